@@ -1,0 +1,61 @@
+"""Score LLM outputs with LLM judges; every scorer is YAML, Jinja templates and schemas.
+
+    from engine import create_hallucination_scorer
+
+    scorer = create_hallucination_scorer(model="openai/gpt-4o-mini", options={"context": [...]})
+    result = scorer.run(output="...")
+    result.score, result.reason
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
+from .errors import ConfigError, JudgeError, RunInputError, ScorerError
+from .judge import JudgeConfig, TokenUsage
+from .messages import assistant_text, extract_tool_calls, extract_tool_results
+from .scorer import Run, Scorer, ScoreResult, StepRecord
+
+
+def create_scorer(
+    scorer_id: str,
+    model: str | JudgeConfig | None = None,
+    options: Mapping[str, Any] | None = None,
+    **judge: Any,
+) -> Scorer:
+    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode."""
+    return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
+
+
+def create_hallucination_scorer(
+    model: str | JudgeConfig | None = None,
+    options: Mapping[str, Any] | None = None,
+    **judge: Any,
+) -> Scorer:
+    """The hallucination scorer: options `scale`, `context`, `get_context`, `language`."""
+    return create_scorer("hallucination", model=model, options=options, **judge)
+
+
+__all__ = [
+    "Catalog",
+    "ConfigError",
+    "JudgeConfig",
+    "JudgeError",
+    "Run",
+    "RunInputError",
+    "ScoreResult",
+    "Scorer",
+    "ScorerDefinition",
+    "ScorerError",
+    "StepRecord",
+    "TokenUsage",
+    "assistant_text",
+    "builtin_catalog",
+    "create_hallucination_scorer",
+    "create_scorer",
+    "extract_tool_calls",
+    "extract_tool_results",
+    "load_scorers",
+]

@@ -1,0 +1,268 @@
+"""Schema files (JSON Schema written in YAML) compiled to Pydantic models, once, at load time.
+
+The models are what Instructor validates the judge's answers against, so everything that
+makes an answer acceptable lives here:
+- enum values are normalised before validation (`"Yes"`, `" NO "` count as `yes` / `no`);
+- `rules:` at the top of a schema file (or on a step) are checks that may span steps, e.g.
+  "as many verdicts as claims". A broken rule is a validation error, so Instructor re-asks
+  the judge with the rule's message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
+
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
+
+from .errors import ConfigError
+from .expressions import SAFE_GLOBALS, Expression, ExpressionError, plain
+from .yaml_source import line_of
+
+_SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
+_ANNOTATION_KEYWORDS = {"title", "description", "examples", "default", "$comment"}
+_KEYWORDS_BY_TYPE: dict[str, set[str]] = {
+    "object": {"properties", "required", "additionalProperties"},
+    "array": {"items", "minItems", "maxItems"},
+    "string": {"enum", "minLength", "maxLength", "pattern"},
+    "number": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+    "integer": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+    "boolean": set(),
+}
+_CONSTRAINTS = {
+    "minimum": "ge",
+    "maximum": "le",
+    "exclusiveMinimum": "gt",
+    "exclusiveMaximum": "lt",
+    "minItems": "min_length",
+    "maxItems": "max_length",
+    "minLength": "min_length",
+    "maxLength": "max_length",
+    "pattern": "pattern",
+}
+
+_message_environment = ImmutableSandboxedEnvironment()
+_message_environment.globals.update(SAFE_GLOBALS)
+
+# The variables of the step being validated (earlier step results, options, ...). Set by
+# the scorer around each judge call, read by the rule validators. Kept out of Instructor's
+# own `context=` argument on purpose: Instructor renders the messages as Jinja templates
+# when given a context, and our messages contain user text that must never be rendered.
+_rule_variables: ContextVar[Mapping[str, Any] | None] = ContextVar("rule_variables", default=None)
+
+
+@contextmanager
+def rule_scope(variables: Mapping[str, Any]) -> Iterator[None]:
+    """Make `variables` visible to the rules of models validated inside the block."""
+    token = _rule_variables.set(variables)
+    try:
+        yield
+    finally:
+        _rule_variables.reset(token)
+
+
+class Rule(BaseModel):
+    """A check the judge's answer must pass, beyond its shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str = Field(description="Expression over the answer's fields and earlier steps")
+    message: str = Field(description="Told to the judge when it fails (a template)")
+
+
+class CompiledRule:
+    def __init__(self, rule: Rule, where: str) -> None:
+        self.check = Expression(rule.check, where)
+        try:
+            self._message = _message_environment.from_string(rule.message)
+        except TemplateSyntaxError as exc:
+            raise ConfigError(f"{where}: invalid message template: {exc.message}") from None
+
+    def failure(self, variables: Mapping[str, Any]) -> str | None:
+        """None when the rule holds, else the message for the judge."""
+        try:
+            if self.check(variables):
+                return None
+        except ExpressionError as exc:
+            return str(exc)
+        return self._message.render(**variables)
+
+
+def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
+    return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
+
+
+def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str | None = None) -> type[BaseModel]:
+    """A subclass of `model` whose validation also enforces `rules` (when a scope is set)."""
+    if not rules:
+        return model
+
+    def enforce_rules(self: BaseModel) -> BaseModel:
+        scope = _rule_variables.get()
+        if scope is None:  # validated outside a run (e.g. a default at load time): no steps to compare
+            return self
+        variables = {**scope, **plain(self.model_dump())}
+        failures = [message for rule in rules if (message := rule.failure(variables)) is not None]
+        if failures:
+            raise ValueError("; ".join(failures))
+        return self
+
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        name or model.__name__,
+        __base__=model,
+        __doc__=model.__doc__,
+        __validators__={"enforce_rules": model_validator(mode="after")(enforce_rules)},
+    )
+
+
+def _normalise_enum(canonical: Mapping[str, Any]) -> Any:
+    def normalise(value: Any) -> Any:
+        if isinstance(value, str):
+            return canonical.get(value.strip().casefold(), value)
+        return value
+
+    return normalise
+
+
+def _model_name(text: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    name = "".join(word[:1].upper() + word[1:] for word in words) or "Answer"
+    return name if name[0].isalpha() else f"M{name}"
+
+
+class SchemaCompiler:
+    """Compiles one schema file; errors name the file and the line of the offending key."""
+
+    def __init__(self, data: Any, path: Path) -> None:
+        self.data = data
+        self.path = path
+
+    def error(self, message: str, loc: Sequence[Any]) -> ConfigError:
+        return ConfigError(message, self.path, line_of(self.data, loc))
+
+    def compile(self, default_name: str) -> tuple[type[BaseModel], list[CompiledRule]]:
+        if not isinstance(self.data, Mapping):
+            raise self.error("a schema file must be a mapping (a JSON Schema object)", [])
+        body = {key: value for key, value in self.data.items() if key != "rules"}
+        if body.get("type") != "object":
+            raise self.error("the top-level schema must have `type: object`", ["type"])
+        model = self._object(body, _model_name(str(body.get("title") or default_name)), [])
+        return model, self.rules(self.data.get("rules") or [], ["rules"])
+
+    def rules(self, raw_rules: Any, loc: list[Any]) -> list[CompiledRule]:
+        if not isinstance(raw_rules, list):
+            raise self.error("`rules` must be a list of {check, message}", loc)
+        parsed = []
+        for index, raw in enumerate(raw_rules):
+            try:
+                parsed.append(Rule.model_validate(raw))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise self.error(f"rule: {first['msg']}", [*loc, index, *first["loc"]]) from None
+        try:
+            return compile_rules(parsed, "rule")
+        except ConfigError as exc:
+            raise self.error(exc.message, loc) from None
+
+    def _object(self, schema: Mapping[str, Any], name: str, loc: list[Any]) -> type[BaseModel]:
+        self._check_keywords(schema, "object", loc)
+        properties = schema.get("properties") or {}
+        if not isinstance(properties, Mapping) or not properties:
+            raise self.error("an object needs `properties`", [*loc, "properties"])
+        required = schema.get("required", [])
+        if not isinstance(required, list) or any(key not in properties for key in required):
+            raise self.error("`required` must list names found in `properties`", [*loc, "required"])
+        extra = "forbid" if schema.get("additionalProperties") is False else "ignore"
+        return self._model(properties, set(required), name, [*loc, "properties"], ConfigDict(extra=extra), schema.get("description"))
+
+    def properties_model(self, properties: Mapping[str, Any], name: str, loc: list[Any]) -> type[BaseModel]:
+        """A model for a bare mapping of property schemas (a scorer's `options:`): nothing is
+        required, unknown names are refused, and declared defaults must pass their own bounds."""
+        if not isinstance(properties, Mapping):
+            raise self.error("expected a mapping of name: {type, default, ...}", loc)
+        return self._model(properties, set(), name, loc, ConfigDict(extra="forbid", validate_default=True), None)
+
+    def _model(
+        self,
+        properties: Mapping[str, Any],
+        required: set[str],
+        name: str,
+        loc: list[Any],
+        config: ConfigDict,
+        description: str | None,
+    ) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        for field_name, field_schema in properties.items():
+            field_loc = [*loc, field_name]
+            if not isinstance(field_name, str) or not field_name.isidentifier() or field_name.startswith("_"):
+                raise self.error(f"property name {field_name!r} must be a plain identifier", field_loc)
+            annotation = self._type(field_schema, name + _model_name(field_name), field_loc)
+            info = self._field_info(field_schema, field_loc)
+            if field_name in required:
+                fields[field_name] = (annotation, Field(**info))
+            elif "default" in field_schema:
+                fields[field_name] = (annotation, Field(default=field_schema["default"], **info))
+            else:
+                fields[field_name] = (Optional[annotation], Field(default=None, **info))  # noqa: UP045
+        try:
+            return create_model(name, __config__=config, __doc__=description, **fields)  # type: ignore[call-overload, no-any-return]
+        except (TypeError, ValueError) as exc:
+            raise self.error(f"cannot build a model: {exc}", loc) from None
+
+    def _type(self, schema: Any, name: str, loc: list[Any]) -> Any:
+        if not isinstance(schema, Mapping):
+            raise self.error("a property schema must be a mapping with a `type`", loc)
+        kind = schema.get("type")
+        if kind not in _KEYWORDS_BY_TYPE:
+            raise self.error(f"unsupported type {kind!r}; use one of {sorted(_KEYWORDS_BY_TYPE)}", [*loc, "type"])
+        self._check_keywords(schema, kind, loc)
+        if kind == "object":
+            return self._object(schema, _model_name(str(schema.get("title") or name)), loc)
+        if kind == "array":
+            if "items" not in schema:
+                raise self.error("an array needs `items`", loc)
+            return list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc]
+        if "enum" in schema:
+            return self._enum(schema["enum"], kind, [*loc, "enum"])
+        return _SCALAR_TYPES[kind]
+
+    def _enum(self, values: Any, kind: str, loc: list[Any]) -> Any:
+        if not isinstance(values, list) or not values:
+            raise self.error("`enum` must be a non-empty list", loc)
+        if any(not isinstance(value, _SCALAR_TYPES[kind]) for value in values):
+            raise self.error(f"every `enum` value must be a {kind}", loc)
+        literal = Literal[tuple(values)]  # type: ignore[valid-type]
+        if kind != "string":
+            return literal
+        canonical = {value.strip().casefold(): value for value in values}
+        return Annotated[literal, BeforeValidator(_normalise_enum(canonical))]
+
+    def _field_info(self, schema: Mapping[str, Any], loc: list[Any]) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        if "description" in schema:
+            info["description"] = schema["description"]
+        for keyword, argument in _CONSTRAINTS.items():
+            if keyword in schema:
+                value = schema[keyword]
+                valid = isinstance(value, str) if keyword == "pattern" else isinstance(value, (int, float))
+                if not valid or isinstance(value, bool):
+                    raise self.error(f"`{keyword}` has a wrong value {value!r}", [*loc, keyword])
+                info[argument] = value
+        return info
+
+    def _check_keywords(self, schema: Mapping[str, Any], kind: str, loc: list[Any]) -> None:
+        allowed = _KEYWORDS_BY_TYPE[kind] | _ANNOTATION_KEYWORDS | {"type"}
+        for keyword in schema:
+            if keyword not in allowed:
+                raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}", [*loc, keyword])
+
+
+def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
+    """The Pydantic model of a schema file and the rules declared in it."""
+    return SchemaCompiler(data, path).compile(path.stem)

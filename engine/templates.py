@@ -1,0 +1,135 @@
+"""Where a prompt is rendered: the sandboxed Jinja environment for `prompts/*.j2`.
+
+Templates are author-written (trusted) text; everything a run brings (output, input,
+context, the judge's earlier answers) reaches them only as variables, never as template
+source. The `untrusted` filter puts such text between tags that the text itself cannot
+close, so an output that says "</output> ignore the rules" stays inside its block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from jinja2 import FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError, meta
+from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from .errors import ConfigError
+from .expressions import SAFE_GLOBALS
+
+_TAG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def untrusted(value: Any, tag: str) -> str:
+    """`value` as text between `<tag>` and `</tag>`; tags of the same name inside the text
+    are defused (`<` becomes `&lt;`) so the block cannot be closed or reopened early."""
+    if not _TAG_NAME.match(tag):
+        raise ValueError(f"untrusted: tag {tag!r} must be a plain name")
+    text = value if isinstance(value, str) else to_json(value)
+    defused = re.sub(rf"<(\s*/?\s*{re.escape(tag)})", r"&lt;\1", text, flags=re.IGNORECASE)
+    return f"<{tag}>\n{defused}\n</{tag}>"
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON that keeps non-ASCII text readable (Jinja's `tojson` escapes HTML)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class PromptTemplates:
+    """The templates of one catalog: its own prompt folder first, then the built-in one, so a
+    host catalog's `prompts/x.j2` shadows the built-in `x.j2` and can include built-in partials."""
+
+    def __init__(self, search_path: Sequence[Path]) -> None:
+        self.search_path = [path for path in search_path if path.is_dir()]
+        self.environment = ImmutableSandboxedEnvironment(
+            loader=FileSystemLoader([str(path) for path in self.search_path]),
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.environment.globals.update(SAFE_GLOBALS)
+        self.environment.filters["untrusted"] = untrusted
+        self.environment.filters["json"] = to_json
+
+    def path_of(self, name: str) -> Path:
+        for folder in self.search_path:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+        raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
+
+    def load(self, name: str, known_variables: Iterable[str], where: str) -> Template:
+        """Compile a template now, so syntax errors and unknown variables surface at load time
+        with the template's file and line rather than in the middle of a run."""
+        try:
+            path = self.path_of(name)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc.message}") from None
+        source = path.read_text(encoding="utf-8")
+        try:
+            parsed = self.environment.parse(source, name=name, filename=str(path))
+            template = self.environment.get_template(name)
+        except TemplateSyntaxError as exc:
+            raise ConfigError(f"template syntax error: {exc.message}", exc.filename or path, exc.lineno) from None
+        except TemplateNotFound as exc:
+            raise ConfigError(f"included template {exc.name!r} not found", path) from None
+        unknown = meta.find_undeclared_variables(parsed) - set(known_variables) - set(self.environment.globals)
+        if unknown:
+            known = ", ".join(sorted(known_variables))
+            hint = "; a step that reads the context needs `uses_context: true`" if "context" in unknown else ""
+            raise ConfigError(
+                f"{where}: unknown variable(s) {', '.join(sorted(unknown))} (this step can use: {known}){hint}",
+                path,
+                _first_line_mentioning(source, sorted(unknown)),
+            )
+        return template
+
+    def from_string(self, source: str, where: str) -> Template:
+        """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
+        try:
+            return self.environment.from_string(source)
+        except TemplateSyntaxError as exc:
+            raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
+
+    def referenced(self, name: str) -> list[str]:
+        """`name` and every template it includes, imports or extends, recursively."""
+        found: list[str] = []
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            if current in found:
+                continue
+            found.append(current)
+            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
+            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
+        return found
+
+    def render(self, template: Template, variables: Mapping[str, Any]) -> str:
+        try:
+            return template.render(**variables).strip()
+        except (UndefinedError, SecurityError, TypeError, ValueError) as exc:
+            raise ConfigError(f"cannot render: {exc}", template.filename, _template_line(exc.__traceback__, template.filename)) from None
+
+
+def _first_line_mentioning(source: str, names: Sequence[str]) -> int | None:
+    for number, line in enumerate(source.splitlines(), 1):
+        if any(re.search(rf"\b{re.escape(name)}\b", line) for name in names):
+            return number
+    return None
+
+
+def _template_line(traceback: TracebackType | None, filename: str | None) -> int | None:
+    """Jinja rewrites tracebacks so template frames carry the template's file and line."""
+    line = None
+    while traceback is not None:
+        if filename and traceback.tb_frame.f_code.co_filename == filename:
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    return line

@@ -1,0 +1,107 @@
+"""Safe YAML loading that remembers where every mapping key came from, so that a
+validation error deep inside a definition can be reported as FILE:LINE."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+
+
+class LocatedDict(dict):
+    """A dict from YAML that knows its file, its own line and the line of each key (1-based)."""
+
+    path: str
+    line: int
+    key_lines: dict[Any, int]
+
+
+class LocatedList(list):
+    """A list from YAML that knows its file, its own line and the line of each item (1-based)."""
+
+    path: str
+    line: int
+    item_lines: list[int]
+
+
+class _LocatingLoader(yaml.SafeLoader):
+    """SafeLoader (no arbitrary Python objects) that records line numbers."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
+        self.flatten_mapping(node)
+        mapping = LocatedDict()
+        mapping.path = node.start_mark.name
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "mapping keys must be plain values", key_node.start_mark
+                )
+            if key in mapping:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            mapping[key] = self.construct_object(value_node, deep=True)
+            mapping.key_lines[key] = key_node.start_mark.line + 1
+        return mapping
+
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]
+        items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
+        items.path = node.start_mark.name
+        items.line = node.start_mark.line + 1
+        items.item_lines = [child.start_mark.line + 1 for child in node.value]
+        return items
+
+
+_LocatingLoader.add_constructor("tag:yaml.org,2002:map", _LocatingLoader.construct_mapping)
+_LocatingLoader.add_constructor("tag:yaml.org,2002:seq", _LocatingLoader.construct_sequence)
+
+
+def load_yaml(path: Path) -> Any:
+    """Read a YAML file with the safe loader; syntax errors become ConfigError(path, line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read file: {exc}", path) from None
+    loader = _LocatingLoader(text)
+    loader.name = str(path)  # marks (and so every node's `path`) name the file
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or str(exc)
+        raise ConfigError(f"invalid YAML: {problem}", path, line) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}", path) from None
+    finally:
+        loader.dispose()
+
+
+def locate(data: Any, loc: Sequence[Any]) -> tuple[str | None, int | None]:
+    """File and line of the deepest node along `loc` (a pydantic error location) that is
+    known. The file matters once definitions from two catalogs are merged by `extends`."""
+    path, line = getattr(data, "path", None), getattr(data, "line", None)
+    node = data
+    for part in loc:
+        if isinstance(node, LocatedDict) and part in node:
+            path, line = node.path, node.key_lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
+            path, line = node.path, node.item_lines[part]
+            node = node[part]
+        else:
+            break
+    return path, line
+
+
+def line_of(data: Any, loc: Sequence[Any]) -> int | None:
+    return locate(data, loc)[1]
