@@ -188,7 +188,7 @@ class Judge:
                 model=self.config.model_name,
                 messages=messages,
                 response_model=response_model,
-                max_retries=sampling.reasks + 1,
+                max_retries=sampling.reasks,  # Instructor's count of re-asks after the first attempt
                 **parameters,
             )
             return JudgeAnswer(value=value, usage=_usage(completion))
@@ -215,8 +215,9 @@ def _describe(exc: BaseException, config: JudgeConfig) -> str:
     where = config.base_url or os.environ.get("OPENAI_BASE_URL") or config.provider
     if isinstance(cause, ValidationError):
         first = cause.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "answer"
-        return f"the judge's answer failed validation after {attempts} attempt(s): {field}: {first['msg']}"
+        field = ".".join(str(part) for part in first["loc"])
+        detail = first["msg"].removeprefix("Value error, ")
+        return f"the judge's answer failed validation after {attempts} attempt(s): {field + ': ' if field else ''}{detail}"
     if isinstance(cause, openai.AuthenticationError):
         return f"the judge at {where} refused the API key (HTTP 401); check OPENAI_API_KEY or api_key"
     if isinstance(cause, openai.APIStatusError):
