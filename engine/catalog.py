@@ -205,7 +205,9 @@ class CompiledScorer:
 
 
 class Catalog:
-    """The scorers of one catalog file, plus the built-in ones it does not redefine."""
+    """The scorers of one catalog file. A host catalog also holds the built-in scorers it
+    does not redefine, compiled against its own prompt and schema folders first, so its
+    templates shadow the built-in ones everywhere."""
 
     def __init__(
         self,
@@ -214,32 +216,27 @@ class Catalog:
         raw_definitions: dict[str, Any],
         templates_path: list[Path],
         schemas_path: list[Path],
-        fallback: Catalog | None,
     ) -> None:
         self.path = path
         self._compiled = compiled
-        # Kept (merged with the fallback's) so that a host catalog can `extends:` any of them.
+        # Kept so that a host catalog can `extends:` any of them.
         self.raw_definitions = raw_definitions
         self.templates_path = templates_path
         self.schemas_path = schemas_path
-        self._fallback = fallback
 
     def ids(self) -> list[str]:
-        inherited = [scorer_id for scorer_id in (self._fallback.ids() if self._fallback else []) if scorer_id not in self._compiled]
-        return [*self._compiled, *inherited]
+        return list(self._compiled)
 
     def compiled(self, scorer_id: str) -> CompiledScorer:
-        if scorer_id in self._compiled:
-            return self._compiled[scorer_id]
-        if self._fallback is not None and scorer_id in self._fallback:
-            return self._fallback.compiled(scorer_id)
-        raise ConfigError(f"unknown scorer {scorer_id!r}; known scorers: {', '.join(self.ids())}")
+        if scorer_id not in self._compiled:
+            raise ConfigError(f"unknown scorer {scorer_id!r}; known scorers: {', '.join(self._compiled)}")
+        return self._compiled[scorer_id]
 
     def definition(self, scorer_id: str) -> ScorerDefinition:
         return self.compiled(scorer_id).definition
 
     def __contains__(self, scorer_id: object) -> bool:
-        return scorer_id in self._compiled or (self._fallback is not None and scorer_id in self._fallback)
+        return scorer_id in self._compiled
 
     def create(
         self,
@@ -295,7 +292,9 @@ class _CatalogFile(_Strict):
 
 
 def _validation_error(exc: ValidationError, data: Any, label: str, fallback_path: Path) -> ConfigError:
-    first = exc.errors()[0]
+    # A misspelt key shows up both as an unknown key and as a missing one; the unknown one
+    # points at the line to fix.
+    first = next((error for error in exc.errors() if error["type"] == "extra_forbidden"), exc.errors()[0])
     # Drop the discriminator tags pydantic adds to the location of a tagged union.
     loc = [part for part in first["loc"] if part not in ("llm", "reason", "score") or not isinstance(part, str)]
     path, line = locate(data, loc)
@@ -378,18 +377,19 @@ class _Loader:
         return merged
 
     def load(self) -> Catalog:
+        inherited = self.fallback.raw_definitions if self.fallback else {}
         raw_definitions: dict[str, Any] = {}
-        compiled: dict[str, CompiledScorer] = {}
         for scorer_id in self.scorers:
-            raw = self.raw_definition(scorer_id)
+            raw_definitions[scorer_id] = self.raw_definition(scorer_id)
+        raw_definitions.update({scorer_id: raw for scorer_id, raw in inherited.items() if scorer_id not in raw_definitions})
+        compiled: dict[str, CompiledScorer] = {}
+        for scorer_id, raw in raw_definitions.items():
             try:
                 definition = ScorerDefinition.model_validate({**raw, "id": scorer_id})
             except ValidationError as exc:
                 raise _validation_error(exc, raw, f"scorers.{scorer_id}", self.path) from None
-            raw_definitions[scorer_id] = raw
             compiled[scorer_id] = self.compile(definition, raw)
-        inherited = self.fallback.raw_definitions if self.fallback else {}
-        return Catalog(self.path, compiled, {**inherited, **raw_definitions}, self.templates_path, self.schemas_path, self.fallback)
+        return Catalog(self.path, compiled, raw_definitions, self.templates_path, self.schemas_path)
 
     # --- compiling one definition -------------------------------------------------------
 

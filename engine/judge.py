@@ -149,7 +149,7 @@ class Judge:
     """Asks one configured model for validated answers."""
 
     def __init__(self, config: JudgeConfig) -> None:
-        config.check()
+        config.endpoint()  # a missing key or a bad model string fails now, not mid-run
         self.config = config
 
     def _client(self) -> tuple[instructor.AsyncInstructor, str]:

@@ -78,8 +78,11 @@ def load_yaml(path: Path) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = exc.problem or str(exc)
-        raise ConfigError(f"invalid YAML: {problem}", path, line) from None
+        message = f"invalid YAML: {exc.problem or exc}"
+        if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            # e.g. an unclosed bracket: the error shows up lines after the place to fix
+            message += f" (in {exc.context.removeprefix('while parsing ')} that starts at line {exc.context_mark.line + 1})"
+        raise ConfigError(message, path, line) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", path) from None
     finally:

@@ -55,7 +55,15 @@ class Request:
         if tools:
             return str(tools[0]["function"]["name"])
         for message in self.messages:  # JSON / MD_JSON modes put the schema in the text
-            found = re.search(r'"title":\s*"([^"]+)"', str(message.get("content", "")))
+            text = str(message.get("content", ""))
+            start = text.find("{", text.find("json_schema"))
+            if "json_schema" in text and start >= 0:
+                try:
+                    schema, _ = json.JSONDecoder().raw_decode(text[start:])
+                    return str(schema.get("title"))
+                except ValueError:
+                    pass
+            found = re.search(r'"title":\s*"([^"]+)"', text)
             if found:
                 return found.group(1)
         return None

@@ -234,3 +234,23 @@ def test_sync_run_works_inside_a_running_event_loop(judge: JudgeServer) -> None:
         return scorer.run(output="x").score  # e.g. sync code called from an async web handler
 
     assert asyncio.run(host()) == 0
+
+
+def test_dynamic_context_from_the_tool_results_of_the_scored_run(judge: JudgeServer) -> None:
+    """The original document's second example: context built from the run's tool results."""
+    from engine import extract_tool_results
+
+    script(judge, ["Seoul is at 3°C."], ["no"])
+    transcript = [
+        {"role": "user", "content": "Weather in Seoul?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Seoul"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"temperature_c": 3}'},
+        {"role": "assistant", "content": "Seoul is at 3°C."},
+    ]
+
+    def get_context(run: Run, step: str) -> list[str]:
+        return [json.dumps({"tool": t["tool_name"], "result": t["result"]}) for t in extract_tool_results(run.output)]
+
+    result = create_hallucination_scorer(options={"get_context": get_context}).run(output=transcript)
+    assert '{"tool": "weather", "result": {"temperature_c": 3}}' in result.analyze_prompt
+    assert result.score == 0

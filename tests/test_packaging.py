@@ -1,0 +1,29 @@
+"""An installed wheel carries the catalog, its prompts and its schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import engine
+from engine.catalog import builtin_catalog_path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def test_the_built_in_catalog_is_found_and_loads() -> None:
+    assert builtin_catalog_path().is_file()
+    assert "hallucination" in engine.builtin_catalog()
+
+
+@pytest.mark.skipif(
+    Path(engine.__file__).resolve().parent.parent == CHECKOUT, reason="running from the checkout (editable install)"
+)
+def test_an_installed_package_ships_every_prompt_and_schema() -> None:
+    packaged = Path(engine.__file__).resolve().parent / "_catalog"
+    assert builtin_catalog_path() == packaged / "scorers.yaml"
+    for folder in ("prompts", "schemas"):
+        expected = {path.relative_to(CHECKOUT / folder) for path in (CHECKOUT / folder).rglob("*") if path.is_file()}
+        shipped = {path.relative_to(packaged / folder) for path in (packaged / folder).rglob("*") if path.is_file()}
+        assert expected <= shipped, f"missing from the wheel: {sorted(map(str, expected - shipped))}"
