@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 from .expressions import Expression, Reducer
-from .judge import JudgeConfig, Sampling, StructuredMode
+from .judge import Judge, JudgeConfig, Sampling, StructuredMode
 from .schemas import Rule, SchemaCompiler, compile_rules, compile_schema, with_rules
 from .scorer import Scorer
 from .templates import PromptTemplates
@@ -252,7 +252,7 @@ class Catalog:
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested."""
         compiled = self.compiled(scorer_id)
-        judge = _judge_config(compiled.definition, model, base_url, api_key, mode)
+        judge = Judge(_judge_config(compiled.definition, model, base_url, api_key, mode))
         return Scorer(compiled, judge, dict(options or {}))
 
 
@@ -276,7 +276,6 @@ def _judge_config(
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(f"judge {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    config.check()
     return config
 
 

@@ -14,10 +14,12 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.rule import Rule
 from rich.table import Table
 
 from .catalog import Catalog, builtin_catalog, load_scorers
 from .errors import ConfigError, ScorerError
+from .preview import preview
 
 app = typer.Typer(
     name="scorers",
@@ -150,4 +152,49 @@ def run_scorer(
     better = "lower is better" if scorer_object.definition.direction == "lower_is_better" else "higher is better"
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
-        console.print(result.reason, markup=False, highlight=False)
+        console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("preview")
+@one_line_errors
+def preview_prompts(
+    scorer: Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")],
+    output: Annotated[str, typer.Option(help="A sample output; @file reads a file (a .json file may hold chat messages)")],
+    input: Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")] = None,  # noqa: A002
+    context: Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")] = None,
+    ground_truth: Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")] = None,
+    answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show the exact prompts a scorer would send, without calling a judge."""
+    options = parse_options(option or [])
+    if context:
+        options["context"] = [str(read_value(piece)) for piece in context]
+    answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    catalog = catalog_from(config)
+    shown = preview(catalog, scorer, read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    if as_json:
+        print(shown.model_dump_json(indent=2))
+        return
+    for prompt in shown.prompts:
+        if prompt.system:
+            console.print(Rule(f"{prompt.step} · system", align="left"))
+            console.print(prompt.system, markup=False, highlight=False, soft_wrap=True)
+        console.print(Rule(f"{prompt.step} · prompt", align="left"))
+        console.print(prompt.prompt, markup=False, highlight=False, soft_wrap=True)
+    console.print(Rule())
+    if shown.needs_answer_for is not None:
+        step = next(step for step in catalog.compiled(scorer).steps if step.id == shown.needs_answer_for)
+        fields = list(step.answer_model.model_fields) if step.answer_model is not None else ["(free text)"]
+        console.print(
+            f"To render the steps after {step.id!r}, give its answer: --answer {step.id}='{{...}}' (fields: {', '.join(fields)})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif shown.result is not None:
+        console.print(f"score: {shown.result.score:g}", markup=False)
+        if shown.result.reason:
+            console.print(f"reason: {shown.result.reason}", markup=False, highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import instructor
 import openai
@@ -145,12 +145,27 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, .
 )
 
 
+class AsksJudge(Protocol):
+    """What a scorer needs from a judge; `Judge` asks a model, a preview replays given answers."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def ask(
+        self, messages: list[dict[str, str]], sampling: Sampling, step: str, response_model: type[BaseModel] | None = None
+    ) -> JudgeAnswer: ...
+
+
 class Judge:
     """Asks one configured model for validated answers."""
 
     def __init__(self, config: JudgeConfig) -> None:
         config.endpoint()  # a missing key or a bad model string fails now, not mid-run
         self.config = config
+
+    @property
+    def model(self) -> str:
+        return self.config.model
 
     def _client(self) -> tuple[instructor.AsyncInstructor, str]:
         base_url, key = self.config.endpoint()

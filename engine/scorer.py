@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError, RunInputError, ScorerError
 from .expressions import ExpressionError, plain
-from .judge import Judge, JudgeConfig, TokenUsage
+from .judge import AsksJudge, TokenUsage
 from .messages import as_messages, assistant_text, extract_tool_calls, extract_tool_results, role_text
 from .schemas import rule_scope
 from .sync import run_sync
@@ -115,9 +115,9 @@ def _context_strings(value: Any, where: str) -> ContextList:
 class Scorer:
     """A scorer created from a catalog definition, a judge and options."""
 
-    def __init__(self, compiled: CompiledScorer, judge: JudgeConfig, options: dict[str, Any]) -> None:
+    def __init__(self, compiled: CompiledScorer, judge: AsksJudge, options: dict[str, Any]) -> None:
         self.compiled = compiled
-        self.judge = Judge(judge)
+        self.judge = judge
         self.get_context: GetContext | None = options.pop("get_context", None)
         if self.get_context is not None and not callable(self.get_context):
             raise ConfigError(f"{self.id}: option get_context must be a callable (run, step) -> list[str]")
@@ -141,7 +141,7 @@ class Scorer:
         return self.compiled.definition
 
     def __repr__(self) -> str:
-        return f"Scorer({self.id!r}, model={self.judge.config.model!r})"
+        return f"Scorer({self.id!r}, model={self.judge.model!r})"
 
     def run(
         self,
@@ -204,7 +204,7 @@ class Scorer:
             run_id=run.run_id,
             scorer_id=self.id,
             scorer_hash=self.compiled.fingerprint,
-            model=self.judge.config.model,
+            model=self.judge.model,
             score=score,
             reason=reason,
             steps=records,

@@ -35,6 +35,13 @@ def untrusted(value: Any, tag: str) -> str:
     return f"<{tag}>\n{defused}\n</{tag}>"
 
 
+def number(value: Any) -> str:
+    """A score or option as a person writes it: 1 rather than 1.0, 0.33 rather than 0.33000."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def to_json(value: Any) -> str:
     """Compact JSON that keeps non-ASCII text readable (Jinja's `tojson` escapes HTML)."""
     return json.dumps(value, ensure_ascii=False, default=str)
@@ -57,6 +64,7 @@ class PromptTemplates:
         self.environment.globals.update(SAFE_GLOBALS)
         self.environment.filters["untrusted"] = untrusted
         self.environment.filters["json"] = to_json
+        self.environment.filters["number"] = number
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:

@@ -118,3 +118,25 @@ def test_the_installed_command_runs_without_a_traceback(judge: JudgeServer) -> N
     assert done.returncode == 1
     assert done.stderr == f"error: step 'preprocess': the judge at {judge.base_url} answered HTTP 404: model 'nope' not found\n"
     assert "sk-secret-in-env" not in done.stdout + done.stderr
+
+
+def test_preview_shows_the_exact_prompts_without_a_judge() -> None:
+    first = runner.invoke(app, ["preview", "hallucination", "--output", "The iPhone cost $10 in 2007.", "--context", "It was announced in 2007."])
+    assert first.exit_code == 0, first.output
+    assert "<output>\nThe iPhone cost $10 in 2007.\n</output>" in first.stdout
+    assert "give its answer: --answer preprocess='{...}' (fields: claims)" in first.stdout
+
+    claims = '{"claims": ["The iPhone cost $10.", "It came out in 2007."]}'
+    verdicts = '{"verdicts": [{"statement": "a", "verdict": "Yes", "reason": "r"}, {"statement": "b", "verdict": "no", "reason": "r"}]}'
+    answers = ["--answer", f"preprocess={claims}", "--answer", f"analyze={verdicts}", "--answer", "generate_reason={reason: Price unsupported.}"]
+    full = runner.invoke(app, ["preview", "hallucination", "--output", "x", "--context", "c", *answers, "--option", "scale=10"])
+    assert full.exit_code == 0, full.output
+    assert '1. "The iPhone cost $10."\n2. "It came out in 2007."' in full.stdout
+    assert "The score is 5 on a scale from 0 to 10" in full.stdout
+    assert full.stdout.rstrip().endswith("score: 5\nreason: Price unsupported.")
+
+
+def test_preview_refuses_an_answer_the_judge_could_not_give() -> None:
+    result = runner.invoke(app, ["preview", "hallucination", "--output", "x", "--context", "c", "--answer", 'preprocess={"claims": ["a", "b"]}', "--answer", 'analyze={"verdicts": []}'])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: the answer given for step 'analyze' would be refused: There are 2 claims but 0 verdicts")

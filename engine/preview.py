@@ -1,0 +1,86 @@
+"""Previewing a scorer without a judge: the exact prompts each step would send, rendered
+from a sample output, with the judge's answers for earlier steps given by hand.
+
+For prompt tuners: edit a template, preview, and see precisely what the judge will read.
+The given answers pass through the same schemas and rules as real ones, so a preview also
+shows whether an example answer would be accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .catalog import Catalog
+from .errors import ConfigError
+from .judge import JudgeAnswer, Sampling
+from .scorer import Scorer, ScoreResult
+from .sync import run_sync
+
+
+class PromptPreview(BaseModel):
+    step: str
+    system: str | None
+    prompt: str
+
+
+class Preview(BaseModel):
+    prompts: list[PromptPreview]
+    result: ScoreResult | None = None
+    needs_answer_for: str | None = None
+
+
+class _AnswerMissing(Exception):
+    def __init__(self, step: str) -> None:
+        self.step = step
+
+
+class GivenAnswers:
+    """Stands in for the judge: answers each step with what the caller supplied."""
+
+    model = "preview/given-answers"
+
+    def __init__(self, answers: Mapping[str, Any]) -> None:
+        self.answers = dict(answers)
+        self.prompts: list[PromptPreview] = []
+
+    async def ask(
+        self, messages: list[dict[str, str]], sampling: Sampling, step: str, response_model: type[BaseModel] | None = None
+    ) -> JudgeAnswer:
+        system = next((m["content"] for m in messages if m["role"] == "system"), None)
+        self.prompts.append(PromptPreview(step=step, system=system, prompt=messages[-1]["content"]))
+        if step not in self.answers:
+            raise _AnswerMissing(step)
+        answer = self.answers[step]
+        if response_model is None:
+            return JudgeAnswer(value=str(answer), usage=None)
+        try:
+            return JudgeAnswer(value=response_model.model_validate(answer), usage=None)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(map(str, first["loc"]))
+            detail = first["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"the answer given for step {step!r} would be refused: {field + ': ' if field else ''}{detail}") from None
+
+
+def preview(
+    catalog: Catalog,
+    scorer_id: str,
+    output: Any,
+    input: Any = None,  # noqa: A002
+    ground_truth: Any = None,
+    answers: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Preview:
+    """Render the scorer's prompts for one output. Steps run in order until one needs a judge
+    answer that `answers` (step id -> answer) does not hold; with every answer given, the
+    preview also holds the score the scorer would compute."""
+    judge = GivenAnswers(answers or {})
+    scorer = Scorer(catalog.compiled(scorer_id), judge, dict(options or {}))
+    try:
+        result = run_sync(scorer.arun(output, input=input, ground_truth=ground_truth))
+    except _AnswerMissing as missing:
+        return Preview(prompts=judge.prompts, needs_answer_for=missing.step)
+    return Preview(prompts=judge.prompts, result=result)
