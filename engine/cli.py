@@ -53,6 +53,10 @@ def one_line_errors(command: F) -> F:
         except KeyboardInterrupt:
             errors.print("interrupted")
             raise typer.Exit(130) from None
+        except BrokenPipeError:  # `scorers ... | head`: the reader has gone, nothing to say
+            # Python flushes stdout again at exit; point it at /dev/null so that is silent too.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(0) from None
         except Exception as exc:
             if os.environ.get("SCORERS_DEBUG"):
                 raise
