@@ -420,7 +420,7 @@ class _Loader:
             raw.get("options") or {}, f"{_title(definition.id)}Options", ["options"]
         )
         try:
-            options_model()
+            defaults = options_model()
         except ValidationError as exc:
             first = exc.errors()[0]
             path, line = locate(raw, ["options", *first["loc"]])
@@ -430,7 +430,7 @@ class _Loader:
             option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules")
         except ConfigError as exc:
             raise ConfigError(exc.message, rules_path or self.path, rules_line) from None
-        failures = [] if definition.abstract else rule_failures(option_rules, {"options": options_model().model_dump()})
+        failures = [] if definition.abstract else rule_failures(option_rules, {"options": defaults.model_dump()})
         if failures:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             path, line = locate(self.scorers, [definition.id])
