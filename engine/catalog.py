@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import ConfigError
 from .expressions import Expression, Reducer
 from .judge import Judge, JudgeConfig, Sampling, StructuredMode
-from .schemas import Rule, SchemaCompiler, compile_rules, compile_schema, with_rules
+from .schemas import CompiledRule, Rule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .scorer import Scorer
 from .templates import PromptTemplates
 from .yaml_source import LocatedDict, LocatedList, load_yaml, locate
@@ -122,6 +122,16 @@ class ScorerDefinition(_Strict):
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
+    option_rules: list[Rule] = Field(
+        default_factory=list,
+        description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "
+        "checked against the defaults at load time and against the given options when a scorer is created",
+    )
+    abstract: bool = Field(
+        default=False,
+        description="A base whose options are completed later (by a scorer that `extends` it, or at creation): "
+        "its option rules are not checked against its defaults at load time. Not inherited",
+    )
     steps: list[Step]
 
     @model_validator(mode="after")
@@ -192,12 +202,14 @@ class CompiledScorer:
         options_model: type[BaseModel],
         templates: PromptTemplates,
         fingerprint: str,
+        option_rules: list[CompiledRule] | None = None,
     ) -> None:
         self.definition = definition
         self.steps = steps
         self.options_model = options_model
         self.templates = templates
         self.fingerprint = fingerprint
+        self.option_rules = option_rules or []
 
     @property
     def id(self) -> str:
@@ -373,6 +385,8 @@ class _Loader:
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))
         merged = _merge(base, raw)
         del merged["extends"]
+        if "abstract" not in raw:  # a scorer built on an abstract base is concrete unless it says otherwise
+            merged.pop("abstract", None)
         return merged
 
     def load(self) -> Catalog:
@@ -405,11 +419,21 @@ class _Loader:
             raw.get("options") or {}, f"{_title(definition.id)}Options", ["options"]
         )
         try:
-            options_model()
+            defaults = options_model()
         except ValidationError as exc:
             first = exc.errors()[0]
             path, line = locate(raw, ["options", *first["loc"]])
             raise ConfigError(f"options.{'.'.join(map(str, first['loc']))}: default: {first['msg']}", path or self.path, line) from None
+        rules_path, rules_line = locate(raw, ["option_rules"])
+        try:
+            option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules")
+        except ConfigError as exc:
+            raise ConfigError(exc.message, rules_path or self.path, rules_line) from None
+        failures = [] if definition.abstract else rule_failures(option_rules, {"options": defaults.model_dump()})
+        if failures:
+            # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
+            path, line = locate(self.scorers, [definition.id])
+            raise ConfigError(f"scorers.{definition.id}: options: {'; '.join(failures)}", path or self.path, line)
         hashed: dict[str, str] = {"definition": json.dumps(definition.model_dump(mode="json", by_alias=True), sort_keys=True)}
         known = [*RUN_VARIABLES]
         steps = []
@@ -417,7 +441,7 @@ class _Loader:
             steps.append(self.compile_step(definition, step, ["steps", index], raw, known, hashed))
             known.extend(SCORE_VARIABLES if step.kind == "score" else [step.id])
         fingerprint = hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
-        return CompiledScorer(definition, steps, options_model, self.templates, fingerprint)
+        return CompiledScorer(definition, steps, options_model, self.templates, fingerprint, option_rules)
 
     def compile_step(
         self,

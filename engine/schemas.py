@@ -98,6 +98,11 @@ def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
     return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
 
 
+def rule_failures(rules: Sequence[CompiledRule], variables: Mapping[str, Any]) -> list[str]:
+    """The messages of the rules that do not hold for `variables` (empty when all hold)."""
+    return [message for rule in rules if (message := rule.failure(variables)) is not None]
+
+
 def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str | None = None) -> type[BaseModel]:
     """A subclass of `model` whose validation also enforces `rules` (when a scope is set)."""
     if not rules:
@@ -107,8 +112,7 @@ def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str 
         scope = _rule_variables.get()
         if scope is None:  # validated outside a run (e.g. a default at load time): no steps to compare
             return self
-        variables = {**scope, **plain(self.model_dump())}
-        failures = [message for rule in rules if (message := rule.failure(variables)) is not None]
+        failures = rule_failures(rules, {**scope, **plain(self.model_dump())})
         if failures:
             raise ValueError("; ".join(failures))
         return self

@@ -21,7 +21,7 @@ from .errors import ConfigError, RunInputError, ScorerError
 from .expressions import ExpressionError, plain
 from .judge import AsksJudge, TokenUsage
 from .messages import as_messages, assistant_text, extract_tool_calls, extract_tool_results, role_text
-from .schemas import rule_scope
+from .schemas import rule_failures, rule_scope
 from .sync import run_sync
 
 if TYPE_CHECKING:
@@ -131,6 +131,9 @@ class Scorer:
             known = ", ".join(["context", "get_context", *compiled.options_model.model_fields])
             detail = f"unknown option (known: {known})" if first["type"] == "extra_forbidden" else first["msg"]
             raise ConfigError(f"{self.id}: option {name}: {detail} (got {first.get('input')!r})") from None
+        failures = rule_failures(compiled.option_rules, {"options": self.options.model_dump()})
+        if failures:
+            raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
 
     @property
     def id(self) -> str:
