@@ -9,7 +9,7 @@ skips items is re-asked, and that run data reaches the judge only inside untrust
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,6 @@ class Case:
     verdict_field: str = "verdict"
     text_field: str = "statement"
     positive: str = "yes"
-    options: dict[str, Any] = field(default_factory=dict)
 
     def script(self, judge: JudgeServer, count: int) -> None:
         """Extraction returns `count` items (for context scorers, `count` is the number of pieces)."""
