@@ -264,8 +264,10 @@ class Catalog:
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested."""
         compiled = self.compiled(scorer_id)
-        judge = Judge(_judge_config(compiled.definition, model, base_url, api_key, mode))
-        return Scorer(compiled, judge, dict(options or {}))
+        config = _judge_config(compiled.definition, model, base_url, api_key, mode)
+        scorer = Scorer(compiled, Judge(config), dict(options or {}))
+        config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
+        return scorer
 
 
 def _judge_config(

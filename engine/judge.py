@@ -160,7 +160,7 @@ class Judge:
     """Asks one configured model for validated answers."""
 
     def __init__(self, config: JudgeConfig) -> None:
-        config.endpoint()  # a missing key or a bad model string fails now, not mid-run
+        config.check()
         self.config = config
 
     @property

@@ -180,6 +180,10 @@ class Scorer:
             if field in self.definition.requires and value is None:
                 raise RunInputError(f"{self.id} needs `{field}` for every run")
         run_context = _context_strings(context, "context") if context is not None else None
+        if "context" in self.definition.requires and self.get_context is None:
+            # Without get_context the context is already known: a run that has none fails
+            # here, before the judge is paid for steps that come ahead of the context's use.
+            await self._context("", run, run_context)
         variables: dict[str, Any] = {
             "output": run.output_text,
             "input": run.input_text,
