@@ -116,7 +116,7 @@ class ScorerDefinition(_Strict):
     name: str
     description: str
     direction: Literal["higher_is_better", "lower_is_better"]
-    requires: list[RunField] = Field(default_factory=lambda: ["output"])
+    requires: list[RunField] = Field(default=["output"])
     options: dict[str, Any] = Field(default_factory=dict, description="Option name: JSON Schema with default")
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     context_from_tool_results: bool = Field(
@@ -466,13 +466,15 @@ class _Loader:
                 path, line = locate(raw, [*loc, field])
                 raise ConfigError(exc.message, path or self.path, line) from None
 
-        skip_if = located("skip_if", lambda: Expression(step.skip_if, f"{label}.skip_if")) if step.skip_if else None
+        skip_source = step.skip_if
+        skip_if = located("skip_if", lambda: Expression(skip_source, f"{label}.skip_if")) if skip_source else None
         if isinstance(step, ScoreStep):
-            values = {
-                name: located("values", lambda name=name, value=value: value.compile(f"{label}.values.{name}") if isinstance(value, Reducer) else Expression(value, f"{label}.values.{name}"))
-                for name, value in step.values.items()
-            }
-            score = located("score", lambda: Expression(step.score, f"{label}.score"))
+            values: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
+            for name, value in step.values.items():
+                where = f"{label}.values.{name}"
+                values[name] = located("values", lambda: value.compile(where) if isinstance(value, Reducer) else Expression(value, where))
+            score_source = step.score
+            score = located("score", lambda: Expression(score_source, f"{label}.score"))
             return CompiledStep(step, Sampling(), None, None, None, skip_if, None, values, score)
 
         sampling_fields = set(Sampling.model_fields)
@@ -502,7 +504,8 @@ class _Loader:
                     raise ConfigError(f"{label}.on_skip does not fit {step.answer_schema}: {exc.errors()[0]['msg']}", path, line) from None
         skip_reason = None
         if isinstance(step, ReasonStep) and step.on_skip is not None:
-            skip_reason = located("on_skip", lambda: self.templates.from_string(step.on_skip, f"{label}.on_skip"))
+            reason_source = step.on_skip
+            skip_reason = located("on_skip", lambda: self.templates.from_string(reason_source, f"{label}.on_skip"))
         return CompiledStep(step, sampling, system, prompt, answer_model, skip_if, skip_reason, {}, None)
 
     def template(self, name: str, variables: list[str], label: str, hashed: dict[str, str]) -> Template:

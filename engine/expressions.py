@@ -101,7 +101,8 @@ class Reducer(BaseModel):
         if needs_value and self.value is None:
             raise ConfigError(f"{where}: reducer {self.reduce!r} needs `value` (a number per item)")
         items_expr = Expression(self.items, f"{where}.items")
-        per_item = Expression(self.where if needs_where else self.value or "", f"{where}.{'where' if needs_where else 'value'}")
+        per_item_source = (self.where if needs_where else self.value) or ""
+        per_item = Expression(per_item_source, f"{where}.{'where' if needs_where else 'value'}")
         kind, empty = self.reduce, self.empty
 
         def reduce(variables: Mapping[str, Any]) -> float:

@@ -182,7 +182,7 @@ class SchemaCompiler:
         required = schema.get("required", [])
         if not isinstance(required, list) or any(key not in properties for key in required):
             raise self.error("`required` must list names found in `properties`", [*loc, "required"])
-        extra = "forbid" if schema.get("additionalProperties") is False else "ignore"
+        extra: Literal["forbid", "ignore"] = "forbid" if schema.get("additionalProperties") is False else "ignore"
         return self._model(properties, set(required), name, [*loc, "properties"], ConfigDict(extra=extra), schema.get("description"))
 
     def properties_model(self, properties: Mapping[str, Any], name: str, loc: list[Any]) -> type[BaseModel]:

@@ -231,8 +231,8 @@ class Scorer:
             scope["context"] = await self._context(step.id, run, run_context)
 
         if step.kind == "score":
-            result = self._score(step, scope)
-            return StepRecord(id=step.id, kind="score", result=result, duration_ms=(time.perf_counter() - started) * 1000)
+            values = self._score(step, scope)
+            return StepRecord(id=step.id, kind="score", result=values, duration_ms=(time.perf_counter() - started) * 1000)
 
         assert step.prompt is not None
         templates = self.compiled.templates
