@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from judge_server import JudgeServer, Reply  # noqa: E402
+from judge_server import JudgeServer, Reply
 
 
 def main() -> None:

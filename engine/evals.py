@@ -35,7 +35,7 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -49,7 +49,7 @@ logger = logging.getLogger("engine.evals")
 #: A callable mapping an input to a reply (sync or async), or an object with an
 #: `agenerate` (async) or `generate` (sync) method.
 Target = Any
-ItemCallback = Callable[["ItemResult"], Union[None, Awaitable[None]]]
+ItemCallback = Callable[["ItemResult"], None | Awaitable[None]]
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 
 _KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata")
@@ -71,9 +71,9 @@ class EvalItem(BaseModel):
 
     input: Any = None
     output: Any = Field(default=None, description="A pre-computed reply: no target is called for this item")
-    context: Optional[list[str]] = None
+    context: list[str] | None = None
     ground_truth: Any = None
-    id: Optional[str] = None
+    id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id", mode="before")
@@ -128,15 +128,15 @@ class ScorerOutcome(BaseModel):
     """One scorer's result for one item: a score and reason, or the error that stopped it."""
 
     scorer_id: str
-    score: Optional[float] = None
-    reason: Optional[str] = None
+    score: float | None = None
+    reason: str | None = None
     steps: dict[str, Any] = Field(default_factory=dict, description="Each step's validated result, by step id")
-    error: Optional[str] = None
-    error_stage: Optional[Stage] = None
+    error: str | None = None
+    error_stage: Stage | None = None
     resumed: bool = Field(default=False, description="Loaded from the store, scored by an earlier invocation")
     total_tokens: int = 0
-    latency_ms: Optional[float] = None
-    result: Optional[ScoreResult] = Field(default=None, exclude=True, description="The full result (not for resumed ones)")
+    latency_ms: float | None = None
+    result: ScoreResult | None = Field(default=None, exclude=True, description="The full result (not for resumed ones)")
 
     @property
     def ok(self) -> bool:
@@ -147,11 +147,11 @@ class ItemResult(BaseModel):
     """What `on_item_complete` receives: the item, the target's reply, the results by scorer id."""
 
     index: int
-    id: Optional[str] = Field(description="The item's key: its `id` or content hash (None when unreadable)")
-    item: Optional[EvalItem] = None
+    id: str | None = Field(description="The item's key: its `id` or content hash (None when unreadable)")
+    item: EvalItem | None = None
     output: Any = Field(default=None, description="The reply that was scored (the target's, or the item's own)")
     results: dict[str, ScorerOutcome] = Field(default_factory=dict)
-    error: Optional[str] = Field(default=None, description="Why no scorer could run (unreadable item, target failure)")
+    error: str | None = Field(default=None, description="Why no scorer could run (unreadable item, target failure)")
     resumed: bool = Field(default=False, description="Every result was loaded from the store; nothing ran now")
 
     @property
@@ -163,15 +163,15 @@ class EvalError(BaseModel):
     """One failure, with where it happened and why (one line)."""
 
     index: int
-    item_id: Optional[str]
-    scorer_id: Optional[str] = None
+    item_id: str | None
+    scorer_id: str | None = None
     stage: Stage
     error: str
 
 
 class ScorerSummary(ScoreStats):
-    threshold: Optional[float] = None
-    passed: Optional[bool] = Field(default=None, description="Mean within the threshold (None without one)")
+    threshold: float | None = None
+    passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
 
 
 class EvalCounts(BaseModel):
@@ -184,13 +184,13 @@ class EvalCounts(BaseModel):
 
 class EvalResult(BaseModel):
     run: str
-    store: Optional[str] = None
-    scores: dict[str, Optional[float]] = Field(description="Mean score per scorer id (None: nothing scored)")
+    store: str | None = None
+    scores: dict[str, float | None] = Field(description="Mean score per scorer id (None: nothing scored)")
     summary: dict[str, ScorerSummary]
     counts: EvalCounts
     errors: list[EvalError]
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
-    passed: Optional[bool] = Field(default=None, description="Every threshold met (None without thresholds)")
+    passed: bool | None = Field(default=None, description="Every threshold met (None without thresholds)")
     duration_s: float = 0.0
 
 
@@ -203,7 +203,7 @@ class _Unreadable(BaseModel):
     message: str
 
 
-def read_jsonl(path: Union[str, Path]) -> Iterator[Any]:
+def read_jsonl(path: str | Path) -> Iterator[Any]:
     """Items of a JSONL file, one line at a time (blank lines skipped)."""
     path = Path(path)
     try:
@@ -316,7 +316,7 @@ def result_record(
     source: Source,
     item_id: str,
     item_index: int | None,
-    input: Any,  # noqa: A002
+    input: Any,
     output: Any,
     context: list[str] | None,
     ground_truth: Any = None,
@@ -636,7 +636,7 @@ async def arun_evals(
     concurrency: int = 8,
     *,
     run: str | None = None,
-    store: Union[Store, str, Path, None] = None,
+    store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
     keep_results: bool = True,
     target_timeout: float | None = None,

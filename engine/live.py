@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -53,8 +53,8 @@ from .store import ResultRecord, RunInfo, Store, open_store
 
 logger = logging.getLogger("engine.live")
 
-LiveContext = Callable[..., Union[list[str], Awaitable[list[str]]]]
-ResultCallback = Callable[[ResultRecord], Union[None, Awaitable[None]]]
+LiveContext = Callable[..., list[str] | Awaitable[list[str]]]
+ResultCallback = Callable[[ResultRecord], None | Awaitable[None]]
 
 _INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
 
@@ -120,7 +120,7 @@ class LiveScorer:
         scorers: Sequence[Scorer] | Scorer,
         *,
         sampling: float | Mapping[str, float] = 1.0,
-        store: Union[Store, str, Path, None] = None,
+        store: Store | str | Path | None = None,
         run: str = "live",
         get_context: LiveContext | None = None,
         on_result: ResultCallback | None = None,
@@ -214,7 +214,7 @@ class LiveScorer:
     def submit(
         self,
         output: Any,
-        input: Any = None,  # noqa: A002
+        input: Any = None,
         *,
         context: list[str] | None = None,
         ground_truth: Any = None,
@@ -287,8 +287,8 @@ class LiveScorer:
                 await self._begin_run()
                 context, failure = await self._context(job)
                 await asyncio.gather(*(self._one(scorer, job, context, failure) for scorer in job.scorers))
-        except Exception as exc:  # a bug of ours: logged, and the job still counts as done
-            logger.exception("live scoring failed: %s", _one_line(exc))
+        except Exception:  # a bug of ours: logged, and the job still counts as done
+            logger.exception("live scoring failed")
         finally:
             self._done()
 

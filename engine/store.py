@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -37,25 +37,25 @@ class ResultRecord(BaseModel):
     run: str
     source: Source
     item_id: str = Field(description="The item's `id`, else a stable hash of its content; a live run's id")
-    item_index: Optional[int] = Field(default=None, description="Position in the batch's data")
+    item_index: int | None = Field(default=None, description="Position in the batch's data")
     scorer_id: str
-    scorer_hash: Optional[str] = Field(default=None, description="Fingerprint of the scorer's YAML, templates and schemas")
-    model: Optional[str] = None
+    scorer_hash: str | None = Field(default=None, description="Fingerprint of the scorer's YAML, templates and schemas")
+    model: str | None = None
     direction: Direction = "higher_is_better"
-    score: Optional[float] = None
-    reason: Optional[str] = None
-    error: Optional[str] = None
-    error_stage: Optional[Stage] = None
+    score: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    error_stage: Stage | None = None
     input: Any = None
     output: Any = None
-    context: Optional[list[str]] = None
+    context: list[str] | None = None
     ground_truth: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: dict[str, Any] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
-    latency_ms: Optional[float] = None
+    latency_ms: float | None = None
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -81,9 +81,9 @@ class ScoreStats(BaseModel):
     scorer_id: str
     direction: Direction = "higher_is_better"
     count: int = 0
-    mean: Optional[float] = None
-    min: Optional[float] = None
-    max: Optional[float] = None
+    mean: float | None = None
+    min: float | None = None
+    max: float | None = None
     errors: int = 0
 
 
@@ -213,7 +213,7 @@ class SQLiteStore:
     processes may write the same file (each write is one short transaction, retried while
     another process holds the lock for up to `busy_timeout` seconds)."""
 
-    def __init__(self, path: Union[str, Path], busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -408,7 +408,7 @@ class SQLiteStore:
             self._connection.close()
 
 
-def open_store(store: Union[Store, str, Path, None]) -> Store | None:
+def open_store(store: Store | str | Path | None) -> Store | None:
     """A store from what a caller passes: a Store, a SQLite file path, or None."""
     if store is None or isinstance(store, Store):
         return store

@@ -20,7 +20,7 @@ from judge_server import JudgeServer, Reply, Request
 
 
 def between(prompt: str, tag: str) -> str:
-    found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
+    found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
     assert found, f"no <{tag}> block in the prompt"
     return found.group(1)
 
@@ -30,7 +30,7 @@ def claims_of(text: str) -> list[str]:
 
 
 def numbered_claims(prompt: str) -> list[str]:
-    return [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", prompt, re.M)]
+    return [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", prompt, re.MULTILINE)]
 
 
 def script_hallucination(judge: JudgeServer, delay: float = 0.0, gate: threading.Event | None = None) -> None:

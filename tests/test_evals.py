@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_server import JudgeServer, Reply, Request
+from scripted import between, copy_catalog, outputs_judged, script_hallucination
 
 from engine import (
     ConfigError,
@@ -21,8 +23,6 @@ from engine import (
     load_scorers,
     run_evals,
 )
-from judge_server import JudgeServer, Reply, Request
-from scripted import between, copy_catalog, outputs_judged, script_hallucination
 
 
 def items(*outputs: str) -> list[dict[str, Any]]:

@@ -7,9 +7,10 @@ import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from engine import ResultRecord, RunInfo, SQLiteStore, Store, create_hallucination_scorer, run_evals
 from judge_server import JudgeServer
 from scripted import script_hallucination
+
+from engine import ResultRecord, RunInfo, SQLiteStore, Store, create_hallucination_scorer, run_evals
 
 
 def record(run: str, item: str, scorer: str = "hallucination", score: float | None = 0.5, **fields: object) -> ResultRecord:
