@@ -156,11 +156,9 @@ def run_scorer(
 # --- batch evaluation and stored results ---------------------------------------------------
 # (Clients of engine.evals and engine.store, like the commands above are of the scorer API.)
 
-from datetime import datetime  # noqa: E402
-
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn  # noqa: E402
 
-from .evals import EvalResult, ItemResult, JudgeNotConfigured, check_judges, run_evals  # noqa: E402
+from .evals import EvalResult, ItemResult, JudgeNotConfigured, check_judges, default_run_name, run_evals  # noqa: E402
 from .store import RunSummary, ScoreStats, SQLiteStore  # noqa: E402
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"
@@ -268,7 +266,7 @@ def eval_command(
         raise typer.Exit(2) from None
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
-    name = run or f"{data.stem}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    name = run or default_run_name(data.stem)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
