@@ -14,9 +14,12 @@ from typing import Any
 
 from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
 from .errors import ConfigError, JudgeError, RunInputError, ScorerError
+from .evals import EvalItem, EvalResult, ItemResult, ScorerOutcome, arun_evals, read_jsonl, run_evals
 from .judge import JudgeConfig, TokenUsage
+from .live import LiveScorer, LiveStats, attach_scorers
 from .messages import assistant_text, extract_tool_calls, extract_tool_results
 from .scorer import Run, Scorer, ScoreResult, StepRecord
+from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 
 def create_scorer(
@@ -41,21 +44,35 @@ def create_hallucination_scorer(
 __all__ = [
     "Catalog",
     "ConfigError",
+    "EvalItem",
+    "EvalResult",
+    "ItemResult",
     "JudgeConfig",
     "JudgeError",
+    "LiveScorer",
+    "LiveStats",
+    "ResultRecord",
     "Run",
+    "RunInfo",
     "RunInputError",
+    "SQLiteStore",
     "ScoreResult",
     "Scorer",
     "ScorerDefinition",
     "ScorerError",
+    "ScorerOutcome",
     "StepRecord",
+    "Store",
     "TokenUsage",
+    "arun_evals",
     "assistant_text",
+    "attach_scorers",
     "builtin_catalog",
     "create_hallucination_scorer",
     "create_scorer",
     "extract_tool_calls",
     "extract_tool_results",
     "load_scorers",
+    "read_jsonl",
+    "run_evals",
 ]

@@ -202,3 +202,207 @@ def preview_prompts(
         console.print(f"score: {shown.result.score:g}", markup=False)
         if shown.result.reason:
             console.print(f"reason: {shown.result.reason}", markup=False, highlight=False, soft_wrap=True)
+
+
+# --- batch evaluation and stored results ---------------------------------------------------
+# (Clients of engine.evals and engine.store, like the commands above are of the scorer API.)
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn  # noqa: E402
+
+from .evals import EvalResult, ItemResult, default_run_name, run_evals  # noqa: E402
+from .store import RunSummary, ScoreStats, SQLiteStore  # noqa: E402
+
+DEFAULT_STORE = Path(".scorers") / "results.sqlite"
+StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+
+
+def parse_thresholds(pairs: list[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, separator, raw = pair.partition("=")
+        try:
+            thresholds[name.strip()] = float(raw)
+        except ValueError:
+            separator = ""
+        if not separator or not name.strip():
+            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
+    return thresholds
+
+
+def count_items(data: Path) -> int | None:
+    """How many items a data file holds (for the progress bar), without keeping them."""
+    try:
+        if data.suffix == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8"))
+            return len(loaded) if isinstance(loaded, list) else None
+        with data.open(encoding="utf-8") as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, ValueError):
+        return None  # the run itself reports what is wrong with the file
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{round(value, 3):g}"
+
+
+def _better(direction: str) -> str:
+    return "lower" if direction == "lower_is_better" else "higher"
+
+
+def summary_table(title: str, stats: list[ScoreStats]) -> Table:
+    with_thresholds = any(getattr(item, "threshold", None) is not None for item in stats)
+    columns = ["scorer", "better", "mean", "min", "max", "n", "errors"] + (["limit", "verdict"] if with_thresholds else [])
+    table = Table(title=title)
+    for column in columns:
+        if column == "scorer":
+            table.add_column(column, no_wrap=True, min_width=max(len(item.scorer_id) for item in stats) if stats else None)
+        else:
+            table.add_column(column, justify="left" if column in ("better", "verdict") else "right", no_wrap=True)
+    for item in stats:
+        errors_cell = f"[red]{item.errors}[/red]" if item.errors else "0"
+        row = [item.scorer_id, _better(item.direction), _number(item.mean), _number(item.min), _number(item.max), str(item.count), errors_cell]
+        if with_thresholds:
+            passed = getattr(item, "passed", None)
+            verdict = "" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]")
+            row += [_number(getattr(item, "threshold", None)), verdict]
+        table.add_row(*row)
+    return table
+
+
+def _print_eval(result: EvalResult, store: Path) -> None:
+    counts = result.counts
+    console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    if counts.resumed:
+        console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
+    for error in result.errors[:5]:
+        where = f"item {error.index}" + (f" ({error.item_id})" if error.item_id else "") + (f" {error.scorer_id}" if error.scorer_id else "")
+        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", highlight=False)
+    if len(result.errors) > 5:
+        console.print(f"... and {len(result.errors) - 5} more errors")
+    if result.errors:
+        console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
+    console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
+
+
+@app.command("eval")
+@one_line_errors
+def eval_command(
+    data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
+    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
+    run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
+    store: StoreOption = DEFAULT_STORE,
+    threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
+    logging.getLogger("engine.evals").addHandler(logging.NullHandler())
+    logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    catalog = catalog_from(config)
+    scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
+    thresholds = parse_thresholds(threshold or [])
+    if not data.is_file():
+        raise ConfigError(f"no data file {data}")
+    name = run or default_run_name(data.stem)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
+    )  # fmt: skip
+    finished = {"items": 0, "failed": 0}
+
+    def advance(item: ItemResult) -> None:
+        finished["items"] += 1
+        finished["failed"] += not item.ok
+        failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
+        progress.update(task, advance=1, failed=failed)
+
+    task = progress.add_task(name, total=count_items(data), failed="")
+    try:
+        with progress:
+            result = run_evals(
+                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+            )  # fmt: skip
+    except KeyboardInterrupt:
+        errors.print(
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"run the same command with --run {name} to score the rest",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        raise typer.Exit(130) from None
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
+    else:
+        _print_eval(result, store)
+    nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
+    if result.passed is False or nothing_scored:
+        if nothing_scored and not as_json:
+            errors.print(f"error: nothing was scored by {', '.join(nothing_scored)}", markup=False, highlight=False)
+        raise typer.Exit(1)
+
+
+def _open_existing(store: Path) -> SQLiteStore:
+    if not store.is_file():
+        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
+    return SQLiteStore(store)
+
+
+def _run_line(run: RunSummary) -> str:
+    return "; ".join(f"{item.scorer_id} {_number(item.mean)} (n={item.count}, errors={item.errors})" for item in run.scorers)
+
+
+@app.command("results")
+@one_line_errors
+def results_command(
+    run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
+    store: StoreOption = DEFAULT_STORE,
+    worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the stored runs and their summaries, or one run in detail."""
+    with _open_existing(store) as results:
+        if run is None:
+            runs = results.runs()
+            if as_json:
+                print(json.dumps([item.model_dump(mode="json") for item in runs], indent=2, ensure_ascii=False))
+                return
+            table = Table(title=f"Runs in {store}")
+            for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
+                table.add_column(column, overflow="fold")
+            for item in runs:
+                updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+                table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
+            console.print(table)
+            return
+        found = results.get_run(run)
+        if found is None:
+            known = ", ".join(item.name for item in results.runs()[:10]) or "none"
+            raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
+        stats = results.summary(run)
+        worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
+        failures = results.query(run=run, errors=True, limit=20)
+        if as_json:
+            payload = {
+                "run": found.model_dump(mode="json"),
+                "scorers": [item.model_dump(mode="json") for item in stats],
+                "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
+                "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+            }
+            print(json.dumps(payload, indent=2, ensure_ascii=False))
+            return
+        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        for scorer_id, records in worst_items.items():
+            if not records:
+                continue
+            table = Table(title=f"worst {scorer_id} items")
+            for column in ("item", "score", "reason"):
+                table.add_column(column, overflow="fold")
+            for record in records:
+                table.add_row(record.item_id, _number(record.score), (record.reason or "")[:200])
+            console.print(table)
+        for record in failures:
+            console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)

@@ -113,8 +113,9 @@ class JudgeConfig(BaseModel):
             talks_to_openai = base_url is None or _OPENAI_HOST in base_url
             if provider.key_needed and talks_to_openai:
                 raise ConfigError(
-                    f"no API key for {self.model!r}: set {provider.api_key_env} (or pass api_key=...), "
-                    "or point OPENAI_BASE_URL / base_url at a local OpenAI-compatible server"
+                    f"no judge configured for {self.model!r}: set {provider.api_key_env} (or pass api_key=), or set "
+                    "OPENAI_BASE_URL (or base_url=) to a local OpenAI-compatible server such as "
+                    "http://localhost:8000/v1 and name its model as 'openai/<model>'"
                 )
             key = "not-needed"  # local servers ignore it, but the SDK insists on one
         return base_url, key

@@ -56,7 +56,15 @@ def assistant_text(output: Any) -> str:
 
 
 def _texts(message: Message) -> list[str]:
-    content = message.get("content")
+    texts = _content_texts(message.get("content"))
+    if not texts:  # AI SDK UI messages (v4.2+, v5) keep their parts beside, or instead of, content
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            texts = [text for part in parts if (text := _part_text(part)) is not None]
+    return texts
+
+
+def _content_texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, Mapping):  # AI SDK / Mastra: {format, parts, content}
@@ -98,12 +106,15 @@ def _content_value(content: Any) -> Any:
 
 def _parts(message: Message) -> list[Mapping[str, Any]]:
     content = message.get("content")
+    found: list[Any] = []
     if isinstance(content, list):
-        return [part for part in content if isinstance(part, Mapping)]
-    if isinstance(content, Mapping):
-        parts = content.get("parts")
-        return [part for part in parts if isinstance(part, Mapping)] if isinstance(parts, list) else []
-    return []
+        found = list(content)
+    elif isinstance(content, Mapping) and isinstance(content.get("parts"), list):
+        found = list(content["parts"])
+    top = message.get("parts")  # AI SDK UI messages: `parts` beside content (duplicates are merged later)
+    if isinstance(top, list):
+        found.extend(top)
+    return [part for part in found if isinstance(part, Mapping)]
 
 
 def _invocations(message: Message) -> list[Mapping[str, Any]]:

@@ -59,7 +59,7 @@ def test_ollama_provider_needs_no_key(judge: JudgeServer, monkeypatch: pytest.Mo
 
 
 def test_a_missing_api_key_says_how_to_set_it() -> None:
-    with pytest.raises(ConfigError, match="no API key for 'openai/gpt-4o-mini': set OPENAI_API_KEY"):
+    with pytest.raises(ConfigError, match="no judge configured for 'openai/gpt-4o-mini': set OPENAI_API_KEY"):
         create_hallucination_scorer(options={"context": CONTEXT})
 
 

@@ -1,0 +1,438 @@
+"""Live scoring: scorers attached to an agent score its replies in the background.
+
+    live = LiveScorer([create_hallucination_scorer()], sampling={"hallucination": 0.1},
+                      store="scores.sqlite")
+
+    @live                       # or: agent = attach_scorers(agent, [scorer], sampling=0.1)
+    def agent(question: str) -> list[dict]: ...
+
+    agent("...")                # returns at once; a sampled share of replies gets scored
+    live.flush(); live.close()  # at shutdown (also done, with a time limit, at exit)
+
+The reply goes back to the caller untouched and immediately. Scoring happens on a
+background thread with its own event loop, so it works the same under sync and async hosts
+and never competes with the host's loop. Jobs wait in a bounded queue: when it is full the
+reply is not scored and `stats.dropped` counts it; the caller never waits. A failing scorer
+or judge is logged (logger `engine.live`) and recorded (store, `errors`, `stats`), never
+raised into the host.
+
+Where results go: the store (when given), `on_result(record)` (when given), and always the
+`results` deque of recent records and the `stats` counters, so scoring is never silently
+lost for want of storage.
+
+The context of a reply comes from `get_context(input=..., output=...)` when given, else
+from the tool results in the reply's messages (for scorers without context of their own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import inspect
+import json
+import logging
+import os
+import random
+import threading
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .errors import ConfigError, ScorerError
+from .evals import _check_scorers, _one_line, as_reply, result_record
+from .messages import extract_tool_results
+from .scorer import Scorer
+from .store import ResultRecord, RunInfo, Store, open_store
+
+logger = logging.getLogger("engine.live")
+
+LiveContext = Callable[..., list[str] | Awaitable[list[str]]]
+ResultCallback = Callable[[ResultRecord], None | Awaitable[None]]
+
+_INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
+
+
+class LiveStats(BaseModel):
+    """Counters since the scorer was created."""
+
+    calls: int = Field(default=0, description="Replies seen")
+    queued: int = Field(default=0, description="Replies accepted for scoring (at least one scorer sampled)")
+    dropped: int = Field(default=0, description="Sampled replies refused because the queue was full (or after close)")
+    pending: int = Field(default=0, description="Replies queued or being scored now")
+    sampled: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it was sampled for")
+    scored: dict[str, int] = Field(default_factory=dict, description="Per scorer: scores recorded")
+    errors: dict[str, int] = Field(default_factory=dict, description="Per scorer: failures recorded")
+
+
+@dataclass
+class _Job:
+    run_id: str
+    scorers: list[Scorer]
+    input: Any
+    output: Any
+    context: list[str] | None
+    ground_truth: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _rates(sampling: float | Mapping[str, float], scorers: list[Scorer]) -> dict[str, float]:
+    ids = {scorer.id for scorer in scorers}
+    if isinstance(sampling, Mapping):
+        unknown = sorted(set(sampling) - ids)
+        if unknown:
+            raise ConfigError(f"sampling rate for {', '.join(unknown)}, which is not among the attached scorers")
+        rates = {scorer.id: float(sampling.get(scorer.id, 1.0)) for scorer in scorers}
+    else:
+        rates = {scorer.id: float(sampling) for scorer in scorers}
+    for scorer_id, rate in rates.items():
+        if not 0.0 <= rate <= 1.0:
+            raise ConfigError(f"sampling rate of {scorer_id} must be between 0 and 1, got {rate:g}")
+    return rates
+
+
+def tool_result_context(output: Any) -> list[str]:
+    """Context strings from the tool results in a reply: one JSON object per result."""
+    return [
+        json.dumps({"tool": result["tool_name"], "result": result["result"]}, ensure_ascii=False, default=str)
+        for result in extract_tool_results(output)
+    ]
+
+
+class LiveScorer:
+    """Scores agent replies in the background; see the module docstring.
+
+    `sampling` is one rate for every scorer or a rate per scorer id (missing ids: 1.0).
+    `queue_size` bounds the replies waiting or being scored; `concurrency` how many are
+    scored at once. `seed` makes the sampling reproducible. `keep` is the length of the
+    `results` and `errors` deques. `flush_at_exit` is how long the interpreter's exit waits
+    for pending scores (0: not at all).
+    """
+
+    def __init__(
+        self,
+        scorers: Sequence[Scorer] | Scorer,
+        *,
+        sampling: float | Mapping[str, float] = 1.0,
+        store: Store | str | Path | None = None,
+        run: str = "live",
+        get_context: LiveContext | None = None,
+        on_result: ResultCallback | None = None,
+        queue_size: int = 1000,
+        concurrency: int = 4,
+        seed: int | None = None,
+        keep: int = 1000,
+        flush_at_exit: float = 5.0,
+    ) -> None:
+        self.scorers = _check_scorers(scorers)
+        self.rates = _rates(sampling, self.scorers)
+        if queue_size < 1 or concurrency < 1:
+            raise ConfigError("queue_size and concurrency must be at least 1")
+        if get_context is not None and not callable(get_context):
+            raise ConfigError("get_context must be a callable (input, output) -> list[str]")
+        self.store = open_store(store)
+        self._owns_store = self.store is not None and self.store is not store
+        self.run = run
+        self.get_context = get_context
+        self.on_result = on_result
+        self.queue_size = queue_size
+        self.concurrency = concurrency
+        self.flush_at_exit = flush_at_exit
+        self.stats = LiveStats(
+            sampled={scorer.id: 0 for scorer in self.scorers},
+            scored={scorer.id: 0 for scorer in self.scorers},
+            errors={scorer.id: 0 for scorer in self.scorers},
+        )
+        self.results: deque[ResultRecord] = deque(maxlen=keep)
+        self.errors: deque[ResultRecord] = deque(maxlen=keep)
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._pid = os.getpid()
+        self._closed = False
+        self._run_started = False
+        if flush_at_exit > 0:
+            atexit.register(self._at_exit)
+
+    def __repr__(self) -> str:
+        return f"LiveScorer({[scorer.id for scorer in self.scorers]}, run={self.run!r})"
+
+    # attaching -------------------------------------------------------------------------
+
+    def __call__(self, agent: Any) -> Any:
+        """Decorator form of `wrap`."""
+        return self.wrap(agent)
+
+    def wrap(self, agent: Any) -> Any:
+        """The agent with scoring attached: a function (sync or async) keeps its kind; an
+        object with `generate`/`agenerate` gets those wrapped, the rest passed through.
+        The wrapper's `.live` is this LiveScorer."""
+        if not inspect.isroutine(agent) and (hasattr(agent, "generate") or hasattr(agent, "agenerate")):
+            return _ScoredAgent(agent, self)
+        if not callable(agent):
+            raise ConfigError(f"cannot attach scorers to a {type(agent).__name__}: expected a callable or an agent with generate()")
+        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+
+            @functools.wraps(agent)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                reply = await agent(*args, **kwargs)
+                self._observe(args, kwargs, reply)
+                return reply
+
+            async_wrapper.live = self  # type: ignore[attr-defined]
+            return async_wrapper
+
+        @functools.wraps(agent)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            reply = agent(*args, **kwargs)
+            self._observe(args, kwargs, reply)
+            return reply
+
+        wrapper.live = self  # type: ignore[attr-defined]
+        return wrapper
+
+    def _observe(self, args: tuple[Any, ...], kwargs: Mapping[str, Any], reply: Any) -> None:
+        try:
+            value = args[0] if args else next((kwargs[name] for name in _INPUT_KEYWORDS if name in kwargs), None)
+            self.submit(as_reply(reply), input=value)
+        except Exception as exc:  # whatever goes wrong here is ours, never the host's
+            logger.warning("live scoring could not take a reply: %s", _one_line(exc))
+
+    # scoring -----------------------------------------------------------------------------
+
+    def submit(
+        self,
+        output: Any,
+        input: Any = None,
+        *,
+        context: list[str] | None = None,
+        ground_truth: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> bool:
+        """Queue one reply for the scorers sampled for it; never blocks. True when queued."""
+        with self._lock:
+            self.stats.calls += 1
+            chosen = [scorer for scorer in self.scorers if self._random.random() < self.rates[scorer.id]]
+            if not chosen:
+                return False
+            if self._closed or self.stats.pending >= self.queue_size:
+                self.stats.dropped += 1
+                if self.stats.dropped in (1, 10, 100, 1000) or self.stats.dropped % 10000 == 0:
+                    logger.warning("live scoring queue full or closed: %d replies not scored so far", self.stats.dropped)
+                return False
+            for scorer in chosen:
+                self.stats.sampled[scorer.id] += 1
+            self.stats.pending += 1
+            self.stats.queued += 1
+        job = _Job(
+            run_id=run_id or str(uuid.uuid4()),
+            scorers=chosen,
+            input=input,
+            output=output,
+            context=list(context) if context is not None else None,
+            ground_truth=ground_truth,
+            metadata=dict(metadata or {}),
+        )
+        try:
+            loop = self._ensure_loop()
+            loop.call_soon_threadsafe(self._start, job)
+        except Exception as exc:
+            self._done()
+            logger.warning("live scoring could not start: %s", _one_line(exc))
+            return False
+        return True
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is not None and self._pid == os.getpid():
+                return self._loop
+            # First use, or first use in a forked child (threads do not survive a fork).
+            self._pid = os.getpid()
+            ready = threading.Event()
+            loop = asyncio.new_event_loop()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                self._slots = asyncio.Semaphore(self.concurrency)
+                ready.set()
+                loop.run_forever()
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+            self._thread = threading.Thread(target=serve, name="scorers-live", daemon=True)
+            self._thread.start()
+            ready.wait()
+            self._loop = loop
+            return loop
+
+    def _start(self, job: _Job) -> None:
+        asyncio.get_running_loop().create_task(self._score(job))
+
+    async def _score(self, job: _Job) -> None:
+        try:
+            assert self._slots is not None
+            async with self._slots:
+                await self._begin_run()
+                context, failure = await self._context(job)
+                await asyncio.gather(*(self._one(scorer, job, context, failure) for scorer in job.scorers))
+        except Exception:  # a bug of ours: logged, and the job still counts as done
+            logger.exception("live scoring failed")
+        finally:
+            self._done()
+
+    async def _begin_run(self) -> None:
+        if self._run_started or self.store is None:
+            return
+        self._run_started = True
+        try:
+            await asyncio.to_thread(self.store.begin_run, RunInfo(name=self.run, source="live"))
+        except Exception as exc:
+            logger.warning("live scoring could not register run %r: %s", self.run, _one_line(exc))
+
+    async def _context(self, job: _Job) -> tuple[list[str] | None, str | None]:
+        if job.context is not None or self.get_context is None:
+            return job.context, None
+        try:
+            value = self.get_context(input=job.input, output=job.output)
+            if inspect.isawaitable(value):
+                value = await value
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"get_context returned {type(value).__name__}, expected a list of strings")
+            return [piece if isinstance(piece, str) else json.dumps(piece, ensure_ascii=False, default=str) for piece in value], None
+        except Exception as exc:
+            return None, f"get_context failed: {_one_line(exc)}"
+
+    async def _one(self, scorer: Scorer, job: _Job, context: list[str] | None, failure: str | None) -> None:
+        started = datetime.now(timezone.utc)
+        if context is None and scorer.context is None and scorer.get_context is None:
+            # No context given and none of the scorer's own: the reply's tool results are
+            # what the agent based its answer on.
+            context = tool_result_context(job.output) or None
+        common: dict[str, Any] = dict(
+            run=self.run, source="live", item_id=job.run_id, item_index=None, input=job.input, output=job.output,
+            context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
+        )  # fmt: skip
+        if failure is not None:
+            record = result_record(scorer, error=failure, error_stage="scorer", **common)
+        else:
+            try:
+                result = await scorer.arun(job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context)
+                record = result_record(scorer, result=result, **common)
+            except Exception as exc:
+                message = str(exc) if isinstance(exc, ScorerError) else _one_line(exc)
+                record = result_record(scorer, error=message, error_stage="scorer", **common)
+        with self._lock:
+            if record.error is None:
+                self.stats.scored[scorer.id] += 1
+                self.results.append(record)
+            else:
+                self.stats.errors[scorer.id] += 1
+                self.errors.append(record)
+        if record.error is not None:
+            logger.warning("live scoring with %s failed: %s", scorer.id, record.error)
+        if self.store is not None:
+            try:
+                await asyncio.to_thread(self.store.save, record)
+            except Exception as exc:
+                logger.warning("live scoring could not store a result of %s: %s", scorer.id, _one_line(exc))
+        if self.on_result is not None:
+            try:
+                returned = self.on_result(record)
+                if inspect.isawaitable(returned):
+                    await returned
+            except Exception as exc:
+                logger.warning("on_result failed for %s: %s", scorer.id, _one_line(exc))
+
+    def _done(self) -> None:
+        with self._idle:
+            self.stats.pending -= 1
+            if self.stats.pending == 0:
+                self._idle.notify_all()
+
+    # shutdown ----------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued reply is scored; False when `timeout` ran out first.
+        (Blocking: from async code use `await aflush()`.)"""
+        with self._idle:
+            return self._idle.wait_for(lambda: self.stats.pending == 0, timeout)
+
+    async def aflush(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self.flush, timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush (up to `timeout`), stop the background thread and close a store opened from
+        a path. Later replies are dropped (and counted). True when nothing was left pending."""
+        with self._lock:
+            if self._closed:
+                return self.stats.pending == 0
+            self._closed = True
+        flushed = self.flush(timeout)
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and thread.is_alive():
+            if not flushed:
+                for task in asyncio.all_tasks(loop):
+                    loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=5)
+        if self._owns_store and self.store is not None:
+            self.store.close()
+        atexit.unregister(self._at_exit)
+        return flushed
+
+    def _at_exit(self) -> None:
+        if not self.close(self.flush_at_exit):
+            logger.warning("exiting with %d live scores unfinished", self.stats.pending)
+
+    def __enter__(self) -> LiveScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _ScoredAgent:
+    """An agent object whose generate/agenerate replies are scored; everything else is the
+    agent's own (and it has exactly the methods the agent has)."""
+
+    def __init__(self, agent: Any, live: LiveScorer) -> None:
+        self._agent = agent
+        self.live = live
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._agent, name)
+        if name == "agenerate":
+
+            async def agenerate(*args: Any, **kwargs: Any) -> Any:
+                reply = await attribute(*args, **kwargs)
+                self.live._observe(args, kwargs, reply)
+                return reply
+
+            return agenerate
+        if name == "generate":
+
+            def generate(*args: Any, **kwargs: Any) -> Any:
+                reply = attribute(*args, **kwargs)
+                self.live._observe(args, kwargs, reply)
+                return reply
+
+            return generate
+        return attribute
+
+    def __repr__(self) -> str:
+        return f"<{self._agent!r} with live scoring>"
+
+
+def attach_scorers(agent: Any, scorers: Sequence[Scorer] | Scorer, **options: Any) -> Any:
+    """`agent` with `scorers` attached (options as for LiveScorer); `.live` flushes/closes."""
+    return LiveScorer(scorers, **options).wrap(agent)

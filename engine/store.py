@@ -1,0 +1,417 @@
+"""Where results are kept: a small `Store` interface, and SQLite as the embedded default.
+
+Every score (batch or live) becomes one `ResultRecord`: what was judged, by which scorer
+definition (its fingerprint) and judge model, every step's prompt and answer, the score or
+the error, tokens, latency and timestamps. Runs are named; a batch run is resumable because
+its records are keyed by (run, item, scorer) and saved as they complete.
+
+This is the only module that talks to the database. A server database is added by writing
+another class with the methods of `Store`; the engine only ever sees the interface.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+Source = Literal["batch", "live"]
+Direction = Literal["higher_is_better", "lower_is_better"]
+RunStatus = Literal["running", "complete", "interrupted", "failed"]
+#: Where an error happened: the item could not be read, the target failed, the scorer
+#: (judge, inputs) failed, or the callback failed.
+Stage = Literal["item", "target", "scorer", "callback", "store"]
+
+
+class ResultRecord(BaseModel):
+    """One scorer's outcome for one item (or one live reply), as persisted."""
+
+    run: str
+    source: Source
+    item_id: str = Field(description="The item's `id`, else a stable hash of its content; a live run's id")
+    item_index: int | None = Field(default=None, description="Position in the batch's data")
+    scorer_id: str
+    scorer_hash: str | None = Field(default=None, description="Fingerprint of the scorer's YAML, templates and schemas")
+    model: str | None = None
+    direction: Direction = "higher_is_better"
+    score: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    error_stage: Stage | None = None
+    input: Any = None
+    output: Any = None
+    context: list[str] | None = None
+    ground_truth: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    steps: dict[str, Any] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    latency_ms: float | None = None
+    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.score is not None
+
+
+class RunInfo(BaseModel):
+    """A named run: batch runs are resumable under their name; live runs collect replies."""
+
+    name: str
+    source: Source = "batch"
+    status: RunStatus = "running"
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    updated_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    meta: dict[str, Any] = Field(default_factory=dict, description="What was run: data, scorers, models, concurrency, thresholds")
+
+
+class ScoreStats(BaseModel):
+    """Aggregates of one scorer's records in a run (errors are counted, not averaged)."""
+
+    scorer_id: str
+    direction: Direction = "higher_is_better"
+    count: int = 0
+    mean: float | None = None
+    min: float | None = None
+    max: float | None = None
+    errors: int = 0
+
+
+class RunSummary(RunInfo):
+    items: int = 0
+    scorers: list[ScoreStats] = Field(default_factory=list)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What the engine needs from a results store. Implementations must be safe to call
+    from several threads of one process."""
+
+    def begin_run(self, run: RunInfo) -> RunInfo:
+        """Create the run, or mark an existing one running again (keeping its records and its
+        creation time); returns the stored run."""
+        ...
+
+    def end_run(self, name: str, status: RunStatus) -> None: ...
+
+    def get_run(self, name: str) -> RunInfo | None: ...
+
+    def save(self, record: ResultRecord) -> None:
+        """Insert, or replace the record of the same (run, item_id, scorer_id)."""
+        ...
+
+    def item_records(self, run: str, item_id: str) -> list[ResultRecord]: ...
+
+    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
+        """Per scorer, the (scorer_hash, model) pairs of the run's successful records."""
+        ...
+
+    def query(
+        self,
+        run: str | None = None,
+        scorer: str | None = None,
+        source: Source | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        errors: bool | None = None,
+        worst_first: bool = False,
+        limit: int | None = None,
+    ) -> list[ResultRecord]: ...
+
+    def summary(self, run: str) -> list[ScoreStats]: ...
+
+    def runs(self) -> list[RunSummary]: ...
+
+    def close(self) -> None: ...
+
+
+# --- SQLite ------------------------------------------------------------------------------
+
+_SCHEMA_VERSION = 1
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS runs (
+    name        TEXT PRIMARY KEY,
+    source      TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    updated_at  REAL NOT NULL,
+    meta        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS results (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    run               TEXT NOT NULL,
+    source            TEXT NOT NULL,
+    item_id           TEXT NOT NULL,
+    item_index        INTEGER,
+    scorer_id         TEXT NOT NULL,
+    scorer_hash       TEXT,
+    model             TEXT,
+    direction         TEXT NOT NULL,
+    score             REAL,
+    reason            TEXT,
+    error             TEXT,
+    error_stage       TEXT,
+    input             TEXT,
+    output            TEXT,
+    context           TEXT,
+    ground_truth      TEXT,
+    metadata          TEXT,
+    steps             TEXT,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens      INTEGER NOT NULL DEFAULT 0,
+    latency_ms        REAL,
+    started_at        REAL NOT NULL,
+    finished_at       REAL NOT NULL,
+    UNIQUE (run, item_id, scorer_id)
+);
+CREATE INDEX IF NOT EXISTS results_by_scorer ON results (scorer_id, finished_at);
+CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
+CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
+"""
+
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps")
+_COLUMNS = (
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "started_at", "finished_at",
+)  # fmt: skip
+
+
+def _to_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    # Items may hold anything a host passes (dates, objects): stored as their text then.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _from_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _timestamp(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def _moment(value: float) -> datetime:
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+class SQLiteStore:
+    """Results in one SQLite file, in WAL mode: readers never block the writer, and several
+    processes may write the same file (each write is one short transaction, retried while
+    another process holds the lock for up to `busy_timeout` seconds)."""
+
+    def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection shared by the threads of this process, serialised by a lock: the
+        # writes are short, and it keeps a single writer per process as SQLite prefers.
+        self._connection = sqlite3.connect(
+            str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
+        )
+        self._connection.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        with self._lock:
+            if str(path) != ":memory:":
+                self._connection.execute("PRAGMA journal_mode=WAL")
+            # NORMAL is durable across application crashes in WAL mode (only an OS crash can
+            # lose the last transactions), and much faster than FULL.
+            self._connection.execute("PRAGMA synchronous=NORMAL")
+            self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            version = self._connection.execute("PRAGMA user_version").fetchone()[0]
+            if version > _SCHEMA_VERSION:
+                raise RuntimeError(f"{path} was written by a newer version of llm-scorers (store schema {version})")
+            with self._transaction() as db:
+                # Statement by statement: executescript() would commit the transaction that
+                # keeps two processes from creating the tables at once.
+                for statement in _DDL.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # BEGIN IMMEDIATE takes the write lock up front, so a concurrent writer waits on the
+        # busy timeout instead of failing half-way with "database is locked".
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    def _read(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._connection.execute(sql, parameters).fetchall()
+
+    # runs
+
+    def begin_run(self, run: RunInfo) -> RunInfo:
+        now = time.time()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs (name, source, status, created_at, updated_at, meta) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, "
+                "meta = excluded.meta",
+                (run.name, run.source, run.status, _timestamp(run.created_at), now, _to_json(run.meta)),
+            )
+        stored = self.get_run(run.name)
+        assert stored is not None
+        return stored
+
+    def end_run(self, name: str, status: RunStatus) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE name = ?", (status, time.time(), name))
+
+    def get_run(self, name: str) -> RunInfo | None:
+        rows = self._read("SELECT * FROM runs WHERE name = ?", (name,))
+        return self._run(rows[0]) if rows else None
+
+    @staticmethod
+    def _run(row: sqlite3.Row) -> RunInfo:
+        return RunInfo(
+            name=row["name"],
+            source=row["source"],
+            status=row["status"],
+            created_at=_moment(row["created_at"]),
+            updated_at=_moment(row["updated_at"]),
+            meta=_from_json(row["meta"]) or {},
+        )
+
+    # records
+
+    def save(self, record: ResultRecord) -> None:
+        values = record.model_dump(include=set(_COLUMNS))
+        for column in _JSON_COLUMNS:
+            values[column] = _to_json(values[column])
+        values["started_at"] = _timestamp(record.started_at)
+        values["finished_at"] = _timestamp(record.finished_at)
+        placeholders = ", ".join("?" for _ in _COLUMNS)
+        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
+        with self._transaction() as db:
+            db.execute(
+                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
+                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
+                [values[column] for column in _COLUMNS],
+            )
+            db.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (values["finished_at"], record.run))
+
+    @staticmethod
+    def _record(row: sqlite3.Row) -> ResultRecord:
+        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
+        for column in _JSON_COLUMNS:
+            data[column] = _from_json(data[column])
+        data["metadata"] = data["metadata"] or {}
+        data["steps"] = data["steps"] or {}
+        data["started_at"] = _moment(data["started_at"])
+        data["finished_at"] = _moment(data["finished_at"])
+        return ResultRecord.model_validate(data)
+
+    def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
+        rows = self._read("SELECT * FROM results WHERE run = ? AND item_id = ? ORDER BY id", (run, item_id))
+        return [self._record(row) for row in rows]
+
+    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
+        rows = self._read(
+            "SELECT DISTINCT scorer_id, scorer_hash, model FROM results WHERE run = ? AND error IS NULL", (run,)
+        )
+        versions: dict[str, set[tuple[str | None, str | None]]] = {}
+        for row in rows:
+            versions.setdefault(row["scorer_id"], set()).add((row["scorer_hash"], row["model"]))
+        return versions
+
+    def query(
+        self,
+        run: str | None = None,
+        scorer: str | None = None,
+        source: Source | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        errors: bool | None = None,
+        worst_first: bool = False,
+        limit: int | None = None,
+    ) -> list[ResultRecord]:
+        """Records matching every filter given. `errors=True` only failures, `False` only
+        scores. `worst_first` sorts by badness in each scorer's own direction (highest
+        first for lower-is-better scorers, lowest first otherwise), failures last;
+        otherwise the newest come first."""
+        where: list[str] = []
+        parameters: list[Any] = []
+        for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                parameters.append(value)
+        if since is not None:
+            where.append("finished_at >= ?")
+            parameters.append(_timestamp(since))
+        if until is not None:
+            where.append("finished_at < ?")
+            parameters.append(_timestamp(until))
+        if errors is not None:
+            where.append("error IS NOT NULL" if errors else "error IS NULL")
+        sql = "SELECT * FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if worst_first:
+            badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
+            sql += f" ORDER BY score IS NULL, {badness}, id"
+        else:
+            sql += " ORDER BY finished_at DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters.append(int(limit))
+        return [self._record(row) for row in self._read(sql, parameters)]
+
+    def summary(self, run: str) -> list[ScoreStats]:
+        rows = self._read(
+            "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
+            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors "
+            "FROM results WHERE run = ? GROUP BY scorer_id ORDER BY MIN(id)",
+            (run,),
+        )
+        return [ScoreStats.model_validate(dict(row)) for row in rows]
+
+    def runs(self) -> list[RunSummary]:
+        summaries = []
+        for row in self._read("SELECT * FROM runs ORDER BY updated_at DESC"):
+            run = self._run(row)
+            items = self._read("SELECT COUNT(DISTINCT item_id) FROM results WHERE run = ?", (run.name,))[0][0]
+            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
+        return summaries
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+def open_store(store: Store | str | Path | None) -> Store | None:
+    """A store from what a caller passes: a Store, a SQLite file path, or None."""
+    if store is None or isinstance(store, Store):
+        return store
+    if isinstance(store, (str, Path)):
+        return SQLiteStore(store)
+    raise TypeError(f"store must be a Store or a SQLite file path, got {type(store).__name__}")
