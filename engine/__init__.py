@@ -14,7 +14,7 @@ from typing import Any
 
 from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
 from .errors import ConfigError, JudgeError, RunInputError, ScorerError
-from .evals import EvalItem, EvalResult, ItemResult, ScorerOutcome, arun_evals, read_jsonl, run_evals
+from .evals import Agreement, EvalItem, EvalResult, ItemResult, ScorerOutcome, arun_evals, read_jsonl, run_evals
 from .judge import JudgeConfig, TokenUsage
 from .live import LiveScorer, LiveStats, attach_scorers
 from .messages import assistant_text, extract_tool_calls, extract_tool_results
@@ -42,6 +42,7 @@ def create_hallucination_scorer(
 
 
 __all__ = [
+    "Agreement",
     "Catalog",
     "ConfigError",
     "EvalItem",

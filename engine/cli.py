@@ -272,6 +272,15 @@ def summary_table(title: str, stats: list[ScoreStats]) -> Table:
 def _print_eval(result: EvalResult, store: Path) -> None:
     counts = result.counts
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    for summary in result.summary.values():
+        if summary.agreement is not None:
+            agreement = summary.agreement
+            console.print(
+                f"{summary.scorer_id} against human scores ({agreement.labelled} labelled items): "
+                f"rank correlation {'n/a (the scores do not vary)' if agreement.rank_correlation is None else _number(agreement.rank_correlation)} (1 = same order), "
+                f"mean absolute error {_number(agreement.mean_abs_error)}",
+                highlight=False,
+            )
     if counts.resumed:
         console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
     for error in result.errors[:5]:

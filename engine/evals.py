@@ -52,7 +52,7 @@ Target = Any
 ItemCallback = Callable[["ItemResult"], None | Awaitable[None]]
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 
-_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata")
+_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected")
 
 
 class EvalItem(BaseModel):
@@ -66,6 +66,9 @@ class EvalItem(BaseModel):
     ground_truth: Any = None
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    expected: dict[str, float] = Field(
+        default_factory=dict, description="Human scores by scorer id, on the scorer's own scale: to measure agreement"
+    )
 
     @field_validator("id", mode="before")
     @classmethod
@@ -160,9 +163,22 @@ class EvalError(BaseModel):
     error: str
 
 
+class Agreement(BaseModel):
+    """How well a scorer agrees with the human scores (`expected`) of the items: what a
+    prompt tuner compares before and after changing a template."""
+
+    labelled: int = Field(description="Items with both a human score and a judge score")
+    rank_correlation: float | None = Field(
+        description="Spearman's rho between judge and human scores, -1..1 (None when either side is constant); "
+        "1 means the judge orders the items exactly as the humans do"
+    )
+    mean_abs_error: float = Field(description="Mean |judge score - human score|, on the scorer's scale")
+
+
 class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
+    agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
 
 
 class EvalCounts(BaseModel):
@@ -326,7 +342,7 @@ def result_record(
         item_index=item_index,
         scorer_id=scorer.id,
         scorer_hash=scorer.compiled.fingerprint,
-        model=scorer.judge.config.model,
+        model=scorer.judge.model,
         direction=scorer.definition.direction,
         error=error,
         error_stage=error_stage,
@@ -380,10 +396,13 @@ class _Aggregate:
         self.low = math.inf
         self.high = -math.inf
         self.errors = 0
+        self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
 
-    def add(self, outcome: ScorerOutcome) -> None:
+    def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
         if outcome.ok:
             assert outcome.score is not None
+            if expected is not None:
+                self.labelled.append((outcome.score, expected))
             self.count += 1
             self.total += outcome.score
             self.low = min(self.low, outcome.score)
@@ -408,7 +427,36 @@ class _Aggregate:
             errors=self.errors,
             threshold=self.threshold,
             passed=passed,
+            agreement=_agreement(self.labelled) if self.labelled else None,
         )
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def _agreement(pairs: list[tuple[float, float]]) -> Agreement:
+    judge, human = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    judge_ranks, human_ranks = _ranks(judge), _ranks(human)
+    mean_judge, mean_human = sum(judge_ranks) / len(pairs), sum(human_ranks) / len(pairs)
+    covariance = sum((a - mean_judge) * (b - mean_human) for a, b in zip(judge_ranks, human_ranks))
+    spread = math.sqrt(sum((a - mean_judge) ** 2 for a in judge_ranks) * sum((b - mean_human) ** 2 for b in human_ranks))
+    return Agreement(
+        labelled=len(pairs),
+        rank_correlation=round(covariance / spread, 4) if spread else None,
+        mean_abs_error=round(sum(abs(a - b) for a, b in pairs) / len(pairs), 4),
+    )
 
 
 class _Evaluation:
@@ -550,8 +598,9 @@ class _Evaluation:
     async def _finish(self, result: ItemResult, stage: Stage) -> None:
         if result.error is not None:
             self._error(result.index, result.id, stage, result.error)
+        expected = result.item.expected if result.item is not None else {}
         for scorer_id, outcome in result.results.items():
-            self.aggregates[scorer_id].add(outcome)
+            self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
             if outcome.error is not None and outcome.error_stage == "scorer":
                 self._error(result.index, result.id, "scorer", outcome.error, scorer_id)
         if result.ok:
@@ -594,7 +643,7 @@ def _check_resume(store: Store, run: str, scorers: list[Scorer]) -> None:
     judges: their mean would describe neither."""
     versions = store.scorer_versions(run)
     for scorer in scorers:
-        now = (scorer.compiled.fingerprint, scorer.judge.config.model)
+        now = (scorer.compiled.fingerprint, scorer.judge.model)
         before = versions.get(scorer.id, set()) - {now}
         if before:
             scorer_hash, model = sorted(before, key=str)[0]
@@ -654,7 +703,7 @@ async def arun_evals(
                 await asyncio.to_thread(_check_resume, opened, name, listed)
             run_meta = {
                 **dict(meta or {}),
-                "scorers": {scorer.id: {"hash": scorer.compiled.fingerprint, "model": scorer.judge.config.model} for scorer in listed},
+                "scorers": {scorer.id: {"hash": scorer.compiled.fingerprint, "model": scorer.judge.model} for scorer in listed},
                 "concurrency": concurrency,
                 "thresholds": limits,
             }

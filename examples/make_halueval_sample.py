@@ -3,7 +3,7 @@
     python examples/make_halueval_sample.py path/to/halueval/qa_data.json > examples/halueval_qa.jsonl
 
 Takes every 500th row (20 rows) and alternates the answer judged: the right answer for
-even picks, the hallucinated one for odd picks, with the truth in `metadata.label`.
+even picks, the hallucinated one for odd picks, with the truth in `metadata.label` and as `expected` scores (for agreement).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ def main(path: str) -> None:
             "output": row["hallucinated_answer" if hallucinated else "right_answer"],
             "context": [row["knowledge"]],
             "metadata": {"label": "hallucinated" if hallucinated else "faithful", "source": f"HaluEval qa_data.json line {line + 1}"},
+            # The human label as the score a perfect hallucination scorer would give: all or nothing.
+            "expected": {"hallucination": 1 if hallucinated else 0},
         }
         print(json.dumps(item, ensure_ascii=False))
 

@@ -149,3 +149,15 @@ def test_ctrl_c_keeps_completed_items_and_the_same_run_resumes(judge: JudgeServe
     assert summary["counts"]["resumed"] == len(done) and summary["counts"]["completed"] == 12
     assert len(outputs_judged(judge)) == 12 - len(done)
     assert summary["scores"] == {"hallucination": 0.5}
+
+
+def test_the_summary_shows_agreement_with_human_scores(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = tmp_path / "labelled.jsonl"
+    rows = [{"id": str(n), "output": output, "context": ["c"], "expected": {"hallucination": human}} for n, (output, human) in enumerate([("ok", 0), ("WRONG", 1), ("ok. WRONG", 1)])]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "hallucination against human scores (3 labelled items): rank correlation 0.866 (1 = same order), mean absolute error 0.167" in " ".join(result.stdout.split())
+    as_json = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--run", "again", "--json"])
+    assert json.loads(as_json.stdout)["summary"]["hallucination"]["agreement"] == {"labelled": 3, "rank_correlation": 0.866, "mean_abs_error": 0.1667}

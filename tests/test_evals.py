@@ -349,3 +349,23 @@ async def test_async_core_and_sync_wrapper_inside_a_running_loop(judge: JudgeSer
     assert (await arun_evals(data, [create_hallucination_scorer()])).scores == {"hallucination": 1.0}
     # The sync wrapper also works from code that already runs an event loop.
     assert run_evals(data, [create_hallucination_scorer()]).scores == {"hallucination": 1.0}
+
+
+def test_agreement_with_human_scores_is_measured(judge: JudgeServer) -> None:
+    """What a prompt tuner reads after a change: does the judge order the items as humans do?"""
+    script_hallucination(judge)
+    labelled = [
+        {"id": "a", "output": "ok", "context": ["c"], "expected": {"hallucination": 0}},
+        {"id": "b", "output": "WRONG", "context": ["c"], "expected": {"hallucination": 1}},
+        {"id": "c", "output": "ok. WRONG", "context": ["c"], "expected": {"hallucination": 1}},
+        {"id": "d", "output": "ok. ok", "context": ["c"]},  # no human score: not counted
+    ]
+    agreement = run_evals(labelled, [create_hallucination_scorer()]).summary["hallucination"].agreement
+    assert agreement is not None
+    assert agreement.labelled == 3
+    assert agreement.rank_correlation == 0.866  # judge 0, 1, 0.5 against humans 0, 1, 1
+    assert agreement.mean_abs_error == round(0.5 / 3, 4)
+
+    inverted = [{**item, "expected": {"hallucination": 1 - item["expected"]["hallucination"]}} for item in labelled[:3]]
+    assert run_evals(inverted, [create_hallucination_scorer()]).summary["hallucination"].agreement.rank_correlation == -0.866
+    assert run_evals(labelled[3:], [create_hallucination_scorer()]).summary["hallucination"].agreement is None
