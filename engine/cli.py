@@ -35,6 +35,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for tools")]
+# The fields of one run, shared by `run` and `preview`.
+ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")]
+InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
+ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
+GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
+ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
 
 
 def one_line_errors(command: F) -> F:
@@ -104,6 +110,14 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def scorer_options(pairs: list[str] | None, context: list[str] | None) -> dict[str, Any]:
+    """`--option` pairs, plus the `--context` pieces as the `context` option."""
+    options = parse_options(pairs or [])
+    if context:
+        options["context"] = [str(read_value(piece)) for piece in context]
+    return options
+
+
 @app.command("list")
 @one_line_errors
 def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
@@ -129,25 +143,23 @@ def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None
 @app.command("run")
 @one_line_errors
 def run_scorer(
-    scorer: Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")],
+    scorer: ScorerArgument,
     output: Annotated[str, typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")],
-    input: Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")] = None,  # noqa: A002
-    context: Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")] = None,
-    ground_truth: Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")] = None,
+    input: InputOption = None,  # noqa: A002
+    context: ContextOption = None,
+    ground_truth: GroundTruthOption = None,
     model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")] = None,
+    option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Score one output and print the score and the reason."""
-    options = parse_options(option or [])
+    options = scorer_options(option, context)
     if scale is not None:
         options["scale"] = scale
-    if context:
-        options["context"] = [str(read_value(piece)) for piece in context]
     scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
     result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
     if as_json:
@@ -162,20 +174,18 @@ def run_scorer(
 @app.command("preview")
 @one_line_errors
 def preview_prompts(
-    scorer: Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")],
+    scorer: ScorerArgument,
     output: Annotated[str, typer.Option(help="A sample output; @file reads a file (a .json file may hold chat messages)")],
-    input: Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")] = None,  # noqa: A002
-    context: Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")] = None,
-    ground_truth: Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")] = None,
+    input: InputOption = None,  # noqa: A002
+    context: ContextOption = None,
+    ground_truth: GroundTruthOption = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")] = None,
+    option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show the exact prompts a scorer would send, without calling a judge."""
-    options = parse_options(option or [])
-    if context:
-        options["context"] = [str(read_value(piece)) for piece in context]
+    options = scorer_options(option, context)
     answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
     shown = preview(catalog, scorer, read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)

@@ -307,7 +307,7 @@ def as_reply(value: Any) -> Any:
     raise ValueError(f"the target returned a {type(value).__name__}; expected text or chat messages")
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     message = text[0] if text else ""
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
@@ -500,7 +500,7 @@ class _Evaluation:
             # the loop. If this task is cancelled meanwhile, the write still completes.
             await asyncio.to_thread(self.store.save, record)
         except Exception as exc:
-            self._error(record.item_index or 0, record.item_id, "store", _one_line(exc), record.scorer_id)
+            self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
 
     async def item(self, index: int, raw: Any) -> None:
         self.counts.items += 1
@@ -555,7 +555,7 @@ class _Evaluation:
         except asyncio.TimeoutError:
             return None, f"the target did not answer within {self.target_timeout:g}s"
         except Exception as exc:
-            return None, _one_line(exc)
+            return None, one_line(exc)
 
     def _record(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
@@ -587,7 +587,7 @@ class _Evaluation:
                     context=item.context,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only
-                message = str(exc) if isinstance(exc, ScorerError) else _one_line(exc)
+                message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
                 record = self._record(scorer, item, key, index, reply, started, error=message, stage="scorer")
             else:
                 record = self._record(scorer, item, key, index, reply, started, result=result)
@@ -616,7 +616,7 @@ class _Evaluation:
                 if inspect.isawaitable(returned):
                     await returned
             except Exception as exc:  # the callback's failure is the host's; the run goes on
-                self._error(result.index, result.id, "callback", _one_line(exc))
+                self._error(result.index, result.id, "callback", one_line(exc))
 
 
 def _validation_line(exc: ValidationError) -> str:
@@ -624,7 +624,7 @@ def _validation_line(exc: ValidationError) -> str:
     return f"{'.'.join(map(str, first['loc'])) or 'item'}: {first['msg']}"
 
 
-def _check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
+def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
     listed = [scorers] if isinstance(scorers, Scorer) else list(scorers)
     if not listed:
         raise ConfigError("run_evals needs at least one scorer")
@@ -683,7 +683,7 @@ async def arun_evals(
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
-    listed = _check_scorers(scorers)
+    listed = check_scorers(scorers)
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:

@@ -46,7 +46,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .errors import ConfigError, ScorerError
-from .evals import _check_scorers, _one_line, as_reply, result_record
+from .evals import check_scorers, one_line, as_reply, result_record
 from .messages import extract_tool_results
 from .scorer import Scorer
 from .store import ResultRecord, RunInfo, Store, open_store
@@ -130,7 +130,7 @@ class LiveScorer:
         keep: int = 1000,
         flush_at_exit: float = 5.0,
     ) -> None:
-        self.scorers = _check_scorers(scorers)
+        self.scorers = check_scorers(scorers)
         self.rates = _rates(sampling, self.scorers)
         if queue_size < 1 or concurrency < 1:
             raise ConfigError("queue_size and concurrency must be at least 1")
@@ -205,7 +205,7 @@ class LiveScorer:
             value = args[0] if args else next((kwargs[name] for name in _INPUT_KEYWORDS if name in kwargs), None)
             self.submit(as_reply(reply), input=value)
         except Exception as exc:  # whatever goes wrong here is ours, never the host's
-            logger.warning("live scoring could not take a reply: %s", _one_line(exc))
+            logger.warning("live scoring could not take a reply: %s", one_line(exc))
 
     # scoring -----------------------------------------------------------------------------
 
@@ -248,7 +248,7 @@ class LiveScorer:
             loop.call_soon_threadsafe(self._start, job)
         except Exception as exc:
             self._done()
-            logger.warning("live scoring could not start: %s", _one_line(exc))
+            logger.warning("live scoring could not start: %s", one_line(exc))
             return False
         return True
 
@@ -297,7 +297,7 @@ class LiveScorer:
         try:
             await asyncio.to_thread(self.store.begin_run, RunInfo(name=self.run, source="live"))
         except Exception as exc:
-            logger.warning("live scoring could not register run %r: %s", self.run, _one_line(exc))
+            logger.warning("live scoring could not register run %r: %s", self.run, one_line(exc))
 
     async def _context(self, job: _Job) -> tuple[list[str] | None, str | None]:
         if job.context is not None or self.get_context is None:
@@ -310,7 +310,7 @@ class LiveScorer:
                 raise TypeError(f"get_context returned {type(value).__name__}, expected a list of strings")
             return [piece if isinstance(piece, str) else json.dumps(piece, ensure_ascii=False, default=str) for piece in value], None
         except Exception as exc:
-            return None, f"get_context failed: {_one_line(exc)}"
+            return None, f"get_context failed: {one_line(exc)}"
 
     async def _one(self, scorer: Scorer, job: _Job, context: list[str] | None, failure: str | None) -> None:
         started = datetime.now(timezone.utc)
@@ -329,7 +329,7 @@ class LiveScorer:
                 result = await scorer.arun(job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context)
                 record = result_record(scorer, result=result, **common)
             except Exception as exc:
-                message = str(exc) if isinstance(exc, ScorerError) else _one_line(exc)
+                message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
                 record = result_record(scorer, error=message, error_stage="scorer", **common)
         with self._lock:
             if record.error is None:
@@ -344,14 +344,14 @@ class LiveScorer:
             try:
                 await asyncio.to_thread(self.store.save, record)
             except Exception as exc:
-                logger.warning("live scoring could not store a result of %s: %s", scorer.id, _one_line(exc))
+                logger.warning("live scoring could not store a result of %s: %s", scorer.id, one_line(exc))
         if self.on_result is not None:
             try:
                 returned = self.on_result(record)
                 if inspect.isawaitable(returned):
                     await returned
             except Exception as exc:
-                logger.warning("on_result failed for %s: %s", scorer.id, _one_line(exc))
+                logger.warning("on_result failed for %s: %s", scorer.id, one_line(exc))
 
     def _done(self) -> None:
         with self._idle:
