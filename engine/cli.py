@@ -144,7 +144,7 @@ def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None
 @one_line_errors
 def run_scorer(
     scorer: ScorerArgument,
-    output: Annotated[str, typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")],
+    output: Annotated[Optional[str], typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")] = None,
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
@@ -175,7 +175,7 @@ def run_scorer(
 @one_line_errors
 def preview_prompts(
     scorer: ScorerArgument,
-    output: Annotated[str, typer.Option(help="A sample output; @file reads a file (a .json file may hold chat messages)")],
+    output: Annotated[Optional[str], typer.Option(help="A sample output; @file reads a file (a .json file may hold chat messages)")] = None,
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,

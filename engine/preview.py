@@ -68,7 +68,7 @@ class GivenAnswers:
 def preview(
     catalog: Catalog,
     scorer_id: str,
-    output: Any,
+    output: Any = None,
     input: Any = None,  # noqa: A002
     ground_truth: Any = None,
     answers: Mapping[str, Any] | None = None,

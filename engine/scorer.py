@@ -148,7 +148,7 @@ class Scorer:
 
     def run(
         self,
-        output: Any,
+        output: Any = None,
         input: Any = None,  # noqa: A002 - the name users know from the run's fields
         ground_truth: Any = None,
         run_id: str | None = None,
@@ -159,7 +159,7 @@ class Scorer:
 
     async def arun(
         self,
-        output: Any,
+        output: Any = None,
         input: Any = None,  # noqa: A002
         ground_truth: Any = None,
         run_id: str | None = None,
@@ -176,7 +176,7 @@ class Scorer:
             output_text=assistant_text(output),
             input_text=role_text(input, "user") if input is not None else None,
         )
-        for field, value in (("input", input), ("ground_truth", ground_truth)):
+        for field, value in (("output", output), ("input", input), ("ground_truth", ground_truth)):
             if field in self.definition.requires and value is None:
                 raise RunInputError(f"{self.id} needs `{field}` for every run")
         run_context = _context_strings(context, "context") if context is not None else None
