@@ -317,17 +317,17 @@ def _validation_error(exc: ValidationError, data: Any, label: str, fallback_path
 
 def _merge(base: Any, override: Any, at_steps: bool = False) -> Any:
     """`extends`: mappings merge key by key; `steps` merge by step id; anything else replaces."""
-    if isinstance(base, Mapping) and isinstance(override, Mapping):
+    if isinstance(base, LocatedDict) and isinstance(override, LocatedDict):
         merged = LocatedDict({**base, **override})
-        merged.path, merged.line = getattr(override, "path", ""), getattr(override, "line", 0)
-        merged.key_lines = {**getattr(base, "key_lines", {}), **getattr(override, "key_lines", {})}
+        merged.place = override.place
+        merged.key_places = {**base.key_places, **override.key_places}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at_steps=key == "steps" and not at_steps)
         return merged
-    if at_steps and isinstance(base, list) and isinstance(override, list):
+    if at_steps and isinstance(base, LocatedList) and isinstance(override, LocatedList):
         steps = LocatedList(base)
-        steps.path, steps.line = getattr(override, "path", ""), getattr(override, "line", 0)
-        steps.item_lines = list(getattr(base, "item_lines", [0] * len(base)))
+        steps.place = override.place
+        steps.item_places = list(base.item_places)
         positions = {step.get("id"): index for index, step in enumerate(base) if isinstance(step, Mapping)}
         for index, step in enumerate(override):
             step_id = step.get("id") if isinstance(step, Mapping) else None
@@ -340,7 +340,7 @@ def _merge(base: Any, override: Any, at_steps: bool = False) -> Any:
                     line,
                 )
             steps[positions[step_id]] = _merge(base[positions[step_id]], step)
-            steps.item_lines[positions[step_id]] = getattr(override, "item_lines", steps.item_lines)[index]
+            steps.item_places[positions[step_id]] = override.item_places[index]
         return steps
     return override
 
@@ -353,7 +353,7 @@ class _Loader:
         self.fallback = fallback
         data = load_yaml(self.path)
         if not isinstance(data, Mapping):
-            raise ConfigError("a catalog must be a mapping with a `scorers:` key", self.path, getattr(data, "line", 1))
+            raise ConfigError("a catalog must be a mapping with a `scorers:` key", self.path, locate(data, [])[1])
         try:
             self.file = _CatalogFile.model_validate(data)
         except ValidationError as exc:
@@ -383,7 +383,7 @@ class _Loader:
         if base_id is None:
             return raw
         if base_id == scorer_id and scorer_id not in inherited:
-            raise ConfigError(f"scorers.{scorer_id}: extends itself", self.path, getattr(raw, "line", None))
+            raise ConfigError(f"scorers.{scorer_id}: extends itself", *locate(self.scorers, [scorer_id]))
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))
         merged = _merge(base, raw)
         del merged["extends"]

@@ -12,20 +12,23 @@ import yaml
 from .errors import ConfigError
 
 
-class LocatedDict(dict):
-    """A dict from YAML that knows its file, its own line and the line of each key (1-based)."""
+#: (file, 1-based line). Kept per key and per item, not per container, because `extends`
+#: merges a base scorer from one file with overrides from another.
+Place = tuple[str, int]
 
-    path: str
-    line: int
-    key_lines: dict[Any, int]
+
+class LocatedDict(dict):
+    """A dict from YAML that knows where it and each of its keys were written."""
+
+    place: Place
+    key_places: dict[Any, Place]
 
 
 class LocatedList(list):
-    """A list from YAML that knows its file, its own line and the line of each item (1-based)."""
+    """A list from YAML that knows where it and each of its items were written."""
 
-    path: str
-    line: int
-    item_lines: list[int]
+    place: Place
+    item_places: list[Place]
 
 
 class _LocatingLoader(yaml.SafeLoader):
@@ -34,9 +37,8 @@ class _LocatingLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
         self.flatten_mapping(node)
         mapping = LocatedDict()
-        mapping.path = node.start_mark.name
-        mapping.line = node.start_mark.line + 1
-        mapping.key_lines = {}
+        mapping.place = (node.start_mark.name, node.start_mark.line + 1)
+        mapping.key_places = {}
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
@@ -48,14 +50,13 @@ class _LocatingLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             mapping[key] = self.construct_object(value_node, deep=True)
-            mapping.key_lines[key] = key_node.start_mark.line + 1
+            mapping.key_places[key] = (key_node.start_mark.name, key_node.start_mark.line + 1)
         return mapping
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]
         items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
-        items.path = node.start_mark.name
-        items.line = node.start_mark.line + 1
-        items.item_lines = [child.start_mark.line + 1 for child in node.value]
+        items.place = (node.start_mark.name, node.start_mark.line + 1)
+        items.item_places = [(child.start_mark.name, child.start_mark.line + 1) for child in node.value]
         return items
 
 
@@ -90,16 +91,15 @@ def load_yaml(path: Path) -> Any:
 
 
 def locate(data: Any, loc: Sequence[Any]) -> tuple[str | None, int | None]:
-    """File and line of the deepest node along `loc` (a pydantic error location) that is
-    known. The file matters once definitions from two catalogs are merged by `extends`."""
-    path, line = getattr(data, "path", None), getattr(data, "line", None)
+    """File and line of the deepest node along `loc` (a pydantic error location) that is known."""
+    path, line = getattr(data, "place", (None, None))
     node = data
     for part in loc:
         if isinstance(node, LocatedDict) and part in node:
-            path, line = node.path, node.key_lines.get(part, line)
+            path, line = node.key_places.get(part, node.place)
             node = node[part]
         elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
-            path, line = node.path, node.item_lines[part]
+            path, line = node.item_places[part]
             node = node[part]
         else:
             break

@@ -241,3 +241,17 @@ def test_templates_cannot_reach_python_internals(tmp_path: Path, host: dict[str,
     with pytest.raises(ConfigError, match="politeness.j2:1: cannot render"):
         scorer.run(output="hi")
     assert judge.requests == []
+
+
+def test_places_in_a_merged_definition_name_the_file_each_key_came_from(tmp_path: Path) -> None:
+    from engine.catalog import _merge
+    from engine.yaml_source import load_yaml, locate
+
+    (tmp_path / "base.yaml").write_text("name: Base\njudge:\n  model: openai/a\n  temperature: 0\nsteps:\n  - id: one\n    prompt: a.j2\n  - id: two\n    prompt: b.j2\n")
+    (tmp_path / "host.yaml").write_text("\n\nname: Host\nsteps:\n  - id: two\n    prompt: c.j2\n")
+    merged = _merge(load_yaml(tmp_path / "base.yaml"), load_yaml(tmp_path / "host.yaml"))
+    assert locate(merged, ["name"]) == (str(tmp_path / "host.yaml"), 3)
+    assert locate(merged, ["judge"]) == (str(tmp_path / "base.yaml"), 2)
+    assert locate(merged, ["judge", "temperature"]) == (str(tmp_path / "base.yaml"), 4)
+    assert locate(merged, ["steps", 0, "prompt"]) == (str(tmp_path / "base.yaml"), 7)
+    assert locate(merged, ["steps", 1, "prompt"]) == (str(tmp_path / "host.yaml"), 6)
