@@ -40,7 +40,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError, ScorerError
-from .scorer import Scorer, ScoreResult
+from .scorer import Scorer, ScoreResult, context_strings
 from .store import ResultRecord, RunInfo, ScoreStats, Source, Stage, Store, open_store
 from .sync import run_sync
 
@@ -81,8 +81,7 @@ class EvalItem(BaseModel):
         if isinstance(value, str):
             return [value]
         if isinstance(value, (list, tuple)):
-            # Structured pieces (tool results, records) are judged as their JSON text.
-            return [piece if isinstance(piece, str) else json.dumps(piece, ensure_ascii=False, default=str) for piece in value]
+            return context_strings(value, "context")
         return value
 
     @classmethod

@@ -17,6 +17,7 @@ from instructor.core.exceptions import InstructorRetryException
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from .errors import ConfigError, JudgeError
+from .schemas import refusal
 
 StructuredMode = Literal["json_schema", "tools", "json", "md_json"]
 
@@ -230,10 +231,7 @@ def _describe(exc: BaseException, config: JudgeConfig) -> str:
         cause = exc.__cause__
     where = config.base_url or os.environ.get("OPENAI_BASE_URL") or config.provider
     if isinstance(cause, ValidationError):
-        first = cause.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        detail = first["msg"].removeprefix("Value error, ")
-        return f"the judge's answer failed validation after {attempts} attempt(s): {field + ': ' if field else ''}{detail}"
+        return f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     if isinstance(cause, openai.AuthenticationError):
         return f"the judge at {where} refused the API key (HTTP 401); check OPENAI_API_KEY or api_key"
     if isinstance(cause, openai.APIStatusError):

@@ -30,7 +30,6 @@ import asyncio
 import atexit
 import functools
 import inspect
-import json
 import logging
 import os
 import random
@@ -47,8 +46,8 @@ from pydantic import BaseModel, Field
 
 from .errors import ConfigError, ScorerError
 from .evals import check_scorers, one_line, as_reply, result_record
-from .messages import extract_tool_results
-from .scorer import Scorer
+from .messages import tool_result_context
+from .scorer import Scorer, context_strings
 from .store import ResultRecord, RunInfo, Store, open_store
 
 logger = logging.getLogger("engine.live")
@@ -95,14 +94,6 @@ def _rates(sampling: float | Mapping[str, float], scorers: list[Scorer]) -> dict
         if not 0.0 <= rate <= 1.0:
             raise ConfigError(f"sampling rate of {scorer_id} must be between 0 and 1, got {rate:g}")
     return rates
-
-
-def tool_result_context(output: Any) -> list[str]:
-    """Context strings from the tool results in a reply: one JSON object per result."""
-    return [
-        json.dumps({"tool": result["tool_name"], "result": result["result"]}, ensure_ascii=False, default=str)
-        for result in extract_tool_results(output)
-    ]
 
 
 class LiveScorer:
@@ -306,9 +297,7 @@ class LiveScorer:
             value = self.get_context(input=job.input, output=job.output)
             if inspect.isawaitable(value):
                 value = await value
-            if not isinstance(value, (list, tuple)):
-                raise TypeError(f"get_context returned {type(value).__name__}, expected a list of strings")
-            return [piece if isinstance(piece, str) else json.dumps(piece, ensure_ascii=False, default=str) for piece in value], None
+            return context_strings(value, "get_context's result"), None
         except Exception as exc:
             return None, f"get_context failed: {one_line(exc)}"
 

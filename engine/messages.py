@@ -186,6 +186,15 @@ def _unique(items: list[Any]) -> list[Any]:
     return unique
 
 
+def tool_result_context(messages: Any) -> list[str]:
+    """Context pieces from the tool results of a transcript: one JSON object
+    `{"tool": name, "result": result}` per result, what the agent based its answer on."""
+    return [
+        json.dumps({"tool": result["tool_name"], "result": result["result"]}, ensure_ascii=False, default=str)
+        for result in extract_tool_results(messages)
+    ]
+
+
 def extract_tool_calls(messages: Any) -> list[dict[str, Any]]:
     """Every tool call the assistant made, in order: `{tool_name, tool_call_id, args}`."""
     return [call.model_dump() for call in _calls_and_results(as_messages(messages))[0]]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from .catalog import Catalog
 from .errors import ConfigError
 from .judge import JudgeAnswer, Sampling
+from .schemas import refusal
 from .scorer import Scorer, ScoreResult
 from .sync import run_sync
 
@@ -59,10 +60,7 @@ class GivenAnswers:
         try:
             return JudgeAnswer(value=response_model.model_validate(answer), usage=None)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(map(str, first["loc"]))
-            detail = first["msg"].removeprefix("Value error, ")
-            raise ConfigError(f"the answer given for step {step!r} would be refused: {field + ': ' if field else ''}{detail}") from None
+            raise ConfigError(f"the answer given for step {step!r} would be refused: {refusal(exc)}") from None
 
 
 def preview(

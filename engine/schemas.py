@@ -94,6 +94,15 @@ class CompiledRule:
         return self._message.render(**variables)
 
 
+def refusal(error: ValidationError) -> str:
+    """Why an answer was refused, in one line: the field at fault (if any) and the reason,
+    a broken rule's message as the author wrote it."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"])
+    detail = first["msg"].removeprefix("Value error, ")
+    return f"{field}: {detail}" if field else detail
+
+
 def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
     return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
 

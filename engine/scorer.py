@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import ConfigError, RunInputError, ScorerError
 from .expressions import ExpressionError, plain
 from .judge import AsksJudge, TokenUsage
-from .messages import as_messages, assistant_text, extract_tool_calls, extract_tool_results, role_text
+from .messages import as_messages, assistant_text, extract_tool_calls, role_text, tool_result_context
 from .schemas import rule_failures, rule_scope
 from .sync import run_sync
 
@@ -106,7 +106,8 @@ class ScoreResult(BaseModel):
         return flat
 
 
-def _context_strings(value: Any, where: str) -> ContextList:
+def context_strings(value: Any, where: str) -> ContextList:
+    """Context pieces as strings: structured pieces (tool results, records) become their JSON."""
     if not isinstance(value, (list, tuple)):
         raise RunInputError(f"{where} must be a list of strings, got {type(value).__name__}")
     return [item if isinstance(item, str) else json.dumps(plain(item), ensure_ascii=False, default=str) for item in value]
@@ -122,7 +123,7 @@ class Scorer:
         if self.get_context is not None and not callable(self.get_context):
             raise ConfigError(f"{self.id}: option get_context must be a callable (run, step) -> list[str]")
         static = options.pop("context", None)
-        self.context: ContextList | None = _context_strings(static, f"{self.id}: option context") if static is not None else None
+        self.context: ContextList | None = context_strings(static, f"{self.id}: option context") if static is not None else None
         try:
             self.options = compiled.options_model.model_validate(options)
         except ValidationError as exc:
@@ -179,7 +180,7 @@ class Scorer:
         for field, value in (("output", output), ("input", input), ("ground_truth", ground_truth)):
             if field in self.definition.requires and value is None:
                 raise RunInputError(f"{self.id} needs `{field}` for every run")
-        run_context = _context_strings(context, "context") if context is not None else None
+        run_context = context_strings(context, "context") if context is not None else None
         if "context" in self.definition.requires and self.get_context is None:
             # Without get_context the context is already known: a run that has none fails
             # here, before the judge is paid for steps that come ahead of the context's use.
@@ -274,15 +275,15 @@ class Scorer:
                 raise
             except Exception as exc:
                 raise RunInputError(f"get_context failed in step {step_id!r}: {type(exc).__name__}: {exc}") from exc
-            return _context_strings(value, "get_context's result")
+            return context_strings(value, "get_context's result")
         if run_context is not None:
             return run_context
         if self.context is not None:
             return self.context
         if self.definition.context_from_tool_results:
-            results = extract_tool_results(run.output)
-            if results:
-                return [json.dumps({"tool": result["tool_name"], "result": result["result"]}, ensure_ascii=False, default=str) for result in results]
+            from_tools = tool_result_context(run.output)
+            if from_tools:
+                return from_tools
         if "context" in self.definition.requires:
             raise RunInputError(
                 f"{self.id} needs a context: pass options={{'context': [...]}} or a get_context callable "
