@@ -13,12 +13,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
-from .errors import ConfigError, JudgeError, RunInputError, ScorerError
-from .evals import Agreement, EvalItem, EvalResult, ItemResult, ScorerOutcome, arun_evals, read_jsonl, run_evals
-from .judge import JudgeConfig, TokenUsage
-from .live import LiveScorer, LiveStats, attach_scorers
-from .messages import assistant_text, extract_tool_calls, extract_tool_results
-from .scorer import Run, Scorer, ScoreResult, StepRecord
+from .errors import (
+    AnswerCutOffError,
+    ConfigError,
+    DataError,
+    InvalidAnswerError,
+    JudgeAuthenticationError,
+    JudgeError,
+    JudgeRateLimitError,
+    JudgeRequestError,
+    JudgeServerError,
+    JudgeTimeoutError,
+    JudgeUnreachableError,
+    RunInputError,
+    ScorerError,
+)
+from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
+from .runs import Agreement, EvalItem, EvalResult, ItemResult, LiveScorer, LiveStats, ScorerOutcome, arun_evals, attach_scorers, read_jsonl, run_evals
+from .scoring import Run, Scorer, ScoreResult, StepRecord
+from .scoring.transcripts import assistant_text, extract_tool_calls, extract_tool_results
 from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 
@@ -43,13 +56,24 @@ def create_hallucination_scorer(
 
 __all__ = [
     "Agreement",
+    "AnswerCutOffError",
     "Catalog",
     "ConfigError",
+    "DataError",
     "EvalItem",
     "EvalResult",
+    "InvalidAnswerError",
     "ItemResult",
+    "JudgeAuthenticationError",
     "JudgeConfig",
     "JudgeError",
+    "JudgeMiddleware",
+    "JudgeRateLimitError",
+    "JudgeRequest",
+    "JudgeRequestError",
+    "JudgeServerError",
+    "JudgeTimeoutError",
+    "JudgeUnreachableError",
     "LiveScorer",
     "LiveStats",
     "ResultRecord",

@@ -1,4 +1,9 @@
-"""The errors a user of the library can catch, each rendering as one readable line."""
+"""The errors a user of the library can catch, each rendering as one readable line.
+
+Catch by kind, as with httpx: `ConfigError` for what an author or a caller wrote wrong,
+`DataError` for a data file that cannot be read, `RunInputError` for values that do not
+fit a scorer, and `JudgeError` (with one subclass per way a judge call fails) for the model.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,9 @@ class ScorerError(Exception):
     """Base class for every error this package raises on purpose."""
 
 
-class ConfigError(ScorerError):
-    """A scorer definition, template, schema or option is wrong.
-
-    `path` and `line` point at the place to fix, when known.
-    """
+class PlacedError(ScorerError):
+    """An error about something written in a file: `path` and `line` point at the place to
+    fix, when known, and lead the message as FILE:LINE."""
 
     def __init__(self, message: str, path: str | Path | None = None, line: int | None = None) -> None:
         self.message = message
@@ -28,9 +31,26 @@ class ConfigError(ScorerError):
         return f"{where}: {self.message}"
 
 
+class ConfigError(PlacedError):
+    """A scorer definition, template, schema or option is wrong."""
+
+
+class DataError(PlacedError):
+    """A data file (items to score, an output read from a file) cannot be read as such."""
+
+
+class RunInputError(ScorerError):
+    """The values given to a run do not fit what the scorer needs (e.g. no input for a
+    scorer that judges relevance to the input)."""
+
+
+class ExpressionError(ScorerError):
+    """An author's expression failed while being evaluated (a missing field, a wrong type)."""
+
+
 class JudgeError(ScorerError):
-    """The judge model could not give a valid answer for a step (HTTP error, bad key, or
-    answers that kept failing validation after every re-ask)."""
+    """The judge model could not give a valid answer for a step. The subclasses say why, so
+    that a host can retry later on a rate limit but fix its key on an authentication error."""
 
     def __init__(self, message: str, step: str | None = None) -> None:
         self.message = message
@@ -41,6 +61,53 @@ class JudgeError(ScorerError):
         return self.message if self.step is None else f"step {self.step!r}: {self.message}"
 
 
-class RunInputError(ScorerError):
-    """The values given to a run do not fit what the scorer needs (e.g. no input for a
-    scorer that judges relevance to the input)."""
+class JudgeAuthenticationError(JudgeError):
+    """The provider refused the credentials (HTTP 401 or 403)."""
+
+
+class JudgeRateLimitError(JudgeError):
+    """The provider kept answering 429 after every retry."""
+
+
+class JudgeTimeoutError(JudgeError):
+    """The judge did not answer in time."""
+
+
+class JudgeUnreachableError(JudgeError):
+    """No connection to the judge could be made."""
+
+
+class JudgeRequestError(JudgeError):
+    """The provider refused the request itself (HTTP 400, 404, 422): an unknown model, an
+    unsupported response format or parameter. Sending it again cannot succeed."""
+
+
+class JudgeServerError(JudgeError):
+    """The provider kept failing (HTTP 5xx) after every retry."""
+
+
+class InvalidAnswerError(JudgeError):
+    """The judge's answers kept failing the step's schema or rules after every re-ask."""
+
+
+class AnswerCutOffError(JudgeError):
+    """The judge's answer stopped at its token limit before it was complete."""
+
+
+__all__ = [
+    "AnswerCutOffError",
+    "ConfigError",
+    "DataError",
+    "ExpressionError",
+    "InvalidAnswerError",
+    "JudgeAuthenticationError",
+    "JudgeError",
+    "JudgeRateLimitError",
+    "JudgeRequestError",
+    "JudgeServerError",
+    "JudgeTimeoutError",
+    "JudgeUnreachableError",
+    "PlacedError",
+    "RunInputError",
+    "ScorerError",
+]

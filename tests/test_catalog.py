@@ -127,9 +127,9 @@ def test_extends_overrides_a_prompt_and_an_option_default_without_copying(tmp_pa
 
 
 def test_definition_hash_changes_with_a_template(tmp_path: Path, host: dict[str, str]) -> None:
-    first = load_scorers(write(tmp_path, host)).compiled("politeness").fingerprint
+    first = load_scorers(write(tmp_path, host)).plan("politeness").fingerprint
     (tmp_path / "prompts/politeness.j2").write_text("Other wording {{ output | untrusted('output') }}")
-    second = load_scorers(tmp_path / "catalog.yaml").compiled("politeness").fingerprint
+    second = load_scorers(tmp_path / "catalog.yaml").plan("politeness").fingerprint
     assert first != second
 
 
@@ -244,8 +244,8 @@ def test_templates_cannot_reach_python_internals(tmp_path: Path, host: dict[str,
 
 
 def test_places_in_a_merged_definition_name_the_file_each_key_came_from(tmp_path: Path) -> None:
-    from engine.catalog import _merge
-    from engine.yaml_source import load_yaml, locate
+    from engine.catalog.source import _merge
+    from engine.catalog.source import load_yaml, locate
 
     (tmp_path / "base.yaml").write_text("name: Base\njudge:\n  model: openai/a\n  temperature: 0\nsteps:\n  - id: one\n    prompt: a.j2\n  - id: two\n    prompt: b.j2\n")
     (tmp_path / "host.yaml").write_text("\n\nname: Host\nsteps:\n  - id: two\n    prompt: c.j2\n")

@@ -61,8 +61,8 @@ def test_callback_gets_item_reply_and_step_results_and_may_be_async(judge: Judge
     assert item.output == "ok. WRONG"
     outcome = item.results["hallucination"]
     assert outcome.score == 0.5 and outcome.reason == "scripted reason"
-    assert outcome.steps["preprocess"] == {"claims": ["ok", "WRONG"]}
-    assert [verdict["verdict"] for verdict in outcome.steps["analyze"]["verdicts"]] == ["no", "yes"]
+    assert outcome.steps["preprocess"].result == {"claims": ["ok", "WRONG"]}
+    assert [verdict["verdict"] for verdict in outcome.steps["analyze"].result["verdicts"]] == ["no", "yes"]
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])

@@ -14,7 +14,7 @@ import pytest
 from judge_server import JudgeServer
 from scripted import copy_catalog, outputs_judged, script_hallucination
 
-from engine import ConfigError, LiveScorer, SQLiteStore, attach_scorers, create_hallucination_scorer, load_scorers
+from engine import ConfigError, LiveScorer, Run, SQLiteStore, attach_scorers, create_hallucination_scorer, load_scorers
 
 
 @pytest.fixture
@@ -150,8 +150,8 @@ def test_context_comes_from_the_tool_results_in_the_agents_messages(judge: Judge
 def test_get_context_gives_the_context_of_a_reply(judge: JudgeServer) -> None:
     script_hallucination(judge)
 
-    async def get_context(input: str, output: Any) -> list[str]:
-        return [f"facts about {input}"]
+    async def get_context(run: Run, step: str) -> list[str]:
+        return [f"facts about {run.input}"]
 
     agent = attach_scorers(lambda question: "ok", [create_hallucination_scorer()], get_context=get_context)
     agent("Paris")

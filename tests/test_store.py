@@ -26,14 +26,14 @@ def test_a_batch_result_is_persisted_with_everything_needed_to_audit_it(judge: J
     with SQLiteStore(tmp_path / "r.sqlite") as store:
         (saved,) = store.query(run="audit")
     assert (saved.run, saved.source, saved.item_id, saved.item_index) == ("audit", "batch", "q1", 0)
-    assert saved.scorer_id == "hallucination" and saved.scorer_hash == scorer.compiled.fingerprint
+    assert saved.scorer_id == "hallucination" and saved.scorer_hash == scorer.plan.fingerprint
     assert saved.model == "openai/gpt-4o-mini" and saved.direction == "lower_is_better"
     assert (saved.input, saved.output, saved.context, saved.ground_truth) == ("Who?", "ok. WRONG", ["the facts"], "x")
     assert saved.metadata == {"label": "hallucinated"}
     assert saved.score == 0.5 and saved.reason == "scripted reason" and saved.error is None
-    assert saved.steps["preprocess"]["result"] == {"claims": ["ok", "WRONG"]}
-    assert "<output>\nok. WRONG\n</output>" in saved.steps["preprocess"]["prompt"]
-    assert "the facts" in saved.steps["analyze"]["prompt"] and saved.steps["generate_reason"]["prompt"]
+    assert saved.steps["preprocess"].result == {"claims": ["ok", "WRONG"]}
+    assert "<output>\nok. WRONG\n</output>" in saved.steps["preprocess"].prompt
+    assert "the facts" in saved.steps["analyze"].prompt and saved.steps["generate_reason"].prompt
     # Three judge calls at 50 prompt + 10 completion tokens each (the test server's usage).
     assert (saved.prompt_tokens, saved.completion_tokens, saved.total_tokens) == (150, 30, 180)
     assert saved.latency_ms is not None and saved.latency_ms > 0

@@ -14,12 +14,15 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.rule import Rule
 from rich.table import Table
 
-from .catalog import Catalog, builtin_catalog, load_scorers
-from .errors import ConfigError, ScorerError
-from .preview import preview
+from ..catalog import Catalog, builtin_catalog, load_scorers
+from ..errors import ConfigError, ScorerError
+from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..scoring.preview import preview
+from ..store import RunSummary, ScoreStats, SQLiteStore
 
 app = typer.Typer(
     name="scorers",
@@ -165,7 +168,7 @@ def run_scorer(
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return
-    better = "lower is better" if scorer_object.definition.direction == "lower_is_better" else "higher is better"
+    better = "lower is better" if scorer_object.plan.direction == "lower_is_better" else "higher is better"
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
@@ -188,7 +191,7 @@ def preview_prompts(
     options = scorer_options(option, context)
     answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
-    shown = preview(catalog, scorer, read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
     if as_json:
         print(shown.model_dump_json(indent=2))
         return
@@ -200,8 +203,9 @@ def preview_prompts(
         console.print(prompt.prompt, markup=False, highlight=False, soft_wrap=True)
     console.print(Rule())
     if shown.needs_answer_for is not None:
-        step = next(step for step in catalog.compiled(scorer).steps if step.id == shown.needs_answer_for)
-        fields = list(step.answer_model.model_fields) if step.answer_model is not None else ["(free text)"]
+        step = catalog.plan(scorer).step(shown.needs_answer_for)
+        answer_model = getattr(step, "answer_model", None)
+        fields = list(answer_model.model_fields) if answer_model is not None else ["(free text)"]
         console.print(
             f"To render the steps after {step.id!r}, give its answer: --answer {step.id}='{{...}}' (fields: {', '.join(fields)})",
             markup=False,
@@ -215,12 +219,6 @@ def preview_prompts(
 
 
 # --- batch evaluation and stored results ---------------------------------------------------
-# (Clients of engine.evals and engine.store, like the commands above are of the scorer API.)
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn  # noqa: E402
-
-from .evals import EvalResult, ItemResult, default_run_name, run_evals  # noqa: E402
-from .store import RunSummary, ScoreStats, SQLiteStore  # noqa: E402
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"
 StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]

@@ -13,12 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .catalog import Catalog
-from .errors import ConfigError
-from .judge import JudgeAnswer, Sampling
-from .schemas import refusal
-from .scorer import Scorer, ScoreResult
-from .sync import run_sync
+from ..errors import ConfigError
+from ..formatting import refusal
+from ..judge import JudgeAnswer, JudgeRequest
+from ..sync import run_sync
+from .plan import ScorerPlan
+from .results import ScoreResult
+from .scorer import Scorer
 
 
 class PromptPreview(BaseModel):
@@ -47,9 +48,8 @@ class GivenAnswers:
         self.answers = dict(answers)
         self.prompts: list[PromptPreview] = []
 
-    async def ask(
-        self, messages: list[dict[str, str]], sampling: Sampling, step: str, response_model: type[BaseModel] | None = None
-    ) -> JudgeAnswer:
+    async def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        step, messages, response_model = request.step, request.messages, request.response_model
         system = next((m["content"] for m in messages if m["role"] == "system"), None)
         self.prompts.append(PromptPreview(step=step, system=system, prompt=messages[-1]["content"]))
         if step not in self.answers:
@@ -64,8 +64,7 @@ class GivenAnswers:
 
 
 def preview(
-    catalog: Catalog,
-    scorer_id: str,
+    plan: ScorerPlan,
     output: Any = None,
     input: Any = None,  # noqa: A002
     ground_truth: Any = None,
@@ -76,7 +75,7 @@ def preview(
     answer that `answers` (step id -> answer) does not hold; with every answer given, the
     preview also holds the score the scorer would compute."""
     judge = GivenAnswers(answers or {})
-    scorer = Scorer(catalog.compiled(scorer_id), judge, dict(options or {}))
+    scorer = Scorer(plan, judge, dict(options or {}))
     try:
         result = run_sync(scorer.arun(output, input=input, ground_truth=ground_truth))
     except _AnswerMissing as missing:

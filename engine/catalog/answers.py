@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 from jinja2 import TemplateSyntaxError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from .errors import ConfigError
-from .expressions import SAFE_GLOBALS, Expression, ExpressionError, plain
-from .yaml_source import line_of
+from ..errors import ConfigError, ExpressionError
+from ..formatting import plain
+from ..scoring.answer_scope import current_answer_scope
+from .expressions import Expression
+from .spec import Rule
+from .source import line_of
+from .templates import sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
 _ANNOTATION_KEYWORDS = {"title", "description", "examples", "default", "$comment"}
@@ -47,34 +48,7 @@ _CONSTRAINTS = {
     "pattern": "pattern",
 }
 
-_message_environment = ImmutableSandboxedEnvironment()
-_message_environment.globals.update(SAFE_GLOBALS)
-
-# The variables of the step being validated (earlier step results, options, ...). Set by
-# the scorer around each judge call, read by the rule validators. Kept out of Instructor's
-# own `context=` argument on purpose: Instructor renders the messages as Jinja templates
-# when given a context, and our messages contain user text that must never be rendered.
-_rule_variables: ContextVar[Mapping[str, Any] | None] = ContextVar("rule_variables", default=None)
-
-
-@contextmanager
-def rule_scope(variables: Mapping[str, Any]) -> Iterator[None]:
-    """Make `variables` visible to the rules of models validated inside the block."""
-    token = _rule_variables.set(variables)
-    try:
-        yield
-    finally:
-        _rule_variables.reset(token)
-
-
-class Rule(BaseModel):
-    """A check the judge's answer must pass, beyond its shape."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    check: str = Field(description="Expression over the answer's fields and earlier steps")
-    message: str = Field(description="Told to the judge when it fails (a template)")
-
+_message_environment = sandbox()
 
 class CompiledRule:
     def __init__(self, rule: Rule, where: str) -> None:
@@ -94,15 +68,6 @@ class CompiledRule:
         return self._message.render(**variables)
 
 
-def refusal(error: ValidationError) -> str:
-    """Why an answer was refused, in one line: the field at fault (if any) and the reason,
-    a broken rule's message as the author wrote it."""
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"])
-    detail = first["msg"].removeprefix("Value error, ")
-    return f"{field}: {detail}" if field else detail
-
-
 def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
     return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
 
@@ -118,7 +83,7 @@ def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str 
         return model
 
     def enforce_rules(self: BaseModel) -> BaseModel:
-        scope = _rule_variables.get()
+        scope = current_answer_scope()
         if scope is None:  # validated outside a run (e.g. a default at load time): no steps to compare
             return self
         failures = rule_failures(rules, {**scope, **plain(self.model_dump())})

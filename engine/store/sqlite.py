@@ -1,13 +1,4 @@
-"""Where results are kept: a small `Store` interface, and SQLite as the embedded default.
-
-Every score (batch or live) becomes one `ResultRecord`: what was judged, by which scorer
-definition (its fingerprint) and judge model, every step's prompt and answer, the score or
-the error, tokens, latency and timestamps. Runs are named; a batch run is resumable because
-its records are keyed by (run, item, scorer) and saved as they complete.
-
-This is the only module that talks to the database. A server database is added by writing
-another class with the methods of `Store`; the engine only ever sees the interface.
-"""
+"""Results in one SQLite file: the embedded default store."""
 
 from __future__ import annotations
 
@@ -19,123 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-Source = Literal["batch", "live"]
-Direction = Literal["higher_is_better", "lower_is_better"]
-RunStatus = Literal["running", "complete", "interrupted", "failed"]
-#: Where an error happened: the item could not be read, the target failed, the scorer
-#: (judge, inputs) failed, or the callback failed.
-Stage = Literal["item", "target", "scorer", "callback", "store"]
-
-
-class ResultRecord(BaseModel):
-    """One scorer's outcome for one item (or one live reply), as persisted."""
-
-    run: str
-    source: Source
-    item_id: str = Field(description="The item's `id`, else a stable hash of its content; a live run's id")
-    item_index: int | None = Field(default=None, description="Position in the batch's data")
-    scorer_id: str
-    scorer_hash: str | None = Field(default=None, description="Fingerprint of the scorer's YAML, templates and schemas")
-    model: str | None = None
-    direction: Direction = "higher_is_better"
-    score: float | None = None
-    reason: str | None = None
-    error: str | None = None
-    error_stage: Stage | None = None
-    input: Any = None
-    output: Any = None
-    context: list[str] | None = None
-    ground_truth: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    steps: dict[str, Any] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    latency_ms: float | None = None
-    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    finished_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.score is not None
-
-
-class RunInfo(BaseModel):
-    """A named run: batch runs are resumable under their name; live runs collect replies."""
-
-    name: str
-    source: Source = "batch"
-    status: RunStatus = "running"
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    updated_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    meta: dict[str, Any] = Field(default_factory=dict, description="What was run: data, scorers, models, concurrency, thresholds")
-
-
-class ScoreStats(BaseModel):
-    """Aggregates of one scorer's records in a run (errors are counted, not averaged)."""
-
-    scorer_id: str
-    direction: Direction = "higher_is_better"
-    count: int = 0
-    mean: float | None = None
-    min: float | None = None
-    max: float | None = None
-    errors: int = 0
-
-
-class RunSummary(RunInfo):
-    items: int = 0
-    scorers: list[ScoreStats] = Field(default_factory=list)
-
-
-@runtime_checkable
-class Store(Protocol):
-    """What the engine needs from a results store. Implementations must be safe to call
-    from several threads of one process."""
-
-    def begin_run(self, run: RunInfo) -> RunInfo:
-        """Create the run, or mark an existing one running again (keeping its records and its
-        creation time); returns the stored run."""
-        ...
-
-    def end_run(self, name: str, status: RunStatus) -> None: ...
-
-    def get_run(self, name: str) -> RunInfo | None: ...
-
-    def save(self, record: ResultRecord) -> None:
-        """Insert, or replace the record of the same (run, item_id, scorer_id)."""
-        ...
-
-    def item_records(self, run: str, item_id: str) -> list[ResultRecord]: ...
-
-    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
-        """Per scorer, the (scorer_hash, model) pairs of the run's successful records."""
-        ...
-
-    def query(
-        self,
-        run: str | None = None,
-        scorer: str | None = None,
-        source: Source | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        errors: bool | None = None,
-        worst_first: bool = False,
-        limit: int | None = None,
-    ) -> list[ResultRecord]: ...
-
-    def summary(self, run: str) -> list[ScoreStats]: ...
-
-    def runs(self) -> list[RunSummary]: ...
-
-    def close(self) -> None: ...
-
-
-# --- SQLite ------------------------------------------------------------------------------
+from ..errors import ConfigError
+from ..formatting import to_json
+from .base import ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
 
 _SCHEMA_VERSION = 1
 
@@ -190,10 +69,8 @@ _COLUMNS = (
 
 
 def _to_json(value: Any) -> str | None:
-    if value is None:
-        return None
     # Items may hold anything a host passes (dates, objects): stored as their text then.
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return None if value is None else to_json(value)
 
 
 def _from_json(text: str | None) -> Any:
@@ -233,7 +110,7 @@ class SQLiteStore:
             self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
             version = self._connection.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise RuntimeError(f"{path} was written by a newer version of llm-scorers (store schema {version})")
+                raise ConfigError(f"{path} was written by a newer version of llm-scorers (store schema {version}); upgrade llm-scorers to read it")
             with self._transaction() as db:
                 # Statement by statement: executescript() would commit the transaction that
                 # keeps two processes from creating the tables at once.
@@ -406,12 +283,3 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
-
-
-def open_store(store: Store | str | Path | None) -> Store | None:
-    """A store from what a caller passes: a Store, a SQLite file path, or None."""
-    if store is None or isinstance(store, Store):
-        return store
-    if isinstance(store, (str, Path)):
-        return SQLiteStore(store)
-    raise TypeError(f"store must be a Store or a SQLite file path, got {type(store).__name__}")

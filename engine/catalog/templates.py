@@ -1,4 +1,5 @@
-"""Where a prompt is rendered: the sandboxed Jinja environment for `prompts/*.j2`.
+"""Where a prompt is rendered: the one sandboxed, strict Jinja environment factory that
+prompts, reason templates, rule messages and expressions all use.
 
 Templates are author-written (trusted) text; everything a run brings (output, input,
 context, the judge's earlier answers) reaches them only as variables, never as template
@@ -15,12 +16,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError, meta
+from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError, meta
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .errors import ConfigError
-from .expressions import SAFE_GLOBALS
+from ..errors import ConfigError
+from ..formatting import to_json
+
+#: Functions available to every expression and template, beside Jinja's own filters.
+SAFE_GLOBALS: dict[str, Any] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "round": round,
+    "len": len,
+    "sum": sum,
+    "float": float,
+    "int": int,
+}
 
 _TAG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
@@ -42,9 +55,37 @@ def number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def to_json(value: Any) -> str:
-    """Compact JSON that keeps non-ASCII text readable (Jinja's `tojson` escapes HTML)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
+    """The Jinja environment of everything an author writes: sandboxed (no Python internals),
+    strict (an unknown name is an error, never an empty string), with the same globals and
+    filters everywhere, so a name that works in a prompt works in a rule message too."""
+    environment = ImmutableSandboxedEnvironment(
+        loader=loader,
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.globals.update(SAFE_GLOBALS)
+    environment.filters["untrusted"] = untrusted
+    environment.filters["json"] = to_json
+    environment.filters["number"] = number
+    return environment
+
+
+class CompiledPrompt:
+    """A template ready to render; rendering errors name the template's file and line."""
+
+    def __init__(self, template: Template) -> None:
+        self.template = template
+
+    def render(self, variables: Mapping[str, Any]) -> str:
+        try:
+            return self.template.render(**variables).strip()
+        except (UndefinedError, SecurityError, TypeError, ValueError) as exc:
+            filename = self.template.filename
+            raise ConfigError(f"cannot render: {exc}", filename, _template_line(exc.__traceback__, filename)) from None
 
 
 class PromptTemplates:
@@ -53,18 +94,7 @@ class PromptTemplates:
 
     def __init__(self, search_path: Sequence[Path]) -> None:
         self.search_path = [path for path in search_path if path.is_dir()]
-        self.environment = ImmutableSandboxedEnvironment(
-            loader=FileSystemLoader([str(path) for path in self.search_path]),
-            undefined=StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=False,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-        self.environment.globals.update(SAFE_GLOBALS)
-        self.environment.filters["untrusted"] = untrusted
-        self.environment.filters["json"] = to_json
-        self.environment.filters["number"] = number
+        self.environment = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:
@@ -73,7 +103,7 @@ class PromptTemplates:
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
-    def load(self, name: str, known_variables: Iterable[str], where: str) -> Template:
+    def load(self, name: str, known_variables: Iterable[str], where: str) -> CompiledPrompt:
         """Compile a template now, so syntax errors and unknown variables surface at load time
         with the template's file and line rather than in the middle of a run."""
         try:
@@ -97,12 +127,12 @@ class PromptTemplates:
                 path,
                 _first_line_mentioning(source, sorted(unknown)),
             )
-        return template
+        return CompiledPrompt(template)
 
-    def from_string(self, source: str, where: str) -> Template:
+    def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
         try:
-            return self.environment.from_string(source)
+            return CompiledPrompt(self.environment.from_string(source))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 
@@ -118,12 +148,6 @@ class PromptTemplates:
             parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
             pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
         return found
-
-    def render(self, template: Template, variables: Mapping[str, Any]) -> str:
-        try:
-            return template.render(**variables).strip()
-        except (UndefinedError, SecurityError, TypeError, ValueError) as exc:
-            raise ConfigError(f"cannot render: {exc}", template.filename, _template_line(exc.__traceback__, template.filename)) from None
 
 
 def _first_line_mentioning(source: str, names: Sequence[str]) -> int | None:

@@ -20,8 +20,9 @@ Where results go: the store (when given), `on_result(record)` (when given), and 
 `results` deque of recent records and the `stats` counters, so scoring is never silently
 lost for want of storage.
 
-The context of a reply comes from `get_context(input=..., output=...)` when given, else
-from the tool results in the reply's messages (for scorers without context of their own).
+The context of a reply comes from `get_context(run, step)` when given (the same signature
+as a scorer's own: `run.input` and `run.output` are the reply's), else from the tool results
+in the reply's messages (for scorers without context of their own).
 """
 
 from __future__ import annotations
@@ -44,15 +45,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .errors import ConfigError, ScorerError
-from .evals import check_scorers, one_line, as_reply, result_record
-from .messages import tool_result_context
-from .scorer import Scorer, context_strings
-from .store import ResultRecord, RunInfo, Store, open_store
+from ..errors import ConfigError, ScorerError
+from ..formatting import one_line
+from ..scoring import GetContext, Scorer
+from ..scoring.transcripts import tool_result_context
+from ..store import ResultRecord, RunInfo, Store, open_store
+from .batch import check_scorers
+from .records import result_record
+from .targets import as_reply
 
 logger = logging.getLogger("engine.live")
 
-LiveContext = Callable[..., list[str] | Awaitable[list[str]]]
 ResultCallback = Callable[[ResultRecord], None | Awaitable[None]]
 
 _INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
@@ -113,7 +116,7 @@ class LiveScorer:
         sampling: float | Mapping[str, float] = 1.0,
         store: Store | str | Path | None = None,
         run: str = "live",
-        get_context: LiveContext | None = None,
+        get_context: GetContext | None = None,
         on_result: ResultCallback | None = None,
         queue_size: int = 1000,
         concurrency: int = 4,
@@ -126,7 +129,7 @@ class LiveScorer:
         if queue_size < 1 or concurrency < 1:
             raise ConfigError("queue_size and concurrency must be at least 1")
         if get_context is not None and not callable(get_context):
-            raise ConfigError("get_context must be a callable (input, output) -> list[str]")
+            raise ConfigError("get_context must be a callable (run, step) -> list[str]")
         self.store = open_store(store)
         self._owns_store = self.store is not None and self.store is not store
         self.run = run
@@ -274,8 +277,7 @@ class LiveScorer:
             assert self._slots is not None
             async with self._slots:
                 await self._begin_run()
-                context, failure = await self._context(job)
-                await asyncio.gather(*(self._one(scorer, job, context, failure) for scorer in job.scorers))
+                await asyncio.gather(*(self._one(scorer, job) for scorer in job.scorers))
         except Exception:  # a bug of ours: logged, and the job still counts as done
             logger.exception("live scoring failed")
         finally:
@@ -290,20 +292,10 @@ class LiveScorer:
         except Exception as exc:
             logger.warning("live scoring could not register run %r: %s", self.run, one_line(exc))
 
-    async def _context(self, job: _Job) -> tuple[list[str] | None, str | None]:
-        if job.context is not None or self.get_context is None:
-            return job.context, None
-        try:
-            value = self.get_context(input=job.input, output=job.output)
-            if inspect.isawaitable(value):
-                value = await value
-            return context_strings(value, "get_context's result"), None
-        except Exception as exc:
-            return None, f"get_context failed: {one_line(exc)}"
-
-    async def _one(self, scorer: Scorer, job: _Job, context: list[str] | None, failure: str | None) -> None:
+    async def _one(self, scorer: Scorer, job: _Job) -> None:
         started = datetime.now(timezone.utc)
-        if context is None and scorer.context is None and scorer.get_context is None:
+        context = job.context
+        if context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
             # No context given and none of the scorer's own: the reply's tool results are
             # what the agent based its answer on.
             context = tool_result_context(job.output) or None
@@ -311,15 +303,14 @@ class LiveScorer:
             run=self.run, source="live", item_id=job.run_id, item_index=None, input=job.input, output=job.output,
             context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
         )  # fmt: skip
-        if failure is not None:
-            record = result_record(scorer, error=failure, error_stage="scorer", **common)
-        else:
-            try:
-                result = await scorer.arun(job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context)
-                record = result_record(scorer, result=result, **common)
-            except Exception as exc:
-                message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
-                record = result_record(scorer, error=message, error_stage="scorer", **common)
+        try:
+            result = await scorer.arun(
+                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
+            )
+            record = result_record(scorer, result=result, **common)
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
+            record = result_record(scorer, error=message, error_stage="scorer", **common)
         with self._lock:
             if record.error is None:
                 self.stats.scored[scorer.id] += 1

@@ -1,0 +1,169 @@
+"""Every word a scorer author may write, as pydantic models: the catalog file, a scorer,
+its steps of each kind, its judge settings, rules and reducers. Loading validates a catalog
+against these; `catalog_json_schema()` gives editors the same vocabulary.
+
+Nothing here compiles or runs anything.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..judge import Sampling
+
+RunField = Literal["output", "input", "context", "ground_truth"]
+
+#: Variables every template and expression of a run can use, beside earlier steps' ids.
+RUN_VARIABLES = ("output", "input", "context", "ground_truth", "options", "messages", "tool_calls")
+#: Set by the score step for the steps after it.
+SCORE_VARIABLES = ("score", "score_values")
+RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Rule(_Strict):
+    """A check the judge's answer must pass, beyond its shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str = Field(description="Expression over the answer's fields and earlier steps")
+    message: str = Field(description="Told to the judge when it fails (a template)")
+
+
+class ReducerSpec(_Strict):
+    """Turns the list found at `items` into one number.
+
+    - `ratio`: share of items for which `where` holds.
+    - `mean` / `sum` / `min` / `max`: of `value` computed per item.
+    - `count`: number of items for which `where` holds.
+    - `average_precision`: items are ranked; `where` marks the relevant ones; the mean of
+      precision@k over the ranks k of relevant items (0 when none is relevant).
+
+    `empty` is the number an empty list gives (a ratio of nothing is not defined otherwise).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reduce: Literal["ratio", "mean", "sum", "min", "max", "count", "average_precision"]
+    items: str = Field(description="Expression giving the list, e.g. analyze.verdicts")
+    where: str | None = Field(default=None, description="Condition per item, sees `item`")
+    value: str | None = Field(default=None, description="Number per item, sees `item`")
+    empty: float = 0.0
+
+
+class StepJudge(Sampling):
+    """Per-step changes to the scorer's judge settings."""
+
+    system: str | None = Field(default=None, description="Template of the system message")
+
+
+class JudgeSpec(StepJudge):
+    """The scorer's judge: default model, sampling, system instructions."""
+
+    model: str | None = Field(default=None, description="Default 'provider/model'")
+
+
+class _StepBase(_Strict):
+    id: str
+    skip_if: str | None = Field(default=None, description="Expression; when true the step is not run")
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        if not value.isidentifier():
+            raise ValueError(f"step id {value!r} must be an identifier (letters, digits, _)")
+        return value
+
+
+class LLMStep(_StepBase):
+    """Asks the judge with a rendered template; the answer must pass the schema."""
+
+    kind: Literal["llm"]
+    prompt: str = Field(description="Template under the prompts folder")
+    answer_schema: str = Field(alias="schema", description="Schema file under the schemas folder")
+    uses_context: bool = False
+    judge: StepJudge | None = None
+    rules: list[Rule] = Field(default_factory=list)
+    on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
+
+
+class ReasonStep(_StepBase):
+    """Asks the judge to explain the score; the result is text."""
+
+    kind: Literal["reason"]
+    prompt: str
+    answer_schema: str | None = Field(default=None, alias="schema", description="Must have a `reason` string")
+    uses_context: bool = False
+    judge: StepJudge | None = None
+    on_skip: str | None = Field(default=None, description="Template of the reason when skipped")
+
+
+class ScoreStep(_StepBase):
+    """Computes the score from earlier steps, without a model."""
+
+    kind: Literal["score"]
+    values: dict[str, Union[ReducerSpec, str]] = Field(default_factory=dict, description="Named values, in order")
+    score: str = Field(description="Expression of the final score")
+    round: int | None = Field(default=2, ge=0)
+    on_skip: float | None = None
+
+
+Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep], Field(discriminator="kind")]
+
+
+class ScorerDefinition(_Strict):
+    """One scorer, as written in a catalog."""
+
+    id: str
+    name: str
+    description: str
+    direction: Literal["higher_is_better", "lower_is_better"]
+    requires: list[RunField] = Field(default=["output"])
+    options: dict[str, Any] = Field(default_factory=dict, description="Option name: JSON Schema with default")
+    judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    context_from_tool_results: bool = Field(
+        default=False, description="With no context given, use the tool results found in the output messages"
+    )
+    option_rules: list[Rule] = Field(
+        default_factory=list,
+        description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "
+        "checked against the defaults at load time and against the given options when a scorer is created",
+    )
+    abstract: bool = Field(
+        default=False,
+        description="A base whose options are completed later (by a scorer that `extends` it, or at creation): "
+        "its option rules are not checked against its defaults at load time. Not inherited",
+    )
+    steps: list[Step]
+
+    @model_validator(mode="after")
+    def _check_steps(self) -> ScorerDefinition:
+        ids = [step.id for step in self.steps]
+        duplicates = sorted({step_id for step_id in ids if ids.count(step_id) > 1})
+        if duplicates:
+            raise ValueError(f"step ids must be unique: {', '.join(duplicates)}")
+        kinds = [step.kind for step in self.steps]
+        if kinds.count("score") != 1:
+            raise ValueError("a scorer needs exactly one step of kind 'score'")
+        if kinds.count("reason") > 1 or ("reason" in kinds and kinds.index("reason") < kinds.index("score")):
+            raise ValueError("a scorer has at most one 'reason' step, after the 'score' step")
+        for step in self.steps:
+            # The results of llm and reason steps become variables named by their id.
+            if step.kind != "score" and step.id in RESERVED_NAMES:
+                raise ValueError(f"step id {step.id!r} is a variable name already; avoid {sorted(RESERVED_NAMES)}")
+            if step.skip_if is not None and step.on_skip is None:
+                raise ValueError(f"step {step.id!r} has skip_if but no on_skip (what the step gives when skipped)")
+        return self
+
+
+class CatalogFile(_Strict):
+    """The top of a catalog file: where its prompts and schemas are, and its scorers."""
+
+    prompts: str = "prompts"
+    schemas: str = "schemas"
+    scorers: dict[str, dict[str, Any]]

@@ -1,0 +1,51 @@
+"""Small helpers every layer uses to turn values and failures into text: one way to dump
+JSON, one way to say an exception or a validation error in one line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+def plain(value: Any) -> Any:
+    """Pydantic models to dicts, recursively, so expressions and JSON see plain data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def to_json(value: Any, **options: Any) -> str:
+    """JSON that keeps non-ASCII text readable; objects it does not know become their text."""
+    return json.dumps(plain(value), ensure_ascii=False, default=str, **options)
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    return (text.strip().splitlines() or [""])[0][:limit]
+
+
+def one_line(exc: BaseException) -> str:
+    """`Kind: first line of the message` for an unexpected exception."""
+    message = first_line(str(exc), limit=1000)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def validation_line(exc: ValidationError, subject: str = "item") -> str:
+    """The first problem of a validation error as `field.path: message`."""
+    first = exc.errors()[0]
+    return f"{'.'.join(map(str, first['loc'])) or subject}: {first['msg']}"
+
+
+def refusal(exc: ValidationError) -> str:
+    """Why a judge's answer was refused, in one line: the field at fault (if any) and the
+    reason, a broken rule's message as the author wrote it."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"])
+    detail = first["msg"].removeprefix("Value error, ")
+    return f"{field}: {detail}" if field else detail

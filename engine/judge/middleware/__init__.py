@@ -1,0 +1,35 @@
+"""The judge's middleware chain: each cross-cutting concern of judge calls (a response
+cache, a rate limiter, a cost meter, a tracer) is one `JudgeMiddleware` that wraps the call,
+never a branch inside it. `Chain` puts them around a judge, outermost first, and is itself a
+judge, so every runner (batch, live, pytest, compare) gets the same behaviour."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest
+
+
+class Chain:
+    """A judge whose calls pass through `middleware` (the first listed sees a request first)."""
+
+    def __init__(self, judge: AsksJudge, middleware: Sequence[JudgeMiddleware]) -> None:
+        self.judge = judge
+        self.middleware = tuple(middleware)
+
+    @property
+    def model(self) -> str:
+        return self.judge.model
+
+    async def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        return await self._from(0)(request)
+
+    def _from(self, position: int) -> CallNext:
+        if position == len(self.middleware):
+            return self.judge.ask
+        middleware, call_next = self.middleware[position], self._from(position + 1)
+
+        async def call(request: JudgeRequest) -> JudgeAnswer:
+            return await middleware(request, call_next)
+
+        return call

@@ -1,0 +1,63 @@
+"""What a scorer asks of a judge, and what it gets back. Everything that stands between a
+scorer and a provider (the provider adapters, a preview's given answers, each middleware)
+speaks this protocol, so a cache or a limiter wraps a call without the scorer knowing."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from .config import Sampling
+
+
+class TokenUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One question for the judge: the rendered messages of a step, how to sample, and the
+    model its answer must validate against (None: free text)."""
+
+    messages: list[dict[str, str]]
+    sampling: Sampling
+    step: str
+    response_model: type[BaseModel] | None = None
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    value: Any
+    usage: TokenUsage | None = None
+
+
+class AsksJudge(Protocol):
+    """What a scorer needs from a judge."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def ask(self, request: JudgeRequest) -> JudgeAnswer: ...
+
+
+#: The rest of the chain, as a middleware sees it.
+CallNext = Callable[[JudgeRequest], Awaitable[JudgeAnswer]]
+
+
+class JudgeMiddleware(Protocol):
+    """One cross-cutting concern of judge calls (a cache, a limiter, a cost meter, a tracer):
+    it sees each request and decides whether and how to pass it on."""
+
+    async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer: ...

@@ -1,0 +1,376 @@
+"""Batch evaluation: score every item of a data set with several scorers, concurrently.
+
+    result = run_evals(
+        data="examples/halueval_qa.jsonl",        # a list, any iterable, or a JSONL path
+        scorers=[create_hallucination_scorer()],
+        target=agent,                             # optional: items without `output` need it
+        store="results.sqlite", run="nightly",    # optional: saved as it goes, resumable
+        thresholds={"hallucination": 0.2},        # optional: a pass/fail verdict for CI
+    )
+    result.scores        # {"hallucination": 0.15}: the mean per scorer id
+    result.passed        # True / False (None without thresholds)
+
+One bound (`concurrency`) limits how many target calls and scorer runs are in flight at
+once, over all items and scorers. Items are read lazily from the data, a bounded window
+ahead, so a JSONL file of any size streams in constant memory (keep_results=False also
+drops the per-item results and keeps only the aggregates). The per-item results keep the
+order of the input. A failing item (unreadable, target error, judge error) is recorded
+with its cause and never stops the others.
+
+With a store, every (item, scorer) result is saved the moment it completes. Running a run
+of the same name again (after a crash, Ctrl-C, or judge errors) loads what is saved and
+scores only what is missing; an item's identity is its `id`, else a hash of its content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ConfigError, ScorerError
+from ..formatting import one_line, validation_line
+from ..scoring import Scorer
+from ..store import ResultRecord, RunInfo, Stage, Store, open_store
+from ..sync import run_sync
+from .items import Data, EvalItem, UnreadableItem, data_source, numbered
+from .records import outcome_of, result_record
+from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
+from .stats import Aggregate
+from .targets import Target, as_reply, call_target
+
+logger = logging.getLogger("engine.evals")
+
+ItemCallback = Callable[[ItemResult], None | Awaitable[None]]
+
+
+class _Evaluation:
+    """One invocation of a batch run: reads items, scores them, records every outcome."""
+
+    def __init__(
+        self,
+        *,
+        scorers: list[Scorer],
+        target: Target | None,
+        on_item_complete: ItemCallback | None,
+        concurrency: int,
+        run: str,
+        store: Store | None,
+        resuming: bool,
+        thresholds: Mapping[str, float],
+        keep_results: bool,
+        target_timeout: float | None,
+    ) -> None:
+        self.scorers = scorers
+        self.target = target
+        self.on_item_complete = on_item_complete
+        self.run = run
+        self.store = store
+        self.resuming = resuming
+        self.keep_results = keep_results
+        self.target_timeout = target_timeout
+        # The one bound: every target call and every scorer run holds a slot while it runs.
+        self.slots = asyncio.Semaphore(concurrency)
+        self.aggregates = {scorer.id: Aggregate(scorer, thresholds.get(scorer.id)) for scorer in scorers}
+        self.counts = EvalCounts()
+        self.errors: list[EvalError] = []
+        self.items: dict[int, ItemResult] = {}
+
+    def _error(self, index: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
+        self.errors.append(EvalError(index=index, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
+        logger.warning("item %d (%s)%s: %s failed: %s", index, item_id or "unread", f" {scorer_id}" if scorer_id else "", stage, error)
+
+    async def _save(self, record: ResultRecord) -> None:
+        if self.store is None:
+            return
+        try:
+            # On a worker thread: a write waiting on another process's lock must not stall
+            # the loop. If this task is cancelled meanwhile, the write still completes.
+            await asyncio.to_thread(self.store.save, record)
+        except Exception as exc:
+            self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
+
+    async def item(self, index: int, raw: Any) -> None:
+        self.counts.items += 1
+        if isinstance(raw, UnreadableItem):
+            await self._finish(ItemResult(index=index, id=None, error=raw.message), "item")
+            return
+        try:
+            item = EvalItem.of(raw)
+        except (ValidationError, ValueError) as exc:
+            message = validation_line(exc) if isinstance(exc, ValidationError) else str(exc)
+            await self._finish(ItemResult(index=index, id=None, error=message), "item")
+            return
+        key = item.key
+        outcomes: dict[str, ScorerOutcome] = {}
+        stored_output: Any = None
+        if self.resuming and self.store is not None:
+            for record in await asyncio.to_thread(self.store.item_records, self.run, key):
+                if record.ok and record.scorer_id in self.aggregates:
+                    outcomes[record.scorer_id] = outcome_of(record, resumed=True)
+                if record.output is not None and record.error_stage != "target":
+                    stored_output = record.output
+        pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
+        result = ItemResult(index=index, id=key, item=item, output=stored_output, resumed=not pending)
+        if pending:
+            started = datetime.now(timezone.utc)
+            reply, error = await self._reply(item, stored_output)
+            result.output = reply
+            if error is not None:
+                result.error = error
+                for scorer in pending:
+                    record = self._record(scorer, item, key, index, reply, started, error=error, stage="target")
+                    await self._save(record)
+                    outcomes[scorer.id] = outcome_of(record)
+            else:
+                scored = await asyncio.gather(*(self._score(scorer, item, key, index, reply) for scorer in pending))
+                outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
+        # In the scorers' order, whatever order they finished or were loaded in.
+        result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
+        await self._finish(result, "target")
+
+    async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
+        if item.has_output:
+            return item.output, None
+        if stored_output is not None:  # the same reply the saved scorers judged
+            return stored_output, None
+        if self.target is None:
+            return None, "the item has no `output` and no target was given to produce one"
+        try:
+            async with self.slots:
+                reply = await asyncio.wait_for(call_target(self.target, item.input), self.target_timeout)
+            return as_reply(reply), None
+        except asyncio.TimeoutError:
+            return None, f"the target did not answer within {self.target_timeout:g}s"
+        except Exception as exc:
+            return None, one_line(exc)
+
+    def _record(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
+        error_stage = kwargs.pop("stage", None)
+        return result_record(
+            scorer,
+            run=self.run,
+            source="batch",
+            item_id=key,
+            item_index=index,
+            input=item.input,
+            output=reply,
+            context=item.context,
+            ground_truth=item.ground_truth,
+            metadata=item.metadata,
+            started_at=started,
+            error_stage=error_stage,
+            **kwargs,
+        )
+
+    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
+        async with self.slots:
+            started = datetime.now(timezone.utc)
+            try:
+                result = await scorer.arun(
+                    output=reply,
+                    input=item.input,
+                    ground_truth=item.ground_truth,
+                    run_id=f"{self.run}/{key}/{scorer.id}",
+                    context=item.context,
+                )
+            except Exception as exc:  # judge, inputs, or a bug: this item only
+                message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
+                record = self._record(scorer, item, key, index, reply, started, error=message, stage="scorer")
+            else:
+                record = self._record(scorer, item, key, index, reply, started, result=result)
+        self.counts.scored += 1
+        await self._save(record)
+        return outcome_of(record, result=None if record.error else result)
+
+    async def _finish(self, result: ItemResult, stage: Stage) -> None:
+        if result.error is not None:
+            self._error(result.index, result.id, stage, result.error)
+        expected = result.item.expected if result.item is not None else {}
+        for scorer_id, outcome in result.results.items():
+            self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
+            if outcome.error is not None and outcome.error_stage == "scorer":
+                self._error(result.index, result.id, "scorer", outcome.error, scorer_id)
+        if result.ok:
+            self.counts.completed += 1
+        else:
+            self.counts.failed += 1
+        self.counts.resumed += result.resumed
+        if self.keep_results:
+            self.items[result.index] = result
+        if self.on_item_complete is not None:
+            try:
+                returned = self.on_item_complete(result)
+                if inspect.isawaitable(returned):
+                    await returned
+            except Exception as exc:  # the callback's failure is the host's; the run goes on
+                self._error(result.index, result.id, "callback", one_line(exc))
+
+
+def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
+    listed = [scorers] if isinstance(scorers, Scorer) else list(scorers)
+    if not listed:
+        raise ConfigError("run_evals needs at least one scorer")
+    for scorer in listed:
+        if not isinstance(scorer, Scorer):
+            raise ConfigError(f"scorers must be Scorer objects (create_scorer(...)), got {type(scorer).__name__}")
+    ids = [scorer.id for scorer in listed]
+    duplicated = sorted({scorer_id for scorer_id in ids if ids.count(scorer_id) > 1})
+    if duplicated:
+        raise ConfigError(f"results are keyed by scorer id, and {', '.join(duplicated)} appears more than once")
+    return listed
+
+
+def _check_resume(store: Store, run: str, scorers: list[Scorer]) -> None:
+    """Refuse to mix, under one run name, scores from different scorer definitions or
+    judges: their mean would describe neither."""
+    versions = store.scorer_versions(run)
+    for scorer in scorers:
+        now = (scorer.plan.fingerprint, scorer.judge.model)
+        before = versions.get(scorer.id, set()) - {now}
+        if before:
+            scorer_hash, model = sorted(before, key=str)[0]
+            raise ConfigError(
+                f"run {run!r} already holds {scorer.id} scores from another definition or judge "
+                f"(definition {scorer_hash}, judge {model}; now {now[0]}, {now[1]}); "
+                "give this run a new name to score with the changed scorer"
+            )
+
+
+def default_run_name(prefix: str = "run") -> str:
+    return f"{prefix}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+async def arun_evals(
+    data: Data,
+    scorers: Sequence[Scorer] | Scorer,
+    target: Target | None = None,
+    on_item_complete: ItemCallback | None = None,
+    concurrency: int = 8,
+    *,
+    run: str | None = None,
+    store: Store | str | Path | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    keep_results: bool = True,
+    target_timeout: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> EvalResult:
+    """Score every item of `data` with every scorer; see the module docstring.
+
+    `store` (a Store or a SQLite path) saves each result as it completes under the run name
+    `run` (generated when omitted); an existing run of that name is resumed. `thresholds`
+    ({scorer_id: value}) give `passed`: the mean must be at most the value for
+    lower-is-better scorers, at least it otherwise. `on_item_complete(item_result)` (sync or
+    async) is called once per item, in completion order, also for items resumed from the
+    store (`resumed=True`). `meta` is stored with the run (e.g. where the data came from).
+    """
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    listed = check_scorers(scorers)
+    limits = dict(thresholds or {})
+    unknown = sorted(set(limits) - {scorer.id for scorer in listed})
+    if unknown:
+        raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
+    if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
+        raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
+    source = data_source(data)
+    opened = open_store(store)
+    owns_store = opened is not None and opened is not store
+    name = run or default_run_name()
+    started = time.perf_counter()
+    try:
+        resuming = False
+        if opened is not None:
+            resuming = await asyncio.to_thread(opened.get_run, name) is not None
+            if resuming:
+                await asyncio.to_thread(_check_resume, opened, name, listed)
+            run_meta = {
+                **dict(meta or {}),
+                "scorers": {scorer.id: {"hash": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "concurrency": concurrency,
+                "thresholds": limits,
+            }
+            await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
+        evaluation = _Evaluation(
+            scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
+            store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
+        )  # fmt: skip
+        status = "failed"
+        try:
+            await _drive(evaluation, source, concurrency)
+            status = "complete"
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "interrupted"
+            raise
+        finally:
+            if opened is not None:
+                opened.end_run(name, status)  # type: ignore[arg-type]
+    finally:
+        if owns_store:
+            assert opened is not None
+            opened.close()
+    summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in evaluation.aggregates.items()}
+    verdicts = [item.passed for item in summary.values() if item.passed is not None]
+    return EvalResult(
+        run=name,
+        store=str(getattr(opened, "path", opened)) if opened is not None else None,
+        scores={scorer_id: item.mean for scorer_id, item in summary.items()},
+        summary=summary,
+        counts=evaluation.counts,
+        errors=evaluation.errors,
+        items=[evaluation.items[index] for index in sorted(evaluation.items)],
+        passed=all(verdicts) if verdicts else None,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[Any], concurrency: int) -> None:
+    """Start items as they are read, at most a window of them at once: enough to keep every
+    slot busy, few enough that a huge data file is never held in memory."""
+    window = asyncio.Semaphore(concurrency * 2)
+    running: set[asyncio.Task[None]] = set()
+    failure: list[BaseException] = []
+
+    def done(task: asyncio.Task[None]) -> None:
+        running.discard(task)
+        window.release()
+        if not task.cancelled() and task.exception() is not None:
+            failure.append(task.exception())  # type: ignore[arg-type]
+
+    try:
+        async for index, raw in numbered(source):
+            await window.acquire()
+            if failure:
+                break
+            task = asyncio.create_task(evaluation.item(index, raw))
+            running.add(task)
+            task.add_done_callback(done)
+        if running:
+            await asyncio.wait(set(running))
+        if failure:  # item failures are recorded, so only a bug of ours gets here
+            raise failure[0]
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+def run_evals(
+    data: Data,
+    scorers: Sequence[Scorer] | Scorer,
+    target: Target | None = None,
+    on_item_complete: ItemCallback | None = None,
+    concurrency: int = 8,
+    **options: Any,
+) -> EvalResult:
+    """Sync wrapper of `arun_evals` (same arguments)."""
+    return run_sync(arun_evals(data, scorers, target, on_item_complete, concurrency, **options))

@@ -1,0 +1,139 @@
+"""Items to score, from data files or any iterable: validated one by one, numbered by their
+place in the data, with an identity that survives a re-run of the same data."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..errors import ConfigError, DataError
+from ..scoring import context_strings
+
+Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
+
+_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected")
+
+
+class EvalItem(BaseModel):
+    """One item of the data. Keys other than the known ones are kept as metadata."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: Any = None
+    output: Any = Field(default=None, description="A pre-computed reply: no target is called for this item")
+    context: list[str] | None = None
+    ground_truth: Any = None
+    id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expected: dict[str, float] = Field(
+        default_factory=dict, description="Human scores by scorer id, on the scorer's own scale: to measure agreement"
+    )
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, (list, tuple)):
+            return context_strings(value, "context")
+        return value
+
+    @classmethod
+    def of(cls, value: Any) -> EvalItem:
+        """An item from a dict (unknown keys → metadata), a bare string (the input), or an item."""
+        if isinstance(value, EvalItem):
+            return value
+        if isinstance(value, str):
+            return cls(input=value)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"an item must be an object with an `input` (or a string), got {type(value).__name__}")
+        known = {name: value[name] for name in _KNOWN_FIELDS if name in value}
+        extra = {name: item for name, item in value.items() if name not in _KNOWN_FIELDS}
+        if extra:
+            metadata = known.get("metadata")
+            if metadata is not None and not isinstance(metadata, Mapping):
+                raise ValueError("`metadata` must be an object")
+            known["metadata"] = {**extra, **(metadata or {})}
+        return cls.model_validate(known)
+
+    @property
+    def has_output(self) -> bool:
+        return "output" in self.model_fields_set and self.output is not None
+
+    @property
+    def key(self) -> str:
+        """The item's identity in a run: its `id`, else a hash of its content (so the same
+        item in a rerun of the data is recognised; identical items count as one)."""
+        if self.id is not None:
+            return self.id
+        content = self.model_dump(exclude={"id"}, exclude_none=True)
+        digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+        return f"sha256:{digest[:20]}"
+
+
+class UnreadableItem(BaseModel):
+    """A line of a data file that is not an item; recorded as that item's error."""
+
+    message: str
+
+
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    """Items of a JSONL file, one line at a time (blank lines skipped)."""
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield UnreadableItem(message=f"{path}:{number}: invalid JSON: {exc.msg}")
+
+
+def data_source(data: Data) -> Iterable[Any] | AsyncIterable[Any]:
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        if path.suffix in (".jsonl", ".ndjson"):
+            return read_jsonl(path)
+        if path.suffix == ".json":
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise DataError(f"cannot read {path}: {exc.strerror}") from None
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+            if not isinstance(loaded, list):
+                raise DataError("a .json data file must hold a list of items", path)
+            return loaded
+        raise ConfigError(f"data file {path} must be .jsonl (one item per line) or .json (a list of items)")
+    if isinstance(data, Mapping):
+        raise ConfigError("data must be a list or an iterable of items, not one item")
+    if not isinstance(data, (Iterable, AsyncIterable)):
+        raise ConfigError(f"data must be a list, an iterable or a JSONL path, got {type(data).__name__}")
+    return data
+
+
+async def numbered(source: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[tuple[int, Any]]:
+    index = 0
+    if isinstance(source, AsyncIterable):
+        async for value in source:
+            yield index, value
+            index += 1
+    else:
+        for value in source:
+            yield index, value
+            index += 1

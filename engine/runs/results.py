@@ -1,0 +1,95 @@
+"""What a batch run reports: per item and scorer an outcome, per run counts, errors with
+their causes, and summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..scoring import ScoreResult, StepRecord
+from ..store import ScoreStats, Stage
+from .items import EvalItem
+
+
+class ScorerOutcome(BaseModel):
+    """One scorer's result for one item: a score and reason, or the error that stopped it."""
+
+    scorer_id: str
+    score: float | None = None
+    reason: str | None = None
+    steps: dict[str, StepRecord] = Field(default_factory=dict, description="Each step's record (prompt, result, usage), by step id")
+    error: str | None = None
+    error_stage: Stage | None = None
+    resumed: bool = Field(default=False, description="Loaded from the store, scored by an earlier invocation")
+    total_tokens: int = 0
+    latency_ms: float | None = None
+    result: ScoreResult | None = Field(default=None, exclude=True, description="The full result (not for resumed ones)")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.score is not None
+
+
+class ItemResult(BaseModel):
+    """What `on_item_complete` receives: the item, the target's reply, the results by scorer id."""
+
+    index: int
+    id: str | None = Field(description="The item's key: its `id` or content hash (None when unreadable)")
+    item: EvalItem | None = None
+    output: Any = Field(default=None, description="The reply that was scored (the target's, or the item's own)")
+    results: dict[str, ScorerOutcome] = Field(default_factory=dict)
+    error: str | None = Field(default=None, description="Why no scorer could run (unreadable item, target failure)")
+    resumed: bool = Field(default=False, description="Every result was loaded from the store; nothing ran now")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(outcome.ok for outcome in self.results.values())
+
+
+class EvalError(BaseModel):
+    """One failure, with where it happened and why (one line)."""
+
+    index: int
+    item_id: str | None
+    scorer_id: str | None = None
+    stage: Stage
+    error: str
+
+
+class Agreement(BaseModel):
+    """How well a scorer agrees with the human scores (`expected`) of the items: what a
+    prompt tuner compares before and after changing a template."""
+
+    labelled: int = Field(description="Items with both a human score and a judge score")
+    rank_correlation: float | None = Field(
+        description="Spearman's rho between judge and human scores, -1..1 (None when either side is constant); "
+        "1 means the judge orders the items exactly as the humans do"
+    )
+    mean_abs_error: float = Field(description="Mean |judge score - human score|, on the scorer's scale")
+
+
+class ScorerSummary(ScoreStats):
+    threshold: float | None = None
+    passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
+    agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
+
+
+class EvalCounts(BaseModel):
+    items: int = 0
+    completed: int = Field(default=0, description="Items every scorer scored")
+    failed: int = Field(default=0, description="Items with at least one error")
+    resumed: int = Field(default=0, description="Items entirely loaded from the store")
+    scored: int = Field(default=0, description="Scorer runs done in this invocation")
+
+
+class EvalResult(BaseModel):
+    run: str
+    store: str | None = None
+    scores: dict[str, float | None] = Field(description="Mean score per scorer id (None: nothing scored)")
+    summary: dict[str, ScorerSummary]
+    counts: EvalCounts
+    errors: list[EvalError]
+    items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
+    passed: bool | None = Field(default=None, description="Every threshold met (None without thresholds)")
+    duration_s: float = 0.0

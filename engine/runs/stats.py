@@ -1,0 +1,83 @@
+"""Summaries of a run per scorer: running aggregates (no per-item memory), pass/fail
+against a threshold, and agreement with human scores."""
+
+from __future__ import annotations
+
+import math
+
+from ..scoring import Scorer
+from .results import Agreement, ScorerOutcome, ScorerSummary
+
+
+class Aggregate:
+    """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
+
+    def __init__(self, scorer: Scorer, threshold: float | None) -> None:
+        self.scorer = scorer
+        self.threshold = threshold
+        self.count = 0
+        self.total = 0.0
+        self.low = math.inf
+        self.high = -math.inf
+        self.errors = 0
+        self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
+
+    def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
+        if outcome.ok:
+            assert outcome.score is not None
+            if expected is not None:
+                self.labelled.append((outcome.score, expected))
+            self.count += 1
+            self.total += outcome.score
+            self.low = min(self.low, outcome.score)
+            self.high = max(self.high, outcome.score)
+        else:
+            self.errors += 1
+
+    def summary(self) -> ScorerSummary:
+        direction = self.scorer.plan.direction
+        mean = self.total / self.count if self.count else None
+        passed: bool | None = None
+        if self.threshold is not None:
+            # No score at all cannot pass: a CI gate must not turn green on a dead judge.
+            passed = mean is not None and (mean <= self.threshold if direction == "lower_is_better" else mean >= self.threshold)
+        return ScorerSummary(
+            scorer_id=self.scorer.id,
+            direction=direction,
+            count=self.count,
+            mean=mean,
+            min=self.low if self.count else None,
+            max=self.high if self.count else None,
+            errors=self.errors,
+            threshold=self.threshold,
+            passed=passed,
+            agreement=agreement_of(self.labelled) if self.labelled else None,
+        )
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def agreement_of(pairs: list[tuple[float, float]]) -> Agreement:
+    judge, human = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    judge_ranks, human_ranks = _ranks(judge), _ranks(human)
+    mean_judge, mean_human = sum(judge_ranks) / len(pairs), sum(human_ranks) / len(pairs)
+    covariance = sum((a - mean_judge) * (b - mean_human) for a, b in zip(judge_ranks, human_ranks))
+    spread = math.sqrt(sum((a - mean_judge) ** 2 for a in judge_ranks) * sum((b - mean_human) ** 2 for b in human_ranks))
+    return Agreement(
+        labelled=len(pairs),
+        rank_correlation=round(covariance / spread, 4) if spread else None,
+        mean_abs_error=round(sum(abs(a - b) for a, b in pairs) / len(pairs), 4),
+    )

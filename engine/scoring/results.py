@@ -1,0 +1,86 @@
+"""What a run returns: the run being scored (as `get_context` sees it), one record per step,
+and the score result. A step's record has one shape wherever it goes: in a score result,
+in a stored record and in an eval outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..judge import TokenUsage
+
+
+class Run(BaseModel):
+    """The run being scored, as `get_context` receives it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run_id: str
+    output: Any = Field(description="As given: text or a list of chat messages")
+    input: Any = None
+    ground_truth: Any = None
+    output_text: str = ""
+    input_text: str | None = None
+
+
+class StepRecord(BaseModel):
+    """What one step did: the prompt it sent, the validated answer it got, what it cost."""
+
+    id: str
+    kind: str
+    skipped: bool = False
+    system_prompt: str | None = None
+    prompt: str | None = None
+    result: Any = None
+    usage: TokenUsage | None = None
+    duration_ms: float = 0.0
+
+
+class ScoreResult(BaseModel):
+    """The outcome of one run. Besides the fields, `<step>_step_result` and `<step>_prompt`
+    read the result and prompt of any step (e.g. `preprocess_step_result`, `analyze_prompt`,
+    `generate_reason_prompt`)."""
+
+    run_id: str
+    scorer_id: str
+    scorer_hash: str = Field(description="Fingerprint of the definition, templates and schemas")
+    model: str
+    score: float
+    reason: str | None = None
+    steps: dict[str, StepRecord]
+    context: list[str] | None = Field(default=None, description="The context the steps were given (None: no step read one)")
+    duration_ms: float = 0.0
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Tokens of every judge call of the run, re-asks included."""
+        total = TokenUsage()
+        for record in self.steps.values():
+            if record.usage is not None:
+                total = total + record.usage
+        return total
+
+    def __getattr__(self, name: str) -> Any:
+        steps = self.__dict__.get("steps") or {}
+        for suffix, attribute in (("_step_result", "result"), ("_prompt", "prompt")):
+            step_id = name.removesuffix(suffix)
+            if name.endswith(suffix) and step_id in steps:
+                return getattr(steps[step_id], attribute)
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the contract's flat fields, then token usage per step."""
+        flat: dict[str, Any] = {"run_id": self.run_id, "scorer_id": self.scorer_id, "scorer_hash": self.scorer_hash, "model": self.model}
+        for record in self.steps.values():
+            if record.kind == "llm":
+                flat[f"{record.id}_step_result"] = record.result
+            if record.kind in ("llm", "reason"):
+                flat[f"{record.id}_prompt"] = record.prompt
+        flat["score"] = self.score
+        flat["reason"] = self.reason
+        usage = {record.id: record.usage.model_dump() for record in self.steps.values() if record.usage is not None}
+        flat["usage"] = {**usage, "total": self.usage.model_dump()}
+        flat["skipped_steps"] = [record.id for record in self.steps.values() if record.skipped]
+        flat["duration_ms"] = round(self.duration_ms, 1)
+        return flat

@@ -1,0 +1,219 @@
+"""Where a run happens and a score is computed: a Scorer runs the steps of one plan for one
+output and returns a ScoreResult.
+
+The scorer knows kinds of steps (judge, score, reason), never particular scorers: what a
+step asks, how its answer is checked and how the score is reduced all come from the plan.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ConfigError, ExpressionError, RunInputError
+from ..formatting import plain, to_json
+from ..judge import AsksJudge, JudgeRequest
+from ..sync import run_sync
+from .answer_scope import answer_scope
+from .context import ContextList, ContextSources, GetContext, context_strings
+from .plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
+from .results import Run, ScoreResult, StepRecord
+from .transcripts import as_messages, assistant_text, extract_tool_calls, role_text
+
+
+class Scorer:
+    """A scorer created from a plan, a judge and options."""
+
+    def __init__(self, plan: ScorerPlan, judge: AsksJudge, options: dict[str, Any]) -> None:
+        self.plan = plan
+        self.judge = judge
+        get_context: GetContext | None = options.pop("get_context", None)
+        if get_context is not None and not callable(get_context):
+            raise ConfigError(f"{self.id}: option get_context must be a callable (run, step) -> list[str]")
+        static = options.pop("context", None)
+        self.context: ContextList | None = context_strings(static, f"{self.id}: option context") if static is not None else None
+        self.get_context = get_context
+        self.contexts = ContextSources(self.id, self.context, get_context, plan.context_from_tool_results, "context" in plan.requires)
+        try:
+            self.options = plan.options_model.model_validate(options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = ".".join(map(str, first["loc"]))
+            known = ", ".join(["context", "get_context", *plan.options_model.model_fields])
+            detail = f"unknown option (known: {known})" if first["type"] == "extra_forbidden" else first["msg"]
+            raise ConfigError(f"{self.id}: option {name}: {detail} (got {first.get('input')!r})") from None
+        failures = [message for rule in plan.option_rules if (message := rule.failure({"options": self.options.model_dump()}))]
+        if failures:
+            raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
+
+    @property
+    def id(self) -> str:
+        return self.plan.id
+
+    def __repr__(self) -> str:
+        return f"Scorer({self.id!r}, model={self.judge.model!r})"
+
+    def run(
+        self,
+        output: Any = None,
+        input: Any = None,  # noqa: A002 - the name users know from the run's fields
+        ground_truth: Any = None,
+        run_id: str | None = None,
+        context: list[str] | None = None,
+        get_context: GetContext | None = None,
+    ) -> ScoreResult:
+        """Score one output (sync wrapper of `arun`)."""
+        return run_sync(self.arun(output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context))
+
+    async def arun(
+        self,
+        output: Any = None,
+        input: Any = None,  # noqa: A002
+        ground_truth: Any = None,
+        run_id: str | None = None,
+        context: list[str] | None = None,
+        get_context: GetContext | None = None,
+    ) -> ScoreResult:
+        """Score one output. `output` is text or chat messages. `context` and `get_context`
+        are for this run only: `get_context` wins over the scorer's own, and `context` is
+        used when there is none, before the scorer's static context."""
+        started = time.perf_counter()
+        run = Run(
+            run_id=run_id or str(uuid.uuid4()),
+            output=output,
+            input=input,
+            ground_truth=ground_truth,
+            output_text=assistant_text(output),
+            input_text=role_text(input, "user") if input is not None else None,
+        )
+        for field, value in (("output", output), ("input", input), ("ground_truth", ground_truth)):
+            if field in self.plan.requires and value is None:
+                flag = field.replace("_", "-")
+                raise RunInputError(
+                    f"{self.id} needs `{field}` for every run: give --{flag} on the command line, "
+                    f"{field}=... in Python, or the `{field}` field of each item in a data file"
+                )
+        run_context = context_strings(context, "context") if context is not None else None
+        if "context" in self.plan.requires and get_context is None and self.get_context is None:
+            # Without get_context the context is already known: a run that has none fails
+            # here, before the judge is paid for steps that come ahead of the context's use.
+            await self.contexts.resolve("", run, run_context)
+        variables: dict[str, Any] = {
+            "output": run.output_text,
+            "input": run.input_text,
+            "ground_truth": ground_truth if ground_truth is None or isinstance(ground_truth, str) else to_json(ground_truth),
+            "options": self.options.model_dump(),
+            "messages": plain(as_messages(output)),
+            "tool_calls": extract_tool_calls(output),
+        }
+        records: dict[str, StepRecord] = {}
+        score: float | None = None
+        reason: str | None = None
+        used_context: ContextList | None = None
+        for step in self.plan.steps:
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables)
+            records[step.id] = record
+            used_context = step_context or used_context
+            if isinstance(step, ScoreStepPlan):
+                score = record.result["score"]
+                variables["score"] = score
+                variables["score_values"] = {name: value for name, value in record.result.items() if name != "score"}
+            else:
+                variables[step.id] = record.result
+            if isinstance(step, ReasonStepPlan):
+                reason = record.result
+        assert score is not None  # a plan has exactly one score step
+        return ScoreResult(
+            run_id=run.run_id,
+            scorer_id=self.id,
+            scorer_hash=self.plan.fingerprint,
+            model=self.judge.model,
+            score=score,
+            reason=reason,
+            steps=records,
+            context=used_context,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    async def _run_step(
+        self, step: AnyStepPlan, run: Run, run_context: ContextList | None, get_context: GetContext | None, variables: dict[str, Any]
+    ) -> tuple[StepRecord, ContextList | None]:
+        """The step's record, and the context it was given (None when it read none)."""
+        started = time.perf_counter()
+        scope = dict(variables)
+        # The context is resolved (get_context called) only for steps that use it, and only
+        # once the step is known to run, unless its skip condition itself reads the context.
+        if step.uses_context and step.skip_if is not None and "context" in step.skip_if.names:
+            scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
+        if step.skip_if is not None and self._evaluate(step.skip_if, scope):
+            return StepRecord(id=step.id, kind=step.kind, skipped=True, result=self._skipped_result(step, scope)), scope.get("context")
+        if step.uses_context and "context" not in scope:
+            scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
+
+        if isinstance(step, ScoreStepPlan):
+            values = self._score(step, scope)
+            return StepRecord(id=step.id, kind="score", result=values, duration_ms=(time.perf_counter() - started) * 1000), None
+
+        system_prompt = step.system.render(scope) if step.system is not None else None
+        prompt = step.prompt.render(scope)
+        messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
+        with answer_scope(scope):
+            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model))
+        result: Any = _reason_text(answer.value) if isinstance(step, ReasonStepPlan) else plain(answer.value)
+        record = StepRecord(
+            id=step.id,
+            kind=step.kind,
+            system_prompt=system_prompt,
+            prompt=prompt,
+            result=result,
+            usage=answer.usage,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return record, scope.get("context")
+
+    def _skipped_result(self, step: AnyStepPlan, scope: Mapping[str, Any]) -> Any:
+        if isinstance(step, ReasonStepPlan):
+            assert step.on_skip is not None  # the spec requires on_skip with skip_if
+            return step.on_skip.render(scope)
+        if isinstance(step, ScoreStepPlan):
+            assert step.on_skip is not None
+            return {"score": float(step.on_skip)}
+        assert isinstance(step, JudgeStepPlan)
+        return plain(step.on_skip)
+
+    def _evaluate(self, expression: Evaluable, scope: Mapping[str, Any]) -> Any:
+        try:
+            return expression(scope)
+        except ExpressionError as exc:
+            raise ConfigError(f"{self.id}: {exc}") from None
+
+    def _score(self, step: ScoreStepPlan, scope: dict[str, Any]) -> dict[str, float]:
+        values: dict[str, float] = {}
+        for name, compute in step.values.items():
+            values[name] = self._evaluate(compute, {**scope, **values})
+        score = self._evaluate(step.score, {**scope, **values})
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise ConfigError(f"{self.id}.{step.id}: score expression gave {score!r}, not a number")
+        return {**values, "score": round(float(score), step.round) if step.round is not None else float(score)}
+
+
+def _reason_text(value: Any) -> str:
+    """A reason is text: a `{reason}` answer is unwrapped, and so is a model that answered a
+    free-text request with a JSON object holding a `reason`."""
+    if isinstance(value, BaseModel):
+        return str(getattr(value, "reason", ""))
+    text = str(value).strip()
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(parsed, dict) and isinstance(parsed.get("reason"), str):
+            return str(parsed["reason"])
+    return text
