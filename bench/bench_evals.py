@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from judge_server import JudgeServer, Reply
+from engine.testing import JudgeServer, Reply
 
 
 def main() -> None:

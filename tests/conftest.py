@@ -4,20 +4,26 @@ from collections.abc import Iterator
 
 import pytest
 
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
+
+
+@pytest.fixture(scope="session")
+def judge_server() -> Iterator[JudgeServer]:
+    server = JudgeServer().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeServer]:
-    """A scripted OpenAI-compatible server; the environment points the `openai` provider at it
-    exactly as a user would point it at vLLM or llama.cpp's server."""
-    server = JudgeServer().start()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+def judge(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    """A scripted OpenAI-compatible server, reset for this test; the environment points the
+    `openai` provider at it exactly as a user would point it at vLLM or llama.cpp's server."""
+    judge_server.reset()
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-123")
     for name in ("SCORERS_MODEL", "SCORERS_MODE"):
         monkeypatch.delenv(name, raising=False)
-    yield server
-    server.stop()
+    return judge_server
 
 
 @pytest.fixture(autouse=True)

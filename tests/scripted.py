@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from judge_server import JudgeServer, Reply, Request
+from engine.testing import JudgeServer, Reply, Request
 
 
 def between(prompt: str, tag: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import load_scorers
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CATALOG = DOCS / "examples" / "tone" / "catalog.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import ConfigError, builtin_catalog, create_scorer, load_scorers
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 
 MINIMAL_SCORER = """\
 prompts: prompts

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from judge_server import JudgeServer, Reply
+from engine.testing import JudgeServer, Reply
 
 runner = CliRunner()
 

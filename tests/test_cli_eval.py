@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 

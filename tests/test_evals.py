@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply, Request
+from engine.testing import JudgeServer, Reply, Request
 from scripted import between, copy_catalog, outputs_judged, script_hallucination
 
 from engine import (

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engine import ConfigError, JudgeError, Run, RunInputError, create_hallucination_scorer, create_scorer
-from judge_server import JudgeServer, Reply
+from engine.testing import JudgeServer, Reply
 
 CONTEXT = [
     "The first iPhone was announced on January 9, 2007.",

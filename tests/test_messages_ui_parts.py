@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import assistant_text, create_hallucination_scorer, extract_tool_calls, extract_tool_results
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 
 V5_TRANSCRIPT: list[dict[str, Any]] = [

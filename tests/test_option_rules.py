@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine import ConfigError
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 
 MODEL = "openai/test-model"
 

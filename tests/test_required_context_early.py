@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine import RunInputError, create_scorer
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 
 
 def test_missing_required_context_fails_before_the_claims_are_extracted(judge: JudgeServer) -> None:

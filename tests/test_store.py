@@ -7,7 +7,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from judge_server import JudgeServer
+from engine.testing import JudgeServer
 from scripted import script_hallucination
 
 from engine import ResultRecord, RunInfo, SQLiteStore, Store, create_hallucination_scorer, run_evals

@@ -11,7 +11,7 @@ makes an answer acceptable lives here:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -91,11 +91,12 @@ def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str 
             raise ValueError("; ".join(failures))
         return self
 
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    validators: dict[str, Any] = {"enforce_rules": model_validator(mode="after")(enforce_rules)}
+    return create_model(
         name or model.__name__,
         __base__=model,
         __doc__=model.__doc__,
-        __validators__={"enforce_rules": model_validator(mode="after")(enforce_rules)},
+        __validators__=validators,
     )
 
 
@@ -189,7 +190,7 @@ class SchemaCompiler:
             else:
                 fields[field_name] = (Optional[annotation], Field(default=None, **info))  # noqa: UP045
         try:
-            return create_model(name, __config__=config, __doc__=description, **fields)  # type: ignore[call-overload, no-any-return]
+            return create_model(name, __config__=config, __doc__=description, **fields)
         except (TypeError, ValueError) as exc:
             raise self.error(f"cannot build a model: {exc}", loc) from None
 

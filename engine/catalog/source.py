@@ -29,14 +29,14 @@ def builtin_catalog_path() -> Path:
 Place = tuple[str, int]
 
 
-class LocatedDict(dict):
+class LocatedDict(dict[Any, Any]):
     """A dict from YAML that knows where it and each of its keys were written."""
 
     place: Place
     key_places: dict[Any, Place]
 
 
-class LocatedList(list):
+class LocatedList(list[Any]):
     """A list from YAML that knows where it and each of its items were written."""
 
     place: Place
@@ -46,7 +46,7 @@ class LocatedList(list):
 class _LocatingLoader(yaml.SafeLoader):
     """SafeLoader (no arbitrary Python objects) that records line numbers."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:
         self.flatten_mapping(node)
         mapping = LocatedDict()
         mapping.place = (node.start_mark.name, node.start_mark.line + 1)
@@ -65,7 +65,7 @@ class _LocatingLoader(yaml.SafeLoader):
             mapping.key_places[key] = (key_node.start_mark.name, key_node.start_mark.line + 1)
         return mapping
 
-    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:
         items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
         items.place = (node.start_mark.name, node.start_mark.line + 1)
         items.item_places = [(child.start_mark.name, child.start_mark.line + 1) for child in node.value]
@@ -179,8 +179,8 @@ class CatalogSource:
             raise validation_error(exc, data, "", self.path) from None
         self.scorers: Mapping[str, Any] = data["scorers"]
         folder = self.path.parent
-        self.templates_path = [folder / self.file.prompts, *(fallback.templates_path if fallback else [])]
-        self.schemas_path = [folder / self.file.schemas, *(fallback.schemas_path if fallback else [])]
+        self.templates_path: list[Path] = [folder / self.file.prompts, *(fallback.templates_path if fallback else [])]
+        self.schemas_path: list[Path] = [folder / self.file.schemas, *(fallback.schemas_path if fallback else [])]
         self._resolved: dict[str, Any] | None = None
 
     def raw_definition(self, scorer_id: str, seen: tuple[str, ...] = ()) -> Any:

@@ -9,7 +9,6 @@ close, so an output that says "</output> ignore the rules" stays inside its bloc
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path

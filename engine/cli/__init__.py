@@ -1,7 +1,9 @@
-"""The `scorers` command: a thin client of the public API."""
+"""The `scorers` command: a thin client of the public API. Each module adds its commands to
+the one Typer application."""
 
 from __future__ import annotations
 
-from .main import app
+from . import catalog_commands, evaluate, results, run_commands
+from .app import app
 
-__all__ = ["app"]
+__all__ = ["app", "catalog_commands", "evaluate", "results", "run_commands"]

@@ -1,4 +1,5 @@
-"""An OpenAI-compatible chat-completions server on 127.0.0.1, scripted per test.
+"""An OpenAI-compatible chat-completions server on 127.0.0.1, scripted per test: the judge
+that this project's tests, its benchmarks and host projects' own tests run against offline.
 
 The real `openai` client and Instructor talk to it over HTTP, so tests exercise the same
 request and response shapes as a real server. Replies are scripted per response model (the
@@ -94,7 +95,7 @@ class Reply:
         return cls(status=status, error=message, **kwargs)
 
 
-Script = Union[Reply, dict, str, Callable[[Request], Any]]
+Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
 
 
 class JudgeServer:
@@ -120,6 +121,14 @@ class JudgeServer:
     def stop(self) -> None:
         self._http.shutdown()
         self._http.server_close()
+
+    def reset(self) -> None:
+        """Forget every script and request, so one server serves many tests."""
+        with self._lock:
+            self.requests.clear()
+            self._scripts.clear()
+            self._sticky.clear()
+            self.max_in_flight = self.in_flight
 
     def on(self, schema_name: str | None, script: Script | list[Script]) -> None:
         """Script the answers to requests for `schema_name` (None: free-text requests).

@@ -1,4 +1,4 @@
-"""The second half of the scorer family (prompt-alignment, summarization, answer-similarity,
+"""The alignment, summary, similarity, tool-call and criteria scorers (prompt-alignment, summarization, answer-similarity,
 tool-call-accuracy, criteria), each defined only in scorers.yaml + prompts/ + schemas/, run
 against the scripted OpenAI-compatible server as a user would run them."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import engine
 from engine import ConfigError, RunInputError
-from judge_server import JudgeServer, Request
+from engine.testing import JudgeServer, Request
 
 MODEL = "openai/test-model"
 

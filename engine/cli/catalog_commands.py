@@ -1,0 +1,32 @@
+"""Commands about the catalog itself: what scorers there are."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+
+from .app import app, console
+from .common import ConfigOption, JsonFlag, catalog_from, one_line_errors
+
+
+@app.command("list")
+@one_line_errors
+def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
+    """Show the scorers of the catalog."""
+    catalog = catalog_from(config)
+    definitions = [catalog.definition(scorer_id) for scorer_id in catalog.ids()]
+    if as_json:
+        rows = [
+            {"id": d.id, "name": d.name, "direction": d.direction, "requires": d.requires, "description": d.description}
+            for d in definitions
+        ]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table = Table(title="Scorers")
+    for column in ("id", "name", "better", "needs", "description"):
+        table.add_column(column, overflow="fold")
+    for d in definitions:
+        better = "lower" if d.direction == "lower_is_better" else "higher"
+        table.add_row(d.id, d.name, better, ", ".join(d.requires), d.description)
+    console.print(table)

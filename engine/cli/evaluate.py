@@ -1,0 +1,127 @@
+"""`scorers eval`: a data set through one or more scorers, saved as it goes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ..errors import ConfigError
+from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from .app import app, console, errors
+from .common import DEFAULT_STORE, ConfigOption, JsonFlag, StoreOption, catalog_from, one_line_errors
+from .tables import figure, summary_table
+
+
+def parse_thresholds(pairs: list[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, separator, raw = pair.partition("=")
+        try:
+            thresholds[name.strip()] = float(raw)
+        except ValueError:
+            separator = ""
+        if not separator or not name.strip():
+            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
+    return thresholds
+
+
+def count_items(data: Path) -> int | None:
+    """How many items a data file holds (for the progress bar), without keeping them."""
+    try:
+        if data.suffix == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8"))
+            return len(loaded) if isinstance(loaded, list) else None
+        with data.open(encoding="utf-8") as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, ValueError):
+        return None  # the run itself reports what is wrong with the file
+
+
+def _print_eval(result: EvalResult, store: Path) -> None:
+    counts = result.counts
+    console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    for summary in result.summary.values():
+        if summary.agreement is not None:
+            agreement = summary.agreement
+            console.print(
+                f"{summary.scorer_id} against human scores ({agreement.labelled} labelled items): "
+                f"rank correlation {'n/a (the scores do not vary)' if agreement.rank_correlation is None else figure(agreement.rank_correlation)} (1 = same order), "
+                f"mean absolute error {figure(agreement.mean_abs_error)}",
+                highlight=False,
+            )
+    if counts.resumed:
+        console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
+    for error in result.errors[:5]:
+        where = f"item {error.index}" + (f" ({error.item_id})" if error.item_id else "") + (f" {error.scorer_id}" if error.scorer_id else "")
+        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", highlight=False)
+    if len(result.errors) > 5:
+        console.print(f"... and {len(result.errors) - 5} more errors")
+    if result.errors:
+        console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
+    console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
+
+
+@app.command("eval")
+@one_line_errors
+def eval_command(
+    data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
+    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
+    run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
+    store: StoreOption = DEFAULT_STORE,
+    threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
+    logging.getLogger("engine.evals").addHandler(logging.NullHandler())
+    logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    catalog = catalog_from(config)
+    scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
+    thresholds = parse_thresholds(threshold or [])
+    if not data.is_file():
+        raise ConfigError(f"no data file {data}")
+    name = run or default_run_name(data.stem)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
+    )  # fmt: skip
+    finished = {"items": 0, "failed": 0}
+
+    def advance(item: ItemResult) -> None:
+        finished["items"] += 1
+        finished["failed"] += not item.ok
+        failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
+        progress.update(task, advance=1, failed=failed)
+
+    task = progress.add_task(name, total=count_items(data), failed="")
+    try:
+        with progress:
+            result = run_evals(
+                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+            )  # fmt: skip
+    except KeyboardInterrupt:
+        errors.print(
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"run the same command with --run {name} to score the rest",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        raise typer.Exit(130) from None
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
+    else:
+        _print_eval(result, store)
+    nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
+    if result.passed is False or nothing_scored:
+        if nothing_scored and not as_json:
+            errors.print(f"error: nothing was scored by {', '.join(nothing_scored)}", markup=False, highlight=False)
+        raise typer.Exit(1)

@@ -1,0 +1,79 @@
+"""`scorers results`: stored runs and their summaries, or one run in detail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..store import RunSummary, SQLiteStore
+from .app import app, console
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors
+from .tables import figure, summary_table
+
+
+def _open_existing(store: Path) -> SQLiteStore:
+    if not store.is_file():
+        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
+    return SQLiteStore(store)
+
+
+def _run_line(run: RunSummary) -> str:
+    return "; ".join(f"{item.scorer_id} {figure(item.mean)} (n={item.count}, errors={item.errors})" for item in run.scorers)
+
+
+@app.command("results")
+@one_line_errors
+def results_command(
+    run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
+    store: StoreOption = DEFAULT_STORE,
+    worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the stored runs and their summaries, or one run in detail."""
+    with _open_existing(store) as results:
+        if run is None:
+            runs = results.runs()
+            if as_json:
+                print(json.dumps([item.model_dump(mode="json") for item in runs], indent=2, ensure_ascii=False))
+                return
+            table = Table(title=f"Runs in {store}")
+            for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
+                table.add_column(column, overflow="fold")
+            for item in runs:
+                updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+                table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
+            console.print(table)
+            return
+        found = results.get_run(run)
+        if found is None:
+            known = ", ".join(item.name for item in results.runs()[:10]) or "none"
+            raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
+        stats = results.summary(run)
+        worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
+        failures = results.query(run=run, errors=True, limit=20)
+        if as_json:
+            payload = {
+                "run": found.model_dump(mode="json"),
+                "scorers": [item.model_dump(mode="json") for item in stats],
+                "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
+                "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+            }
+            print(json.dumps(payload, indent=2, ensure_ascii=False))
+            return
+        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        for scorer_id, records in worst_items.items():
+            if not records:
+                continue
+            table = Table(title=f"worst {scorer_id} items")
+            for column in ("item", "score", "reason"):
+                table.add_column(column, overflow="fold")
+            for record in records:
+                table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
+            console.print(table)
+        for record in failures:
+            console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)

@@ -1,0 +1,101 @@
+"""Commands about one output: score it (`run`), or show the prompts it would send (`preview`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.rule import Rule
+
+from ..scoring.preview import preview
+from .app import app, console
+from .common import (
+    ConfigOption,
+    ContextOption,
+    GroundTruthOption,
+    InputOption,
+    JsonFlag,
+    ScorerArgument,
+    ScorerOptions,
+    catalog_from,
+    one_line_errors,
+    parse_options,
+    read_value,
+    scorer_options,
+)
+
+
+@app.command("run")
+@one_line_errors
+def run_scorer(
+    scorer: ScorerArgument,
+    output: Annotated[Optional[str], typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")] = None,
+    input: InputOption = None,  # noqa: A002
+    context: ContextOption = None,
+    ground_truth: GroundTruthOption = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
+    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    option: ScorerOptions = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Score one output and print the score and the reason."""
+    options = scorer_options(option, context)
+    if scale is not None:
+        options["scale"] = scale
+    scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
+    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    better = "lower is better" if scorer_object.plan.direction == "lower_is_better" else "higher is better"
+    console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
+    if result.reason:
+        console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("preview")
+@one_line_errors
+def preview_prompts(
+    scorer: ScorerArgument,
+    output: Annotated[Optional[str], typer.Option(help="A sample output; @file reads a file (a .json file may hold chat messages)")] = None,
+    input: InputOption = None,  # noqa: A002
+    context: ContextOption = None,
+    ground_truth: GroundTruthOption = None,
+    answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
+    option: ScorerOptions = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show the exact prompts a scorer would send, without calling a judge."""
+    options = scorer_options(option, context)
+    answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    catalog = catalog_from(config)
+    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    if as_json:
+        print(shown.model_dump_json(indent=2))
+        return
+    for prompt in shown.prompts:
+        if prompt.system:
+            console.print(Rule(f"{prompt.step} · system", align="left"))
+            console.print(prompt.system, markup=False, highlight=False, soft_wrap=True)
+        console.print(Rule(f"{prompt.step} · prompt", align="left"))
+        console.print(prompt.prompt, markup=False, highlight=False, soft_wrap=True)
+    console.print(Rule())
+    if shown.needs_answer_for is not None:
+        step = catalog.plan(scorer).step(shown.needs_answer_for)
+        answer_model = getattr(step, "answer_model", None)
+        fields = list(answer_model.model_fields) if answer_model is not None else ["(free text)"]
+        console.print(
+            f"To render the steps after {step.id!r}, give its answer: --answer {step.id}='{{...}}' (fields: {', '.join(fields)})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif shown.result is not None:
+        console.print(f"score: {shown.result.score:g}", markup=False)
+        if shown.result.reason:
+            console.print(f"reason: {shown.result.reason}", markup=False, highlight=False, soft_wrap=True)
