@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from jinja2 import TemplateSyntaxError
+from jinja2 import TemplateSyntaxError, meta
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from ..errors import ConfigError, ExpressionError
@@ -55,8 +55,11 @@ class CompiledRule:
         self.check = Expression(rule.check, where)
         try:
             self._message = _message_environment.from_string(rule.message)
+            message_names = meta.find_undeclared_variables(_message_environment.parse(rule.message))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid message template: {exc.message}") from None
+        #: The variables the rule reads (its check and its message).
+        self.names: frozenset[str] = self.check.names | frozenset(message_names)
 
     def failure(self, variables: Mapping[str, Any]) -> str | None:
         """None when the rule holds, else the message for the judge."""

@@ -59,7 +59,9 @@ class ScorerCompiler:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             path, line = locate(self.source.scorers, [definition.id])
             raise ConfigError(f"scorers.{definition.id}: options: {'; '.join(failures)}", path or self.source.path, line)
-        hashed: dict[str, str] = {"definition": json.dumps(definition.model_dump(mode="json", by_alias=True), sort_keys=True)}
+        # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
+        described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
+        hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
         known = [*RUN_VARIABLES]
         steps: list[AnyStepPlan] = []
         for index, step in enumerate(definition.steps):
@@ -75,6 +77,8 @@ class ScorerCompiler:
             options_model=options_model,
             option_rules=tuple(option_rules),
             default_model=definition.judge.model,
+            rpm=definition.judge.rpm,
+            tpm=definition.judge.tpm,
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
@@ -111,6 +115,7 @@ class _StepCompiler:
         step, label = self.step, self.label
         skip_source = step.skip_if
         skip_if = self.located("skip_if", lambda: Expression(skip_source, f"{label}.skip_if")) if skip_source else None
+        skip_names = skip_if.names if skip_if is not None else frozenset()
         if isinstance(step, ScoreStep):
             return self.score_step(step, skip_if)
         sampling_fields = set(Sampling.model_fields)
@@ -122,7 +127,8 @@ class _StepCompiler:
         system_name = (step.judge.system if step.judge else None) or judge.system
         system = self.scorer.template(system_name, variables, label, hashed) if system_name else None
         prompt = self.scorer.template(step.prompt, variables, label, hashed)
-        answer_model = self.answer_model(hashed)
+        answer_model, rule_names = self.answer_model(hashed)
+        reads = skip_names | prompt.names | rule_names | (system.names if system is not None else frozenset())
         if isinstance(step, ReasonStep):
             reason_source = step.on_skip
             skip_reason = (
@@ -130,14 +136,15 @@ class _StepCompiler:
                 if reason_source is not None
                 else None
             )
+            reads |= skip_reason.names if skip_reason is not None else frozenset()
             return ReasonStepPlan(
                 id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
-                answer_model=answer_model, sampling=sampling, on_skip=skip_reason,
+                answer_model=answer_model, sampling=sampling, on_skip=skip_reason, reads=reads,
             )  # fmt: skip
         assert answer_model is not None  # an llm step's schema is required by the spec
         return JudgeStepPlan(
             id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
-            answer_model=answer_model, sampling=sampling, on_skip=step.on_skip,
+            answer_model=answer_model, sampling=sampling, on_skip=step.on_skip, reads=reads,
         )  # fmt: skip
 
     def score_step(self, step: ScoreStep, skip_if: Evaluable | None) -> ScoreStepPlan:
@@ -147,13 +154,17 @@ class _StepCompiler:
             values[name] = self.located("values", lambda: Reducer(value, where) if isinstance(value, ReducerSpec) else Expression(value, where))
         score_source = step.score
         score = self.located("score", lambda: Expression(score_source, f"{self.label}.score"))
-        return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip)
+        reads = frozenset().union(score.names, *(value.names for value in values.values()), skip_if.names if skip_if else ())
+        return ScoreStepPlan(
+            id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip, reads=reads - set(values)
+        )
 
-    def answer_model(self, hashed: dict[str, str]) -> type[BaseModel] | None:
+    def answer_model(self, hashed: dict[str, str]) -> tuple[type[BaseModel] | None, frozenset[str]]:
+        """The step's answer model, and the variables its rules read."""
         step, label = self.step, self.label
         assert not isinstance(step, ScoreStep)
         if step.answer_schema is None:
-            return None
+            return None, frozenset()
         schema_path = self.scorer.schema_file(step.answer_schema, locate(self.raw, [*self.loc, "schema"]))
         hashed[f"schema:{step.answer_schema}"] = schema_path.read_text(encoding="utf-8")
         model, rules = compile_schema(load_yaml(schema_path), schema_path)
@@ -169,7 +180,7 @@ class _StepCompiler:
             except ValidationError as exc:
                 path, line = locate(self.raw, [*self.loc, "on_skip"])
                 raise ConfigError(f"{label}.on_skip does not fit {step.answer_schema}: {exc.errors()[0]['msg']}", path, line) from None
-        return answer_model
+        return answer_model, frozenset().union(*(rule.names for rule in rules))
 
 
 def _title(identifier: str) -> str:

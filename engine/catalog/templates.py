@@ -74,10 +74,12 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
 
 
 class CompiledPrompt:
-    """A template ready to render; rendering errors name the template's file and line."""
+    """A template ready to render; rendering errors name the template's file and line.
+    `names` are the variables it reads (its included templates' too)."""
 
-    def __init__(self, template: Template) -> None:
+    def __init__(self, template: Template, names: frozenset[str] = frozenset()) -> None:
         self.template = template
+        self.names = names
 
     def render(self, variables: Mapping[str, Any]) -> str:
         try:
@@ -126,12 +128,16 @@ class PromptTemplates:
                 path,
                 _first_line_mentioning(source, sorted(unknown)),
             )
-        return CompiledPrompt(template)
+        names: set[str] = set()
+        for referenced in self.referenced(name):
+            names |= meta.find_undeclared_variables(self.environment.parse(self.path_of(referenced).read_text(encoding="utf-8")))
+        return CompiledPrompt(template, frozenset(names - set(self.environment.globals)))
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
         try:
-            return CompiledPrompt(self.environment.from_string(source))
+            names = frozenset(meta.find_undeclared_variables(self.environment.parse(source)))
+            return CompiledPrompt(self.environment.from_string(source), names)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 

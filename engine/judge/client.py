@@ -8,11 +8,13 @@ so that loading a catalog or starting the command line does not pay for them.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import weakref
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import (
     AnswerCutOffError,
@@ -32,23 +34,39 @@ from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 if TYPE_CHECKING:
     import instructor
 
+#: Told the status and headers of every HTTP response (rate-limit headers, 429s), including
+#: the responses the SDK retries on its own.
+ResponseObserver = Callable[[int, Mapping[str, str]], None]
+
 # Clients hold connection pools bound to the event loop that created them, so they are
 # shared per loop (every sync `run()` call gets a fresh loop).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], instructor.AsyncInstructor]] = (
     weakref.WeakKeyDictionary()
 )
+# Answer models as Instructor wants them, built once per model (see `_prepared`).
+_prepared_models: weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]] = weakref.WeakKeyDictionary()
 
 
 class OpenAIJudge:
-    """Asks one model behind an OpenAI-compatible endpoint for validated answers."""
+    """Asks one model behind an OpenAI-compatible endpoint for validated answers.
+    `observe_responses` is told about every HTTP response (a rate limiter reads 429s and
+    rate-limit headers there)."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, observe_responses: ResponseObserver | None = None) -> None:
         config.check()
         self.config = config
+        self.observe_responses = observe_responses
 
     @property
     def model(self) -> str:
         return self.config.model
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides an answer besides the request: the model, where it is served, and how
+        structured answers are asked for (never the key)."""
+        base_url, _ = self.config.endpoint()
+        return {"model": self.config.model, "endpoint": base_url or self.config.provider, "mode": self.config.mode}
 
     def _client(self) -> tuple[instructor.AsyncInstructor, str]:
         import instructor
@@ -56,9 +74,19 @@ class OpenAIJudge:
 
         base_url, key = self.config.endpoint()
         per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
-        cache_key = (base_url, key, self.config.timeout, self.config.http_retries, self.config.mode)
+        observer = self.observe_responses
+        cache_key = (base_url, key, self.config.timeout, self.config.http_retries, self.config.mode, observer)
         if cache_key not in per_loop:
-            sdk = openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=self.config.timeout, max_retries=self.config.http_retries)
+            http_client = None
+            if observer is not None:
+
+                async def observe(response: Any) -> None:
+                    observer(response.status_code, response.headers)
+
+                http_client = openai.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
+            sdk = openai.AsyncOpenAI(
+                base_url=base_url, api_key=key, timeout=self.config.timeout, max_retries=self.config.http_retries, http_client=http_client
+            )
             modes = {
                 "json_schema": instructor.Mode.JSON_SCHEMA,
                 "tools": instructor.Mode.TOOLS,
@@ -83,7 +111,7 @@ class OpenAIJudge:
             value, completion = await client.chat.completions.create_with_completion(
                 model=self.config.model_name,
                 messages=request.messages,  # type: ignore[arg-type]
-                response_model=request.response_model,
+                response_model=_prepared(request.response_model),
                 max_retries=sampling.reasks,  # Instructor's count of re-asks after the first attempt
                 **parameters,
             )
@@ -92,14 +120,44 @@ class OpenAIJudge:
             raise _judge_error(exc, self.config, key, request) from exc
 
 
+def _prepared(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` as Instructor would wrap it on every call (its `openai_schema`), with its JSON
+    schema generated once: a profile showed Instructor re-creating the wrapper class and
+    regenerating the schema for each request, the largest part of the engine's own time."""
+    prepared = _prepared_models.get(model)
+    if prepared is None:
+        import instructor
+
+        wrapped = instructor.openai_schema(model)
+        schema = wrapped.model_json_schema()
+
+        class Prepared(wrapped):  # type: ignore[valid-type,misc]
+            @classmethod
+            def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+                # The default arguments are the ones Instructor asks with; others are rare.
+                return copy.deepcopy(schema) if not args and not kwargs else wrapped.model_json_schema(*args, **kwargs)
+
+        # The request names the schema after the class: keep the author's name.
+        Prepared.__name__ = Prepared.__qualname__ = model.__name__
+        Prepared.__doc__ = model.__doc__
+        prepared = _prepared_models[model] = Prepared
+    return prepared
+
+
 def _usage(completion: Any) -> TokenUsage | None:
+    """Token counts, with the cached-prompt and reasoning shares when the provider reports
+    them (OpenAI: `prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`)."""
     usage = getattr(completion, "usage", None)
     if usage is None:
         return None
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
     return TokenUsage(
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         total_tokens=usage.total_tokens or 0,
+        cached_prompt_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )
 
 

@@ -71,6 +71,8 @@ class JudgeConfig(BaseModel):
     )
     timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP request")
     http_retries: int = Field(default=3, ge=0, description="Retries of 429/5xx/connection errors, with backoff")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute to this model, for the whole process (None: unlimited)")
+    tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to this model, for the whole process (None: unlimited)")
 
     @property
     def provider(self) -> str:
@@ -118,10 +120,13 @@ def resolve_judge(
     base_url: str | None = None,
     api_key: str | None = None,
     mode: StructuredMode | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
     SCORERS_MODEL, else the scorer's own default; base URL, key and mode given here (or
-    SCORERS_MODE) win over the config's. `owner` names the scorer in errors."""
+    SCORERS_MODE) win over the config's; so do the rate limits `rpm` and `tpm`. `owner` names the
+    scorer in errors."""
     if isinstance(model, JudgeConfig):
         base = model
     else:
@@ -129,7 +134,7 @@ def resolve_judge(
         if not chosen:
             raise ConfigError(f"{owner}: no judge model; pass model='provider/model' or set SCORERS_MODEL")
         base = JudgeConfig(model=chosen)
-    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE")}
+    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE"), "rpm": rpm, "tpm": tpm}
     try:
         return JudgeConfig.model_validate({**dict(base), **{name: value for name, value in updates.items() if value}})
     except ValidationError as exc:

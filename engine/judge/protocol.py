@@ -14,15 +14,23 @@ from .config import Sampling
 
 
 class TokenUsage(BaseModel):
+    """Tokens of one or more judge calls, as the provider reported them. `cached_prompt_tokens`
+    (part of `prompt_tokens`) were served from the provider's prompt-prefix cache and are
+    billed lower; `reasoning_tokens` (part of `completion_tokens`) were spent thinking."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -35,12 +43,17 @@ class JudgeRequest:
     sampling: Sampling
     step: str
     response_model: type[BaseModel] | None = None
+    #: Which of several samples of the same question this is (0 for the first): a cache
+    #: keeps them apart, so asking for a second opinion is never served the first one.
+    sample: int = 0
 
 
 @dataclass(frozen=True)
 class JudgeAnswer:
     value: Any
     usage: TokenUsage | None = None
+    #: True when no provider was paid for it (a response cache answered).
+    cached: bool = False
 
 
 class AsksJudge(Protocol):
@@ -50,6 +63,14 @@ class AsksJudge(Protocol):
     def model(self) -> str: ...
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer: ...
+
+
+class HasIdentity(Protocol):
+    """A judge that can say what decides its answers besides the request (provider and model,
+    endpoint, structured-output mode): what a response cache keys on."""
+
+    @property
+    def identity(self) -> dict[str, Any]: ...
 
 
 #: The rest of the chain, as a middleware sees it.

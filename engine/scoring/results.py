@@ -34,6 +34,7 @@ class StepRecord(BaseModel):
     prompt: str | None = None
     result: Any = None
     usage: TokenUsage | None = None
+    cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     duration_ms: float = 0.0
 
 
