@@ -27,7 +27,10 @@ def judge(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeSe
 
 
 @pytest.fixture(autouse=True)
-def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never reach a judge configured on the developer's machine."""
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "SCORERS_MODEL", "SCORERS_MODE", "OLLAMA_BASE_URL"):
+def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never reach a judge configured on the developer's machine, nor its response
+    cache or price file: each test gets a response cache of its own."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "SCORERS_MODEL", "SCORERS_MODE", "OLLAMA_BASE_URL", "SCORERS_PRICES"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SCORERS_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

@@ -4,8 +4,11 @@ against a threshold, and agreement with human scores."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
-from ..scoring import Scorer
+from ..judge import TokenUsage
+from ..judge.prices import price_table
+from ..scoring import Scorer, StepRecord
 from .results import Agreement, ScorerOutcome, ScorerSummary
 
 
@@ -21,8 +24,21 @@ class Aggregate:
         self.high = -math.inf
         self.errors = 0
         self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
+        self.usage = TokenUsage()
+        self.judge_calls = 0
+        self.cached_calls = 0
+        self.price = price_table().price(scorer.judge.model)
+
+    def cost_of_steps(self, steps: Iterable[StepRecord]) -> float | None:
+        usage = sum((step.usage for step in steps if step.usage is not None), TokenUsage())
+        return None if self.price is None else self.price.cost(usage)
 
     def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
+        for step in outcome.steps.values():
+            if step.usage is not None:
+                self.usage = self.usage + step.usage
+                self.judge_calls += 1
+            self.cached_calls += step.cached
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
@@ -52,6 +68,11 @@ class Aggregate:
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled) if self.labelled else None,
+            model=self.scorer.judge.model,
+            judge_calls=self.judge_calls,
+            cached_calls=self.cached_calls,
+            usage=self.usage,
+            cost_usd=None if self.price is None else self.price.cost(self.usage),
         )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import Direction, ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source, Stage, Store
+from .base import Direction, ResultRecord, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source, Stage, Store
 from .sqlite import SQLiteStore
 
 
@@ -26,6 +26,7 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "SQLiteStore",
+    "ScorerUsage",
     "ScoreStats",
     "Source",
     "Stage",
