@@ -3,7 +3,7 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import catalog_commands, evaluate, results, run_commands
+from . import cache_commands, catalog_commands, evaluate, results, run_commands
 from .app import app
 
-__all__ = ["app", "catalog_commands", "evaluate", "results", "run_commands"]
+__all__ = ["app", "cache_commands", "catalog_commands", "evaluate", "results", "run_commands"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.table import Table
 
+from ..judge import TokenUsage
 from ..store import ScoreStats
 
 
@@ -32,4 +35,35 @@ def summary_table(title: str, stats: list[ScoreStats]) -> Table:
             verdict = "" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]")
             row += [figure(getattr(item, "threshold", None)), verdict]
         table.add_row(*row)
+    return table
+
+
+@dataclass
+class UsageRow:
+    scorer_id: str
+    model: str | None
+    judge_calls: int
+    cached_calls: int
+    usage: TokenUsage
+    cost_usd: float | None
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def usage_table(title: str, rows: list[UsageRow]) -> Table:
+    """Tokens and estimated cost per scorer; a model without a price shows tokens only."""
+    table = Table(title=title)
+    for column in ("scorer", "judge", "calls", "from cache", "prompt tokens", "provider-cached", "answer tokens", "est. cost"):
+        table.add_column(column, justify="left" if column in ("scorer", "judge") else "right", no_wrap=column != "judge")
+    for row in rows:
+        usage = row.usage
+        share = f"{usage.cached_prompt_tokens / usage.prompt_tokens:.0%}" if usage.prompt_tokens else "-"
+        table.add_row(
+            row.scorer_id, row.model or "-", str(row.judge_calls), str(row.cached_calls), f"{usage.prompt_tokens:,}", share,
+            f"{usage.completion_tokens:,}", money(row.cost_usd) if row.cost_usd is not None else "[dim]no price[/dim]",
+        )  # fmt: skip
     return table

@@ -4,24 +4,29 @@ clients of the scorer and of the store, never second copies of either."""
 from __future__ import annotations
 
 from .batch import arun_evals, check_scorers, default_run_name, run_evals
+from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .results import Agreement, EvalError, EvalResult, ItemResult, ScorerOutcome, ScorerSummary
 
 __all__ = [
     "Agreement",
+    "Estimate",
     "EvalError",
     "EvalItem",
     "EvalResult",
     "ItemResult",
     "LiveScorer",
     "LiveStats",
+    "ScorerEstimate",
     "ScorerOutcome",
     "ScorerSummary",
+    "aestimate_evals",
     "arun_evals",
     "attach_scorers",
     "check_scorers",
     "default_run_name",
+    "estimate_evals",
     "read_jsonl",
     "run_evals",
 ]

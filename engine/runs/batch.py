@@ -356,6 +356,7 @@ async def arun_evals(
             )
     response_cache = ResponseCache.of(cache)
     if response_cache is not None:
+        response_cache.new_session()
         listed = [scorer.with_judge(response_cache.wrap(scorer.judge)) for scorer in listed]
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})

@@ -9,7 +9,11 @@ order:
     server.on("Claims", {"claims": ["a", "b"]})                 # every Claims request
     server.on("HallucinationVerdicts", [first, second])         # one per request, in order
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
-    server.on("Claims", Reply.error(429, headers={"retry-after": "0"}))
+    server.on("Claims", Reply.fail(429, headers={"retry-after": "0"}))
+    server.latency = 0.5                                         # every answer takes 500 ms
+
+Each request is logged with the time it arrived (`received_at`, on `time.monotonic()`), so
+tests can check pacing and waits from the server's side.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = 0.0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -85,6 +90,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     usage: tuple[int, int] = (50, 10)
+    cached_tokens: int = 0  # of the prompt tokens, reported as served from the prompt cache
 
     @classmethod
     def raw(cls, text: str, **kwargs: Any) -> Reply:
@@ -106,6 +112,8 @@ class JudgeServer:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
+        #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
+        self.latency = 0.0
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -129,6 +137,7 @@ class JudgeServer:
             self._scripts.clear()
             self._sticky.clear()
             self.max_in_flight = self.in_flight
+            self.latency = 0.0
 
     def on(self, schema_name: str | None, script: Script | list[Script]) -> None:
         """Script the answers to requests for `schema_name` (None: free-text requests).
@@ -180,7 +189,12 @@ class JudgeServer:
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+            },
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -211,7 +225,7 @@ class JudgeServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                 with server._lock:
                     server.requests.append(request)
                     server.in_flight += 1
@@ -221,8 +235,8 @@ class JudgeServer:
                         self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                         return
                     reply = server._next(request)
-                    if reply.delay:
-                        time.sleep(reply.delay)
+                    if reply.delay or server.latency:
+                        time.sleep(reply.delay + server.latency)
                     if reply.status != 200:
                         error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error"}
                         self._send(reply.status, {"error": error}, reply.headers)

@@ -205,6 +205,13 @@ class ResponseCache:
                 self._session = self._db.execute("INSERT INTO sessions (started_at) VALUES (?)", (time.time(),)).lastrowid
             self._db.execute("UPDATE sessions SET hits = ?, misses = ? WHERE id = ?", (self.hits, self.misses, self._session))
 
+    def new_session(self) -> None:
+        """Count hits and misses afresh from here (a batch run is one session of the stats)."""
+        self.flush()
+        with self._lock:
+            self.hits = self.misses = 0
+            self._session = None
+
     def close(self) -> None:
         self.flush()
         with self._lock:
