@@ -13,9 +13,11 @@ which the SDK alone cannot do:
   until it no longer binds;
 - `x-ratelimit-remaining-requests: 0` (or `-tokens: 0`) on a success pauses the model until
   the matching `x-ratelimit-reset-*` time, before it answers 429 at all.
-`rpm` and `tpm` pace requests evenly (one every 60/rpm seconds; a request's tokens, estimated
-from its text and corrected by the reported usage, hold the next one back by
-tokens * 60/tpm seconds), so a configured rate holds over any window longer than a few calls.
+`rpm` and `tpm` pace requests evenly (one every 60/rpm seconds; a request's tokens hold the
+next one back by tokens * 60/tpm seconds), so a configured rate holds over any window longer
+than a few calls. A request's tokens are estimated from its text, scaled by how the model's
+reported usage compared with the estimates so far (the first call under `tpm` goes alone to
+learn it), and the difference is settled when the usage arrives.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class ModelLimiter:
         self.in_flight = 0
         self.rate_limited = 0
         self._last_cut = 0.0
+        self._token_ratio: float | None = None  # reported tokens / estimated tokens, smoothed
 
     def configure(self, rpm: float | None, tpm: float | None) -> None:
         """Set the rates (the latest setting wins; None leaves a rate as it is)."""
@@ -125,9 +128,13 @@ class ModelLimiter:
                 tpm=self.tpm,
             )
 
-    async def acquire(self, tokens: int) -> None:
-        """Wait for this call's turn: after any pause, at the paced rate, within the allowance."""
+    async def acquire(self, estimate: int) -> float:
+        """Wait for this call's turn: after any pause, at the paced rate, within the allowance.
+        Returns the tokens the call was charged (to settle in `release`)."""
+        while self.tpm is not None and self._token_ratio is None and self.in_flight > 0:
+            await asyncio.sleep(_POLL)  # the first call's usage teaches the estimate its scale
         with self._lock:
+            charged = estimate * (self._token_ratio or 1.0)
             now = time.monotonic()
             start = max(now, self.paused_until)
             if self.rpm is not None:
@@ -135,7 +142,7 @@ class ModelLimiter:
                 self._next_request = start + 60.0 / self.rpm
             if self.tpm is not None:
                 start = max(start, self._next_tokens)
-                self._next_tokens = start + tokens * 60.0 / self.tpm
+                self._next_tokens = start + charged * 60.0 / self.tpm
         while True:
             wait = start - time.monotonic()
             if wait > 0:
@@ -147,15 +154,17 @@ class ModelLimiter:
                     continue
                 if self.in_flight < self.allowed:
                     self.in_flight += 1
-                    return
+                    return charged
             start = time.monotonic() + _POLL
 
-    def release(self, estimated_tokens: int, used_tokens: int | None, succeeded: bool) -> None:
+    def release(self, estimate: int, charged: float, used_tokens: int | None, succeeded: bool) -> None:
         with self._lock:
             self.in_flight -= 1
             if self.tpm is not None and used_tokens is not None:
-                # Pay the difference between what the call was estimated to use and what it did.
-                self._next_tokens += (used_tokens - estimated_tokens) * 60.0 / self.tpm
+                # Settle the difference between what the call was charged and what it used.
+                self._next_tokens += (used_tokens - charged) * 60.0 / self.tpm
+                ratio = used_tokens / max(estimate, 1)
+                self._token_ratio = ratio if self._token_ratio is None else 0.8 * self._token_ratio + 0.2 * ratio
             if succeeded and not math.isinf(self.allowed):
                 self.allowed += 1.0 / self.allowed
                 if self.allowed > 2 * max(self.in_flight, 1) + 64:
@@ -240,11 +249,11 @@ class RateLimit:
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         limiter = self.limiter
         estimate = estimated_tokens(request) if limiter.tpm is not None else 0
-        await limiter.acquire(estimate)
+        charged = await limiter.acquire(estimate)
         answer: JudgeAnswer | None = None
         try:
             answer = await call_next(request)
             return answer
         finally:
             used = answer.usage.total_tokens if answer is not None and answer.usage is not None else None
-            limiter.release(estimate, used, succeeded=answer is not None)
+            limiter.release(estimate, charged, used, succeeded=answer is not None)
