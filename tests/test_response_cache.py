@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine.testing import JudgeServer, Reply
+from engine.testing import JudgeServer
 from scripted import script_hallucination
 from typer.testing import CliRunner
 
