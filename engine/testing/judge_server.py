@@ -104,6 +104,12 @@ class Reply:
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
 
 
+class _Listener(ThreadingHTTPServer):
+    # The default backlog of 5 pending connections drops some of the 64 that a concurrent
+    # run opens at once (the client sees a reset and retries, which skews any timing).
+    request_queue_size = 256
+
+
 class JudgeServer:
     def __init__(self) -> None:
         self.requests: list[Request] = []
@@ -114,7 +120,7 @@ class JudgeServer:
         self.max_in_flight = 0
         #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
         self.latency = 0.0
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._http = _Listener(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
