@@ -8,7 +8,6 @@ so that loading a catalog or starting the command line does not pay for them.
 from __future__ import annotations
 
 import asyncio
-import copy
 import os
 import weakref
 from collections.abc import Callable, Mapping
@@ -134,8 +133,10 @@ def _prepared(model: type[BaseModel]) -> type[BaseModel]:
         class Prepared(wrapped):  # type: ignore[valid-type,misc]
             @classmethod
             def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-                # The default arguments are the ones Instructor asks with; others are rare.
-                return copy.deepcopy(schema) if not args and not kwargs else wrapped.model_json_schema(*args, **kwargs)
+                # The default arguments are the ones Instructor asks with; others are rare. A
+                # shallow copy, as Instructor makes of its own cached schemas: it sets keys at
+                # the top level only.
+                return dict(schema) if not args and not kwargs else wrapped.model_json_schema(*args, **kwargs)
 
         # The request names the schema after the class: keep the author's name.
         Prepared.__name__ = Prepared.__qualname__ = model.__name__
