@@ -155,7 +155,12 @@ STREAM_PROBE = textwrap.dedent(
     started = time.perf_counter()
     result = run_evals(sys.argv[2], [scorer], concurrency=64, store=sys.argv[3], run="stream", keep_results=False, cache=False)
     assert result.counts.completed == int(sys.argv[4]), result.counts
-    print(json.dumps({"seconds": time.perf_counter() - started, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    try:  # the process's own peak: Linux keeps ru_maxrss across exec (it would show the parent's)
+        with open("/proc/self/status") as status:
+            peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except OSError:
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": time.perf_counter() - started, "peak_rss_mb": peak_kb / 1024}))
     """
 )
 
