@@ -21,6 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from .functions import FUNCTIONS
 
 #: Functions available to every expression and template, beside Jinja's own filters.
 SAFE_GLOBALS: dict[str, Any] = {
@@ -32,6 +33,8 @@ SAFE_GLOBALS: dict[str, Any] = {
     "sum": sum,
     "float": float,
     "int": int,
+    # The computed steps' library (see functions.py), usable in templates and rules too.
+    **FUNCTIONS,
 }
 
 _TAG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .client import OpenAIJudge
 from .config import JudgeConfig, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
-from .protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest, TokenUsage
+from .protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest, NoJudge, TokenUsage
 
 
 def connect(config: JudgeConfig) -> AsksJudge:
@@ -22,6 +22,7 @@ __all__ = [
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",
+    "NoJudge",
     "OpenAIJudge",
     "Sampling",
     "StructuredMode",
