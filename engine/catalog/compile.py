@@ -49,6 +49,11 @@ class ScorerCompiler:
             raise ConfigError(
                 f"options.{'.'.join(map(str, first['loc']))}: default: {first['msg']}", path or self.source.path, line
             ) from None
+        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
+        if shadowed:
+            # In expressions `options.values` is the mapping's method, never the option.
+            path, line = locate(raw, ["options", shadowed[0]])
+            raise ConfigError(f"options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another", path or self.source.path, line)
         rules_path, rules_line = locate(raw, ["option_rules"])
         try:
             option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules")

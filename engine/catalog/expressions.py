@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, meta
-from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.exceptions import SecurityError, TemplateRuntimeError, UndefinedError
 
 from ..errors import ConfigError, ExpressionError
 from .spec import ReducerSpec
@@ -37,7 +37,7 @@ class Expression:
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
             return self._compiled(**variables)
-        except (UndefinedError, SecurityError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
+        except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ first use: loading a catalog (and starting the CLI) does not pay for them.
 - comparing text: `similarity` and `edit_distance` (rapidfuzz), `diff` (rapidfuzz's Indel
   alignment);
 - `sentiment` (VADER), `matches` (a regular expression), `lookup` (JMESPath);
-- tool calls: `trajectory_match`, `is_tool_error`.
+- tool calls: `trajectory_match`, `tool_errors`.
 """
 
 from __future__ import annotations
@@ -260,6 +260,8 @@ def trajectory_match(actual: Any, expected: Any, order: str = "strict", match_ar
     `exact` (the calls are exactly the expected steps, in order)."""
     if order not in _ORDERS:
         raise ValueError(f"trajectory_match(): order must be one of {', '.join(_ORDERS)}, got {order!r}")
+    if expected is None:
+        raise ValueError("trajectory_match(): no expected steps (give the scorer's expected tools or the item's `expected_trajectory`)")
     calls = [_step(value) for value in _as_list(actual, "actual")]
     steps = [_step(value) for value in _as_list(expected, "expected")]
     pairs: list[tuple[int, int]]
@@ -315,19 +317,24 @@ def _as_list(value: Any, name: str) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise ValueError(f"trajectory_match(): {name} must be a list of steps, got {type(value).__name__}")
+        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
     return list(value)
 
 
-def is_tool_error(result: Any) -> bool:
-    """Whether a tool result (an item of `tool_results`) reports a failure: flagged as an
-    error by its message format, or a result object with a non-empty `error` (or MCP's `isError`)."""
+def _failed(result: Any) -> bool:
     if not isinstance(result, Mapping):
         return False
     if result.get("is_error"):
         return True
     value = result.get("result")
     return isinstance(value, Mapping) and bool(value.get("error") or value.get("isError"))
+
+
+def tool_errors(results: Any) -> list[Any]:
+    """The tool results (items of `tool_results`) that report a failure: flagged as an error
+    by their message format (Anthropic `is_error`, AI SDK error parts), or a result object
+    with a non-empty `error` (or MCP's `isError: true`)."""
+    return [result for result in _as_list(results, "results") if _failed(result)]
 
 
 #: The functions, by the name authors write.
@@ -344,5 +351,5 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "matches": matches,
     "lookup": lookup,
     "trajectory_match": trajectory_match,
-    "is_tool_error": is_tool_error,
+    "tool_errors": tool_errors,
 }

@@ -73,6 +73,8 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     environment.filters["untrusted"] = untrusted
     environment.filters["json"] = to_json
     environment.filters["number"] = number
+    # Also as filters, so `output | keywords` and `sentences | map('sentiment')` read naturally.
+    environment.filters.update(FUNCTIONS)
     return environment
 
 
