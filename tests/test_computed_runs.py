@@ -136,3 +136,18 @@ def test_a_20000_item_eval_of_a_computed_scorer_streams_in_flat_memory() -> None
     assert result.scores["keyword-coverage"] == pytest.approx(0.67)
     # Ten times the items, about the same memory: nothing grows per item.
     assert memory[total] - memory[2_000] < 2_000_000, memory
+
+
+def test_scorers_eval_of_computed_scorers_needs_no_judge(tmp_path: Path, judge: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "\n".join(json.dumps({"id": str(n), "input": "hello", "output": "hello" if n else "bye", "ground_truth": "hello"}) for n in range(4)),
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app, ["eval", str(data), "--scorer", "equals", "--scorer", "used-no-tools", "--store", str(tmp_path / "r.sqlite"), "--threshold", "equals=0.7", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scores"] == {"equals": 0.75, "used-no-tools": 1.0}
+    assert judge.requests == []
