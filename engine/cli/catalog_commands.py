@@ -6,6 +6,7 @@ import json
 
 from rich.table import Table
 
+from ..catalog.spec import catalog_json_schema
 from .app import app, console
 from .common import ConfigOption, JsonFlag, catalog_from, one_line_errors
 
@@ -30,3 +31,10 @@ def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None
         better = "lower" if d.direction == "lower_is_better" else "higher"
         table.add_row(d.id, d.name, better, ", ".join(d.requires), d.description)
     console.print(table)
+
+
+@app.command("schema")
+@one_line_errors
+def catalog_schema() -> None:
+    """Print the JSON Schema of the catalog format, for editors that complete and check YAML."""
+    print(json.dumps(catalog_json_schema(), indent=2, ensure_ascii=False))
