@@ -14,11 +14,34 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..judge import Sampling
-from ..scoring.plan import AnyStepPlan, ComputeStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
-from .answers import SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
+from ..scoring.plan import (
+    AnyStepPlan,
+    ComputeStepPlan,
+    Evaluable,
+    JudgeStepPlan,
+    ReasonStepPlan,
+    ScorerPlan,
+    ScoreStepPlan,
+)
+from .answers import (
+    SchemaCompiler,
+    compile_rules,
+    compile_schema,
+    rule_failures,
+    with_rules,
+)
 from .expressions import Expression, Reducer
 from .source import CatalogSource, load_yaml, locate, validation_error
-from .spec import RUN_VARIABLES, SCORE_VARIABLES, ComputeStep, LLMStep, ReasonStep, ReducerSpec, ScorerDefinition, ScoreStep
+from .spec import (
+    RUN_VARIABLES,
+    SCORE_VARIABLES,
+    ComputeStep,
+    LLMStep,
+    ReasonStep,
+    ReducerSpec,
+    ScorerDefinition,
+    ScoreStep,
+)
 from .templates import CompiledPrompt, PromptTemplates
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -13,7 +12,7 @@ from ..errors import ConfigError
 from ..runs.stats import ScoreSpread, spread_of
 from ..store import RunSummary, ScoreStats, SQLiteStore
 from .app import app, console
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import figure, summary_table
 
 
@@ -44,7 +43,7 @@ def results_command(
         if run is None:
             runs = results.runs()
             if as_json:
-                print(json.dumps([item.model_dump(mode="json") for item in runs], indent=2, ensure_ascii=False))
+                print_json([item.model_dump(mode="json") for item in runs])
                 return
             table = Table(title=f"Runs in {store}")
             for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
@@ -70,7 +69,7 @@ def results_command(
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             }
-            print(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json(payload)
             return
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
         if not limits:

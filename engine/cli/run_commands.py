@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Optional
 
 import typer
@@ -22,6 +21,7 @@ from .common import (
     catalog_from,
     one_line_errors,
     parse_options,
+    print_json,
     read_value,
     scorer_options,
 )
@@ -60,7 +60,7 @@ def run_scorer(
         expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
     )
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        print_json(result.to_dict())
         return
     better = "lower is better" if scorer_object.plan.direction == "lower_is_better" else "higher is better"
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")

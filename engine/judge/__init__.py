@@ -3,15 +3,27 @@ provider adapters and the middleware chain around them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .client import OpenAIJudge
 from .config import JudgeConfig, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
-from .protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest, NoJudge, TokenUsage
+from .protocol import (
+    AsksJudge,
+    CallNext,
+    JudgeAnswer,
+    JudgeMiddleware,
+    JudgeRequest,
+    NoJudge,
+    TokenUsage,
+)
 
 
-def connect(config: JudgeConfig) -> AsksJudge:
-    """The judge a scorer calls for `config`. The provider SDK is imported on the first call."""
-    return OpenAIJudge(config)
+def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> AsksJudge:
+    """The judge a scorer calls for `config`, its calls passing through `middleware` (the
+    first listed sees a request first). The provider SDK is imported on the first call."""
+    judge = OpenAIJudge(config)
+    return Chain(judge, middleware) if middleware else judge
 
 
 __all__ = [

@@ -29,7 +29,14 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any

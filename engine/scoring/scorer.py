@@ -22,7 +22,15 @@ from ..judge import AsksJudge, JudgeRequest
 from ..sync import run_sync
 from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
-from .plan import AnyStepPlan, ComputeStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
+from .plan import (
+    AnyStepPlan,
+    ComputeStepPlan,
+    Evaluable,
+    JudgeStepPlan,
+    ReasonStepPlan,
+    ScorerPlan,
+    ScoreStepPlan,
+)
 from .results import Run, ScoreResult, StepRecord
 from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
 
