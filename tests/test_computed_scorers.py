@@ -60,6 +60,9 @@ def test_a_computed_scorer_runs_without_model_or_key_and_makes_no_request(judge:
     cli = CliRunner().invoke(app, ["run", "completeness", "--input", "red apples", "--output", "an apple", "--json"])
     assert cli.exit_code == 0, cli.output
     assert json.loads(cli.stdout)["score"] == 0.5
+    shown = CliRunner().invoke(app, ["run", "includes", "--output", "Paris is lovely", "--option", "texts=[Paris, Lyon]"])
+    assert shown.exit_code == 0, shown.output
+    assert "includes: 0 (higher is better)" in shown.stdout and 'check.missing: ["lyon"]' in shown.stdout
     assert judge.requests == []
 
 
@@ -297,3 +300,16 @@ def test_a_compute_step_with_a_broken_expression_fails_at_load_with_its_place(tm
     with pytest.raises(ConfigError, match=r"broken\.measure\.values\.n: invalid expression") as caught:
         engine.load_scorers(catalog)
     assert caught.value.line == 9
+
+
+def test_a_value_reading_a_missing_key_fails_the_run_instead_of_storing_nothing(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(
+        "scorers:\n  typo:\n    name: t\n    description: t\n    direction: higher_is_better\n    steps:\n"
+        "      - id: measure\n        kind: compute\n        values:\n          first: \"tool_calls[0].argz if tool_calls else {}\"\n"
+        "      - id: score\n        kind: score\n        score: \"1\"\n",
+        encoding="utf-8",
+    )
+    scorer = engine.load_scorers(catalog).create("typo")
+    with pytest.raises(ConfigError, match="typo.measure.values.first: .* has no attribute 'argz'"):
+        scorer.run(calls("search"))

@@ -8,6 +8,7 @@ import typer
 from rich.rule import Rule
 
 from ..errors import ConfigError
+from ..formatting import to_json
 from ..scoring.preview import preview
 from .app import app, console
 from .common import (
@@ -66,6 +67,11 @@ def run_scorer(
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+    # A computed scorer writes no reason: what its score was computed from says why.
+    for record in result.steps.values():
+        if record.kind == "compute" and not record.skipped:
+            for name, value in record.result.items():
+                console.print(f"{record.id}.{name}: {to_json(value)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _list_value(value: str | None, flag: str) -> list[Any] | None:
