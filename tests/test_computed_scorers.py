@@ -313,3 +313,18 @@ def test_a_value_reading_a_missing_key_fails_the_run_instead_of_storing_nothing(
     scorer = engine.load_scorers(catalog).create("typo")
     with pytest.raises(ConfigError, match="typo.measure.values.first: .* has no attribute 'argz'"):
         scorer.run(calls("search"))
+
+
+def test_text_scorers_on_punctuation_unicode_and_long_text() -> None:
+    # content-similarity keeps punctuation: "hello, world!" (13 characters) and "hello world" (11) share 11
+    assert score("content-similarity", input="Hello, world!", output="hello world") == 0.92  # 2*11 / (13 + 11)
+    assert score("content-similarity", input="word " * 4000, output="word " * 4000) == 1
+    # keyword-coverage over a long output that finally mentions the missing keyword
+    assert score("keyword-coverage", input="photosynthesis chlorophyll", output="leaves " * 5000 + "chlorophyll") == 0.5
+    # textual-difference counts characters, not bytes: one accented letter changed of 5
+    result = engine.create_scorer("textual-difference").run("naïve", input="naive")
+    assert result.score == 0.8  # 2*4 / 10
+    assert result.steps["difference"].result["changes"] == 1
+    # tone-consistency: emoji carry sentiment in VADER; text it has no lexicon for reads as neutral
+    assert engine.create_scorer("tone-consistency").run("😀").steps["tone"].result["output_sentiment"] > 0
+    assert score("tone-consistency", input="오늘 날씨가 좋네요", output="내일 비가 옵니다") == 1  # both neutral (0)
