@@ -1,5 +1,6 @@
 """Prompts put their fixed instructions first and the item's text last, so a provider's
-prompt-prefix cache (OpenAI, Anthropic) can serve the same opening of every item's prompt."""
+prompt-prefix cache (automatic at OpenAI for long prompts) can serve the same opening of
+every item's prompt."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, ResponseCache, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, ResponseCache, StructuredMode, connect, resolve_judge
 from ..scoring import Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -68,14 +68,20 @@ class Catalog:
         limit requests / tokens per minute to the model for the whole process (else the
         scorer's `judge:` block does). `cache` answers repeated questions from a response
         cache (True: the default file; a path; a ResponseCache; off by default here, on by
-        default in run_evals). `middleware` wraps every judge call (outermost first)."""
+        default in run_evals). Every judge call passes through `middleware` (a cache, a
+        limiter, a tracer ...), the first listed first.
+
+        A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
+        settings and middleware: it needs no model and no key, and its runs make no request."""
         plan = self.plan(scorer_id)
+        if not plan.needs_judge:
+            return Scorer(plan, NoJudge(), dict(options or {}))
         config = resolve_judge(
             model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode,
             rpm=rpm or plan.rpm, tpm=tpm or plan.tpm,
         )  # fmt: skip
         response_cache = ResponseCache.of(cache)
-        scorer = Scorer(plan, connect(config, middleware=middleware, cache=response_cache), dict(options or {}))
+        scorer = Scorer(plan, connect(config, middleware, cache=response_cache), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

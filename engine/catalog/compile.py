@@ -14,11 +14,33 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..judge import Sampling
-from ..scoring.plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
-from .answers import SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
+from ..scoring.plan import (
+    AnyStepPlan,
+    ComputeStepPlan,
+    JudgeStepPlan,
+    ReasonStepPlan,
+    ScorerPlan,
+    ScoreStepPlan,
+)
+from .answers import (
+    SchemaCompiler,
+    compile_rules,
+    compile_schema,
+    rule_failures,
+    with_rules,
+)
 from .expressions import Expression, Reducer
 from .source import CatalogSource, load_yaml, locate, validation_error
-from .spec import RUN_VARIABLES, SCORE_VARIABLES, LLMStep, ReasonStep, ReducerSpec, ScorerDefinition, ScoreStep
+from .spec import (
+    RUN_VARIABLES,
+    SCORE_VARIABLES,
+    ComputeStep,
+    LLMStep,
+    ReasonStep,
+    ReducerSpec,
+    ScorerDefinition,
+    ScoreStep,
+)
 from .templates import CompiledPrompt, PromptTemplates
 
 
@@ -49,6 +71,11 @@ class ScorerCompiler:
             raise ConfigError(
                 f"options.{'.'.join(map(str, first['loc']))}: default: {first['msg']}", path or self.source.path, line
             ) from None
+        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
+        if shadowed:
+            # In expressions `options.values` is the mapping's method, never the option.
+            path, line = locate(raw, ["options", shadowed[0]])
+            raise ConfigError(f"options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another", path or self.source.path, line)
         rules_path, rules_line = locate(raw, ["option_rules"])
         try:
             option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules")
@@ -66,7 +93,7 @@ class ScorerCompiler:
         steps: list[AnyStepPlan] = []
         for index, step in enumerate(definition.steps):
             steps.append(_StepCompiler(self, definition, step, ["steps", index], raw).compile(known, hashed))
-            known.extend(SCORE_VARIABLES if step.kind == "score" else [step.id])
+            known.extend(SCORE_VARIABLES if isinstance(step, ScoreStep) else step.produces() if isinstance(step, ComputeStep) else [step.id])
         return ScorerPlan(
             id=definition.id,
             name=definition.name,
@@ -93,7 +120,9 @@ class ScorerCompiler:
 class _StepCompiler:
     """One step of one definition; errors without a place of their own get the step's."""
 
-    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep, loc: list[Any], raw: Any) -> None:
+    def __init__(
+        self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep | ComputeStep, loc: list[Any], raw: Any
+    ) -> None:
         self.scorer = scorer
         self.definition = definition
         self.step = step
@@ -115,9 +144,11 @@ class _StepCompiler:
         step, label = self.step, self.label
         skip_source = step.skip_if
         skip_if = self.located("skip_if", lambda: Expression(skip_source, f"{label}.skip_if")) if skip_source else None
-        skip_names = skip_if.names if skip_if is not None else frozenset()
+        skip_names = skip_if.reads if skip_if is not None else frozenset()
         if isinstance(step, ScoreStep):
             return self.score_step(step, skip_if)
+        if isinstance(step, ComputeStep):
+            return self.compute_step(step, skip_if)
         sampling_fields = set(Sampling.model_fields)
         judge = self.definition.judge
         sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
@@ -147,22 +178,30 @@ class _StepCompiler:
             answer_model=answer_model, sampling=sampling, on_skip=step.on_skip, reads=reads,
         )  # fmt: skip
 
-    def score_step(self, step: ScoreStep, skip_if: Evaluable | None) -> ScoreStepPlan:
-        values: dict[str, Evaluable] = {}
+    def score_step(self, step: ScoreStep, skip_if: Expression | None) -> ScoreStepPlan:
+        values: dict[str, Expression | Reducer] = {}
         for name, value in step.values.items():
             where = f"{self.label}.values.{name}"
             values[name] = self.located("values", lambda: Reducer(value, where) if isinstance(value, ReducerSpec) else Expression(value, where))
         score_source = step.score
         score = self.located("score", lambda: Expression(score_source, f"{self.label}.score"))
-        reads = frozenset().union(score.names, *(value.names for value in values.values()), skip_if.names if skip_if else ())
+        reads = frozenset().union(score.reads, *(value.reads for value in values.values()), skip_if.reads if skip_if else ())
         return ScoreStepPlan(
             id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip, reads=reads - set(values)
         )
 
+    def compute_step(self, step: ComputeStep, skip_if: Expression | None) -> ComputeStepPlan:
+        values: dict[str, Expression] = {}
+        for name, source in step.values.items():
+            where = f"{self.label}.values.{name}"
+            values[name] = self.located("values", lambda: Expression(source, where))
+        reads = frozenset().union(*(value.reads for value in values.values()), skip_if.reads if skip_if else ())
+        return ComputeStepPlan(id=step.id, skip_if=skip_if, values=values, on_skip=step.on_skip, reads=reads - set(values))
+
     def answer_model(self, hashed: dict[str, str]) -> tuple[type[BaseModel] | None, frozenset[str]]:
         """The step's answer model, and the variables its rules read."""
         step, label = self.step, self.label
-        assert not isinstance(step, ScoreStep)
+        assert not isinstance(step, (ScoreStep, ComputeStep))
         if step.answer_schema is None:
             return None, frozenset()
         schema_path = self.scorer.schema_file(step.answer_schema, locate(self.raw, [*self.loc, "schema"]))

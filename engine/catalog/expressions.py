@@ -12,12 +12,12 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, meta
-from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2 import TemplateSyntaxError, Undefined, meta
+from jinja2.exceptions import SecurityError, TemplateRuntimeError, UndefinedError
 
 from ..errors import ConfigError, ExpressionError
 from .spec import ReducerSpec
-from .templates import sandbox
+from .templates import names_read, sandbox
 
 _environment = sandbox()
 
@@ -30,15 +30,22 @@ class Expression:
         self.where = where
         try:
             self._compiled = _environment.compile_expression(source, undefined_to_none=False)
-            self.names: frozenset[str] = frozenset(meta.find_undeclared_variables(_environment.parse(f"{{{{ {source} }}}}")))
+            parsed = _environment.parse(f"{{{{ {source} }}}}")
+            self.names: frozenset[str] = frozenset(meta.find_undeclared_variables(parsed))
+            #: Every name it reads, also those that are functions too (see `names_read`).
+            self.reads = names_read(parsed)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
 
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
-            return self._compiled(**variables)
-        except (UndefinedError, SecurityError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
+            value = self._compiled(**variables)
+        except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
+        if isinstance(value, Undefined):
+            # e.g. a key the data does not have: an error here, never a silent value in a result.
+            raise ExpressionError(f"{self.where}: {self.source!r} failed: {value._undefined_message}")
+        return value
 
     def __repr__(self) -> str:
         return f"Expression({self.source!r})"
@@ -60,6 +67,7 @@ class Reducer:
         self.per_item = Expression((spec.where if needs_where else spec.value) or "", f"{where}.{'where' if needs_where else 'value'}")
         # `item` and `rank` are bound per item; what else the reducer reads comes from the run.
         self.names: frozenset[str] = self.items.names | (self.per_item.names - {"item", "rank"})
+        self.reads = self.items.reads | (self.per_item.reads - {"item", "rank"})
 
     def __call__(self, variables: Mapping[str, Any]) -> float:
         items = self.items(variables)

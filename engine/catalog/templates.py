@@ -15,12 +15,22 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError, meta
+from jinja2 import (
+    BaseLoader,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    meta,
+    nodes,
+)
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from .functions import FUNCTIONS
 
 #: Functions available to every expression and template, beside Jinja's own filters.
 SAFE_GLOBALS: dict[str, Any] = {
@@ -32,6 +42,8 @@ SAFE_GLOBALS: dict[str, Any] = {
     "sum": sum,
     "float": float,
     "int": int,
+    # The computed steps' library (see functions.py), usable in templates and rules too.
+    **FUNCTIONS,
 }
 
 _TAG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -54,6 +66,13 @@ def number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def names_read(parsed: nodes.Template) -> frozenset[str]:
+    """Every name a template or expression reads, globals included: a step's result may
+    carry the name of a function (a step `sentences` beside the `sentences()` function), and
+    the step that reads it must wait for it."""
+    return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
+
+
 def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     """The Jinja environment of everything an author writes: sandboxed (no Python internals),
     strict (an unknown name is an error, never an empty string), with the same globals and
@@ -70,6 +89,8 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     environment.filters["untrusted"] = untrusted
     environment.filters["json"] = to_json
     environment.filters["number"] = number
+    # Also as filters, so `output | keywords` and `sentences | map('sentiment')` read naturally.
+    environment.filters.update(FUNCTIONS)
     return environment
 
 
@@ -128,16 +149,15 @@ class PromptTemplates:
                 path,
                 _first_line_mentioning(source, sorted(unknown)),
             )
-        names: set[str] = set()
+        names: frozenset[str] = frozenset()
         for referenced in self.referenced(name):
-            names |= meta.find_undeclared_variables(self.environment.parse(self.path_of(referenced).read_text(encoding="utf-8")))
-        return CompiledPrompt(template, frozenset(names - set(self.environment.globals)))
+            names |= names_read(self.environment.parse(self.path_of(referenced).read_text(encoding="utf-8")))
+        return CompiledPrompt(template, names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
         try:
-            names = frozenset(meta.find_undeclared_variables(self.environment.parse(source)))
-            return CompiledPrompt(self.environment.from_string(source), names)
+            return CompiledPrompt(self.environment.from_string(source), names_read(self.environment.parse(source)))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 

@@ -17,6 +17,7 @@ import yaml
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError, ScorerError
+from ..formatting import to_json
 from .app import errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,3 +109,8 @@ def scorer_options(pairs: list[str] | None, context: list[str] | None) -> dict[s
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"
 StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+
+
+def print_json(value: object) -> None:
+    """Machine-readable output for `--json`: indented, non-ASCII text kept readable."""
+    print(to_json(value, indent=2))

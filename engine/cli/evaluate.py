@@ -8,14 +8,31 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
 from ..runs import Estimate, EvalResult, ItemResult, default_run_name, estimate_evals, run_evals
 from .app import app, console, errors
-from .common import DEFAULT_STORE, ConfigOption, JsonFlag, StoreOption, catalog_from, one_line_errors
+from .common import (
+    DEFAULT_STORE,
+    ConfigOption,
+    JsonFlag,
+    StoreOption,
+    catalog_from,
+    one_line_errors,
+    print_json,
+)
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
 
@@ -171,7 +188,7 @@ def eval_command(
         )  # fmt: skip
         raise typer.Exit(130) from None
     if as_json:
-        print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
+        print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
         _print_eval(result, store)
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]

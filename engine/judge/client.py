@@ -164,7 +164,10 @@ def _usage(completion: Any) -> TokenUsage | None:
 
 def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest) -> JudgeError:
     import openai
-    from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+    from instructor.core.exceptions import (
+        IncompleteOutputException,
+        InstructorRetryException,
+    )
 
     cause: BaseException = exc
     attempts = getattr(exc, "n_attempts", None)

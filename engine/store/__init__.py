@@ -6,7 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import Direction, ResultRecord, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source, Stage, Store
+from .base import (
+    Direction,
+    ResultRecord,
+    RunInfo,
+    RunStatus,
+    RunSummary,
+    ScorerUsage,
+    ScoreStats,
+    Source,
+    Stage,
+    Store,
+)
 from .sqlite import SQLiteStore
 
 
