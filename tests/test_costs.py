@@ -156,3 +156,12 @@ def test_max_cost_needs_a_price(judge: JudgeServer, tmp_path: Path) -> None:
     assert refused.exit_code == 2
     assert "max_cost needs a price for openai/local-model" in refused.output
     assert judge.requests == []
+
+
+def test_a_scorer_without_a_judge_costs_nothing_and_needs_no_price(judge: JudgeServer) -> None:
+    from engine import create_scorer
+
+    result = run_evals([{"input": "the cat sat down", "output": "the cat sat"}], [create_scorer("completeness")], max_cost=0.01)
+
+    assert result.counts.completed == 1 and result.stopped is None
+    assert result.summary["completeness"].judge_calls == 0 and judge.requests == []

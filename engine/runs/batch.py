@@ -360,7 +360,7 @@ async def arun_evals(
     if max_cost is not None:
         if max_cost <= 0:
             raise ConfigError(f"max_cost must be a positive number of US dollars, got {max_cost!r}")
-        unpriced = sorted({scorer.judge.model for scorer in listed if price_table().price(scorer.judge.model) is None})
+        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_table().price(scorer.judge.model) is None})
         if unpriced:
             raise ConfigError(
                 f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)"
