@@ -141,3 +141,17 @@ def test_rates_can_be_set_in_the_scorer_yaml_without_changing_the_definition(tmp
     assert (paced.rpm, paced.tpm) == (120, 50000)
     # How fast is not what is judged: a run resumes across a change of rates.
     assert paced.fingerprint == unpaced.fingerprint
+
+
+def test_the_progress_display_says_when_a_model_is_throttled(judge: JudgeServer) -> None:
+    from engine.cli.evaluate import ThrottleColumn
+
+    model = fresh_model()
+    limiter = limiter_for(judge.base_url, model)
+    column = ThrottleColumn()
+    assert model not in column.render(None).plain  # type: ignore[arg-type]  # it reads the limiters, not the task
+
+    limiter.observe(429, {"retry-after": "30"})  # what the client reports of a 429 it received
+
+    shown = column.render(None).plain  # type: ignore[arg-type]
+    assert f"{model}: rate limited, waiting 3" in shown  # 30 s, or 29 s by the time it renders

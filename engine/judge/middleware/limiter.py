@@ -30,7 +30,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 
 from ..config import JudgeConfig
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
@@ -68,6 +67,8 @@ def retry_delay(headers: Mapping[str, str]) -> float | None:
         try:
             return max(0.0, float(after))
         except ValueError:
+            from email.utils import parsedate_to_datetime  # an HTTP date: rare, so imported when met
+
             try:
                 moment = parsedate_to_datetime(after)
             except (TypeError, ValueError):
