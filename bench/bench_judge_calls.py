@@ -9,7 +9,8 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
    on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
    AsyncOpenAI loop sending the very same request bodies, three in a row per item, with the same
    concurrency (aim: at most 1.10x);
-2. CPU time per judge call at zero latency: the engine's and the bare loop's (the HTTP client);
+2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
+   the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
 4. the time of `scorers --help`;
 5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge).
@@ -116,10 +117,32 @@ def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: in
     return time.perf_counter() - started, time.process_time() - cpu
 
 
-def engine_batch(data: list[dict[str, Any]], concurrency: int, store: Path, cache: Path | bool, run: str) -> tuple[float, float]:
+class AnswersItself:
+    """A middleware that answers every step as the scripted judge would, without passing the
+    call on: what is left is the engine's own work (rendering, validation, cache, records,
+    store), without Instructor or the HTTP client."""
+
+    async def __call__(self, request: Any, call_next: Any) -> Any:
+        from engine.judge import JudgeAnswer
+
+        prompt = request.messages[-1]["content"]
+        output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.DOTALL)
+        if request.step == "preprocess":
+            answer: Any = {"claims": [claim.strip() for claim in (output.group(1) if output else "").split(". ") if claim.strip()]}
+        elif request.step == "analyze":
+            found = [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", prompt, re.MULTILINE)]
+            answer = {"verdicts": [{"statement": claim, "verdict": "yes" if "wrong" in claim else "no", "reason": "scripted"} for claim in found]}
+        else:
+            answer = {"reason": "The score follows from the verdicts."}
+        return JudgeAnswer(value=request.response_model.model_validate(answer), usage=None)
+
+
+def engine_batch(
+    data: list[dict[str, Any]], concurrency: int, store: Path, cache: Path | bool, run: str, middleware: tuple[Any, ...] = ()
+) -> tuple[float, float]:
     from engine import create_hallucination_scorer, run_evals
 
-    scorer = create_hallucination_scorer()
+    scorer = create_hallucination_scorer(middleware=middleware)
     started, cpu = time.perf_counter(), time.process_time()
     result = run_evals(data, [scorer], concurrency=concurrency, store=store, cache=cache, run=run, keep_results=False)
     elapsed, spent = time.perf_counter() - started, time.process_time() - cpu
@@ -217,6 +240,7 @@ def main() -> None:
         fast.ask("reset")
         bare_wall0, bare_cpu = bare_loop(fast.base_url, chains, arguments.concurrency)
         assert fast.ask("count") == calls_zero
+        own_wall, own_cpu = engine_batch(data, arguments.concurrency, folder / "own.sqlite", folder / "own-cache.sqlite", "own", (AnswersItself(),))
 
         # 1. The cold batch at `latency`, between two bare loops sending the same bodies.
         os.environ["OPENAI_BASE_URL"] = slow.base_url
@@ -246,8 +270,9 @@ def main() -> None:
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
     print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
-    print(f"   engine's own work: {(engine_cpu - bare_cpu) / calls_zero * 1000:.2f} ms a call, "
-          f"{(engine_cpu - bare_cpu) / bare_cpu:.0%} of the HTTP client's")  # fmt: skip
+    print(f"   engine with a middleware answering instead of a model: {own_cpu / calls_zero * 1000:.2f} ms  (wall {own_wall:.2f} s)")
+    print(f"   so: HTTP client {bare_cpu / calls_zero * 1000:.2f} ms, Instructor {(engine_cpu - bare_cpu - own_cpu) / calls_zero * 1000:.2f} ms, "
+          f"the engine's own work {own_cpu / calls_zero * 1000:.2f} ms ({own_cpu / bare_cpu:.0%} of the HTTP client's)")  # fmt: skip
     print(f"\n3. unchanged re-run under a new run name: {rerun_wall:.2f} s, {rerun_requests} requests")
     print(f"\n4. scorers --help: {help_time():.2f} s (best of 5)")
     streamed = stream_memory(folder, arguments.stream_items)
