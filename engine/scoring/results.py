@@ -33,6 +33,7 @@ class StepRecord(BaseModel):
     system_prompt: str | None = None
     prompt: str | None = None
     result: Any = None
+    thinking: str | None = Field(default=None, description="A reasoning model's thinking before its answer (never validated)")
     usage: TokenUsage | None = None
     duration_ms: float = 0.0
 

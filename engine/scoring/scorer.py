@@ -172,6 +172,7 @@ class Scorer:
             system_prompt=system_prompt,
             prompt=prompt,
             result=result,
+            thinking=answer.thinking,
             usage=answer.usage,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
