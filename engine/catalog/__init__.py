@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, Provider, StructuredMode, connect, resolve_judge
 from ..scoring import Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -30,6 +30,11 @@ class Catalog:
         self.source = source
         self.path = source.path
         self._scorers = compile_catalog(source)
+
+    @property
+    def providers(self) -> dict[str, Provider]:
+        """The judge presets this catalog adds to the built-in ones."""
+        return dict(self.source.file.providers)
 
     def ids(self) -> list[str]:
         return list(self._scorers)
@@ -62,7 +67,9 @@ class Catalog:
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested."""
         plan = self.plan(scorer_id)
-        config = resolve_judge(model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode)
+        config = resolve_judge(
+            model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode, providers=self.providers
+        )
         scorer = Scorer(plan, connect(config), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..judge import Sampling
+from ..judge import Provider, Sampling
 
 RunField = Literal["output", "input", "context", "ground_truth"]
 
@@ -162,8 +162,13 @@ class ScorerDefinition(_Strict):
 
 
 class CatalogFile(_Strict):
-    """The top of a catalog file: where its prompts and schemas are, and its scorers."""
+    """The top of a catalog file: where its prompts and schemas are, judge presets of its
+    own, and its scorers."""
 
     prompts: str = "prompts"
     schemas: str = "schemas"
+    providers: dict[str, Provider] = Field(
+        default_factory=dict,
+        description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
+    )
     scorers: dict[str, dict[str, Any]]

@@ -58,7 +58,7 @@ class AnthropicJudge:
 
         base_url, key = self.config.endpoint()
         config = self.config
-        mode = instructor.Mode.ANTHROPIC_JSON if config.structured_mode in ("json", "md_json") else instructor.Mode.ANTHROPIC_TOOLS
+        mode = instructor.Mode.JSON if config.structured_mode in ("json", "md_json") else instructor.Mode.TOOLS
         sdk = shared_client(
             ("anthropic", base_url, key, config.timeout, config.http_retries),
             lambda: anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries),

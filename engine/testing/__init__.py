@@ -1,7 +1,9 @@
-"""Offline testing of scorers: a scripted OpenAI-compatible judge server on 127.0.0.1."""
+"""Offline testing of scorers: scripted judge servers on 127.0.0.1, one speaking the OpenAI
+chat-completions API and one Anthropic's Messages API."""
 
 from __future__ import annotations
 
+from .anthropic_server import AnthropicServer
 from .judge_server import JudgeServer, Reply, Request
 
-__all__ = ["JudgeServer", "Reply", "Request"]
+__all__ = ["AnthropicServer", "JudgeServer", "Reply", "Request"]
