@@ -30,7 +30,7 @@ from .errors import (
 )
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
 from .runs import Agreement, EvalItem, EvalResult, ItemResult, LiveScorer, LiveStats, ScorerOutcome, arun_evals, attach_scorers, read_jsonl, run_evals
-from .scoring import Run, Scorer, ScoreResult, StepRecord
+from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import assistant_text, extract_tool_calls, extract_tool_results
 from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
@@ -40,8 +40,9 @@ def create_scorer(
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
     **judge: Any,
-) -> Scorer:
-    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode."""
+) -> AnyScorer:
+    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode,
+    and for a jury of judges models=[...], aggregate, threshold, margin."""
     return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
 
 
@@ -49,13 +50,14 @@ def create_hallucination_scorer(
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
     **judge: Any,
-) -> Scorer:
+) -> AnyScorer:
     """The hallucination scorer: options `scale`, `context`, `get_context`, `language`."""
     return create_scorer("hallucination", model=model, options=options, **judge)
 
 
 __all__ = [
     "Agreement",
+    "AnyScorer",
     "AnswerCutOffError",
     "Catalog",
     "ConfigError",
@@ -74,6 +76,8 @@ __all__ = [
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUnreachableError",
+    "JudgeVerdict",
+    "Jury",
     "LiveScorer",
     "LiveStats",
     "ResultRecord",

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..judge import Sampling
-from ..scoring.plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
+from ..scoring.plan import AnyStepPlan, Evaluable, JudgeStepPlan, JuryPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
 from .answers import SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
 from .source import CatalogSource, load_yaml, locate, validation_error
@@ -75,6 +75,10 @@ class ScorerCompiler:
             options_model=options_model,
             option_rules=tuple(option_rules),
             default_model=definition.judge.model,
+            jury=JuryPlan(
+                models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
+                threshold=definition.judges.threshold, margin=definition.judges.margin,
+            ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )

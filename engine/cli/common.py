@@ -17,6 +17,7 @@ import yaml
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError, ScorerError
+from ..scoring import AGGREGATIONS
 from .app import errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -104,6 +105,29 @@ def scorer_options(pairs: list[str] | None, context: list[str] | None) -> dict[s
     if context:
         options["context"] = [str(read_value(piece)) for piece in context]
     return options
+
+
+ModelOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--model", help="Judge as provider/model, e.g. openai/gpt-4o-mini; repeat for a jury of judges"),
+]
+AggregateOption = Annotated[
+    Optional[str], typer.Option("--aggregate", help="How a jury's scores combine: mean, median, majority or strictest")
+]
+
+
+def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, Any]:
+    """The keywords of Catalog.create for the `--model` flags: one judge, or a jury."""
+    if aggregate is not None:
+        if aggregate not in AGGREGATIONS:
+            raise ConfigError(f"--aggregate {aggregate!r}: choose one of {', '.join(AGGREGATIONS)}")
+        if not models or len(models) < 2:
+            raise ConfigError("--aggregate combines a jury's scores: give --model two or more times")
+    if not models:
+        return {}
+    if len(models) == 1:
+        return {"model": models[0]}
+    return {"models": models, "aggregate": aggregate}
 
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"

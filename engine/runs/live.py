@@ -47,7 +47,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line
-from ..scoring import GetContext, Scorer
+from ..scoring import AnyScorer, GetContext
 from ..scoring.transcripts import tool_result_context
 from ..store import ResultRecord, RunInfo, Store, open_store
 from .batch import check_scorers
@@ -76,7 +76,7 @@ class LiveStats(BaseModel):
 @dataclass
 class _Job:
     run_id: str
-    scorers: list[Scorer]
+    scorers: list[AnyScorer]
     input: Any
     output: Any
     context: list[str] | None
@@ -84,7 +84,7 @@ class _Job:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def _rates(sampling: float | Mapping[str, float], scorers: list[Scorer]) -> dict[str, float]:
+def _rates(sampling: float | Mapping[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
     ids = {scorer.id for scorer in scorers}
     if isinstance(sampling, Mapping):
         unknown = sorted(set(sampling) - ids)
@@ -111,7 +111,7 @@ class LiveScorer:
 
     def __init__(
         self,
-        scorers: Sequence[Scorer] | Scorer,
+        scorers: Sequence[AnyScorer] | AnyScorer,
         *,
         sampling: float | Mapping[str, float] = 1.0,
         store: Store | str | Path | None = None,
@@ -292,7 +292,7 @@ class LiveScorer:
         except Exception as exc:
             logger.warning("live scoring could not register run %r: %s", self.run, one_line(exc))
 
-    async def _one(self, scorer: Scorer, job: _Job) -> None:
+    async def _one(self, scorer: AnyScorer, job: _Job) -> None:
         started = datetime.now(timezone.utc)
         context = job.context
         if context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
@@ -413,6 +413,6 @@ class _ScoredAgent:
         return f"<{self._agent!r} with live scoring>"
 
 
-def attach_scorers(agent: Any, scorers: Sequence[Scorer] | Scorer, **options: Any) -> Any:
+def attach_scorers(agent: Any, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> Any:
     """`agent` with `scorers` attached (options as for LiveScorer); `.live` flushes/closes."""
     return LiveScorer(scorers, **options).wrap(agent)
