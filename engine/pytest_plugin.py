@@ -1,0 +1,105 @@
+"""The pytest plugin, loaded through the `pytest11` entry point whenever llm-scorers is
+installed: score replies in tests and gate pull requests on them.
+
+Fixtures:
+- `scorers`: create scorers and assert on scores (`scorers.assert_score(...)`), with the
+  judge chosen by `--scorers-model` (else SCORERS_MODEL, else each scorer's default) and the
+  catalog by the `scorers_catalog` ini option (else the built-in one).
+- `scorers_judge`: the scripted OpenAI-compatible judge server on 127.0.0.1, reset for the
+  test, with the environment pointing the `openai` provider at it: a host project tests its
+  own scorers offline. `scorers_judge_server` is the session's server itself.
+
+Options: `--scorers-model PROVIDER/MODEL`, `--scorers-no-cache` (ask the judge again
+instead of answering from the response cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from .catalog import Catalog
+from .judge import capabilities
+from .scoring import AnyScorer, ScoreResult
+from .testing import JudgeServer
+from .testing.assertions import assert_score, catalog_of, defaults
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("scorers", "llm-scorers")
+    group.addoption("--scorers-model", metavar="PROVIDER/MODEL", default=None, help="The judge of every scorer in the tests")
+    group.addoption("--scorers-no-cache", action="store_true", default=False, help="Ask the judge again instead of using cached answers")
+    parser.addini("scorers_catalog", "A host catalog YAML for the `scorers` fixture and assert_score (default: the built-in one)", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    defaults.model = config.getoption("--scorers-model") or None
+    catalog = str(config.getini("scorers_catalog") or "")
+    defaults.catalog = str(config.rootpath / catalog) if catalog else None
+    defaults.cache = not config.getoption("--scorers-no-cache")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    model = config.getoption("--scorers-model")
+    return f"llm-scorers judge: {model}" if model else None
+
+
+class Scorers:
+    """What the `scorers` fixture gives a test."""
+
+    def __init__(self, catalog: Catalog, model: str | None) -> None:
+        self.catalog = catalog
+        self.model = model
+
+    def create(self, scorer_id: str, options: Mapping[str, Any] | None = None, **judge: Any) -> AnyScorer:
+        """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
+        if "model" not in judge and "models" not in judge:
+            judge["model"] = self.model
+        return self.catalog.create(scorer_id, options=options, **judge)
+
+    def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
+        return self.create(scorer).run(output, context=list(context) if context is not None else None, **fields)
+
+    def assert_score(self, output: Any, scorer: str | AnyScorer, **expectations: Any) -> ScoreResult:
+        __tracebackhide__ = True
+        if isinstance(scorer, str):
+            scorer = self.create(scorer, options=expectations.pop("options", None), **_judge_of(expectations, self.model))
+        return assert_score(output, scorer, **expectations)
+
+
+def _judge_of(expectations: dict[str, Any], model: str | None) -> dict[str, Any]:
+    models = expectations.pop("models", None)
+    chosen = expectations.pop("model", None) or model
+    return {"models": models} if models else {"model": chosen}
+
+
+@pytest.fixture
+def scorers() -> Scorers:
+    """Create scorers and assert on their scores; see the module docstring."""
+    return Scorers(catalog_of(None), defaults.model)
+
+
+@pytest.fixture(scope="session")
+def scorers_judge_server() -> Iterator[JudgeServer]:
+    server = JudgeServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    """The scripted judge server, reset, with `openai/...` judges pointed at it (and no
+    other judge configured), so a test scripts the answers and runs real scorers offline."""
+    scorers_judge_server.reset()
+    capabilities.forget()
+    monkeypatch.setenv("OPENAI_BASE_URL", scorers_judge_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    for name in ("SCORERS_MODEL", "SCORERS_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(defaults, "model", None)
+    return scorers_judge_server
+
+
+__all__ = ["Scorers", "assert_score"]
