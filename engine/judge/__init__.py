@@ -7,17 +7,22 @@ from .capabilities import capabilities
 from .client import OpenAIJudge
 from .config import PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
+from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest, TokenUsage
 
 
 def connect(config: JudgeConfig) -> AsksJudge:
     """The judge a scorer calls for `config`: the adapter its provider speaks (OpenAI's API,
     Azure's, or Anthropic's). The provider SDK is imported on the first call."""
+    adapter: AsksJudge
     if config.provider_preset().adapter == "anthropic":
         from .anthropic import AnthropicJudge
 
-        return AnthropicJudge(config)
-    return OpenAIJudge(config)
+        adapter = AnthropicJudge(config)
+    else:
+        adapter = OpenAIJudge(config)
+    # With OpenTelemetry installed, every call is a span (a no-op until the host configures a tracer).
+    return Chain(adapter, [JudgeTracing(config)]) if tracing_available() else adapter
 
 
 __all__ = [

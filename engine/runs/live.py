@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line
 from ..scoring import AnyScorer, GetContext
+from ..scoring.tracing import current_trace, within
 from ..scoring.transcripts import tool_result_context
 from ..store import ResultRecord, RunInfo, Store, open_store
 from .batch import check_scorers
@@ -82,6 +83,7 @@ class _Job:
     context: list[str] | None
     ground_truth: Any
     metadata: dict[str, Any] = field(default_factory=dict)
+    trace: Any = None  # the agent's trace context, continued by the scorer runs
 
 
 def _rates(sampling: float | Mapping[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
@@ -236,6 +238,7 @@ class LiveScorer:
             context=list(context) if context is not None else None,
             ground_truth=ground_truth,
             metadata=dict(metadata or {}),
+            trace=current_trace(),
         )
         try:
             loop = self._ensure_loop()
@@ -304,9 +307,10 @@ class LiveScorer:
             context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
         )  # fmt: skip
         try:
-            result = await scorer.arun(
-                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
-            )
+            with within(job.trace):  # the scorer run's span joins the agent's trace
+                result = await scorer.arun(
+                    job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
+                )
             record = result_record(scorer, result=result, **common)
         except Exception as exc:
             message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)

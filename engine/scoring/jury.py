@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -29,6 +30,7 @@ from .context import GetContext
 from .plan import ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .scorer import Scorer
+from .tracing import record_score, scorer_span
 
 Aggregation = Literal["mean", "median", "majority", "strictest"]
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -107,6 +109,13 @@ class Jury:
         """Every judge scores `output` at once (the same fields as `Scorer.arun`). A judge
         that fails fails the jury's result, naming the judge: a verdict of fewer judges than
         asked would be read as the jury's."""
+        fields["run_id"] = fields.get("run_id") or str(uuid.uuid4())
+        with scorer_span(self.id, self.plan.fingerprint, fields["run_id"], self.judge.model) as span:
+            result = await self._arun(output, fields)
+            record_score(span, result.score, result.reason)
+            return result
+
+    async def _arun(self, output: Any, fields: dict[str, Any]) -> ScoreResult:
         started = time.perf_counter()
         outcomes = await asyncio.gather(*(scorer.arun(output, **fields) for scorer in self.scorers), return_exceptions=True)
         results: list[ScoreResult] = []

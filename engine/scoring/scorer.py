@@ -24,6 +24,7 @@ from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
 from .results import Run, ScoreResult, StepRecord
+from .tracing import record_score, scorer_span
 from .transcripts import as_messages, assistant_text, extract_tool_calls, role_text
 
 
@@ -83,9 +84,18 @@ class Scorer:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
         used when there is none, before the scorer's static context."""
+        run_id = run_id or str(uuid.uuid4())
+        with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context)
+            record_score(span, result.score, result.reason)
+            return result
+
+    async def _arun(
+        self, output: Any, input: Any, ground_truth: Any, run_id: str, context: list[str] | None, get_context: GetContext | None  # noqa: A002
+    ) -> ScoreResult:
         started = time.perf_counter()
         run = Run(
-            run_id=run_id or str(uuid.uuid4()),
+            run_id=run_id,
             output=output,
             input=input,
             ground_truth=ground_truth,
