@@ -6,6 +6,7 @@ No model is called and nothing is stored here: a catalog can be checked offline.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -17,7 +18,8 @@ from ..judge import JudgeConfig, Provider, StructuredMode, connect, resolve_judg
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
-from .source import CatalogSource, builtin_catalog_path
+from .source import CatalogSource, builtin_catalog_path, locate
+from .templates import PromptTemplates
 from .spec import ScorerDefinition
 
 
@@ -41,8 +43,35 @@ class Catalog:
 
     def _entry(self, scorer_id: str) -> tuple[ScorerDefinition, ScorerPlan]:
         if scorer_id not in self._scorers:
-            raise ConfigError(f"unknown scorer {scorer_id!r}; known scorers: {', '.join(self._scorers)}")
+            close = difflib.get_close_matches(scorer_id, list(self._scorers), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown scorer {scorer_id!r}; {hint}known scorers: {', '.join(self._scorers)}")
         return self._scorers[scorer_id]
+
+    def files(self, scorer_id: str) -> list[tuple[str, str]]:
+        """What a scorer is made of, as (role, FILE or FILE:LINE): the definition, then each
+        step's templates (with those they include) and schema, as this catalog finds them."""
+        definition = self.definition(scorer_id)
+        source: CatalogSource | None = self.source
+        while source is not None and scorer_id not in source.scorers:
+            source = source.fallback
+        found: list[tuple[str, str]] = []
+        if source is not None:
+            path, line = locate(source.scorers, [scorer_id])
+            found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
+        templates = PromptTemplates(self.source.templates_path)
+        for step in definition.steps:
+            names = [name for name in (getattr(step, "prompt", None), step.judge.system if getattr(step, "judge", None) else None) if name]  # type: ignore[union-attr]
+            if definition.judge.system and step.kind != "score":
+                names.append(definition.judge.system)
+            for name in dict.fromkeys(names):
+                for referenced in templates.referenced(name):
+                    found.append((f"{step.id} template", str(templates.path_of(referenced))))
+            schema = getattr(step, "answer_schema", None)
+            if schema:
+                folder = next((folder for folder in self.source.schemas_path if (folder / schema).is_file()), None)
+                found.append((f"{step.id} schema", str(folder / schema) if folder else f"{schema} (missing)"))
+        return found
 
     def plan(self, scorer_id: str) -> ScorerPlan:
         return self._entry(scorer_id)[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -32,6 +33,30 @@ GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
 
 
+# The library's errors tell a Python caller which keyword to pass; on the command line the
+# same advice names the flag instead.
+_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r" \(or pass api_key=\)"), ""),
+    (re.compile(r"\(or --base-url / base_url=\)"), "(or --base-url)"),
+    (re.compile(r"\(or base_url=\)"), "(or --base-url)"),
+    (re.compile(r"pass model='provider/model'"), "give --model provider/model"),
+    (re.compile(r"and name its model as 'openai/<model>'"), "and give --model openai/<model>"),
+    (
+        re.compile(r"pass options=\{'context': \[\.\.\.\]\} or a get_context callable when creating the scorer, or context=\[\.\.\.\] to run\(\) \(--context on the command line, a `context` field in a data file\)"),
+        "give --context (or a `context` field in each item of a data file)",
+    ),
+    (re.compile(r"give (--[\w-]+) on the command line, \w+=\.\.\. in Python, or"), r"give \1, or"),
+    (re.compile(r"option (\w+): unknown option \(known: "), r"--option \1: unknown option (known: "),
+)
+
+
+def cli_words(message: str) -> str:
+    """`message` with Python keywords replaced by the flags that do the same."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(replacement, message)
+    return message
+
+
 def one_line_errors(command: F) -> F:
     """Every failure ends as one line on stderr and a non-zero exit, never a traceback
     (set SCORERS_DEBUG=1 to see it)."""
@@ -56,7 +81,7 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):
                 raise
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {exc}", markup=False, highlight=False, soft_wrap=True)
+            errors.print(f"{kind}: {cli_words(str(exc))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
 
     return wrapper  # type: ignore[return-value]
