@@ -28,7 +28,7 @@ def script_panel(judge: JudgeServer, strict_models: set[str], failing: set[str] 
 
     def claims(request: Request) -> object:
         if model_of(request) in failing:
-            return Reply.fail(500, "judge down")
+            return Reply.fail(500, "judge down", headers={"retry-after-ms": "10"})
         return {"claims": claims_of(between(request.prompt, "output"))}
 
     def verdicts(request: Request) -> object:

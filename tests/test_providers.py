@@ -11,6 +11,7 @@ from engine import ConfigError, JudgeConfig, JudgeRateLimitError, JudgeServerErr
 from engine.judge import PROVIDERS
 from engine.testing import AnthropicServer, JudgeServer, Reply
 
+FAST_RETRY = {"retry-after-ms": "10"}  # the SDKs wait this long before a retry
 CONTEXT = ["Paris is the capital of France."]
 
 
@@ -143,15 +144,15 @@ def test_a_malformed_claude_answer_is_asked_again(claude: AnthropicServer) -> No
 
 def test_claude_rate_limits_and_overload_are_retried_then_typed(claude: AnthropicServer) -> None:
     script(claude)
-    claude.on("Claims", [Reply.fail(429, "rate limited", headers={"retry-after": "0"}), Reply.fail(529, "Overloaded", headers={"retry-after": "0"}), {"claims": ["a"]}])
+    claude.on("Claims", [Reply.fail(429, "rate limited", headers=FAST_RETRY), Reply.fail(529, "Overloaded", headers=FAST_RETRY), {"claims": ["a"]}])
     assert create_hallucination_scorer(model="anthropic/claude-haiku-4-5", options={"context": CONTEXT}).run(output="x").score == 0
 
-    claude.on("Claims", Reply.fail(529, "Overloaded", headers={"retry-after": "0"}))
+    claude.on("Claims", Reply.fail(529, "Overloaded", headers=FAST_RETRY))
     with pytest.raises(JudgeServerError, match="HTTP 529: Overloaded") as failure:
         create_hallucination_scorer(model="anthropic/claude-haiku-4-5", options={"context": CONTEXT}).run(output="y")
     assert "sk-ant-test-secret-456" not in str(failure.value)
 
-    claude.on("Claims", Reply.fail(429, "rate limited", headers={"retry-after": "0"}))
+    claude.on("Claims", Reply.fail(429, "rate limited", headers=FAST_RETRY))
     with pytest.raises(JudgeRateLimitError, match="429"):
         create_hallucination_scorer(model="anthropic/claude-haiku-4-5", options={"context": CONTEXT}).run(output="z")
 

@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from engine import JudgeServerError, LiveScorer, create_hallucination_scorer
 from engine.testing import JudgeServer, Reply
 
+FAST_RETRY = {"retry-after-ms": "10"}  # the SDKs wait this long before a retry
 CONTEXT = ["Paris is the capital of France."]
 _exporter = InMemorySpanExporter()
 
@@ -83,7 +84,7 @@ def test_content_is_recorded_only_on_opt_in(judge: JudgeServer, spans: InMemoryS
 
 def test_a_failed_judge_call_marks_its_spans(judge: JudgeServer, spans: InMemorySpanExporter) -> None:
     script(judge)
-    judge.on("Claims", Reply.fail(500, "down", headers={"retry-after": "0"}))
+    judge.on("Claims", Reply.fail(500, "down", headers=FAST_RETRY))
     with pytest.raises(JudgeServerError):
         create_hallucination_scorer(options={"context": CONTEXT}).run(output="x")
     named = by_name(spans)
