@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, Provider, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, StructuredMode, connect, resolve_judge
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -91,6 +91,7 @@ class Catalog:
         base_url: str | None = None,
         api_key: str | None = None,
         mode: StructuredMode | None = None,
+        middleware: Sequence[JudgeMiddleware] = (),
         models: Sequence[str | JudgeConfig] | None = None,
         aggregate: Aggregation | None = None,
         threshold: float | None = None,
@@ -98,21 +99,27 @@ class Catalog:
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
-        `mode` (or SCORERS_MODE) picks how structured answers are requested.
+        `mode` (or SCORERS_MODE) picks how structured answers are requested. Every judge call
+        passes through `middleware` (a cache, a limiter, a tracer ...), the first listed first.
+
+        A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
+        settings and middleware: it needs no model and no key, and its runs make no request.
 
         `models` (two or more) makes a jury: every judge scores each run, combined by
         `aggregate` (mean, median, majority, strictest) with `threshold` as each judge's pass
         line and `margin` as the spread that counts as disagreement. A definition's
         `judges:` is its default jury; an explicit `model` replaces it with one judge."""
         plan = self.plan(scorer_id)
+        if not plan.needs_judge:
+            return Scorer(plan, NoJudge(), dict(options or {}))
         jury = plan.jury
         chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
         if models is not None and len(models) == 1:
             model, chosen = models[0], None
         judge = dict(base_url=base_url, api_key=api_key, mode=mode, providers=self.providers)
         if not chosen:
-            return self._single(plan, model, options, judge)
-        scorers = [self._single(plan, each, options, judge) for each in chosen]
+            return self._single(plan, model, options, judge, middleware)
+        scorers = [self._single(plan, each, options, judge, middleware) for each in chosen]
         return Jury(
             scorers,
             aggregate=aggregate or (jury.aggregate if jury else "mean"),
@@ -120,9 +127,16 @@ class Catalog:
             margin=margin if margin is not None else (jury.margin if jury else None),
         )
 
-    def _single(self, plan: ScorerPlan, model: str | JudgeConfig | None, options: Mapping[str, Any] | None, judge: dict[str, Any]) -> Scorer:
+    def _single(
+        self,
+        plan: ScorerPlan,
+        model: str | JudgeConfig | None,
+        options: Mapping[str, Any] | None,
+        judge: dict[str, Any],
+        middleware: Sequence[JudgeMiddleware],
+    ) -> Scorer:
         config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
-        scorer = Scorer(plan, connect(config), dict(options or {}))
+        scorer = Scorer(plan, connect(config, middleware), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

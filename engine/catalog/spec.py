@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..judge import Provider, Sampling
 
-RunField = Literal["output", "input", "context", "ground_truth"]
+RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
 #: Variables every template and expression of a run can use, beside earlier steps' ids.
-RUN_VARIABLES = ("output", "input", "context", "ground_truth", "options", "messages", "tool_calls")
+RUN_VARIABLES = (
+    "output", "input", "context", "ground_truth", "options", "messages", "tool_calls", "tool_results", "turns", "expected_trajectory",
+)  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
 RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
@@ -133,7 +135,32 @@ class ScoreStep(_StepBase):
     on_skip: float | None = None
 
 
-Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep], Field(discriminator="kind")]
+class ComputeStep(_StepBase):
+    """Computes named values without a model, in order, each an expression that may call
+    the function library (words, keywords, similarity, sentiment, trajectory_match ...) and
+    read the values before it. The step's result (an object of the values) is the variable
+    named by its id."""
+
+    kind: Literal["compute"]
+    values: dict[str, str] = Field(description="Named values, in order: name -> expression")
+    on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
+
+    @field_validator("values")
+    @classmethod
+    def _value_names(cls, values: dict[str, str]) -> dict[str, str]:
+        if not values:
+            raise ValueError("a compute step needs at least one value")
+        for name in values:
+            if not name.isidentifier():
+                raise ValueError(f"value name {name!r} must be an identifier (letters, digits, _)")
+        return values
+
+    def produces(self) -> list[str]:
+        """The names later steps can read: the step's id (its values are its fields)."""
+        return [self.id]
+
+
+Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep, ComputeStep], Field(discriminator="kind")]
 
 
 class ScorerDefinition(_Strict):
@@ -174,7 +201,7 @@ class ScorerDefinition(_Strict):
         if kinds.count("reason") > 1 or ("reason" in kinds and kinds.index("reason") < kinds.index("score")):
             raise ValueError("a scorer has at most one 'reason' step, after the 'score' step")
         for step in self.steps:
-            # The results of llm and reason steps become variables named by their id.
+            # The results of llm, compute and reason steps become variables named by their id.
             if step.kind != "score" and step.id in RESERVED_NAMES:
                 raise ValueError(f"step id {step.id!r} is a variable name already; avoid {sorted(RESERVED_NAMES)}")
             if step.skip_if is not None and step.on_skip is None:
@@ -182,14 +209,79 @@ class ScorerDefinition(_Strict):
         return self
 
 
-class CatalogFile(_Strict):
-    """The top of a catalog file: where its prompts and schemas are, judge presets of its
-    own, and its scorers."""
+class CatalogDefaults(_Strict):
+    """What every scorer of the file starts from; a scorer's own keys win, key by key."""
 
-    prompts: str = "prompts"
-    schemas: str = "schemas"
+    judge: JudgeSpec | None = Field(default=None, description="Judge settings shared by the scorers of this file")
+    options: dict[str, Any] | None = Field(
+        default=None, description="Options every scorer of this file has (name: JSON Schema with default), e.g. scale, language"
+    )
+
+
+class CatalogFile(_Strict):
+    """The top of a catalog file: where its prompts and schemas are, what its scorers share,
+    and its scorers."""
+
+    prompts: str = Field(default="prompts", description="Folder of the prompt templates, relative to this file")
+    schemas: str = Field(default="schemas", description="Folder of the answer schemas, relative to this file")
+    defaults: CatalogDefaults = Field(default_factory=CatalogDefaults)
     providers: dict[str, Provider] = Field(
         default_factory=dict,
         description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
     )
     scorers: dict[str, dict[str, Any]]
+
+
+class _EditorCatalog(CatalogFile):
+    """The catalog as an editor sees it: every scorer written out."""
+
+    scorers: dict[str, ScorerDefinition]  # type: ignore[assignment]
+
+
+#: Step fields always written, even in a step that overrides one of a base scorer; the rest
+#: may come from `extends:` or `defaults:`.
+_ALWAYS_WRITTEN = {"id"}
+
+
+def catalog_json_schema() -> dict[str, Any]:
+    """A JSON Schema of the catalog format, for editors (yaml-language-server and the like):
+    keys are completed and described, and unknown keys and wrong types are underlined. It is
+    lenient where a catalog is: a scorer that `extends` another, or takes keys from
+    `defaults:`, writes only what it changes."""
+    schema = _EditorCatalog.model_json_schema(by_alias=True)
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    scorer = definitions["ScorerDefinition"]
+    scorer["properties"].pop("id")
+    scorer["properties"] = {
+        "extends": {"type": "string", "description": "The scorer this one starts from (of this file, or a built-in)"},
+        **scorer["properties"],
+    }
+    for definition in definitions.values():
+        written = _ALWAYS_WRITTEN if "kind" in definition.get("properties", {}) else set()
+        required = [name for name in definition.get("required", []) if name in written]
+        if required:
+            definition["required"] = required
+        else:
+            definition.pop("required", None)
+    _loosen_unions(schema)
+    schema.pop("title", None)
+    schema.pop("description", None)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "llm-scorers catalog",
+        "description": "A scorers.yaml file: prompt and schema folders, shared defaults, and scorers defined as steps.",
+        **schema,
+    }
+
+
+def _loosen_unions(node: Any) -> None:
+    """An overriding step names only what it changes, so it may match several step kinds."""
+    if isinstance(node, dict):
+        node.pop("discriminator", None)
+        if "oneOf" in node:
+            node["anyOf"] = node.pop("oneOf")
+        for value in node.values():
+            _loosen_unions(value)
+    elif isinstance(node, list):
+        for value in node:
+            _loosen_unions(value)

@@ -1,5 +1,5 @@
 """Commands about the catalog itself: what scorers there are (`list`), one scorer in full
-(`show`), and a new scorer to start from (`init`)."""
+(`show`), a new scorer to start from (`init`), and the catalog format (`schema`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import yaml
 from rich.table import Table
 
 from ..catalog import ScorerDefinition
+from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from .app import app, console
-from .common import ConfigOption, JsonFlag, ScorerArgument, catalog_from, one_line_errors
+from .common import ConfigOption, JsonFlag, ScorerArgument, catalog_from, one_line_errors, print_json
 
 
 def _better(definition: ScorerDefinition) -> str:
@@ -38,19 +39,20 @@ def list_scorers(
     """Show the scorers of the catalog: id, which way is better, and what each judges."""
     catalog = catalog_from(config)
     definitions = [catalog.definition(scorer_id) for scorer_id in catalog.ids()]
+    judged = {scorer_id: catalog.plan(scorer_id).needs_judge for scorer_id in catalog.ids()}
     if as_json:
         rows = [
-            {"id": d.id, "name": d.name, "direction": d.direction, "requires": d.requires, "description": d.description}
+            {"id": d.id, "name": d.name, "direction": d.direction, "requires": d.requires, "judge": judged[d.id], "description": d.description}
             for d in definitions
         ]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print_json(rows)
         return
     if long:
         table = Table(title="Scorers")
-        for column in ("id", "name", "better", "needs", "description"):
+        for column in ("id", "name", "better", "needs", "judge", "description"):
             table.add_column(column, overflow="fold")
         for d in definitions:
-            table.add_row(d.id, d.name, _better(d), ", ".join(d.requires), " ".join(d.description.split()))
+            table.add_row(d.id, d.name, _better(d), ", ".join(d.requires), "yes" if judged[d.id] else "no", " ".join(d.description.split()))
         console.print(table)
         return
     # One line per scorer, whatever the terminal's width: the description is cut to fit.
@@ -73,7 +75,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     files = catalog.files(scorer)
     if as_json:
         payload = {**definition.model_dump(mode="json", by_alias=True, exclude_none=True), "files": [{"role": role, "path": path} for role, path in files]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return
     console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition)} is better)", highlight=False)
     console.print(" ".join(definition.description.split()), markup=False, highlight=False, soft_wrap=True)
@@ -237,3 +239,10 @@ def init_scorer(
         f"Next: scorers preview {scorer_id} --config {catalog} --output \"...\"   (the exact prompt, no judge)",
         markup=False, highlight=False, soft_wrap=True,
     )  # fmt: skip
+
+
+@app.command("schema")
+@one_line_errors
+def catalog_schema() -> None:
+    """Print the JSON Schema of the catalog format, for editors that complete and check YAML."""
+    print_json(catalog_json_schema())

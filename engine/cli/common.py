@@ -18,6 +18,7 @@ import yaml
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError, ScorerError
+from ..formatting import to_json
 from ..scoring import AGGREGATIONS
 from .app import errors
 
@@ -157,3 +158,8 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"
 StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+
+
+def print_json(value: object) -> None:
+    """Machine-readable output for `--json`: indented, non-ASCII text kept readable."""
+    print(to_json(value, indent=2))

@@ -8,13 +8,31 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.results import JuryAgreement
 from .app import app, console, errors
-from .common import DEFAULT_STORE, AggregateOption, ConfigOption, JsonFlag, ModelOption, StoreOption, catalog_from, judge_choice, one_line_errors
+from .common import (
+    DEFAULT_STORE,
+    AggregateOption,
+    ConfigOption,
+    JsonFlag,
+    ModelOption,
+    StoreOption,
+    catalog_from,
+    judge_choice,
+    one_line_errors,
+    print_json,
+)
 from .tables import figure, summary_table
 
 
@@ -142,7 +160,7 @@ def eval_command(
         )  # fmt: skip
         raise typer.Exit(130) from None
     if as_json:
-        print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
+        print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
         _print_eval(result, store)
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]

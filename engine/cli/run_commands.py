@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.rule import Rule
 
+from ..errors import ConfigError
+from ..formatting import to_json
 from ..scoring.preview import preview
 from .app import app, console
 from .common import (
@@ -24,6 +25,7 @@ from .common import (
     judge_choice,
     one_line_errors,
     parse_options,
+    print_json,
     read_value,
     scorer_options,
 )
@@ -37,6 +39,10 @@ def run_scorer(
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
+    turns: Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")] = None,
+    expected_trajectory: Annotated[
+        Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
+    ] = None,
     model: ModelOption = None,
     aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
@@ -51,9 +57,15 @@ def run_scorer(
     if scale is not None:
         options["scale"] = scale
     scorer_object = catalog_from(config).create(scorer, options=options, base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
-    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
+    result = scorer_object.run(
+        output=read_value(output),
+        input=read_value(input),
+        ground_truth=read_value(ground_truth),
+        turns=_list_value(turns, "--turns"),
+        expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
+    )
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        print_json(result.to_dict())
         return
     better = "lower is better" if scorer_object.plan.direction == "lower_is_better" else "higher is better"
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
@@ -64,6 +76,23 @@ def run_scorer(
         console.print(line + (f" - {verdict.reason}" if verdict.reason else ""), markup=False, highlight=False, soft_wrap=True)
     if result.disagreement:
         console.print("The judges disagree on this output.", style="yellow", highlight=False)
+    # A computed scorer writes no reason: what its score was computed from says why.
+    for record in result.steps.values():
+        if record.kind == "compute" and not record.skipped:
+            for name, value in record.result.items():
+                console.print(f"{record.id}.{name}: {to_json(value)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _list_value(value: str | None, flag: str) -> list[Any] | None:
+    """A list given inline (JSON or YAML) or as @file."""
+    if value is None:
+        return None
+    parsed = read_value(value) if value.startswith("@") else parse_options([f"value={value}"])["value"]
+    if isinstance(parsed, str) and value.startswith("@"):
+        parsed = parse_options([f"value={parsed}"])["value"]
+    if not isinstance(parsed, list):
+        raise ConfigError(f"{flag} must be a list, got {type(parsed).__name__}")
+    return parsed
 
 
 @app.command("preview")

@@ -27,7 +27,7 @@ from typing import Any, Literal, get_args
 from ..errors import ConfigError, JudgeError
 from ..sync import run_sync
 from .context import GetContext
-from .plan import ScorerPlan
+from .plan import Direction, ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .scorer import Scorer
 from .tracing import record_score, scorer_span
@@ -49,8 +49,9 @@ class Panel:
         return "+".join(self.models)
 
 
-def passes(score: float, threshold: float, plan: ScorerPlan) -> bool:
-    return score <= threshold if plan.direction == "lower_is_better" else score >= threshold
+def passes(score: float, threshold: float, direction: Direction) -> bool:
+    """Whether a score is on the good side of a threshold (a score at it passes)."""
+    return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
 class Jury:
@@ -130,7 +131,7 @@ class Jury:
                 model=result.model,
                 score=result.score,
                 reason=result.reason,
-                passed=passes(result.score, self.threshold, self.plan) if self.threshold is not None else None,
+                passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
                 usage=result.usage,
             )
             for result in results

@@ -6,7 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import Direction, ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source, Stage, Store
+from .base import (
+    Direction,
+    ResultRecord,
+    RunInfo,
+    RunStatus,
+    RunSummary,
+    ScoreStats,
+    Source,
+    Stage,
+    Store,
+)
 from .sqlite import SQLiteStore
 
 
