@@ -11,20 +11,21 @@ Fixtures:
 
 Options: `--scorers-model PROVIDER/MODEL`, `--scorers-no-cache` (ask the judge again
 instead of answering from the response cache).
+
+Every pytest run of a project that has llm-scorers installed loads this module: the test
+helpers and the loopback server are imported only when a test or an option uses them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .catalog import Catalog
-from .judge import capabilities
-from .scoring import AnyScorer, ScoreResult
-from .testing import JudgeServer
-from .testing.assertions import assert_score, catalog_of, defaults
+if TYPE_CHECKING:
+    from .testing import JudgeServer
+    from .testing.assertions import Scorers
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,10 +36,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    defaults.model = config.getoption("--scorers-model") or None
+    model = config.getoption("--scorers-model") or None
     catalog = str(config.getini("scorers_catalog") or "")
-    defaults.catalog = str(config.rootpath / catalog) if catalog else None
-    defaults.cache = not config.getoption("--scorers-no-cache")
+    no_cache = bool(config.getoption("--scorers-no-cache"))
+    if model or catalog or no_cache:
+        from .testing.assertions import defaults
+
+        defaults.model = model
+        defaults.catalog = str(config.rootpath / catalog) if catalog else None
+        defaults.cache = not no_cache
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -46,43 +52,18 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"llm-scorers judge: {model}" if model else None
 
 
-class Scorers:
-    """What the `scorers` fixture gives a test."""
-
-    def __init__(self, catalog: Catalog, model: str | None) -> None:
-        self.catalog = catalog
-        self.model = model
-
-    def create(self, scorer_id: str, options: Mapping[str, Any] | None = None, **judge: Any) -> AnyScorer:
-        """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
-        if "model" not in judge and "models" not in judge:
-            judge["model"] = self.model
-        return self.catalog.create(scorer_id, options=options, **judge)
-
-    def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
-        return self.create(scorer).run(output, context=list(context) if context is not None else None, **fields)
-
-    def assert_score(self, output: Any, scorer: str | AnyScorer, **expectations: Any) -> ScoreResult:
-        __tracebackhide__ = True
-        if isinstance(scorer, str):
-            scorer = self.create(scorer, options=expectations.pop("options", None), **_judge_of(expectations, self.model))
-        return assert_score(output, scorer, **expectations)
-
-
-def _judge_of(expectations: dict[str, Any], model: str | None) -> dict[str, Any]:
-    models = expectations.pop("models", None)
-    chosen = expectations.pop("model", None) or model
-    return {"models": models} if models else {"model": chosen}
-
-
 @pytest.fixture
 def scorers() -> Scorers:
     """Create scorers and assert on their scores; see the module docstring."""
+    from .testing.assertions import Scorers, catalog_of, defaults
+
     return Scorers(catalog_of(None), defaults.model)
 
 
 @pytest.fixture(scope="session")
 def scorers_judge_server() -> Iterator[JudgeServer]:
+    from .testing import JudgeServer
+
     server = JudgeServer().start()
     yield server
     server.stop()
@@ -92,6 +73,9 @@ def scorers_judge_server() -> Iterator[JudgeServer]:
 def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
     """The scripted judge server, reset, with `openai/...` judges pointed at it (and no
     other judge configured), so a test scripts the answers and runs real scorers offline."""
+    from .judge import capabilities
+    from .testing.assertions import defaults
+
     scorers_judge_server.reset()
     capabilities.forget()
     monkeypatch.setenv("OPENAI_BASE_URL", scorers_judge_server.base_url)
@@ -100,6 +84,3 @@ def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyP
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(defaults, "model", None)
     return scorers_judge_server
-
-
-__all__ = ["Scorers", "assert_score"]

@@ -102,3 +102,30 @@ def _finding(item: Any) -> str:
     if isinstance(item, Mapping):
         return "; ".join(f"{key}: {value}" for key, value in item.items())
     return str(item)
+
+
+class Scorers:
+    """What the pytest plugin's `scorers` fixture gives a test: scorers of one catalog, judged
+    by one model unless told otherwise."""
+
+    def __init__(self, catalog: Catalog, model: str | None) -> None:
+        self.catalog = catalog
+        self.model = model
+
+    def create(self, scorer_id: str, options: Mapping[str, Any] | None = None, **judge: Any) -> AnyScorer:
+        """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
+        if "model" not in judge and "models" not in judge:
+            judge["model"] = self.model
+        return self.catalog.create(scorer_id, options=options, **judge)
+
+    def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
+        return self.create(scorer).run(output, context=list(context) if context is not None else None, **fields)
+
+    def assert_score(self, output: Any, scorer: str | AnyScorer, **expectations: Any) -> ScoreResult:
+        """`assert_score` with this fixture's catalog and judge."""
+        __tracebackhide__ = True
+        if isinstance(scorer, str):
+            models = expectations.pop("models", None)
+            judge: dict[str, Any] = {"models": models} if models else {"model": expectations.pop("model", None) or self.model}
+            scorer = self.create(scorer, options=expectations.pop("options", None), **judge)
+        return assert_score(output, scorer, **expectations)
