@@ -44,6 +44,29 @@ def test_a_parameter_refused_with_a_400_is_left_out_once_and_for_all(judge: Judg
     assert sum("refuses `temperature`" in record.getMessage() for record in caplog.records) == 1
 
 
+def test_a_refused_max_tokens_becomes_max_completion_tokens(judge: JudgeServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    catalog = tmp_path / "scorers.yaml"
+    catalog.write_text("scorers:\n  capped:\n    extends: hallucination\n    judge:\n      max_tokens: 900\n", encoding="utf-8")
+    script(judge)
+    refusal = Reply.fail(
+        400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param="max_tokens"
+    )
+    judge.on("Claims", [refusal, {"claims": ["a"]}])
+    load_scorers(catalog).create("capped", model="openai/future-reasoner", options={"context": CONTEXT}).run(output="x")
+    retried = judge.requests_for("Claims")[1].body
+    assert "max_tokens" not in retried and retried["max_completion_tokens"] == 900
+    assert judge.requests_for("HallucinationVerdicts")[0].body["max_completion_tokens"] == 900
+
+
+def test_o_series_models_count_max_completion_tokens(judge: JudgeServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    catalog = tmp_path / "scorers.yaml"
+    catalog.write_text("scorers:\n  capped:\n    extends: hallucination\n    judge:\n      max_tokens: 700\n", encoding="utf-8")
+    script(judge)
+    load_scorers(catalog).create("capped", model="openai/o3", options={"context": CONTEXT}).run(output="x")
+    body = judge.requests[0].body
+    assert body["max_completion_tokens"] == 700 and "max_tokens" not in body
+
+
 def test_a_400_about_something_else_is_not_retried(judge: JudgeServer) -> None:
     script(judge)
     judge.on("Claims", Reply.fail(400, "The model `nope` does not exist"))

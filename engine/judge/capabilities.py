@@ -63,8 +63,10 @@ class Capabilities:
             refused = set(self._entry(endpoint, model).refused)
         if is_reasoning_family(model):
             refused |= _REASONING_REFUSES
-            if "max_tokens" in wanted:
-                wanted = {**{k: v for k, v in wanted.items() if k != "max_tokens"}, "max_completion_tokens": wanted["max_tokens"]}
+        # Reasoning models (and servers that follow OpenAI's newer API) take the limit as
+        # max_completion_tokens, thinking included.
+        if "max_tokens" in wanted and (is_reasoning_family(model) or "max_tokens" in refused):
+            wanted = {**{k: v for k, v in wanted.items() if k != "max_tokens"}, "max_completion_tokens": wanted["max_tokens"]}
         return {name: value for name, value in wanted.items() if name not in refused}
 
     def refuse(self, endpoint: str, model: str, parameter: str) -> None:
