@@ -117,3 +117,19 @@ def test_judges_includes_a_catalogs_presets(tmp_path: Path) -> None:
     catalog.write_text("providers:\n  corp:\n    base_url: http://gateway.internal/v1\n    api_key_env: CORP_KEY\nscorers: {}\n", encoding="utf-8")
     shown = runner.invoke(app, ["judges", "--config", str(catalog)], env={"COLUMNS": "120"})
     assert "corp" in shown.stdout and "CORP_KEY -" in shown.stdout and "http://gateway.internal/v1" in shown.stdout
+
+
+def test_the_shell_completes_commands_and_scorer_ids() -> None:
+    import os
+    import subprocess
+    import sys
+
+    command = Path(sys.executable).parent / "scorers"
+
+    def complete(words: str, index: int) -> list[str]:
+        env = {**os.environ, "_SCORERS_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(index)}
+        return subprocess.run([str(command)], env=env, capture_output=True, text=True, check=False).stdout.split()
+
+    assert complete("scorers sh", 1) == ["show"]
+    assert complete("scorers show hal", 2) == ["hallucination"]
+    assert "context-precision" in complete("scorers run context-", 2)

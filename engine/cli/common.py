@@ -27,7 +27,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for tools")]
 # The fields of one run, shared by `run` and `preview`.
-ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")]
+def complete_scorer_id(incomplete: str) -> list[str]:
+    """Shell completion of scorer ids (of the built-in catalog: a --config given on the same
+    line is not known yet when the shell asks)."""
+    return [scorer_id for scorer_id in builtin_catalog().ids() if scorer_id.startswith(incomplete)]
+
+
+ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)", autocompletion=complete_scorer_id)]
 InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
 ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
 GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
