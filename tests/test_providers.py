@@ -138,6 +138,7 @@ def test_a_malformed_claude_answer_is_asked_again(claude: AnthropicServer) -> No
     assert result.score == 0
     claims = claude.requests_for("Claims")
     assert len(claims) == 2 and claims[1].is_reask
+    assert result.steps["preprocess"].usage is not None and result.steps["preprocess"].usage.prompt_tokens == 100  # both attempts
     # The re-ask answers the tool call with the validation error, as the Messages API expects.
     assert any(block.get("type") == "tool_result" for message in claims[1].messages for block in message.get("content", []) if isinstance(block, dict))
 
