@@ -18,6 +18,7 @@ from ..scoring.plan import (
     AnyStepPlan,
     ComputeStepPlan,
     JudgeStepPlan,
+    JuryPlan,
     ReasonStepPlan,
     ScorerPlan,
     ScoreStepPlan,
@@ -106,6 +107,10 @@ class ScorerCompiler:
             default_model=definition.judge.model,
             rpm=definition.judge.rpm,
             tpm=definition.judge.tpm,
+            jury=JuryPlan(
+                models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
+                threshold=definition.judges.threshold, margin=definition.judges.margin,
+            ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from .config import Sampling
@@ -20,10 +20,10 @@ class TokenUsage(BaseModel):
     billed lower; `reasoning_tokens` (part of `completion_tokens`) were spent thinking."""
 
     prompt_tokens: int = 0
-    completion_tokens: int = 0
+    completion_tokens: int = Field(default=0, description="Output tokens, thinking included")
     total_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    reasoning_tokens: int = 0
+    cached_prompt_tokens: int = Field(default=0, description="Of the prompt tokens, those served from the provider's prompt-prefix cache")
+    reasoning_tokens: int = Field(default=0, description="Of the completion tokens, those a reasoning model spent thinking")
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
@@ -55,6 +55,8 @@ class JudgeAnswer:
     usage: TokenUsage | None = None
     #: True when no provider was paid for it (a response cache answered).
     cached: bool = False
+    #: What a reasoning model thought before answering (taken out of the answer before validation).
+    thinking: str | None = None
 
 
 class AsksJudge(Protocol):

@@ -31,6 +31,7 @@ new items are started; the run is resumable) once this invocation's spend reache
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 import time
@@ -52,14 +53,13 @@ from pydantic import ValidationError
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
-from ..judge.prices import price_table
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..store import ResultRecord, RunInfo, Stage, Store, open_store
 from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
-from .stats import Aggregate
+from .stats import Aggregate, price_of
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
@@ -119,7 +119,7 @@ class _Evaluation:
     def __init__(
         self,
         *,
-        scorers: list[Scorer],
+        scorers: list[AnyScorer],
         target: Target | None,
         on_item_complete: ItemCallback | None,
         concurrency: int,
@@ -223,7 +223,7 @@ class _Evaluation:
         except Exception as exc:
             return None, one_line(exc)
 
-    def _record(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
+    def _record(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
             scorer,
@@ -241,7 +241,7 @@ class _Evaluation:
             **kwargs,
         )
 
-    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
+    async def _score(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
             try:
@@ -290,13 +290,13 @@ class _Evaluation:
                 self._error(result.index, result.id, "callback", one_line(exc))
 
 
-def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
-    listed = [scorers] if isinstance(scorers, Scorer) else list(scorers)
+def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
+    listed = [scorers] if isinstance(scorers, (Scorer, Jury)) else list(scorers)
     if not listed:
         raise ConfigError("run_evals needs at least one scorer")
     for scorer in listed:
-        if not isinstance(scorer, Scorer):
-            raise ConfigError(f"scorers must be Scorer objects (create_scorer(...)), got {type(scorer).__name__}")
+        if not isinstance(scorer, (Scorer, Jury)):
+            raise ConfigError(f"scorers must be Scorer or Jury objects (create_scorer(...)), got {type(scorer).__name__}")
     ids = [scorer.id for scorer in listed]
     duplicated = sorted({scorer_id for scorer_id in ids if ids.count(scorer_id) > 1})
     if duplicated:
@@ -304,7 +304,7 @@ def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
     return listed
 
 
-def _check_resume(store: Store, run: str, scorers: list[Scorer]) -> None:
+def _check_resume(store: Store, run: str, scorers: list[AnyScorer]) -> None:
     """Refuse to mix, under one run name, scores from different scorer definitions or
     judges: their mean would describe neither."""
     versions = store.scorer_versions(run)
@@ -326,7 +326,7 @@ def default_run_name(prefix: str = "run") -> str:
 
 async def arun_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,
@@ -360,7 +360,7 @@ async def arun_evals(
     if max_cost is not None:
         if max_cost <= 0:
             raise ConfigError(f"max_cost must be a positive number of US dollars, got {max_cost!r}")
-        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_table().price(scorer.judge.model) is None})
+        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_of(scorer) is None})
         if unpriced:
             raise ConfigError(
                 f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)"
@@ -368,7 +368,7 @@ async def arun_evals(
     response_cache = ResponseCache.of(cache)
     if response_cache is not None:
         response_cache.new_session()
-        listed = [scorer.with_judge(response_cache.wrap(scorer.judge)) for scorer in listed]
+        listed = [_with_cache(scorer, response_cache) for scorer in listed]
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:
@@ -468,6 +468,15 @@ async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[
             await asyncio.gather(*running, return_exceptions=True)
 
 
+def _with_cache(scorer: AnyScorer, cache: ResponseCache) -> AnyScorer:
+    """`scorer` (or each judge of a jury) asking through `cache`."""
+    if isinstance(scorer, Jury):
+        changed = copy.copy(scorer)
+        changed.scorers = [member.with_judge(cache.wrap(member.judge)) for member in scorer.scorers]
+        return changed
+    return scorer.with_judge(cache.wrap(scorer.judge))
+
+
 def _total_cost(summaries: Iterable[Any]) -> float | None:
     costs = [summary.cost_usd for summary in summaries if summary.judge_calls]
     return None if any(cost is None for cost in costs) else sum(costs)
@@ -475,7 +484,7 @@ def _total_cost(summaries: Iterable[Any]) -> float | None:
 
 def run_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,

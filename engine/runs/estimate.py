@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..judge import ResponseCache, TokenUsage
 from ..judge.middleware.cache import cache_key
 from ..judge.prices import price_table
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..scoring.plan import JudgeStepPlan, ReasonStepPlan
 from ..scoring.preview import first_request
 from ..sync import run_sync
@@ -45,14 +45,16 @@ class Estimate(BaseModel):
     answer_tokens: int = ANSWER_TOKENS
 
 
-async def aestimate_evals(data: Data, scorers: Sequence[Scorer], cache: ResponseCache | None = None) -> Estimate:
-    """The calls, approximate tokens and cost of scoring `data` with `scorers`."""
+async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None) -> Estimate:
+    """The calls, approximate tokens and cost of scoring `data` with `scorers` (each judge of
+    a jury on a line of its own)."""
+    judges: list[Scorer] = [member for scorer in scorers for member in (scorer.scorers if isinstance(scorer, Jury) else [scorer])]
     prices = price_table()
-    estimates = [ScorerEstimate(scorer_id=scorer.id, model=scorer.judge.model) for scorer in scorers]
+    estimates = [ScorerEstimate(scorer_id=scorer.id, model=scorer.judge.model) for scorer in judges]
     steps = {
-        scorer.id: [step for step in scorer.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))] for scorer in scorers
+        scorer.id: [step for step in scorer.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))] for scorer in judges
     }
-    identities = {scorer.id: getattr(scorer.judge, "identity", None) for scorer in scorers}
+    identities = {id(scorer): getattr(scorer.judge, "identity", None) for scorer in judges}
     result = Estimate(scorers=estimates)
     async for _, raw in numbered(data_source(data)):
         result.items += 1
@@ -63,7 +65,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[Scorer], cache: Response
         if item is None:
             result.unreadable += 1
             continue
-        for scorer, estimate in zip(scorers, estimates):
+        for scorer, estimate in zip(judges, estimates):
             try:
                 request = await first_request(scorer, item.output, item.input, item.ground_truth, item.context)
             except Exception:  # the run reports it, item by item; here it is only counted
@@ -73,7 +75,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[Scorer], cache: Response
             if request is None:
                 continue
             prompt_tokens = sum(len(message["content"]) for message in request.messages) // 4 + 1
-            identity = identities[scorer.id]
+            identity = identities[id(scorer)]
             first_cached = cache is not None and identity is not None and cache.get(cache_key(identity, request)) is not None
             estimate.cached_calls += first_cached
             for index, step in enumerate(steps[scorer.id]):
@@ -91,6 +93,6 @@ async def aestimate_evals(data: Data, scorers: Sequence[Scorer], cache: Response
     return result
 
 
-def estimate_evals(data: Data, scorers: Sequence[Scorer], cache: ResponseCache | None = None) -> Estimate:
+def estimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None) -> Estimate:
     """Sync wrapper of `aestimate_evals`."""
     return run_sync(aestimate_evals(data, scorers, cache))

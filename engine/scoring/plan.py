@@ -105,6 +105,16 @@ AnyStepPlan = JudgeStepPlan | ReasonStepPlan | ScoreStepPlan | ComputeStepPlan
 
 
 @dataclass(frozen=True, kw_only=True)
+class JuryPlan:
+    """The judges a scorer's definition names, and how their scores are combined."""
+
+    models: tuple[str, ...]
+    aggregate: Literal["mean", "median", "majority", "strictest"] = "mean"
+    threshold: float | None = None
+    margin: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScorerPlan:
     """A scorer definition ready to run; shared by every scorer created from it."""
 
@@ -119,6 +129,7 @@ class ScorerPlan:
     default_model: str | None = None
     rpm: float | None = None
     tpm: float | None = None
+    jury: JuryPlan | None = None
     context_from_tool_results: bool = False
     fingerprint: str
 
