@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine.testing import JudgeServer
+from engine.testing import JudgeServer, Reply
 from scripted import script_hallucination
 from typer.testing import CliRunner
 
@@ -262,3 +262,21 @@ def test_cached_answers_are_served_in_every_structured_mode(judge: JudgeServer, 
     second = scorer.run(output="ok. WRONG")
     assert len(judge.requests) == 3
     assert second.score == first.score == 0.5
+
+
+def test_claude_answers_are_cached_and_its_429s_reach_the_limiter(claude: Any, tmp_path: Path) -> None:
+    from test_providers import CONTEXT, FAST_RETRY, script
+
+    from engine.judge import throttling
+
+    script(claude)
+    claude.on("Claims", [Reply.fail(429, "rate limited", headers=FAST_RETRY), {"claims": ["a"]}])
+    model = "anthropic/claude-3-5-haiku"  # this test's own model: limiters are per model and process
+    scorer = create_hallucination_scorer(model=model, options={"context": CONTEXT}, cache=tmp_path / "c.sqlite")
+
+    first = scorer.run(output="x")
+    sent = len(claude.requests)
+    second = scorer.run(output="x")
+
+    assert len(claude.requests) == sent and second.score == first.score
+    assert any(stats.model == model and stats.rate_limited == 1 for stats in throttling())
