@@ -8,6 +8,7 @@ but cannot reach Python internals.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -22,6 +23,15 @@ from .templates import names_read, sandbox
 _environment = sandbox()
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str) -> tuple[Any, frozenset[str], frozenset[str]]:
+    """An expression compiled, the variables it needs, and every name it reads (also those
+    that are functions too, see `names_read`). Scorers repeat expressions ("not (output |
+    trim)"), so each source is compiled once per process."""
+    parsed = _environment.parse(f"{{{{ {source} }}}}")
+    return _environment.compile_expression(source, undefined_to_none=False), frozenset(meta.find_undeclared_variables(parsed)), names_read(parsed)
+
+
 class Expression:
     """A compiled sandboxed expression; `where` names its origin for error messages."""
 
@@ -29,11 +39,7 @@ class Expression:
         self.source = source
         self.where = where
         try:
-            self._compiled = _environment.compile_expression(source, undefined_to_none=False)
-            parsed = _environment.parse(f"{{{{ {source} }}}}")
-            self.names: frozenset[str] = frozenset(meta.find_undeclared_variables(parsed))
-            #: Every name it reads, also those that are functions too (see `names_read`).
-            self.reads = names_read(parsed)
+            self._compiled, self.names, self.reads = _compiled(source)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
 

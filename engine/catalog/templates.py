@@ -117,6 +117,18 @@ class PromptTemplates:
     def __init__(self, search_path: Sequence[Path]) -> None:
         self.search_path = [path for path in search_path if path.is_dir()]
         self.environment = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
+        # Scorers share templates and partials: each file is read and parsed once per catalog
+        # load (parsing was most of the time `scorers list` took).
+        self._parsed: dict[str, tuple[str, nodes.Template]] = {}
+        self._references: dict[str, list[str]] = {}
+
+    def _parse(self, name: str) -> tuple[str, nodes.Template]:
+        """The source and syntax tree of template `name` (a syntax error is raised, not kept)."""
+        if name not in self._parsed:
+            path = self.path_of(name)
+            source = path.read_text(encoding="utf-8")
+            self._parsed[name] = source, self.environment.parse(source, name=name, filename=str(path))
+        return self._parsed[name]
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:
@@ -132,9 +144,8 @@ class PromptTemplates:
             path = self.path_of(name)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc.message}") from None
-        source = path.read_text(encoding="utf-8")
         try:
-            parsed = self.environment.parse(source, name=name, filename=str(path))
+            source, parsed = self._parse(name)
             template = self.environment.get_template(name)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"template syntax error: {exc.message}", exc.filename or path, exc.lineno) from None
@@ -151,7 +162,7 @@ class PromptTemplates:
             )
         names: frozenset[str] = frozenset()
         for referenced in self.referenced(name):
-            names |= names_read(self.environment.parse(self.path_of(referenced).read_text(encoding="utf-8")))
+            names |= names_read(self._parse(referenced)[1])
         return CompiledPrompt(template, names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
@@ -163,6 +174,8 @@ class PromptTemplates:
 
     def referenced(self, name: str) -> list[str]:
         """`name` and every template it includes, imports or extends, recursively."""
+        if name in self._references:
+            return list(self._references[name])
         found: list[str] = []
         pending = [name]
         while pending:
@@ -170,9 +183,9 @@ class PromptTemplates:
             if current in found:
                 continue
             found.append(current)
-            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
-            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
-        return found
+            pending.extend(reference for reference in meta.find_referenced_templates(self._parse(current)[1]) if reference)
+        self._references[name] = found
+        return list(found)
 
 
 def _first_line_mentioning(source: str, names: Sequence[str]) -> int | None:
