@@ -60,20 +60,14 @@ class JudgeAnswer:
 
 
 class AsksJudge(Protocol):
-    """What a scorer needs from a judge."""
+    """What a scorer needs from a judge. A judge may also have an `identity` (a dict of what
+    decides its answers besides the request: model, endpoint, structured-output mode); a
+    response cache serves only judges that have one."""
 
     @property
     def model(self) -> str: ...
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer: ...
-
-
-class HasIdentity(Protocol):
-    """A judge that can say what decides its answers besides the request (provider and model,
-    endpoint, structured-output mode): what a response cache keys on."""
-
-    @property
-    def identity(self) -> dict[str, Any]: ...
 
 
 class NoJudge:
