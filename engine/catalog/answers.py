@@ -30,8 +30,10 @@ from ..errors import ConfigError, ExpressionError
 from ..formatting import plain
 from ..scoring.answer_scope import current_answer_scope
 from .expressions import Expression
-from .source import line_of
+from .names import NameChecker, Scope
+from .source import place_in, position, span_of
 from .spec import Rule
+from .suggest import did_you_mean
 from .templates import sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
@@ -59,7 +61,12 @@ _CONSTRAINTS = {
 _message_environment = sandbox()
 
 class CompiledRule:
-    def __init__(self, rule: Rule, where: str) -> None:
+    """A rule ready to check; `written_at` (the YAML it came from, and the path to the rule
+    inside it) lets the catalog compiler report a misspelt name at its own line and column."""
+
+    def __init__(self, rule: Rule, where: str, written_at: tuple[Any, list[Any]] | None = None) -> None:
+        self.rule = rule
+        self.written_at = written_at
         self.check = Expression(rule.check, where)
         try:
             self._message = _message_environment.from_string(rule.message)
@@ -76,8 +83,28 @@ class CompiledRule:
         return self._message.render(**variables)
 
 
-def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
-    return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
+def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequence[Any] = ()) -> list[CompiledRule]:
+    """Rules compiled; when `data` (the YAML holding the list at `loc`) is given, a broken
+    check or message is reported at its own place."""
+    compiled = []
+    for index, rule in enumerate(rules):
+        written_at = (data, [*loc, index]) if data is not None else None
+        try:
+            compiled.append(CompiledRule(rule, f"{label} {index + 1}", written_at))
+        except ConfigError as exc:
+            if written_at is None or exc.path is not None:
+                raise
+            field = "message" if "message template" in exc.message else "check"
+            place = position(data, [*loc, index, field], value=True)
+            span = span_of(data, [*loc, index, field])
+            if field == "check" and span is not None:
+                # the place inside the check where the syntax breaks (an unclosed bracket ...)
+                syntax = NameChecker(_message_environment, Scope({}))
+                syntax.expression(rule.check)
+                if syntax.findings and syntax.findings[0].pattern:
+                    place = place_in(span, pattern=syntax.findings[0].pattern)
+            raise ConfigError(exc.message, *(place or (None, None, None))) from None
+    return compiled
 
 
 def rule_failures(rules: Sequence[CompiledRule], variables: Mapping[str, Any]) -> list[str]:
@@ -130,8 +157,9 @@ class SchemaCompiler:
         self.data = data
         self.path = path
 
-    def error(self, message: str, loc: Sequence[Any]) -> ConfigError:
-        return ConfigError(message, self.path, line_of(self.data, loc))
+    def error(self, message: str, loc: Sequence[Any], value: bool = False) -> ConfigError:
+        place = position(self.data, loc, value)
+        return ConfigError(message, self.path, place.line if place else None, place.column if place else None)
 
     def compile(self, default_name: str) -> tuple[type[BaseModel], list[CompiledRule]]:
         if not isinstance(self.data, Mapping):
@@ -153,8 +181,10 @@ class SchemaCompiler:
                 first = exc.errors()[0]
                 raise self.error(f"rule: {first['msg']}", [*loc, index, *first["loc"]]) from None
         try:
-            return compile_rules(parsed, "rule")
+            return compile_rules(parsed, "rule", self.data, loc)
         except ConfigError as exc:
+            if exc.path is not None:
+                raise
             raise self.error(exc.message, loc) from None
 
     def _object(self, schema: Mapping[str, Any], name: str, loc: list[Any]) -> type[BaseModel]:
@@ -207,7 +237,7 @@ class SchemaCompiler:
             raise self.error("a property schema must be a mapping with a `type`", loc)
         kind = schema.get("type")
         if kind not in _KEYWORDS_BY_TYPE:
-            raise self.error(f"unsupported type {kind!r}; use one of {sorted(_KEYWORDS_BY_TYPE)}", [*loc, "type"])
+            raise self.error(f"unsupported type {kind!r}{did_you_mean(str(kind), _KEYWORDS_BY_TYPE)} (supported: {', '.join(sorted(_KEYWORDS_BY_TYPE))})", [*loc, "type"], value=True)
         self._check_keywords(schema, kind, loc)
         if kind == "object":
             return self._object(schema, _model_name(str(schema.get("title") or name)), loc)

@@ -16,7 +16,7 @@ from ..judge import Sampling
 RunField = Literal["output", "input", "context", "ground_truth"]
 
 #: Variables every template and expression of a run can use, beside earlier steps' ids.
-RUN_VARIABLES = ("output", "input", "context", "ground_truth", "options", "messages", "tool_calls")
+RUN_VARIABLES = ("output", "input", "context", "ground_truth", "options", "messages", "tool_calls", "metadata")
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
 RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
