@@ -156,6 +156,11 @@ class SchemaCompiler:
     def __init__(self, data: Any, path: Path) -> None:
         self.data = data
         self.path = path
+        self._definitions_key = "$defs" if isinstance(data, Mapping) and "$defs" in data else "definitions"
+        definitions = data.get(self._definitions_key) if isinstance(data, Mapping) else None
+        self.definitions: Mapping[str, Any] = definitions if isinstance(definitions, Mapping) else {}
+        self._resolved: dict[str, Any] = {}
+        self._resolving: list[str] = []
 
     def error(self, message: str, loc: Sequence[Any], value: bool = False) -> ConfigError:
         place = position(self.data, loc, value)
@@ -164,7 +169,9 @@ class SchemaCompiler:
     def compile(self, default_name: str) -> tuple[type[BaseModel], list[CompiledRule]]:
         if not isinstance(self.data, Mapping):
             raise self.error("a schema file must be a mapping (a JSON Schema object)", [])
-        body = {key: value for key, value in self.data.items() if key != "rules"}
+        if self._definitions_key in self.data and not isinstance(self.data[self._definitions_key], Mapping):
+            raise self.error(f"`{self._definitions_key}` must be a mapping of name: schema", [self._definitions_key])
+        body = {key: value for key, value in self.data.items() if key not in ("rules", "$defs", "definitions")}
         if body.get("type") != "object":
             raise self.error("the top-level schema must have `type: object`", ["type"])
         model = self._object(body, _model_name(str(body.get("title") or default_name)), [])
@@ -235,6 +242,8 @@ class SchemaCompiler:
     def _type(self, schema: Any, name: str, loc: list[Any]) -> Any:
         if not isinstance(schema, Mapping):
             raise self.error("a property schema must be a mapping with a `type`", loc)
+        if "$ref" in schema:
+            return self._reference(schema, loc)
         kind = schema.get("type")
         if kind not in _KEYWORDS_BY_TYPE:
             raise self.error(f"unsupported type {kind!r}{did_you_mean(str(kind), _KEYWORDS_BY_TYPE)} (supported: {', '.join(sorted(_KEYWORDS_BY_TYPE))})", [*loc, "type"], value=True)
@@ -248,6 +257,33 @@ class SchemaCompiler:
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
         return _SCALAR_TYPES[kind]
+
+    def _reference(self, schema: Mapping[str, Any], loc: list[Any]) -> Any:
+        """A local `$ref` (`#/$defs/Name`): the sub-schema written once under `$defs` and used
+        wherever it is referenced (one model, however many times)."""
+        extra = [key for key in schema if key != "$ref" and key not in _ANNOTATION_KEYWORDS]
+        if extra:
+            raise self.error(f"keyword {extra[0]!r} cannot stand beside `$ref`; put it in the referenced schema", [*loc, extra[0]])
+        reference = schema["$ref"]
+        prefix = f"#/{self._definitions_key}/"
+        if not isinstance(reference, str) or not reference.startswith(("#/$defs/", "#/definitions/")):
+            raise self.error(f"`$ref` {reference!r}: only local references are supported, written {prefix}Name", [*loc, "$ref"], value=True)
+        target = reference.split("/", 2)[2]
+        if not reference.startswith(prefix) or target not in self.definitions:
+            known = ", ".join(self.definitions) or "none"
+            raise self.error(
+                f"`$ref` {reference!r}: no definition {target!r} under `{self._definitions_key}`{did_you_mean(target, self.definitions)} (defined: {known})",
+                [*loc, "$ref"], value=True,
+            )  # fmt: skip
+        if target in self._resolving:
+            raise self.error(f"`$ref` {reference!r}: a schema that contains itself is not supported", [*loc, "$ref"], value=True)
+        if target not in self._resolved:
+            self._resolving.append(target)
+            try:
+                self._resolved[target] = self._type(self.definitions[target], _model_name(target), [self._definitions_key, target])
+            finally:
+                self._resolving.pop()
+        return self._resolved[target]
 
     def _enum(self, values: Any, kind: str, loc: list[Any]) -> Any:
         if not isinstance(values, list) or not values:

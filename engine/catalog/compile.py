@@ -177,12 +177,12 @@ class ScorerCompiler:
                 self.findings_in_file([Finding(f"template syntax error: {finding.message}", finding.line, finding.pattern)], path, source, current)
                 failed = True
                 continue
-            for included, line, optional in referenced_templates(parsed):
+            for included, kind, line, optional in referenced_templates(parsed):
                 try:
                     self.templates.path_of(included)
                 except ConfigError:
                     if not optional:
-                        message = f"included template {included!r} not found in {', '.join(map(str, self.templates.search_path))}"
+                        message = f"{{% {kind} %}}: template {included!r} not found in {', '.join(map(str, self.templates.search_path))}"
                         self.findings_in_file([Finding(message + did_you_mean(included, self._template_names()), line, rf"(['\"]{re.escape(included)}['\"])")], path, source, current)
                         failed = True
                     continue
@@ -201,14 +201,14 @@ class ScorerCompiler:
     def _template_names(self) -> list[str]:
         return [str(path.relative_to(folder)) for folder in self.templates.search_path for path in folder.rglob("*.j2")]
 
-    def schema_file(self, name: str, where: Place | None) -> Path:
+    def schema_file(self, name: str, where: Place | None, label: str) -> Path:
         for folder in self.source.schemas_path:
             if (folder / name).is_file():
                 return folder / name
         folders = ", ".join(str(folder) for folder in self.source.schemas_path)
         known = [str(path.relative_to(folder)) for folder in self.source.schemas_path if folder.is_dir() for path in folder.rglob("*.yaml")]
         raise ConfigError(
-            f"schema {name!r} not found in {folders}{did_you_mean(name, known)}",
+            f"{label}: schema {name!r} not found in {folders}{did_you_mean(name, known)}",
             where.file if where else self.source.path, where.line if where else None, where.column if where else None,
         )  # fmt: skip
 
@@ -219,6 +219,8 @@ class ScorerCompiler:
         self.problems = []
         try:
             plan = self._compile(definition, raw)
+        except CatalogErrors:
+            raise
         except ConfigError as exc:
             self.problems.append(exc)
         if self.problems:
@@ -236,13 +238,16 @@ class ScorerCompiler:
             first = exc.errors()[0]
             place = position(raw, ["options", *first["loc"], "default"], value=True)
             raise ConfigError(
-                f"options.{'.'.join(map(str, first['loc']))}: default: {first['msg']}",
+                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}",
                 *(place or (self.source.path, None, None)),
             ) from None
         options_shape = shape_of(options_model, "options")
         option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
-        self.rules(option_rules, Scope({"options": options_shape}), "option_rules")
-        failures = [] if definition.abstract else rule_failures(option_rules, {"options": defaults.model_dump()})
+        checked = len(self.problems)
+        self.rules(option_rules, Scope({"options": options_shape}), f"scorers.{definition.id}.option_rules")
+        # Rules that name what is not there were just reported; evaluating them would only fail again.
+        names_ok = len(self.problems) == checked
+        failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})
         if failures:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             place = position(self.source.scorers, [definition.id])
@@ -409,7 +414,8 @@ class _StepCompiler:
         assert not isinstance(step, ScoreStep)
         if step.answer_schema is None:
             return None
-        schema_path = self.scorer.schema_file(step.answer_schema, position(self.raw, self.at("schema"), value=True))
+        with self.placed("schema"):
+            schema_path = self.scorer.schema_file(step.answer_schema, position(self.raw, self.at("schema"), value=True), label)
         hashed[f"schema:{step.answer_schema}"] = schema_path.read_text(encoding="utf-8")
         model, rules = compile_schema(load_yaml(schema_path), schema_path)
         if isinstance(step, LLMStep):
@@ -436,7 +442,7 @@ def _title(identifier: str) -> str:
     return "".join(part.capitalize() for part in identifier.replace("-", "_").split("_"))
 
 
-def _first_duplicate_step(raw: Any) -> ConfigError | None:
+def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
     """A second step with the id of an earlier one, at its own `id:` (the spec would only
     name the scorer)."""
     steps = raw.get("steps") if isinstance(raw, Mapping) else None
@@ -449,7 +455,7 @@ def _first_duplicate_step(raw: Any) -> ConfigError | None:
             continue
         if step_id in seen:
             place = position(raw, ["steps", index, "id"], value=True)
-            return ConfigError(f"steps: step id {step_id!r} is used twice (first by step {seen[step_id] + 1}); step ids must be unique", *(place or (None, None, None)))
+            return ConfigError(f"scorers.{scorer_id}.steps.{index}.id: step id {step_id!r} is used twice (first by step {seen[step_id] + 1}); step ids must be unique", *(place or (None, None, None)))
         seen[step_id] = index
     return None
 
@@ -466,7 +472,7 @@ def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, 
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
-            duplicate = _first_duplicate_step(raw)
+            duplicate = _first_duplicate_step(raw, scorer_id)
             if duplicate is not None:
                 raise duplicate
             try:

@@ -544,10 +544,11 @@ def _path(node: nodes.Node) -> str | None:
     return None
 
 
-def referenced_templates(parsed: nodes.Template) -> Iterator[tuple[str, int, bool]]:
-    """The templates a template includes, imports or extends: name, line, and whether a
-    missing one is allowed (`ignore missing`)."""
+def referenced_templates(parsed: nodes.Template) -> Iterator[tuple[str, str, int, bool]]:
+    """The templates a template includes, imports or extends: name, the tag (include,
+    import, from, extends), line, and whether a missing one is allowed (`ignore missing`)."""
     found: Iterator[Any] = parsed.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))
     for node in found:
         if isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
-            yield node.template.value, node.lineno, bool(getattr(node, "ignore_missing", False))
+            tag = {"FromImport": "from"}.get(type(node).__name__, type(node).__name__.lower())
+            yield node.template.value, tag, node.lineno, bool(getattr(node, "ignore_missing", False))

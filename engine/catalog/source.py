@@ -132,6 +132,10 @@ def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
     problem = exc.problem or str(exc)
     gave_up = exc.problem_mark
     opened = exc.context_mark
+    quote = _unclosed_quote(exc, opened, gave_up)
+    if quote is not None:
+        line, column, char = quote
+        return ConfigError(f"invalid YAML: the quote {char} opened here is not closed on its line ({problem} at line {gave_up.line + 1 if gave_up else '?'})", path, line, column)
     if exc.context and opened is not None and (gave_up is None or opened.line != gave_up.line):
         construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
         where = f" at line {gave_up.line + 1}" if gave_up is not None else ""
@@ -140,6 +144,31 @@ def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
     if mark is None:
         return ConfigError(f"invalid YAML: {problem}", path)
     return ConfigError(f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1)
+
+
+def _unclosed_quote(exc: yaml.MarkedYAMLError, opened: yaml.Mark | None, gave_up: yaml.Mark | None) -> tuple[int, int, str] | None:
+    """A quoted value left open on its line (YAML lets a quote run on to the next lines, so
+    the parser gives up further down): its line, column and quote, when one is found between
+    the construct the parser was in and where it gave up."""
+    buffer = (gave_up or opened).buffer if (gave_up or opened) is not None else None
+    if not buffer or gave_up is None:
+        return None
+    lines = buffer.splitlines()
+    first = opened.line if opened is not None else 0
+    for number in range(first, min(gave_up.line + 1, len(lines))):
+        text = lines[number]
+        quote: tuple[str, int] | None = None
+        for index, char in enumerate(text):
+            if quote is None:
+                if char == "#" and (index == 0 or text[index - 1] in " \t"):
+                    break
+                if char in "'\"" and (index == 0 or text[index - 1] in " \t:[{,-"):
+                    quote = (char, index)
+            elif char == quote[0] and (char == "'" or text[index - 1] != "\\"):
+                quote = None
+        if quote is not None:
+            return number + 1, quote[1] + 1, quote[0]
+    return None
 
 
 def position(data: Any, loc: Sequence[Any], value: bool = False) -> Place | None:

@@ -16,7 +16,7 @@ import typer
 import yaml
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
-from ..errors import ConfigError, ScorerError
+from ..errors import CatalogErrors, ConfigError, ScorerError
 from ..formatting import to_json
 from .app import errors
 
@@ -56,7 +56,9 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):
                 raise
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {exc}", markup=False, highlight=False, soft_wrap=True)
+            # A catalog with several mistakes: one line each, as `scorers check` shows them.
+            for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
+                errors.print(f"{kind}: {problem}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
 
     return wrapper  # type: ignore[return-value]
