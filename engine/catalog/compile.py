@@ -394,7 +394,8 @@ class _StepCompiler:
         if not isinstance(listed, ListOf) and listed is not ANY:
             lists = [f"{spec.items}.{name}" for name, shape in listed.fields.items() if isinstance(shape, ListOf)] if isinstance(listed, Record) else []
             hint = f"; did you mean {lists[0]!r}?" if len(lists) == 1 else (f" (lists there: {', '.join(lists)})" if lists else "")
-            self.scorer.problem(f"{where}.items: {spec.items!r} is {listed.describe()}, not a list{hint}", position(self.raw, [*loc, "items"], value=True))
+            what = f"has the fields {', '.join(listed.fields)}" if isinstance(listed, Record) else f"is {listed.describe()}"
+            self.scorer.problem(f"{where}.items: {spec.items!r} is not a list (it {what}){hint}", position(self.raw, [*loc, "items"], value=True))
         item = listed.item if isinstance(listed, ListOf) else ANY
         per_item = scope.with_names({"item": item, "rank": NUMBER})
         if spec.where is not None:

@@ -167,8 +167,7 @@ def syntax_finding(source: str, exc: TemplateSyntaxError, template: bool) -> Fin
     opened = _unclosed_block(source) if template and "end of template" in message.lower() else None
     if opened is not None:
         tag, line = opened
-        gave_up = f"; the template ends at line {exc.lineno}" if exc.lineno != line else ""
-        return Finding(f"`{{% {tag} %}}` is never closed (no `{{% end{tag} %}}`{gave_up})", line, rf"\{{%-?\s*({tag})\b")
+        return Finding(f"`{{% {tag} %}}` is never closed (no `{{% end{tag} %}}` after it)", line, rf"\{{%-?\s*({tag})\b")
     lines = source.splitlines() or [""]
     line = exc.lineno if 1 <= exc.lineno <= len(lines) else len(lines)
     text = lines[line - 1]
@@ -176,8 +175,9 @@ def syntax_finding(source: str, exc: TemplateSyntaxError, template: bool) -> Fin
     if unclosed is not None:
         char, column = unclosed
         what = "quote" if char in "'\"" else "bracket"
+        detail = f" ({message})" if template else ""
         prefix = "" if template else "invalid expression: "
-        return Finding(f"{prefix}{what} {char} is never closed ({message})", line, rf"^.{{{column}}}(.)")
+        return Finding(f"{prefix}{what} {char} is never closed{detail}", line, rf"^.{{{column}}}(.)")
     at = re.search(r" at (\d+)$", message)
     if at is not None and not template:
         return Finding(f"invalid expression: {message}", 1, rf"^.{{{int(at.group(1)) - 3}}}(.)")
