@@ -97,13 +97,24 @@ def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequ
             field = "message" if "message template" in exc.message else "check"
             place = position(data, [*loc, index, field], value=True)
             span = span_of(data, [*loc, index, field])
-            if field == "check" and span is not None:
-                # the place inside the check where the syntax breaks (an unclosed bracket ...)
-                syntax = NameChecker(_message_environment, Scope({}))
-                syntax.expression(rule.check)
-                if syntax.findings and syntax.findings[0].pattern:
-                    place = place_in(span, pattern=syntax.findings[0].pattern)
-            raise ConfigError(exc.message, *(place or (None, None, None))) from None
+            # The checker says where inside the check or message it breaks (an unclosed
+            # bracket, an unknown filter), and which name was meant.
+            checker = NameChecker(_message_environment, Scope({}))
+            if field == "check":
+                checker.expression(rule.check)
+            else:
+                try:
+                    checker.template(_message_environment.parse(rule.message))
+                except TemplateSyntaxError:
+                    pass
+            finding = next((found for found in checker.findings if not found.message.startswith("unknown name")), None)
+            message = exc.message
+            if finding is not None:
+                if span is not None and finding.pattern:
+                    place = place_in(span, pattern=finding.pattern)
+                if field == "message":
+                    message = f"{label} {index + 1}: invalid message template: {finding.message}"
+            raise ConfigError(message, *(place or (None, None, None))) from None
     return compiled
 
 

@@ -540,7 +540,9 @@ def _path(node: nodes.Node) -> str | None:
         return f"{base}.{node.attr}" if base else None
     if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
         base = _path(node.node)
-        return f"{base}.{node.arg.value}" if base and isinstance(node.arg.value, str) else None
+        if base is None:
+            return None
+        return f"{base}.{node.arg.value}" if isinstance(node.arg.value, str) else f"{base}[{node.arg.value!r}]"
     return None
 
 

@@ -150,9 +150,9 @@ def _unclosed_quote(exc: yaml.MarkedYAMLError, opened: yaml.Mark | None, gave_up
     """A quoted value left open on its line (YAML lets a quote run on to the next lines, so
     the parser gives up further down): its line, column and quote, when one is found between
     the construct the parser was in and where it gave up."""
-    buffer = (gave_up or opened).buffer if (gave_up or opened) is not None else None
-    if not buffer or gave_up is None:
+    if gave_up is None or not gave_up.buffer:
         return None
+    buffer = gave_up.buffer
     lines = buffer.splitlines()
     first = opened.line if opened is not None else 0
     for number in range(first, min(gave_up.line + 1, len(lines))):

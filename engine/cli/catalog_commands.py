@@ -66,7 +66,8 @@ def check_command(
     (FILE:LINE:COLUMN: message); exit 1 when there is any."""
     problems: list[ConfigError] = []
     scorers = 0
-    for path in paths or [None]:
+    targets: list[Path | None] = list(paths) if paths else [None]
+    for path in targets:
         found, count = check_catalog(path)
         problems.extend(found)
         scorers += count
@@ -75,7 +76,7 @@ def check_command(
     else:
         for problem in problems:
             print(_shown(problem))
-    files = len(paths or [None])
+    files = len(targets)
     if problems:
         errors.print(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {files} catalog{'s' if files > 1 else ''}", highlight=False)
         raise typer.Exit(1)

@@ -15,12 +15,14 @@ from .common import (
     GroundTruthOption,
     InputOption,
     JsonFlag,
+    MetadataOption,
     ScorerArgument,
     ScorerOptions,
     catalog_from,
     one_line_errors,
     parse_options,
     print_json,
+    read_metadata,
     read_value,
     scorer_options,
 )
@@ -38,6 +40,7 @@ def run_scorer(
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    metadata: MetadataOption = None,
     option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -47,7 +50,7 @@ def run_scorer(
     if scale is not None:
         options["scale"] = scale
     scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
-    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
+    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), metadata=read_metadata(metadata))
     if as_json:
         print_json(result.to_dict())
         return
@@ -66,6 +69,7 @@ def preview_prompts(
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
+    metadata: MetadataOption = None,
     option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -74,7 +78,7 @@ def preview_prompts(
     options = scorer_options(option, context)
     answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
-    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata))
     if as_json:
         print(shown.model_dump_json(indent=2))
         return

@@ -188,6 +188,7 @@ class _Evaluation:
                     ground_truth=item.ground_truth,
                     run_id=f"{self.run}/{key}/{scorer.id}",
                     context=item.context,
+                    metadata=item.metadata,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)

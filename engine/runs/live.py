@@ -305,7 +305,8 @@ class LiveScorer:
         )  # fmt: skip
         try:
             result = await scorer.arun(
-                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
+                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
+                metadata=job.metadata,
             )
             record = result_record(scorer, result=result, **common)
         except Exception as exc:

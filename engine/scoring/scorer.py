@@ -74,9 +74,12 @@ class Scorer:
         run_id: str | None = None,
         context: list[str] | None = None,
         get_context: GetContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output (sync wrapper of `arun`)."""
-        return run_sync(self.arun(output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context))
+        return run_sync(
+            self.arun(output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context, metadata=metadata)
+        )
 
     async def arun(
         self,
@@ -86,10 +89,13 @@ class Scorer:
         run_id: str | None = None,
         context: list[str] | None = None,
         get_context: GetContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
-        used when there is none, before the scorer's static context."""
+        used when there is none, before the scorer's static context. `metadata` (an item's
+        own material: a rubric, a reference) is the `metadata` variable of every template
+        and expression."""
         started = time.perf_counter()
         run = Run(
             run_id=run_id or str(uuid.uuid4()),
@@ -118,6 +124,7 @@ class Scorer:
             "options": self.options.model_dump(),
             "messages": plain(as_messages(output)),
             "tool_calls": extract_tool_calls(output),
+            "metadata": plain(dict(metadata or {})),
         }
         records: dict[str, StepRecord] = {}
         score: float | None = None
