@@ -166,7 +166,7 @@ def test_a_wrong_direction_names_its_line(tmp_path: Path, host: dict[str, str]) 
 
 def test_a_bad_option_default_names_its_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("default: 1, exclusiveMinimum: 0", "default: 0, exclusiveMinimum: 0")
-    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:9:38: options.scale: default: Input should be greater than 0")
+    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:9:38: scorers.politeness.options.scale.default: Input should be greater than 0")
 
 
 def test_template_syntax_errors_name_the_template_and_line(tmp_path: Path, host: dict[str, str]) -> None:
