@@ -493,11 +493,13 @@ def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, 
 
 
 def _unique(problems: list[ConfigError]) -> list[ConfigError]:
-    """Each problem once (a shared template is checked for every step using it), in file order."""
-    seen: set[str] = set()
+    """Each problem once, in file order: a mistake in a shared template, or in a `defaults:`
+    block every scorer starts from, is found once per scorer or step but is one mistake."""
+    seen: set[Any] = set()
     unique = []
     for problem in problems:
-        if str(problem) not in seen:
-            seen.add(str(problem))
+        key = (problem.path, problem.line, problem.column) if problem.line is not None else str(problem)
+        if key not in seen:
+            seen.add(key)
             unique.append(problem)
     return sorted(unique, key=lambda problem: (problem.path or "", problem.line or 0, problem.column or 0))
