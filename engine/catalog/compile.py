@@ -31,6 +31,7 @@ from ..scoring.plan import (
     ScorerPlan,
     ScoreStepPlan,
 )
+from ..scoring.transcripts import ToolCall
 from .answers import (
     CompiledRule,
     SchemaCompiler,
@@ -40,8 +41,32 @@ from .answers import (
     with_rules,
 )
 from .expressions import Expression, Reducer
-from .names import ANY, NUMBER, TEXT, Boolean, Finding, ListOf, NameChecker, Record, Scope, Shape, Text, referenced_templates, shape_of, syntax_finding
-from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
+from .names import (
+    ANY,
+    NUMBER,
+    TEXT,
+    Boolean,
+    Finding,
+    ListOf,
+    NameChecker,
+    Record,
+    Scope,
+    Shape,
+    Text,
+    referenced_templates,
+    shape_of,
+    syntax_finding,
+)
+from .source import (
+    CatalogSource,
+    Place,
+    load_yaml,
+    locate,
+    place_in,
+    position,
+    span_of,
+    validation_error,
+)
 from .spec import (
     SCORE_VARIABLES,
     LLMStep,
@@ -56,14 +81,13 @@ from .templates import CompiledPrompt, PromptTemplates
 T = TypeVar("T")
 
 #: What the run gives every step, whatever the scorer.
-_TOOL_CALL = Record({"tool_name": TEXT, "tool_call_id": TEXT, "args": ANY}, "a tool call")
 _RUN_NAMES: dict[str, Shape] = {
     "output": TEXT,
     "input": TEXT,
     "ground_truth": TEXT,
     "context": ListOf(TEXT),
     "messages": ListOf(ANY),
-    "tool_calls": ListOf(_TOOL_CALL),
+    "tool_calls": ListOf(shape_of(ToolCall, "a tool call")),
     "metadata": ANY,
 }
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
@@ -187,7 +211,7 @@ class ScorerCompiler:
                         failed = True
                     continue
                 pending.append((included, shares_variables and _is_include(parsed, included)))
-            checker = NameChecker(self.templates.environment, scope if shares_variables else Scope({}))
+            checker = NameChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
             checker.template(parsed)
             findings = checker.findings if shares_variables else [finding for finding in checker.findings if "not allowed" in finding.message]
             self.findings_in_file(findings, path, source, label)

@@ -85,6 +85,8 @@ BOOLEAN = Boolean()
 _MAPPING_METHODS = {"get", "items", "keys", "values"}
 _LIST_METHODS = {"index", "count"}
 #: Attributes the sandbox refuses beside those starting with `_`.
+#: Names Jinja itself gives templates.
+_IMPLICIT_NAMES = {"loop", "self", "super", "caller", "varargs", "kwargs"}
 _UNSAFE_ATTRIBUTES = {"mro", "func_globals", "func_code", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_code", "ag_frame", "f_globals", "f_locals"}
 
 
@@ -232,11 +234,14 @@ def _unclosed_block(source: str) -> tuple[str, int] | None:
 class NameChecker:
     """Walks the Jinja AST of an expression or a template and reports what cannot work."""
 
-    def __init__(self, environment: ImmutableSandboxedEnvironment, scope: Scope) -> None:
+    def __init__(self, environment: ImmutableSandboxedEnvironment, scope: Scope, unknown_names_allowed: bool = False) -> None:
         self.environment = environment
         self.scope = scope
+        # An included template also sees the variables of the loop or block it is included
+        # from, which cannot be known here: its unknown names are let through.
+        self.unknown_names_allowed = unknown_names_allowed
         self.findings: list[Finding] = []
-        self._declared: set[str] = set()
+        self._declared: set[str] = set(_IMPLICIT_NAMES)
 
     # -- entry points
 
@@ -254,7 +259,7 @@ class NameChecker:
         return self.infer(expressions[0], {})
 
     def template(self, parsed: nodes.Template) -> None:
-        self._declared = {node.name for node in parsed.find_all(nodes.Name) if node.ctx in ("store", "param")}
+        self._declared |= {node.name for node in parsed.find_all(nodes.Name) if node.ctx in ("store", "param")}
         self._declared |= {node.name for node in parsed.find_all(nodes.Macro)}
         self.statements(parsed.body, {})
 
@@ -396,6 +401,8 @@ class NameChecker:
             return ANY
         if name in self.scope.unavailable:
             self.report(node, self.scope.unavailable[name], _name_pattern(name))
+            return ANY
+        if self.unknown_names_allowed:
             return ANY
         known = [*local, *self.scope.names]
         self.report(node, f"unknown name {name!r}{did_you_mean(name, known)} (known here: {', '.join(known)})", _name_pattern(name))

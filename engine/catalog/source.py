@@ -4,9 +4,9 @@ the catalog's prompt and schema folders, and `extends:` merging."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-import re
 from typing import Any, NamedTuple
 
 import yaml
