@@ -120,6 +120,7 @@ class ScorerCompiler:
         self.source = source
         self.templates = PromptTemplates(source.templates_path)
         self.problems: list[ConfigError] = []
+        self._schemas: dict[Path, tuple[type[BaseModel], list[CompiledRule]]] = {}
 
     # -- problems
 
@@ -224,6 +225,12 @@ class ScorerCompiler:
 
     def _template_names(self) -> list[str]:
         return [str(path.relative_to(folder)) for folder in self.templates.search_path for path in folder.rglob("*.j2")]
+
+    def schema(self, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
+        """A schema file's model and rules, compiled once per catalog (many steps share one)."""
+        if path not in self._schemas:
+            self._schemas[path] = compile_schema(load_yaml(path), path)
+        return self._schemas[path]
 
     def schema_file(self, name: str, where: Place | None, label: str) -> Path:
         for folder in self.source.schemas_path:
@@ -442,7 +449,7 @@ class _StepCompiler:
         with self.placed("schema"):
             schema_path = self.scorer.schema_file(step.answer_schema, position(self.raw, self.at("schema"), value=True), label)
         hashed[f"schema:{step.answer_schema}"] = schema_path.read_text(encoding="utf-8")
-        model, rules = compile_schema(load_yaml(schema_path), schema_path)
+        model, rules = self.scorer.schema(schema_path)
         if isinstance(step, LLMStep):
             rules = [*rules, *compile_rules(step.rules, f"{label} rule", self.raw, self.at("rules"))]
             # A rule sees the earlier steps and the fields of the answer it checks.

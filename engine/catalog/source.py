@@ -238,10 +238,6 @@ def locate(data: Any, loc: Sequence[Any]) -> tuple[str | None, int | None]:
     return (place.file, place.line) if place is not None else (None, None)
 
 
-def line_of(data: Any, loc: Sequence[Any]) -> int | None:
-    return locate(data, loc)[1]
-
-
 def validation_error(exc: ValidationError, data: Any, label: str, fallback_path: Path, model: type[BaseModel] | None = None) -> ConfigError:
     """The first problem pydantic found in `data`, at the place to fix: an unknown key at the
     key (with the key meant, when `model` tells which keys there are), a wrong value at the value."""
