@@ -25,13 +25,14 @@ from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..scoring.plan import (
     AnyStepPlan,
+    ComputeStepPlan,
     Evaluable,
     JudgeStepPlan,
     ReasonStepPlan,
     ScorerPlan,
     ScoreStepPlan,
 )
-from ..scoring.transcripts import ToolCall
+from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import (
     CompiledRule,
     SchemaCompiler,
@@ -68,7 +69,9 @@ from .source import (
     validation_error,
 )
 from .spec import (
+    RUN_VARIABLES,
     SCORE_VARIABLES,
+    ComputeStep,
     LLMStep,
     ReasonStep,
     ReducerSpec,
@@ -88,8 +91,18 @@ _RUN_NAMES: dict[str, Shape] = {
     "context": ListOf(TEXT),
     "messages": ListOf(ANY),
     "tool_calls": ListOf(shape_of(ToolCall, "a tool call")),
+    "tool_results": ListOf(shape_of(ToolResult, "a tool result")),
+    "turns": ListOf(
+        Record(
+            {"turn": NUMBER, "role": TEXT, "text": TEXT, "tool_calls": ListOf(shape_of(ToolCall, "a tool call")), "tool_results": ListOf(shape_of(ToolResult, "a tool result"))},
+            "a turn",
+        )
+    ),
+    "expected_trajectory": ListOf(ANY),
     "metadata": ANY,
 }
+# A run variable added to the spec without a shape here is still known (its fields are not).
+_RUN_NAMES.update({name: ANY for name in RUN_VARIABLES if name not in _RUN_NAMES and name != "options"})
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
 
 
@@ -110,7 +123,11 @@ def produced_names(step: Any, plan: AnyStepPlan | None) -> dict[str, Shape]:
 
 
 def _names_of(step: Any) -> list[str]:
-    return list(SCORE_VARIABLES) if step.kind == "score" else [step.id]
+    """The names a step will add, known before it is compiled (to tell "runs later" apart
+    from "unknown")."""
+    if step.kind == "score":
+        return list(SCORE_VARIABLES)
+    return list(step.produces()) if hasattr(step, "produces") else [step.id]
 
 
 class ScorerCompiler:
@@ -272,6 +289,14 @@ class ScorerCompiler:
                 f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}",
                 *(place or (self.source.path, None, None)),
             ) from None
+        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
+        if shadowed:
+            # In expressions `options.values` is the mapping's method, never the option.
+            place = position(raw, ["options", shadowed[0]])
+            raise ConfigError(
+                f"options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
+                *(place or (self.source.path, None, None)),
+            )
         options_shape = shape_of(options_model, "options")
         option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
         checked = len(self.problems)
@@ -301,7 +326,7 @@ class ScorerCompiler:
             if len(self.problems) > before:
                 plan = None
             steps.append(plan)
-            scope = scope.with_names(produced_names(step, plan))
+            scope = scope.with_names(compiler.produced if compiler.produced is not None else produced_names(step, plan))
         if self.problems:
             raise CatalogErrors(self.problems)
         return ScorerPlan(
@@ -327,13 +352,17 @@ def _is_include(parsed: nodes.Template, name: str) -> bool:
 class _StepCompiler:
     """One step of one definition, compiled against the names its place in the scorer gives."""
 
-    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep, loc: list[Any], raw: Any, scope: Scope) -> None:
+    def __init__(
+        self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep | ComputeStep, loc: list[Any], raw: Any, scope: Scope
+    ) -> None:
         self.scorer = scorer
         self.definition = definition
         self.step = step
         self.loc = loc
         self.raw = raw
         self.label = f"{definition.id}.{step.id}"
+        #: What the step adds for later steps, when only compiling it can tell (a compute step's values).
+        self.produced: dict[str, Shape] | None = None
         uses_context = getattr(step, "uses_context", False)
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
         self.scope = scope if uses_context else scope.without("context", _NO_CONTEXT)
@@ -357,6 +386,8 @@ class _StepCompiler:
         skip_if = self.scorer.expression(step.skip_if, self.raw, self.at("skip_if"), self.scope, f"{label}.skip_if")[0] if step.skip_if else None
         if isinstance(step, ScoreStep):
             return self.score_step(step, skip_if)
+        if isinstance(step, ComputeStep):
+            return self.compute_step(step, skip_if)
         sampling_fields = set(Sampling.model_fields)
         judge = self.definition.judge
         sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
@@ -417,6 +448,19 @@ class _StepCompiler:
             )
         return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip)
 
+    def compute_step(self, step: ComputeStep, skip_if: Evaluable | None) -> ComputeStepPlan:
+        """Values computed in order, each seeing the ones before it; the step gives later
+        steps an object of them (its id), whose fields are known from the expressions."""
+        values: dict[str, Evaluable] = {}
+        shapes: dict[str, Shape] = {}
+        scope = self.scope
+        for name, source in step.values.items():
+            where = f"{self.label}.values.{name}"
+            values[name], shapes[name] = self.scorer.expression(source, self.raw, self.at("values", name), scope, where)
+            scope = scope.with_names({name: shapes[name]})
+        self.produced = {step.id: Record(shapes, step.id)}
+        return ComputeStepPlan(id=step.id, skip_if=skip_if, values=values, on_skip=step.on_skip)
+
     def reducer(self, spec: ReducerSpec, scope: Scope, loc: list[Any], where: str) -> Reducer:
         """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of its items."""
         with self.placed(*loc[len(self.loc) :]):
@@ -443,7 +487,7 @@ class _StepCompiler:
 
     def answer_model(self, hashed: dict[str, str]) -> type[BaseModel] | None:
         step, label = self.step, self.label
-        assert not isinstance(step, ScoreStep)
+        assert not isinstance(step, (ScoreStep, ComputeStep))
         if step.answer_schema is None:
             return None
         with self.placed("schema"):

@@ -405,7 +405,8 @@ class NameChecker:
         if self.unknown_names_allowed:
             return ANY
         known = [*local, *self.scope.names]
-        self.report(node, f"unknown name {name!r}{did_you_mean(name, known)} (known here: {', '.join(known)})", _name_pattern(name))
+        meant = did_you_mean(name, known)
+        self.report(node, f"unknown name {name!r}" + (meant or f" (known here: {', '.join(known)})"), _name_pattern(name))
         return ANY
 
     def attribute(self, node: nodes.Node, base: Shape, attribute: str) -> Shape:

@@ -285,8 +285,8 @@ def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
 
 def _merge(base: Any, override: Any, at: str = "") -> Any:
     """`extends` and `defaults`: mappings merge key by key; `steps` merge by step id; an
-    option given as a plain value sets the default of the option it overrides; anything
-    else replaces."""
+    option given as a plain value sets the default of the option it overrides, and one given
+    as null is dropped; anything else replaces."""
     if isinstance(base, LocatedDict) and isinstance(override, LocatedDict):
         merged = LocatedDict({**base, **override})
         merged.place = override.place
@@ -294,6 +294,10 @@ def _merge(base: Any, override: Any, at: str = "") -> Any:
         merged.value_spans = {**base.value_spans, **override.value_spans}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
+        if at == "options":  # `name: null` drops an inherited option the scorer has no use for
+            for key in [key for key, value in override.items() if value is None and key in base]:
+                del merged[key]
+                del merged.key_places[key]
         return merged
     if at == "steps" and isinstance(base, LocatedList) and isinstance(override, LocatedList):
         return _merge_steps(base, override)
@@ -380,7 +384,8 @@ class CatalogSource:
             if base_id not in self.scorers and base_id not in inherited:
                 scorer_ids = [*self.scorers, *inherited]
                 raise ConfigError(
-                    f"scorers.{scorer_id}.extends: unknown scorer {base_id!r}{did_you_mean(str(base_id), scorer_ids)} (known: {', '.join(scorer_ids)})",
+                    f"scorers.{scorer_id}.extends: unknown scorer {base_id!r}"
+                    + (did_you_mean(str(base_id), scorer_ids) or f" (known: {', '.join(scorer_ids)})"),
                     where.file, where.line or None, where.column,
                 )  # fmt: skip
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))

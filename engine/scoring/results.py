@@ -22,6 +22,8 @@ class Run(BaseModel):
     ground_truth: Any = None
     output_text: str = ""
     input_text: str | None = None
+    turns: Any = Field(default=None, description="The whole conversation, when the run is one")
+    expected_trajectory: Any = None
 
 
 class StepRecord(BaseModel):
@@ -45,7 +47,7 @@ class ScoreResult(BaseModel):
     run_id: str
     scorer_id: str
     scorer_hash: str = Field(description="Fingerprint of the definition, templates and schemas")
-    model: str
+    model: str = Field(description="The judge's 'provider/model'; 'none' for a scorer that asks no judge")
     score: float
     reason: str | None = None
     steps: dict[str, StepRecord]
