@@ -209,3 +209,27 @@ def test_a_rule_message_that_names_an_unknown_field_never_renders_a_silent_zero(
     catalog = _one_step_catalog(tmp_path, message="There are {{ preprocess.claimz | length }} claims.")
     with pytest.raises(ConfigError, match=r"catalog.yaml:19:\d+: x.analyze rule 1 message: preprocess has no field 'claimz'; did you mean 'claims'\?"):
         load_scorers(catalog)
+
+
+def test_a_compute_steps_values_are_known_to_the_steps_after_it(tmp_path: Path) -> None:
+    catalog = write(tmp_path, {"catalog.yaml": """\
+        scorers:
+          coverage:
+            name: Coverage
+            description: Share of the input's keywords the output repeats.
+            direction: higher_is_better
+            requires: [output, input]
+            steps:
+              - id: measure
+                kind: compute
+                values:
+                  wanted: "keywords(input)"
+                  found: "wanted | select('in', keywords(output)) | list"
+              - id: score
+                kind: score
+                score: "(measure.fonud | length) / (measure.wanted | length) if measure.wanted else 1"
+        """})
+    with pytest.raises(ConfigError, match=r"catalog.yaml:15:26: coverage.score.score: measure has no field 'fonud'; did you mean 'found'\?"):
+        load_scorers(catalog)
+    catalog.write_text(catalog.read_text(encoding="utf-8").replace("fonud", "found"), encoding="utf-8")
+    assert load_scorers(catalog).create("coverage").run(output="Paris is the capital", input="capital of France").score == 0.5
