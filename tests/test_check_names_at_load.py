@@ -182,7 +182,7 @@ def _one_step_catalog(tmp_path: Path, **fields: str) -> Path:
     ("fields", "problem"),
     [
         ({"where": "item.verdict in ['yes', 'Unsure']"}, "item.verdict is one of 'yes', 'no': comparing it with 'Unsure' is never true"),
-        ({"where": "item.verdict != 'nope'"}, "comparing it with 'nope' is never true; did you mean 'no'?"),
+        ({"where": "item.verdict != 'nope'"}, "comparing it with 'nope' is always true; did you mean 'no'?"),
         ({"score": "{'yes': 1, 'No': 0}[analyze.verdicts[0].verdict]"}, "'No' is never a value of analyze.verdicts[0].verdict, which is one of 'yes', 'no'"),
         ({"score": "{'yes': 1}[analyze.verdicts[0].verdict]"}, "no entry for 'no'"),
         ({"score": "share * options.scale if preprocess.claims.size else 0"}, "preprocess.claims is a list: it has no field 'size'"),

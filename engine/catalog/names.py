@@ -495,21 +495,25 @@ class NameChecker:
         left = self.infer(left_node, local)
         for operand in node.ops:
             right = self.infer(operand.expr, local)
+            negated = operand.op in ("ne", "notin")
             if operand.op in ("eq", "ne"):
-                self.enum_literal(left, left_node, operand.expr)
-                self.enum_literal(right, operand.expr, left_node)
+                self.enum_literal(left, left_node, operand.expr, negated)
+                self.enum_literal(right, operand.expr, left_node, negated)
             elif operand.op in ("in", "notin") and isinstance(operand.expr, (nodes.List, nodes.Tuple)):
                 for item in operand.expr.items:
-                    self.enum_literal(left, left_node, item)
+                    self.enum_literal(left, left_node, item, negated)
             left_node, left = operand.expr, right
 
-    def enum_literal(self, shape: Shape, subject: nodes.Node, literal: nodes.Node) -> None:
+    def enum_literal(self, shape: Shape, subject: nodes.Node, literal: nodes.Node, negated: bool) -> None:
+        """A string compared with an enum field that can never hold it: the comparison has
+        one outcome whatever the judge answers (answers are normalised to the enum's case)."""
         if not (isinstance(shape, Text) and shape.enum and isinstance(literal, nodes.Const) and isinstance(literal.value, str)):
             return
         if literal.value not in shape.enum:
+            outcome = "always true" if negated else "never true"
             self.report(
                 literal,
-                f"{_path(subject) or 'this'} is {shape.describe()}: comparing it with {literal.value!r} is never true{did_you_mean(literal.value, shape.enum)}",
+                f"{_path(subject) or 'this'} is {shape.describe()}: comparing it with {literal.value!r} is {outcome}{did_you_mean(literal.value, shape.enum)}",
                 _string_pattern(literal.value),
             )
 
