@@ -233,3 +233,17 @@ def test_a_compute_steps_values_are_known_to_the_steps_after_it(tmp_path: Path) 
         load_scorers(catalog)
     catalog.write_text(catalog.read_text(encoding="utf-8").replace("fonud", "found"), encoding="utf-8")
     assert load_scorers(catalog).create("coverage").run(output="Paris is the capital", input="capital of France").score == 0.5
+
+
+def test_a_step_with_a_broken_prompt_still_lets_later_mistakes_be_found(tmp_path: Path) -> None:
+    catalog = _one_step_catalog(tmp_path, where="item.verdcit == 'yes'")
+    text = catalog.read_text(encoding="utf-8").replace("prompt: hallucination/analyze.j2", "prompt: analyze.j2")
+    catalog.write_text(text, encoding="utf-8")
+    write(tmp_path, {"prompts/analyze.j2": "{% include 'partials/missing.j2' %}\n{{ output }}\n"})
+    with pytest.raises(CatalogErrors) as raised:
+        load_scorers(catalog)
+    found = [(Path(problem.path or "").name, problem.line, problem.message.split(": ", 1)[1][:40]) for problem in raised.value.problems]
+    assert found == [
+        ("catalog.yaml", 23, "item has no field 'verdcit'; did you mea"),
+        ("analyze.j2", 1, "{% include %}: template 'partials/missin"),
+    ]

@@ -294,7 +294,7 @@ class ScorerCompiler:
             # In expressions `options.values` is the mapping's method, never the option.
             place = position(raw, ["options", shadowed[0]])
             raise ConfigError(
-                f"options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
+                f"scorers.{definition.id}.options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
                 *(place or (self.source.path, None, None)),
             )
         options_shape = shape_of(options_model, "options")
@@ -315,7 +315,6 @@ class ScorerCompiler:
         steps: list[AnyStepPlan | None] = []
         for index, step in enumerate(definition.steps):
             compiler = _StepCompiler(self, definition, step, ["steps", index], raw, scope)
-            before = len(self.problems)
             try:
                 plan: AnyStepPlan | None = compiler.compile(hashed)
             except _StepFailed:
@@ -323,9 +322,9 @@ class ScorerCompiler:
             except ConfigError as exc:
                 self.problems.append(exc)
                 plan = None
-            if len(self.problems) > before:
-                plan = None
             steps.append(plan)
+            # Even a step with a problem tells the later steps what it gives, when it is known,
+            # so that their own mistakes are found in the same pass.
             scope = scope.with_names(compiler.produced if compiler.produced is not None else produced_names(step, plan))
         if self.problems:
             raise CatalogErrors(self.problems)
@@ -399,6 +398,8 @@ class _StepCompiler:
         prompt = self._attempt(lambda: self.scorer.template(step.prompt, self.raw, self.at("prompt"), self.scope, label, hashed))
         answer_model = self.answer_model(hashed)
         if prompt is None or (system_name and system is None):
+            if isinstance(step, LLMStep) and answer_model is not None:
+                self.produced = {step.id: shape_of(answer_model, step.id)}  # later steps are still checked against it
             raise _StepFailed
         if isinstance(step, ReasonStep):
             skip_reason = self.skip_reason(step) if step.on_skip is not None else None
