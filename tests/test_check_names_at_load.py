@@ -247,3 +247,12 @@ def test_a_step_with_a_broken_prompt_still_lets_later_mistakes_be_found(tmp_path
         ("catalog.yaml", 23, "item has no field 'verdcit'; did you mea"),
         ("analyze.j2", 1, "{% include %}: template 'partials/missin"),
     ]
+
+
+def test_a_misspelt_schema_keyword_names_the_keyword_meant(tmp_path: Path) -> None:
+    catalog = write(tmp_path, {
+        "catalog.yaml": "scorers:\n  x:\n    extends: hallucination\n    steps:\n      - id: analyze\n        schema: v.yaml\n",
+        "schemas/v.yaml": "type: object\nproperties:\n  verdicts:\n    type: array\n    items:\n      type: object\n      properties:\n        verdict: {type: string, enm: [\"yes\", \"no\"]}\n",
+    })
+    with pytest.raises(ConfigError, match=r"v.yaml:8:33: keyword 'enm' is not supported for type 'string'; did you mean 'enum'\?"):
+        load_scorers(catalog)

@@ -329,7 +329,7 @@ class SchemaCompiler:
         allowed = _KEYWORDS_BY_TYPE[kind] | _ANNOTATION_KEYWORDS | {"type"}
         for keyword in schema:
             if keyword not in allowed:
-                raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}", [*loc, keyword])
+                raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
 
 
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
