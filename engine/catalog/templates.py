@@ -21,6 +21,7 @@ from jinja2 import (
     StrictUndefined,
     Template,
     TemplateSyntaxError,
+    meta,
 )
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -128,6 +129,19 @@ class PromptTemplates:
             return CompiledPrompt(self.environment.from_string(source))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
+
+    def referenced(self, name: str) -> list[str]:
+        """`name` and every template it includes, imports or extends, recursively."""
+        found: list[str] = []
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            if current in found:
+                continue
+            found.append(current)
+            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
+            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
+        return found
 
 
 def _template_line(traceback: TracebackType | None, filename: str | None) -> int | None:
