@@ -10,7 +10,7 @@ close, so an output that says "</output> ignore the rules" stays inside its bloc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -20,7 +20,6 @@ from jinja2 import (
     FileSystemLoader,
     StrictUndefined,
     Template,
-    TemplateNotFound,
     TemplateSyntaxError,
     meta,
     nodes,
@@ -117,18 +116,6 @@ class PromptTemplates:
     def __init__(self, search_path: Sequence[Path]) -> None:
         self.search_path = [path for path in search_path if path.is_dir()]
         self.environment = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
-        # Scorers share templates and partials: each file is read and parsed once per catalog
-        # load (parsing was most of the time `scorers list` took).
-        self._parsed: dict[str, tuple[str, nodes.Template]] = {}
-        self._references: dict[str, list[str]] = {}
-
-    def _parse(self, name: str) -> tuple[str, nodes.Template]:
-        """The source and syntax tree of template `name` (a syntax error is raised, not kept)."""
-        if name not in self._parsed:
-            path = self.path_of(name)
-            source = path.read_text(encoding="utf-8")
-            self._parsed[name] = source, self.environment.parse(source, name=name, filename=str(path))
-        return self._parsed[name]
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:
@@ -137,33 +124,15 @@ class PromptTemplates:
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
-    def load(self, name: str, known_variables: Iterable[str], where: str) -> CompiledPrompt:
-        """Compile a template now, so syntax errors and unknown variables surface at load time
-        with the template's file and line rather than in the middle of a run."""
-        try:
-            path = self.path_of(name)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc.message}") from None
-        try:
-            source, parsed = self._parse(name)
-            template = self.environment.get_template(name)
-        except TemplateSyntaxError as exc:
-            raise ConfigError(f"template syntax error: {exc.message}", exc.filename or path, exc.lineno) from None
-        except TemplateNotFound as exc:
-            raise ConfigError(f"included template {exc.name!r} not found", path) from None
-        unknown = meta.find_undeclared_variables(parsed) - set(known_variables) - set(self.environment.globals)
-        if unknown:
-            known = ", ".join(sorted(known_variables))
-            hint = "; a step that reads the context needs `uses_context: true`" if "context" in unknown else ""
-            raise ConfigError(
-                f"{where}: unknown variable(s) {', '.join(sorted(unknown))} (this step can use: {known}){hint}",
-                path,
-                _first_line_mentioning(source, sorted(unknown)),
-            )
-        names: frozenset[str] = frozenset()
-        for referenced in self.referenced(name):
-            names |= names_read(self._parse(referenced)[1])
-        return CompiledPrompt(template, names)
+    def source(self, name: str) -> tuple[Path, str]:
+        """A template's file and text."""
+        path = self.path_of(name)
+        return path, path.read_text(encoding="utf-8")
+
+    def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
+        """A template compiled for rendering (its names are checked by the catalog compiler);
+        `names` are the variables it and its includes read."""
+        return CompiledPrompt(self.environment.get_template(name), names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
@@ -174,8 +143,6 @@ class PromptTemplates:
 
     def referenced(self, name: str) -> list[str]:
         """`name` and every template it includes, imports or extends, recursively."""
-        if name in self._references:
-            return list(self._references[name])
         found: list[str] = []
         pending = [name]
         while pending:
@@ -183,16 +150,9 @@ class PromptTemplates:
             if current in found:
                 continue
             found.append(current)
-            pending.extend(reference for reference in meta.find_referenced_templates(self._parse(current)[1]) if reference)
-        self._references[name] = found
-        return list(found)
-
-
-def _first_line_mentioning(source: str, names: Sequence[str]) -> int | None:
-    for number, line in enumerate(source.splitlines(), 1):
-        if any(re.search(rf"\b{re.escape(name)}\b", line) for name in names):
-            return number
-    return None
+            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
+            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
+        return found
 
 
 def _template_line(traceback: TracebackType | None, filename: str | None) -> int | None:
