@@ -28,8 +28,9 @@ def _compiled(source: str) -> tuple[Any, frozenset[str], frozenset[str]]:
     """An expression compiled, the variables it needs, and every name it reads (also those
     that are functions too, see `names_read`). Scorers repeat expressions ("not (output |
     trim)"), so each source is compiled once per process."""
+    compiled = _environment.compile_expression(source, undefined_to_none=False)  # first: its syntax errors read best
     parsed = _environment.parse(f"{{{{ {source} }}}}")
-    return _environment.compile_expression(source, undefined_to_none=False), frozenset(meta.find_undeclared_variables(parsed)), names_read(parsed)
+    return compiled, frozenset(meta.find_undeclared_variables(parsed)), names_read(parsed)
 
 
 class Expression:
