@@ -4,6 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from postgres_cluster import Cluster, binaries
+
 from engine.testing import JudgeServer
 
 
@@ -31,3 +33,21 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never reach a judge configured on the developer's machine."""
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "SCORERS_MODEL", "SCORERS_MODE", "OLLAMA_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A real PostgreSQL server for this session (CI installs Debian's `postgresql`)."""
+    bin_dir = binaries()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install '.[postgres]')")
+    cluster = Cluster(bin_dir).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Cluster) -> str:
+    """A fresh, empty database of the session's cluster."""
+    return postgres_cluster.new_database()

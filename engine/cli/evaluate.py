@@ -19,6 +19,7 @@ from rich.progress import (
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -57,7 +58,7 @@ def count_items(data: Path) -> int | None:
         return None  # the run itself reports what is wrong with the file
 
 
-def _print_eval(result: EvalResult, store: Path) -> None:
+def _print_eval(result: EvalResult, store: str) -> None:
     counts = result.counts
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
     for summary in result.summary.values():
@@ -78,6 +79,8 @@ def _print_eval(result: EvalResult, store: Path) -> None:
         console.print(f"... and {len(result.errors) - 5} more errors")
     if result.errors:
         console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
+    if is_postgres_url(store):
+        console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
@@ -99,6 +102,7 @@ def eval_command(
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    shown_store = redact_url(store)
     catalog = catalog_from(config)
     scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
     thresholds = parse_thresholds(threshold or [])
@@ -126,7 +130,7 @@ def eval_command(
             )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
-            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
             f"run the same command with --run {name} to score the rest",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
@@ -134,7 +138,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, store)
+        _print_eval(result, shown_store)
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
     if result.passed is False or nothing_scored:
         if nothing_scored and not as_json:

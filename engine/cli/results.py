@@ -9,16 +9,18 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..store import RunSummary, SQLiteStore
+from ..store import RunSummary, Store, is_postgres_url, open_store, redact_url
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
 from .tables import figure, summary_table
 
 
-def _open_existing(store: Path) -> SQLiteStore:
-    if not store.is_file():
+def _open_existing(store: str) -> Store:
+    if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    return SQLiteStore(store)
+    opened = open_store(store)
+    assert opened is not None
+    return opened
 
 
 def _run_line(run: RunSummary) -> str:
@@ -34,45 +36,49 @@ def results_command(
     as_json: JsonFlag = False,
 ) -> None:
     """List the stored runs and their summaries, or one run in detail."""
-    with _open_existing(store) as results:
-        if run is None:
-            runs = results.runs()
-            if as_json:
-                print_json([item.model_dump(mode="json") for item in runs])
+    results = _open_existing(store)
+    store = redact_url(store)
+    try:
+            if run is None:
+                runs = results.runs()
+                if as_json:
+                    print_json([item.model_dump(mode="json") for item in runs])
+                    return
+                table = Table(title=f"Runs in {store}")
+                for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
+                    table.add_column(column, overflow="fold")
+                for item in runs:
+                    updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+                    table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
+                console.print(table)
                 return
-            table = Table(title=f"Runs in {store}")
-            for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
-                table.add_column(column, overflow="fold")
-            for item in runs:
-                updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-                table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
-            console.print(table)
-            return
-        found = results.get_run(run)
-        if found is None:
-            known = ", ".join(item.name for item in results.runs()[:10]) or "none"
-            raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
-        stats = results.summary(run)
-        worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
-        failures = results.query(run=run, errors=True, limit=20)
-        if as_json:
-            payload = {
-                "run": found.model_dump(mode="json"),
-                "scorers": [item.model_dump(mode="json") for item in stats],
-                "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
-                "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
-            }
-            print_json(payload)
-            return
-        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
-        for scorer_id, records in worst_items.items():
-            if not records:
-                continue
-            table = Table(title=f"worst {scorer_id} items")
-            for column in ("item", "score", "reason"):
-                table.add_column(column, overflow="fold")
-            for record in records:
-                table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
-            console.print(table)
-        for record in failures:
-            console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)
+            found = results.get_run(run)
+            if found is None:
+                known = ", ".join(item.name for item in results.runs()[:10]) or "none"
+                raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
+            stats = results.summary(run)
+            worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
+            failures = results.query(run=run, errors=True, limit=20)
+            if as_json:
+                payload = {
+                    "run": found.model_dump(mode="json"),
+                    "scorers": [item.model_dump(mode="json") for item in stats],
+                    "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
+                    "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+                }
+                print_json(payload)
+                return
+            console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+            for scorer_id, records in worst_items.items():
+                if not records:
+                    continue
+                table = Table(title=f"worst {scorer_id} items")
+                for column in ("item", "score", "reason"):
+                    table.add_column(column, overflow="fold")
+                for record in records:
+                    table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
+                console.print(table)
+            for record in failures:
+                console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)
+    finally:
+        results.close()
