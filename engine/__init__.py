@@ -37,9 +37,11 @@ from .runs import (
     LiveScorer,
     LiveStats,
     ScorerOutcome,
+    arun_batch_api,
     arun_evals,
     attach_scorers,
     read_jsonl,
+    run_batch_api,
     run_evals,
 )
 from .scoring import Run, Scorer, ScoreResult, StepRecord
@@ -106,6 +108,7 @@ __all__ = [
     "StepRecord",
     "Store",
     "TokenUsage",
+    "arun_batch_api",
     "arun_evals",
     "assistant_text",
     "attach_scorers",
@@ -116,5 +119,6 @@ __all__ = [
     "extract_tool_results",
     "load_scorers",
     "read_jsonl",
+    "run_batch_api",
     "run_evals",
 ]

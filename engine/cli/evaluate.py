@@ -18,7 +18,7 @@ from rich.progress import (
 )
 
 from ..errors import ConfigError
-from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs import BatchProgress, EvalResult, ItemResult, default_run_name, run_batch_api, run_evals
 from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
@@ -98,6 +98,10 @@ def eval_command(
     threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    batch_api: Annotated[
+        bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
+    ] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
@@ -121,13 +125,31 @@ def eval_command(
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
 
+    shown_jobs: dict[str, tuple[str, int, int]] = {}
+
+    def show_job(job: BatchProgress) -> None:
+        state = (job.status, job.completed, job.failed)
+        if shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
+            shown_jobs[job.batch_id] = state
+            resumed = ", submitted before" if job.resumed else ""
+            progress.console.print(
+                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+
     task = progress.add_task(name, total=count_items(data), failed="")
     try:
         with progress:
-            result = run_evals(
-                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                thresholds=thresholds, keep_results=False, meta={"data": str(data)},
-            )  # fmt: skip
+            if batch_api:
+                result = run_batch_api(
+                    data, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
+                )  # fmt: skip
+            else:
+                result = run_evals(
+                    data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+                )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
             f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
