@@ -271,6 +271,7 @@ async def arun_evals(
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
     lease_seconds: float = 60.0,
+    share_work: bool = True,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -284,7 +285,8 @@ async def arun_evals(
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
     `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
-    result counts the items this process scored.
+    result counts the items this process scored. `share_work=False` scores every item given
+    here (the caller splits the work itself, as the Ray adapter does).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -302,7 +304,7 @@ async def arun_evals(
     owns_store = opened is not None and opened is not store
     name = run or default_run_name()
     started = time.perf_counter()
-    shared = isinstance(opened, SharesWork)
+    shared = share_work and isinstance(opened, SharesWork)
     try:
         resuming = False
         ended_before = False
