@@ -4,9 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from postgres_cluster import Cluster, binaries
-
 from engine.testing import JudgeServer
+from engine.testing.postgres import PostgresCluster, postgres_binaries
 
 
 @pytest.fixture(scope="session")
@@ -36,18 +35,18 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[Cluster]:
+def postgres_cluster() -> Iterator[PostgresCluster]:
     """A real PostgreSQL server for this session (CI installs Debian's `postgresql`)."""
-    bin_dir = binaries()
+    bin_dir = postgres_binaries()
     if bin_dir is None:
         pytest.skip("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
     pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install '.[postgres]')")
-    cluster = Cluster(bin_dir).start()
+    cluster = PostgresCluster(bin_dir).start()
     yield cluster
     cluster.stop()
 
 
 @pytest.fixture
-def postgres_url(postgres_cluster: Cluster) -> str:
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
     """A fresh, empty database of the session's cluster."""
     return postgres_cluster.new_database()

@@ -118,5 +118,5 @@ def score_dataset(
         },  # fmt: skip
         batch_format="pyarrow",
         batch_size=batch_size,
-        concurrency=actors,
+        compute=ray.data.ActorPoolStrategy(size=actors),
     )

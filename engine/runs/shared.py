@@ -72,7 +72,8 @@ async def drive_shared(
 
     worker = worker_name()
     window = concurrency * 2
-    idle = idle_poll_s if idle_poll_s is not None else min(5.0, lease_s / 3)
+    # How soon an idle worker looks again for items freed by a dead worker or left by a slow one.
+    idle = idle_poll_s if idle_poll_s is not None else min(1.0, lease_s / 3)
     running: dict[asyncio.Task[None], int] = {}
 
     async def keep_leases() -> None:

@@ -1,6 +1,12 @@
-"""A throwaway PostgreSQL cluster for the tests: Debian's `postgresql` binaries, a data
-directory under /tmp, 127.0.0.1 and a free port. PostgreSQL refuses to run as root, so as
-root the cluster belongs to the `postgres` system user that the package creates."""
+"""A throwaway PostgreSQL server for tests and benchmarks of the PostgreSQL store: the
+binaries of Debian's `postgresql` package, a data directory under /tmp, 127.0.0.1 and a free
+port. PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres`
+system user that the package creates.
+
+    cluster = PostgresCluster(postgres_binaries()).start()
+    url = cluster.new_database()        # postgresql://postgres@127.0.0.1:PORT/t_...
+    cluster.stop()
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ import uuid
 from pathlib import Path
 
 
-def binaries() -> Path | None:
+def postgres_binaries() -> Path | None:
+    """The directory of the newest installed PostgreSQL's initdb and pg_ctl, if any."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return Path(found[-1]).parent if found else None
 
@@ -26,7 +33,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class Cluster:
+class PostgresCluster:
     def __init__(self, bin_dir: Path) -> None:
         self.bin_dir = bin_dir
         self.directory = Path(tempfile.mkdtemp(prefix="scorers-pg-"))
@@ -43,7 +50,7 @@ class Cluster:
             argv = ["runuser", "-u", "postgres", "--", *argv]
         subprocess.run(argv, check=True, capture_output=True, timeout=120)
 
-    def start(self) -> Cluster:
+    def start(self) -> PostgresCluster:
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8")
         # fsync off: a test cluster need not survive an OS crash, and the disk is shared.
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} -c fsync=off -c max_connections=200"
@@ -64,5 +71,5 @@ class Cluster:
 
         name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+            connection.execute(f"CREATE DATABASE {name}")
         return self.url(name)
