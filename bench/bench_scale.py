@@ -96,9 +96,18 @@ def main() -> None:
         data.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
         print(f"2. shared workers ({arguments.items} items, 3 judge calls each at {arguments.delay}s, concurrency 4 per worker)")
         url = cluster.new_database()
-        one = _workers(url, data, server.base_url, 1, "one")
-        two = _workers(url, data, server.base_url, 2, "two")
-        print(f"   1 worker: {one:6.2f}s   2 workers: {two:6.2f}s   speed-up {one / two:.2f}x")
+        walls, scoring = {}, {}
+        for count, run in ((1, "one"), (2, "two")):
+            walls[count] = _workers(url, data, server.base_url, count, run)
+            store = open_store(url)
+            assert store is not None
+            records = store.query(run=run)
+            store.close()
+            assert len(records) == arguments.items
+            # From the first item started to the last finished: the workers' start-up excluded.
+            scoring[count] = (max(r.finished_at for r in records) - min(r.started_at for r in records)).total_seconds()
+            print(f"   {count} worker(s): {walls[count]:6.2f}s wall, {scoring[count]:6.2f}s scoring")
+        print(f"   speed-up of 2 workers: {walls[1] / walls[2]:.2f}x wall, {scoring[1] / scoring[2]:.2f}x scoring")
 
         from engine import create_hallucination_scorer, run_batch_api, run_evals
 

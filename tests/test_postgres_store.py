@@ -211,3 +211,21 @@ def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, 
     assert sorted(outputs_judged(judge)) == sorted("ok. WRONG" if n % 2 else "ok" for n in range(6))
     with PostgresStore(postgres_url) as store:
         assert store.unfinished("lease") == 0 and len(store.query(run="lease")) == 6
+
+
+def test_live_hosts_and_a_batch_write_into_one_database(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    from engine import LiveScorer
+
+    script_hallucination(judge)
+    hosts = [LiveScorer([create_hallucination_scorer(options={"context": ["facts"]})], store=postgres_url, run="live") for _ in range(2)]
+    agents = [host.wrap(lambda question, n=n: f"host {n} answers {question}") for n, host in enumerate(hosts)]
+    for n in range(3):
+        for agent in agents:
+            agent(f"q{n}")
+    run_evals(write_items(tmp_path / "items.jsonl", 4), [create_hallucination_scorer()], store=postgres_url, run="nightly")
+    for host in hosts:
+        assert host.flush(timeout=20)
+        host.close()
+
+    with PostgresStore(postgres_url) as store:
+        assert len(store.query(run="live", source="live")) == 6 and len(store.query(run="nightly", source="batch")) == 4
