@@ -155,3 +155,15 @@ def test_the_command_line_runs_a_batch_api_run_and_shows_each_jobs_state(judge: 
     assert result.exit_code == 0, result.output
     assert "): in_progress, 0/3 answered, 0 failed" in result.stderr and "): completed, 3/3 answered, 0 failed" in result.stderr
     assert "Saved as run b" in result.stdout and len(judge.batches) == 3
+
+
+def test_a_computed_scorer_beside_a_judged_one_runs_as_it_is(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine import create_scorer
+
+    script_hallucination(judge)
+    scorers = [create_hallucination_scorer(), create_scorer("keyword-coverage")]
+
+    result = run_batch_api(items(3), scorers, run="r", store=tmp_path / "r.sqlite", **FAST)
+
+    assert result.counts.completed == 3 and result.summary["keyword-coverage"].count == 3
+    assert [len(job) for job in batch_lines(judge)] == [3, 3, 3]  # only the judged scorer's steps went out

@@ -220,7 +220,10 @@ class BatchedJudge:
 
 
 def _batched(scorer: Scorer, jobs: _Jobs) -> Scorer:
-    """The same scorer (plan, options, middleware) with its provider calls made by batch jobs."""
+    """The same scorer (plan, options, middleware) with its provider calls made by batch jobs;
+    a scorer that asks no judge (computed steps only) runs as it is."""
+    if not scorer.plan.needs_judge:
+        return scorer
     judge = scorer.judge
     inner = judge.judge if isinstance(judge, Chain) else judge
     if not isinstance(inner, OpenAIJudge):
@@ -255,7 +258,7 @@ async def arun_batch_api(
     jobs = _Jobs(run=run, store=opened, poll_interval=poll_interval, settle=settle, on_progress=on_progress)
     try:
         batched = [_batched(scorer, jobs) for scorer in listed]
-        await jobs.resume([judge.config for judge in (_provider_judge(scorer) for scorer in batched)])
+        await jobs.resume([judge.config for judge in map(_provider_judge, batched) if judge is not None])
         scoring = asyncio.create_task(
             arun_evals(
                 data, batched, on_item_complete=on_item_complete, concurrency=MAX_REQUESTS_PER_JOB, run=run, store=opened,
@@ -280,8 +283,7 @@ def run_batch_api(data: Data, scorers: Sequence[Scorer] | Scorer, **options: Any
     return run_sync(arun_batch_api(data, scorers, **options))
 
 
-def _provider_judge(scorer: Scorer) -> BatchedJudge:
+def _provider_judge(scorer: Scorer) -> BatchedJudge | None:
     judge = scorer.judge
     inner = judge.judge if isinstance(judge, Chain) else judge
-    assert isinstance(inner, BatchedJudge)
-    return inner
+    return inner if isinstance(inner, BatchedJudge) else None
