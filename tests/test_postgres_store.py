@@ -229,3 +229,31 @@ def test_live_hosts_and_a_batch_write_into_one_database(judge: JudgeServer, post
 
     with PostgresStore(postgres_url) as store:
         assert len(store.query(run="live", source="live")) == 6 and len(store.query(run="nightly", source="batch")) == 4
+
+
+def test_a_live_worker_keeps_its_items_past_the_lease_by_renewing_it(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    import threading
+
+    script_hallucination(judge, delay=1.2)  # each item takes longer than the lease
+    data = write_items(tmp_path / "items.jsonl", 4)
+    stolen: list[int] = []
+    done = threading.Event()
+
+    def thief() -> None:
+        while not judge.requests_for("Claims"):
+            time.sleep(0.02)
+        with PostgresStore(postgres_url) as store:
+            while not done.is_set():
+                stolen.extend(item.index for item in store.claim("renewed", "thief", 10, lease_s=30))
+                time.sleep(0.1)
+
+    watcher = threading.Thread(target=thief)
+    watcher.start()
+    try:
+        result = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="renewed", lease_seconds=0.6)
+    finally:
+        done.set()
+        watcher.join()
+
+    assert result.counts.completed == 4 and stolen == []
+    assert len(outputs_judged(judge)) == 4

@@ -250,7 +250,8 @@ async def arun_batch_api(
 ) -> EvalResult:
     """Score every item of `data` with every scorer through the provider's Batch API; the
     result is that of `arun_evals`. `run` and `store` are needed to resume: submitted jobs
-    are saved there. `on_progress` sees every job's state at every poll."""
+    are saved there. `on_progress` sees every job's state at every poll. The waiting requests
+    go out once none has been added for `settle` seconds (every running scorer is waiting)."""
     listed = check_scorers(scorers)
     if not poll_interval > 0:
         raise ConfigError(f"poll_interval must be positive, got {poll_interval!r}")

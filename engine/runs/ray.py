@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog import builtin_catalog, load_scorers
 from ..errors import ConfigError
+from ..store import open_store
 from .batch import arun_evals, default_run_name
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ class ScoringActor:
     ) -> None:
         catalog = load_scorers(config) if config is not None else builtin_catalog()
         self.scorers = [catalog.create(scorer_id, options=options.get(scorer_id), **judge) for scorer_id in scorer_ids]
-        self.store = store
+        # Opened once per actor, not per block: one connection (or pool) for its lifetime.
+        self.store = open_store(store)
         self.run = run
         self.concurrency = concurrency
 
@@ -110,6 +112,11 @@ def score_dataset(
     judge: dict[str, Any] = {name: value for name, value in (("model", model), ("base_url", base_url), ("api_key", api_key), ("mode", mode)) if value is not None}
     for scorer_id in listed:  # a wrong id, option or judge fails here, not inside every actor
         catalog.create(scorer_id, options=(options or {}).get(scorer_id), **judge)
+    if store is not None:
+        # Created and migrated here, once, before the actors open it together.
+        opened = open_store(store)
+        assert opened is not None
+        opened.close()
     return dataset.map_batches(
         ScoringActor,
         fn_constructor_kwargs={
