@@ -167,3 +167,16 @@ def test_a_computed_scorer_beside_a_judged_one_runs_as_it_is(judge: JudgeServer,
 
     assert result.counts.completed == 3 and result.summary["keyword-coverage"].count == 3
     assert [len(job) for job in batch_lines(judge)] == [3, 3, 3]  # only the judged scorer's steps went out
+
+
+def test_a_jurys_judges_each_send_their_own_jobs(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    jury = create_hallucination_scorer(models=["openai/judge-a", "openai/judge-b"])
+
+    result = run_batch_api(items(3), [jury], run="r", store=tmp_path / "r.sqlite", **FAST)
+
+    assert result.counts.completed == 3 and result.scores == {"hallucination": 0.5 * 1 / 3}
+    models = sorted({line["body"]["model"] for job in batch_lines(judge) for line in job})  # type: ignore[index]
+    assert models == ["judge-a", "judge-b"] and len(judge.batches) == 6  # three steps for each judge
+    with SQLiteStore(tmp_path / "r.sqlite") as store:
+        assert all(len(record.judges or []) == 2 for record in store.query(run="r"))

@@ -29,9 +29,23 @@ def test_a_store_file_of_schema_1_opens_with_its_runs_and_records(tmp_path: Path
 
     assert (run.name, run.status, run.items, run.meta) == ("nightly", "complete", 3, {"data": "qa.jsonl"})
     assert records["q1"].score == 0.7 and records["q1"].context == ["facts"] and records["q1"].total_tokens == 60
-    assert records["q2"].error == "judge down"
+    assert records["q2"].error == "judge down" and records["q2"].judges is None
     assert [job.batch_id for job in jobs] == ["batch_1"]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == MIGRATIONS[-1].version
+
+
+def test_a_store_file_of_schema_2_keeps_its_jury_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "juries.sqlite"
+    shutil.copy(FIXTURES / "store-schema-2.sqlite", path)  # written by the release that added juries
+
+    with SQLiteStore(path) as store:
+        (record,) = store.query(run="jury")
+        store.save_batch_job(BatchJob(run="jury", batch_id="batch_2", model="openai/a", status="completed", requests=1))
+        (job,) = store.batch_jobs("jury")
+
+    assert record.score == 0.25 and record.disagreement is True
+    assert [(verdict.model, verdict.score) for verdict in record.judges or []] == [("openai/a", 0.0), ("openai/b", 0.5)]
+    assert job.batch_id == "batch_2"
 
 
 def test_a_store_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:

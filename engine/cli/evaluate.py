@@ -19,14 +19,18 @@ from rich.progress import (
 
 from ..errors import ConfigError
 from ..runs import BatchProgress, EvalResult, ItemResult, default_run_name, run_batch_api, run_evals
+from ..runs.results import JuryAgreement
 from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
+    AggregateOption,
     ConfigOption,
     JsonFlag,
+    ModelOption,
     StoreOption,
     catalog_from,
+    judge_choice,
     one_line_errors,
     print_json,
 )
@@ -70,6 +74,8 @@ def _print_eval(result: EvalResult, store: str) -> None:
                 f"mean absolute error {figure(agreement.mean_abs_error)}",
                 highlight=False,
             )
+        if summary.jury is not None:
+            _print_jury(summary.scorer_id, summary.jury)
     if counts.resumed:
         console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
     for error in result.errors[:5]:
@@ -84,12 +90,30 @@ def _print_eval(result: EvalResult, store: str) -> None:
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
+def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
+    kappa = "n/a (needs --threshold, or every verdict was the same)" if jury.kappa is None else figure(jury.kappa)
+    console.print(
+        f"{scorer_id} jury of {len(jury.judges)}: agreement between judges (kappa) {kappa}; "
+        f"{jury.disagreements} of {jury.items} item(s) flagged as disagreements",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for model, agreement in jury.with_humans.items():
+        correlation = "n/a" if agreement.rank_correlation is None else figure(agreement.rank_correlation)
+        console.print(
+            f"  {model} against human scores: rank correlation {correlation}, mean absolute error {figure(agreement.mean_abs_error)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
 @app.command("eval")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
-    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
@@ -108,8 +132,12 @@ def eval_command(
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
     shown_store = redact_url(store)
     catalog = catalog_from(config)
-    scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
     thresholds = parse_thresholds(threshold or [])
+    chosen = judge_choice(model, aggregate)
+    scorers = [
+        catalog.create(scorer_id, base_url=base_url, mode=mode, **chosen, **({"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}))  # type: ignore[arg-type]
+        for scorer_id in scorer
+    ]
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
     name = run or default_run_name(data.stem)

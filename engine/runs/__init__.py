@@ -12,6 +12,7 @@ from .results import (
     EvalError,
     EvalResult,
     ItemResult,
+    JuryAgreement,
     ScorerOutcome,
     ScorerSummary,
 )
@@ -19,6 +20,7 @@ from .results import (
 __all__ = [
     "Agreement",
     "BatchProgress",
+    "JuryAgreement",
     "EvalError",
     "EvalItem",
     "EvalResult",

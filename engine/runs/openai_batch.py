@@ -33,7 +33,7 @@ from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeEr
 from ..formatting import refusal
 from ..judge import Chain, JudgeAnswer, JudgeConfig, JudgeRequest, OpenAIJudge, TokenUsage
 from ..judge.batch_api import BatchAPI, BatchStatus, LineOutcome, custom_id, request_body, usage_of
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..store import BatchJob, KeepsBatchJobs, Store, open_store
 from ..sync import run_sync
 from .batch import ItemCallback, arun_evals, check_scorers
@@ -219,9 +219,18 @@ class BatchedJudge:
             return JudgeAnswer(value=value, usage=usage)
 
 
-def _batched(scorer: Scorer, jobs: _Jobs) -> Scorer:
+def _batched(scorer: AnyScorer, jobs: _Jobs) -> AnyScorer:
     """The same scorer (plan, options, middleware) with its provider calls made by batch jobs;
-    a scorer that asks no judge (computed steps only) runs as it is."""
+    a jury's judges each send theirs; a scorer that asks no judge (computed steps only) runs
+    as it is."""
+    if isinstance(scorer, Jury):
+        jury = copy.copy(scorer)
+        jury.scorers = [_batched_scorer(member, jobs) for member in scorer.scorers]
+        return jury
+    return _batched_scorer(scorer, jobs)
+
+
+def _batched_scorer(scorer: Scorer, jobs: _Jobs) -> Scorer:
     if not scorer.plan.needs_judge:
         return scorer
     judge = scorer.judge
@@ -236,7 +245,7 @@ def _batched(scorer: Scorer, jobs: _Jobs) -> Scorer:
 
 async def arun_batch_api(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     *,
     run: str,
     store: Store | str | Path | None,
@@ -259,7 +268,7 @@ async def arun_batch_api(
     jobs = _Jobs(run=run, store=opened, poll_interval=poll_interval, settle=settle, on_progress=on_progress)
     try:
         batched = [_batched(scorer, jobs) for scorer in listed]
-        await jobs.resume([judge.config for judge in map(_provider_judge, batched) if judge is not None])
+        await jobs.resume([judge.config for scorer in batched for judge in _provider_judges(scorer)])
         scoring = asyncio.create_task(
             arun_evals(
                 data, batched, on_item_complete=on_item_complete, concurrency=MAX_REQUESTS_PER_JOB, run=run, store=opened,
@@ -279,12 +288,16 @@ async def arun_batch_api(
             opened.close()
 
 
-def run_batch_api(data: Data, scorers: Sequence[Scorer] | Scorer, **options: Any) -> EvalResult:
+def run_batch_api(data: Data, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> EvalResult:
     """Sync wrapper of `arun_batch_api` (same arguments)."""
     return run_sync(arun_batch_api(data, scorers, **options))
 
 
-def _provider_judge(scorer: Scorer) -> BatchedJudge | None:
-    judge = scorer.judge
-    inner = judge.judge if isinstance(judge, Chain) else judge
-    return inner if isinstance(inner, BatchedJudge) else None
+def _provider_judges(scorer: AnyScorer) -> list[BatchedJudge]:
+    found = []
+    for member in scorer.scorers if isinstance(scorer, Jury) else [scorer]:
+        judge = member.judge
+        inner = judge.judge if isinstance(judge, Chain) else judge
+        if isinstance(inner, BatchedJudge):
+            found.append(inner)
+    return found

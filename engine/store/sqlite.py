@@ -65,6 +65,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs and results", split_statements(_RESULTS_DDL)),
     Migration(
         2,
+        "a jury's judges and whether they disagreed",
+        ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
+    ),
+    Migration(
+        3,
         "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
         (
             "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
@@ -75,10 +80,10 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 check_sequence(MIGRATIONS)
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "error", "error_stage", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 
