@@ -11,6 +11,7 @@ other workers still hold, so when any worker's command ends, the whole run is sc
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import uuid
@@ -19,10 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..formatting import one_line
 from ..store import SharesWork
 from .items import EvalItem, UnreadableItem, numbered
 
 _QUEUE_CHUNK = 500
+logger = logging.getLogger("engine.evals")
 
 
 def worker_name() -> str:
@@ -55,7 +58,6 @@ async def drive_shared(
     concurrency: int,
     rerun: bool,
     lease_s: float,
-    idle_poll_s: float | None = None,
 ) -> None:
     """Queue the items of `source`, then score claimed items with `score_item(index, raw)`
     until no item of the run is left unfinished. `rerun` (the run existed and had ended)
@@ -73,13 +75,16 @@ async def drive_shared(
     worker = worker_name()
     window = concurrency * 2
     # How soon an idle worker looks again for items freed by a dead worker or left by a slow one.
-    idle = idle_poll_s if idle_poll_s is not None else min(1.0, lease_s / 3)
+    idle = min(1.0, lease_s / 3)
     running: dict[asyncio.Task[None], int] = {}
 
     async def keep_leases() -> None:
         while True:
             await asyncio.sleep(lease_s / 3)
-            await asyncio.to_thread(store.renew, run, worker, sorted(running.values()), lease_s)
+            try:
+                await asyncio.to_thread(store.renew, run, worker, sorted(running.values()), lease_s)
+            except Exception as exc:  # a missed renewal only risks another worker judging an item too
+                logger.warning("could not renew the lease of %d item(s) of run %s: %s", len(running), run, one_line(exc))
 
     heartbeat = asyncio.create_task(keep_leases())
     try:
