@@ -193,6 +193,7 @@ class _Evaluation:
                     context=item.context,
                     turns=item.turns,
                     expected_trajectory=item.expected_trajectory,
+                    metadata=item.metadata,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
