@@ -6,6 +6,7 @@ import pytest
 
 from engine.judge import capabilities
 from engine.testing import AnthropicServer, JudgeServer
+from engine.testing.postgres import PostgresCluster, postgres_binaries
 
 
 @pytest.fixture(scope="session")
@@ -57,3 +58,21 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCORERS_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A real PostgreSQL server for this session (CI installs Debian's `postgresql`)."""
+    bin_dir = postgres_binaries()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install '.[postgres]')")
+    cluster = PostgresCluster(bin_dir).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """A fresh, empty database of the session's cluster."""
+    return postgres_cluster.new_database()

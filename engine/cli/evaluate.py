@@ -22,8 +22,9 @@ from rich.text import Text
 
 from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
-from ..runs import Estimate, EvalResult, ItemResult, default_run_name, estimate_evals, run_evals
+from ..runs import BatchProgress, Estimate, EvalResult, ItemResult, default_run_name, estimate_evals, run_batch_api, run_evals
 from ..runs.results import JuryAgreement
+from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -97,7 +98,7 @@ def _print_estimate(estimate: Estimate, data: Path) -> None:
         console.print(f"{estimate.unreadable} item(s) are unreadable.", highlight=False)
 
 
-def _print_eval(result: EvalResult, store: Path) -> None:
+def _print_eval(result: EvalResult, store: str) -> None:
     counts = result.counts
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
     rows = [UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.usage, item.cost_usd) for item in result.summary.values()]
@@ -125,6 +126,8 @@ def _print_eval(result: EvalResult, store: Path) -> None:
         console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
     if result.stopped:
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
+    if is_postgres_url(store):
+        console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
@@ -166,10 +169,15 @@ def eval_command(
     tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars")] = None,
+    batch_api: Annotated[
+        bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
+    ] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    shown_store = redact_url(store)
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
     chosen = judge_choice(model, aggregate)
@@ -203,17 +211,35 @@ def eval_command(
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
 
+    shown_jobs: dict[str, tuple[str, int, int]] = {}
+
+    def show_job(job: BatchProgress) -> None:
+        state = (job.status, job.completed, job.failed)
+        if shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
+            shown_jobs[job.batch_id] = state
+            resumed = ", submitted before" if job.resumed else ""
+            progress.console.print(
+                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+
     task = progress.add_task(name, total=count_items(data), failed="")
     try:
         with progress:
-            result = run_evals(
-                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                thresholds=thresholds, keep_results=False, meta={"data": str(data)}, cache=response_cache or False,
-                max_cost=max_cost,
-            )  # fmt: skip
+            if batch_api:
+                result = run_batch_api(
+                    data, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
+                )  # fmt: skip
+            else:
+                result = run_evals(
+                    data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, cache=response_cache or False,
+                    max_cost=max_cost,
+                )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
-            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
             f"run the same command with --run {name} to score the rest",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
@@ -221,7 +247,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, store)
+        _print_eval(result, shown_store)
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
     if result.passed is False or nothing_scored:
         if nothing_scored and not as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,7 +13,7 @@ from ..errors import ConfigError
 from ..judge import TokenUsage
 from ..judge.prices import price_table
 from ..runs.stats import ScoreSpread, spread_of
-from ..store import RunSummary, ScorerUsage, ScoreStats, SQLiteStore
+from ..store import RunSummary, ScorerUsage, ScoreStats, Store, is_postgres_url, open_store, redact_url
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import UsageRow, figure, summary_table, usage_table
@@ -35,10 +36,12 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
     return rows
 
 
-def _open_existing(store: Path) -> SQLiteStore:
-    if not store.is_file():
+def _open_existing(store: str) -> Store:
+    if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    return SQLiteStore(store)
+    opened = open_store(store)
+    assert opened is not None
+    return opened
 
 
 def _run_line(run: RunSummary) -> str:
@@ -58,7 +61,9 @@ def results_command(
 ) -> None:
     """List the stored runs and their summaries, or one run in detail (with the median, the
     95th percentile and the pass rate of each scorer beside its mean)."""
-    with _open_existing(store) as results:
+    opened = _open_existing(store)
+    store = redact_url(store)  # named in the messages below
+    with closing(opened) as results:
         if run is None:
             runs = results.runs()
             if as_json:
@@ -123,6 +128,6 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
     return limits
 
 
-def _spread(results: SQLiteStore, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
+def _spread(results: Store, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
     scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
     return spread_of(scores, stats.direction, threshold)

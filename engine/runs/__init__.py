@@ -7,6 +7,7 @@ from .batch import arun_evals, check_scorers, default_run_name, run_evals
 from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
+from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
 from .results import (
     Agreement,
     EvalError,
@@ -20,6 +21,7 @@ from .results import (
 __all__ = [
     "Agreement",
     "Estimate",
+    "BatchProgress",
     "JuryAgreement",
     "EvalError",
     "EvalItem",
@@ -31,11 +33,13 @@ __all__ = [
     "ScorerOutcome",
     "ScorerSummary",
     "aestimate_evals",
+    "arun_batch_api",
     "arun_evals",
     "attach_scorers",
     "check_scorers",
     "default_run_name",
     "estimate_evals",
     "read_jsonl",
+    "run_batch_api",
     "run_evals",
 ]
