@@ -3,9 +3,9 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import catalog_commands, evaluate, judges_commands, results, run_commands
+from . import cache_commands, catalog_commands, evaluate, judges_commands, results, run_commands
 from .app import app, finish
 
 finish(app)
 
-__all__ = ["app", "catalog_commands", "evaluate", "judges_commands", "results", "run_commands"]
+__all__ = ["app", "cache_commands", "catalog_commands", "evaluate", "judges_commands", "results", "run_commands"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, ScoreResult, StepRecord
 from ..store import ScoreStats, Stage
 from .items import EvalItem
@@ -90,6 +91,11 @@ class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
     agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
+    model: str | None = None
+    judge_calls: int = Field(default=0, description="Steps answered by a provider")
+    cached_calls: int = Field(default=0, description="Steps answered by the response cache (free)")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens of the judge calls, re-asks included")
+    cost_usd: float | None = Field(default=None, description="Estimated from the price table (None: the model has no price)")
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
 
 
@@ -111,3 +117,5 @@ class EvalResult(BaseModel):
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
     passed: bool | None = Field(default=None, description="Every threshold met (None without thresholds)")
     duration_s: float = 0.0
+    cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
+    stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from ..scoring import AnyScorer, Jury
+from ..judge import TokenUsage
+from ..judge.prices import Price, price_table
+from ..scoring import AnyScorer, Jury, StepRecord
 from ..scoring.jury import passes
 from ..scoring.plan import Direction
 from .results import Agreement, JuryAgreement, ScorerOutcome, ScorerSummary
@@ -39,6 +41,15 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
+def price_of(scorer: AnyScorer) -> Price | None:
+    """The price of a scorer's judge calls: its model's, or, for a jury, the one price all its
+    judges share (a jury's steps are not told apart by judge, so mixed prices stay unknown)."""
+    table = price_table()
+    models = [member.judge.model for member in scorer.scorers] if isinstance(scorer, Jury) else [scorer.judge.model]
+    prices = {table.price(model) for model in models}
+    return prices.pop() if len(prices) == 1 else None
+
+
 class Aggregate:
     """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
 
@@ -51,6 +62,10 @@ class Aggregate:
         self.high = -math.inf
         self.errors = 0
         self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
+        self.usage = TokenUsage()
+        self.judge_calls = 0
+        self.cached_calls = 0
+        self.price = price_of(scorer)
         # A jury's verdict line: its own threshold, else the run's.
         self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
@@ -58,7 +73,16 @@ class Aggregate:
         self.jury_items = 0
         self.disagreements = 0
 
+    def cost_of_steps(self, steps: Iterable[StepRecord]) -> float | None:
+        usage = sum((step.usage for step in steps if step.usage is not None), TokenUsage())
+        return None if self.price is None else self.price.cost(usage)
+
     def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
+        for step in outcome.steps.values():
+            if step.usage is not None:
+                self.usage = self.usage + step.usage
+                self.judge_calls += 1
+            self.cached_calls += step.cached
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
@@ -90,6 +114,11 @@ class Aggregate:
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled) if self.labelled else None,
+            model=self.scorer.judge.model,
+            judge_calls=self.judge_calls,
+            cached_calls=self.cached_calls,
+            usage=self.usage,
+            cost_usd=None if self.price is None else self.price.cost(self.usage),
             jury=self._jury_summary(),
         )
 
