@@ -6,6 +6,7 @@ No model is called and nothing is stored here: a catalog can be checked offline.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from functools import cache
@@ -57,13 +58,25 @@ class Catalog:
         base_url: str | None = None,
         api_key: str | None = None,
         mode: StructuredMode | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        max_input_chars: int | None = None,
     ) -> Scorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
-        `mode` (or SCORERS_MODE) picks how structured answers are requested."""
+        `mode` (or SCORERS_MODE) picks how structured answers are requested; `timeout`
+        (seconds per judge call, or SCORERS_TIMEOUT) and `retries` (or SCORERS_RETRIES) how
+        long a call may take; `max_input_chars` overrides the scorer's `judge:` limit."""
         plan = self.plan(scorer_id)
-        config = resolve_judge(model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode)
-        scorer = Scorer(plan, connect(config), dict(options or {}))
+        config = resolve_judge(
+            model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode,
+            timeout=timeout, retries=retries, defaults=plan.judge_defaults,
+        )  # fmt: skip
+        if max_input_chars is not None:
+            if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
+                raise ConfigError(f"{scorer_id}: max_input_chars must be a positive integer, got {max_input_chars!r}")
+            plan = dataclasses.replace(plan, max_input_chars=max_input_chars)
+        scorer = Scorer(plan, connect(config), dict(options or {}), judge_config=config)
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

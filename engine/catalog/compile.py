@@ -21,6 +21,10 @@ from .source import CatalogSource, load_yaml, locate, validation_error
 from .spec import RUN_VARIABLES, SCORE_VARIABLES, LLMStep, ReasonStep, ReducerSpec, ScorerDefinition, ScoreStep
 from .templates import CompiledPrompt, PromptTemplates
 
+#: max_tokens of a judge call when neither the scorer's nor the step's `judge:` sets it:
+#: room for a long list of claims or verdicts with reasons, and for a reason paragraph.
+DEFAULT_MAX_TOKENS = {"llm": 2048, "reason": 1024}
+
 
 class ScorerCompiler:
     """Compiles the definitions of one catalog source against its template and schema folders."""
@@ -75,6 +79,9 @@ class ScorerCompiler:
             options_model=options_model,
             option_rules=tuple(option_rules),
             default_model=definition.judge.model,
+            judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
+            max_input_chars=definition.judge.max_input_chars,
+            long_input=definition.judge.long_input,
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
@@ -118,6 +125,9 @@ class _StepCompiler:
         sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
         if step.judge is not None:
             sampling = sampling.merged(Sampling.model_validate(step.judge.model_dump(include=sampling_fields, exclude_unset=True)))
+        if sampling.max_tokens is None:
+            # Every call has a limit: a small model can keep generating inside a JSON grammar.
+            sampling = sampling.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS[step.kind]})
         variables = [name for name in known if name != "context" or step.uses_context]
         system_name = (step.judge.system if step.judge else None) or judge.system
         system = self.scorer.template(system_name, variables, label, hashed) if system_name else None

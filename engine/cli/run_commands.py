@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Optional
 
 import typer
+import yaml
 from rich.rule import Rule
 
 from ..scoring.preview import preview
@@ -16,9 +17,12 @@ from .common import (
     GroundTruthOption,
     InputOption,
     JsonFlag,
+    RetriesOption,
     ScorerArgument,
     ScorerOptions,
+    TimeoutOption,
     catalog_from,
+    finite,
     one_line_errors,
     parse_options,
     read_value,
@@ -39,15 +43,22 @@ def run_scorer(
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
     option: ScorerOptions = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Score one output and print the score and the reason."""
-    options = scorer_options(option, context)
+    """Score one output and print the score and the reason.
+
+    Exit status: 0 scored; 1 the judge or the run failed; 2 a usage or configuration error
+    (an unknown scorer or option, a key or model the judge refuses).
+    """
+    catalog = catalog_from(config)
+    options = scorer_options(option, context, catalog.plan(scorer).options_model)
     if scale is not None:
-        options["scale"] = scale
-    scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
-    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
+        options["scale"] = finite(scale, "--scale")
+    scorer_object = catalog.create(scorer, model=model, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries)  # type: ignore[arg-type]
+    result = scorer_object.run(output=read_value(output, transcript=True), input=read_value(input, transcript=True), ground_truth=read_value(ground_truth))
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return
@@ -71,10 +82,13 @@ def preview_prompts(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the exact prompts a scorer would send, without calling a judge."""
-    options = scorer_options(option, context)
-    answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
-    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    options = scorer_options(option, context, catalog.plan(scorer).options_model)
+    answers = {name: (yaml.safe_load(read_value(value)) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    shown = preview(
+        catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
+        ground_truth=read_value(ground_truth), answers=answers, options=options,
+    )  # fmt: skip
     if as_json:
         print(shown.model_dump_json(indent=2))
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from ..errors import (
 from ..formatting import first_line, refusal
 from .config import JudgeConfig
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
+from .secrets import install_log_filter, remember_secret, scrub
 
 if TYPE_CHECKING:
     import instructor
@@ -45,6 +47,8 @@ class OpenAIJudge:
     def __init__(self, config: JudgeConfig) -> None:
         config.check()
         self.config = config
+        remember_secret(config.api_key.get_secret_value() if config.api_key else None)
+        install_log_filter()
 
     @property
     def model(self) -> str:
@@ -55,6 +59,7 @@ class OpenAIJudge:
         import openai
 
         base_url, key = self.config.endpoint()
+        remember_secret(key)
         per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
         cache_key = (base_url, key, self.config.timeout, self.config.http_retries, self.config.mode)
         if cache_key not in per_loop:
@@ -66,6 +71,7 @@ class OpenAIJudge:
                 "md_json": instructor.Mode.MD_JSON,
             }
             per_loop[cache_key] = instructor.from_openai(sdk, mode=modes[self.config.mode])
+            install_log_filter()  # the SDKs' loggers exist now that they are imported
         return per_loop[cache_key], key
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
@@ -73,13 +79,16 @@ class OpenAIJudge:
         client, key = self._client()
         sampling = request.sampling
         parameters = {name: value for name, value in sampling.model_dump(exclude={"reasks"}).items() if value is not None}
+        started = time.monotonic()
         try:
             if request.response_model is None:
                 completion = await client.chat.completions.create(
                     model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
                 )
-                text = completion.choices[0].message.content or ""
-                return JudgeAnswer(value=text, usage=_usage(completion))
+                choice = completion.choices[0]
+                if choice.finish_reason == "length":
+                    raise AnswerCutOffError(_cut_off_message(request), request.step)
+                return JudgeAnswer(value=choice.message.content or "", usage=_usage(completion))
             value, completion = await client.chat.completions.create_with_completion(
                 model=self.config.model_name,
                 messages=request.messages,  # type: ignore[arg-type]
@@ -88,8 +97,10 @@ class OpenAIJudge:
                 **parameters,
             )
             return JudgeAnswer(value=value, usage=_usage(completion))
+        except JudgeError:
+            raise
         except Exception as exc:  # every failure of the call becomes one typed JudgeError line
-            raise _judge_error(exc, self.config, key, request) from exc
+            raise _judge_error(exc, self.config, key, request, time.monotonic() - started) from exc
 
 
 def _usage(completion: Any) -> TokenUsage | None:
@@ -103,7 +114,18 @@ def _usage(completion: Any) -> TokenUsage | None:
     )
 
 
-def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest) -> JudgeError:
+def _cut_off_message(request: JudgeRequest) -> str:
+    limit = f"at {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else "at the model's token limit"
+    return f"the judge's answer was cut off {limit}; raise max_tokens for this step (`judge: max_tokens:` of the scorer or of the step in the YAML)"
+
+
+def _waited(config: JudgeConfig, elapsed: float) -> str:
+    attempts = config.http_retries + 1
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return f"{tries}, {elapsed:.0f}s in all; --timeout and --retries (SCORERS_TIMEOUT, SCORERS_RETRIES) change this"
+
+
+def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest, elapsed: float) -> JudgeError:
     import openai
     from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 
@@ -114,9 +136,7 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
     where = config.base_url or os.environ.get("OPENAI_BASE_URL") or config.provider
     kind: type[JudgeError] = JudgeError
     if isinstance(cause, IncompleteOutputException):
-        kind = AnswerCutOffError
-        limit = f" of {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else ""
-        message = f"the judge's answer was cut off at its limit{limit}; raise max_tokens for this step"
+        kind, message = AnswerCutOffError, _cut_off_message(request)
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -126,14 +146,29 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
         kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
     elif isinstance(cause, openai.APIStatusError):
         kind = JudgeServerError if cause.status_code >= 500 else JudgeRequestError
-        message = f"the judge at {where} answered HTTP {cause.status_code}: {first_line(_error_message(cause))}"
+        detail = first_line(_error_message(cause))
+        message = f"the judge at {where} answered HTTP {cause.status_code}: {detail}"
+        if cause.status_code == 404:
+            message += f" (is {config.model_name!r} a model this server serves?)"
+        elif kind is JudgeRequestError and config.mode != "tools" and _about_response_format(detail):
+            message += f" (this server may not support --mode {config.mode}: try --mode tools or --mode json)"
     elif isinstance(cause, openai.APITimeoutError):
-        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s"
+        message = f"the judge at {where} did not answer within {config.timeout:g}s per attempt ({_waited(config, elapsed)})"
+        kind = JudgeTimeoutError
     elif isinstance(cause, openai.APIConnectionError):
-        kind, message = JudgeUnreachableError, f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}"
+        kind = JudgeUnreachableError
+        message = (
+            f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))} ({_waited(config, elapsed)}); "
+            "is the server running at that address (--base-url, OPENAI_BASE_URL)?"
+        )
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
     return kind(_scrub(message, key), request.step)
+
+
+def _about_response_format(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(word in lowered for word in ("response_format", "json_schema", "response format", "structured output", "grammar"))
 
 
 def _error_message(error: Any) -> str:
@@ -147,4 +182,5 @@ def _error_message(error: Any) -> str:
 
 
 def _scrub(text: str, key: str) -> str:
+    text = scrub(text)
     return text.replace(key, "***") if key and len(key) > 3 else text

@@ -7,10 +7,12 @@ command line can start, without them.
 
 from __future__ import annotations
 
+import math
 import os
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import ConfigError
 
@@ -69,8 +71,15 @@ class JudgeConfig(BaseModel):
         description="How structured answers are requested: json_schema (OpenAI, vLLM, llama.cpp, Ollama), "
         "tools (function calling), json (JSON mode + schema in the prompt), md_json (plain text)",
     )
-    timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP request")
-    http_retries: int = Field(default=3, ge=0, description="Retries of 429/5xx/connection errors, with backoff")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds one judge call may take (per attempt)")
+    http_retries: int = Field(default=2, ge=0, le=10, description="Retries of 429/5xx/timeouts/connection errors, with backoff")
+
+    @field_validator("timeout")
+    @classmethod
+    def _finite_timeout(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number of seconds")
+        return value
 
     @property
     def provider(self) -> str:
@@ -89,12 +98,21 @@ class JudgeConfig(BaseModel):
                 "(any OpenAI-compatible server works as 'openai/<model>' with a base_url)"
             )
 
+    def _base_url(self) -> str | None:
+        provider = PROVIDERS[self.provider]
+        base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
+        return base_url or provider.default_base_url
+
+    def address(self) -> str:
+        """Where the judge is reached, for messages (no key involved)."""
+        self.check()
+        return self._base_url() or self.provider
+
     def endpoint(self) -> tuple[str | None, str]:
         """(base_url, api_key) after applying environment variables and provider defaults."""
         self.check()
         provider = PROVIDERS[self.provider]
-        base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
-        base_url = base_url or provider.default_base_url
+        base_url = self._base_url()
         key = self.api_key.get_secret_value() if self.api_key else None
         if key is None and provider.api_key_env:
             key = os.environ.get(provider.api_key_env) or None
@@ -118,10 +136,15 @@ def resolve_judge(
     base_url: str | None = None,
     api_key: str | None = None,
     mode: StructuredMode | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
-    SCORERS_MODEL, else the scorer's own default; base URL, key and mode given here (or
-    SCORERS_MODE) win over the config's. `owner` names the scorer in errors."""
+    SCORERS_MODEL, else the scorer's own default; base URL, key, mode, timeout and retries
+    given here win over the environment (SCORERS_MODE, SCORERS_TIMEOUT, SCORERS_RETRIES),
+    which wins over `defaults` (the scorer's `judge:` block), then the config's own.
+    `owner` names the scorer in errors."""
     if isinstance(model, JudgeConfig):
         base = model
     else:
@@ -129,9 +152,17 @@ def resolve_judge(
         if not chosen:
             raise ConfigError(f"{owner}: no judge model; pass model='provider/model' or set SCORERS_MODEL")
         base = JudgeConfig(model=chosen)
-    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE")}
+    values: dict[str, Any] = dict(base)
+    if not isinstance(model, JudgeConfig):
+        values.update({name: value for name, value in (defaults or {}).items() if value is not None})
+    environment = {"mode": "SCORERS_MODE", "timeout": "SCORERS_TIMEOUT", "http_retries": "SCORERS_RETRIES"}
+    values.update({name: os.environ[variable] for name, variable in environment.items() if os.environ.get(variable)})
+    given = {"base_url": base_url, "api_key": api_key, "mode": mode, "timeout": timeout, "http_retries": retries}
+    values.update({name: value for name, value in given.items() if value is not None and value != ""})
     try:
-        return JudgeConfig.model_validate({**dict(base), **{name: value for name, value in updates.items() if value}})
+        return JudgeConfig.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"judge {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        field = {"http_retries": "retries"}.get(str(first["loc"][0]), ".".join(map(str, first["loc"])))
+        where = {"timeout": " (--timeout, SCORERS_TIMEOUT)", "retries": " (--retries, SCORERS_RETRIES)", "mode": " (--mode, SCORERS_MODE)"}
+        raise ConfigError(f"judge {field}{where.get(field, '')}: {first['msg']} (got {first.get('input')!r})") from None

@@ -9,7 +9,9 @@ order:
     server.on("Claims", {"claims": ["a", "b"]})                 # every Claims request
     server.on("HallucinationVerdicts", [first, second])         # one per request, in order
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
-    server.on("Claims", Reply.error(429, headers={"retry-after": "0"}))
+    server.on("Claims", Reply.fail(429, headers={"retry-after": "0"}))
+    server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
+    server.on("Claims", Reply.hang())                           # no answer until reset()
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     usage: tuple[int, int] = (50, 10)
+    finish_reason: str | None = None
+    hangs: bool = False
 
     @classmethod
     def raw(cls, text: str, **kwargs: Any) -> Reply:
@@ -93,6 +97,18 @@ class Reply:
     @classmethod
     def fail(cls, status: int, message: str = "scripted failure", **kwargs: Any) -> Reply:
         return cls(status=status, error=message, **kwargs)
+
+    @classmethod
+    def cut_off(cls, text: str, **kwargs: Any) -> Reply:
+        """An answer that stopped at the request's token limit: `text` as far as it got,
+        with `finish_reason: "length"`, as a server answers when max_tokens runs out."""
+        return cls(text=text, finish_reason="length", **kwargs)
+
+    @classmethod
+    def hang(cls) -> Reply:
+        """No answer at all (a judge stuck generating): the request waits until the client
+        gives up or the server is reset."""
+        return cls(hangs=True)
 
 
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
@@ -106,6 +122,7 @@ class JudgeServer:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
+        self._release = threading.Event()  # set on reset: hanging replies end
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -129,6 +146,8 @@ class JudgeServer:
             self._scripts.clear()
             self._sticky.clear()
             self.max_in_flight = self.in_flight
+            self._release.set()
+            self._release = threading.Event()
 
     def on(self, schema_name: str | None, script: Script | list[Script]) -> None:
         """Script the answers to requests for `schema_name` (None: free-text requests).
@@ -166,7 +185,7 @@ class JudgeServer:
         finish_reason = "stop"
         text = reply.text if reply.text is not None else json.dumps(reply.answer)
         tools = body.get("tools") or []
-        if tools and reply.text is None:
+        if tools and (reply.text is None or reply.finish_reason == "length"):
             message["tool_calls"] = [
                 {"id": "call_1", "type": "function", "function": {"name": tools[0]["function"]["name"], "arguments": text}}
             ]
@@ -179,7 +198,7 @@ class JudgeServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or finish_reason, "logprobs": None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
         }
 
@@ -221,6 +240,12 @@ class JudgeServer:
                         self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                         return
                     reply = server._next(request)
+                    if reply.hangs:
+                        with server._lock:
+                            release = server._release
+                        release.wait(timeout=300)
+                        self.close_connection = True
+                        return
                     if reply.delay:
                         time.sleep(reply.delay)
                     if reply.status != 200:
