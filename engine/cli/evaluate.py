@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import os
+import shlex
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,9 +20,25 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs.batch import error_budget, where_item
 from .app import app, console, errors
-from .common import DEFAULT_STORE, ConfigOption, JsonFlag, StoreOption, catalog_from, one_line_errors
+from .common import (
+    DEFAULT_STORE,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ConfigOption,
+    JsonFlag,
+    RetriesOption,
+    StoreOption,
+    TimeoutOption,
+    catalog_from,
+    finite,
+    one_line_errors,
+)
 from .tables import figure, summary_table
+
+#: Without a terminal (a CI log), a progress line at most this often.
+PROGRESS_EVERY_SECONDS = 10.0
 
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
@@ -22,9 +46,13 @@ def parse_thresholds(pairs: list[str]) -> dict[str, float]:
     for pair in pairs:
         name, separator, raw = pair.partition("=")
         try:
-            thresholds[name.strip()] = float(raw)
+            value = float(raw)
         except ValueError:
             separator = ""
+        else:
+            if not math.isfinite(value):
+                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
+            thresholds[name.strip()] = value
         if not separator or not name.strip():
             raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
     return thresholds
@@ -33,18 +61,59 @@ def parse_thresholds(pairs: list[str]) -> dict[str, float]:
 def count_items(data: Path) -> int | None:
     """How many items a data file holds (for the progress bar), without keeping them."""
     try:
-        if data.suffix == ".json":
-            loaded = json.loads(data.read_text(encoding="utf-8"))
+        if data.suffix.lower() == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
             return len(loaded) if isinstance(loaded, list) else None
-        with data.open(encoding="utf-8") as handle:
+        with data.open("rb") as handle:
             return sum(1 for line in handle if line.strip())
     except (OSError, ValueError):
         return None  # the run itself reports what is wrong with the file
 
 
+class _PlainProgress:
+    """Progress for a log without a terminal: one line on stderr every few seconds."""
+
+    def __init__(self, name: str, total: int | None) -> None:
+        self.name = name
+        self.total = total
+        self.started = self.last = time.monotonic()
+
+    def update(self, done: int, failed: int, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < PROGRESS_EVERY_SECONDS:
+            return
+        self.last = now
+        of = f"/{self.total}" if self.total is not None else ""
+        errors.print(f"{self.name}: {done}{of} items, {failed} failed, {now - self.started:.0f}s", markup=False, highlight=False)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
+    finished stays saved and the run is marked interrupted."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _resume_command(run: str) -> str:
+    """The command line that was run, with --run NAME, to continue the same run."""
+    arguments = ["scorers", *sys.argv[1:]]
+    if "--run" not in arguments:
+        arguments += ["--run", run]
+    arguments = [argument for argument in arguments if argument != "--replace"]
+    return shlex.join(arguments)
+
+
 def _print_eval(result: EvalResult, store: Path) -> None:
     counts = result.counts
-    console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    console.print(summary_table(f"run {result.run} ({result.status}): {counts.items} items", list(result.summary.values())))
     for summary in result.summary.values():
         if summary.agreement is not None:
             agreement = summary.agreement
@@ -54,11 +123,11 @@ def _print_eval(result: EvalResult, store: Path) -> None:
                 f"mean absolute error {figure(agreement.mean_abs_error)}",
                 highlight=False,
             )
-    if counts.resumed:
-        console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
+    if counts.reused:
+        console.print(f"{counts.reused} result(s) were reused from the store (same item, scorer and judge); {counts.scored} judged now.")
     for error in result.errors[:5]:
-        where = f"item {error.index}" + (f" ({error.item_id})" if error.item_id else "") + (f" {error.scorer_id}" if error.scorer_id else "")
-        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", highlight=False)
+        where = where_item(error.line, error.item_id) + (f" {error.scorer_id}" if error.scorer_id else "")
+        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", markup=True, highlight=False)
     if len(result.errors) > 5:
         console.print(f"... and {len(result.errors) - 5} more errors")
     if result.errors:
@@ -66,7 +135,7 @@ def _print_eval(result: EvalResult, store: Path) -> None:
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
-@app.command("eval")
+@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than --max-errors allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
@@ -76,8 +145,12 @@ def eval_command(
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,
     threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -85,15 +158,21 @@ def eval_command(
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
     catalog = catalog_from(config)
-    scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
+    scorers = [
+        catalog.create(scorer_id, model=model, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries)  # type: ignore[arg-type]
+        for scorer_id in scorer
+    ]
     thresholds = parse_thresholds(threshold or [])
+    error_budget(max_errors, 0)
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
     name = run or default_run_name(data.stem)
+    total = count_items(data)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
     )  # fmt: skip
+    plain = None if errors.is_terminal else _PlainProgress(name, total)
     finished = {"items": 0, "failed": 0}
 
     def advance(item: ItemResult) -> None:
@@ -101,27 +180,55 @@ def eval_command(
         finished["failed"] += not item.ok
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
+        if plain is not None:
+            plain.update(finished["items"], finished["failed"])
 
-    task = progress.add_task(name, total=count_items(data), failed="")
+    task = progress.add_task(name, total=total, failed="")
     try:
-        with progress:
+        with _sigterm_as_interrupt(), progress:
             result = run_evals(
                 data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+                thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
             )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
             f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
-            f"run the same command with --run {name} to score the rest",
+            f"to score the rest, run: {_resume_command(name)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(130) from None
+    if plain is not None:
+        plain.update(finished["items"], finished["failed"], final=True)
     if as_json:
         print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
     else:
         _print_eval(result, store)
+    raise typer.Exit(_verdict(result))
+
+
+#: Judge failures that stop a run and that the user fixes in the setup (key, model, mode, address).
+_SETUP_ERRORS = {"JudgeAuthenticationError", "JudgeRequestError", "JudgeUnreachableError"}
+
+
+def _verdict(result: EvalResult) -> int:
+    """The exit status, with one line on stderr saying why when it is not 0."""
+    reasons: list[str] = []
+    status = 0
+    if result.stopped_by is not None:
+        reasons.append(f"the run stopped: {result.stopped_by}")
+        if result.stopped_by_kind in _SETUP_ERRORS:
+            status = EXIT_USAGE
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
-    if result.passed is False or nothing_scored:
-        if nothing_scored and not as_json:
-            errors.print(f"error: nothing was scored by {', '.join(nothing_scored)}", markup=False, highlight=False)
-        raise typer.Exit(1)
+    if nothing_scored:
+        reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
+    if result.counts.failed > result.max_errors:
+        reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
+    failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False]
+    if failed_gates:
+        reasons.append(f"threshold not met by {', '.join(failed_gates)}")
+    if reasons:
+        status = max(status, EXIT_FAILED)
+        errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
+        if result.stopped_by is not None or result.counts.failed:
+            errors.print(f"to retry what failed: {_resume_command(result.run)}", markup=False, highlight=False, soft_wrap=True)
+    return status

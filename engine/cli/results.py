@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from ..store import RunSummary, SQLiteStore
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors
-from .tables import figure, summary_table
+from .tables import coverage, figure, summary_table
 
 
 def _open_existing(store: Path) -> SQLiteStore:
@@ -23,7 +23,17 @@ def _open_existing(store: Path) -> SQLiteStore:
 
 
 def _run_line(run: RunSummary) -> str:
-    return "; ".join(f"{item.scorer_id} {figure(item.mean)} (n={item.count}, errors={item.errors})" for item in run.scorers)
+    return "; ".join(f"{item.scorer_id} {figure(item.mean)} (scored {coverage(item)}, errors {item.errors})" for item in run.scorers)
+
+
+def _last_invocation(meta: dict[str, object]) -> str | None:
+    last = meta.get("last_invocation")
+    if not isinstance(last, dict):
+        return None
+    line = f"last invocation ({last.get('status')}): {last.get('reused', 0)} result(s) reused, {last.get('judged', 0)} judged"
+    if last.get("stopped_by"):
+        line += f"; stopped by: {last['stopped_by']}"
+    return line
 
 
 @app.command("results")
@@ -62,10 +72,14 @@ def results_command(
                 "scorers": [item.model_dump(mode="json") for item in stats],
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+                "last_invocation": found.meta.get("last_invocation"),
             }
             print(json.dumps(payload, indent=2, ensure_ascii=False))
             return
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        last = _last_invocation(found.meta)
+        if last is not None:
+            console.print(last, markup=False, highlight=False)
         for scorer_id, records in worst_items.items():
             if not records:
                 continue

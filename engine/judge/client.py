@@ -8,7 +8,6 @@ so that loading a catalog or starting the command line does not pay for them.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -133,14 +132,17 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
     attempts = getattr(exc, "n_attempts", None)
     if isinstance(exc, InstructorRetryException) and exc.__cause__ is not None:
         cause = exc.__cause__
-    where = config.base_url or os.environ.get("OPENAI_BASE_URL") or config.provider
+    where = config.address()
     kind: type[JudgeError] = JudgeError
+    # Fatal: no other request can succeed either (a refused key, an unknown model, an
+    # unsupported response format), so a batch run stops instead of failing every item.
+    fatal = False
     if isinstance(cause, IncompleteOutputException):
         kind, message = AnswerCutOffError, _cut_off_message(request)
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        kind = JudgeAuthenticationError
+        kind, fatal = JudgeAuthenticationError, True
         message = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check OPENAI_API_KEY or api_key"
     elif isinstance(cause, openai.RateLimitError):
         kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
@@ -148,10 +150,13 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
         kind = JudgeServerError if cause.status_code >= 500 else JudgeRequestError
         detail = first_line(_error_message(cause))
         message = f"the judge at {where} answered HTTP {cause.status_code}: {detail}"
-        if cause.status_code == 404:
+        if cause.status_code == 404 or (kind is JudgeRequestError and _about_the_model(detail)):
             message += f" (is {config.model_name!r} a model this server serves?)"
-        elif kind is JudgeRequestError and config.mode != "tools" and _about_response_format(detail):
-            message += f" (this server may not support --mode {config.mode}: try --mode tools or --mode json)"
+            fatal = True
+        elif kind is JudgeRequestError and _about_response_format(detail):
+            alternatives = " or ".join(f"--mode {mode}" for mode in ("tools", "json") if mode != config.mode)
+            message += f" (this server may not support --mode {config.mode}: try {alternatives})"
+            fatal = True
     elif isinstance(cause, openai.APITimeoutError):
         message = f"the judge at {where} did not answer within {config.timeout:g}s per attempt ({_waited(config, elapsed)})"
         kind = JudgeTimeoutError
@@ -163,7 +168,12 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
         )
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
-    return kind(_scrub(message, key), request.step)
+    return kind(_scrub(message, key), request.step, fatal=fatal)
+
+
+def _about_the_model(detail: str) -> bool:
+    lowered = detail.lower()
+    return "model" in lowered and any(words in lowered for words in ("not found", "does not exist", "unknown", "not exist", "no such"))
 
 
 def _about_response_format(detail: str) -> bool:

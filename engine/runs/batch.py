@@ -17,9 +17,21 @@ drops the per-item results and keeps only the aggregates). The per-item results 
 order of the input. A failing item (unreadable, target error, judge error) is recorded
 with its cause and never stops the others.
 
-With a store, every (item, scorer) result is saved the moment it completes. Running a run
-of the same name again (after a crash, Ctrl-C, or judge errors) loads what is saved and
-scores only what is missing; an item's identity is its `id`, else a hash of its content.
+Each (item, scorer) pair ends in one of three outcomes, never mixed: scored, error (with its
+cause and stage: item, target, scorer, store), or not scorable (the scorer cannot judge the
+item, e.g. no context where one is needed; with the reason). Means are over scored items.
+
+With a store, every (item, scorer) result is saved the moment it completes, with the
+fingerprints of the item's content and of the scorer (definition, templates, schemas,
+options, judge model, mode, sampling). Running a run of the same name again (after a crash,
+Ctrl-C, or judge errors) reuses a saved result only when both fingerprints still match, and
+judges the rest again. An item's identity is its `id`, else its line in the data. A run
+remembers the data file and the scorers it was started with: resuming it with others is
+refused (`replace=True` starts it over), and so is a second process resuming it at once.
+
+A judge failure that no retry can mend (a refused key, an unknown model, an unsupported
+response format, a judge that cannot be reached, or the circuit breaker opening) stops the
+run at once: finished results stay saved, the run ends `failed`, and a rerun continues it.
 """
 
 from __future__ import annotations
@@ -27,21 +39,24 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
+import re
+import socket
 import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError, ScorerError
+from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
 from ..scoring import Scorer
-from ..store import ResultRecord, RunInfo, Stage, Store, open_store
+from ..store import ResultRecord, RunInfo, RunLease, RunStatus, Stage, Store, open_store
 from ..sync import run_sync
-from .items import Data, EvalItem, UnreadableItem, data_source, numbered
+from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .stats import Aggregate
@@ -50,6 +65,19 @@ from .targets import Target, as_reply, call_target
 logger = logging.getLogger("engine.evals")
 
 ItemCallback = Callable[[ItemResult], None | Awaitable[None]]
+
+#: How long a run's lease lasts without being renewed (a crashed process frees it then).
+LEASE_SECONDS = 60.0
+
+
+class _Stopped(Exception):
+    """The run is stopping on a fatal judge error reported by another item: this item's
+    unfinished work is dropped, not recorded (a rerun does it)."""
+
+
+def where_item(line: int, item_id: str | None) -> str:
+    """How every message names an item: its line in the data and its id."""
+    return f"item {line}" + (f" ({item_id})" if item_id and item_id != f"#{line}" else "")
 
 
 class _Evaluation:
@@ -83,43 +111,55 @@ class _Evaluation:
         self.counts = EvalCounts()
         self.errors: list[EvalError] = []
         self.items: dict[int, ItemResult] = {}
+        self.unique_ids = UniqueIds("data")
+        self.stop_cause: JudgeError | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
 
-    def _error(self, index: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
-        self.errors.append(EvalError(index=index, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
-        logger.warning("item %d (%s)%s: %s failed: %s", index, item_id or "unread", f" {scorer_id}" if scorer_id else "", stage, error)
+    def _error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
+        self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
+        logger.warning("%s%s: %s failed: %s", where_item(line, item_id), f" {scorer_id}" if scorer_id else "", stage, error)
 
-    async def _save(self, record: ResultRecord) -> None:
+    async def _save(self, record: ResultRecord, line: int) -> bool:
         if self.store is None:
-            return
+            return True
         try:
             # On a worker thread: a write waiting on another process's lock must not stall
             # the loop. If this task is cancelled meanwhile, the write still completes.
             await asyncio.to_thread(self.store.save, record)
+            return True
         except Exception as exc:
-            self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
+            self._error(record.item_index or 0, line, record.item_id, "store", one_line(exc), record.scorer_id)
+            return False
 
-    async def item(self, index: int, raw: Any) -> None:
-        self.counts.items += 1
+    async def item(self, index: int, line: int, raw: Any) -> None:
+        duplicate = self.unique_ids.duplicate(line, raw)
+        if duplicate is not None:
+            await self._unreadable(index, line, duplicate)
+            return
         if isinstance(raw, UnreadableItem):
-            await self._finish(ItemResult(index=index, id=None, error=raw.message), "item")
+            await self._unreadable(index, line, raw.message)
             return
         try:
             item = EvalItem.of(raw)
         except (ValidationError, ValueError) as exc:
             message = validation_line(exc) if isinstance(exc, ValidationError) else str(exc)
-            await self._finish(ItemResult(index=index, id=None, error=message), "item")
+            await self._unreadable(index, line, message)
             return
-        key = item.key
+        key, fingerprint = item.key(line), item.fingerprint
         outcomes: dict[str, ScorerOutcome] = {}
         stored_output: Any = None
         if self.resuming and self.store is not None:
+            wanted = {scorer.id: scorer.fingerprint for scorer in self.scorers}
             for record in await asyncio.to_thread(self.store.item_records, self.run, key):
-                if record.ok and record.scorer_id in self.aggregates:
+                if record.item_hash != fingerprint:
+                    continue  # the item changed since: judged again, its record replaced
+                if record.outcome != "error" and wanted.get(record.scorer_id) == record.scorer_hash:
                     outcomes[record.scorer_id] = outcome_of(record, resumed=True)
-                if record.output is not None and record.error_stage != "target":
+                if record.output is not None and record.error_stage not in ("target", "item"):
                     stored_output = record.output
+        self.counts.reused += len(outcomes)
         pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
-        result = ItemResult(index=index, id=key, item=item, output=stored_output, resumed=not pending)
+        result = ItemResult(index=index, line=line, id=key, item=item, output=stored_output, resumed=not pending)
         if pending:
             started = datetime.now(timezone.utc)
             reply, error = await self._reply(item, stored_output)
@@ -127,15 +167,29 @@ class _Evaluation:
             if error is not None:
                 result.error = error
                 for scorer in pending:
-                    record = self._record(scorer, item, key, index, reply, started, error=error, stage="target")
-                    await self._save(record)
+                    record = self._record(scorer, item, key, index, fingerprint, reply, started, error=error, stage="target")
+                    await self._save(record, line)
                     outcomes[scorer.id] = outcome_of(record)
             else:
-                scored = await asyncio.gather(*(self._score(scorer, item, key, index, reply) for scorer in pending))
+                scored = await asyncio.gather(*(self._score(scorer, item, key, index, line, fingerprint, reply) for scorer in pending))
                 outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
         # In the scorers' order, whatever order they finished or were loaded in.
         result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
         await self._finish(result, "target")
+
+    async def _unreadable(self, index: int, line: int, message: str) -> None:
+        """An item that cannot be read is each scorer's error, counted and stored like any other."""
+        key = f"#{line}"
+        started = datetime.now(timezone.utc)
+        outcomes: dict[str, ScorerOutcome] = {}
+        for scorer in self.scorers:
+            record = result_record(
+                scorer, run=self.run, source="batch", item_id=key, item_index=index, input=None, output=None, context=None,
+                started_at=started, error=message, error_stage="item",
+            )  # fmt: skip
+            await self._save(record, line)
+            outcomes[scorer.id] = outcome_of(record)
+        await self._finish(ItemResult(index=index, line=line, id=None, error=message, results=outcomes), "item")
 
     async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
         if item.has_output:
@@ -153,7 +207,9 @@ class _Evaluation:
         except Exception as exc:
             return None, one_line(exc)
 
-    def _record(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
+    def _record(
+        self, scorer: Scorer, item: EvalItem, key: str, index: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
+    ) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
             scorer,
@@ -161,6 +217,7 @@ class _Evaluation:
             source="batch",
             item_id=key,
             item_index=index,
+            item_hash=fingerprint,
             input=item.input,
             output=reply,
             context=item.context,
@@ -171,9 +228,10 @@ class _Evaluation:
             **kwargs,
         )
 
-    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
+    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
+            result = None
             try:
                 result = await scorer.arun(
                     output=reply,
@@ -182,23 +240,42 @@ class _Evaluation:
                     run_id=f"{self.run}/{key}/{scorer.id}",
                     context=item.context,
                 )
-            except Exception as exc:  # judge, inputs, or a bug: this item only
+            except NotScorable as exc:
+                record = self._record(scorer, item, key, index, fingerprint, reply, started, not_scorable=str(exc))
+            except JudgeError as exc:
+                if exc.fatal:
+                    self._stop(exc)
+                record = self._record(scorer, item, key, index, fingerprint, reply, started, error=str(exc), stage="scorer")
+            except Exception as exc:  # inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
-                record = self._record(scorer, item, key, index, reply, started, error=message, stage="scorer")
+                record = self._record(scorer, item, key, index, fingerprint, reply, started, error=message, stage="scorer")
             else:
-                record = self._record(scorer, item, key, index, reply, started, result=result)
+                record = self._record(scorer, item, key, index, fingerprint, reply, started, result=result)
         self.counts.scored += 1
-        await self._save(record)
-        return outcome_of(record, result=None if record.error else result)
+        await self._save(record, line)
+        return outcome_of(record, result=result if record.ok else None)
+
+    def _stop(self, cause: JudgeError) -> None:
+        """The first fatal judge error stops the run: every other item in flight is cancelled
+        (what it finished is saved; the rest is done by a rerun)."""
+        if self.stop_cause is not None:
+            raise _Stopped()
+        self.stop_cause = cause
+        current = asyncio.current_task()
+        for task in self.tasks:
+            if task is not current:
+                task.cancel()
 
     async def _finish(self, result: ItemResult, stage: Stage) -> None:
+        self.counts.items += 1
         if result.error is not None:
-            self._error(result.index, result.id, stage, result.error)
+            self._error(result.index, result.line, result.id, stage, result.error)
         expected = result.item.expected if result.item is not None else {}
         for scorer_id, outcome in result.results.items():
             self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
+            self.counts.outcomes[outcome.outcome] += 1
             if outcome.error is not None and outcome.error_stage == "scorer":
-                self._error(result.index, result.id, "scorer", outcome.error, scorer_id)
+                self._error(result.index, result.line, result.id, "scorer", outcome.error, scorer_id)
         if result.ok:
             self.counts.completed += 1
         else:
@@ -212,7 +289,7 @@ class _Evaluation:
                 if inspect.isawaitable(returned):
                     await returned
             except Exception as exc:  # the callback's failure is the host's; the run goes on
-                self._error(result.index, result.id, "callback", one_line(exc))
+                self._error(result.index, result.line, result.id, "callback", one_line(exc))
 
 
 def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
@@ -229,24 +306,112 @@ def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
     return listed
 
 
-def _check_resume(store: Store, run: str, scorers: list[Scorer]) -> None:
-    """Refuse to mix, under one run name, scores from different scorer definitions or
-    judges: their mean would describe neither."""
-    versions = store.scorer_versions(run)
-    for scorer in scorers:
-        now = (scorer.plan.fingerprint, scorer.judge.model)
-        before = versions.get(scorer.id, set()) - {now}
-        if before:
-            scorer_hash, model = sorted(before, key=str)[0]
-            raise ConfigError(
-                f"run {run!r} already holds {scorer.id} scores from another definition or judge "
-                f"(definition {scorer_hash}, judge {model}; now {now[0]}, {now[1]}); "
-                "give this run a new name to score with the changed scorer"
+def _started_with(data: Data, meta: Mapping[str, Any] | None, scorers: list[Scorer]) -> dict[str, Any]:
+    """What a run is started on, to refuse resuming it on something else: the data file (or
+    the `data` a host names in `meta`) and each scorer's fingerprint."""
+    source = str(Path(data).resolve()) if isinstance(data, (str, Path)) else (meta or {}).get("data")
+    return {"data": source, "scorers": {scorer.id: scorer.fingerprint for scorer in scorers}}
+
+
+def _check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[Scorer]) -> None:
+    """Refuse to continue a run on other data or with other scorers or judges: its means
+    would describe neither."""
+    if not before:
+        return  # a run stored before runs remembered this: its records' fingerprints decide
+    differences: list[str] = []
+    if before.get("data") and now.get("data") and before["data"] != now["data"]:
+        differences.append(f"it was started on {before['data']}, not {now['data']}")
+    old, new = dict(before.get("scorers") or {}), dict(now["scorers"])
+    if set(old) != set(new):
+        differences.append(f"it was started with scorers {', '.join(sorted(old)) or 'none'}, not {', '.join(sorted(new))}")
+    else:
+        changed = [scorer.id for scorer in scorers if old[scorer.id] != new[scorer.id]]
+        if changed:
+            differences.append(
+                f"{', '.join(changed)} changed since (another definition or judge: its YAML, templates, schemas, options, "
+                "model, mode or sampling)"
             )
+    if differences:
+        raise ConfigError(
+            f"cannot resume run {run!r}: {'; '.join(differences)}. Start it over with --replace (replace=True), "
+            "or give a new --run name"
+        )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Lease:
+    """This process's hold on a run, renewed while it runs, so a second process resuming the
+    same run is refused instead of judging every item twice."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        self.store = store
+        self.run = run
+        self.host = socket.gethostname()
+        self.owner = f"{self.host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.renewing: asyncio.Task[None] | None = None
+
+    def _lease(self) -> RunLease:
+        expires = datetime.now(timezone.utc) + timedelta(seconds=LEASE_SECONDS)
+        return RunLease(run=self.run, owner=self.owner, pid=os.getpid(), host=self.host, expires_at=expires)
+
+    def take(self) -> None:
+        holder = self.store.lease_run(self._lease())
+        if holder is not None and holder.host == self.host and not _pid_alive(holder.pid):
+            self.store.release_run(self.run, holder.owner)  # left by a process that died
+            holder = self.store.lease_run(self._lease())
+        if holder is not None:
+            raise ConfigError(
+                f"run {self.run!r} is being run by another process (pid {holder.pid} on {holder.host}); "
+                "wait for it to end, or give this one another --run name"
+            )
+
+    async def keep(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_SECONDS / 3)
+            try:
+                await asyncio.to_thread(self.store.lease_run, self._lease())
+            except Exception as exc:  # the run goes on; the lease lapses at worst
+                logger.warning("could not renew the lease of run %r: %s", self.run, one_line(exc))
+
+    def release(self) -> None:
+        try:
+            self.store.release_run(self.run, self.owner)
+        except Exception as exc:
+            logger.warning("could not release the lease of run %r: %s", self.run, one_line(exc))
 
 
 def default_run_name(prefix: str = "run") -> str:
     return f"{prefix}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+def error_budget(max_errors: int | str | None, items: int) -> int:
+    """How many failed items a run may have and still pass: N, or N% of its items."""
+    if max_errors is None:
+        return 0
+    if isinstance(max_errors, str):
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", max_errors)
+        if not found:
+            raise ConfigError(f"max_errors {max_errors!r}: expected a number of items (5) or a share of them (5%)")
+        number, percent = float(found.group(1)), found.group(2)
+        if percent:
+            if number > 100:
+                raise ConfigError(f"max_errors {max_errors!r}: a share is at most 100%")
+            return int(items * number / 100)
+        if number != int(number):
+            raise ConfigError(f"max_errors {max_errors!r}: a number of items is a whole number")
+        return int(number)
+    if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
+        raise ConfigError(f"max_errors must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}")
+    return max_errors
 
 
 async def arun_evals(
@@ -259,6 +424,8 @@ async def arun_evals(
     run: str | None = None,
     store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
+    max_errors: int | str | None = None,
+    replace: bool = False,
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
@@ -266,11 +433,15 @@ async def arun_evals(
     """Score every item of `data` with every scorer; see the module docstring.
 
     `store` (a Store or a SQLite path) saves each result as it completes under the run name
-    `run` (generated when omitted); an existing run of that name is resumed. `thresholds`
-    ({scorer_id: value}) give `passed`: the mean must be at most the value for
-    lower-is-better scorers, at least it otherwise. `on_item_complete(item_result)` (sync or
-    async) is called once per item, in completion order, also for items resumed from the
-    store (`resumed=True`). `meta` is stored with the run (e.g. where the data came from).
+    `run` (generated when omitted); an existing run of that name is resumed (`replace=True`
+    starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
+    must be at most the value for lower-is-better scorers, at least it otherwise.
+    `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
+    have: `passed` is True only when every threshold is met, the failed items are within
+    that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    (sync or async) is called once per item, in completion order, also for items resumed
+    from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
+    came from; its `data` names the data for the resume check when it is not a file).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -279,6 +450,7 @@ async def arun_evals(
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
+    error_budget(max_errors, 0)  # a malformed budget fails before any work
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
     source = data_source(data)
@@ -286,74 +458,102 @@ async def arun_evals(
     owns_store = opened is not None and opened is not store
     name = run or default_run_name()
     started = time.perf_counter()
+    lease: _Lease | None = None
+    status: RunStatus = "failed"
     try:
         resuming = False
         if opened is not None:
-            resuming = await asyncio.to_thread(opened.get_run, name) is not None
-            if resuming:
-                await asyncio.to_thread(_check_resume, opened, name, listed)
+            lease = _Lease(opened, name)
+            await asyncio.to_thread(lease.take)
+            started_with = _started_with(data, meta, listed)
+            existing = await asyncio.to_thread(opened.get_run, name)
+            if existing is not None and replace:
+                await asyncio.to_thread(opened.delete_run, name)
+                existing = None
+            resuming = existing is not None
+            if existing is not None:
+                _check_resume(name, existing.meta.get("started_with"), started_with, listed)
             run_meta = {
                 **dict(meta or {}),
-                "scorers": {scorer.id: {"hash": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "scorers": {scorer.id: {"hash": scorer.fingerprint, "definition": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "started_with": started_with,
                 "concurrency": concurrency,
                 "thresholds": limits,
             }
             await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
+            lease.renewing = asyncio.create_task(lease.keep())
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
         )  # fmt: skip
-        status = "failed"
         try:
             await _drive(evaluation, source, concurrency)
-            status = "complete"
+            if evaluation.stop_cause is not None:
+                status = "failed"
+            else:
+                status = "incomplete" if evaluation.counts.failed else "complete"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
         finally:
             if opened is not None:
-                opened.end_run(name, status)  # type: ignore[arg-type]
+                last = {
+                    "status": status, "reused": evaluation.counts.reused, "judged": evaluation.counts.scored,
+                    "items": evaluation.counts.items, "failed": evaluation.counts.failed,
+                    "stopped_by": str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
+                }  # fmt: skip
+                opened.end_run(name, status, meta={"last_invocation": last})
     finally:
+        if lease is not None:
+            if lease.renewing is not None:
+                lease.renewing.cancel()
+            lease.release()
         if owns_store:
             assert opened is not None
             opened.close()
     summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in evaluation.aggregates.items()}
+    budget = error_budget(max_errors, evaluation.counts.items)
+    within_budget = evaluation.counts.failed <= budget
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
     return EvalResult(
         run=name,
         store=str(getattr(opened, "path", opened)) if opened is not None else None,
+        status=status,
         scores={scorer_id: item.mean for scorer_id, item in summary.items()},
         summary=summary,
         counts=evaluation.counts,
         errors=evaluation.errors,
+        stopped_by=str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
+        stopped_by_kind=type(evaluation.stop_cause).__name__ if evaluation.stop_cause is not None else None,
+        max_errors=budget,
         items=[evaluation.items[index] for index in sorted(evaluation.items)],
-        passed=all(verdicts) if verdicts else None,
+        passed=all(verdicts) and within_budget and evaluation.stop_cause is None,
         duration_s=time.perf_counter() - started,
     )
 
 
-async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[Any], concurrency: int) -> None:
+async def _drive(evaluation: _Evaluation, source: NumberedSource, concurrency: int) -> None:
     """Start items as they are read, at most a window of them at once: enough to keep every
     slot busy, few enough that a huge data file is never held in memory."""
     window = asyncio.Semaphore(concurrency * 2)
-    running: set[asyncio.Task[None]] = set()
+    running = evaluation.tasks
     failure: list[BaseException] = []
 
     def done(task: asyncio.Task[None]) -> None:
         running.discard(task)
         window.release()
-        if not task.cancelled() and task.exception() is not None:
+        if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), _Stopped):
             failure.append(task.exception())  # type: ignore[arg-type]
 
     try:
-        async for index, raw in numbered(source):
+        async for index, line, raw in numbered(source):
             await window.acquire()
-            if failure:
+            if failure or evaluation.stop_cause is not None:
                 break
-            task = asyncio.create_task(evaluation.item(index, raw))
+            task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)
             task.add_done_callback(done)
-        if running:
+        while running:
             await asyncio.wait(set(running))
         if failure:  # item failures are recorded, so only a bug of ours gets here
             raise failure[0]

@@ -20,6 +20,7 @@ class Aggregate:
         self.low = math.inf
         self.high = -math.inf
         self.errors = 0
+        self.not_scorable = 0
         self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
 
     def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
@@ -31,6 +32,8 @@ class Aggregate:
             self.total += outcome.score
             self.low = min(self.low, outcome.score)
             self.high = max(self.high, outcome.score)
+        elif outcome.outcome == "not_scorable":
+            self.not_scorable += 1
         else:
             self.errors += 1
 
@@ -49,6 +52,7 @@ class Aggregate:
             min=self.low if self.count else None,
             max=self.high if self.count else None,
             errors=self.errors,
+            not_scorable=self.not_scorable,
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled) if self.labelled else None,

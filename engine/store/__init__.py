@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import Direction, ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source, Stage, Store
+from .base import Direction, Outcome, ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScoreStats, Source, Stage, Store
 from .sqlite import SQLiteStore
 
 
@@ -21,8 +21,10 @@ def open_store(store: Store | str | Path | None) -> Store | None:
 
 __all__ = [
     "Direction",
+    "Outcome",
     "ResultRecord",
     "RunInfo",
+    "RunLease",
     "RunStatus",
     "RunSummary",
     "SQLiteStore",

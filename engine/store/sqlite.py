@@ -14,9 +14,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from .base import ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .base import ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScoreStats, Source
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -60,10 +60,26 @@ CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
 """
 
+#: Schema changes after version 1, by the version they lead to. A file of an older version
+#: is upgraded in place when it is opened; a new file gets version 1 and then each of these.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (
+        # Reuse a stored result only for the same item content (and the same scorer, whose
+        # fingerprint scorer_hash now also covers options and judge settings).
+        "ALTER TABLE results ADD COLUMN item_hash TEXT",
+        # The scorer could not judge the item: a third outcome beside scores and errors.
+        "ALTER TABLE results ADD COLUMN not_scorable TEXT",
+        # One process at a time runs (resumes) a run.
+        "CREATE TABLE IF NOT EXISTS run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
+        "host TEXT NOT NULL, expires_at REAL NOT NULL)",
+    ),
+}
+_OUR_TABLES = {"runs", "results", "run_leases", "sqlite_sequence"}
+
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps")
 _COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 
@@ -92,17 +108,30 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One connection shared by the threads of this process, serialised by a lock: the
-        # writes are short, and it keeps a single writer per process as SQLite prefers.
-        self._connection = sqlite3.connect(
-            str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
-        )
+        try:
+            if str(path) != ":memory:":
+                if self.path.is_dir():
+                    raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            # One connection shared by the threads of this process, serialised by a lock: the
+            # writes are short, and it keeps a single writer per process as SQLite prefers.
+            self._connection = sqlite3.connect(str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the results store {path}: {getattr(exc, 'strerror', None) or exc}") from None
         self._connection.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        try:
+            self._prepare(busy_timeout)
+        except sqlite3.DatabaseError as exc:
+            self._connection.close()
+            raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another --store / store= path") from None
+        except ConfigError:
+            self._connection.close()
+            raise
+
+    def _prepare(self, busy_timeout: float) -> None:
         with self._lock:
-            if str(path) != ":memory:":
+            if str(self.path) != ":memory:":
                 self._connection.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable across application crashes in WAL mode (only an OS crash can
             # lose the last transactions), and much faster than FULL.
@@ -110,12 +139,27 @@ class SQLiteStore:
             self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
             version = self._connection.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise ConfigError(f"{path} was written by a newer version of llm-scorers (store schema {version}); upgrade llm-scorers to read it")
+                raise ConfigError(f"{self.path} was written by a newer version of llm-scorers (store schema {version}); upgrade llm-scorers to read it")
+            if version == _SCHEMA_VERSION:
+                return
             with self._transaction() as db:
-                # Statement by statement: executescript() would commit the transaction that
-                # keeps two processes from creating the tables at once.
-                for statement in _DDL.split(";"):
-                    if statement.strip():
+                # Read again inside the write lock: another process may have upgraded it meanwhile.
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                    if tables - _OUR_TABLES:
+                        raise ConfigError(
+                            f"{self.path} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                            "not a results store; give another --store / store= path"
+                        )
+                    # Statement by statement: executescript() would commit the transaction that
+                    # keeps two processes from creating the tables at once.
+                    for statement in _DDL.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    version = 1
+                for target in range(version + 1, _SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[target]:
                         db.execute(statement)
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
@@ -160,9 +204,35 @@ class SQLiteStore:
         assert stored is not None
         return stored
 
-    def end_run(self, name: str, status: RunStatus) -> None:
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
         with self._transaction() as db:
             db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE name = ?", (status, time.time(), name))
+            if meta:
+                row = db.execute("SELECT meta FROM runs WHERE name = ?", (name,)).fetchone()
+                merged = {**(_from_json(row["meta"]) or {}), **meta} if row is not None else meta
+                db.execute("UPDATE runs SET meta = ? WHERE name = ?", (_to_json(merged), name))
+
+    def delete_run(self, name: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM results WHERE run = ?", (name,))
+            db.execute("DELETE FROM runs WHERE name = ?", (name,))
+
+    def lease_run(self, lease: RunLease) -> RunLease | None:
+        now = time.time()
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM run_leases WHERE run = ?", (lease.run,)).fetchone()
+            if row is not None and row["owner"] != lease.owner and row["expires_at"] > now:
+                return RunLease(run=row["run"], owner=row["owner"], pid=row["pid"], host=row["host"], expires_at=_moment(row["expires_at"]))
+            db.execute(
+                "INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run) DO UPDATE SET "
+                "owner = excluded.owner, pid = excluded.pid, host = excluded.host, expires_at = excluded.expires_at",
+                (lease.run, lease.owner, lease.pid, lease.host, _timestamp(lease.expires_at)),
+            )
+        return None
+
+    def release_run(self, name: str, owner: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM run_leases WHERE run = ? AND owner = ?", (name, owner))
 
     def get_run(self, name: str) -> RunInfo | None:
         rows = self._read("SELECT * FROM runs WHERE name = ?", (name,))
@@ -249,7 +319,7 @@ class SQLiteStore:
             where.append("finished_at < ?")
             parameters.append(_timestamp(until))
         if errors is not None:
-            where.append("error IS NOT NULL" if errors else "error IS NULL")
+            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
         sql = "SELECT * FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -266,7 +336,8 @@ class SQLiteStore:
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(
             "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
-            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors "
+            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors, "
+            "SUM(error IS NULL AND not_scorable IS NOT NULL) AS not_scorable "
             "FROM results WHERE run = ? GROUP BY scorer_id ORDER BY MIN(id)",
             (run,),
         )

@@ -5,9 +5,10 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
 - Until one call has succeeded, calls go one at a time. A judge that refuses the key, does
   not know the model, rejects the response format or cannot be reached then costs one
   request, and every call waiting behind it gets the same error without a request.
-- Failures that no retry can mend are marked `fatal` (a batch run stops on them): a refused
-  key at any time, and a refused request or an unreachable server before any call has
-  succeeded (once the judge has answered, such a failure is about that one request).
+- Failures that no retry can mend are `fatal` (a batch run stops on them): the provider
+  adapter marks a refused key, an unknown model and an unsupported response format; here a
+  server that could not be reached before any call succeeded is marked too (once the judge
+  has answered, losing it is left to the retries and to the count below).
 - When the last `threshold` calls all failed, the circuit opens: the failure that opened it
   is fatal, and calls during `cooldown` seconds fail at once. After that one probe call goes
   through again (what matters to a long-lived live scorer).
@@ -20,7 +21,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
-from ...errors import JudgeAuthenticationError, JudgeCircuitOpenError, JudgeError, JudgeRequestError, JudgeUnreachableError
+from ...errors import JudgeCircuitOpenError, JudgeError, JudgeUnreachableError
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
 
@@ -88,9 +89,9 @@ class CircuitBreaker:
     def _failed(self, circuit: _Circuit, error: JudgeError) -> None:
         circuit.failures += 1
         circuit.last_error = error.message
-        refused_from_the_start = not circuit.proven and isinstance(error, (JudgeRequestError, JudgeUnreachableError))
-        if isinstance(error, JudgeAuthenticationError) or refused_from_the_start:
+        if isinstance(error, JudgeUnreachableError) and not circuit.proven:
             error.fatal = True
+        if error.fatal:
             circuit.fatal = error
         elif circuit.failures >= self.threshold:
             error.fatal = True
