@@ -8,7 +8,6 @@ import math
 import os
 import shlex
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,13 +101,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _resume_command(run: str) -> str:
-    """The command line that was run, with --run NAME, to continue the same run."""
-    arguments = ["scorers", *sys.argv[1:]]
-    if "--run" not in arguments:
-        arguments += ["--run", run]
-    arguments = [argument for argument in arguments if argument != "--replace"]
-    return shlex.join(arguments)
+def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
+    """The command that continues run `run` with the same settings."""
+    arguments = ["scorers", "eval", str(data)]
+    for flag, value in options.items():
+        for one in value if isinstance(value, list) else [value]:
+            if one is not None and one is not False:
+                arguments += [flag] if one is True else [flag, str(one)]
+    return shlex.join([*arguments, "--run", run])
 
 
 def _print_eval(result: EvalResult, store: Path) -> None:
@@ -167,6 +167,12 @@ def eval_command(
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
     name = run or default_run_name(data.stem)
+    same_settings: dict[str, object] = {
+        "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
+        "--store": store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
+        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
+        "--timeout": timeout, "--retries": retries,
+    }  # fmt: skip
     total = count_items(data)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
@@ -193,7 +199,7 @@ def eval_command(
     except KeyboardInterrupt:
         errors.print(
             f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
-            f"to score the rest, run: {_resume_command(name)}",
+            f"to score the rest, run: {_resume_command(data, name, same_settings)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(130) from None
@@ -203,14 +209,14 @@ def eval_command(
         print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
     else:
         _print_eval(result, store)
-    raise typer.Exit(_verdict(result))
+    raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 
 #: Judge failures that stop a run and that the user fixes in the setup (key, model, mode, address).
 _SETUP_ERRORS = {"JudgeAuthenticationError", "JudgeRequestError", "JudgeUnreachableError"}
 
 
-def _verdict(result: EvalResult) -> int:
+def _verdict(result: EvalResult, resume: str) -> int:
     """The exit status, with one line on stderr saying why when it is not 0."""
     reasons: list[str] = []
     status = 0
@@ -230,5 +236,5 @@ def _verdict(result: EvalResult) -> int:
         status = max(status, EXIT_FAILED)
         errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
         if result.stopped_by is not None or result.counts.failed:
-            errors.print(f"to retry what failed: {_resume_command(result.run)}", markup=False, highlight=False, soft_wrap=True)
+            errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)
     return status

@@ -17,7 +17,7 @@ from .tables import coverage, figure, summary_table
 
 
 def _open_existing(store: Path) -> SQLiteStore:
-    if not store.is_file():
+    if not store.exists():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     return SQLiteStore(store)
 

@@ -171,7 +171,8 @@ class _Evaluation:
                     await self._save(record, line)
                     outcomes[scorer.id] = outcome_of(record)
             else:
-                scored = await asyncio.gather(*(self._score(scorer, item, key, index, line, fingerprint, reply) for scorer in pending))
+                owner = asyncio.current_task()
+                scored = await asyncio.gather(*(self._score(scorer, item, key, index, line, fingerprint, reply, owner) for scorer in pending))
                 outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
         # In the scorers' order, whatever order they finished or were loaded in.
         result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
@@ -228,7 +229,9 @@ class _Evaluation:
             **kwargs,
         )
 
-    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any) -> ScorerOutcome:
+    async def _score(
+        self, scorer: Scorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
+    ) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
             result = None
@@ -244,7 +247,7 @@ class _Evaluation:
                 record = self._record(scorer, item, key, index, fingerprint, reply, started, not_scorable=str(exc))
             except JudgeError as exc:
                 if exc.fatal:
-                    self._stop(exc)
+                    self._stop(exc, owner)
                 record = self._record(scorer, item, key, index, fingerprint, reply, started, error=str(exc), stage="scorer")
             except Exception as exc:  # inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
@@ -255,15 +258,15 @@ class _Evaluation:
         await self._save(record, line)
         return outcome_of(record, result=result if record.ok else None)
 
-    def _stop(self, cause: JudgeError) -> None:
-        """The first fatal judge error stops the run: every other item in flight is cancelled
-        (what it finished is saved; the rest is done by a rerun)."""
+    def _stop(self, cause: JudgeError, owner: asyncio.Task[Any] | None) -> None:
+        """The first fatal judge error stops the run: every other item in flight (not the
+        `owner` task of the item that met it) is cancelled; what they finished is saved and
+        a rerun does the rest."""
         if self.stop_cause is not None:
             raise _Stopped()
         self.stop_cause = cause
-        current = asyncio.current_task()
         for task in self.tasks:
-            if task is not current:
+            if task is not owner:
                 task.cancel()
 
     async def _finish(self, result: ItemResult, stage: Stage) -> None:

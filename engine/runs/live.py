@@ -365,6 +365,11 @@ class LiveScorer:
                     loop.call_soon_threadsafe(task.cancel)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=5)
+        if self._run_started and self.store is not None:
+            try:  # the run is over: finished, or cut short with replies still unscored
+                self.store.end_run(self.run, "complete" if flushed else "interrupted")
+            except Exception as exc:
+                logger.warning("live scoring could not mark run %r finished: %s", self.run, one_line(exc))
         if self._owns_store and self.store is not None:
             self.store.close()
         atexit.unregister(self._at_exit)

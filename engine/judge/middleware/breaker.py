@@ -7,8 +7,9 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
   request, and every call waiting behind it gets the same error without a request.
 - Failures that no retry can mend are `fatal` (a batch run stops on them): the provider
   adapter marks a refused key, an unknown model and an unsupported response format; here a
-  server that could not be reached before any call succeeded is marked too (once the judge
-  has answered, losing it is left to the retries and to the count below).
+  server that could not be reached, or did not answer in time after every retry, before any
+  call succeeded is marked too (once the judge has answered, losing it is left to the
+  retries and to the count below).
 - When the last `threshold` calls all failed, the circuit opens: the failure that opened it
   is fatal, and calls during `cooldown` seconds fail at once. After that one probe call goes
   through again (what matters to a long-lived live scorer).
@@ -21,7 +22,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
-from ...errors import JudgeCircuitOpenError, JudgeError, JudgeUnreachableError
+from ...errors import JudgeCircuitOpenError, JudgeError, JudgeTimeoutError, JudgeUnreachableError
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
 
@@ -89,7 +90,7 @@ class CircuitBreaker:
     def _failed(self, circuit: _Circuit, error: JudgeError) -> None:
         circuit.failures += 1
         circuit.last_error = error.message
-        if isinstance(error, JudgeUnreachableError) and not circuit.proven:
+        if isinstance(error, (JudgeUnreachableError, JudgeTimeoutError)) and not circuit.proven:
             error.fatal = True
         if error.fatal:
             circuit.fatal = error

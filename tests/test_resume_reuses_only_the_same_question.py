@@ -1,0 +1,163 @@
+"""Resuming a run reuses a stored result only when the item and the scorer are still the
+same; a run refuses other data, other scorers and a second process; old stores upgrade."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine.testing import JudgeServer
+from scripted import outputs_judged, script_hallucination
+from typer.testing import CliRunner
+
+from engine import ConfigError, SQLiteStore, create_hallucination_scorer, run_evals
+from engine.cli import app
+from engine.store import RunLease
+
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+
+def write(path: Path, items: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def dataset(ids: bool = True) -> list[dict[str, Any]]:
+    return [{**({"id": f"i{n}"} if ids else {}), "output": f"answer {n}. WRONG", "context": ["facts"]} for n in range(5)]
+
+
+@pytest.mark.parametrize("ids", [True, False], ids=["with ids", "without ids"])
+def test_changing_one_item_rejudges_exactly_that_item_and_replaces_its_result(judge: JudgeServer, tmp_path: Path, ids: bool) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    items = dataset(ids)
+    data = write(tmp_path / "data.jsonl", items)
+    run_evals(data, [create_hallucination_scorer()], store=store, run="r")
+    judge.requests.clear()
+
+    items[2]["output"] = "a changed answer"
+    second = run_evals(write(data, items), [create_hallucination_scorer()], store=store, run="r")
+
+    assert outputs_judged(judge) == ["a changed answer"]
+    assert second.counts.reused == 4 and second.counts.scored == 1
+    assert second.scores == {"hallucination": pytest.approx((0.5 * 4 + 0.0) / 5)}
+    with SQLiteStore(store) as saved:
+        records = saved.query(run="r")
+    assert len(records) == 5  # replaced, not a second row beside the stale one
+    assert "a changed answer" in [record.output for record in records]
+
+
+def test_a_changed_context_or_ground_truth_is_judged_again(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    items = dataset()
+    run_evals(items, [create_hallucination_scorer()], store=store, run="r")
+    judge.requests.clear()
+    items[0]["context"] = ["other facts"]
+    items[1]["ground_truth"] = "now with a ground truth"
+
+    run_evals(items, [create_hallucination_scorer()], store=store, run="r")
+
+    assert sorted(outputs_judged(judge)) == ["answer 0. WRONG", "answer 1. WRONG"]
+
+
+def test_resuming_with_another_option_or_model_is_refused_and_replace_starts_over(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    data = write(tmp_path / "data.jsonl", dataset())
+    run_evals(data, [create_hallucination_scorer()], store=store, run="r")
+
+    with pytest.raises(ConfigError, match=r"cannot resume run 'r': hallucination changed since .*--replace"):
+        run_evals(data, [create_hallucination_scorer(options={"scale": 10})], store=store, run="r")
+    with pytest.raises(ConfigError, match="hallucination changed since"):
+        run_evals(data, [create_hallucination_scorer(mode="tools")], store=store, run="r")
+    judge.requests.clear()
+
+    replaced = run_evals(data, [create_hallucination_scorer(options={"scale": 10})], store=store, run="r", replace=True)
+
+    assert replaced.scores == {"hallucination": 5.0} and len(outputs_judged(judge)) == 5
+
+
+def test_resuming_on_another_data_file_is_refused_in_one_line(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    first = write(tmp_path / "first.jsonl", dataset())
+    other = write(tmp_path / "other.jsonl", dataset())
+    assert runner.invoke(app, ["eval", str(first), "--scorer", "hallucination", "--store", str(store), "--run", "r"]).exit_code == 0
+    judge.requests.clear()
+
+    refused = runner.invoke(app, ["eval", str(other), "--scorer", "hallucination", "--store", str(store), "--run", "r"])
+
+    assert refused.exit_code == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "cannot resume run 'r': it was started on" in line and "first.jsonl" in line and "--replace" in line
+    assert judge.requests == []
+
+
+def test_a_second_process_resuming_the_same_run_is_refused(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    with SQLiteStore(store) as saved:  # another live process holds the run
+        expires = datetime.now(timezone.utc) + timedelta(seconds=60)
+        saved.lease_run(RunLease(run="r", owner="elsewhere", pid=os.getpid(), host=socket.gethostname(), expires_at=expires))
+
+    with pytest.raises(ConfigError, match=r"run 'r' is being run by another process \(pid \d+"):
+        run_evals(dataset(), [create_hallucination_scorer()], store=store, run="r")
+    assert judge.requests == []
+
+
+def test_a_run_left_by_a_dead_process_is_taken_over(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    with SQLiteStore(store) as saved:
+        expires = datetime.now(timezone.utc) + timedelta(seconds=60)
+        saved.lease_run(RunLease(run="r", owner="crashed", pid=2**22 + 12345, host=socket.gethostname(), expires_at=expires))
+
+    result = run_evals(dataset(), [create_hallucination_scorer()], store=store, run="r")
+
+    assert result.status == "complete"
+
+
+def test_results_says_how_many_results_were_reused_and_rejudged(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    items = dataset()
+    data = write(tmp_path / "data.jsonl", items)
+    runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "r"])
+    items[0]["output"] = "changed"
+    runner.invoke(app, ["eval", str(write(data, items)), "--scorer", "hallucination", "--store", str(store), "--run", "r"])
+
+    shown = runner.invoke(app, ["results", "--store", str(store), "--run", "r"])
+
+    assert shown.exit_code == 0, shown.output
+    assert "last invocation (complete): 4 result(s) reused, 1 judged" in shown.stdout
+
+
+def test_a_store_of_schema_1_is_upgraded_in_place_and_its_runs_resume(judge: JudgeServer, tmp_path: Path) -> None:
+    store = tmp_path / "old.sqlite"
+    shutil.copy(FIXTURES / "store_v1.sqlite", store)
+
+    with SQLiteStore(store) as upgraded:
+        old = upgraded.query(run="old")
+        assert {record.item_id: record.score for record in old} == {"item-0": 0.5, "item-1": None}
+        assert all(record.item_hash is None for record in old)
+        assert [stats.errors for stats in upgraded.summary("old")] == [1]
+    with sqlite3.connect(store) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+
+    script_hallucination(judge)
+    items = [{"id": "item-0", "input": "q", "output": "ok", "context": ["facts"]}, {"id": "item-1", "input": "q", "output": "ok", "context": ["facts"]}]
+    result = run_evals(items, [create_hallucination_scorer()], store=store, run="old")
+
+    # Records without fingerprints cannot be trusted to answer the same question: judged again.
+    assert result.counts.reused == 0 and result.status == "complete"
+    with SQLiteStore(store) as upgraded:
+        assert len(upgraded.query(run="old")) == 2
