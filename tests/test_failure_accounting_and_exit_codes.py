@@ -17,7 +17,7 @@ from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
-from engine import LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
+from engine import LiveScorer, ResultRecord, SQLiteStore, create_hallucination_scorer, run_evals
 from engine.cli import app
 
 runner = CliRunner()
@@ -164,3 +164,21 @@ def test_a_live_scorer_marks_its_run_finished_on_close(judge: JudgeServer, tmp_p
 
     with SQLiteStore(store) as saved:
         assert saved.get_run("live-run").status == "complete"  # type: ignore[union-attr]
+
+
+def test_a_result_that_could_not_be_saved_counts_as_an_error(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+
+    class FullDisk(SQLiteStore):
+        def save(self, record: ResultRecord) -> None:
+            if record.item_id == "i1":
+                raise OSError(28, "No space left on device")
+            super().save(record)
+
+    with FullDisk(tmp_path / "r.sqlite") as store:
+        result = run_evals([{"id": f"i{n}", "output": "ok", "context": ["c"]} for n in range(3)], [create_hallucination_scorer()], store=store)
+
+    assert result.summary["hallucination"].errors == 1 and result.summary["hallucination"].count == 2
+    assert [(error.line, error.stage) for error in result.errors] == [(2, "store")]
+    assert "could not be saved: OSError: [Errno 28] No space left on device" in result.errors[0].error
+    assert result.status == "incomplete"

@@ -119,17 +119,19 @@ class _Evaluation:
         self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
         logger.warning("%s%s: %s failed: %s", where_item(line, item_id), f" {scorer_id}" if scorer_id else "", stage, error)
 
-    async def _save(self, record: ResultRecord, line: int) -> bool:
+    async def _save(self, record: ResultRecord) -> ResultRecord:
+        """The record as it now stands: a result that could not be saved is a failure of the
+        store stage (counted as an error, and judged again by a rerun)."""
         if self.store is None:
-            return True
+            return record
         try:
             # On a worker thread: a write waiting on another process's lock must not stall
             # the loop. If this task is cancelled meanwhile, the write still completes.
             await asyncio.to_thread(self.store.save, record)
-            return True
+            return record
         except Exception as exc:
-            self._error(record.item_index or 0, line, record.item_id, "store", one_line(exc), record.scorer_id)
-            return False
+            cause = f"the result could not be saved: {one_line(exc)}"
+            return record.model_copy(update={"error": cause, "error_stage": "store", "not_scorable": None})
 
     async def item(self, index: int, line: int, raw: Any) -> None:
         duplicate = self.unique_ids.duplicate(line, raw)
@@ -167,8 +169,8 @@ class _Evaluation:
             if error is not None:
                 result.error = error
                 for scorer in pending:
-                    record = self._record(scorer, item, key, index, fingerprint, reply, started, error=error, stage="target")
-                    await self._save(record, line)
+                    record = self._record(scorer, item, key, line, fingerprint, reply, started, error=error, stage="target")
+                    record = await self._save(record)
                     outcomes[scorer.id] = outcome_of(record)
             else:
                 owner = asyncio.current_task()
@@ -185,10 +187,10 @@ class _Evaluation:
         outcomes: dict[str, ScorerOutcome] = {}
         for scorer in self.scorers:
             record = result_record(
-                scorer, run=self.run, source="batch", item_id=key, item_index=index, input=None, output=None, context=None,
+                scorer, run=self.run, source="batch", item_id=key, item_index=line, input=None, output=None, context=None,
                 started_at=started, error=message, error_stage="item",
             )  # fmt: skip
-            await self._save(record, line)
+            record = await self._save(record)
             outcomes[scorer.id] = outcome_of(record)
         await self._finish(ItemResult(index=index, line=line, id=None, error=message, results=outcomes), "item")
 
@@ -209,7 +211,7 @@ class _Evaluation:
             return None, one_line(exc)
 
     def _record(
-        self, scorer: Scorer, item: EvalItem, key: str, index: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
+        self, scorer: Scorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
     ) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
@@ -217,7 +219,7 @@ class _Evaluation:
             run=self.run,
             source="batch",
             item_id=key,
-            item_index=index,
+            item_index=line,
             item_hash=fingerprint,
             input=item.input,
             output=reply,
@@ -244,18 +246,18 @@ class _Evaluation:
                     context=item.context,
                 )
             except NotScorable as exc:
-                record = self._record(scorer, item, key, index, fingerprint, reply, started, not_scorable=str(exc))
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
             except JudgeError as exc:
                 if exc.fatal:
                     self._stop(exc, owner)
-                record = self._record(scorer, item, key, index, fingerprint, reply, started, error=str(exc), stage="scorer")
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=str(exc), stage="scorer")
             except Exception as exc:  # inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
-                record = self._record(scorer, item, key, index, fingerprint, reply, started, error=message, stage="scorer")
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=message, stage="scorer")
             else:
-                record = self._record(scorer, item, key, index, fingerprint, reply, started, result=result)
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.counts.scored += 1
-        await self._save(record, line)
+        record = await self._save(record)
         return outcome_of(record, result=result if record.ok else None)
 
     def _stop(self, cause: JudgeError, owner: asyncio.Task[Any] | None) -> None:
@@ -277,8 +279,8 @@ class _Evaluation:
         for scorer_id, outcome in result.results.items():
             self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
             self.counts.outcomes[outcome.outcome] += 1
-            if outcome.error is not None and outcome.error_stage == "scorer":
-                self._error(result.index, result.line, result.id, "scorer", outcome.error, scorer_id)
+            if outcome.error is not None and outcome.error_stage in ("scorer", "store"):
+                self._error(result.index, result.line, result.id, outcome.error_stage, outcome.error, scorer_id)
         if result.ok:
             self.counts.completed += 1
         else:

@@ -45,7 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError, ScorerError
+from ..errors import ConfigError, NotScorable, ScorerError
 from ..formatting import one_line
 from ..scoring import GetContext, Scorer
 from ..scoring.transcripts import tool_result_context
@@ -71,6 +71,7 @@ class LiveStats(BaseModel):
     sampled: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it was sampled for")
     scored: dict[str, int] = Field(default_factory=dict, description="Per scorer: scores recorded")
     errors: dict[str, int] = Field(default_factory=dict, description="Per scorer: failures recorded")
+    not_scorable: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it could not judge (e.g. no context)")
 
 
 @dataclass
@@ -308,11 +309,15 @@ class LiveScorer:
                 job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
             )
             record = result_record(scorer, result=result, **common)
+        except NotScorable as exc:
+            record = result_record(scorer, not_scorable=str(exc), **common)
         except Exception as exc:
             message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
             record = result_record(scorer, error=message, error_stage="scorer", **common)
         with self._lock:
-            if record.error is None:
+            if record.outcome == "not_scorable":
+                self.stats.not_scorable[scorer.id] = self.stats.not_scorable.get(scorer.id, 0) + 1
+            elif record.error is None:
                 self.stats.scored[scorer.id] += 1
                 self.results.append(record)
             else:

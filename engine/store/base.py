@@ -36,7 +36,7 @@ class ResultRecord(BaseModel):
     run: str
     source: Source
     item_id: str = Field(description="The item's `id`, else a stable hash of its content; a live run's id")
-    item_index: int | None = Field(default=None, description="Position in the batch's data")
+    item_index: int | None = Field(default=None, description="The item's line in the batch's data file (its position, 1-based, in a list)")
     scorer_id: str
     scorer_hash: str | None = Field(
         default=None, description="Fingerprint of the scorer: YAML, templates, schemas, options, judge model, mode and sampling"
