@@ -29,9 +29,25 @@ from .errors import (
     ScorerError,
 )
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
-from .runs import Agreement, EvalItem, EvalResult, ItemResult, LiveScorer, LiveStats, ScorerOutcome, arun_evals, attach_scorers, read_jsonl, run_evals
+from .runs import (
+    Agreement,
+    EvalItem,
+    EvalResult,
+    ItemResult,
+    LiveScorer,
+    LiveStats,
+    ScorerOutcome,
+    arun_evals,
+    attach_scorers,
+    read_jsonl,
+    run_evals,
+)
 from .scoring import Run, Scorer, ScoreResult, StepRecord
-from .scoring.transcripts import assistant_text, extract_tool_calls, extract_tool_results
+from .scoring.transcripts import (
+    assistant_text,
+    extract_tool_calls,
+    extract_tool_results,
+)
 from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 
@@ -41,7 +57,8 @@ def create_scorer(
     options: Mapping[str, Any] | None = None,
     **judge: Any,
 ) -> Scorer:
-    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode."""
+    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode and
+    middleware (wrappers of every judge call, e.g. a cache)."""
     return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
 
 

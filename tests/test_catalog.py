@@ -244,8 +244,7 @@ def test_templates_cannot_reach_python_internals(tmp_path: Path, host: dict[str,
 
 
 def test_places_in_a_merged_definition_name_the_file_each_key_came_from(tmp_path: Path) -> None:
-    from engine.catalog.source import _merge
-    from engine.catalog.source import load_yaml, locate
+    from engine.catalog.source import _merge, load_yaml, locate
 
     (tmp_path / "base.yaml").write_text("name: Base\njudge:\n  model: openai/a\n  temperature: 0\nsteps:\n  - id: one\n    prompt: a.j2\n  - id: two\n    prompt: b.j2\n")
     (tmp_path / "host.yaml").write_text("\n\nname: Host\nsteps:\n  - id: two\n    prompt: c.j2\n")

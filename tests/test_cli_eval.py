@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import SQLiteStore
 from engine.cli import app
+from engine.testing import JudgeServer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "halueval_qa.jsonl"

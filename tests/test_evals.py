@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine.testing import JudgeServer, Reply, Request
 from scripted import between, copy_catalog, outputs_judged, script_hallucination
 
 from engine import (
@@ -22,6 +21,7 @@ from engine import (
     load_scorers,
     run_evals,
 )
+from engine.testing import JudgeServer, Reply, Request
 
 
 def items(*outputs: str) -> list[dict[str, Any]]:

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from engine import ConfigError, JudgeError, Run, RunInputError, create_hallucination_scorer, create_scorer
+from engine import (
+    ConfigError,
+    JudgeError,
+    Run,
+    RunInputError,
+    create_hallucination_scorer,
+    create_scorer,
+)
 from engine.testing import JudgeServer, Reply
 
 CONTEXT = [

@@ -11,10 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine.testing import JudgeServer
 from scripted import copy_catalog, outputs_judged, script_hallucination
 
-from engine import ConfigError, LiveScorer, Run, SQLiteStore, attach_scorers, create_hallucination_scorer, load_scorers
+from engine import (
+    ConfigError,
+    LiveScorer,
+    Run,
+    SQLiteStore,
+    attach_scorers,
+    create_hallucination_scorer,
+    load_scorers,
+)
+from engine.testing import JudgeServer
 
 
 @pytest.fixture

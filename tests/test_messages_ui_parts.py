@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import assistant_text, create_hallucination_scorer, extract_tool_calls, extract_tool_results
-from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
+
+from engine import (
+    assistant_text,
+    create_hallucination_scorer,
+    extract_tool_calls,
+    extract_tool_results,
+)
+from engine.testing import JudgeServer
 
 V5_TRANSCRIPT: list[dict[str, Any]] = [
     {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]},

@@ -15,7 +15,14 @@ from typing import Any
 
 import pytest
 
-from engine import ConfigError, JudgeError, RunInputError, builtin_catalog, create_scorer, load_scorers
+from engine import (
+    ConfigError,
+    JudgeError,
+    RunInputError,
+    builtin_catalog,
+    create_scorer,
+    load_scorers,
+)
 from engine.testing import JudgeServer
 
 MODEL = "openai/test-model"

@@ -7,10 +7,17 @@ import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from engine.testing import JudgeServer
 from scripted import script_hallucination
 
-from engine import ResultRecord, RunInfo, SQLiteStore, Store, create_hallucination_scorer, run_evals
+from engine import (
+    ResultRecord,
+    RunInfo,
+    SQLiteStore,
+    Store,
+    create_hallucination_scorer,
+    run_evals,
+)
+from engine.testing import JudgeServer
 
 
 def record(run: str, item: str, scorer: str = "hallucination", score: float | None = 0.5, **fields: object) -> ResultRecord:

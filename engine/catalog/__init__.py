@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, StructuredMode, connect, resolve_judge
 from ..scoring import Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -61,12 +61,15 @@ class Catalog:
         timeout: float | None = None,
         retries: int | None = None,
         max_input_chars: int | None = None,
+        middleware: Sequence[JudgeMiddleware] = (),
     ) -> Scorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested; `timeout`
         (seconds per judge call, or SCORERS_TIMEOUT) and `retries` (or SCORERS_RETRIES) how
-        long a call may take; `max_input_chars` overrides the scorer's `judge:` limit."""
+        long a call may take; `max_input_chars` overrides the scorer's `judge:` limit. Every
+        judge call passes through `middleware` (a cache, a limiter, a tracer ...), the first
+        listed first."""
         plan = self.plan(scorer_id)
         config = resolve_judge(
             model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode,
@@ -76,7 +79,7 @@ class Catalog:
             if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
                 raise ConfigError(f"{scorer_id}: max_input_chars must be a positive integer, got {max_input_chars!r}")
             plan = dataclasses.replace(plan, max_input_chars=max_input_chars)
-        scorer = Scorer(plan, connect(config), dict(options or {}), judge_config=config)
+        scorer = Scorer(plan, connect(config, middleware), dict(options or {}), judge_config=config)
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

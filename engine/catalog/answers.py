@@ -16,14 +16,22 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 from jinja2 import TemplateSyntaxError
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from ..errors import ConfigError, ExpressionError
 from ..formatting import plain
 from ..scoring.answer_scope import current_answer_scope
 from .expressions import Expression
-from .spec import Rule
 from .source import line_of
+from .spec import Rule
 from .templates import sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}

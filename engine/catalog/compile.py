@@ -14,11 +14,32 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..judge import Sampling
-from ..scoring.plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
-from .answers import SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
+from ..scoring.plan import (
+    AnyStepPlan,
+    Evaluable,
+    JudgeStepPlan,
+    ReasonStepPlan,
+    ScorerPlan,
+    ScoreStepPlan,
+)
+from .answers import (
+    SchemaCompiler,
+    compile_rules,
+    compile_schema,
+    rule_failures,
+    with_rules,
+)
 from .expressions import Expression, Reducer
 from .source import CatalogSource, load_yaml, locate, validation_error
-from .spec import RUN_VARIABLES, SCORE_VARIABLES, LLMStep, ReasonStep, ReducerSpec, ScorerDefinition, ScoreStep
+from .spec import (
+    RUN_VARIABLES,
+    SCORE_VARIABLES,
+    LLMStep,
+    ReasonStep,
+    ReducerSpec,
+    ScorerDefinition,
+    ScoreStep,
+)
 from .templates import CompiledPrompt, PromptTemplates
 
 #: max_tokens of a judge call when neither the scorer's nor the step's `judge:` sets it:

@@ -133,34 +133,45 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
     return ConfigError(f"{field}: {first['msg']}", path or fallback_path, line)
 
 
-def _merge(base: Any, override: Any, at_steps: bool = False) -> Any:
-    """`extends`: mappings merge key by key; `steps` merge by step id; anything else replaces."""
+def _merge(base: Any, override: Any, at: str = "") -> Any:
+    """`extends` and `defaults`: mappings merge key by key; `steps` merge by step id; an
+    option given as a plain value sets the default of the option it overrides; anything
+    else replaces."""
     if isinstance(base, LocatedDict) and isinstance(override, LocatedDict):
         merged = LocatedDict({**base, **override})
         merged.place = override.place
         merged.key_places = {**base.key_places, **override.key_places}
         for key in base.keys() & override.keys():
-            merged[key] = _merge(base[key], override[key], at_steps=key == "steps" and not at_steps)
+            merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
         return merged
-    if at_steps and isinstance(base, LocatedList) and isinstance(override, LocatedList):
-        steps = LocatedList(base)
-        steps.place = override.place
-        steps.item_places = list(base.item_places)
-        positions = {step.get("id"): index for index, step in enumerate(base) if isinstance(step, Mapping)}
-        for index, step in enumerate(override):
-            step_id = step.get("id") if isinstance(step, Mapping) else None
-            if step_id not in positions:
-                path, line = locate(override, [index])
-                raise ConfigError(
-                    f"extends: {step_id!r} is not a step of the base scorer ({', '.join(map(str, positions))}); "
-                    "an overriding step names the step it changes by its id",
-                    path,
-                    line,
-                )
-            steps[positions[step_id]] = _merge(base[positions[step_id]], step)
-            steps.item_places[positions[step_id]] = override.item_places[index]
-        return steps
+    if at == "steps" and isinstance(base, LocatedList) and isinstance(override, LocatedList):
+        return _merge_steps(base, override)
+    if at.startswith("options.") and at.count(".") == 1 and isinstance(base, LocatedDict) and not isinstance(override, Mapping):
+        option = LocatedDict({**base, "default": override})
+        option.place = base.place
+        option.key_places = dict(base.key_places)
+        return option
     return override
+
+
+def _merge_steps(base: LocatedList, override: LocatedList) -> LocatedList:
+    steps = LocatedList(base)
+    steps.place = override.place
+    steps.item_places = list(base.item_places)
+    positions = {step.get("id"): index for index, step in enumerate(base) if isinstance(step, Mapping)}
+    for index, step in enumerate(override):
+        step_id = step.get("id") if isinstance(step, Mapping) else None
+        if step_id not in positions:
+            path, line = locate(override, [index])
+            raise ConfigError(
+                f"extends: {step_id!r} is not a step of the base scorer ({', '.join(map(str, positions))}); "
+                "an overriding step names the step it changes by its id",
+                path,
+                line,
+            )
+        steps[positions[step_id]] = _merge(base[positions[step_id]], step)
+        steps.item_places[positions[step_id]] = override.item_places[index]
+    return steps
 
 
 class CatalogSource:
@@ -181,6 +192,9 @@ class CatalogSource:
         folder = self.path.parent
         self.templates_path: list[Path] = [folder / self.file.prompts, *(fallback.templates_path if fallback else [])]
         self.schemas_path: list[Path] = [folder / self.file.schemas, *(fallback.schemas_path if fallback else [])]
+        self.own_defaults: Any = data.get("defaults") or _empty_like(data)
+        # A scorer written here starts from the built-in defaults, then this file's.
+        self.defaults: Any = _merge(fallback.defaults, self.own_defaults) if fallback else self.own_defaults
         self._resolved: dict[str, Any] | None = None
 
     def raw_definition(self, scorer_id: str, seen: tuple[str, ...] = ()) -> Any:
@@ -200,11 +214,11 @@ class CatalogSource:
             raise ConfigError(f"scorers.{scorer_id}: must be a mapping", path, line)
         base_id = raw.get("extends")
         if base_id is None:
-            return raw
+            return _merge(self.defaults, raw)
         if base_id == scorer_id and scorer_id not in inherited:
             raise ConfigError(f"scorers.{scorer_id}: extends itself", *locate(self.scorers, [scorer_id]))
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))
-        merged = _merge(base, raw)
+        merged = _merge(_merge(base, self.own_defaults), raw)
         del merged["extends"]
         if "abstract" not in raw:  # a scorer built on an abstract base is concrete unless it says otherwise
             merged.pop("abstract", None)
@@ -219,3 +233,11 @@ class CatalogSource:
             resolved.update({scorer_id: raw for scorer_id, raw in inherited.items() if scorer_id not in resolved})
             self._resolved = resolved
         return self._resolved
+
+
+def _empty_like(data: Any) -> LocatedDict:
+    """An empty mapping placed where `data` starts, for a file that has no `defaults:`."""
+    empty = LocatedDict()
+    empty.place = getattr(data, "place", ("", 1))
+    empty.key_places = {}
+    return empty

@@ -169,9 +169,75 @@ class ScorerDefinition(_Strict):
         return self
 
 
-class CatalogFile(_Strict):
-    """The top of a catalog file: where its prompts and schemas are, and its scorers."""
+class CatalogDefaults(_Strict):
+    """What every scorer of the file starts from; a scorer's own keys win, key by key."""
 
-    prompts: str = "prompts"
-    schemas: str = "schemas"
+    judge: JudgeSpec | None = Field(default=None, description="Judge settings shared by the scorers of this file")
+    options: dict[str, Any] | None = Field(
+        default=None, description="Options every scorer of this file has (name: JSON Schema with default), e.g. scale, language"
+    )
+
+
+class CatalogFile(_Strict):
+    """The top of a catalog file: where its prompts and schemas are, what its scorers share,
+    and its scorers."""
+
+    prompts: str = Field(default="prompts", description="Folder of the prompt templates, relative to this file")
+    schemas: str = Field(default="schemas", description="Folder of the answer schemas, relative to this file")
+    defaults: CatalogDefaults = Field(default_factory=CatalogDefaults)
     scorers: dict[str, dict[str, Any]]
+
+
+class _EditorCatalog(CatalogFile):
+    """The catalog as an editor sees it: every scorer written out."""
+
+    scorers: dict[str, ScorerDefinition]  # type: ignore[assignment]
+
+
+#: Step fields always written, even in a step that overrides one of a base scorer; the rest
+#: may come from `extends:` or `defaults:`.
+_ALWAYS_WRITTEN = {"id"}
+
+
+def catalog_json_schema() -> dict[str, Any]:
+    """A JSON Schema of the catalog format, for editors (yaml-language-server and the like):
+    keys are completed and described, and unknown keys and wrong types are underlined. It is
+    lenient where a catalog is: a scorer that `extends` another, or takes keys from
+    `defaults:`, writes only what it changes."""
+    schema = _EditorCatalog.model_json_schema(by_alias=True)
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    scorer = definitions["ScorerDefinition"]
+    scorer["properties"].pop("id")
+    scorer["properties"] = {
+        "extends": {"type": "string", "description": "The scorer this one starts from (of this file, or a built-in)"},
+        **scorer["properties"],
+    }
+    for definition in definitions.values():
+        written = _ALWAYS_WRITTEN if "kind" in definition.get("properties", {}) else set()
+        required = [name for name in definition.get("required", []) if name in written]
+        if required:
+            definition["required"] = required
+        else:
+            definition.pop("required", None)
+    _loosen_unions(schema)
+    schema.pop("title", None)
+    schema.pop("description", None)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "llm-scorers catalog",
+        "description": "A scorers.yaml file: prompt and schema folders, shared defaults, and scorers defined as steps.",
+        **schema,
+    }
+
+
+def _loosen_unions(node: Any) -> None:
+    """An overriding step names only what it changes, so it may match several step kinds."""
+    if isinstance(node, dict):
+        node.pop("discriminator", None)
+        if "oneOf" in node:
+            node["anyOf"] = node.pop("oneOf")
+        for value in node.values():
+            _loosen_unions(value)
+    elif isinstance(node, list):
+        for value in node:
+            _loosen_unions(value)

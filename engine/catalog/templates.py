@@ -15,7 +15,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError, meta
+from jinja2 import (
+    BaseLoader,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    meta,
+)
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.table import Table
 
+from ..catalog.spec import catalog_json_schema
 from .app import app, console
-from .common import ConfigOption, JsonFlag, catalog_from, one_line_errors
+from .common import ConfigOption, JsonFlag, catalog_from, one_line_errors, print_json
 
 
 @app.command("list")
@@ -21,7 +20,7 @@ def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None
             {"id": d.id, "name": d.name, "direction": d.direction, "requires": d.requires, "description": d.description}
             for d in definitions
         ]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print_json(rows)
         return
     table = Table(title="Scorers")
     for column in ("id", "name", "better", "needs", "description"):
@@ -30,3 +29,10 @@ def list_scorers(config: ConfigOption = None, as_json: JsonFlag = False) -> None
         better = "lower" if d.direction == "lower_is_better" else "higher"
         table.add_row(d.id, d.name, better, ", ".join(d.requires), d.description)
     console.print(table)
+
+
+@app.command("schema")
+@one_line_errors
+def catalog_schema() -> None:
+    """Print the JSON Schema of the catalog format, for editors that complete and check YAML."""
+    print_json(catalog_json_schema())

@@ -19,7 +19,16 @@ import yaml
 from pydantic import BaseModel
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
-from ..errors import ConfigError, DataError, JudgeAuthenticationError, JudgeError, JudgeRequestError, JudgeUnreachableError, ScorerError
+from ..errors import (
+    ConfigError,
+    DataError,
+    JudgeAuthenticationError,
+    JudgeError,
+    JudgeRequestError,
+    JudgeUnreachableError,
+    ScorerError,
+)
+from ..formatting import to_json
 from ..judge import install_log_filter, scrub
 from .app import errors
 
@@ -179,3 +188,8 @@ def finite(value: float | None, flag: str) -> float | None:
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"
 StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+
+
+def print_json(value: object) -> None:
+    """Machine-readable output for `--json`: indented, non-ASCII text kept readable."""
+    print(to_json(value, indent=2))

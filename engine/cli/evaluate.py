@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
@@ -33,6 +40,7 @@ from .common import (
     catalog_from,
     finite,
     one_line_errors,
+    print_json,
 )
 from .tables import figure, summary_table
 
@@ -206,7 +214,7 @@ def eval_command(
     if plain is not None:
         plain.update(finished["items"], finished["failed"], final=True)
     if as_json:
-        print(json.dumps(result.model_dump(mode="json", exclude={"items"}), indent=2, ensure_ascii=False))
+        print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
         _print_eval(result, store)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))

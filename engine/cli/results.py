@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,7 +11,7 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..store import RunSummary, SQLiteStore
 from .app import app, console
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
 from .tables import coverage, figure, summary_table
 
 
@@ -49,7 +48,7 @@ def results_command(
         if run is None:
             runs = results.runs()
             if as_json:
-                print(json.dumps([item.model_dump(mode="json") for item in runs], indent=2, ensure_ascii=False))
+                print_json([item.model_dump(mode="json") for item in runs])
                 return
             table = Table(title=f"Runs in {store}")
             for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
@@ -74,7 +73,7 @@ def results_command(
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
                 "last_invocation": found.meta.get("last_invocation"),
             }
-            print(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json(payload)
             return
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
         last = _last_invocation(found.meta)

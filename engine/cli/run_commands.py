@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Optional
 
 import typer
@@ -25,6 +24,7 @@ from .common import (
     finite,
     one_line_errors,
     parse_options,
+    print_json,
     read_value,
     scorer_options,
 )
@@ -60,7 +60,7 @@ def run_scorer(
     scorer_object = catalog.create(scorer, model=model, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries)  # type: ignore[arg-type]
     result = scorer_object.run(output=read_value(output, transcript=True), input=read_value(input, transcript=True), ground_truth=read_value(ground_truth))
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        print_json(result.to_dict())
         return
     better = "lower is better" if scorer_object.plan.direction == "lower_is_better" else "higher is better"
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")

@@ -3,19 +3,29 @@ provider adapters and the middleware chain around them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .client import OpenAIJudge
 from .config import JudgeConfig, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
 from .middleware.breaker import CircuitBreaker
-from .protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest, TokenUsage
+from .protocol import (
+    AsksJudge,
+    CallNext,
+    JudgeAnswer,
+    JudgeMiddleware,
+    JudgeRequest,
+    TokenUsage,
+)
 from .secrets import install_log_filter, scrub
 
 
-def connect(config: JudgeConfig) -> AsksJudge:
-    """The judge a scorer calls for `config`, behind its middleware. The provider SDK is
-    imported on the first call."""
+def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> AsksJudge:
+    """The judge a scorer calls for `config`, its calls passing through `middleware` (the
+    first listed sees a request first) and, innermost, the circuit breaker that makes a
+    judge that cannot answer fail fast. The provider SDK is imported on the first call."""
     judge = OpenAIJudge(config)
-    return Chain(judge, [CircuitBreaker(f"{config.model} at {config.address()}")])
+    return Chain(judge, [*middleware, CircuitBreaker(f"{config.model} at {config.address()}")])
 
 
 __all__ = [

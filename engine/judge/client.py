@@ -126,7 +126,10 @@ def _waited(config: JudgeConfig, elapsed: float) -> str:
 
 def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest, elapsed: float) -> JudgeError:
     import openai
-    from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+    from instructor.core.exceptions import (
+        IncompleteOutputException,
+        InstructorRetryException,
+    )
 
     cause: BaseException = exc
     attempts = getattr(exc, "n_attempts", None)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from .batch import arun_evals, check_scorers, default_run_name, run_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
-from .results import Agreement, EvalError, EvalResult, ItemResult, ScorerOutcome, ScorerSummary
+from .results import (
+    Agreement,
+    EvalError,
+    EvalResult,
+    ItemResult,
+    ScorerOutcome,
+    ScorerSummary,
+)
 
 __all__ = [
     "Agreement",

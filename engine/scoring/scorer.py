@@ -24,7 +24,14 @@ from ..judge import AsksJudge, JudgeConfig, JudgeRequest
 from ..sync import run_sync
 from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
-from .plan import AnyStepPlan, Evaluable, JudgeStepPlan, ReasonStepPlan, ScorerPlan, ScoreStepPlan
+from .plan import (
+    AnyStepPlan,
+    Evaluable,
+    JudgeStepPlan,
+    ReasonStepPlan,
+    ScorerPlan,
+    ScoreStepPlan,
+)
 from .results import Run, ScoreResult, StepRecord
 from .transcripts import as_messages, assistant_text, extract_tool_calls, role_text
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..formatting import to_json
+
 Message = Mapping[str, Any]
 
 
@@ -190,7 +192,7 @@ def tool_result_context(messages: Any) -> list[str]:
     """Context pieces from the tool results of a transcript: one JSON object
     `{"tool": name, "result": result}` per result, what the agent based its answer on."""
     return [
-        json.dumps({"tool": result["tool_name"], "result": result["result"]}, ensure_ascii=False, default=str)
+        to_json({"tool": result["tool_name"], "result": result["result"]})
         for result in extract_tool_results(messages)
     ]
 

@@ -6,7 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import Direction, Outcome, ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScoreStats, Source, Stage, Store
+from .base import (
+    Direction,
+    Outcome,
+    ResultRecord,
+    RunInfo,
+    RunLease,
+    RunStatus,
+    RunSummary,
+    ScoreStats,
+    Source,
+    Stage,
+    Store,
+)
 from .sqlite import SQLiteStore
 
 
