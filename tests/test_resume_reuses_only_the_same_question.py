@@ -161,3 +161,19 @@ def test_a_store_of_schema_1_is_upgraded_in_place_and_its_runs_resume(judge: Jud
     assert result.counts.reused == 0 and result.status == "complete"
     with SQLiteStore(store) as upgraded:
         assert len(upgraded.query(run="old")) == 2
+
+
+def test_results_of_items_gone_from_the_data_file_leave_the_run(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "a", "output": "ok", "context": ["c"]}) + "\n{broken\n", encoding="utf-8")
+    assert run_evals(data, [create_hallucination_scorer()], store=store, run="r").status == "incomplete"
+
+    data.write_text(json.dumps({"id": "a", "output": "ok", "context": ["c"]}) + "\n" + json.dumps({"id": "b", "output": "WRONG", "context": ["c"]}) + "\n", encoding="utf-8")
+    again = run_evals(data, [create_hallucination_scorer()], store=store, run="r")
+
+    assert again.status == "complete"
+    with SQLiteStore(store) as saved:
+        assert sorted(record.item_id for record in saved.query(run="r")) == ["a", "b"]
+        assert [stats.errors for stats in saved.summary("r")] == [0]  # the fixed line's old error is gone

@@ -25,8 +25,7 @@ from rich.progress import (
 )
 
 from ..errors import ConfigError
-from ..runs import EvalResult, ItemResult, default_run_name, run_evals
-from ..runs.batch import error_budget, where_item
+from ..runs import EvalResult, ItemResult, default_run_name, error_budget, run_evals, where_item
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -119,9 +118,10 @@ def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
     return shlex.join([*arguments, "--run", run])
 
 
-def _print_eval(result: EvalResult, store: Path) -> None:
+def _print_eval(result: EvalResult, store: Path, total: int | None) -> None:
     counts = result.counts
-    console.print(summary_table(f"run {result.run} ({result.status}): {counts.items} items", list(result.summary.values())))
+    items = f"{counts.items} of {total} items" if total is not None and total != counts.items else f"{counts.items} items"
+    console.print(summary_table(f"run {result.run} ({result.status}): {items}", list(result.summary.values())))
     for summary in result.summary.values():
         if summary.agreement is not None:
             agreement = summary.agreement
@@ -138,8 +138,6 @@ def _print_eval(result: EvalResult, store: Path) -> None:
         console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", markup=True, highlight=False)
     if len(result.errors) > 5:
         console.print(f"... and {len(result.errors) - 5} more errors")
-    if result.errors:
-        console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
@@ -216,7 +214,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, store)
+        _print_eval(result, store, total)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 
@@ -228,18 +226,19 @@ def _verdict(result: EvalResult, resume: str) -> int:
     """The exit status, with one line on stderr saying why when it is not 0."""
     reasons: list[str] = []
     status = 0
-    if result.stopped_by is not None:
+    if result.stopped_by is not None:  # the one thing to fix; the rest follows from it
         reasons.append(f"the run stopped: {result.stopped_by}")
         if result.stopped_by_kind in _SETUP_ERRORS:
             status = EXIT_USAGE
-    nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
-    if nothing_scored:
-        reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
-    if result.counts.failed > result.max_errors:
-        reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
-    failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False]
-    if failed_gates:
-        reasons.append(f"threshold not met by {', '.join(failed_gates)}")
+    else:
+        nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
+        if nothing_scored:
+            reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
+        if result.counts.failed > result.max_errors:
+            reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
+        failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False]
+        if failed_gates:
+            reasons.append(f"threshold not met by {', '.join(failed_gates)}")
     if reasons:
         status = max(status, EXIT_FAILED)
         errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
+from ..runs import where_item
 from ..store import RunSummary, SQLiteStore
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
@@ -89,4 +90,5 @@ def results_command(
                 table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
             console.print(table)
         for record in failures:
-            console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)
+            where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
+            console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)

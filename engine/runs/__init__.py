@@ -3,7 +3,7 @@ clients of the scorer and of the store, never second copies of either."""
 
 from __future__ import annotations
 
-from .batch import arun_evals, check_scorers, default_run_name, run_evals
+from .batch import arun_evals, check_scorers, default_run_name, error_budget, run_evals, where_item
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .results import (
@@ -29,6 +29,8 @@ __all__ = [
     "attach_scorers",
     "check_scorers",
     "default_run_name",
+    "error_budget",
     "read_jsonl",
     "run_evals",
+    "where_item",
 ]

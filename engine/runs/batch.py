@@ -25,7 +25,8 @@ With a store, every (item, scorer) result is saved the moment it completes, with
 fingerprints of the item's content and of the scorer (definition, templates, schemas,
 options, judge model, mode, sampling). Running a run of the same name again (after a crash,
 Ctrl-C, or judge errors) reuses a saved result only when both fingerprints still match, and
-judges the rest again. An item's identity is its `id`, else its line in the data. A run
+judges the rest again; after a whole pass over a run's data file, results of items no longer
+in it are dropped. An item's identity is its `id`, else its line in the data. A run
 remembers the data file and the scorers it was started with: resuming it with others is
 refused (`replace=True` starts it over), and so is a second process resuming it at once.
 
@@ -114,6 +115,7 @@ class _Evaluation:
         self.unique_ids = UniqueIds("data")
         self.stop_cause: JudgeError | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        self.seen: set[str] = set()  # the item ids of this pass over the data
 
     def _error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
         self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
@@ -148,6 +150,7 @@ class _Evaluation:
             await self._unreadable(index, line, message)
             return
         key, fingerprint = item.key(line), item.fingerprint
+        self.seen.add(key)
         outcomes: dict[str, ScorerOutcome] = {}
         stored_output: Any = None
         if self.resuming and self.store is not None:
@@ -183,6 +186,7 @@ class _Evaluation:
     async def _unreadable(self, index: int, line: int, message: str) -> None:
         """An item that cannot be read is each scorer's error, counted and stored like any other."""
         key = f"#{line}"
+        self.seen.add(key)
         started = datetime.now(timezone.utc)
         outcomes: dict[str, ScorerOutcome] = {}
         for scorer in self.scorers:
@@ -497,6 +501,10 @@ async def arun_evals(
                 status = "failed"
             else:
                 status = "incomplete" if evaluation.counts.failed else "complete"
+                if opened is not None and resuming and isinstance(data, (str, Path)):
+                    # A whole pass over the run's own data file: results of items that are
+                    # no longer in it (removed, or now with another id) would skew the run.
+                    await asyncio.to_thread(opened.prune_run, name, evaluation.seen)
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise

@@ -135,6 +135,11 @@ class Store(Protocol):
         """Forget the run and every record of it."""
         ...
 
+    def prune_run(self, name: str, keep: set[str]) -> int:
+        """Delete the run's records of items whose id is not in `keep` (items no longer in
+        its data); returns how many records went."""
+        ...
+
     def lease_run(self, lease: RunLease) -> RunLease | None:
         """Take or renew the run's lease for `lease.owner`; returns the other owner's lease
         instead when one holds it and it has not expired."""

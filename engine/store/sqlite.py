@@ -217,6 +217,14 @@ class SQLiteStore:
             db.execute("DELETE FROM results WHERE run = ?", (name,))
             db.execute("DELETE FROM runs WHERE name = ?", (name,))
 
+    def prune_run(self, name: str, keep: set[str]) -> int:
+        stale = [row[0] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = ?", (name,)) if row[0] not in keep]
+        with self._transaction() as db:
+            for start in range(0, len(stale), 500):
+                chunk = stale[start : start + 500]
+                db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+        return len(stale)
+
     def lease_run(self, lease: RunLease) -> RunLease | None:
         now = time.time()
         with self._transaction() as db:
