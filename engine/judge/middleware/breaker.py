@@ -12,7 +12,8 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
   retries and to the count below).
 - When the last `threshold` calls all failed, the circuit opens: the failure that opened it
   is fatal, and calls during `cooldown` seconds fail at once. After that one probe call goes
-  through again (what matters to a long-lived live scorer).
+  through again (what matters to a long-lived live scorer); so it does `cooldown` seconds
+  after a fatal failure, in case the key or the server was fixed meanwhile.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class _Circuit:
     last_error: str = ""
     opened_at: float | None = None
     fatal: JudgeError | None = None
+    fatal_at: float = 0.0
     probe: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -64,8 +66,11 @@ class CircuitBreaker:
 
     def _refuse_if_open(self, circuit: _Circuit, request: JudgeRequest) -> None:
         if circuit.fatal is not None:
-            error = circuit.fatal
-            raise type(error)(error.message, request.step, fatal=True)
+            if time.monotonic() - circuit.fatal_at >= self.cooldown:
+                circuit.fatal, circuit.proven = None, False  # probe again
+            else:
+                error = circuit.fatal
+                raise type(error)(error.message, request.step, fatal=True)
         if circuit.opened_at is not None:
             waited = time.monotonic() - circuit.opened_at
             if waited < self.cooldown:
@@ -93,7 +98,7 @@ class CircuitBreaker:
         if isinstance(error, (JudgeUnreachableError, JudgeTimeoutError)) and not circuit.proven:
             error.fatal = True
         if error.fatal:
-            circuit.fatal = error
+            circuit.fatal, circuit.fatal_at = error, time.monotonic()
         elif circuit.failures >= self.threshold:
             error.fatal = True
             error.message = f"stopped after {circuit.failures} judge calls in a row to {self.endpoint} failed; the last: {error.message}"
