@@ -26,7 +26,7 @@ from ..errors import (
     JudgeUnreachableError,
 )
 from ..formatting import first_line, refusal
-from .config import JudgeConfig
+from .config import NO_KEY, JudgeConfig
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .secrets import install_log_filter, remember_secret, scrub
 
@@ -58,7 +58,8 @@ class OpenAIJudge:
         import openai
 
         base_url, key = self.config.endpoint()
-        remember_secret(key)
+        if key != NO_KEY:
+            remember_secret(key)
         per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
         cache_key = (base_url, key, self.config.timeout, self.config.http_retries, self.config.mode)
         if cache_key not in per_loop:

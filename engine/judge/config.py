@@ -19,6 +19,8 @@ from ..errors import ConfigError
 StructuredMode = Literal["json_schema", "tools", "json", "md_json"]
 
 _OPENAI_HOST = "api.openai.com"
+#: What is sent as the key to servers that need none (not a secret).
+NO_KEY = "not-needed"
 
 
 class Provider(BaseModel):
@@ -124,7 +126,7 @@ class JudgeConfig(BaseModel):
                     "OPENAI_BASE_URL (or base_url=) to a local OpenAI-compatible server such as "
                     "http://localhost:8000/v1 and name its model as 'openai/<model>'"
                 )
-            key = "not-needed"  # local servers ignore it, but the SDK insists on one
+            key = NO_KEY  # local servers ignore it, but the SDK insists on one
         return base_url, key
 
 
