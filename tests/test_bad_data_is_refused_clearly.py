@@ -87,6 +87,7 @@ def test_two_items_with_the_same_id_are_refused_before_any_judge_call(judge: Jud
 
 
 def test_duplicate_ids_in_a_stream_are_item_errors(judge: JudgeServer) -> None:
+    """(With keep_results=False a stream is scored in flat memory, and this check is off.)"""
     script_hallucination(judge)
     stream = iter([{"id": 1, "output": "ok", "context": ["c"]}, {"id": "1", "output": "WRONG", "context": ["c"]}])
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, StructuredMode, connect, resolve_judge
 from ..scoring import Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -69,16 +69,21 @@ class Catalog:
         (seconds per judge call, or SCORERS_TIMEOUT) and `retries` (or SCORERS_RETRIES) how
         long a call may take; `max_input_chars` overrides the scorer's `judge:` limit. Every
         judge call passes through `middleware` (a cache, a limiter, a tracer ...), the first
-        listed first."""
+        listed first.
+
+        A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
+        settings and middleware: it needs no model and no key, and its runs make no request."""
         plan = self.plan(scorer_id)
-        config = resolve_judge(
-            model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode,
-            timeout=timeout, retries=retries, defaults=plan.judge_defaults,
-        )  # fmt: skip
         if max_input_chars is not None:
             if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
                 raise ConfigError(f"{scorer_id}: max_input_chars must be a positive integer, got {max_input_chars!r}")
             plan = dataclasses.replace(plan, max_input_chars=max_input_chars)
+        if not plan.needs_judge:
+            return Scorer(plan, NoJudge(), dict(options or {}))
+        config = resolve_judge(
+            model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode,
+            timeout=timeout, retries=retries, defaults=plan.judge_defaults,
+        )  # fmt: skip
         scorer = Scorer(plan, connect(config, middleware), dict(options or {}), judge_config=config)
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..runs import where_item
-from ..store import RunSummary, SQLiteStore
+from ..runs.stats import ScoreSpread, spread_of
+from ..store import RunSummary, ScoreStats, SQLiteStore
 from .app import app, console
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import coverage, figure, summary_table
 
 
@@ -42,9 +43,13 @@ def results_command(
     run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
     store: StoreOption = DEFAULT_STORE,
     worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
+    threshold: Annotated[
+        Optional[list[str]], typer.Option("--threshold", help="SCORER=VALUE: the pass mark for the pass rate (default: the run's own thresholds)")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """List the stored runs and their summaries, or one run in detail."""
+    """List the stored runs and their summaries, or one run in detail (with the median, the
+    95th percentile and the pass rate of each scorer beside its mean)."""
     with _open_existing(store) as results:
         if run is None:
             runs = results.runs()
@@ -64,22 +69,26 @@ def results_command(
             known = ", ".join(item.name for item in results.runs()[:10]) or "none"
             raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
         stats = results.summary(run)
+        limits = {**(found.meta.get("thresholds") or {}), **_thresholds(threshold or [])}
+        spreads = {item.scorer_id: _spread(results, run, item, limits.get(item.scorer_id)) for item in stats}
         worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
         failures = results.query(run=run, errors=True, limit=20)
         if as_json:
             payload = {
                 "run": found.model_dump(mode="json"),
-                "scorers": [item.model_dump(mode="json") for item in stats],
+                "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
                 "last_invocation": found.meta.get("last_invocation"),
             }
             print_json(payload)
             return
-        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
         last = _last_invocation(found.meta)
         if last is not None:
             console.print(last, markup=False, highlight=False)
+        if not limits:
+            console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         for scorer_id, records in worst_items.items():
             if not records:
                 continue
@@ -92,3 +101,17 @@ def results_command(
         for record in failures:
             where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
             console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)
+
+
+def _thresholds(pairs: list[str]) -> dict[str, float]:
+    limits = {}
+    for name, value in parse_options(pairs).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"--threshold {name}={value}: the threshold must be a number")
+        limits[name] = float(value)
+    return limits
+
+
+def _spread(results: SQLiteStore, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
+    scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
+    return spread_of(scores, stats.direction, threshold)

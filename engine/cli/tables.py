@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from ..runs.stats import ScoreSpread
 from ..store import ScoreStats
 
 
@@ -20,12 +21,19 @@ def coverage(item: ScoreStats) -> str:
     return f"{item.count}/{item.total}"
 
 
-def summary_table(title: str, stats: list[ScoreStats]) -> Table:
-    """Per scorer: the mean over scored items, with beside it how many items that is of all
-    (coverage), how many failed and how many the scorer could not judge."""
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreSpread] | None = None) -> Table:
+    """Per scorer: direction, the mean over scored items, min, max, how many items were
+    scored of all (coverage), errors, and items the scorer could not judge (when any); with
+    `spreads`, the median, the 95th percentile and the pass rate beside the mean; with
+    thresholds, the verdict."""
     with_thresholds = any(getattr(item, "threshold", None) is not None for item in stats)
     with_unscorable = any(item.not_scorable for item in stats)
-    columns = ["scorer", "better", "mean", "min", "max", "scored", "errors"] + (["not scorable"] if with_unscorable else [])
+    spread_columns = ["p50", "p95", "pass"] if spreads is not None else []
+    columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["not scorable"] if with_unscorable else [])
     columns += ["limit", "verdict"] if with_thresholds else []
     table = Table(title=title)
     for column in columns:
@@ -35,7 +43,9 @@ def summary_table(title: str, stats: list[ScoreStats]) -> Table:
             table.add_column(column, justify="left" if column in ("better", "verdict") else "right", no_wrap=True)
     for item in stats:
         errors_cell = f"[red]{item.errors}[/red]" if item.errors else "0"
-        row = [item.scorer_id, better_word(item.direction), figure(item.mean), figure(item.min), figure(item.max), coverage(item), errors_cell]
+        spread = (spreads or {}).get(item.scorer_id, ScoreSpread())
+        spread_cells = [figure(spread.p50), figure(spread.p95), percent(spread.pass_rate)] if spreads is not None else []
+        row = [item.scorer_id, better_word(item.direction), figure(item.mean), *spread_cells, figure(item.min), figure(item.max), coverage(item), errors_cell]
         if with_unscorable:
             row.append(str(item.not_scorable))
         if with_thresholds:

@@ -15,6 +15,7 @@ from .protocol import (
     JudgeAnswer,
     JudgeMiddleware,
     JudgeRequest,
+    NoJudge,
     TokenUsage,
 )
 from .secrets import install_log_filter, scrub
@@ -37,6 +38,7 @@ __all__ = [
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",
+    "NoJudge",
     "OpenAIJudge",
     "Sampling",
     "StructuredMode",

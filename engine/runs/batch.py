@@ -97,6 +97,7 @@ class _Evaluation:
         thresholds: Mapping[str, float],
         keep_results: bool,
         target_timeout: float | None,
+        track_items: bool = False,
     ) -> None:
         self.scorers = scorers
         self.target = target
@@ -112,10 +113,13 @@ class _Evaluation:
         self.counts = EvalCounts()
         self.errors: list[EvalError] = []
         self.items: dict[int, ItemResult] = {}
-        self.unique_ids = UniqueIds("data")
+        # Ids seen so far, to refuse a duplicate in a one-shot iterator (files and lists are
+        # checked before the run). Not with keep_results=False: that promises flat memory.
+        self.unique_ids = UniqueIds("data") if keep_results else None
         self.stop_cause: JudgeError | None = None
         self.tasks: set[asyncio.Task[None]] = set()
-        self.seen: set[str] = set()  # the item ids of this pass over the data
+        # The item ids of this pass over a data file, to drop results of items gone from it.
+        self.seen: set[str] | None = set() if track_items else None
 
     def _error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
         self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
@@ -136,7 +140,7 @@ class _Evaluation:
             return record.model_copy(update={"error": cause, "error_stage": "store", "not_scorable": None})
 
     async def item(self, index: int, line: int, raw: Any) -> None:
-        duplicate = self.unique_ids.duplicate(line, raw)
+        duplicate = self.unique_ids.duplicate(line, raw) if self.unique_ids is not None else None
         if duplicate is not None:
             await self._unreadable(index, line, duplicate)
             return
@@ -150,7 +154,8 @@ class _Evaluation:
             await self._unreadable(index, line, message)
             return
         key, fingerprint = item.key(line), item.fingerprint
-        self.seen.add(key)
+        if self.seen is not None:
+            self.seen.add(key)
         outcomes: dict[str, ScorerOutcome] = {}
         stored_output: Any = None
         if self.resuming and self.store is not None:
@@ -186,7 +191,8 @@ class _Evaluation:
     async def _unreadable(self, index: int, line: int, message: str) -> None:
         """An item that cannot be read is each scorer's error, counted and stored like any other."""
         key = f"#{line}"
-        self.seen.add(key)
+        if self.seen is not None:
+            self.seen.add(key)
         started = datetime.now(timezone.utc)
         outcomes: dict[str, ScorerOutcome] = {}
         for scorer in self.scorers:
@@ -200,7 +206,8 @@ class _Evaluation:
 
     async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
         if item.has_output:
-            return item.output, None
+            # A conversation item is stored with its whole transcript as the reply.
+            return (item.output if item.output is not None else item.turns), None
         if stored_output is not None:  # the same reply the saved scorers judged
             return stored_output, None
         if self.target is None:
@@ -243,11 +250,14 @@ class _Evaluation:
             result = None
             try:
                 result = await scorer.arun(
-                    output=reply,
+                    # A conversation item: the scorer takes its last reply from the turns.
+                    output=reply if item.turns is None or item.output is not None else None,
                     input=item.input,
                     ground_truth=item.ground_truth,
                     run_id=f"{self.run}/{key}/{scorer.id}",
                     context=item.context,
+                    turns=item.turns,
+                    expected_trajectory=item.expected_trajectory,
                 )
             except NotScorable as exc:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
@@ -451,6 +461,9 @@ async def arun_evals(
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).
+    Two items with the same id are refused before any call for files and lists; in a
+    one-shot iterator the repeated id is that item's error (not checked with
+    keep_results=False, which scores a stream in flat memory).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -494,6 +507,7 @@ async def arun_evals(
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
+            track_items=resuming and isinstance(data, (str, Path)),
         )  # fmt: skip
         try:
             await _drive(evaluation, source, concurrency)
@@ -501,7 +515,7 @@ async def arun_evals(
                 status = "failed"
             else:
                 status = "incomplete" if evaluation.counts.failed else "complete"
-                if opened is not None and resuming and isinstance(data, (str, Path)):
+                if opened is not None and evaluation.seen is not None:
                     # A whole pass over the run's own data file: results of items that are
                     # no longer in it (removed, or now with another id) would skew the run.
                     await asyncio.to_thread(opened.prune_run, name, evaluation.seen)

@@ -17,7 +17,7 @@ from ..scoring import context_strings
 
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 
-_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected")
+_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected", "turns", "expected_trajectory")
 
 
 class EvalItem(BaseModel):
@@ -29,6 +29,12 @@ class EvalItem(BaseModel):
     output: Any = Field(default=None, description="A pre-computed reply: no target is called for this item")
     context: list[str] | None = None
     ground_truth: Any = None
+    turns: list[dict[str, Any]] | None = Field(
+        default=None, description="A whole conversation (chat messages): scored as given, no target is called"
+    )
+    expected_trajectory: list[Union[str, dict[str, Any]]] | None = Field(
+        default=None, description="The tool calls expected, in order: names, or {tool_name, args} objects"
+    )
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     expected: dict[str, FiniteFloat] = Field(
@@ -69,7 +75,8 @@ class EvalItem(BaseModel):
 
     @property
     def has_output(self) -> bool:
-        return "output" in self.model_fields_set and self.output is not None
+        """Whether the item carries the reply to score (an output or a whole conversation)."""
+        return ("output" in self.model_fields_set and self.output is not None) or self.turns is not None
 
     def key(self, line: int) -> str:
         """The item's identity in a run: its `id`, else its place in the data (`#7`: line 7),
