@@ -17,7 +17,7 @@ from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
-from engine import LiveScorer, ResultRecord, SQLiteStore, create_hallucination_scorer, run_evals
+from engine import LiveScorer, ResultRecord, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals
 from engine.cli import app
 
 runner = CliRunner()
@@ -182,3 +182,17 @@ def test_a_result_that_could_not_be_saved_counts_as_an_error(judge: JudgeServer,
     assert [(error.line, error.stage) for error in result.errors] == [(2, "store")]
     assert "could not be saved: OSError: [Errno 28] No space left on device" in result.errors[0].error
     assert result.status == "incomplete"
+
+
+def test_an_item_without_output_is_not_scorable_for_scorers_that_need_one(judge: JudgeServer) -> None:
+    judge.on("ContextPrecisionVerdicts", {"verdicts": [{"verdict": "yes", "reason": "r"}]})
+    judge.on("Reason", {"reason": "r"})
+    script_hallucination(judge)
+    scorers = [create_hallucination_scorer(), create_scorer("context-precision")]
+    item = {"input": "Who wrote Hamlet?", "context": ["Shakespeare wrote Hamlet."], "ground_truth": "Shakespeare"}
+
+    result = run_evals([item], scorers)
+
+    outcomes = result.items[0].results
+    assert outcomes["hallucination"].outcome == "not_scorable" and "needs `output`" in (outcomes["hallucination"].not_scorable or "")
+    assert result.counts.outcomes["error"] == 0 and result.status == "complete"

@@ -211,7 +211,9 @@ class _Evaluation:
         if stored_output is not None:  # the same reply the saved scorers judged
             return stored_output, None
         if self.target is None:
-            return None, "the item has no `output` and no target was given to produce one"
+            # Nothing to produce a reply: scorers that need one find the item not scorable
+            # (and say so); the others (e.g. context precision) judge it as it is.
+            return None, None
         try:
             async with self.slots:
                 reply = await asyncio.wait_for(call_target(self.target, item.input), self.target_timeout)
