@@ -177,3 +177,31 @@ def test_results_of_items_gone_from_the_data_file_leave_the_run(judge: JudgeServ
     with SQLiteStore(store) as saved:
         assert sorted(record.item_id for record in saved.query(run="r")) == ["a", "b"]
         assert [stats.errors for stats in saved.summary("r")] == [0]  # the fixed line's old error is gone
+
+
+@pytest.mark.slow
+def test_two_processes_resuming_one_run_the_second_is_refused(judge: JudgeServer, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script_hallucination(judge, delay=0.2)
+    data = write(tmp_path / "data.jsonl", [{"id": f"i{n}", "output": f"answer {n}. WRONG", "context": ["facts"]} for n in range(30)])
+    store = tmp_path / "r.sqlite"
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "shared", "--concurrency", "1"]
+    first = subprocess.Popen([str(Path(sys.executable).parent / "scorers"), *arguments], env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        saved = 0
+        while saved < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            if store.exists():
+                with SQLiteStore(store) as results:
+                    saved = len(results.query(run="shared"))
+        second = runner.invoke(app, arguments)
+        assert second.exit_code == 2, second.output
+        assert "run 'shared' is being run by another process (pid" in second.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=30)
