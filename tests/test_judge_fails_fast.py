@@ -13,7 +13,7 @@ from engine.testing import JudgeServer, Reply
 from scripted import script_hallucination
 from typer.testing import CliRunner
 
-from engine import AnswerCutOffError, JudgeTimeoutError, SQLiteStore, create_hallucination_scorer, run_evals
+from engine import AnswerCutOffError, JudgeTimeoutError, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals
 from engine.cli import app
 
 runner = CliRunner()
@@ -184,3 +184,15 @@ def test_a_judge_that_cannot_be_reached_stops_at_once(tmp_path: Path, monkeypatc
     assert time.monotonic() - started < 10
     assert result.exit_code == 2, result.output
     assert f"cannot reach the judge at http://127.0.0.1:{port}/v1" in result.stderr and "is the server running" in result.stderr
+
+
+def test_a_refused_key_with_two_scorers_counts_the_item_that_met_it(judge: JudgeServer, tmp_path: Path) -> None:
+    judge.on("Claims", Reply.fail(401, "Incorrect API key provided"))
+    judge.on("AnswerRelevancyStatements", Reply.fail(401, "Incorrect API key provided"))
+    data = [{"id": f"i{n}", "input": "q", "output": "ok", "context": ["facts"]} for n in range(10)]
+
+    result = run_evals(data, [create_hallucination_scorer(), create_scorer("answer-relevancy")])
+
+    assert len(judge.requests) == 1
+    assert result.status == "failed" and result.counts.items == 1 and result.counts.failed == 1
+    assert {summary.errors for summary in result.summary.values()} == {1}  # never "errors 0" beside a stopped run

@@ -117,6 +117,7 @@ class _Evaluation:
         # checked before the run). Not with keep_results=False: that promises flat memory.
         self.unique_ids = UniqueIds("data") if keep_results else None
         self.stop_cause: JudgeError | None = None
+        self.stop_owner: asyncio.Task[Any] | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         # The item ids of this pass over a data file, to drop results of items gone from it.
         self.seen: set[str] | None = set() if track_items else None
@@ -281,8 +282,10 @@ class _Evaluation:
         `owner` task of the item that met it) is cancelled; what they finished is saved and
         a rerun does the rest."""
         if self.stop_cause is not None:
+            if owner is not None and owner is self.stop_owner:
+                return  # another scorer of the item that stopped the run: recorded with it
             raise _Stopped()
-        self.stop_cause = cause
+        self.stop_cause, self.stop_owner = cause, owner
         for task in self.tasks:
             if task is not owner:
                 task.cancel()
