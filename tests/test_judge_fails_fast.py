@@ -166,8 +166,9 @@ def test_an_unsupported_response_format_suggests_another_mode(judge: JudgeServer
 
     result = runner.invoke(app, eval_args(data, store))
 
-    assert result.exit_code == 2 and len(judge.requests) == 1
-    assert "try --mode tools or --mode json" in result.stderr
+    # One request in the configured mode, one in the mode the judge falls back to; then the run stops.
+    assert result.exit_code == 2 and len(judge.requests) == 2
+    assert "may not support --mode tools: try --mode json or --mode md_json" in result.stderr
 
 
 def test_a_judge_that_cannot_be_reached_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

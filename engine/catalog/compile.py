@@ -19,6 +19,7 @@ from ..scoring.plan import (
     ComputeStepPlan,
     Evaluable,
     JudgeStepPlan,
+    JuryPlan,
     ReasonStepPlan,
     ScorerPlan,
     ScoreStepPlan,
@@ -110,6 +111,10 @@ class ScorerCompiler:
             judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
             max_input_chars=definition.judge.max_input_chars,
             long_input=definition.judge.long_input,
+            jury=JuryPlan(
+                models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
+                threshold=definition.judges.threshold, margin=definition.judges.margin,
+            ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )

@@ -3,7 +3,9 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import catalog_commands, evaluate, results, run_commands
-from .app import app
+from . import catalog_commands, evaluate, judges_commands, results, run_commands
+from .app import app, finish
 
-__all__ = ["app", "catalog_commands", "evaluate", "results", "run_commands"]
+finish(app)
+
+__all__ = ["app", "catalog_commands", "evaluate", "judges_commands", "results", "run_commands"]

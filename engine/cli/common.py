@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from ..errors import (
 )
 from ..formatting import to_json
 from ..judge import install_log_filter, scrub
+from ..scoring import AGGREGATIONS
 from .app import errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,7 +39,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for tools")]
 # The fields of one run, shared by `run` and `preview`.
-ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")]
+def complete_scorer_id(incomplete: str) -> list[str]:
+    """Shell completion of scorer ids (of the built-in catalog: a --config given on the same
+    line is not known yet when the shell asks)."""
+    return [scorer_id for scorer_id in builtin_catalog().ids() if scorer_id.startswith(incomplete)]
+
+
+ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)", autocompletion=complete_scorer_id)]
 InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
 ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
 GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
@@ -57,6 +65,30 @@ def exit_status(exc: BaseException) -> int:
     if isinstance(exc, JudgeError) and exc.fatal and isinstance(exc, (JudgeAuthenticationError, JudgeRequestError, JudgeUnreachableError)):
         return EXIT_USAGE
     return EXIT_FAILED
+
+
+# The library's errors tell a Python caller which keyword to pass; on the command line the
+# same advice names the flag instead.
+_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r" \(or pass api_key=\)"), ""),
+    (re.compile(r"\(or --base-url / base_url=\)"), "(or --base-url)"),
+    (re.compile(r"\(or base_url=\)"), "(or --base-url)"),
+    (re.compile(r"pass model='provider/model'"), "give --model provider/model"),
+    (re.compile(r"and name its model as 'openai/<model>'"), "and give --model openai/<model>"),
+    (
+        re.compile(r"pass options=\{'context': \[\.\.\.\]\} or a get_context callable when creating the scorer, or context=\[\.\.\.\] to run\(\) \(--context on the command line, a `context` field in a data file\)"),
+        "give --context (or a `context` field in each item of a data file)",
+    ),
+    (re.compile(r"give (--[\w-]+) on the command line, \w+=\.\.\. in Python, or"), r"give \1, or"),
+    (re.compile(r"option (\w+): unknown option \(known: "), r"--option \1: unknown option (known: "),
+)
+
+
+def cli_words(message: str) -> str:
+    """`message` with Python keywords replaced by the flags that do the same."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def one_line_errors(command: F) -> F:
@@ -84,7 +116,7 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {scrub(str(exc))}", markup=False, highlight=False, soft_wrap=True)
+            errors.print(f"{kind}: {cli_words(scrub(str(exc)))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -184,6 +216,29 @@ def finite(value: float | None, flag: str) -> float | None:
     if value is not None and not math.isfinite(value):
         raise ConfigError(f"{flag} must be a finite number, got {value}")
     return value
+
+
+ModelOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--model", help="Judge as provider/model, e.g. openai/gpt-4o-mini; repeat for a jury of judges"),
+]
+AggregateOption = Annotated[
+    Optional[str], typer.Option("--aggregate", help="How a jury's scores combine: mean, median, majority or strictest")
+]
+
+
+def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, Any]:
+    """The keywords of Catalog.create for the `--model` flags: one judge, or a jury."""
+    if aggregate is not None:
+        if aggregate not in AGGREGATIONS:
+            raise ConfigError(f"--aggregate {aggregate!r}: choose one of {', '.join(AGGREGATIONS)}")
+        if not models or len(models) < 2:
+            raise ConfigError("--aggregate combines a jury's scores: give --model two or more times")
+    if not models:
+        return {}
+    if len(models) == 1:
+        return {"model": models[0]}
+    return {"models": models, "aggregate": aggregate}
 
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"

@@ -26,18 +26,22 @@ from rich.progress import (
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, error_budget, run_evals, where_item
+from ..runs.results import JuryAgreement
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
     EXIT_FAILED,
     EXIT_USAGE,
+    AggregateOption,
     ConfigOption,
     JsonFlag,
+    ModelOption,
     RetriesOption,
     StoreOption,
     TimeoutOption,
     catalog_from,
     finite,
+    judge_choice,
     one_line_errors,
     print_json,
 )
@@ -131,6 +135,8 @@ def _print_eval(result: EvalResult, store: Path, total: int | None) -> None:
                 f"mean absolute error {figure(agreement.mean_abs_error)}",
                 highlight=False,
             )
+        if summary.jury is not None:
+            _print_jury(summary.scorer_id, summary.jury)
     if counts.reused:
         console.print(f"{counts.reused} result(s) were reused from the store (same item, scorer and judge); {counts.scored} judged now.")
     for error in result.errors[:5]:
@@ -141,12 +147,30 @@ def _print_eval(result: EvalResult, store: Path, total: int | None) -> None:
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
-@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than --max-errors allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
+def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
+    kappa = "n/a (needs --threshold, or every verdict was the same)" if jury.kappa is None else figure(jury.kappa)
+    console.print(
+        f"{scorer_id} jury of {len(jury.judges)}: agreement between judges (kappa) {kappa}; "
+        f"{jury.disagreements} of {jury.items} item(s) flagged as disagreements",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for model, agreement in jury.with_humans.items():
+        correlation = "n/a" if agreement.rank_correlation is None else figure(agreement.rank_correlation)
+        console.print(
+            f"  {model} against human scores: rank correlation {correlation}, mean absolute error {figure(agreement.mean_abs_error)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
-    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
@@ -164,12 +188,16 @@ def eval_command(
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
     catalog = catalog_from(config)
-    scorers = [
-        catalog.create(scorer_id, model=model, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries)  # type: ignore[arg-type]
-        for scorer_id in scorer
-    ]
     thresholds = parse_thresholds(threshold or [])
     error_budget(max_errors, 0)
+    chosen = judge_choice(model, aggregate)
+    scorers = [
+        catalog.create(
+            scorer_id, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
+            **chosen, **({"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}),  # type: ignore[arg-type]
+        )  # fmt: skip
+        for scorer_id in scorer
+    ]
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
     name = run or default_run_name(data.stem)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .capabilities import capabilities
 from .client import OpenAIJudge
-from .config import JudgeConfig, Sampling, StructuredMode, resolve_judge
+from .config import PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
 from .middleware.breaker import CircuitBreaker
+from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import (
     AsksJudge,
     CallNext,
@@ -22,11 +24,23 @@ from .secrets import install_log_filter, scrub
 
 
 def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> AsksJudge:
-    """The judge a scorer calls for `config`, its calls passing through `middleware` (the
-    first listed sees a request first) and, innermost, the circuit breaker that makes a
-    judge that cannot answer fail fast. The provider SDK is imported on the first call."""
-    judge = OpenAIJudge(config)
-    return Chain(judge, [*middleware, CircuitBreaker(f"{config.model} at {config.address()}")])
+    """The judge a scorer calls for `config`: the adapter its provider speaks (OpenAI's API,
+    Azure's, or Anthropic's), its calls passing through `middleware` (the first listed sees
+    a request first), then the tracing (when OpenTelemetry is installed) and, innermost, the
+    circuit breaker that makes a judge that cannot answer fail fast. The provider SDK is
+    imported on the first call."""
+    adapter: AsksJudge
+    if config.provider_preset().adapter == "anthropic":
+        from .anthropic import AnthropicJudge
+
+        adapter = AnthropicJudge(config)
+    else:
+        adapter = OpenAIJudge(config)
+    # With OpenTelemetry installed, every call that reaches the provider is a span (a no-op
+    # until the host configures a tracer); it sits inside the host's middleware, so an
+    # answer served by one (a cache) is not traced as a model call.
+    chain = [*middleware, JudgeTracing(config)] if tracing_available() else list(middleware)
+    return Chain(adapter, [*chain, CircuitBreaker(f"{config.model} at {config.where()}")])
 
 
 __all__ = [
@@ -40,9 +54,12 @@ __all__ = [
     "JudgeRequest",
     "NoJudge",
     "OpenAIJudge",
+    "PROVIDERS",
+    "Provider",
     "Sampling",
     "StructuredMode",
     "TokenUsage",
+    "capabilities",
     "connect",
     "install_log_filter",
     "resolve_judge",

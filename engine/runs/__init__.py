@@ -11,12 +11,14 @@ from .results import (
     EvalError,
     EvalResult,
     ItemResult,
+    JuryAgreement,
     ScorerOutcome,
     ScorerSummary,
 )
 
 __all__ = [
     "Agreement",
+    "JuryAgreement",
     "EvalError",
     "EvalItem",
     "EvalResult",

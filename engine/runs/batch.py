@@ -54,7 +54,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..store import ResultRecord, RunInfo, RunLease, RunStatus, Stage, Store, open_store
 from ..sync import run_sync
 from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, data_source, numbered
@@ -87,7 +87,7 @@ class _Evaluation:
     def __init__(
         self,
         *,
-        scorers: list[Scorer],
+        scorers: list[AnyScorer],
         target: Target | None,
         on_item_complete: ItemCallback | None,
         concurrency: int,
@@ -225,7 +225,7 @@ class _Evaluation:
             return None, one_line(exc)
 
     def _record(
-        self, scorer: Scorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
+        self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
     ) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
@@ -246,7 +246,7 @@ class _Evaluation:
         )
 
     async def _score(
-        self, scorer: Scorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
+        self, scorer: AnyScorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
     ) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
@@ -316,13 +316,13 @@ class _Evaluation:
                 self._error(result.index, result.line, result.id, "callback", one_line(exc))
 
 
-def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
-    listed = [scorers] if isinstance(scorers, Scorer) else list(scorers)
+def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
+    listed = [scorers] if isinstance(scorers, (Scorer, Jury)) else list(scorers)
     if not listed:
         raise ConfigError("run_evals needs at least one scorer")
     for scorer in listed:
-        if not isinstance(scorer, Scorer):
-            raise ConfigError(f"scorers must be Scorer objects (create_scorer(...)), got {type(scorer).__name__}")
+        if not isinstance(scorer, (Scorer, Jury)):
+            raise ConfigError(f"scorers must be Scorer or Jury objects (create_scorer(...)), got {type(scorer).__name__}")
     ids = [scorer.id for scorer in listed]
     duplicated = sorted({scorer_id for scorer_id in ids if ids.count(scorer_id) > 1})
     if duplicated:
@@ -330,14 +330,14 @@ def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
     return listed
 
 
-def _started_with(data: Data, meta: Mapping[str, Any] | None, scorers: list[Scorer]) -> dict[str, Any]:
+def _started_with(data: Data, meta: Mapping[str, Any] | None, scorers: list[AnyScorer]) -> dict[str, Any]:
     """What a run is started on, to refuse resuming it on something else: the data file (or
     the `data` a host names in `meta`) and each scorer's fingerprint."""
     source = str(Path(data).resolve()) if isinstance(data, (str, Path)) else (meta or {}).get("data")
     return {"data": source, "scorers": {scorer.id: scorer.fingerprint for scorer in scorers}}
 
 
-def _check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[Scorer]) -> None:
+def _check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[AnyScorer]) -> None:
     """Refuse to continue a run on other data or with other scorers or judges: its means
     would describe neither."""
     if not before:
@@ -440,7 +440,7 @@ def error_budget(max_errors: int | str | None, items: int) -> int:
 
 async def arun_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,
@@ -598,7 +598,7 @@ async def _drive(evaluation: _Evaluation, source: NumberedSource, concurrency: i
 
 def run_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,

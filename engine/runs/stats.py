@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury
+from ..scoring.jury import passes
 from ..scoring.plan import Direction
-from .results import Agreement, ScorerOutcome, ScorerSummary
+from .results import Agreement, JuryAgreement, ScorerOutcome, ScorerSummary
 
 
 class ScoreSpread(BaseModel):
@@ -22,10 +23,6 @@ class ScoreSpread(BaseModel):
     p95: float | None = None
     pass_rate: float | None = None
     threshold: float | None = None
-
-
-def passes(score: float, threshold: float, direction: Direction) -> bool:
-    return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
 def spread_of(scores: Sequence[float], direction: Direction, threshold: float | None = None) -> ScoreSpread:
@@ -45,7 +42,7 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
 class Aggregate:
     """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
 
-    def __init__(self, scorer: Scorer, threshold: float | None) -> None:
+    def __init__(self, scorer: AnyScorer, threshold: float | None) -> None:
         self.scorer = scorer
         self.threshold = threshold
         self.count = 0
@@ -55,12 +52,20 @@ class Aggregate:
         self.errors = 0
         self.not_scorable = 0
         self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
+        # A jury's verdict line: its own threshold, else the run's.
+        self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
+        self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
+        self.jury_labelled: dict[str, list[tuple[float, float]]] = {}
+        self.jury_items = 0
+        self.disagreements = 0
 
     def add(self, outcome: ScorerOutcome, expected: float | None) -> None:
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
                 self.labelled.append((outcome.score, expected))
+            if outcome.judges is not None:
+                self._add_jury(outcome, expected)
             self.count += 1
             self.total += outcome.score
             self.low = min(self.low, outcome.score)
@@ -89,7 +94,51 @@ class Aggregate:
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled) if self.labelled else None,
+            jury=self._jury_summary(),
         )
+
+    def _add_jury(self, outcome: ScorerOutcome, expected: float | None) -> None:
+        assert outcome.judges is not None
+        self.jury_items += 1
+        self.disagreements += bool(outcome.disagreement)
+        if self.jury_threshold is not None:
+            line = self.jury_threshold
+            self.jury_verdicts.append([passes(judge.score, line, self.scorer.plan.direction) for judge in outcome.judges])
+        if expected is not None:
+            for judge in outcome.judges:
+                self.jury_labelled.setdefault(judge.model, []).append((judge.score, expected))
+
+    def _jury_summary(self) -> JuryAgreement | None:
+        if not isinstance(self.scorer, Jury):
+            return None
+        return JuryAgreement(
+            judges=list(self.scorer.judge.models),
+            items=self.jury_items,
+            disagreements=self.disagreements,
+            kappa=kappa(self.jury_verdicts) if self.jury_verdicts else None,
+            with_humans={model: agreement_of(pairs) for model, pairs in self.jury_labelled.items()},
+        )
+
+
+def kappa(verdicts: list[list[bool]]) -> float | None:
+    """Chance-corrected agreement of several judges' pass/fail verdicts over the items:
+    Cohen's kappa for two judges, Fleiss' for more. None when chance alone explains every
+    verdict (all judges always pass, or always fail)."""
+    judges = len(verdicts[0])
+    if judges == 2:
+        agreed = sum(first == second for first, second in verdicts) / len(verdicts)
+        first_pass = sum(first for first, _ in verdicts) / len(verdicts)
+        second_pass = sum(second for _, second in verdicts) / len(verdicts)
+        expected = first_pass * second_pass + (1 - first_pass) * (1 - second_pass)
+        return None if expected == 1 else round((agreed - expected) / (1 - expected), 4)
+    per_item = []
+    for row in verdicts:
+        passing = sum(row)
+        per_item.append((passing * (passing - 1) + (judges - passing) * (judges - passing - 1)) / (judges * (judges - 1)))
+    observed = sum(per_item) / len(per_item)
+    share = sum(sum(row) for row in verdicts) / (len(verdicts) * judges)
+    expected = share**2 + (1 - share) ** 2
+    return None if expected == 1 else round((observed - expected) / (1 - expected), 4)
 
 
 def _ranks(values: list[float]) -> list[float]:

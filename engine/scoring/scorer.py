@@ -34,6 +34,7 @@ from .plan import (
     ScoreStepPlan,
 )
 from .results import Run, ScoreResult, StepRecord
+from .tracing import record_score, scorer_span
 from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
 
 logger = logging.getLogger("engine.scoring")
@@ -132,6 +133,23 @@ class Scorer:
         scorers read all of it; for the others, when `output` (or `input`) is not given, it
         is the reply after the last user message (and that message's text).
         `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`)."""
+        run_id = run_id or str(uuid.uuid4())
+        with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory)
+            record_score(span, result.score, result.reason)
+            return result
+
+    async def _arun(
+        self,
+        output: Any,
+        input: Any,  # noqa: A002
+        ground_truth: Any,
+        run_id: str,
+        context: list[str] | None,
+        get_context: GetContext | None,
+        turns: list[Any] | None,
+        expected_trajectory: list[Any] | None,
+    ) -> ScoreResult:
         started = time.perf_counter()
         if turns is not None:
             if not isinstance(turns, (list, tuple)):
@@ -144,7 +162,7 @@ class Scorer:
         for field, value in (("output", output), ("input", input)):
             _check_transcript(field, value)
         run = Run(
-            run_id=run_id or str(uuid.uuid4()),
+            run_id=run_id,
             output=output,
             input=input,
             ground_truth=ground_truth,
@@ -242,6 +260,7 @@ class Scorer:
             system_prompt=system_prompt,
             prompt=prompt,
             result=result,
+            thinking=answer.thinking,
             usage=answer.usage,
             duration_ms=(time.perf_counter() - started) * 1000,
         )

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from ..scoring import StepRecord
+from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
 Direction = Literal["higher_is_better", "lower_is_better"]
@@ -55,6 +55,8 @@ class ResultRecord(BaseModel):
     ground_truth: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
+    judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
+    disagreement: bool | None = Field(default=None, description="A jury's judges disagreed")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0

@@ -16,7 +16,11 @@ from ..errors import ConfigError
 from ..formatting import to_json
 from .base import ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScoreStats, Source
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
+_LEASES = (
+    "CREATE TABLE IF NOT EXISTS run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
+    "host TEXT NOT NULL, expires_at REAL NOT NULL)"
+)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,6 +51,10 @@ CREATE TABLE IF NOT EXISTS results (
     ground_truth      TEXT,
     metadata          TEXT,
     steps             TEXT,
+    judges            TEXT,
+    disagreement      INTEGER,
+    item_hash         TEXT,
+    not_scorable      TEXT,
     prompt_tokens     INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     total_tokens      INTEGER NOT NULL DEFAULT 0,
@@ -58,28 +66,29 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_by_scorer ON results (scorer_id, finished_at);
 CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
-"""
+""" + _LEASES + ";"
 
-#: Schema changes after version 1, by the version they lead to. A file of an older version
-#: is upgraded in place when it is opened; a new file gets version 1 and then each of these.
+#: What each schema version adds to the one before it. The DDL above makes the newest
+#: schema for a new file; a file of an older version is upgraded in place when opened.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
-    2: (
+    # Juries: every judge's score, and whether they disagreed.
+    2: ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
+    3: (
         # Reuse a stored result only for the same item content (and the same scorer, whose
         # fingerprint scorer_hash now also covers options and judge settings).
         "ALTER TABLE results ADD COLUMN item_hash TEXT",
         # The scorer could not judge the item: a third outcome beside scores and errors.
         "ALTER TABLE results ADD COLUMN not_scorable TEXT",
         # One process at a time runs (resumes) a run.
-        "CREATE TABLE IF NOT EXISTS run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
-        "host TEXT NOT NULL, expires_at REAL NOT NULL)",
+        _LEASES,
     ),
 }
 _OUR_TABLES = {"runs", "results", "run_leases", "sqlite_sequence"}
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 
@@ -145,22 +154,25 @@ class SQLiteStore:
             with self._transaction() as db:
                 # Read again inside the write lock: another process may have upgraded it meanwhile.
                 version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
-                    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                    if tables - _OUR_TABLES:
-                        raise ConfigError(
-                            f"{self.path} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
-                            "not a results store; give another --store / store= path"
-                        )
-                    # Statement by statement: executescript() would commit the transaction that
-                    # keeps two processes from creating the tables at once.
-                    for statement in _DDL.split(";"):
-                        if statement.strip():
-                            db.execute(statement)
-                    version = 1
-                for target in range(version + 1, _SCHEMA_VERSION + 1):
-                    for statement in _MIGRATIONS[target]:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if version == 0 and tables - _OUR_TABLES:
+                    raise ConfigError(
+                        f"{self.path} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                        "not a results store; give another --store / store= path"
+                    )
+                columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+                # Statement by statement: executescript() would commit the transaction that
+                # keeps two processes from creating the tables at once.
+                for statement in _DDL.split(";"):
+                    if statement.strip():
                         db.execute(statement)
+                if columns:  # a store made by an earlier version: bring it up to date
+                    for added in range(max(version, 1) + 1, _SCHEMA_VERSION + 1):
+                        for migration in _MIGRATIONS[added]:
+                            words = migration.split()
+                            if words[:5] == ["ALTER", "TABLE", "results", "ADD", "COLUMN"] and words[5] in columns:
+                                continue  # already there (a store that was half upgraded before)
+                            db.execute(migration)
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     def __repr__(self) -> str:
