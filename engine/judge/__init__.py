@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from .capabilities import capabilities
 from .client import OpenAIJudge
-from .config import PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
+from ..errors import ConfigError
+from .config import NO_KEY, PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
 from .middleware.breaker import CircuitBreaker
 from .middleware.tracing import JudgeTracing, tracing_available
@@ -20,7 +21,7 @@ from .protocol import (
     NoJudge,
     TokenUsage,
 )
-from .secrets import install_log_filter, scrub
+from .secrets import install_log_filter, remember_secret, scrub
 
 
 def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> AsksJudge:
@@ -29,6 +30,13 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> 
     a request first), then the tracing (when OpenTelemetry is installed) and, innermost, the
     circuit breaker that makes a judge that cannot answer fail fast. The provider SDK is
     imported on the first call."""
+    try:  # whatever the provider, its key is masked in every log record from now on
+        _, key = config.endpoint()
+        if key != NO_KEY:
+            remember_secret(key)
+    except ConfigError:
+        pass  # no key: the caller reports that itself
+    install_log_filter()
     adapter: AsksJudge
     if config.provider_preset().adapter == "anthropic":
         from .anthropic import AnthropicJudge

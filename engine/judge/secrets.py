@@ -1,6 +1,6 @@
 """Keys never reach a log: every API key a judge is created with is remembered here, and a
 logging filter on this package's loggers and on those of the libraries it calls (Instructor,
-openai, httpx) replaces it in each record, its arguments and its traceback text.
+openai, anthropic, httpx) replaces it in each record, its arguments and its traceback text.
 
 A filter on a logger only sees records created on that very logger, not those of its
 children passing through, so it is put on every logger under those names that exists when
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 
-WATCHED_LOGGERS = ("engine", "instructor", "openai", "httpx", "httpcore")
+WATCHED_LOGGERS = ("engine", "instructor", "openai", "anthropic", "httpx", "httpcore")
 MASK = "***"
 
 _secrets: set[str] = set()
