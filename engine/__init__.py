@@ -15,6 +15,7 @@ from typing import Any
 from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
 from .errors import (
     AnswerCutOffError,
+    CatalogErrors,
     ConfigError,
     DataError,
     InvalidAnswerError,
@@ -77,6 +78,7 @@ __all__ = [
     "AnyScorer",
     "AnswerCutOffError",
     "Catalog",
+    "CatalogErrors",
     "ConfigError",
     "DataError",
     "EvalItem",

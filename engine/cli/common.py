@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import (
+    CatalogErrors,
     ConfigError,
     DataError,
     JudgeAuthenticationError,
@@ -49,6 +50,9 @@ ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers lis
 InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
 ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
 GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
+MetadataOption = Annotated[
+    Optional[str], typer.Option("--metadata", help="The item's metadata (the `metadata` variable): a JSON/YAML mapping, or @file")
+]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
@@ -116,7 +120,9 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {cli_words(scrub(str(exc)))}", markup=False, highlight=False, soft_wrap=True)
+            # A catalog with several mistakes: one line each, as `scorers check` shows them.
+            for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
+                errors.print(f"{kind}: {cli_words(scrub(str(problem)))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -248,3 +254,17 @@ StoreOption = Annotated[Path, typer.Option("--store", help="The results database
 def print_json(value: object) -> None:
     """Machine-readable output for `--json`: indented, non-ASCII text kept readable."""
     print(to_json(value, indent=2))
+
+
+def read_metadata(value: str | None) -> dict[str, Any] | None:
+    """`--metadata`: a mapping written as JSON or YAML, or read from `@file`."""
+    if value is None:
+        return None
+    raw = read_value(value)
+    try:
+        parsed = yaml.safe_load(raw) if isinstance(raw, str) else raw
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--metadata: not JSON or YAML: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError("--metadata: expected a mapping, e.g. '{rubric: \"Be brief.\"}'")
+    return parsed

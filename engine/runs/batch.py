@@ -261,6 +261,7 @@ class _Evaluation:
                     context=item.context,
                     turns=item.turns,
                     expected_trajectory=item.expected_trajectory,
+                    metadata=item.metadata,
                 )
             except NotScorable as exc:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))

@@ -105,12 +105,13 @@ class Scorer:
         get_context: GetContext | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output (sync wrapper of `arun`)."""
         return run_sync(
             self.arun(
                 output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context,
-                turns=turns, expected_trajectory=expected_trajectory,
+                turns=turns, expected_trajectory=expected_trajectory, metadata=metadata,
             )  # fmt: skip
         )
 
@@ -124,6 +125,7 @@ class Scorer:
         get_context: GetContext | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
@@ -132,10 +134,12 @@ class Scorer:
         `turns` is a whole conversation (chat messages, tool calls included): conversation
         scorers read all of it; for the others, when `output` (or `input`) is not given, it
         is the reply after the last user message (and that message's text).
-        `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`)."""
+        `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
+        `metadata` (an item's own material: a rubric, a reference) is the `metadata`
+        variable of every template and expression."""
         run_id = run_id or str(uuid.uuid4())
         with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
-            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory)
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, metadata)
             record_score(span, result.score, result.reason)
             return result
 
@@ -149,6 +153,7 @@ class Scorer:
         get_context: GetContext | None,
         turns: list[Any] | None,
         expected_trajectory: list[Any] | None,
+        metadata: Mapping[str, Any] | None,
     ) -> ScoreResult:
         started = time.perf_counter()
         if turns is not None:
@@ -194,6 +199,7 @@ class Scorer:
             "tool_results": extract_tool_results(output),
             "turns": conversation_turns(turns) if turns is not None else None,
             "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
+            "metadata": plain(dict(metadata or {})),
         }
         records: dict[str, StepRecord] = {}
         score: float | None = None
