@@ -38,9 +38,11 @@ from .runs import (
     LiveScorer,
     LiveStats,
     ScorerOutcome,
+    arun_batch_api,
     arun_evals,
     attach_scorers,
     read_jsonl,
+    run_batch_api,
     run_evals,
 )
 from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
@@ -112,6 +114,7 @@ __all__ = [
     "StepRecord",
     "Store",
     "TokenUsage",
+    "arun_batch_api",
     "arun_evals",
     "assistant_text",
     "attach_scorers",
@@ -122,5 +125,6 @@ __all__ = [
     "extract_tool_results",
     "load_scorers",
     "read_jsonl",
+    "run_batch_api",
     "run_evals",
 ]

@@ -247,8 +247,15 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
     return {"models": models, "aggregate": aggregate}
 
 
-DEFAULT_STORE = Path(".scorers") / "results.sqlite"
-StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+DEFAULT_STORE = str(Path(".scorers") / "results.sqlite")
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="SCORERS_STORE",
+        help="The results database: a SQLite file, or postgresql://user:password@host/db (shared by many machines)",
+    ),
+]
 
 
 def print_json(value: object) -> None:

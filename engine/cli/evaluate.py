@@ -25,8 +25,9 @@ from rich.progress import (
 )
 
 from ..errors import ConfigError
-from ..runs import EvalResult, ItemResult, default_run_name, error_budget, run_evals, where_item
+from ..runs import BatchProgress, EvalResult, ItemResult, default_run_name, error_budget, run_batch_api, run_evals, where_item
 from ..runs.results import JuryAgreement
+from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -122,7 +123,7 @@ def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
     return shlex.join([*arguments, "--run", run])
 
 
-def _print_eval(result: EvalResult, store: Path, total: int | None) -> None:
+def _print_eval(result: EvalResult, store: str, total: int | None) -> None:
     counts = result.counts
     items = f"{counts.items} of {total} items" if total is not None and total != counts.items else f"{counts.items} items"
     console.print(summary_table(f"run {result.run} ({result.status}): {items}", list(result.summary.values())))
@@ -144,6 +145,8 @@ def _print_eval(result: EvalResult, store: Path, total: int | None) -> None:
         console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", markup=True, highlight=False)
     if len(result.errors) > 5:
         console.print(f"... and {len(result.errors) - 5} more errors")
+    if is_postgres_url(store):
+        console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
@@ -183,10 +186,15 @@ def eval_command(
     retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    batch_api: Annotated[
+        bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
+    ] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     logging.getLogger("engine.evals").addHandler(logging.NullHandler())
     logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    shown_store = redact_url(store)
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
     error_budget(max_errors, 0)
@@ -203,7 +211,7 @@ def eval_command(
     name = run or default_run_name(data.stem)
     same_settings: dict[str, object] = {
         "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
-        "--store": store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
+        "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
         "--timeout": timeout, "--retries": retries,
     }  # fmt: skip
@@ -223,16 +231,36 @@ def eval_command(
         if plain is not None:
             plain.update(finished["items"], finished["failed"])
 
+    shown_jobs: dict[str, tuple[str, int, int]] = {}
+
+    def show_job(job: BatchProgress) -> None:
+        state = (job.status, job.completed, job.failed)
+        if shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
+            shown_jobs[job.batch_id] = state
+            resumed = ", submitted before" if job.resumed else ""
+            progress.console.print(
+                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+
     task = progress.add_task(name, total=total, failed="")
     try:
         with _sigterm_as_interrupt(), progress:
-            result = run_evals(
-                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
-            )  # fmt: skip
+            if batch_api:
+                result = run_batch_api(
+                    data, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
+                )  # fmt: skip
+                budget = error_budget(max_errors, result.counts.items)
+                result = result.model_copy(update={"max_errors": budget})
+            else:
+                result = run_evals(
+                    data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
+                )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
-            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
             f"to score the rest, run: {_resume_command(data, name, same_settings)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
@@ -242,7 +270,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, store, total)
+        _print_eval(result, shown_store, total)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,16 +12,18 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..runs import where_item
 from ..runs.stats import ScoreSpread, spread_of
-from ..store import RunSummary, ScoreStats, SQLiteStore
+from ..store import RunSummary, ScoreStats, Store, is_postgres_url, open_store, redact_url
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import coverage, figure, summary_table
 
 
-def _open_existing(store: Path) -> SQLiteStore:
-    if not store.exists():
+def _open_existing(store: str) -> Store:
+    if not is_postgres_url(store) and not Path(store).exists():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    return SQLiteStore(store)
+    opened = open_store(store)
+    assert opened is not None
+    return opened
 
 
 def _run_line(run: RunSummary) -> str:
@@ -50,7 +53,9 @@ def results_command(
 ) -> None:
     """List the stored runs and their summaries, or one run in detail (with the median, the
     95th percentile and the pass rate of each scorer beside its mean)."""
-    with _open_existing(store) as results:
+    opened = _open_existing(store)
+    store = redact_url(store)  # named in the messages below
+    with closing(opened) as results:
         if run is None:
             runs = results.runs()
             if as_json:
@@ -112,6 +117,6 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
     return limits
 
 
-def _spread(results: SQLiteStore, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
+def _spread(results: Store, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
     scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
     return spread_of(scores, stats.direction, threshold)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .batch import arun_evals, check_scorers, default_run_name, error_budget, run_evals, where_item
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
+from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
 from .results import (
     Agreement,
     EvalError,
@@ -18,6 +19,7 @@ from .results import (
 
 __all__ = [
     "Agreement",
+    "BatchProgress",
     "JuryAgreement",
     "EvalError",
     "EvalItem",
@@ -27,12 +29,14 @@ __all__ = [
     "LiveStats",
     "ScorerOutcome",
     "ScorerSummary",
+    "arun_batch_api",
     "arun_evals",
     "attach_scorers",
     "check_scorers",
     "default_run_name",
     "error_budget",
     "read_jsonl",
+    "run_batch_api",
     "run_evals",
     "where_item",
 ]

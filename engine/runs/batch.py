@@ -55,11 +55,12 @@ from pydantic import ValidationError
 from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
 from ..scoring import AnyScorer, Jury, Scorer
-from ..store import ResultRecord, RunInfo, RunLease, RunStatus, Stage, Store, open_store
+from ..store import ResultRecord, RunInfo, RunLease, RunStatus, SharesWork, Stage, Store, open_store, store_location
 from ..sync import run_sync
 from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
+from .shared import drive_shared
 from .stats import Aggregate
 from .targets import Target, as_reply, call_target
 
@@ -454,6 +455,8 @@ async def arun_evals(
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    lease_seconds: float = 60.0,
+    share_work: bool = True,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -470,9 +473,18 @@ async def arun_evals(
     Two items with the same id are refused before any call for files and lists; in a
     one-shot iterator the repeated id is that item's error (not checked with
     keep_results=False, which scores a stream in flat memory).
+
+    With a store that shares work (a `postgresql://` URL), the same call in several processes
+    or machines splits one run: each claims unscored items from the database, holding them for
+    `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
+    result counts the items this process scored. `share_work=False` scores every item given
+    here (the caller splits the work itself, as the Ray adapter does). Otherwise a second
+    process resuming a run that one is running is refused.
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if not lease_seconds > 0:
+        raise ConfigError(f"lease_seconds must be positive, got {lease_seconds!r}")
     listed = check_scorers(scorers)
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
@@ -486,21 +498,27 @@ async def arun_evals(
     owns_store = opened is not None and opened is not store
     name = run or default_run_name()
     started = time.perf_counter()
+    shared = share_work and isinstance(opened, SharesWork)
     lease: _Lease | None = None
     status: RunStatus = "failed"
     try:
         resuming = False
+        ended_before = False
         if opened is not None:
-            lease = _Lease(opened, name)
-            await asyncio.to_thread(lease.take)
+            if share_work and not shared:
+                # One process at a time, unless workers split the run on purpose: through a store
+                # that shares work, or by the caller (share_work=False, as the Ray adapter does).
+                lease = _Lease(opened, name)
+                await asyncio.to_thread(lease.take)
             started_with = _started_with(data, meta, listed)
-            existing = await asyncio.to_thread(opened.get_run, name)
-            if existing is not None and replace:
+            previous = await asyncio.to_thread(opened.get_run, name)
+            if previous is not None and replace:
                 await asyncio.to_thread(opened.delete_run, name)
-                existing = None
-            resuming = existing is not None
-            if existing is not None:
-                _check_resume(name, existing.meta.get("started_with"), started_with, listed)
+                previous = None
+            resuming = previous is not None or shared  # other workers may be saving into it now
+            ended_before = previous is not None and previous.status != "running"
+            if previous is not None:
+                _check_resume(name, previous.meta.get("started_with"), started_with, listed)
             run_meta = {
                 **dict(meta or {}),
                 "scorers": {scorer.id: {"hash": scorer.fingerprint, "definition": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
@@ -509,19 +527,33 @@ async def arun_evals(
                 "thresholds": limits,
             }
             await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
-            lease.renewing = asyncio.create_task(lease.keep())
+            if lease is not None:
+                lease.renewing = asyncio.create_task(lease.keep())
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
             track_items=resuming and isinstance(data, (str, Path)),
         )  # fmt: skip
         try:
-            await _drive(evaluation, source, concurrency)
+            if shared:
+                assert isinstance(opened, SharesWork)
+
+                async def score_claimed(index: int, raw: Any) -> None:
+                    await evaluation.item(index, index + 1, raw)
+
+                try:
+                    await drive_shared(
+                        opened, name, source, score_claimed, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds
+                    )
+                except _Stopped:
+                    pass  # a fatal judge error stopped this worker (recorded as the stop cause)
+            else:
+                await _drive(evaluation, source, concurrency)
             if evaluation.stop_cause is not None:
                 status = "failed"
             else:
                 status = "incomplete" if evaluation.counts.failed else "complete"
-                if opened is not None and evaluation.seen is not None:
+                if opened is not None and evaluation.seen is not None and not shared:
                     # A whole pass over the run's own data file: results of items that are
                     # no longer in it (removed, or now with another id) would skew the run.
                     await asyncio.to_thread(opened.prune_run, name, evaluation.seen)
@@ -550,7 +582,7 @@ async def arun_evals(
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
     return EvalResult(
         run=name,
-        store=str(getattr(opened, "path", opened)) if opened is not None else None,
+        store=store_location(opened) if opened is not None else None,
         status=status,
         scores={scorer_id: item.mean for scorer_id, item in summary.items()},
         summary=summary,
