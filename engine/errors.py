@@ -59,6 +59,12 @@ class RunInputError(ScorerError):
     scorer that judges relevance to the input)."""
 
 
+class NotScorable(RunInputError):
+    """The scorer cannot judge this item at all (no output, no context where one is
+    needed): not a failure of the judge, and not a score. A batch run records the reason
+    and leaves the item out of the means."""
+
+
 class ExpressionError(ScorerError):
     """An author's expression failed while being evaluated (a missing field, a wrong type)."""
 
@@ -67,9 +73,12 @@ class JudgeError(ScorerError):
     """The judge model could not give a valid answer for a step. The subclasses say why, so
     that a host can retry later on a rate limit but fix its key on an authentication error."""
 
-    def __init__(self, message: str, step: str | None = None) -> None:
+    def __init__(self, message: str, step: str | None = None, *, fatal: bool = False) -> None:
         self.message = message
         self.step = step
+        #: Set when retrying other calls cannot help (a refused key, an unknown model, a
+        #: judge that never answered): a batch run stops instead of failing every item.
+        self.fatal = fatal
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -109,6 +118,11 @@ class AnswerCutOffError(JudgeError):
     """The judge's answer stopped at its token limit before it was complete."""
 
 
+class JudgeCircuitOpenError(JudgeError):
+    """Too many calls in a row to one judge failed: further calls are refused for a while
+    instead of piling up more failures."""
+
+
 __all__ = [
     "AnswerCutOffError",
     "CatalogErrors",
@@ -117,12 +131,14 @@ __all__ = [
     "ExpressionError",
     "InvalidAnswerError",
     "JudgeAuthenticationError",
+    "JudgeCircuitOpenError",
     "JudgeError",
     "JudgeRateLimitError",
     "JudgeRequestError",
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUnreachableError",
+    "NotScorable",
     "PlacedError",
     "RunInputError",
     "ScorerError",

@@ -115,8 +115,8 @@ def test_the_installed_command_runs_without_a_traceback(judge: JudgeServer) -> N
     judge.on("Claims", Reply.fail(404, "model 'nope' not found"))
     env = {**os.environ, "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-secret-in-env"}
     done = subprocess.run([str(SCORERS), "run", "hallucination", "--output", "x", "--context", "c", "--model", "openai/nope"], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 1
-    assert done.stderr == f"error: step 'preprocess': the judge at {judge.base_url} answered HTTP 404: model 'nope' not found\n"
+    assert done.returncode == 2  # a model the server does not serve is a configuration error
+    assert done.stderr == f"error: step 'preprocess': the judge at {judge.base_url} answered HTTP 404: model 'nope' not found (is 'nope' a model this server serves?)\n"
     assert "sk-secret-in-env" not in done.stdout + done.stderr
 
 

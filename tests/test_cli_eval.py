@@ -62,7 +62,7 @@ def test_summary_json_and_threshold_verdict(judge: JudgeServer, tmp_path: Path) 
     data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "ok", "FAIL"])
     store = tmp_path / "results.sqlite"
 
-    passing = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--threshold", "hallucination=0.3", "--json"])
+    passing = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--threshold", "hallucination=0.3", "--max-errors", "1", "--json"])
     failing = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--threshold", "hallucination=0.2"])
 
     assert passing.exit_code == 0, passing.output

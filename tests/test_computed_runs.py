@@ -49,7 +49,8 @@ def test_a_batch_of_conversations_is_scored_against_expected_trajectories(judge:
     by_id = {item.id: item for item in result.items}
     assert by_id["ok"].results["trajectory-accuracy-computed"].score == 1
     assert by_id["wrong-order"].results["trajectory-accuracy-computed"].score == 0
-    assert "expected_trajectory" in (by_id["no-trajectory"].results["trajectory-accuracy-computed"].error or "")
+    # No expected trajectory: the scorer cannot judge the item (not scorable, with the reason), not an error.
+    assert "expected_trajectory" in (by_id["no-trajectory"].results["trajectory-accuracy-computed"].not_scorable or "")
     assert all(item.results["no-tool-errors"].score == 1 for item in result.items)
     assert by_id["ok"].output == CONVERSATION  # the transcript is what was scored and stored
     assert judge.requests == []

@@ -95,7 +95,7 @@ def test_target_calls_and_scorer_runs_share_one_bound(judge: JudgeServer, tmp_pa
     judge.on("Claims", watch)
     data = [{"input": f"q{n}", "context": ["facts"]} for n in range(6)]
 
-    result = run_evals(data, scorers, target=target, concurrency=concurrency)
+    result = run_evals(data, scorers, target=target, concurrency=concurrency, cache=False)  # every request reaches the server
 
     assert result.counts.completed == 6 and not result.errors
     assert judge.max_in_flight <= concurrency
@@ -195,12 +195,18 @@ def test_one_items_failure_is_recorded_and_never_stops_the_others(judge: JudgeSe
     assert causes[(1, "target")] == "RuntimeError: the agent crashed"
     assert "an item must be an object" in causes[(2, "item")]
     assert "HTTP 400" in causes[(3, "scorer")] and "preprocess" in causes[(3, "scorer")]
-    assert "needs a context" in causes[(4, "scorer")]
-    assert (result.counts.items, result.counts.completed, result.counts.failed) == (6, 2, 4)
-    assert result.summary["hallucination"].errors == 3  # the unreadable item reaches no scorer
+    # No context is not the judge's failure: the item is not scorable, with the reason.
+    assert (4, "scorer") not in causes
+    assert "needs a context" in (result.items[4].results["hallucination"].not_scorable or "")
+    assert (result.counts.items, result.counts.completed, result.counts.failed) == (6, 3, 3)
+    assert result.counts.outcomes == {"scored": 2, "error": 3, "not_scorable": 1}
+    # Every failure counts, whatever stage it failed at (the unreadable item too).
+    assert result.summary["hallucination"].errors == 3 and result.summary["hallucination"].not_scorable == 1
+    assert result.status == "incomplete" and result.passed is False
     with SQLiteStore(store) as saved:
         failures = saved.query(run="r", errors=True)
-        assert {record.error_stage for record in failures} == {"target", "scorer"}
+        assert {record.error_stage for record in failures} == {"item", "target", "scorer"}
+        assert saved.get_run("r").status == "incomplete"  # type: ignore[union-attr]
 
 
 def test_thresholds_give_a_verdict_in_the_scorers_direction(judge: JudgeServer) -> None:
@@ -211,7 +217,7 @@ def test_thresholds_give_a_verdict_in_the_scorers_direction(judge: JudgeServer) 
     assert run_evals(data, [scorer], thresholds={"hallucination": 0.3}).passed is True
     failing = run_evals(data, [scorer], thresholds={"hallucination": 0.2})
     assert failing.passed is False and failing.summary["hallucination"].passed is False
-    assert run_evals(data, [scorer]).passed is None
+    assert run_evals(data, [scorer]).passed is True  # no threshold: nothing failed
     with pytest.raises(ConfigError, match="faithfulness"):
         run_evals(data, [scorer], thresholds={"faithfulness": 0.5})
 
@@ -311,7 +317,7 @@ def test_resuming_refuses_results_from_another_judge(judge: JudgeServer, tmp_pat
     script_hallucination(judge)
     store = tmp_path / "results.sqlite"
     run_evals(items("ok"), [create_hallucination_scorer(model="openai/model-a")], store=store, run="r")
-    with pytest.raises(ConfigError, match="another definition or judge"):
+    with pytest.raises(ConfigError, match="another definition or judge.*--replace"):
         run_evals(items("ok", "more"), [create_hallucination_scorer(model="openai/model-b")], store=store, run="r")
 
 
@@ -323,10 +329,11 @@ def test_jsonl_data_streams_and_bad_lines_are_item_errors(judge: JudgeServer, tm
 
     result = run_evals(path, [create_hallucination_scorer()])
 
-    assert [item.results.get("hallucination") is not None for item in result.items] == [True, False, True]
+    assert [item.results["hallucination"].outcome for item in result.items] == ["scored", "error", "scored"]
+    assert [item.line for item in result.items] == [1, 2, 4]
     assert result.scores == {"hallucination": 0.5}
     (error,) = result.errors
-    assert error.stage == "item" and f"{path}:2: invalid JSON" in error.error
+    assert error.stage == "item" and f"{path}:2: not valid JSON" in error.error and error.line == 2
 
 
 def test_items_without_id_are_recognised_by_content_on_resume(judge: JudgeServer, tmp_path: Path) -> None:

@@ -32,8 +32,8 @@ def test_a_batch_result_is_persisted_with_everything_needed_to_audit_it(judge: J
 
     with SQLiteStore(tmp_path / "r.sqlite") as store:
         (saved,) = store.query(run="audit")
-    assert (saved.run, saved.source, saved.item_id, saved.item_index) == ("audit", "batch", "q1", 0)
-    assert saved.scorer_id == "hallucination" and saved.scorer_hash == scorer.plan.fingerprint
+    assert (saved.run, saved.source, saved.item_id, saved.item_index) == ("audit", "batch", "q1", 1)
+    assert saved.scorer_id == "hallucination" and saved.scorer_hash == scorer.fingerprint
     assert saved.model == "openai/gpt-4o-mini" and saved.direction == "lower_is_better"
     assert (saved.input, saved.output, saved.context, saved.ground_truth) == ("Who?", "ok. WRONG", ["the facts"], "x")
     assert saved.metadata == {"label": "hallucinated"}

@@ -6,6 +6,7 @@ No model is called and nothing is stored here: a catalog can be checked offline.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from collections.abc import Mapping, Sequence
@@ -94,6 +95,9 @@ class Catalog:
         rpm: float | None = None,
         tpm: float | None = None,
         cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        max_input_chars: int | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
         models: Sequence[str | JudgeConfig] | None = None,
         aggregate: Aggregation | None = None,
@@ -102,8 +106,10 @@ class Catalog:
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
-        `mode` (or SCORERS_MODE) picks how structured answers are requested. `rpm` / `tpm`
-        limit requests / tokens per minute to the model for the whole process (else the
+        `mode` (or SCORERS_MODE) picks how structured answers are requested; `timeout`
+        (seconds per judge call, or SCORERS_TIMEOUT) and `retries` (or SCORERS_RETRIES) how
+        long a call may take; `max_input_chars` overrides the scorer's `judge:` limit. `rpm` /
+        `tpm` limit requests / tokens per minute to the model for the whole process (else the
         scorer's `judge:` block does). `cache` answers repeated questions from a response
         cache (True: the default file; a path; a ResponseCache; off by default here, on by
         default in run_evals). Every judge call passes through `middleware` (a limiter, a
@@ -117,13 +123,20 @@ class Catalog:
         line and `margin` as the spread that counts as disagreement. A definition's
         `judges:` is its default jury; an explicit `model` replaces it with one judge."""
         plan = self.plan(scorer_id)
+        if max_input_chars is not None:
+            if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
+                raise ConfigError(f"{scorer_id}: max_input_chars must be a positive integer, got {max_input_chars!r}")
+            plan = dataclasses.replace(plan, max_input_chars=max_input_chars)
         if not plan.needs_judge:
             return Scorer(plan, NoJudge(), dict(options or {}))
         jury = plan.jury
         chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
         if models is not None and len(models) == 1:
             model, chosen = models[0], None
-        judge = dict(base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm)
+        judge = dict(
+            base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, timeout=timeout, retries=retries,
+            defaults=plan.judge_defaults, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm,
+        )  # fmt: skip
         response_cache = ResponseCache.of(cache)
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache)
@@ -145,7 +158,7 @@ class Catalog:
         cache: ResponseCache | None,
     ) -> Scorer:
         config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
-        scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}))
+        scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

@@ -83,6 +83,10 @@ from .spec import (
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, names_read
 
+#: max_tokens of a judge call when neither the scorer's nor the step's `judge:` sets it:
+#: room for a long list of claims or verdicts with reasons, and for a reason paragraph.
+DEFAULT_MAX_TOKENS = {"llm": 2048, "reason": 1024}
+
 T = TypeVar("T")
 
 #: What the run gives every step, whatever the scorer.
@@ -347,6 +351,9 @@ class ScorerCompiler:
             default_model=definition.judge.model,
             rpm=definition.judge.rpm,
             tpm=definition.judge.tpm,
+            judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
+            max_input_chars=definition.judge.max_input_chars,
+            long_input=definition.judge.long_input,
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
@@ -406,6 +413,9 @@ class _StepCompiler:
         sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
         if step.judge is not None:
             sampling = sampling.merged(Sampling.model_validate(step.judge.model_dump(include=sampling_fields, exclude_unset=True)))
+        if sampling.max_tokens is None:
+            # Every call has a limit: a small model can keep generating inside a JSON grammar.
+            sampling = sampling.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS[step.kind]})
         system_name = (step.judge.system if step.judge else None) or judge.system
         system_loc = self.at("judge", "system") if step.judge and step.judge.system else ["judge", "system"]
         system = self._attempt(lambda: self.scorer.template(system_name, self.raw, system_loc, self.scope, label, hashed)) if system_name else None

@@ -5,20 +5,33 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
 
 import typer
 import yaml
+from pydantic import BaseModel
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
-from ..errors import CatalogErrors, ConfigError, ScorerError
+from ..errors import (
+    CatalogErrors,
+    ConfigError,
+    DataError,
+    JudgeAuthenticationError,
+    JudgeError,
+    JudgeRequestError,
+    JudgeUnreachableError,
+    ScorerError,
+)
 from ..formatting import to_json
+from ..judge import install_log_filter, scrub
 from ..scoring import AGGREGATIONS
 from .app import errors
 
@@ -41,6 +54,21 @@ MetadataOption = Annotated[
     Optional[str], typer.Option("--metadata", help="The item's metadata (the `metadata` variable): a JSON/YAML mapping, or @file")
 ]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
+TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
+RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
+
+#: Exit statuses of every command (documented in the README and `scorers eval --help`).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def exit_status(exc: BaseException) -> int:
+    """2 for what the user must fix in how the command is set up (the configuration, the
+    arguments, a key or model the judge refuses), 1 for everything else that went wrong."""
+    if isinstance(exc, ConfigError):
+        return EXIT_USAGE
+    if isinstance(exc, JudgeError) and exc.fatal and isinstance(exc, (JudgeAuthenticationError, JudgeRequestError, JudgeUnreachableError)):
+        return EXIT_USAGE
+    return EXIT_FAILED
 
 
 # The library's errors tell a Python caller which keyword to pass; on the command line the
@@ -76,6 +104,7 @@ def one_line_errors(command: F) -> F:
         # Instructor logs every failed attempt; the command reports the outcome itself.
         logging.getLogger("instructor").addHandler(logging.NullHandler())
         logging.getLogger("instructor").propagate = False
+        install_log_filter()
         try:
             return command(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
@@ -88,13 +117,13 @@ def one_line_errors(command: F) -> F:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(0) from None
         except Exception as exc:
-            if os.environ.get("SCORERS_DEBUG"):
-                raise
+            if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
+                sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
-                errors.print(f"{kind}: {cli_words(str(problem))}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
+                errors.print(f"{kind}: {cli_words(scrub(str(problem)))}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -103,45 +132,96 @@ def catalog_from(config: Path | None) -> Catalog:
     return load_scorers(config) if config is not None else builtin_catalog()
 
 
-def read_value(value: str | None) -> Any:
-    """`@path` reads a file (`@-` stdin); a `.json` file holding messages becomes messages."""
+def _decode(data: bytes, where: str) -> str:
+    """UTF-8 text (a byte-order mark is dropped), or one line naming where it is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line {line}); save the file as UTF-8", where) from None
+
+
+def read_value(value: str | None, transcript: bool = False) -> Any:
+    """`@path` reads a file (`@-` stdin). With `transcript`, a `.json` file (any case), or
+    stdin that holds a JSON list or object, must be chat messages and becomes them."""
     if value is None or not value.startswith("@"):
         return value
     source = value[1:]
     if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    if path.suffix == ".json":
+        where = "<stdin>"
+        text = _decode(sys.stdin.buffer.read(), where)
+        as_json = transcript and text.lstrip()[:1] in ("[", "{")
+    else:
+        path = Path(source)
+        where = str(path)
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
-    return text
+            text = _decode(path.read_bytes(), where)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        as_json = transcript and path.suffix.lower() == ".json"
+    if not as_json:
+        return text
+    try:
+        loaded = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON: {exc.msg}", where, exc.lineno) from None
+    if isinstance(loaded, str):
+        return loaded
+    messages = [loaded] if isinstance(loaded, dict) else loaded if isinstance(loaded, list) else []
+    if not messages or not all(isinstance(message, dict) and isinstance(message.get("role"), str) for message in messages):
+        raise DataError(
+            f"not a chat transcript: expected a list of messages with a `role`, e.g. "
+            f'[{{"role": "assistant", "content": "..."}}], found {json.dumps(loaded)[:80]}',
+            where,
+        )
+    return loaded
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
+def _takes_text(annotation: Any) -> bool:
+    """Whether an option's type is text (alone or beside None), so its value stays a string."""
+    if annotation is str:
+        return True
+    if get_origin(annotation) is Union or type(annotation).__name__ == "UnionType":
+        kinds = [kind for kind in get_args(annotation) if kind is not type(None)]
+        return kinds == [str]
+    return False
+
+
+def parse_options(pairs: list[str], options_model: type[BaseModel] | None = None) -> dict[str, Any]:
+    """NAME=VALUE pairs. A value is read as YAML (numbers, lists, true/false), except for
+    options whose type is text: `language=no` stays the string "no"."""
+    fields = options_model.model_fields if options_model is not None else {}
     options: dict[str, Any] = {}
     for pair in pairs:
         name, separator, raw = pair.partition("=")
-        if not separator or not name.strip():
+        name = name.strip()
+        if not separator or not name:
             raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
+        if name in fields and _takes_text(fields[name].annotation):
+            options[name] = raw
+            continue
         try:
-            options[name.strip()] = yaml.safe_load(raw) if raw.strip() else raw
+            value = yaml.safe_load(raw) if raw.strip() else raw
         except yaml.YAMLError:
-            options[name.strip()] = raw
+            value = raw
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"--option {pair!r}: {name} must be a finite number")
+        options[name] = value
     return options
 
 
-def scorer_options(pairs: list[str] | None, context: list[str] | None) -> dict[str, Any]:
+def scorer_options(pairs: list[str] | None, context: list[str] | None, options_model: type[BaseModel] | None = None) -> dict[str, Any]:
     """`--option` pairs, plus the `--context` pieces as the `context` option."""
-    options = parse_options(pairs or [])
+    options = parse_options(pairs or [], options_model)
     if context:
         options["context"] = [str(read_value(piece)) for piece in context]
     return options
+
+
+def finite(value: float | None, flag: str) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ConfigError(f"{flag} must be a finite number, got {value}")
+    return value
 
 
 ModelOption = Annotated[

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import os
+import shlex
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,18 +29,34 @@ from rich.text import Text
 
 from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
-from ..runs import BatchProgress, Estimate, EvalResult, ItemResult, default_run_name, estimate_evals, run_batch_api, run_evals
+from ..runs import (
+    BatchProgress,
+    Estimate,
+    EvalResult,
+    ItemResult,
+    default_run_name,
+    error_budget,
+    estimate_evals,
+    run_batch_api,
+    run_evals,
+    where_item,
+)
 from ..runs.results import JuryAgreement
 from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
+    EXIT_FAILED,
+    EXIT_USAGE,
     AggregateOption,
     ConfigOption,
     JsonFlag,
     ModelOption,
+    RetriesOption,
     StoreOption,
+    TimeoutOption,
     catalog_from,
+    finite,
     judge_choice,
     one_line_errors,
     print_json,
@@ -53,15 +76,22 @@ class ThrottleColumn(ProgressColumn):
                 notes.append(f"{stats.model}: throttled to {stats.allowed_in_flight} calls at once")
         return Text("; ".join(notes), style="yellow")
 
+#: Without a terminal (a CI log), a progress line at most this often.
+PROGRESS_EVERY_SECONDS = 10.0
+
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
     thresholds: dict[str, float] = {}
     for pair in pairs:
         name, separator, raw = pair.partition("=")
         try:
-            thresholds[name.strip()] = float(raw)
+            value = float(raw)
         except ValueError:
             separator = ""
+        else:
+            if not math.isfinite(value):
+                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
+            thresholds[name.strip()] = value
         if not separator or not name.strip():
             raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
     return thresholds
@@ -70,10 +100,10 @@ def parse_thresholds(pairs: list[str]) -> dict[str, float]:
 def count_items(data: Path) -> int | None:
     """How many items a data file holds (for the progress bar), without keeping them."""
     try:
-        if data.suffix == ".json":
-            loaded = json.loads(data.read_text(encoding="utf-8"))
+        if data.suffix.lower() == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
             return len(loaded) if isinstance(loaded, list) else None
-        with data.open(encoding="utf-8") as handle:
+        with data.open("rb") as handle:
             return sum(1 for line in handle if line.strip())
     except (OSError, ValueError):
         return None  # the run itself reports what is wrong with the file
@@ -98,9 +128,52 @@ def _print_estimate(estimate: Estimate, data: Path) -> None:
         console.print(f"{estimate.unreadable} item(s) are unreadable.", highlight=False)
 
 
-def _print_eval(result: EvalResult, store: str) -> None:
+class _PlainProgress:
+    """Progress for a log without a terminal: one line on stderr every few seconds."""
+
+    def __init__(self, name: str, total: int | None) -> None:
+        self.name = name
+        self.total = total
+        self.started = self.last = time.monotonic()
+
+    def update(self, done: int, failed: int, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < PROGRESS_EVERY_SECONDS:
+            return
+        self.last = now
+        of = f"/{self.total}" if self.total is not None else ""
+        errors.print(f"{self.name}: {done}{of} items, {failed} failed, {now - self.started:.0f}s", markup=False, highlight=False)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
+    finished stays saved and the run is marked interrupted."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
+    """The command that continues run `run` with the same settings."""
+    arguments = ["scorers", "eval", str(data)]
+    for flag, value in options.items():
+        for one in value if isinstance(value, list) else [value]:
+            if one is not None and one is not False:
+                arguments += [flag] if one is True else [flag, str(one)]
+    return shlex.join([*arguments, "--run", run])
+
+
+def _print_eval(result: EvalResult, store: str, total: int | None) -> None:
     counts = result.counts
-    console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    items = f"{counts.items} of {total} items" if total is not None and total != counts.items else f"{counts.items} items"
+    console.print(summary_table(f"run {result.run} ({result.status}): {items}", list(result.summary.values())))
     rows = [UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.usage, item.cost_usd) for item in result.summary.values()]
     if any(row.judge_calls or row.cached_calls for row in rows):
         console.print(usage_table("judge calls, tokens and estimated cost", rows))
@@ -115,15 +188,13 @@ def _print_eval(result: EvalResult, store: str) -> None:
             )
         if summary.jury is not None:
             _print_jury(summary.scorer_id, summary.jury)
-    if counts.resumed:
-        console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
+    if counts.reused:
+        console.print(f"{counts.reused} result(s) were reused from the store (same item, scorer and judge); {counts.scored} judged now.")
     for error in result.errors[:5]:
-        where = f"item {error.index}" + (f" ({error.item_id})" if error.item_id else "") + (f" {error.scorer_id}" if error.scorer_id else "")
-        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", highlight=False)
+        where = where_item(error.line, error.item_id) + (f" {error.scorer_id}" if error.scorer_id else "")
+        console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", markup=True, highlight=False)
     if len(result.errors) > 5:
         console.print(f"... and {len(result.errors) - 5} more errors")
-    if result.errors:
-        console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
     if result.stopped:
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
     if is_postgres_url(store):
@@ -148,7 +219,7 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         )
 
 
-@app.command("eval")
+@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
@@ -159,8 +230,12 @@ def eval_command(
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,
     threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
     cache: Annotated[Optional[Path], typer.Option("--cache", help="Response cache file (default: SCORERS_CACHE, else in the user cache directory)")] = None,
@@ -180,11 +255,12 @@ def eval_command(
     shown_store = redact_url(store)
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
+    error_budget(max_errors, 0)
     chosen = judge_choice(model, aggregate)
     scorers = [
         catalog.create(
-            scorer_id, base_url=base_url, mode=mode, rpm=rpm, tpm=tpm, **chosen,  # type: ignore[arg-type]
-            **({"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}),  # type: ignore[arg-type]
+            scorer_id, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries, rpm=rpm, tpm=tpm,  # type: ignore[arg-type]
+            **chosen, **({"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}),  # type: ignore[arg-type]
         )  # fmt: skip
         for scorer_id in scorer
     ]
@@ -199,10 +275,18 @@ def eval_command(
             _print_estimate(forecast, data)
         return
     name = run or default_run_name(data.stem)
+    same_settings: dict[str, object] = {
+        "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
+        "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
+        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
+        "--timeout": timeout, "--retries": retries,
+    }  # fmt: skip
+    total = count_items(data)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
     )  # fmt: skip
+    plain = None if errors.is_terminal else _PlainProgress(name, total)
     finished = {"items": 0, "failed": 0}
 
     def advance(item: ItemResult) -> None:
@@ -210,6 +294,8 @@ def eval_command(
         finished["failed"] += not item.ok
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
+        if plain is not None:
+            plain.update(finished["items"], finished["failed"])
 
     shown_jobs: dict[str, tuple[str, int, int]] = {}
 
@@ -223,33 +309,62 @@ def eval_command(
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
 
-    task = progress.add_task(name, total=count_items(data), failed="")
+    task = progress.add_task(name, total=total, failed="")
     try:
-        with progress:
+        with _sigterm_as_interrupt(), progress:
             if batch_api:
                 result = run_batch_api(
                     data, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
                     thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
                 )  # fmt: skip
+                budget = error_budget(max_errors, result.counts.items)
+                result = result.model_copy(update={"max_errors": budget})
             else:
                 result = run_evals(
                     data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, cache=response_cache or False,
-                    max_cost=max_cost,
+                    thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
+                    cache=response_cache or False, max_cost=max_cost,
                 )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
             f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
-            f"run the same command with --run {name} to score the rest",
+            f"to score the rest, run: {_resume_command(data, name, same_settings)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(130) from None
+    if plain is not None:
+        plain.update(finished["items"], finished["failed"], final=True)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, shown_store)
-    nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
-    if result.passed is False or nothing_scored:
-        if nothing_scored and not as_json:
-            errors.print(f"error: nothing was scored by {', '.join(nothing_scored)}", markup=False, highlight=False)
-        raise typer.Exit(1)
+        _print_eval(result, shown_store, total)
+    raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
+
+
+#: Judge failures that stop a run and that the user fixes in the setup (key, model, mode, address).
+_SETUP_ERRORS = {"JudgeAuthenticationError", "JudgeRequestError", "JudgeUnreachableError"}
+
+
+def _verdict(result: EvalResult, resume: str) -> int:
+    """The exit status, with one line on stderr saying why when it is not 0."""
+    reasons: list[str] = []
+    status = 0
+    if result.stopped_by is not None:  # the one thing to fix; the rest follows from it
+        reasons.append(f"the run stopped: {result.stopped_by}")
+        if result.stopped_by_kind in _SETUP_ERRORS:
+            status = EXIT_USAGE
+    else:
+        nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
+        if nothing_scored:
+            reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
+        if result.counts.failed > result.max_errors:
+            reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
+        failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False]
+        if failed_gates:
+            reasons.append(f"threshold not met by {', '.join(failed_gates)}")
+    if reasons:
+        status = max(status, EXIT_FAILED)
+        errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
+        if result.stopped_by is not None or result.counts.failed:
+            errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)
+    return status

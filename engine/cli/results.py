@@ -12,11 +12,12 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..judge import TokenUsage
 from ..judge.prices import price_table
+from ..runs import where_item
 from ..runs.stats import ScoreSpread, spread_of
 from ..store import RunSummary, ScorerUsage, ScoreStats, Store, is_postgres_url, open_store, redact_url
 from .app import app, console
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
-from .tables import UsageRow, figure, summary_table, usage_table
+from .tables import UsageRow, coverage, figure, summary_table, usage_table
 
 
 def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
@@ -37,7 +38,7 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
 
 
 def _open_existing(store: str) -> Store:
-    if not is_postgres_url(store) and not Path(store).is_file():
+    if not is_postgres_url(store) and not Path(store).exists():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     opened = open_store(store)
     assert opened is not None
@@ -45,7 +46,17 @@ def _open_existing(store: str) -> Store:
 
 
 def _run_line(run: RunSummary) -> str:
-    return "; ".join(f"{item.scorer_id} {figure(item.mean)} (n={item.count}, errors={item.errors})" for item in run.scorers)
+    return "; ".join(f"{item.scorer_id} {figure(item.mean)} (scored {coverage(item)}, errors {item.errors})" for item in run.scorers)
+
+
+def _last_invocation(meta: dict[str, object]) -> str | None:
+    last = meta.get("last_invocation")
+    if not isinstance(last, dict):
+        return None
+    line = f"last invocation ({last.get('status')}): {last.get('reused', 0)} result(s) reused, {last.get('judged', 0)} judged"
+    if last.get("stopped_by"):
+        line += f"; stopped by: {last['stopped_by']}"
+    return line
 
 
 @app.command("results")
@@ -98,10 +109,14 @@ def results_command(
                 ],  # fmt: skip
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+                "last_invocation": found.meta.get("last_invocation"),
             }
             print_json(payload)
             return
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
+        last = _last_invocation(found.meta)
+        if last is not None:
+            console.print(last, markup=False, highlight=False)
         if not limits:
             console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         if any(row.judge_calls or row.cached_calls for row in usage):
@@ -116,7 +131,8 @@ def results_command(
                 table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
             console.print(table)
         for record in failures:
-            console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)
+            where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
+            console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)
 
 
 def _thresholds(pairs: list[str]) -> dict[str, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Optional
 
 import typer
+import yaml
 from rich.rule import Rule
 
 from ..errors import ConfigError
@@ -20,9 +21,12 @@ from .common import (
     JsonFlag,
     MetadataOption,
     ModelOption,
+    RetriesOption,
     ScorerArgument,
     ScorerOptions,
+    TimeoutOption,
     catalog_from,
+    finite,
     judge_choice,
     one_line_errors,
     parse_options,
@@ -52,17 +56,27 @@ def run_scorer(
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
     metadata: MetadataOption = None,
     option: ScorerOptions = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Score one output and print the score and the reason."""
-    options = scorer_options(option, context)
+    """Score one output and print the score and the reason.
+
+    Exit status: 0 scored; 1 the judge or the run failed; 2 a usage or configuration error
+    (an unknown scorer or option, a key or model the judge refuses).
+    """
+    catalog = catalog_from(config)
+    options = scorer_options(option, context, catalog.plan(scorer).options_model)
     if scale is not None:
-        options["scale"] = scale
-    scorer_object = catalog_from(config).create(scorer, options=options, base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
+        options["scale"] = finite(scale, "--scale")
+    scorer_object = catalog.create(
+        scorer, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
+        **judge_choice(model, aggregate),
+    )  # fmt: skip
     result = scorer_object.run(
-        output=read_value(output),
-        input=read_value(input),
+        output=read_value(output, transcript=True),
+        input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth),
         turns=_list_value(turns, "--turns"),
         expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
@@ -114,10 +128,13 @@ def preview_prompts(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the exact prompts a scorer would send, without calling a judge."""
-    options = scorer_options(option, context)
-    answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
-    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata))
+    options = scorer_options(option, context, catalog.plan(scorer).options_model)
+    answers = {name: (yaml.safe_load(read_value(value)) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    shown = preview(
+        catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
+        ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata),
+    )  # fmt: skip
     if as_json:
         print(shown.model_dump_json(indent=2))
         return

@@ -20,16 +20,25 @@ def better_word(direction: str) -> str:
     return "lower" if direction == "lower_is_better" else "higher"
 
 
+def coverage(item: ScoreStats) -> str:
+    """Scored of all: how much of the data the mean describes."""
+    return f"{item.count}/{item.total}"
+
+
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
 
 
 def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreSpread] | None = None) -> Table:
-    """Per scorer: direction, mean, min, max, count, errors; with `spreads`, the median, the
-    95th percentile and the pass rate beside the mean; with thresholds, the verdict."""
+    """Per scorer: direction, the mean over scored items, min, max, how many items were
+    scored of all (coverage), errors, and items the scorer could not judge (when any); with
+    `spreads`, the median, the 95th percentile and the pass rate beside the mean; with
+    thresholds, the verdict."""
     with_thresholds = any(getattr(item, "threshold", None) is not None for item in stats)
+    with_unscorable = any(item.not_scorable for item in stats)
     spread_columns = ["p50", "p95", "pass"] if spreads is not None else []
-    columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["limit", "verdict"] if with_thresholds else [])
+    columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["not scorable"] if with_unscorable else [])
+    columns += ["limit", "verdict"] if with_thresholds else []
     table = Table(title=title)
     for column in columns:
         if column == "scorer":
@@ -40,7 +49,9 @@ def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreS
         errors_cell = f"[red]{item.errors}[/red]" if item.errors else "0"
         spread = (spreads or {}).get(item.scorer_id, ScoreSpread())
         spread_cells = [figure(spread.p50), figure(spread.p95), percent(spread.pass_rate)] if spreads is not None else []
-        row = [item.scorer_id, better_word(item.direction), figure(item.mean), *spread_cells, figure(item.min), figure(item.max), str(item.count), errors_cell]
+        row = [item.scorer_id, better_word(item.direction), figure(item.mean), *spread_cells, figure(item.min), figure(item.max), coverage(item), errors_cell]
+        if with_unscorable:
+            row.append(str(item.not_scorable))
         if with_thresholds:
             passed = getattr(item, "passed", None)
             verdict = "" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]")

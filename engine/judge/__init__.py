@@ -7,10 +7,12 @@ from collections.abc import Sequence
 
 from .capabilities import capabilities
 from .client import OpenAIJudge
-from .config import PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
+from ..errors import ConfigError
+from .config import NO_KEY, PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
 from .middleware.cache import CacheStats, ResponseCache, default_cache_path
 from .middleware.limiter import LimiterStats, RateLimit, throttling
+from .middleware.breaker import CircuitBreaker
 from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import (
     AsksJudge,
@@ -21,14 +23,23 @@ from .protocol import (
     NoJudge,
     TokenUsage,
 )
+from .secrets import install_log_filter, remember_secret, scrub
 
 
 def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, cache: ResponseCache | None = None) -> AsksJudge:
     """The judge a scorer calls for `config`: the adapter its provider speaks (OpenAI's API,
     Azure's, or Anthropic's), behind the process's rate limiter of the model, its calls
-    passing through `middleware` (the first listed sees a request first), and `cache` in
-    front of all, so a cached answer waits for no limit. The provider SDK is imported on the
-    first call."""
+    passing through `middleware` (the first listed sees a request first), then the tracing
+    (when OpenTelemetry is installed) and, innermost, the circuit breaker that makes a judge
+    that cannot answer fail fast; `cache` stands in front of all, so a cached answer waits
+    for no limit. The provider SDK is imported on the first call."""
+    try:  # whatever the provider, its key is masked in every log record from now on
+        _, key = config.endpoint()
+        if key != NO_KEY:
+            remember_secret(key)
+    except ConfigError:
+        pass  # no key: the caller reports that itself
+    install_log_filter()
     limit = RateLimit(config)
     adapter: AsksJudge
     if config.provider_preset().adapter == "anthropic":
@@ -38,11 +49,11 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
     else:
         adapter = OpenAIJudge(config, observe_responses=limit.observe)
     # With OpenTelemetry installed, every call that reaches the provider is a span (a no-op
-    # until the host configures a tracer); it sits innermost, so an answer served by a
-    # middleware (a cache) is not traced as a model call, and the time a call waits for the
-    # limiter is not counted as the model's.
+    # until the host configures a tracer); it sits inside the host's middleware and the
+    # limiter, so an answer served by a middleware (a cache) is not traced as a model call,
+    # and the time a call waits for the limiter is not counted as the model's.
     chain = [*middleware, limit, *([JudgeTracing(config)] if tracing_available() else [])]
-    judge: AsksJudge = Chain(adapter, chain)
+    judge: AsksJudge = Chain(adapter, [*chain, CircuitBreaker(f"{config.model} at {config.where()}")])
     return cache.wrap(judge) if cache is not None else judge
 
 
@@ -51,6 +62,7 @@ __all__ = [
     "CacheStats",
     "CallNext",
     "Chain",
+    "CircuitBreaker",
     "JudgeAnswer",
     "JudgeConfig",
     "JudgeMiddleware",
@@ -68,6 +80,8 @@ __all__ = [
     "capabilities",
     "connect",
     "default_cache_path",
+    "install_log_filter",
     "resolve_judge",
+    "scrub",
     "throttling",
 ]

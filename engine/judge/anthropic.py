@@ -9,6 +9,8 @@ is read, not assumed), and a parameter a model refuses with a 400 is left out fr
 
 from __future__ import annotations
 
+import time
+
 import inspect
 from functools import cache
 from typing import Any
@@ -100,6 +102,7 @@ class AnthropicJudge:
         anthropic = _sdk()
         where, model = self.config.where(), self.config.model_name
         key = ""
+        started = time.monotonic()
         for _ in range(_MAX_ADJUSTMENTS):
             parameters = self._parameters(request)
             try:
@@ -116,7 +119,7 @@ class AnthropicJudge:
                     if refused is not None and refused != "max_tokens":
                         capabilities.refuse(where, model, refused)
                         continue
-                raise _judge_error(exc, self.config, key, request, anthropic) from exc
+                raise _judge_error(exc, self.config, key, request, anthropic, time.monotonic() - started) from exc
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:

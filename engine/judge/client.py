@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -33,8 +34,9 @@ from ..errors import (
 )
 from ..formatting import first_line, refusal
 from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
-from .config import JudgeConfig, StructuredMode
+from .config import NO_KEY, JudgeConfig, StructuredMode
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
+from .secrets import install_log_filter, remember_secret, scrub
 
 if TYPE_CHECKING:
     import instructor
@@ -71,6 +73,8 @@ class OpenAIJudge:
         config.check()
         self.config = config
         self.observe_responses = observe_responses
+        remember_secret(config.api_key.get_secret_value() if config.api_key else None)
+        install_log_filter()
 
     @property
     def model(self) -> str:
@@ -115,6 +119,8 @@ class OpenAIJudge:
         import instructor
 
         base_url, key = self.config.endpoint()
+        if key != NO_KEY:
+            remember_secret(key)
         modes = {
             "json_schema": instructor.Mode.JSON_SCHEMA,
             "tools": instructor.Mode.TOOLS,
@@ -122,8 +128,13 @@ class OpenAIJudge:
             "md_json": instructor.Mode.MD_JSON,
         }
         cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode, self.observe_responses)
-        client = shared_client(cache_key, lambda: instructor.from_openai(self._sdk(base_url, key), mode=modes[mode]))
-        return client, key
+
+        def build() -> Any:
+            built = instructor.from_openai(self._sdk(base_url, key), mode=modes[mode])
+            install_log_filter()  # the SDKs' loggers exist now that they are imported
+            return built
+
+        return shared_client(cache_key, build), key
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """The judge's answer: an instance of the request's response model, or text."""
@@ -133,17 +144,18 @@ class OpenAIJudge:
         where, model = config.where(), config.model_name
         mode = capabilities.mode(where, model, config.structured_mode)
         key = ""
+        started = time.monotonic()
         for _ in range(_MAX_ADJUSTMENTS):
             parameters = capabilities.parameters(where, model, _wanted(request))
             try:
                 client, key = self._client(mode)
                 return await self._ask(client, request, parameters)
-            except ConfigError:
+            except (ConfigError, JudgeError):
                 raise
             except Exception as exc:
                 cause = _cause(exc)
                 if not isinstance(cause, openai.APIStatusError) or cause.status_code not in (400, 404, 422):
-                    raise _judge_error(exc, config, key, request, openai) from exc
+                    raise _judge_error(exc, config, key, request, openai, time.monotonic() - started) from exc
                 message, param = _error_message(cause), _error_param(cause)
                 refused = refused_parameter(message, param, parameters)
                 if refused is not None:
@@ -151,7 +163,7 @@ class OpenAIJudge:
                     continue
                 following = capabilities.fall_back(where, model, mode, first_line(message)) if request.response_model and refuses_mode(mode, message, param) else None
                 if following is None:
-                    raise _judge_error(exc, config, key, request, openai) from exc
+                    raise _judge_error(exc, config, key, request, openai, time.monotonic() - started, mode) from exc
                 mode = following
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
@@ -160,7 +172,10 @@ class OpenAIJudge:
             completion = await client.chat.completions.create(
                 model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
             )
-            message = completion.choices[0].message
+            choice = completion.choices[0]
+            if choice.finish_reason == "length":
+                raise AnswerCutOffError(cut_off_message(request), request.step)
+            message = choice.message
             text, thinking = split_thinking(message.content or "")
             return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
         from instructor.core.hooks import Hooks
@@ -268,37 +283,78 @@ def _cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest, sdk: ModuleType) -> JudgeError:
+def cut_off_message(request: JudgeRequest) -> str:
+    limit = f"at {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else "at the model's token limit"
+    return f"the judge's answer was cut off {limit}; raise max_tokens for this step (`judge: max_tokens:` of the scorer or of the step in the YAML)"
+
+
+def _waited(config: JudgeConfig, elapsed: float) -> str:
+    attempts = config.http_retries + 1
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return f"{tries}, {elapsed:.0f}s in all; --timeout and --retries (SCORERS_TIMEOUT, SCORERS_RETRIES) change this"
+
+
+def _judge_error(
+    exc: BaseException,
+    config: JudgeConfig,
+    key: str,
+    request: JudgeRequest,
+    sdk: ModuleType,
+    elapsed: float | None = None,
+    mode: StructuredMode | None = None,
+) -> JudgeError:
     """One typed, one-line error for a failed call through `sdk` (openai or anthropic: their
-    exception classes have the same names)."""
+    exception classes have the same names). `elapsed` is how long the call took in all, with
+    its retries; `mode` the structured mode last tried. Failures no other request can mend (a refused key, an unknown model, an
+    unsupported response format) are marked fatal: a batch run stops on them."""
     from instructor.core.exceptions import IncompleteOutputException
 
     cause = _cause(exc)
     attempts = getattr(exc, "n_attempts", None)
     where = config.where()
+    waited = f" ({_waited(config, elapsed)})" if elapsed is not None else ""
     kind: type[JudgeError] = JudgeError
+    fatal = False
     if isinstance(cause, IncompleteOutputException):
-        kind = AnswerCutOffError
-        limit = f" of {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else ""
-        message = f"the judge's answer was cut off at its limit{limit}; raise max_tokens for this step"
+        kind, message = AnswerCutOffError, cut_off_message(request)
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
-        kind = JudgeAuthenticationError
+        kind, fatal = JudgeAuthenticationError, True
         variable = config.provider_preset().api_key_env or "the API key"
         message = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check {variable} or api_key"
     elif isinstance(cause, sdk.RateLimitError):
         kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
     elif isinstance(cause, sdk.APIStatusError):
         kind = JudgeServerError if cause.status_code >= 500 else JudgeRequestError
-        message = f"the judge at {where} answered HTTP {cause.status_code}: {first_line(_error_message(cause))}"
+        detail = first_line(_error_message(cause))
+        message = f"the judge at {where} answered HTTP {cause.status_code}: {detail}"
+        if cause.status_code == 404 or (kind is JudgeRequestError and _about_the_model(detail)):
+            message += f" (is {config.model_name!r} a model this server serves?)"
+            fatal = True
+        elif kind is JudgeRequestError and _about_response_format(detail):
+            used = mode or config.structured_mode
+            alternatives = " or ".join(f"--mode {other}" for other in ("tools", "json", "md_json") if other != used)
+            message += f" (this server may not support --mode {used}: try {alternatives})"
+            fatal = True
     elif isinstance(cause, sdk.APITimeoutError):
-        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s"
+        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}"
     elif isinstance(cause, sdk.APIConnectionError):
-        kind, message = JudgeUnreachableError, f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}"
+        kind = JudgeUnreachableError
+        message = f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}{waited}; is the server running at that address (--base-url, OPENAI_BASE_URL)?"
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
-    return kind(_scrub(message, key), request.step)
+    return kind(_scrub(message, key), request.step, fatal=fatal)
+
+
+def _about_the_model(detail: str) -> bool:
+    lowered = detail.lower()
+    return "model" in lowered and any(words in lowered for words in ("not found", "does not exist", "unknown", "not exist", "no such"))
+
+
+def _about_response_format(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(word in lowered for word in ("response_format", "json_schema", "response format", "structured output", "grammar"))
 
 
 def _error_body(error: Any) -> dict[str, Any]:
@@ -319,4 +375,5 @@ def _error_param(error: Any) -> Any:
 
 
 def _scrub(text: str, key: str) -> str:
+    text = scrub(text)
     return text.replace(key, "***") if key and len(key) > 3 else text

@@ -7,11 +7,12 @@ command line can start, without them.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import ConfigError
 
@@ -20,6 +21,8 @@ Adapter = Literal["openai", "azure", "anthropic"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 _OPENAI_HOST = "api.openai.com"
+#: What is sent as the key to servers that need none (not a secret).
+NO_KEY = "not-needed"
 
 
 class Provider(BaseModel):
@@ -112,12 +115,19 @@ class JudgeConfig(BaseModel):
         "tools (function calling), json (JSON mode + schema in the prompt), md_json (plain text); "
         "default: the provider's known mode, else json_schema",
     )
-    timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP request")
-    http_retries: int = Field(default=3, ge=0, description="Retries of 429/5xx/connection errors, with backoff")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds one judge call may take (per attempt)")
+    http_retries: int = Field(default=2, ge=0, le=10, description="Retries of 429/5xx/timeouts/connection errors, with backoff")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute to this model, for the whole process (None: unlimited)")
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to this model, for the whole process (None: unlimited)")
     preset: Provider | None = Field(default=None, description="How to reach the provider, when it is not a built-in preset")
     api_version: str | None = Field(default=None, description="Azure OpenAI API version (else OPENAI_API_VERSION)")
+
+    @field_validator("timeout")
+    @classmethod
+    def _finite_timeout(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number of seconds")
+        return value
 
     @property
     def provider(self) -> str:
@@ -172,7 +182,7 @@ class JudgeConfig(BaseModel):
                 hosted = provider.adapter == "azure" or not overridden
             if provider.key_needed and hosted:
                 raise ConfigError(self._missing_key(provider))
-            key = "not-needed"  # local servers ignore it, but the SDK insists on one
+            key = NO_KEY  # local servers ignore it, but the SDK insists on one
         return base_url, key
 
     def _missing_key(self, provider: Provider) -> str:
@@ -193,13 +203,18 @@ def resolve_judge(
     base_url: str | None = None,
     api_key: str | None = None,
     mode: StructuredMode | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
     providers: Mapping[str, Provider] | None = None,
     rpm: float | None = None,
     tpm: float | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
-    SCORERS_MODEL, else the scorer's own default; base URL, key and mode given here (or
-    SCORERS_MODE) win over the config's, and so do the rate limits `rpm` and `tpm`;
+    SCORERS_MODEL, else the scorer's own default; base URL, key, mode, timeout, retries and
+    the rate limits `rpm` and `tpm` given here win over the environment (SCORERS_MODE,
+    SCORERS_TIMEOUT, SCORERS_RETRIES), which wins over `defaults` (the scorer's `judge:`
+    block), then the config's own;
     `providers` are presets beyond the built-in ones (a catalog's `providers:`). `owner`
     names the scorer in errors."""
     if isinstance(model, JudgeConfig):
@@ -209,11 +224,21 @@ def resolve_judge(
         if not chosen:
             raise ConfigError(f"{owner}: no judge model; pass model='provider/model' or set SCORERS_MODEL")
         base = JudgeConfig(model=chosen)
+    values: dict[str, Any] = dict(base)
+    if not isinstance(model, JudgeConfig):
+        values.update({name: value for name, value in (defaults or {}).items() if value is not None})
     prefix = base.model.split("/", 1)[0]
     preset = (providers or {}).get(prefix) if base.preset is None else None
-    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE"), "preset": preset, "rpm": rpm, "tpm": tpm}
+    if preset is not None:
+        values["preset"] = preset
+    environment = {"mode": "SCORERS_MODE", "timeout": "SCORERS_TIMEOUT", "http_retries": "SCORERS_RETRIES"}
+    values.update({name: os.environ[variable] for name, variable in environment.items() if os.environ.get(variable)})
+    given = {"base_url": base_url, "api_key": api_key, "mode": mode, "timeout": timeout, "http_retries": retries, "rpm": rpm, "tpm": tpm}
+    values.update({name: value for name, value in given.items() if value is not None and value != ""})
     try:
-        return JudgeConfig.model_validate({**dict(base), **{name: value for name, value in updates.items() if value}})
+        return JudgeConfig.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"judge {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        field = {"http_retries": "retries"}.get(str(first["loc"][0]), ".".join(map(str, first["loc"])))
+        where = {"timeout": " (--timeout, SCORERS_TIMEOUT)", "retries": " (--retries, SCORERS_RETRIES)", "mode": " (--mode, SCORERS_MODE)"}
+        raise ConfigError(f"judge {field}{where.get(field, '')}: {first['msg']} (got {first.get('input')!r})") from None

@@ -3,7 +3,7 @@ clients of the scorer and of the store, never second copies of either."""
 
 from __future__ import annotations
 
-from .batch import arun_evals, check_scorers, default_run_name, run_evals
+from .batch import arun_evals, check_scorers, default_run_name, error_budget, run_evals, where_item
 from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
@@ -38,8 +38,10 @@ __all__ = [
     "attach_scorers",
     "check_scorers",
     "default_run_name",
+    "error_budget",
     "estimate_evals",
     "read_jsonl",
     "run_batch_api",
     "run_evals",
+    "where_item",
 ]

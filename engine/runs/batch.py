@@ -17,12 +17,25 @@ drops the per-item results and keeps only the aggregates). The per-item results 
 order of the input. A failing item (unreadable, target error, judge error) is recorded
 with its cause and never stops the others.
 
+Each (item, scorer) pair ends in one of three outcomes, never mixed: scored, error (with its
+cause and stage: item, target, scorer, store), or not scorable (the scorer cannot judge the
+item, e.g. no context where one is needed; with the reason). Means are over scored items.
+
 With a store, every (item, scorer) result is saved as it completes, in batches (one
-transaction per up to 64 results or half a second). Running a run of the same name again
-(after a crash, Ctrl-C, or judge errors) loads what is saved and scores only what is missing;
-an item's identity is its `id`, else a hash of its content. The judge's answers go through a
+transaction per up to 64 results or half a second), with the fingerprints of the item's
+content and of the scorer (definition, templates, schemas, options, judge model, mode,
+sampling). Running a run of the same name again (after a crash, Ctrl-C, or judge errors)
+reuses a saved result only when both fingerprints still match, and judges the rest again;
+after a whole pass over a run's data file, results of items no longer in it are dropped. An
+item's identity is its `id`, else its line in the data. A run remembers the data file and
+the scorers it was started with: resuming it with others is refused (`replace=True` starts
+it over), and so is a second process resuming it at once. The judge's answers go through a
 response cache (on by default here): a hard crash loses at most the last batch of results,
 and scoring those again costs nothing.
+
+A judge failure that no retry can mend (a refused key, an unknown model, an unsupported
+response format, a judge that cannot be reached, or the circuit breaker opening) stops the
+run at once: finished results stay saved, the run ends `failed`, and a rerun continues it.
 
 Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
 new items are started; the run is resumable) once this invocation's spend reaches it.
@@ -34,29 +47,25 @@ import asyncio
 import copy
 import inspect
 import logging
+import os
+import re
+import socket
 import time
 import uuid
-from collections.abc import (
-    AsyncIterable,
-    Awaitable,
-    Callable,
-    Iterable,
-    Mapping,
-    Sequence,
-)
-from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError, ScorerError
+from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
 from ..scoring import AnyScorer, Jury, Scorer
-from ..store import ResultRecord, RunInfo, SharesWork, Stage, Store, open_store, store_location
+from ..store import ResultRecord, RunInfo, RunLease, RunStatus, SharesWork, Stage, Store, open_store, store_location
 from ..sync import run_sync
-from .items import Data, EvalItem, UnreadableItem, data_source, numbered
+from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared
@@ -90,13 +99,9 @@ class _BatchedWrites:
         async with self._lock:
             batch, self.waiting = self.waiting, []
             if batch:
-                try:
-                    # On a worker thread: a write waiting on another process's lock must not
-                    # stall the loop. If this task is cancelled meanwhile, the write still completes.
-                    await asyncio.to_thread(self.store.save_many, batch)
-                except Exception as exc:
-                    for record in batch:
-                        self.failed(record, exc)
+                # On a worker thread: a write waiting on another process's lock must not stall
+                # the loop. If this task is cancelled meanwhile, the write still completes.
+                await asyncio.to_thread(self._write, batch)
 
     async def periodically(self) -> None:
         while True:
@@ -107,11 +112,33 @@ class _BatchedWrites:
         """The last write, at the end of a run (also when it is interrupted)."""
         batch, self.waiting = self.waiting, []
         if batch:
-            try:
-                self.store.save_many(batch)
-            except Exception as exc:
-                for record in batch:
+            self._write(batch)
+
+    def _write(self, batch: list[ResultRecord]) -> None:
+        """One transaction for the batch; when it fails, each result on its own, so that only
+        the results that really cannot be saved are counted as failures."""
+        try:
+            self.store.save_many(batch)
+        except Exception:
+            for record in batch:
+                try:
+                    self.store.save(record)
+                except Exception as exc:
                     self.failed(record, exc)
+
+
+#: How long a run's lease lasts without being renewed (a crashed process frees it then).
+LEASE_SECONDS = 60.0
+
+
+class _Stopped(Exception):
+    """The run is stopping on a fatal judge error reported by another item: this item's
+    unfinished work is dropped, not recorded (a rerun does it)."""
+
+
+def where_item(line: int, item_id: str | None) -> str:
+    """How every message names an item: its line in the data and its id."""
+    return f"item {line}" + (f" ({item_id})" if item_id and item_id != f"#{line}" else "")
 
 
 class _Evaluation:
@@ -131,6 +158,7 @@ class _Evaluation:
         keep_results: bool,
         target_timeout: float | None,
         max_cost: float | None = None,
+        track_items: bool = False,
     ) -> None:
         self.scorers = scorers
         self.target = target
@@ -150,46 +178,72 @@ class _Evaluation:
         self.max_cost = max_cost
         self.spent = 0.0  # estimated US dollars of the judge calls made by this invocation
         self.stopped: str | None = None
+        # Ids seen so far, to refuse a duplicate in a one-shot iterator (files and lists are
+        # checked before the run). Not with keep_results=False: that promises flat memory.
+        self.unique_ids = UniqueIds("data") if keep_results else None
+        self.stop_cause: JudgeError | None = None
+        self.stop_owner: asyncio.Task[Any] | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+        # The item ids of this pass over a data file, to drop results of items gone from it.
+        self.seen: set[str] | None = set() if track_items else None
 
     def _store_failed(self, record: ResultRecord, exc: BaseException) -> None:
-        self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
+        """A batch of results that could not be written: each is a store error, counted, and
+        judged again by a rerun (it is not in the store)."""
+        line = record.item_index or 0  # the store keeps an item's 1-based line
+        self._error(max(line - 1, 0), line, record.item_id, "store", f"the result could not be saved: {one_line(exc)}", record.scorer_id)
+        aggregate = self.aggregates.get(record.scorer_id)
+        if record.ok and aggregate is not None:
+            aggregate.unsaved(record.score)
+            self.counts.failed += 1
 
     def over_budget(self) -> bool:
         if self.max_cost is not None and self.spent >= self.max_cost:
             self.stopped = f"the estimated spend ${self.spent:.4f} reached the budget of ${self.max_cost:g} (--max-cost)"
             return True
         return False
+    def _error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
+        self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
+        logger.warning("%s%s: %s failed: %s", where_item(line, item_id), f" {scorer_id}" if scorer_id else "", stage, error)
 
-    def _error(self, index: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
-        self.errors.append(EvalError(index=index, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
-        logger.warning("item %d (%s)%s: %s failed: %s", index, item_id or "unread", f" {scorer_id}" if scorer_id else "", stage, error)
-
-    async def _save(self, record: ResultRecord) -> None:
+    async def _save(self, record: ResultRecord) -> ResultRecord:
+        """The record as it now stands. Results go to the store in batches; one that then
+        cannot be saved is counted as a store error (and judged again by a rerun)."""
         if self.writes is not None:
             await self.writes.add(record)
+        return record
 
-    async def item(self, index: int, raw: Any) -> None:
-        self.counts.items += 1
+    async def item(self, index: int, line: int, raw: Any) -> None:
+        duplicate = self.unique_ids.duplicate(line, raw) if self.unique_ids is not None else None
+        if duplicate is not None:
+            await self._unreadable(index, line, duplicate)
+            return
         if isinstance(raw, UnreadableItem):
-            await self._finish(ItemResult(index=index, id=None, error=raw.message), "item")
+            await self._unreadable(index, line, raw.message)
             return
         try:
             item = EvalItem.of(raw)
         except (ValidationError, ValueError) as exc:
             message = validation_line(exc) if isinstance(exc, ValidationError) else str(exc)
-            await self._finish(ItemResult(index=index, id=None, error=message), "item")
+            await self._unreadable(index, line, message)
             return
-        key = item.key
+        key, fingerprint = item.key(line), item.fingerprint
+        if self.seen is not None:
+            self.seen.add(key)
         outcomes: dict[str, ScorerOutcome] = {}
         stored_output: Any = None
         if self.resuming and self.store is not None:
+            wanted = {scorer.id: scorer.fingerprint for scorer in self.scorers}
             for record in await asyncio.to_thread(self.store.item_records, self.run, key):
-                if record.ok and record.scorer_id in self.aggregates:
+                if record.item_hash != fingerprint:
+                    continue  # the item changed since: judged again, its record replaced
+                if record.outcome != "error" and wanted.get(record.scorer_id) == record.scorer_hash:
                     outcomes[record.scorer_id] = outcome_of(record, resumed=True)
-                if record.output is not None and record.error_stage != "target":
+                if record.output is not None and record.error_stage not in ("target", "item"):
                     stored_output = record.output
+        self.counts.reused += len(outcomes)
         pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
-        result = ItemResult(index=index, id=key, item=item, output=stored_output, resumed=not pending)
+        result = ItemResult(index=index, line=line, id=key, item=item, output=stored_output, resumed=not pending)
         if pending:
             started = datetime.now(timezone.utc)
             reply, error = await self._reply(item, stored_output)
@@ -197,15 +251,32 @@ class _Evaluation:
             if error is not None:
                 result.error = error
                 for scorer in pending:
-                    record = self._record(scorer, item, key, index, reply, started, error=error, stage="target")
-                    await self._save(record)
+                    record = self._record(scorer, item, key, line, fingerprint, reply, started, error=error, stage="target")
+                    record = await self._save(record)
                     outcomes[scorer.id] = outcome_of(record)
             else:
-                scored = await asyncio.gather(*(self._score(scorer, item, key, index, reply) for scorer in pending))
+                owner = asyncio.current_task()
+                scored = await asyncio.gather(*(self._score(scorer, item, key, index, line, fingerprint, reply, owner) for scorer in pending))
                 outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
         # In the scorers' order, whatever order they finished or were loaded in.
         result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
         await self._finish(result, "target")
+
+    async def _unreadable(self, index: int, line: int, message: str) -> None:
+        """An item that cannot be read is each scorer's error, counted and stored like any other."""
+        key = f"#{line}"
+        if self.seen is not None:
+            self.seen.add(key)
+        started = datetime.now(timezone.utc)
+        outcomes: dict[str, ScorerOutcome] = {}
+        for scorer in self.scorers:
+            record = result_record(
+                scorer, run=self.run, source="batch", item_id=key, item_index=line, input=None, output=None, context=None,
+                started_at=started, error=message, error_stage="item",
+            )  # fmt: skip
+            record = await self._save(record)
+            outcomes[scorer.id] = outcome_of(record)
+        await self._finish(ItemResult(index=index, line=line, id=None, error=message, results=outcomes), "item")
 
     async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
         if item.has_output:
@@ -214,7 +285,9 @@ class _Evaluation:
         if stored_output is not None:  # the same reply the saved scorers judged
             return stored_output, None
         if self.target is None:
-            return None, "the item has no `output` and no target was given to produce one"
+            # Nothing to produce a reply: scorers that need one find the item not scorable
+            # (and say so); the others (e.g. context precision) judge it as it is.
+            return None, None
         try:
             async with self.slots:
                 reply = await asyncio.wait_for(call_target(self.target, item.input), self.target_timeout)
@@ -224,14 +297,17 @@ class _Evaluation:
         except Exception as exc:
             return None, one_line(exc)
 
-    def _record(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
+    def _record(
+        self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
+    ) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
             scorer,
             run=self.run,
             source="batch",
             item_id=key,
-            item_index=index,
+            item_index=line,
+            item_hash=fingerprint,
             input=item.input,
             output=reply,
             context=item.context,
@@ -242,9 +318,12 @@ class _Evaluation:
             **kwargs,
         )
 
-    async def _score(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
+    async def _score(
+        self, scorer: AnyScorer, item: EvalItem, key: str, index: int, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
+    ) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
+            result = None
             try:
                 result = await scorer.arun(
                     # A conversation item: the scorer takes its last reply from the turns.
@@ -257,25 +336,46 @@ class _Evaluation:
                     expected_trajectory=item.expected_trajectory,
                     metadata=item.metadata,
                 )
-            except Exception as exc:  # judge, inputs, or a bug: this item only
+            except NotScorable as exc:
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
+            except JudgeError as exc:
+                if exc.fatal:
+                    self._stop(exc, owner)
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=str(exc), stage="scorer")
+            except Exception as exc:  # inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
-                record = self._record(scorer, item, key, index, reply, started, error=message, stage="scorer")
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=message, stage="scorer")
             else:
-                record = self._record(scorer, item, key, index, reply, started, result=result)
+                record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.counts.scored += 1
         if self.max_cost is not None and not record.error:
             self.spent += self.aggregates[scorer.id].cost_of_steps(record.steps.values()) or 0.0
-        await self._save(record)
-        return outcome_of(record, result=None if record.error else result)
+        record = await self._save(record)
+        return outcome_of(record, result=result if record.ok else None)
+
+    def _stop(self, cause: JudgeError, owner: asyncio.Task[Any] | None) -> None:
+        """The first fatal judge error stops the run: every other item in flight (not the
+        `owner` task of the item that met it) is cancelled; what they finished is saved and
+        a rerun does the rest."""
+        if self.stop_cause is not None:
+            if owner is not None and owner is self.stop_owner:
+                return  # another scorer of the item that stopped the run: recorded with it
+            raise _Stopped()
+        self.stop_cause, self.stop_owner = cause, owner
+        for task in self.tasks:
+            if task is not owner:
+                task.cancel()
 
     async def _finish(self, result: ItemResult, stage: Stage) -> None:
+        self.counts.items += 1
         if result.error is not None:
-            self._error(result.index, result.id, stage, result.error)
+            self._error(result.index, result.line, result.id, stage, result.error)
         expected = result.item.expected if result.item is not None else {}
         for scorer_id, outcome in result.results.items():
             self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
-            if outcome.error is not None and outcome.error_stage == "scorer":
-                self._error(result.index, result.id, "scorer", outcome.error, scorer_id)
+            self.counts.outcomes[outcome.outcome] += 1
+            if outcome.error is not None and outcome.error_stage in ("scorer", "store"):
+                self._error(result.index, result.line, result.id, outcome.error_stage, outcome.error, scorer_id)
         if result.ok:
             self.counts.completed += 1
         else:
@@ -289,7 +389,7 @@ class _Evaluation:
                 if inspect.isawaitable(returned):
                     await returned
             except Exception as exc:  # the callback's failure is the host's; the run goes on
-                self._error(result.index, result.id, "callback", one_line(exc))
+                self._error(result.index, result.line, result.id, "callback", one_line(exc))
 
 
 def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
@@ -306,24 +406,112 @@ def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
     return listed
 
 
-def _check_resume(store: Store, run: str, scorers: list[AnyScorer]) -> None:
-    """Refuse to mix, under one run name, scores from different scorer definitions or
-    judges: their mean would describe neither."""
-    versions = store.scorer_versions(run)
-    for scorer in scorers:
-        now = (scorer.plan.fingerprint, scorer.judge.model)
-        before = versions.get(scorer.id, set()) - {now}
-        if before:
-            scorer_hash, model = sorted(before, key=str)[0]
-            raise ConfigError(
-                f"run {run!r} already holds {scorer.id} scores from another definition or judge "
-                f"(definition {scorer_hash}, judge {model}; now {now[0]}, {now[1]}); "
-                "give this run a new name to score with the changed scorer"
+def _started_with(data: Data, meta: Mapping[str, Any] | None, scorers: list[AnyScorer]) -> dict[str, Any]:
+    """What a run is started on, to refuse resuming it on something else: the data file (or
+    the `data` a host names in `meta`) and each scorer's fingerprint."""
+    source = str(Path(data).resolve()) if isinstance(data, (str, Path)) else (meta or {}).get("data")
+    return {"data": source, "scorers": {scorer.id: scorer.fingerprint for scorer in scorers}}
+
+
+def _check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[AnyScorer]) -> None:
+    """Refuse to continue a run on other data or with other scorers or judges: its means
+    would describe neither."""
+    if not before:
+        return  # a run stored before runs remembered this: its records' fingerprints decide
+    differences: list[str] = []
+    if before.get("data") and now.get("data") and before["data"] != now["data"]:
+        differences.append(f"it was started on {before['data']}, not {now['data']}")
+    old, new = dict(before.get("scorers") or {}), dict(now["scorers"])
+    if set(old) != set(new):
+        differences.append(f"it was started with scorers {', '.join(sorted(old)) or 'none'}, not {', '.join(sorted(new))}")
+    else:
+        changed = [scorer.id for scorer in scorers if old[scorer.id] != new[scorer.id]]
+        if changed:
+            differences.append(
+                f"{', '.join(changed)} changed since (another definition or judge: its YAML, templates, schemas, options, "
+                "model, mode or sampling)"
             )
+    if differences:
+        raise ConfigError(
+            f"cannot resume run {run!r}: {'; '.join(differences)}. Start it over with --replace (replace=True), "
+            "or give a new --run name"
+        )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Lease:
+    """This process's hold on a run, renewed while it runs, so a second process resuming the
+    same run is refused instead of judging every item twice."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        self.store = store
+        self.run = run
+        self.host = socket.gethostname()
+        self.owner = f"{self.host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.renewing: asyncio.Task[None] | None = None
+
+    def _lease(self) -> RunLease:
+        expires = datetime.now(timezone.utc) + timedelta(seconds=LEASE_SECONDS)
+        return RunLease(run=self.run, owner=self.owner, pid=os.getpid(), host=self.host, expires_at=expires)
+
+    def take(self) -> None:
+        holder = self.store.lease_run(self._lease())
+        if holder is not None and holder.host == self.host and not _pid_alive(holder.pid):
+            self.store.release_run(self.run, holder.owner)  # left by a process that died
+            holder = self.store.lease_run(self._lease())
+        if holder is not None:
+            raise ConfigError(
+                f"run {self.run!r} is being run by another process (pid {holder.pid} on {holder.host}); "
+                "wait for it to end, or give this one another --run name"
+            )
+
+    async def keep(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_SECONDS / 3)
+            try:
+                await asyncio.to_thread(self.store.lease_run, self._lease())
+            except Exception as exc:  # the run goes on; the lease lapses at worst
+                logger.warning("could not renew the lease of run %r: %s", self.run, one_line(exc))
+
+    def release(self) -> None:
+        try:
+            self.store.release_run(self.run, self.owner)
+        except Exception as exc:
+            logger.warning("could not release the lease of run %r: %s", self.run, one_line(exc))
 
 
 def default_run_name(prefix: str = "run") -> str:
     return f"{prefix}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+def error_budget(max_errors: int | str | None, items: int) -> int:
+    """How many failed items a run may have and still pass: N, or N% of its items."""
+    if max_errors is None:
+        return 0
+    if isinstance(max_errors, str):
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", max_errors)
+        if not found:
+            raise ConfigError(f"max_errors {max_errors!r}: expected a number of items (5) or a share of them (5%)")
+        number, percent = float(found.group(1)), found.group(2)
+        if percent:
+            if number > 100:
+                raise ConfigError(f"max_errors {max_errors!r}: a share is at most 100%")
+            return int(items * number / 100)
+        if number != int(number):
+            raise ConfigError(f"max_errors {max_errors!r}: a number of items is a whole number")
+        return int(number)
+    if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
+        raise ConfigError(f"max_errors must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}")
+    return max_errors
 
 
 async def arun_evals(
@@ -336,6 +524,8 @@ async def arun_evals(
     run: str | None = None,
     store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
+    max_errors: int | str | None = None,
+    replace: bool = False,
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
@@ -347,11 +537,18 @@ async def arun_evals(
     """Score every item of `data` with every scorer; see the module docstring.
 
     `store` (a Store or a SQLite path) saves each result as it completes under the run name
-    `run` (generated when omitted); an existing run of that name is resumed. `thresholds`
-    ({scorer_id: value}) give `passed`: the mean must be at most the value for
-    lower-is-better scorers, at least it otherwise. `on_item_complete(item_result)` (sync or
-    async) is called once per item, in completion order, also for items resumed from the
-    store (`resumed=True`). `meta` is stored with the run (e.g. where the data came from).
+    `run` (generated when omitted); an existing run of that name is resumed (`replace=True`
+    starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
+    must be at most the value for lower-is-better scorers, at least it otherwise.
+    `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
+    have: `passed` is True only when every threshold is met, the failed items are within
+    that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    (sync or async) is called once per item, in completion order, also for items resumed
+    from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
+    came from; its `data` names the data for the resume check when it is not a file).
+    Two items with the same id are refused before any call for files and lists; in a
+    one-shot iterator the repeated id is that item's error (not checked with
+    keep_results=False, which scores a stream in flat memory).
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
@@ -362,7 +559,8 @@ async def arun_evals(
     or machines splits one run: each claims unscored items from the database, holding them for
     `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
     result counts the items this process scored. `share_work=False` scores every item given
-    here (the caller splits the work itself, as the Ray adapter does).
+    here (the caller splits the work itself, as the Ray adapter does). Otherwise a second
+    process resuming a run that one is running is refused.
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -385,6 +583,7 @@ async def arun_evals(
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
+    error_budget(max_errors, 0)  # a malformed budget fails before any work
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
     source = data_source(data)
@@ -393,38 +592,70 @@ async def arun_evals(
     name = run or default_run_name()
     started = time.perf_counter()
     shared = share_work and isinstance(opened, SharesWork)
+    lease: _Lease | None = None
+    status: RunStatus = "failed"
     try:
         resuming = False
         ended_before = False
         if opened is not None:
+            if share_work and not shared:
+                # One process at a time, unless workers split the run on purpose: through a store
+                # that shares work, or by the caller (share_work=False, as the Ray adapter does).
+                lease = _Lease(opened, name)
+                await asyncio.to_thread(lease.take)
+            started_with = _started_with(data, meta, listed)
             previous = await asyncio.to_thread(opened.get_run, name)
+            if previous is not None and replace:
+                await asyncio.to_thread(opened.delete_run, name)
+                previous = None
             resuming = previous is not None or shared  # other workers may be saving into it now
             ended_before = previous is not None and previous.status != "running"
             if previous is not None:
-                await asyncio.to_thread(_check_resume, opened, name, listed)
+                _check_resume(name, previous.meta.get("started_with"), started_with, listed)
             run_meta = {
                 **dict(meta or {}),
-                "scorers": {scorer.id: {"hash": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "scorers": {scorer.id: {"hash": scorer.fingerprint, "definition": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "started_with": started_with,
                 "concurrency": concurrency,
                 "thresholds": limits,
             }
             await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
+            if lease is not None:
+                lease.renewing = asyncio.create_task(lease.keep())
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
-            max_cost=max_cost,
+            max_cost=max_cost, track_items=resuming and isinstance(data, (str, Path)),
         )  # fmt: skip
         status = "failed"
         flusher = asyncio.create_task(evaluation.writes.periodically()) if evaluation.writes is not None else None
         try:
             if shared:
                 assert isinstance(opened, SharesWork)
-                await drive_shared(
-                    opened, name, source, evaluation.item, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds
-                )
+
+                async def score_claimed(index: int, raw: Any) -> None:
+                    await evaluation.item(index, index + 1, raw)
+
+                try:
+                    await drive_shared(
+                        opened, name, source, score_claimed, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds
+                    )
+                except _Stopped:
+                    pass  # a fatal judge error stopped this worker (recorded as the stop cause)
             else:
                 await _drive(evaluation, source, concurrency)
-            status = "interrupted" if evaluation.stopped else "complete"
+            if evaluation.writes is not None:
+                await evaluation.writes.flush()  # a result that cannot be saved decides the status too
+            if evaluation.stop_cause is not None:
+                status = "failed"
+            elif evaluation.stopped:
+                status = "interrupted"  # the budget: resumable like Ctrl-C
+            else:
+                status = "incomplete" if evaluation.counts.failed else "complete"
+                if opened is not None and evaluation.seen is not None and not shared:
+                    # A whole pass over the run's own data file: results of items that are
+                    # no longer in it (removed, or now with another id) would skew the run.
+                    await asyncio.to_thread(opened.prune_run, name, evaluation.seen)
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -434,52 +665,67 @@ async def arun_evals(
             if evaluation.writes is not None:
                 evaluation.writes.flush_now()
             if opened is not None:
-                opened.end_run(name, status)  # type: ignore[arg-type]
+                last = {
+                    "status": status, "reused": evaluation.counts.reused, "judged": evaluation.counts.scored,
+                    "items": evaluation.counts.items, "failed": evaluation.counts.failed,
+                    "stopped_by": str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
+                }  # fmt: skip
+                opened.end_run(name, status, meta={"last_invocation": last})
     finally:
+        if lease is not None:
+            if lease.renewing is not None:
+                lease.renewing.cancel()
+            lease.release()
         if owns_store:
             assert opened is not None
             opened.close()
         if response_cache is not None:
             response_cache.flush()
     summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in evaluation.aggregates.items()}
+    budget = error_budget(max_errors, evaluation.counts.items)
+    within_budget = evaluation.counts.failed <= budget
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
     return EvalResult(
         run=name,
         store=store_location(opened) if opened is not None else None,
+        status=status,
         scores={scorer_id: item.mean for scorer_id, item in summary.items()},
         summary=summary,
         counts=evaluation.counts,
         errors=evaluation.errors,
+        stopped_by=str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
+        stopped_by_kind=type(evaluation.stop_cause).__name__ if evaluation.stop_cause is not None else None,
+        max_errors=budget,
         items=[evaluation.items[index] for index in sorted(evaluation.items)],
-        passed=all(verdicts) if verdicts else None,
+        passed=all(verdicts) and within_budget and evaluation.stop_cause is None,
         duration_s=time.perf_counter() - started,
         cost_usd=_total_cost(summary.values()),
         stopped=evaluation.stopped,
     )
 
 
-async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[Any], concurrency: int) -> None:
+async def _drive(evaluation: _Evaluation, source: NumberedSource, concurrency: int) -> None:
     """Start items as they are read, at most a window of them at once: enough to keep every
     slot busy, few enough that a huge data file is never held in memory."""
     window = asyncio.Semaphore(concurrency * 2)
-    running: set[asyncio.Task[None]] = set()
+    running = evaluation.tasks
     failure: list[BaseException] = []
 
     def done(task: asyncio.Task[None]) -> None:
         running.discard(task)
         window.release()
-        if not task.cancelled() and task.exception() is not None:
+        if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), _Stopped):
             failure.append(task.exception())  # type: ignore[arg-type]
 
     try:
-        async for index, raw in numbered(source):
+        async for index, line, raw in numbered(source):
             await window.acquire()
-            if failure or evaluation.over_budget():
+            if failure or evaluation.stop_cause is not None or evaluation.over_budget():
                 break
-            task = asyncio.create_task(evaluation.item(index, raw))
+            task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)
             task.add_done_callback(done)
-        if running:
+        while running:
             await asyncio.wait(set(running))
         if failure:  # item failures are recorded, so only a bug of ours gets here
             raise failure[0]

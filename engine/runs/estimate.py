@@ -56,7 +56,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
     }
     identities = {id(scorer): getattr(scorer.judge, "identity", None) for scorer in judges}
     result = Estimate(scorers=estimates)
-    async for _, raw in numbered(data_source(data)):
+    async for _, _, raw in numbered(data_source(data)):
         result.items += 1
         try:
             item = EvalItem.of(raw) if not isinstance(raw, UnreadableItem) else None

@@ -1,15 +1,16 @@
 """Items to score, from data files or any iterable: validated one by one, numbered by their
-place in the data, with an identity that survives a re-run of the same data."""
+place in the data (a data file's line, 1-based; an iterable's position, 1-based), with an
+identity that survives a re-run of the same data and a fingerprint of their content."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator
 
 from ..errors import ConfigError, DataError
 from ..scoring import context_strings
@@ -36,7 +37,7 @@ class EvalItem(BaseModel):
     )
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    expected: dict[str, float] = Field(
+    expected: dict[str, FiniteFloat] = Field(
         default_factory=dict, description="Human scores by scorer id, on the scorer's own scale: to measure agreement"
     )
 
@@ -77,15 +78,17 @@ class EvalItem(BaseModel):
         """Whether the item carries the reply to score (an output or a whole conversation)."""
         return ("output" in self.model_fields_set and self.output is not None) or self.turns is not None
 
+    def key(self, line: int) -> str:
+        """The item's identity in a run: its `id`, else its place in the data (`#7`: line 7),
+        so that a changed item replaces its own earlier result instead of adding one."""
+        return self.id if self.id is not None else f"#{line}"
+
     @property
-    def key(self) -> str:
-        """The item's identity in a run: its `id`, else a hash of its content (so the same
-        item in a rerun of the data is recognised; identical items count as one)."""
-        if self.id is not None:
-            return self.id
-        content = self.model_dump(exclude={"id"}, exclude_none=True)
-        digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
-        return f"sha256:{digest[:20]}"
+    def fingerprint(self) -> str:
+        """A hash of everything a scorer reads of the item (after normalisation): a stored
+        result is reused only for an item with the same fingerprint."""
+        content = self.model_dump(include={"input", "output", "context", "ground_truth"})
+        return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:20]
 
 
 class UnreadableItem(BaseModel):
@@ -94,53 +97,153 @@ class UnreadableItem(BaseModel):
     message: str
 
 
-def read_jsonl(path: str | Path) -> Iterator[Any]:
-    """Items of a JSONL file, one line at a time (blank lines skipped)."""
+def _decoded(raw: bytes, path: Path, number: int) -> str | UnreadableItem:
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is not part of the data
+    except UnicodeDecodeError as exc:
+        return UnreadableItem(message=f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8")
+
+
+def numbered_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, item) of a JSONL file, one line at a time (blank lines skipped); a line
+    that is not an item becomes an UnreadableItem naming the file and line."""
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise DataError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            line = _decoded(raw, path, number)
+            if isinstance(line, UnreadableItem):
+                yield number, line
+                continue
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield UnreadableItem(message=f"{path}:{number}: invalid JSON: {exc.msg}")
+                yield number, json.loads(line, parse_constant=_refuse_constant)
+            except (json.JSONDecodeError, ValueError) as exc:
+                message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                yield number, UnreadableItem(message=f"{path}:{number}: not valid JSON: {message}")
 
 
-def data_source(data: Data) -> Iterable[Any] | AsyncIterable[Any]:
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    """Items of a JSONL file, one line at a time (blank lines skipped)."""
+    for _, item in numbered_jsonl(path):
+        yield item
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows; use a finite number or null")
+
+
+def _read_json_list(path: Path) -> list[Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8", path, line) from None
+    try:
+        loaded = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON: {exc.msg}", path, exc.lineno) from None
+    except ValueError as exc:
+        raise DataError(str(exc), path) from None
+    if not isinstance(loaded, list):
+        raise DataError("a .json data file must hold a list of items", path)
+    return loaded
+
+
+#: Items with their 1-based number: a data file's line, or the position in an iterable.
+NumberedSource = Union[Iterable[tuple[int, Any]], AsyncIterable[tuple[int, Any]]]
+
+
+def data_source(data: Data) -> NumberedSource:
+    """The items of `data`, numbered. Ids are checked to be unique first wherever the data
+    can be read twice (files and lists), so that no judge is paid for a run refused later."""
     if isinstance(data, (str, Path)):
         path = Path(data)
-        if path.suffix in (".jsonl", ".ndjson"):
-            return read_jsonl(path)
-        if path.suffix == ".json":
-            try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise DataError(f"cannot read {path}: {exc.strerror}") from None
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
-            if not isinstance(loaded, list):
-                raise DataError("a .json data file must hold a list of items", path)
-            return loaded
+        suffix = path.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            check_unique_ids(numbered_jsonl(path), str(path), "lines")
+            return numbered_jsonl(path)
+        if suffix == ".json":
+            items = list(enumerate(_read_json_list(path), start=1))
+            check_unique_ids(items, str(path))
+            return items
         raise ConfigError(f"data file {path} must be .jsonl (one item per line) or .json (a list of items)")
     if isinstance(data, Mapping):
         raise ConfigError("data must be a list or an iterable of items, not one item")
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        listed = list(enumerate(data, start=1))
+        check_unique_ids(listed, "data")
+        return listed
     if not isinstance(data, (Iterable, AsyncIterable)):
         raise ConfigError(f"data must be a list, an iterable or a JSONL path, got {type(data).__name__}")
-    return data
+    return _numbered(data)
 
 
-async def numbered(source: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[tuple[int, Any]]:
-    index = 0
+def _id_of(value: Any) -> str | None:
+    raw = value.id if isinstance(value, EvalItem) else value.get("id") if isinstance(value, Mapping) else None
+    if raw is None or isinstance(raw, bool):
+        return None
+    return str(raw) if isinstance(raw, (str, int, float)) else None
+
+
+class UniqueIds:
+    """Remembers the ids seen so far, for data read once (iterators)."""
+
+    def __init__(self, where: str, noun: str = "items") -> None:
+        self.where = where
+        self.noun = noun
+        self.lines: dict[str, int] = {}
+
+    def duplicate(self, line: int, value: Any) -> str | None:
+        """The message when `value`'s id was seen before, else None (and it is remembered)."""
+        item_id = _id_of(value)
+        if item_id is None:
+            return None
+        first = self.lines.setdefault(item_id, line)
+        if first == line:
+            return None
+        return (
+            f"{self.where}: {self.noun} {first} and {line} have the same id {item_id!r} (ids are compared as text: 1 and \"1\" "
+            "are the same); give each item its own id"
+        )
+
+
+def check_unique_ids(items: Iterable[tuple[int, Any]], where: str, noun: str = "items") -> None:
+    seen = UniqueIds(where, noun)
+    for line, value in items:
+        message = seen.duplicate(line, value)
+        if message is not None:
+            raise DataError(message.removeprefix(f"{where}: "), where)
+
+
+async def _numbered(source: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[tuple[int, Any]]:
+    number = 1
     if isinstance(source, AsyncIterable):
         async for value in source:
-            yield index, value
-            index += 1
+            yield number, value
+            number += 1
     else:
         for value in source:
-            yield index, value
+            yield number, value
+            number += 1
+
+
+async def numbered(source: NumberedSource) -> AsyncIterable[tuple[int, int, Any]]:
+    """(index from 0 in reading order, number, item)."""
+    index = 0
+    if isinstance(source, AsyncIterable):
+        async for number, value in source:
+            yield index, number, value
+            index += 1
+    else:
+        for number, value in source:
+            yield index, number, value
             index += 1

@@ -45,7 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError, ScorerError
+from ..errors import ConfigError, NotScorable, ScorerError
 from ..formatting import one_line
 from ..scoring import AnyScorer, GetContext
 from ..scoring.tracing import current_trace, within
@@ -75,6 +75,7 @@ class LiveStats(BaseModel):
     sampled: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it was sampled for")
     scored: dict[str, int] = Field(default_factory=dict, description="Per scorer: scores recorded")
     errors: dict[str, int] = Field(default_factory=dict, description="Per scorer: failures recorded")
+    not_scorable: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it could not judge (e.g. no context)")
 
 
 @dataclass
@@ -355,11 +356,15 @@ class LiveScorer:
                     turns=job.turns, expected_trajectory=job.expected_trajectory, metadata=job.metadata,
                 )  # fmt: skip
             record = result_record(scorer, result=result, **common)
+        except NotScorable as exc:
+            record = result_record(scorer, not_scorable=str(exc), **common)
         except Exception as exc:
             message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
             record = result_record(scorer, error=message, error_stage="scorer", **common)
         with self._lock:
-            if record.error is None:
+            if record.outcome == "not_scorable":
+                self.stats.not_scorable[scorer.id] = self.stats.not_scorable.get(scorer.id, 0) + 1
+            elif record.error is None:
                 self.stats.scored[scorer.id] += 1
                 self.results.append(record)
             else:
@@ -412,6 +417,11 @@ class LiveScorer:
                     loop.call_soon_threadsafe(task.cancel)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=5)
+        if self._run_started and self.store is not None:
+            try:  # the run is over: finished, or cut short with replies still unscored
+                self.store.end_run(self.run, "complete" if flushed else "interrupted")
+            except Exception as exc:
+                logger.warning("live scoring could not mark run %r finished: %s", self.run, one_line(exc))
         if self._owns_store and self.store is not None:
             self.store.close()
         atexit.unregister(self._at_exit)

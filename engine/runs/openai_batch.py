@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeError, JudgeRequestError, JudgeServerError
 from ..formatting import refusal
-from ..judge import Chain, JudgeAnswer, JudgeConfig, JudgeRequest, OpenAIJudge, TokenUsage
+from ..judge import Chain, CircuitBreaker, JudgeAnswer, JudgeConfig, JudgeRequest, OpenAIJudge, TokenUsage
 from ..judge.batch_api import BatchAPI, BatchStatus, LineOutcome, custom_id, request_body, usage_of
 from ..scoring import AnyScorer, Jury, Scorer
 from ..store import BatchJob, KeepsBatchJobs, Store, open_store
@@ -239,7 +239,10 @@ def _batched_scorer(scorer: Scorer, jobs: _Jobs) -> Scorer:
         raise ConfigError(f"{scorer.id}: the Batch API needs an OpenAI-compatible judge, not {type(inner).__name__}")
     batched = BatchedJudge(inner.config, jobs)
     clone = copy.copy(scorer)
-    clone.judge = Chain(batched, judge.middleware) if isinstance(judge, Chain) else batched
+    # The circuit breaker guards live calls; a batch job's lines fail one by one, and its
+    # one-call-at-a-time probe would split the first step's job in two.
+    middleware = [each for each in judge.middleware if not isinstance(each, CircuitBreaker)] if isinstance(judge, Chain) else []
+    clone.judge = Chain(batched, middleware) if middleware else batched
     return clone
 
 

@@ -9,12 +9,13 @@ from pydantic import BaseModel, Field
 
 from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, ScoreResult, StepRecord
-from ..store import ScoreStats, Stage
+from ..store import Outcome, RunStatus, ScoreStats, Stage
 from .items import EvalItem
 
 
 class ScorerOutcome(BaseModel):
-    """One scorer's result for one item: a score and reason, or the error that stopped it."""
+    """One scorer's result for one item: a score and reason, the error that stopped it, or
+    why the scorer could not judge the item (`not_scorable`)."""
 
     scorer_id: str
     score: float | None = None
@@ -24,6 +25,7 @@ class ScorerOutcome(BaseModel):
     disagreement: bool | None = Field(default=None, description="A jury's judges disagreed beyond its margin or on the verdict")
     error: str | None = None
     error_stage: Stage | None = None
+    not_scorable: str | None = Field(default=None, description="Why the scorer could not judge this item (no score, no error)")
     resumed: bool = Field(default=False, description="Loaded from the store, scored by an earlier invocation")
     total_tokens: int = 0
     latency_ms: float | None = None
@@ -33,12 +35,19 @@ class ScorerOutcome(BaseModel):
     def ok(self) -> bool:
         return self.error is None and self.score is not None
 
+    @property
+    def outcome(self) -> Outcome:
+        if self.error is None and self.not_scorable is not None:
+            return "not_scorable"
+        return "scored" if self.ok else "error"
+
 
 class ItemResult(BaseModel):
     """What `on_item_complete` receives: the item, the target's reply, the results by scorer id."""
 
-    index: int
-    id: str | None = Field(description="The item's key: its `id` or content hash (None when unreadable)")
+    index: int = Field(description="Position in reading order, from 0")
+    line: int = Field(default=0, description="The data file's line (1-based), or the position in the data (1-based)")
+    id: str | None = Field(description="The item's key: its `id`, else `#LINE` (None when unreadable)")
     item: EvalItem | None = None
     output: Any = Field(default=None, description="The reply that was scored (the target's, or the item's own)")
     results: dict[str, ScorerOutcome] = Field(default_factory=dict)
@@ -47,13 +56,15 @@ class ItemResult(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(outcome.ok for outcome in self.results.values())
+        """Nothing failed: every scorer scored the item or found it not scorable."""
+        return self.error is None and all(outcome.outcome != "error" for outcome in self.results.values())
 
 
 class EvalError(BaseModel):
     """One failure, with where it happened and why (one line)."""
 
     index: int
+    line: int = Field(default=0, description="The data file's line (1-based), or the position in the data (1-based)")
     item_id: str | None
     scorer_id: str | None = None
     stage: Stage
@@ -99,23 +110,40 @@ class ScorerSummary(ScoreStats):
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
 
 
+def _no_outcomes() -> dict[Outcome, int]:
+    return {"scored": 0, "error": 0, "not_scorable": 0}
+
+
 class EvalCounts(BaseModel):
     items: int = 0
-    completed: int = Field(default=0, description="Items every scorer scored")
-    failed: int = Field(default=0, description="Items with at least one error")
+    completed: int = Field(default=0, description="Items with no error (every scorer scored them or found them not scorable)")
+    failed: int = Field(default=0, description="Items with at least one error, at any stage")
     resumed: int = Field(default=0, description="Items entirely loaded from the store")
     scored: int = Field(default=0, description="Scorer runs done in this invocation")
+    reused: int = Field(default=0, description="Results loaded from the store (same item content, same scorer and judge)")
+    outcomes: dict[Outcome, int] = Field(
+        default_factory=_no_outcomes,
+        description="(item, scorer) pairs by outcome, over the whole run (reused results included)",
+    )
 
 
 class EvalResult(BaseModel):
     run: str
     store: str | None = None
-    scores: dict[str, float | None] = Field(description="Mean score per scorer id (None: nothing scored)")
+    status: RunStatus = Field(
+        default="complete", description="complete; incomplete (some items failed: a rerun retries them); failed (stopped by `stopped_by`)"
+    )
+    scores: dict[str, float | None] = Field(description="Mean score per scorer id, over scored items only (None: nothing scored)")
     summary: dict[str, ScorerSummary]
     counts: EvalCounts
     errors: list[EvalError]
+    stopped_by: str | None = Field(default=None, description="The judge failure that stopped the run (what to fix), if one did")
+    stopped_by_kind: str | None = Field(default=None, description="Its error class, e.g. JudgeAuthenticationError")
+    max_errors: int = Field(default=0, description="Failed items the run may have and still pass")
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
-    passed: bool | None = Field(default=None, description="Every threshold met (None without thresholds)")
+    passed: bool = Field(
+        default=True, description="Every threshold met, no more failed items than max_errors, and the run not stopped: the CI verdict"
+    )
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")

@@ -37,7 +37,7 @@ def _queued(raw: Any) -> tuple[str | None, dict[str, Any]]:
     if isinstance(raw, UnreadableItem):
         return None, {"unreadable": raw.message}
     try:
-        key = EvalItem.of(raw).key
+        key = EvalItem.of(raw).id  # None without an id: the claiming worker keys it by its place
     except (ValidationError, ValueError):
         key = None  # the worker that claims it records why
     return key, {"item": raw.model_dump() if isinstance(raw, EvalItem) else raw}
@@ -63,7 +63,7 @@ async def drive_shared(
     until no item of the run is left unfinished. `rerun` (the run existed and had ended)
     queues its items again, so failures are judged again and the rest loaded from the store."""
     chunk: list[tuple[int, str | None, Any]] = []
-    async for index, raw in numbered(source):
+    async for index, _, raw in numbered(source):
         chunk.append((index, *_queued(raw)))
         if len(chunk) >= _QUEUE_CHUNK:
             await asyncio.to_thread(store.queue_items, run, chunk)

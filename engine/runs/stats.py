@@ -61,6 +61,7 @@ class Aggregate:
         self.low = math.inf
         self.high = -math.inf
         self.errors = 0
+        self.not_scorable = 0
         self.labelled: list[tuple[float, float]] = []  # (judge, human): two numbers per labelled item
         self.usage = TokenUsage()
         self.judge_calls = 0
@@ -93,8 +94,19 @@ class Aggregate:
             self.total += outcome.score
             self.low = min(self.low, outcome.score)
             self.high = max(self.high, outcome.score)
+        elif outcome.outcome == "not_scorable":
+            self.not_scorable += 1
         else:
             self.errors += 1
+
+    def unsaved(self, score: float | None) -> None:
+        """A result counted as scored could not be written to the store: it is an error now
+        (a rerun judges it again), so it leaves the mean. Min and max still bound the scores
+        the judge gave."""
+        if score is not None:
+            self.count -= 1
+            self.total -= score
+        self.errors += 1
 
     def summary(self) -> ScorerSummary:
         direction = self.scorer.plan.direction
@@ -111,6 +123,7 @@ class Aggregate:
             min=self.low if self.count else None,
             max=self.high if self.count else None,
             errors=self.errors,
+            not_scorable=self.not_scorable,
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled) if self.labelled else None,

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Union
 
-from ..errors import RunInputError, ScorerError
+from ..errors import NotScorable, RunInputError, ScorerError
 from ..formatting import one_line, to_json
 from .results import Run
 from .transcripts import tool_result_context
@@ -58,7 +58,7 @@ class ContextSources:
             if from_tools:
                 return from_tools
         if self.required:
-            raise RunInputError(
+            raise NotScorable(
                 f"{self.scorer_id} needs a context: pass options={{'context': [...]}} or a get_context callable "
                 "when creating the scorer, or context=[...] to run() (--context on the command line, a "
                 "`context` field in a data file)"

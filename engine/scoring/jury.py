@@ -17,6 +17,8 @@ scores spread wider than `margin`, or, with a threshold, when their verdicts dif
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import statistics
 import time
 import uuid
@@ -96,6 +98,13 @@ class Jury:
         return self.scorers[0].context
 
     @property
+    def fingerprint(self) -> str:
+        """What decides whether a stored jury result still answers the same question: every
+        judge's scorer fingerprint and how their scores combine."""
+        described = [[scorer.fingerprint for scorer in self.scorers], self.aggregate, self.threshold, self.margin]
+        return hashlib.sha256(json.dumps(described, default=str).encode()).hexdigest()[:16]
+
+    @property
     def get_context(self) -> GetContext | None:
         return self.scorers[0].get_context
 
@@ -123,7 +132,7 @@ class Jury:
         for scorer, outcome in zip(self.scorers, outcomes):
             if isinstance(outcome, BaseException):
                 if isinstance(outcome, JudgeError):
-                    raise type(outcome)(f"judge {scorer.judge.model}: {outcome.message}", outcome.step) from outcome
+                    raise type(outcome)(f"judge {scorer.judge.model}: {outcome.message}", outcome.step, fatal=outcome.fatal) from outcome
                 raise outcome
             results.append(outcome)
         verdicts = [

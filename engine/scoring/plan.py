@@ -8,7 +8,7 @@ protocols below, so it does not depend on how the catalog compiles them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -131,6 +131,9 @@ class ScorerPlan:
     tpm: float | None = None
     jury: JuryPlan | None = None
     context_from_tool_results: bool = False
+    judge_defaults: Mapping[str, Any] = field(default_factory=dict)
+    max_input_chars: int = 100_000
+    long_input: Literal["refuse", "truncate"] = "refuse"
     fingerprint: str
 
     @property

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import json
+import logging
 import math
 import time
 import uuid
@@ -18,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ConfigError, ExpressionError, RunInputError
+from ..errors import ConfigError, ExpressionError, NotScorable, RunInputError
 from ..formatting import plain, to_json
-from ..judge import AsksJudge, JudgeRequest
+from ..judge import AsksJudge, JudgeConfig, JudgeRequest
 from ..sync import run_sync
 from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
@@ -37,13 +39,17 @@ from .results import Run, ScoreResult, StepRecord
 from .tracing import record_score, scorer_span
 from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
 
+logger = logging.getLogger("engine.scoring")
+
 
 class Scorer:
-    """A scorer created from a plan, a judge and options."""
+    """A scorer created from a plan, a judge and options. `judge_config` (how the judge is
+    reached and asked) is part of the scorer's fingerprint when given."""
 
-    def __init__(self, plan: ScorerPlan, judge: AsksJudge, options: dict[str, Any]) -> None:
+    def __init__(self, plan: ScorerPlan, judge: AsksJudge, options: dict[str, Any], judge_config: JudgeConfig | None = None) -> None:
         self.plan = plan
         self.judge = judge
+        self.judge_config = judge_config
         get_context: GetContext | None = options.pop("get_context", None)
         if get_context is not None and not callable(get_context):
             raise ConfigError(f"{self.id}: option get_context must be a callable (run, step) -> list[str]")
@@ -59,16 +65,37 @@ class Scorer:
             known = ", ".join(["context", "get_context", *plan.options_model.model_fields])
             detail = f"unknown option (known: {known})" if first["type"] == "extra_forbidden" else first["msg"]
             raise ConfigError(f"{self.id}: option {name}: {detail} (got {first.get('input')!r})") from None
+        for name, value in self.options.model_dump().items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{self.id}: option {name}: must be a finite number (got {value!r})")
         failures = [message for rule in plan.option_rules if (message := rule.failure({"options": self.options.model_dump()}))]
         if failures:
             raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
         self._waves = _waves(plan)
+        self.fingerprint = self._fingerprint()
 
     def with_judge(self, judge: AsksJudge) -> Scorer:
         """The same scorer (plan, options, context) asking `judge` instead."""
         changed = copy.copy(self)
         changed.judge = judge
         return changed
+
+    def _fingerprint(self) -> str:
+        """What decides whether a stored result of this scorer still answers the same question:
+        the definition, templates and schemas (the plan's fingerprint), the options, the
+        context given at creation, and the judge: model, mode and every step's sampling."""
+        config = self.judge_config
+        described = {
+            "plan": self.plan.fingerprint,
+            "options": self.options.model_dump(mode="json"),
+            "context": self.context,
+            "get_context": getattr(self.get_context, "__qualname__", None) if self.get_context is not None else None,
+            "model": self.judge.model,
+            "mode": config.mode if config is not None else None,
+            "sampling": {step.id: step.sampling.model_dump() for step in self.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))},
+            "max_input_chars": [self.plan.max_input_chars, self.plan.long_input],
+        }
+        return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
     def id(self) -> str:
@@ -146,13 +173,15 @@ class Scorer:
             input = last_input if input is None else input  # noqa: A001
         if expected_trajectory is not None and not isinstance(expected_trajectory, (list, tuple)):
             raise RunInputError(f"{self.id}: `expected_trajectory` must be a list of tool names or {{tool_name, args}} objects")
+        for field, value in (("output", output), ("input", input)):
+            _check_transcript(field, value)
         run = Run(
             run_id=run_id,
             output=output,
             input=input,
             ground_truth=ground_truth,
-            output_text=assistant_text(output),
-            input_text=role_text(input, "user") if input is not None else None,
+            output_text=self._within_limit("output", assistant_text(output)),
+            input_text=self._within_limit("input", role_text(input, "user")) if input is not None else None,
             turns=turns,
             expected_trajectory=expected_trajectory,
         )
@@ -160,7 +189,7 @@ class Scorer:
         for field, value in given.items():
             if field in self.plan.requires and value is None:
                 flag = field.replace("_", "-")
-                raise RunInputError(
+                raise NotScorable(
                     f"{self.id} needs `{field}` for every run: give --{flag} on the command line, "
                     f"{field}=... in Python, or the `{field}` field of each item in a data file"
                 )
@@ -236,6 +265,8 @@ class Scorer:
             return StepRecord(id=step.id, kind=step.kind, skipped=True, result=self._skipped_result(step, scope)), scope.get("context")
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
+        if "context" in scope:
+            scope["context"] = self._context_within_limit(scope["context"])
 
         if isinstance(step, ScoreStepPlan):
             values = self._score(step, scope)
@@ -262,6 +293,31 @@ class Scorer:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return record, scope.get("context")
+
+    def _within_limit(self, field: str, text: str) -> str:
+        limit = self.plan.max_input_chars
+        if len(text) <= limit:
+            return text
+        if self.plan.long_input == "refuse":
+            raise RunInputError(
+                f"{self.id}: the {field} is {len(text):,} characters, over max_input_chars ({limit:,}); raise `judge: "
+                "max_input_chars:` (max_input_chars= in Python) or set `judge: long_input: truncate`"
+            )
+        logger.warning("%s: the %s is %s characters; only the first %s are judged (judge: max_input_chars)", self.id, field, f"{len(text):,}", f"{limit:,}")
+        return text[:limit]
+
+    def _context_within_limit(self, context: ContextList) -> ContextList:
+        total = sum(len(piece) for piece in context)
+        if total <= self.plan.max_input_chars:
+            return context
+        kept = self._within_limit("context", "\n".join(context))  # refuses, or warns and cuts
+        pieces: ContextList = []
+        for piece in context:  # whole pieces as far as they fit, then the start of the next
+            room = len(kept) - sum(len(item) + 1 for item in pieces)
+            if room <= 0:
+                break
+            pieces.append(piece[:room])
+        return pieces
 
     def _skipped_result(self, step: AnyStepPlan, scope: Mapping[str, Any]) -> Any:
         if isinstance(step, ReasonStepPlan):
@@ -321,6 +377,23 @@ async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+def _check_transcript(field: str, value: Any) -> None:
+    """Structured values must be chat messages: anything else would be judged as an empty
+    text and get the best score of a scorer that finds nothing wrong in nothing."""
+    if value is None or isinstance(value, str):
+        return
+    messages = [value] if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else None
+    if messages is None:
+        raise RunInputError(f"the {field} must be text or chat messages, got {type(value).__name__}")
+    bad = next((message for message in messages if not isinstance(message, Mapping) or not isinstance(message.get("role"), str)), None)
+    if bad is not None or (isinstance(value, Mapping) and not messages):
+        shown = json.dumps(bad, default=str)[:80] if bad is not None else "{}"
+        raise RunInputError(
+            f"the {field} is not a chat transcript (a list of messages with a `role`, e.g. "
+            f'[{{"role": "assistant", "content": "..."}}]); found {shown}'
+        )
 
 
 def _reason_text(value: Any) -> str:

@@ -21,7 +21,12 @@ from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
 Direction = Literal["higher_is_better", "lower_is_better"]
-RunStatus = Literal["running", "complete", "interrupted", "failed"]
+#: complete: every item scored (or not scorable); incomplete: some failed, a rerun retries
+#: them; interrupted: stopped by the user; failed: stopped by an error that ends the run.
+RunStatus = Literal["running", "complete", "incomplete", "interrupted", "failed"]
+#: What became of one item for one scorer: a score, an error (with its cause), or the
+#: scorer's decision that it cannot judge this item (with the reason).
+Outcome = Literal["scored", "error", "not_scorable"]
 #: Where an error happened: the item could not be read, the target failed, the scorer
 #: (judge, inputs) failed, or the callback failed.
 Stage = Literal["item", "target", "scorer", "callback", "store"]
@@ -42,15 +47,19 @@ class ResultRecord(BaseModel):
     run: str
     source: Source
     item_id: str = Field(description="The item's `id`, else a stable hash of its content; a live run's id")
-    item_index: int | None = Field(default=None, description="Position in the batch's data")
+    item_index: int | None = Field(default=None, description="The item's line in the batch's data file (its position, 1-based, in a list)")
     scorer_id: str
-    scorer_hash: str | None = Field(default=None, description="Fingerprint of the scorer's YAML, templates and schemas")
+    scorer_hash: str | None = Field(
+        default=None, description="Fingerprint of the scorer: YAML, templates, schemas, options, judge model, mode and sampling"
+    )
+    item_hash: str | None = Field(default=None, description="Fingerprint of what the scorer read of the item (input, output, context, ground truth)")
     model: str | None = None
     direction: Direction = "higher_is_better"
     score: float | None = None
     reason: str | None = None
     error: str | None = None
     error_stage: Stage | None = None
+    not_scorable: str | None = Field(default=None, description="Why the scorer could not judge this item (then no score, no error)")
     input: Any = None
     output: Any = None
     context: list[str] | None = None
@@ -70,6 +79,12 @@ class ResultRecord(BaseModel):
     def ok(self) -> bool:
         return self.error is None and self.score is not None
 
+    @property
+    def outcome(self) -> Outcome:
+        if self.not_scorable is not None and self.error is None:
+            return "not_scorable"
+        return "scored" if self.ok else "error"
+
 
 class RunInfo(BaseModel):
     """A named run: batch runs are resumable under their name; live runs collect replies."""
@@ -83,15 +98,31 @@ class RunInfo(BaseModel):
 
 
 class ScoreStats(BaseModel):
-    """Aggregates of one scorer's records in a run (errors are counted, not averaged)."""
+    """Aggregates of one scorer's records in a run: the mean is over scored items only;
+    errors and items the scorer could not judge are counted beside it."""
 
     scorer_id: str
     direction: Direction = "higher_is_better"
-    count: int = 0
+    count: int = Field(default=0, description="Items scored")
     mean: float | None = None
     min: float | None = None
     max: float | None = None
     errors: int = 0
+    not_scorable: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.count + self.errors + self.not_scorable
+
+
+class RunLease(BaseModel):
+    """Which process is running a run now: one at a time may resume it."""
+
+    run: str
+    owner: str
+    pid: int
+    host: str
+    expires_at: datetime
 
 
 class ScorerUsage(BaseModel):
@@ -142,7 +173,25 @@ class Store(Protocol):
         creation time); returns the stored run."""
         ...
 
-    def end_run(self, name: str, status: RunStatus) -> None: ...
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
+        """Set the run's status; `meta` (when given) is merged into the run's meta."""
+        ...
+
+    def delete_run(self, name: str) -> None:
+        """Forget the run and every record of it."""
+        ...
+
+    def prune_run(self, name: str, keep: set[str]) -> int:
+        """Delete the run's records of items whose id is not in `keep` (items no longer in
+        its data); returns how many records went."""
+        ...
+
+    def lease_run(self, lease: RunLease) -> RunLease | None:
+        """Take or renew the run's lease for `lease.owner`; returns the other owner's lease
+        instead when one holds it and it has not expired."""
+        ...
+
+    def release_run(self, name: str, owner: str) -> None: ...
 
     def get_run(self, name: str) -> RunInfo | None: ...
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..formatting import first_line, to_json
-from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
+from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunLease, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
 from .migrations import Migration, check_sequence, pending, split_statements
 
 if TYPE_CHECKING:
@@ -97,13 +97,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "updated_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (run, batch_id))",
         ),
     ),
+    Migration(
+        4,
+        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
+        (
+            "ALTER TABLE results ADD COLUMN item_hash TEXT",
+            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
+            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
+            "host TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
 _COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 # Any lock id shared by every process opening the schema: migrations run one at a time.
@@ -196,9 +206,41 @@ class PostgresStore:
         assert stored is not None
         return stored
 
-    def end_run(self, name: str, status: RunStatus) -> None:
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
         with self._transaction() as db:
             db.execute("UPDATE runs SET status = %s, updated_at = now() WHERE name = %s", (status, name))
+            if meta:
+                row = db.execute("SELECT meta FROM runs WHERE name = %s FOR UPDATE", (name,)).fetchone()
+                merged = {**((row or {}).get("meta") or {}), **meta}
+                db.execute("UPDATE runs SET meta = %s WHERE name = %s", (_json(merged), name))
+
+    def delete_run(self, name: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM results WHERE run = %s", (name,))
+            db.execute("DELETE FROM runs WHERE name = %s", (name,))
+
+    def prune_run(self, name: str, keep: set[str]) -> int:
+        stale = [row["item_id"] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = %s", (name,)) if row["item_id"] not in keep]
+        if stale:
+            with self._transaction() as db:
+                db.execute("DELETE FROM results WHERE run = %s AND item_id = ANY(%s)", (name, stale))
+        return len(stale)
+
+    def lease_run(self, lease: RunLease) -> RunLease | None:
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM run_leases WHERE run = %s FOR UPDATE", (lease.run,)).fetchone()
+            if row is not None and row["owner"] != lease.owner and row["expires_at"] > datetime.now(timezone.utc):
+                return RunLease(run=row["run"], owner=row["owner"], pid=row["pid"], host=row["host"], expires_at=row["expires_at"])
+            db.execute(
+                "INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run) DO UPDATE SET "
+                "owner = excluded.owner, pid = excluded.pid, host = excluded.host, expires_at = excluded.expires_at",
+                (lease.run, lease.owner, lease.pid, lease.host, lease.expires_at),
+            )
+        return None
+
+    def release_run(self, name: str, owner: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM run_leases WHERE run = %s AND owner = %s", (name, owner))
 
     def get_run(self, name: str) -> RunInfo | None:
         rows = self._read(f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs WHERE name = %s", (name,))
@@ -294,7 +336,7 @@ class PostgresStore:
             where.append("finished_at < %s")
             parameters.append(until)
         if errors is not None:
-            where.append("error IS NOT NULL" if errors else "error IS NULL")
+            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
         sql = "SELECT * FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -311,7 +353,8 @@ class PostgresStore:
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(
             "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
-            "MIN(score) AS min, MAX(score) AS max, COUNT(error) AS errors "
+            "MIN(score) AS min, MAX(score) AS max, COUNT(error) AS errors, "
+            "COUNT(*) FILTER (WHERE error IS NULL AND not_scorable IS NOT NULL) AS not_scorable "
             "FROM results WHERE run = %s GROUP BY scorer_id ORDER BY MIN(id)",
             (run,),
         )

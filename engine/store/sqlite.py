@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..formatting import to_json
-from .base import BatchJob, ResultRecord, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
+from .base import BatchJob, ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
 from .migrations import Migration, check_sequence, pending, split_statements
 
 _RESULTS_DDL = """
@@ -77,13 +78,28 @@ MIGRATIONS: tuple[Migration, ...] = (
             "PRIMARY KEY (run, batch_id))",
         ),
     ),
+    Migration(
+        4,
+        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
+        (
+            # Reuse a stored result only for the same item content (and the same scorer, whose
+            # fingerprint scorer_hash now also covers options and judge settings).
+            "ALTER TABLE results ADD COLUMN item_hash TEXT",
+            # The scorer could not judge the item: a third outcome beside scores and errors.
+            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
+            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
+            "host TEXT NOT NULL, expires_at REAL NOT NULL)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
+#: Tables a results store may hold; an SQLite file with others is something else.
+_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "sqlite_sequence"}
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
 _COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 
@@ -112,29 +128,48 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One connection shared by the threads of this process, serialised by a lock: the
-        # writes are short, and it keeps a single writer per process as SQLite prefers.
-        self._connection = sqlite3.connect(
-            str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
-        )
+        try:
+            if str(path) != ":memory:":
+                if self.path.is_dir():
+                    raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            # One connection shared by the threads of this process, serialised by a lock: the
+            # writes are short, and it keeps a single writer per process as SQLite prefers.
+            self._connection = sqlite3.connect(str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the results store {path}: {getattr(exc, 'strerror', None) or exc}") from None
         self._connection.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        try:
+            self._prepare(busy_timeout)
+        except sqlite3.DatabaseError as exc:
+            self._connection.close()
+            raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another --store / store= path") from None
+        except ConfigError:
+            self._connection.close()
+            raise
+
+    def _prepare(self, busy_timeout: float) -> None:
         with self._lock:
-            if str(path) != ":memory:":
+            if str(self.path) != ":memory:":
                 self._connection.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable across application crashes in WAL mode (only an OS crash can
             # lose the last transactions), and much faster than FULL.
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-            self._migrate(str(path))
+            self._migrate(str(self.path))
 
     def _migrate(self, where: str) -> None:
         # The version is read again inside the write transaction: two processes opening a new
         # file at once must not both apply the same migration.
         with self._transaction() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and tables - _OUR_TABLES:
+                raise ConfigError(
+                    f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                    "not a results store; give another --store / store= path"
+                )
             for migration in pending(MIGRATIONS, version, where):
                 # Statement by statement: executescript() would commit the transaction.
                 for statement in migration.statements:
@@ -182,9 +217,43 @@ class SQLiteStore:
         assert stored is not None
         return stored
 
-    def end_run(self, name: str, status: RunStatus) -> None:
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
         with self._transaction() as db:
             db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE name = ?", (status, time.time(), name))
+            if meta:
+                row = db.execute("SELECT meta FROM runs WHERE name = ?", (name,)).fetchone()
+                merged = {**(_from_json(row["meta"]) or {}), **meta} if row is not None else meta
+                db.execute("UPDATE runs SET meta = ? WHERE name = ?", (_to_json(merged), name))
+
+    def delete_run(self, name: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM results WHERE run = ?", (name,))
+            db.execute("DELETE FROM runs WHERE name = ?", (name,))
+
+    def prune_run(self, name: str, keep: set[str]) -> int:
+        stale = [row[0] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = ?", (name,)) if row[0] not in keep]
+        with self._transaction() as db:
+            for start in range(0, len(stale), 500):
+                chunk = stale[start : start + 500]
+                db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+        return len(stale)
+
+    def lease_run(self, lease: RunLease) -> RunLease | None:
+        now = time.time()
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM run_leases WHERE run = ?", (lease.run,)).fetchone()
+            if row is not None and row["owner"] != lease.owner and row["expires_at"] > now:
+                return RunLease(run=row["run"], owner=row["owner"], pid=row["pid"], host=row["host"], expires_at=_moment(row["expires_at"]))
+            db.execute(
+                "INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run) DO UPDATE SET "
+                "owner = excluded.owner, pid = excluded.pid, host = excluded.host, expires_at = excluded.expires_at",
+                (lease.run, lease.owner, lease.pid, lease.host, _timestamp(lease.expires_at)),
+            )
+        return None
+
+    def release_run(self, name: str, owner: str) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM run_leases WHERE run = ? AND owner = ?", (name, owner))
 
     def get_run(self, name: str) -> RunInfo | None:
         rows = self._read("SELECT * FROM runs WHERE name = ?", (name,))
@@ -301,7 +370,7 @@ class SQLiteStore:
             where.append("finished_at < ?")
             parameters.append(_timestamp(until))
         if errors is not None:
-            where.append("error IS NOT NULL" if errors else "error IS NULL")
+            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
         sql = "SELECT * FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -318,7 +387,8 @@ class SQLiteStore:
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(
             "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
-            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors "
+            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors, "
+            "SUM(error IS NULL AND not_scorable IS NOT NULL) AS not_scorable "
             "FROM results WHERE run = ? GROUP BY scorer_id ORDER BY MIN(id)",
             (run,),
         )

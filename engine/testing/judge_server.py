@@ -11,6 +11,8 @@ order:
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
     server.on("Claims", Reply.fail(429, headers={"retry-after": "0"}))
     server.latency = 0.5                                         # every answer takes 500 ms
+    server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
+    server.on("Claims", Reply.hang())                           # no answer until reset()
 
 It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
 "batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
@@ -114,6 +116,8 @@ class Reply:
     delay: float = 0.0
     usage: tuple[int, int] = (50, 10)
     cached_tokens: int = 0  # of the prompt tokens, reported as served from the prompt cache
+    finish_reason: str | None = None
+    hangs: bool = False
     reasoning: str | None = None
     reasoning_tokens: int = 0
     param: str | None = None
@@ -126,6 +130,18 @@ class Reply:
     def fail(cls, status: int, message: str = "scripted failure", **kwargs: Any) -> Reply:
         """An HTTP error; `param=` names the request field at fault, as OpenAI's errors do."""
         return cls(status=status, error=message, **kwargs)
+
+    @classmethod
+    def cut_off(cls, text: str, **kwargs: Any) -> Reply:
+        """An answer that stopped at the request's token limit: `text` as far as it got,
+        with `finish_reason: "length"`, as a server answers when max_tokens runs out."""
+        return cls(text=text, finish_reason="length", **kwargs)
+
+    @classmethod
+    def hang(cls) -> Reply:
+        """No answer at all (a judge stuck generating): the request waits until the client
+        gives up or the server is reset."""
+        return cls(hangs=True)
 
 
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
@@ -152,6 +168,7 @@ class JudgeServer:
         self.max_in_flight = 0
         #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
         self.latency = 0.0
+        self._release = threading.Event()  # set on reset: hanging replies end
         self._http = _Listener(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -181,6 +198,8 @@ class JudgeServer:
             self._sticky.clear()
             self.max_in_flight = self.in_flight
             self.latency = 0.0
+            self._release.set()
+            self._release = threading.Event()
             self.files.clear()
             self.batches.clear()
             self._batch_polls.clear()
@@ -303,7 +322,7 @@ class JudgeServer:
         finish_reason = "stop"
         text = reply.text if reply.text is not None else json.dumps(reply.answer)
         tools = body.get("tools") or []
-        if tools and reply.text is None:
+        if tools and (reply.text is None or reply.finish_reason == "length"):
             message["tool_calls"] = [
                 {"id": "call_1", "type": "function", "function": {"name": tools[0]["function"]["name"], "arguments": text}}
             ]
@@ -323,7 +342,7 @@ class JudgeServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or finish_reason, "logprobs": None}],
             "usage": usage,
         }
 
@@ -342,13 +361,19 @@ class JudgeServer:
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    # The client gave up waiting (its timeout ran out, the run was stopped):
+                    # nobody is left to answer, and a traceback on stderr would only
+                    # land in whatever test runs next.
+                    self.close_connection = True
 
             def _send_bytes(self, content: bytes) -> None:
                 self.send_response(200)
@@ -403,6 +428,12 @@ class JudgeServer:
                         self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                         return
                     reply = server._next(request)
+                    if reply.hangs:
+                        with server._lock:
+                            release = server._release
+                        release.wait(timeout=300)
+                        self.close_connection = True
+                        return
                     if reply.delay or server.latency:
                         time.sleep(reply.delay + server.latency)
                     if reply.status != 200:

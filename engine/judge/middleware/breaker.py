@@ -1,0 +1,107 @@
+"""Fail fast on a judge that cannot answer, instead of failing every item one by one.
+
+Per judge endpoint and model (shared by every scorer calling it in one event loop):
+
+- Until one call has succeeded, calls go one at a time. A judge that refuses the key, does
+  not know the model, rejects the response format or cannot be reached then costs one
+  request, and every call waiting behind it gets the same error without a request.
+- Failures that no retry can mend are `fatal` (a batch run stops on them): the provider
+  adapter marks a refused key, an unknown model and an unsupported response format; here a
+  server that could not be reached, or did not answer in time after every retry, before any
+  call succeeded is marked too (once the judge has answered, losing it is left to the
+  retries and to the count below).
+- When the last `threshold` calls all failed, the circuit opens: the failure that opened it
+  is fatal, and calls during `cooldown` seconds fail at once. After that one probe call goes
+  through again (what matters to a long-lived live scorer); so it does `cooldown` seconds
+  after a fatal failure, in case the key or the server was fixed meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from dataclasses import dataclass, field
+
+from ...errors import JudgeCircuitOpenError, JudgeError, JudgeTimeoutError, JudgeUnreachableError
+from ..protocol import CallNext, JudgeAnswer, JudgeRequest
+
+
+@dataclass
+class _Circuit:
+    proven: bool = False
+    failures: int = 0
+    last_error: str = ""
+    opened_at: float | None = None
+    fatal: JudgeError | None = None
+    fatal_at: float = 0.0
+    probe: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+_circuits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Circuit]] = weakref.WeakKeyDictionary()
+
+
+class CircuitBreaker:
+    """See the module docstring. `endpoint` names the judge (model and base URL)."""
+
+    def __init__(self, endpoint: str, threshold: int = 10, cooldown: float = 30.0) -> None:
+        self.endpoint = endpoint
+        self.threshold = threshold
+        self.cooldown = cooldown
+
+    def _circuit(self) -> _Circuit:
+        per_loop = _circuits.setdefault(asyncio.get_running_loop(), {})
+        return per_loop.setdefault(self.endpoint, _Circuit())
+
+    async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
+        circuit = self._circuit()
+        self._refuse_if_open(circuit, request)
+        if circuit.proven:
+            return await self._call(circuit, request, call_next)
+        async with circuit.probe:
+            self._refuse_if_open(circuit, request)
+            if not circuit.proven:
+                return await self._call(circuit, request, call_next)
+        return await self._call(circuit, request, call_next)
+
+    def _refuse_if_open(self, circuit: _Circuit, request: JudgeRequest) -> None:
+        if circuit.fatal is not None:
+            if time.monotonic() - circuit.fatal_at >= self.cooldown:
+                circuit.fatal, circuit.proven = None, False  # probe again
+            else:
+                error = circuit.fatal
+                raise type(error)(error.message, request.step, fatal=True)
+        if circuit.opened_at is not None:
+            waited = time.monotonic() - circuit.opened_at
+            if waited < self.cooldown:
+                raise JudgeCircuitOpenError(
+                    f"not calling {self.endpoint} for {self.cooldown - waited:.0f}s more: its last {self.threshold} calls "
+                    f"all failed (the last: {circuit.last_error})",
+                    request.step,
+                    fatal=True,
+                )
+            circuit.opened_at = None  # half-open: this call is the probe
+
+    async def _call(self, circuit: _Circuit, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
+        try:
+            answer = await call_next(request)
+        except JudgeError as error:
+            self._failed(circuit, error)
+            raise
+        circuit.proven = True
+        circuit.failures = 0
+        return answer
+
+    def _failed(self, circuit: _Circuit, error: JudgeError) -> None:
+        circuit.failures += 1
+        circuit.last_error = error.message
+        if isinstance(error, (JudgeUnreachableError, JudgeTimeoutError)) and not circuit.proven:
+            error.fatal = True
+        if error.fatal:
+            circuit.fatal, circuit.fatal_at = error, time.monotonic()
+        elif circuit.failures >= self.threshold:
+            error.fatal = True
+            error.message = f"stopped after {circuit.failures} judge calls in a row to {self.endpoint} failed; the last: {error.message}"
+            circuit.opened_at = time.monotonic()
+            circuit.proven = False
+            circuit.failures = 0
