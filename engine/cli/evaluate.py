@@ -29,7 +29,8 @@ from .common import (
     one_line_errors,
     print_json,
 )
-from .tables import figure, summary_table
+from .agreement_tables import print_agreement
+from .tables import summary_table
 
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
@@ -62,13 +63,7 @@ def _print_eval(result: EvalResult, store: Path) -> None:
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
     for summary in result.summary.values():
         if summary.agreement is not None:
-            agreement = summary.agreement
-            console.print(
-                f"{summary.scorer_id} against human scores ({agreement.labelled} labelled items): "
-                f"rank correlation {'n/a (the scores do not vary)' if agreement.rank_correlation is None else figure(agreement.rank_correlation)} (1 = same order), "
-                f"mean absolute error {figure(agreement.mean_abs_error)}",
-                highlight=False,
-            )
+            print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
     if counts.resumed:
         console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
     for error in result.errors[:5]:

@@ -8,7 +8,14 @@ from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .results import (
     Agreement,
+    BinaryAgreement,
+    Comparison,
+    Disagreement,
+    Estimate,
     EvalError,
+    FigureDelta,
+    NumericAgreement,
+    VerdictChange,
     EvalResult,
     ItemResult,
     ScorerOutcome,
@@ -17,6 +24,13 @@ from .results import (
 
 __all__ = [
     "Agreement",
+    "BinaryAgreement",
+    "Comparison",
+    "Disagreement",
+    "Estimate",
+    "FigureDelta",
+    "NumericAgreement",
+    "VerdictChange",
     "EvalError",
     "EvalItem",
     "EvalResult",

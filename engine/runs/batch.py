@@ -173,6 +173,7 @@ class _Evaluation:
             context=item.context,
             ground_truth=item.ground_truth,
             metadata=item.metadata,
+            expected=item.expected_for(scorer.id),
             started_at=started,
             error_stage=error_stage,
             **kwargs,
@@ -201,9 +202,9 @@ class _Evaluation:
     async def _finish(self, result: ItemResult, stage: Stage) -> None:
         if result.error is not None:
             self._error(result.index, result.id, stage, result.error)
-        expected = result.item.expected if result.item is not None else {}
         for scorer_id, outcome in result.results.items():
-            self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
+            expected = result.item.expected_for(scorer_id) if result.item is not None else None
+            self.aggregates[scorer_id].add(outcome, expected, result.id, result.index)
             if outcome.error is not None and outcome.error_stage == "scorer":
                 self._error(result.index, result.id, "scorer", outcome.error, scorer_id)
         if result.ok:

@@ -30,8 +30,10 @@ class EvalItem(BaseModel):
     ground_truth: Any = None
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    expected: dict[str, float] = Field(
-        default_factory=dict, description="Human scores by scorer id, on the scorer's own scale: to measure agreement"
+    expected: Union[bool, float, dict[str, Union[bool, float]]] = Field(
+        default_factory=dict,
+        description="Human labels, to measure agreement: a score on the scorer's scale, or true when the scorer should "
+        "flag the item (false: pass it); one value for every scorer, or a value by scorer id",
     )
 
     @field_validator("id", mode="before")
@@ -65,6 +67,11 @@ class EvalItem(BaseModel):
                 raise ValueError("`metadata` must be an object")
             known["metadata"] = {**extra, **(metadata or {})}
         return cls.model_validate(known)
+
+    def expected_for(self, scorer_id: str) -> bool | float | None:
+        if isinstance(self.expected, dict):
+            return self.expected.get(scorer_id)
+        return self.expected
 
     @property
     def has_output(self) -> bool:

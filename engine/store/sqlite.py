@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS results (
     context           TEXT,
     ground_truth      TEXT,
     metadata          TEXT,
+    expected          TEXT,
     steps             TEXT,
     prompt_tokens     INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
@@ -60,7 +61,7 @@ CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
 """
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
     "error", "error_stage", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
@@ -117,6 +118,9 @@ class SQLiteStore:
                 for statement in _DDL.split(";"):
                     if statement.strip():
                         db.execute(statement)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+                if "expected" not in columns:  # a store from before human labels were kept
+                    db.execute("ALTER TABLE results ADD COLUMN expected TEXT")
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     def __repr__(self) -> str:

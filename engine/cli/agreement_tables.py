@@ -1,0 +1,90 @@
+"""How agreement with human labels, and the comparison of two variants, read in a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..formatting import to_json
+from ..runs import Agreement, Comparison, Estimate
+from ..runs.stats import FIGURE_TITLES
+from .tables import better_word, figure
+
+BINARY_FIGURES = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "kappa")
+NUMERIC_FIGURES = ("mean_abs_error", "pearson", "spearman")
+
+
+def interval(estimate: Estimate) -> str:
+    if estimate.low is None or estimate.high is None:
+        return "-"
+    return f"{figure(estimate.low)} to {figure(estimate.high)}"
+
+
+def judged_line(judged: dict[str, Any], width: int = 160) -> str:
+    """The judge's answers in one line: what a tuner reads to see why it went wrong."""
+    return " ".join("; ".join(f"{step}: {to_json(value)}" for step, value in judged.items()).split())[:width]
+
+
+def print_agreement(console: Console, scorer_id: str, direction: str, agreement: Agreement, worst: int = 5) -> None:
+    table = Table(title=f"{scorer_id} against {agreement.labelled} human label(s)", title_justify="left")
+    for column in ("figure", "value", "95% interval"):
+        table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=True)
+    if agreement.binary is not None:
+        binary = agreement.binary
+        for name in BINARY_FIGURES:
+            estimate: Estimate = getattr(binary, name)
+            table.add_row(FIGURE_TITLES[name], figure(estimate.value), interval(estimate))
+    if agreement.numeric is not None:
+        for name in NUMERIC_FIGURES:
+            estimate = getattr(agreement.numeric, name)
+            table.add_row(FIGURE_TITLES[name], figure(estimate.value), interval(estimate))
+    console.print(table)
+    if agreement.binary is not None:
+        binary = agreement.binary
+        counts = binary.confusion
+        side = "at or above" if direction == "lower_is_better" else "at or below"
+        console.print(
+            f"A score {side} {figure(binary.threshold)} flags an item ({better_word(direction)} is better). "
+            f"Flagged by judge and humans {counts.true_positive}, by the judge only {counts.false_positive}, "
+            f"by the humans only {counts.false_negative}, by neither {counts.true_negative}.",
+            highlight=False,
+        )
+    if agreement.disagreements and worst:
+        table = Table(title=f"{scorer_id}: worst disagreements ({len(agreement.disagreements)} in all)", title_justify="left")
+        for column in ("item", "score", "expected", "reason", "judge said"):
+            table.add_column(column, overflow="fold")
+        for item in agreement.disagreements[:worst]:
+            expected = ("flag" if item.expected else "pass") if isinstance(item.expected, bool) else figure(item.expected)
+            table.add_row(item.item_id, figure(item.score), expected, " ".join((item.reason or "").split())[:200], judged_line(item.judged))
+        console.print(table)
+
+
+def print_comparison(console: Console, comparison: Comparison) -> None:
+    a, b = comparison.baseline, comparison.variant
+    table = Table(title=f"{a} -> {b} on {comparison.items} shared labelled item(s)", title_justify="left")
+    for column in ("figure", a, b, "delta", "delta 95% interval", "beyond noise"):
+        table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=True)
+    for delta in comparison.figures:
+        beyond = "" if delta.beyond_noise is None else ("yes" if delta.beyond_noise else "no")
+        table.add_row(
+            delta.title, figure(delta.baseline), figure(delta.variant), _signed(delta.delta.value), interval(delta.delta), beyond
+        )
+    console.print(table)
+    console.print(
+        f"Verdicts changed on {len(comparison.fixed) + len(comparison.broken)} item(s): "
+        f"fixed {len(comparison.fixed)} (now agree with the humans), broken {len(comparison.broken)} (no longer agree).",
+        highlight=False,
+    )
+    for word, changes in (("fixed", comparison.fixed), ("broken", comparison.broken)):
+        for change in changes[:10]:
+            console.print(
+                f"  {word} {change.item_id}: {figure(change.baseline_score)} -> {figure(change.variant_score)} "
+                f"(expected {change.expected})",
+                highlight=False,
+            )
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3g}"
