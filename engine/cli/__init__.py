@@ -3,7 +3,7 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import catalog_commands, evaluate, results, run_commands
+from . import catalog_commands, evaluate, report_command, results, run_commands, tuning_commands
 from .app import app
 
-__all__ = ["app", "catalog_commands", "evaluate", "results", "run_commands"]
+__all__ = ["app", "catalog_commands", "evaluate", "report_command", "results", "run_commands", "tuning_commands"]

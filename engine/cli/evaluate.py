@@ -24,6 +24,7 @@ from .common import (
     DEFAULT_STORE,
     ConfigOption,
     JsonFlag,
+    ScorerOptions,
     StoreOption,
     catalog_from,
     one_line_errors,
@@ -87,24 +88,51 @@ def eval_command(
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     store: StoreOption = DEFAULT_STORE,
-    threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    threshold: Annotated[
+        Optional[list[str]],
+        typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
+    ] = None,
     config: ConfigOption = None,
+    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    option: ScorerOptions = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")] = None,
+    sample: Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0,
+    repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
+    compare: Annotated[
+        Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
-    logging.getLogger("engine.evals").addHandler(logging.NullHandler())
-    logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    from . import tuning_commands as tuning  # the tuner's variants of this command
+
+    tuning.quiet_item_warnings()
     catalog = catalog_from(config)
-    scorers = [catalog.create(scorer_id, model=model, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
+    options = tuning.scorer_settings(option, scale)
+    scorers = [catalog.create(scorer_id, model=model, options=options, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
     thresholds = parse_thresholds(threshold or [])
-    if not data.is_file():
-        raise ConfigError(f"no data file {data}")
+    selection = tuning.selected(data, limit, sample, seed)
     name = run or default_run_name(data.stem)
+    if compare is not None:
+        if len(scorers) != 1 or repeat != 1:
+            raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
+        baseline, variant = tuning.variants(
+            scorer, [config, compare] if config is not None else [compare],
+            lambda source, scorer_id: source.create(scorer_id, model=model, options=options, base_url=base_url, mode=mode),
+        )  # fmt: skip
+        limits = tuning.variant_thresholds(thresholds, [baseline, variant])
+        tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)})
+        return
+    if repeat > 1:
+        tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)})
+        return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
     )  # fmt: skip
     finished = {"items": 0, "failed": 0}
+    task = progress.add_task(name, total=len(selection) if isinstance(selection, list) else count_items(data), failed="")
 
     def advance(item: ItemResult) -> None:
         finished["items"] += 1
@@ -112,11 +140,10 @@ def eval_command(
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
 
-    task = progress.add_task(name, total=count_items(data), failed="")
     try:
         with progress:
             result = run_evals(
-                data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
                 thresholds=thresholds, keep_results=False, meta={"data": str(data)},
             )  # fmt: skip
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -10,7 +11,9 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..store import RunSummary, SQLiteStore
-from .app import app, console
+from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
+from .agreement_tables import print_agreement, print_comparison
+from .app import app, console, errors
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
 from .tables import figure, summary_table
 
@@ -19,6 +22,20 @@ def _open_existing(store: Path) -> SQLiteStore:
     if not store.is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     return SQLiteStore(store)
+
+
+def _export(results: SQLiteStore, run: str, form: str, output: Path | None) -> None:
+    existing_run(results, run)
+    records = [record for records in run_records(results, run).values() for record in records]
+    records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
+    chunks = export_records(records, form)
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        return
+    with output.open("w", encoding="utf-8", newline="") as handle:
+        handle.writelines(chunks)
+    errors.print(f"wrote {len(records)} record(s) of run {run} to {output}", markup=False, highlight=False)
 
 
 def _run_line(run: RunSummary) -> str:
@@ -31,10 +48,29 @@ def results_command(
     run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
     store: StoreOption = DEFAULT_STORE,
     worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
+    compare: Annotated[Optional[str], typer.Option("--compare", help="Another run: compare its agreement with --run's, item by item")] = None,
+    export: Annotated[Optional[str], typer.Option("--format", help="Export every item of --run: csv, jsonl or json")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the export to this file (default: stdout)")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List the stored runs and their summaries, or one run in detail."""
+    if (compare is not None or export is not None) and run is None:
+        raise ConfigError("--compare and --format need --run NAME")
     with _open_existing(store) as results:
+        if run is not None and export is not None:
+            _export(results, run, export, output)
+            return
+        if run is not None and compare is not None:
+            comparisons = compare_runs(results, run, compare)
+            if as_json:
+                print_json([comparison.model_dump(mode="json") for comparison in comparisons])
+                return
+            for comparison in comparisons:
+                if comparison.items:
+                    print_comparison(console, comparison)
+                else:
+                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item: nothing to compare.", highlight=False)
+            return
         if run is None:
             runs = results.runs()
             if as_json:
@@ -65,6 +101,10 @@ def results_command(
             print_json(payload)
             return
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        for scorer_id, records in run_records(results, run).items():
+            agreement = stored_agreement(found, scorer_id, records)
+            if agreement is not None:
+                print_agreement(console, scorer_id, records[0].direction, agreement, worst=worst)
         for scorer_id, records in worst_items.items():
             if not records:
                 continue

@@ -51,7 +51,7 @@ from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
-from .stats import Aggregate
+from .stats import Aggregate, flag_threshold
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
@@ -75,8 +75,10 @@ class _Evaluation:
         thresholds: Mapping[str, float],
         keep_results: bool,
         target_timeout: float | None,
+        sample: int = 0,
     ) -> None:
         self.scorers = scorers
+        self.sample = sample
         self.target = target
         self.on_item_complete = on_item_complete
         self.run = run
@@ -189,6 +191,7 @@ class _Evaluation:
                     ground_truth=item.ground_truth,
                     run_id=f"{self.run}/{key}/{scorer.id}",
                     context=item.context,
+                    sample=self.sample,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only
                 message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
@@ -270,6 +273,7 @@ async def arun_evals(
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    sample: int = 0,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -279,6 +283,8 @@ async def arun_evals(
     lower-is-better scorers, at least it otherwise. `on_item_complete(item_result)` (sync or
     async) is called once per item, in completion order, also for items resumed from the
     store (`resumed=True`). `meta` is stored with the run (e.g. where the data came from).
+    `sample` numbers a repeated judgement of the same data (see `eval --repeat`): every
+    judge request carries it, so a response cache serves each repeat its own answers.
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -302,14 +308,24 @@ async def arun_evals(
                 await asyncio.to_thread(_check_resume, opened, name, listed)
             run_meta = {
                 **dict(meta or {}),
-                "scorers": {scorer.id: {"hash": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "scorers": {
+                    scorer.id: {
+                        "hash": scorer.plan.fingerprint,
+                        "model": scorer.judge.model,
+                        # Where a score flags an item: a stored run is measured again the same way.
+                        "flag_threshold": flag_threshold(scorer, limits.get(scorer.id)),
+                    }
+                    for scorer in listed
+                },
                 "concurrency": concurrency,
                 "thresholds": limits,
+                **({"sample": sample} if sample else {}),
             }
             await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
+            sample=sample,
         )  # fmt: skip
         status = "failed"
         try:

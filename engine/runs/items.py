@@ -4,7 +4,9 @@ place in the data, with an identity that survives a re-run of the same data."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import random
 from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Union
@@ -15,6 +17,9 @@ from ..errors import ConfigError, DataError
 from ..scoring import context_strings
 
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
+
+#: A variant of a scorer runs as `<id>@<label>` beside the original (`scorers compare`).
+VARIANT_SEPARATOR = "@"
 
 _KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected")
 
@@ -69,8 +74,10 @@ class EvalItem(BaseModel):
         return cls.model_validate(known)
 
     def expected_for(self, scorer_id: str) -> bool | float | None:
+        """The label for a scorer; a variant (`hallucination@strict`) reads its base id's."""
         if isinstance(self.expected, dict):
-            return self.expected.get(scorer_id)
+            found = self.expected.get(scorer_id)
+            return found if found is not None else self.expected.get(scorer_id.split(VARIANT_SEPARATOR, 1)[0])
         return self.expected
 
     @property
@@ -144,3 +151,30 @@ async def numbered(source: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[
         for value in source:
             yield index, value
             index += 1
+
+
+def select_items(data: Data, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Data:
+    """The first `limit` items, or `sample` items drawn at random (the same ones for the same
+    `seed` and data, kept in their order in the data); the data as it is without either.
+    A sample reads the data once and keeps only the sample (reservoir sampling)."""
+    if limit is None and sample is None:
+        return data
+    for name, value in (("limit", limit), ("sample", sample)):
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name} must be at least 1, got {value}")
+    source = data_source(data)
+    if isinstance(source, AsyncIterable):
+        raise ConfigError("--limit and --sample need a data file or a list, not an async iterable")
+    stream = itertools.islice(source, limit) if limit is not None else iter(source)
+    if sample is None:
+        return list(stream)
+    generator = random.Random(seed)
+    reservoir: list[tuple[int, Any]] = []
+    for position, value in enumerate(stream):
+        if position < sample:
+            reservoir.append((position, value))
+        else:
+            slot = generator.randint(0, position)
+            if slot < sample:
+                reservoir[slot] = (position, value)
+    return [value for _, value in sorted(reservoir, key=lambda pair: pair[0])]

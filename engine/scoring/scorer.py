@@ -86,10 +86,12 @@ class Scorer:
         run_id: str | None = None,
         context: list[str] | None = None,
         get_context: GetContext | None = None,
+        sample: int = 0,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
-        used when there is none, before the scorer's static context."""
+        used when there is none, before the scorer's static context. `sample` numbers a
+        repeated judgement of the same output (each judge request carries it)."""
         started = time.perf_counter()
         run = Run(
             run_id=run_id or str(uuid.uuid4()),
@@ -124,7 +126,7 @@ class Scorer:
         reason: str | None = None
         used_context: ContextList | None = None
         for step in self.plan.steps:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables)
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, sample)
             records[step.id] = record
             used_context = step_context or used_context
             if isinstance(step, ScoreStepPlan):
@@ -149,7 +151,13 @@ class Scorer:
         )
 
     async def _run_step(
-        self, step: AnyStepPlan, run: Run, run_context: ContextList | None, get_context: GetContext | None, variables: dict[str, Any]
+        self,
+        step: AnyStepPlan,
+        run: Run,
+        run_context: ContextList | None,
+        get_context: GetContext | None,
+        variables: dict[str, Any],
+        sample: int = 0,
     ) -> tuple[StepRecord, ContextList | None]:
         """The step's record, and the context it was given (None when it read none)."""
         started = time.perf_counter()
@@ -171,7 +179,7 @@ class Scorer:
         prompt = step.prompt.render(scope)
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
         with answer_scope(scope):
-            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model))
+            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model, sample=sample))
         result: Any = _reason_text(answer.value) if isinstance(step, ReasonStepPlan) else plain(answer.value)
         record = StepRecord(
             id=step.id,
