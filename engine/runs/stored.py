@@ -46,13 +46,17 @@ def labelled_records(records: Iterable[ResultRecord]) -> list[Labelled]:
 
 
 def run_records(store: Store, run: str) -> dict[str, list[ResultRecord]]:
-    """A run's records by scorer id, each in the data's order."""
+    """A run's records by scorer id (in the order the run listed its scorers), each in the
+    data's order."""
     by_scorer: dict[str, list[ResultRecord]] = {}
     for record in store.query(run=run):
         by_scorer.setdefault(record.scorer_id, []).append(record)
     for records in by_scorer.values():
         records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
-    return by_scorer
+    info = store.get_run(run)
+    listed = list(info.meta.get("scorers", {})) if info is not None else []
+    order = {scorer_id: position for position, scorer_id in enumerate(listed)}
+    return dict(sorted(by_scorer.items(), key=lambda pair: (order.get(pair[0], len(order)), pair[0])))
 
 
 def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord]) -> Agreement | None:
