@@ -42,6 +42,7 @@ class Histogram(BaseModel):
 
 class ScorerSection(BaseModel):
     key: str = Field(description="`run:scorer`, unique in the report")
+    label: str = Field(description="What the page calls it: the scorer id, with the run's name when two runs are shown")
     run: str
     scorer_id: str
     direction: Direction
@@ -89,6 +90,7 @@ class Report(BaseModel):
     runs: list[RunInfo]
     sections: list[ScorerSection]
     columns: list[str] = Field(description="Section keys in the order of the items table's columns")
+    labels: dict[str, str] = Field(description="Each section key's label")
     items: list[ItemRow]
     comparisons: list[Comparison]
 
@@ -157,7 +159,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
             stats = next((item for item in store.summary(info.name) if item.scorer_id == scorer_id), ScoreStats(scorer_id=scorer_id))
             sections.append(
                 ScorerSection(
-                    key=key, run=info.name, scorer_id=scorer_id, direction=records[0].direction, threshold=threshold, stats=stats,
+                    key=key, label=key if compare is not None else scorer_id, run=info.name, scorer_id=scorer_id, direction=records[0].direction, threshold=threshold, stats=stats,
                     agreement=stored_agreement(info, scorer_id, records), histogram=histogram(scores),
                 )  # fmt: skip
             )
@@ -183,7 +185,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     title = f"{run} compared with {compare}" if compare is not None else run
     return Report(
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
-        columns=columns, items=ordered, comparisons=comparisons,
+        columns=columns, labels={section.key: section.label for section in sections}, items=ordered, comparisons=comparisons,
     )  # fmt: skip
 
 
