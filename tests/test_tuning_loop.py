@@ -74,9 +74,10 @@ def test_compare_names_the_fixed_and_broken_items(judge: JudgeServer, tmp_path: 
     shown = runner.invoke(app, args)
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
-    assert "hallucination@builtin -> hallucination@strict on 5 shared labelled item(s)" in text
-    assert "fixed 1 (now agree with the humans), broken 1 (no longer agree)" in text
-    assert "fixed i2: 0 -> 1 (expected True)" in text and "broken i3: 0 -> 0.5 (expected False)" in text
+    assert "A = hallucination@builtin, B = hallucination@strict, on 5 shared labelled item(s)" in text
+    assert "│ accuracy │ 0.8 │ 0.8 │ 0 │" in text and "│ recall │ 0.5 │ 1 │ +0.5 │" in text
+    assert "fixed 1 (now agree with the humans), broken 1 (no longer agree); scores changed on 2" in text
+    assert "fixed i2: 0 -> 1 (expected flag)" in text and "broken i3: 0 -> 0.5 (expected pass)" in text
 
     as_json = json.loads(runner.invoke(app, [*args, "--json"]).stdout)  # the same run again: loaded, not judged
     comparison = as_json["comparison"]
@@ -111,7 +112,7 @@ def test_results_compare_two_stored_runs(judge: JudgeServer, tmp_path: Path) -> 
     shown = runner.invoke(app, ["results", "--run", "before", "--compare", "after", "--store", str(store)])
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
-    assert "before:hallucination -> after:hallucination on 5 shared labelled item(s)" in text
+    assert "A = before:hallucination, B = after:hallucination, on 5 shared labelled item(s)" in text
     assert "fixed 1" in text and "broken 1" in text
 
     detail = " ".join(runner.invoke(app, ["results", "--run", "after", "--store", str(store)]).stdout.split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..formatting import to_json
@@ -22,9 +23,25 @@ def interval(estimate: Estimate) -> str:
     return f"{figure(estimate.low)} to {figure(estimate.high)}"
 
 
-def judged_line(judged: dict[str, Any], width: int = 160) -> str:
-    """The judge's answers in one line: what a tuner reads to see why it went wrong."""
-    return " ".join("; ".join(f"{step}: {to_json(value)}" for step, value in judged.items()).split())[:width]
+def compact(value: Any) -> str:
+    """An answer as short text: a one-field object is its field, a list its items by `;`,
+    an object its values by `→` (so a verdict reads `claim → yes → why`)."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            return compact(next(iter(value.values())))
+        return " → ".join(compact(item) for item in value.values())
+    if isinstance(value, list):
+        return "; ".join(compact(item) for item in value) or "(none)"
+    return value if isinstance(value, str) else to_json(value)
+
+
+def judged_line(judged: dict[str, Any], width: int = 300) -> str:
+    """The last judge answer before the score (claims with their verdicts and reasons, for
+    most scorers), in one line: what a tuner reads to see why it went wrong."""
+    if not judged:
+        return ""
+    step, answer = list(judged.items())[-1]
+    return " ".join(f"{step}: {compact(answer)}".split())[:width]
 
 
 def print_agreement(console: Console, scorer_id: str, direction: str, agreement: Agreement, worst: int = 5) -> None:
@@ -57,34 +74,44 @@ def print_agreement(console: Console, scorer_id: str, direction: str, agreement:
             table.add_column(column, overflow="fold")
         for item in agreement.disagreements[:worst]:
             expected = ("flag" if item.expected else "pass") if isinstance(item.expected, bool) else figure(item.expected)
-            table.add_row(item.item_id, figure(item.score), expected, " ".join((item.reason or "").split())[:200], judged_line(item.judged))
+            table.add_row(item.item_id, figure(item.score), expected, " ".join((item.reason or "").split())[:160], judged_line(item.judged))
         console.print(table)
+
+
+def _label(expected: bool | float) -> str:
+    return ("flag" if expected else "pass") if isinstance(expected, bool) else figure(expected)
 
 
 def print_comparison(console: Console, comparison: Comparison) -> None:
     a, b = comparison.baseline, comparison.variant
-    table = Table(title=f"{a} -> {b} on {comparison.items} shared labelled item(s)", title_justify="left")
-    for column in ("figure", a, b, "delta", "delta 95% interval", "beyond noise"):
-        table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=True)
+    console.print(f"[bold]A[/bold] = {a}, [bold]B[/bold] = {b}, on {comparison.items} shared labelled item(s):", highlight=False)
+    table = Table()
+    for column in ("figure", "A", "B", "B - A", "95% interval", "beyond noise"):
+        table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=column != "figure")
     for delta in comparison.figures:
-        beyond = "" if delta.beyond_noise is None else ("yes" if delta.beyond_noise else "no")
+        beyond = "" if delta.beyond_noise is None else ("[bold]yes[/bold]" if delta.beyond_noise else "no")
         table.add_row(
-            delta.title, figure(delta.baseline), figure(delta.variant), _signed(delta.delta.value), interval(delta.delta), beyond
-        )
+            FIGURE_TITLES[delta.name], figure(delta.baseline), figure(delta.variant), _signed(delta.delta.value),
+            "-" if delta.delta.low is None else escape(f"[{figure(delta.delta.low)}, {figure(delta.delta.high)}]"), beyond,
+        )  # fmt: skip
     console.print(table)
     console.print(
         f"Verdicts changed on {len(comparison.fixed) + len(comparison.broken)} item(s): "
-        f"fixed {len(comparison.fixed)} (now agree with the humans), broken {len(comparison.broken)} (no longer agree).",
+        f"fixed {len(comparison.fixed)} (now agree with the humans), broken {len(comparison.broken)} (no longer agree); "
+        f"scores changed on {comparison.score_changed}.",
         highlight=False,
     )
     for word, changes in (("fixed", comparison.fixed), ("broken", comparison.broken)):
         for change in changes[:10]:
             console.print(
-                f"  {word} {change.item_id}: {figure(change.baseline_score)} -> {figure(change.variant_score)} "
-                f"(expected {change.expected})",
+                f"  {word} {change.item_id}: {figure(change.baseline_score)} -> {figure(change.variant_score)} (expected {_label(change.expected)})",
                 highlight=False,
             )
+        if len(changes) > 10:
+            console.print(f"  ... and {len(changes) - 10} more {word}", highlight=False)
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.3g}"
+    if value is None:
+        return "-"
+    return "0" if value == 0 else f"{value:+.3g}"
