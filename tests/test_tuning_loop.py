@@ -94,7 +94,8 @@ def test_eval_compare_takes_the_variant_catalog(judge: JudgeServer, tmp_path: Pa
     script_strictness(judge)
     result = runner.invoke(
         app,
-        ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--compare", str(strict_variant(tmp_path)), "--store", str(tmp_path / "r.sqlite"), "--json"],
+        # The variant's folder, as the issue writes it: `--compare variants/strict/`.
+        ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--compare", f"{strict_variant(tmp_path).parent}/", "--store", str(tmp_path / "r.sqlite"), "--json"],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -204,3 +205,23 @@ def test_eval_limit_and_reproducible_sample(judge: JudgeServer, tmp_path: Path) 
     first = judged("--sample", "3", "--seed", "7")
     assert len(first) == 3 and judged("--sample", "3", "--seed", "7") == first
     assert judged("--sample", "3", "--seed", "8") != first or judged("--sample", "3", "--seed", "9") != first
+
+
+def test_mistakes_in_the_tuning_commands_are_one_line(judge: JudgeServer, tmp_path: Path) -> None:
+    script_strictness(judge)
+    data, store = labelled_data(tmp_path), ["--store", str(tmp_path / "r.sqlite")]
+    unlabelled = tmp_path / "plain.jsonl"
+    unlabelled.write_text(json.dumps({"id": "a", "output": "ok", "context": ["c"]}) + "\n", encoding="utf-8")
+    cases = [
+        (["compare", str(data), "--scorer", "hallucination", *store], "compare needs two variants"),
+        (["compare", str(data), "--scorer", "hallucination", "--scorer", "faithfulness", *store], "score in opposite directions"),
+        (["calibrate", str(data), "--scorer", "hallucination", "--metric", "auc", *store], "--metric must be f1 or kappa"),
+        (["calibrate", str(unlabelled), "--scorer", "hallucination", *store], "has an `expected` label for hallucination"),
+        (["eval", str(data), "--scorer", "hallucination", "--compare", str(tmp_path / "nowhere.yaml"), *store], "nowhere.yaml"),
+        (["results", "--format", "csv", *store], "--compare and --format need --run NAME"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code != 0, args
+        assert message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1, result.stderr

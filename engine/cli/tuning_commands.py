@@ -171,9 +171,14 @@ def eval_compared(data: Data, baseline: Scorer, variant: Scorer, *, run: str, st
         raise typer.Exit(1)
 
 
+def catalog_file(config: Path) -> Path:
+    """A catalog given as its YAML file, or as the folder holding its `scorers.yaml`."""
+    return config / "scorers.yaml" if config.is_dir() else config
+
+
 def _label(config: Path) -> str:
     """A variant's name: its catalog file's, or its folder's for a `scorers.yaml`."""
-    path = config / "scorers.yaml" if config.is_dir() else config
+    path = catalog_file(config)
     return path.resolve().parent.name if path.stem == "scorers" else path.stem
 
 
@@ -183,10 +188,10 @@ def variants(
     """The two variants `compare` runs: two ids of one catalog, or one id from two catalogs
     (a single --config is compared with the built-in catalog)."""
     if len(scorer) == 2 and len(config) <= 1:
-        catalog = load_scorers(config[0]) if config else builtin_catalog()
+        catalog = load_scorers(catalog_file(config[0])) if config else builtin_catalog()
         return create(catalog, scorer[0]), create(catalog, scorer[1])
     if len(scorer) == 1 and len(config) in (1, 2):
-        catalogs = [builtin_catalog(), load_scorers(config[0])] if len(config) == 1 else [load_scorers(path) for path in config]
+        catalogs = [builtin_catalog(), load_scorers(catalog_file(config[0]))] if len(config) == 1 else [load_scorers(catalog_file(path)) for path in config]
         labels = ["builtin", _label(config[0])] if len(config) == 1 else [_label(path) for path in config]
         if labels[0] == labels[1]:
             labels = [f"{labels[0]}1", f"{labels[1]}2"]
@@ -267,7 +272,7 @@ def calibrate_command(
     if metric not in ("f1", "kappa"):
         raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
     quiet_item_warnings()
-    catalog = load_scorers(config) if config is not None else builtin_catalog()
+    catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
     scorer_object = catalog.create(scorer, model=model, options=scorer_settings(option, scale), base_url=base_url, mode=mode)  # type: ignore[arg-type]
     items = selected(data, limit, sample, seed)
     name = run or default_run_name(f"{data.stem}-calibrate")
