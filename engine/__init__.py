@@ -31,6 +31,7 @@ from .errors import (
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
 from .runs import (
     Agreement,
+    Comparison,
     EvalItem,
     EvalResult,
     ItemResult,
@@ -38,9 +39,12 @@ from .runs import (
     LiveStats,
     ScorerOutcome,
     arun_evals,
+    as_variant,
     attach_scorers,
     read_jsonl,
+    run_compare,
     run_evals,
+    run_repeated,
 )
 from .scoring import Run, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import (
@@ -75,6 +79,7 @@ __all__ = [
     "Agreement",
     "AnswerCutOffError",
     "Catalog",
+    "Comparison",
     "ConfigError",
     "DataError",
     "EvalItem",
@@ -107,6 +112,7 @@ __all__ = [
     "Store",
     "TokenUsage",
     "arun_evals",
+    "as_variant",
     "assistant_text",
     "attach_scorers",
     "builtin_catalog",
@@ -116,5 +122,7 @@ __all__ = [
     "extract_tool_results",
     "load_scorers",
     "read_jsonl",
+    "run_compare",
     "run_evals",
+    "run_repeated",
 ]

@@ -3,7 +3,9 @@ comes with a bootstrap interval, and the disagreements are listed worst first.""
 
 from __future__ import annotations
 
-from engine import create_hallucination_scorer
+from pathlib import Path
+
+from engine import as_variant, create_hallucination_scorer, run_compare
 from engine.runs import run_evals
 from engine.runs.stats import Labelled, agreement_of, binary_figures, bootstrap, compare_labelled, numeric_figures
 from engine.testing import JudgeServer
@@ -107,3 +109,18 @@ def test_agreement_of_reports_both_kinds_when_the_data_mixes_them() -> None:
     agreement = agreement_of(labelled, 0.5, "lower_is_better")
     assert agreement.binary is not None and agreement.binary.labelled == 2
     assert agreement.numeric is not None and agreement.numeric.labelled == 1
+
+
+def test_compare_from_python_as_the_tuning_doc_shows(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = [
+        {"id": "a", "output": "ok", "context": ["c"], "expected": {"hallucination": False}},
+        {"id": "b", "output": "ok. WRONG", "context": ["c"], "expected": {"hallucination": True}},
+    ]
+    lenient = as_variant(create_hallucination_scorer(), "lenient")
+    strict = as_variant(create_hallucination_scorer(options={"scale": 1}), "strict")
+    compared = run_compare(data, lenient, strict, store=tmp_path / "r.sqlite", run="c", thresholds={"hallucination@lenient": 0.6})
+    assert set(compared.result.summary) == {"hallucination@lenient", "hallucination@strict"}
+    # 0.5 passes under the lenient threshold (0.6) and is flagged at the default (0.5).
+    assert [change.item_id for change in compared.comparison.fixed] == ["b"]
+    assert compared.result.summary["hallucination@strict"].agreement.binary.f1.value == 1.0

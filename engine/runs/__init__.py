@@ -6,6 +6,19 @@ from __future__ import annotations
 from .batch import arun_evals, check_scorers, default_run_name, run_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
+from .tuning import (
+    Calibration,
+    ComparedResult,
+    RepeatedResult,
+    Stability,
+    arun_compare,
+    arun_repeated,
+    as_variant,
+    calibration,
+    labelled_of,
+    run_compare,
+    run_repeated,
+)
 from .results import (
     Agreement,
     BinaryAgreement,
@@ -23,6 +36,17 @@ from .results import (
 )
 
 __all__ = [
+    "Calibration",
+    "ComparedResult",
+    "RepeatedResult",
+    "Stability",
+    "arun_compare",
+    "arun_repeated",
+    "as_variant",
+    "calibration",
+    "labelled_of",
+    "run_compare",
+    "run_repeated",
     "Agreement",
     "BinaryAgreement",
     "Comparison",
