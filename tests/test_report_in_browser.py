@@ -125,3 +125,16 @@ def test_the_report_in_a_headless_browser(report: Path, browser: object) -> None
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
     assert errors == []
+
+
+def test_a_report_of_two_runs_compares_them(judge: JudgeServer, tmp_path: Path) -> None:
+    script_strictness(judge)
+    store, data = ["--store", str(tmp_path / "r.sqlite")], str(labelled_data(tmp_path))
+    assert runner.invoke(app, ["eval", data, "--scorer", "hallucination", *store, "--run", "before"]).exit_code == 0
+    assert runner.invoke(app, ["eval", data, "--scorer", "hallucination", "--config", str(strict_variant(tmp_path)), *store, "--run", "after"]).exit_code == 0
+    written = runner.invoke(app, ["report", "before", "--compare", "after", *store, "-o", str(tmp_path / "r.html")])
+    assert written.exit_code == 0, written.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "before:hallucination → after:hallucination" in html
+    assert 'data-key="score-0">before:hallucination' in html and 'data-key="score-1">after:hallucination' in html
+    assert html.count('<tbody class="item"') == 5
