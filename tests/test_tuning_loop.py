@@ -225,3 +225,17 @@ def test_mistakes_in_the_tuning_commands_are_one_line(judge: JudgeServer, tmp_pa
         assert result.exit_code != 0, args
         assert message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_eval_takes_options_and_scale_and_flags_at_half_of_it(judge: JudgeServer, tmp_path: Path) -> None:
+    script_strictness(judge)
+    result = runner.invoke(
+        app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--scale", "10", "--option", "language=en", "--store", str(tmp_path / "r.sqlite"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["summary"]["hallucination"]
+    assert summary["max"] == 10.0
+    assert summary["agreement"]["binary"]["threshold"] == 5.0  # half the scale
+    assert summary["agreement"]["binary"]["accuracy"]["value"] == 0.8
+    bad = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--option", "nope=1", "--store", str(tmp_path / "r.sqlite")])
+    assert bad.exit_code == 2 and "unknown option" in bad.stderr
