@@ -123,5 +123,24 @@ def test_the_built_in_catalog_writes_shared_settings_once() -> None:
     assert text.count("model: openai/gpt-4o-mini") == 1
     assert text.count("The maximum score.") == 1
     for scorer_id in builtin_catalog().ids():
-        fields = builtin_catalog().plan(scorer_id).options_model.model_fields
-        assert {"scale", "language"} <= set(fields), scorer_id
+        plan = builtin_catalog().plan(scorer_id)
+        assert "scale" in plan.options_model.model_fields, scorer_id
+        if plan.needs_judge:  # the judge writes the reason in it
+            assert "language" in plan.options_model.model_fields, scorer_id
+
+
+def test_a_scorer_drops_an_inherited_option_it_has_no_use_for_by_setting_it_to_null(tmp_path: Path) -> None:
+    path = catalog(tmp_path, textwrap.dedent("""\
+        scorers:
+          politeness:
+            name: Politeness
+            description: Share of polite sentences.
+            direction: higher_is_better
+            options:
+              language: null
+        """) + POLITENESS_STEPS)
+    plan = load_scorers(path).plan("politeness")
+    assert list(plan.options_model.model_fields) == ["scale"]
+    with pytest.raises(ConfigError, match=r"option language: unknown option \(known: context, get_context, scale\)"):
+        load_scorers(path).create("politeness", model="openai/m", options={"language": "ko"})
+    assert "language" not in builtin_catalog().plan("includes").options_model.model_fields

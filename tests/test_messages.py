@@ -84,8 +84,8 @@ AI_SDK_CORE_TRANSCRIPT: list[dict[str, Any]] = [
 def test_openai_tool_results_get_their_tool_name_and_arguments() -> None:
     results = extract_tool_results(OPENAI_TRANSCRIPT)
     assert results == [
-        {"tool_name": "get_weather", "tool_call_id": "call_abc", "args": {"city": "Seoul"}, "result": WEATHER},
-        {"tool_name": "get_weather", "tool_call_id": "call_def", "args": {"city": "Busan"}, "result": "service unavailable"},
+        {"tool_name": "get_weather", "tool_call_id": "call_abc", "args": {"city": "Seoul"}, "result": WEATHER, "is_error": False},
+        {"tool_name": "get_weather", "tool_call_id": "call_def", "args": {"city": "Busan"}, "result": "service unavailable", "is_error": False},
     ]
     assert [call["args"] for call in extract_tool_calls(OPENAI_TRANSCRIPT)] == [{"city": "Seoul"}, {"city": "Busan"}]
     assert assistant_text(OPENAI_TRANSCRIPT) == "Seoul is clear at 3°C. I could not get Busan's weather."
@@ -93,20 +93,20 @@ def test_openai_tool_results_get_their_tool_name_and_arguments() -> None:
 
 def test_anthropic_tool_results_in_user_turns_are_found() -> None:
     assert extract_tool_results(ANTHROPIC_TRANSCRIPT) == [
-        {"tool_name": "get_weather", "tool_call_id": "toolu_01A", "args": {"city": "Seoul"}, "result": WEATHER}
+        {"tool_name": "get_weather", "tool_call_id": "toolu_01A", "args": {"city": "Seoul"}, "result": WEATHER, "is_error": False}
     ]
     assert assistant_text(ANTHROPIC_TRANSCRIPT) == "Let me check.\nIt is clear and 3°C in Seoul."
 
 
 def test_mastra_messages_count_each_invocation_once() -> None:
     assert extract_tool_results(MASTRA_TRANSCRIPT) == [
-        {"tool_name": "weatherTool", "tool_call_id": "tc_1", "args": {"city": "Seoul"}, "result": WEATHER}
+        {"tool_name": "weatherTool", "tool_call_id": "tc_1", "args": {"city": "Seoul"}, "result": WEATHER, "is_error": False}
     ]
     assert assistant_text(MASTRA_TRANSCRIPT) == "Clear skies, 3°C."
 
 
 def test_newer_ai_sdk_shapes_are_not_missed() -> None:
-    expected = {"tool_name": "weatherTool", "args": {"city": "Seoul"}, "result": WEATHER}
+    expected = {"tool_name": "weatherTool", "args": {"city": "Seoul"}, "result": WEATHER, "is_error": False}
     for transcript, call_id in ((AI_SDK_V5_TRANSCRIPT, "tc_9"), (AI_SDK_CORE_TRANSCRIPT, "c1")):
         assert extract_tool_results(transcript) == [{**expected, "tool_call_id": call_id}]
         assert assistant_text(transcript) == "Clear, 3°C."

@@ -39,7 +39,7 @@ V4_MESSAGE: dict[str, Any] = {
 
 
 def test_v5_parts_give_the_tool_results_and_the_text() -> None:
-    assert extract_tool_results(V5_TRANSCRIPT) == [{"tool_name": "weather", "tool_call_id": "w1", "args": {"city": "Paris"}, "result": {"temp_c": 21}}]
+    assert extract_tool_results(V5_TRANSCRIPT) == [{"tool_name": "weather", "tool_call_id": "w1", "args": {"city": "Paris"}, "result": {"temp_c": 21}, "is_error": False}]
     assert extract_tool_calls(V5_TRANSCRIPT) == [{"tool_name": "weather", "tool_call_id": "w1", "args": {"city": "Paris"}}]
     assert assistant_text(V5_TRANSCRIPT) == "It is 21 degrees in Paris."
 

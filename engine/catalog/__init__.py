@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, StructuredMode, connect, resolve_judge
 from ..scoring import Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -62,8 +62,13 @@ class Catalog:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested. Every judge call
-        passes through `middleware` (a cache, a limiter, a tracer ...), the first listed first."""
+        passes through `middleware` (a cache, a limiter, a tracer ...), the first listed first.
+
+        A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
+        settings and middleware: it needs no model and no key, and its runs make no request."""
         plan = self.plan(scorer_id)
+        if not plan.needs_judge:
+            return Scorer(plan, NoJudge(), dict(options or {}))
         config = resolve_judge(model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode)
         scorer = Scorer(plan, connect(config, middleware), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good

@@ -140,6 +140,8 @@ class SchemaCompiler:
         if body.get("type") != "object":
             raise self.error("the top-level schema must have `type: object`", ["type"])
         model = self._object(body, _model_name(str(body.get("title") or default_name)), [])
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise self.error("the top-level schema needs `properties`", ["properties"])
         return model, self.rules(self.data.get("rules") or [], ["rules"])
 
     def rules(self, raw_rules: Any, loc: list[Any]) -> list[CompiledRule]:
@@ -157,9 +159,12 @@ class SchemaCompiler:
         except ConfigError as exc:
             raise self.error(exc.message, loc) from None
 
-    def _object(self, schema: Mapping[str, Any], name: str, loc: list[Any]) -> type[BaseModel]:
+    def _object(self, schema: Mapping[str, Any], name: str, loc: list[Any]) -> Any:
         self._check_keywords(schema, "object", loc)
         properties = schema.get("properties") or {}
+        if not properties and schema.get("additionalProperties") is True:
+            # A free-form object (e.g. the arguments a tool call must have): any keys, any values.
+            return dict[str, Any]
         if not isinstance(properties, Mapping) or not properties:
             raise self.error("an object needs `properties`", [*loc, "properties"])
         required = schema.get("required", [])

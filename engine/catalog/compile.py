@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..judge import Sampling
 from ..scoring.plan import (
     AnyStepPlan,
+    ComputeStepPlan,
     Evaluable,
     JudgeStepPlan,
     ReasonStepPlan,
@@ -34,6 +35,7 @@ from .source import CatalogSource, load_yaml, locate, validation_error
 from .spec import (
     RUN_VARIABLES,
     SCORE_VARIABLES,
+    ComputeStep,
     LLMStep,
     ReasonStep,
     ReducerSpec,
@@ -70,6 +72,11 @@ class ScorerCompiler:
             raise ConfigError(
                 f"options.{'.'.join(map(str, first['loc']))}: default: {first['msg']}", path or self.source.path, line
             ) from None
+        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
+        if shadowed:
+            # In expressions `options.values` is the mapping's method, never the option.
+            path, line = locate(raw, ["options", shadowed[0]])
+            raise ConfigError(f"options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another", path or self.source.path, line)
         rules_path, rules_line = locate(raw, ["option_rules"])
         try:
             option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules")
@@ -85,7 +92,7 @@ class ScorerCompiler:
         steps: list[AnyStepPlan] = []
         for index, step in enumerate(definition.steps):
             steps.append(_StepCompiler(self, definition, step, ["steps", index], raw).compile(known, hashed))
-            known.extend(SCORE_VARIABLES if step.kind == "score" else [step.id])
+            known.extend(SCORE_VARIABLES if isinstance(step, ScoreStep) else step.produces() if isinstance(step, ComputeStep) else [step.id])
         return ScorerPlan(
             id=definition.id,
             name=definition.name,
@@ -110,7 +117,9 @@ class ScorerCompiler:
 class _StepCompiler:
     """One step of one definition; errors without a place of their own get the step's."""
 
-    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep, loc: list[Any], raw: Any) -> None:
+    def __init__(
+        self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep | ComputeStep, loc: list[Any], raw: Any
+    ) -> None:
         self.scorer = scorer
         self.definition = definition
         self.step = step
@@ -134,6 +143,8 @@ class _StepCompiler:
         skip_if = self.located("skip_if", lambda: Expression(skip_source, f"{label}.skip_if")) if skip_source else None
         if isinstance(step, ScoreStep):
             return self.score_step(step, skip_if)
+        if isinstance(step, ComputeStep):
+            return self.compute_step(step, skip_if)
         sampling_fields = set(Sampling.model_fields)
         judge = self.definition.judge
         sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
@@ -170,9 +181,16 @@ class _StepCompiler:
         score = self.located("score", lambda: Expression(score_source, f"{self.label}.score"))
         return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip)
 
+    def compute_step(self, step: ComputeStep, skip_if: Evaluable | None) -> ComputeStepPlan:
+        values: dict[str, Evaluable] = {}
+        for name, source in step.values.items():
+            where = f"{self.label}.values.{name}"
+            values[name] = self.located("values", lambda: Expression(source, where))
+        return ComputeStepPlan(id=step.id, skip_if=skip_if, values=values, on_skip=step.on_skip)
+
     def answer_model(self, hashed: dict[str, str]) -> type[BaseModel] | None:
         step, label = self.step, self.label
-        assert not isinstance(step, ScoreStep)
+        assert not isinstance(step, (ScoreStep, ComputeStep))
         if step.answer_schema is None:
             return None
         schema_path = self.scorer.schema_file(step.answer_schema, locate(self.raw, [*self.loc, "schema"]))

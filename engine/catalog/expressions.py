@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, meta
-from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2 import TemplateSyntaxError, Undefined, meta
+from jinja2.exceptions import SecurityError, TemplateRuntimeError, UndefinedError
 
 from ..errors import ConfigError, ExpressionError
 from .spec import ReducerSpec
@@ -36,9 +36,13 @@ class Expression:
 
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
-            return self._compiled(**variables)
-        except (UndefinedError, SecurityError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
+            value = self._compiled(**variables)
+        except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
+        if isinstance(value, Undefined):
+            # e.g. a key the data does not have: an error here, never a silent value in a result.
+            raise ExpressionError(f"{self.where}: {self.source!r} failed: {value._undefined_message}")
+        return value
 
     def __repr__(self) -> str:
         return f"Expression({self.source!r})"

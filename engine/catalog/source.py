@@ -135,14 +135,18 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
 
 def _merge(base: Any, override: Any, at: str = "") -> Any:
     """`extends` and `defaults`: mappings merge key by key; `steps` merge by step id; an
-    option given as a plain value sets the default of the option it overrides; anything
-    else replaces."""
+    option given as a plain value sets the default of the option it overrides, and one given
+    as null is dropped; anything else replaces."""
     if isinstance(base, LocatedDict) and isinstance(override, LocatedDict):
         merged = LocatedDict({**base, **override})
         merged.place = override.place
         merged.key_places = {**base.key_places, **override.key_places}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
+        if at == "options":  # `name: null` drops an inherited option the scorer has no use for
+            for key in [key for key, value in override.items() if value is None and key in base]:
+                del merged[key]
+                del merged.key_places[key]
         return merged
     if at == "steps" and isinstance(base, LocatedList) and isinstance(override, LocatedList):
         return _merge_steps(base, override)

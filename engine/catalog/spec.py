@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..judge import Sampling
 
-RunField = Literal["output", "input", "context", "ground_truth"]
+RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
 #: Variables every template and expression of a run can use, beside earlier steps' ids.
-RUN_VARIABLES = ("output", "input", "context", "ground_truth", "options", "messages", "tool_calls")
+RUN_VARIABLES = (
+    "output", "input", "context", "ground_truth", "options", "messages", "tool_calls", "tool_results", "turns", "expected_trajectory",
+)  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
 RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
@@ -113,7 +115,32 @@ class ScoreStep(_StepBase):
     on_skip: float | None = None
 
 
-Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep], Field(discriminator="kind")]
+class ComputeStep(_StepBase):
+    """Computes named values without a model, in order, each an expression that may call
+    the function library (words, keywords, similarity, sentiment, trajectory_match ...) and
+    read the values before it. The step's result (an object of the values) is the variable
+    named by its id."""
+
+    kind: Literal["compute"]
+    values: dict[str, str] = Field(description="Named values, in order: name -> expression")
+    on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
+
+    @field_validator("values")
+    @classmethod
+    def _value_names(cls, values: dict[str, str]) -> dict[str, str]:
+        if not values:
+            raise ValueError("a compute step needs at least one value")
+        for name in values:
+            if not name.isidentifier():
+                raise ValueError(f"value name {name!r} must be an identifier (letters, digits, _)")
+        return values
+
+    def produces(self) -> list[str]:
+        """The names later steps can read: the step's id (its values are its fields)."""
+        return [self.id]
+
+
+Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep, ComputeStep], Field(discriminator="kind")]
 
 
 class ScorerDefinition(_Strict):
@@ -153,7 +180,7 @@ class ScorerDefinition(_Strict):
         if kinds.count("reason") > 1 or ("reason" in kinds and kinds.index("reason") < kinds.index("score")):
             raise ValueError("a scorer has at most one 'reason' step, after the 'score' step")
         for step in self.steps:
-            # The results of llm and reason steps become variables named by their id.
+            # The results of llm, compute and reason steps become variables named by their id.
             if step.kind != "score" and step.id in RESERVED_NAMES:
                 raise ValueError(f"step id {step.id!r} is a variable name already; avoid {sorted(RESERVED_NAMES)}")
             if step.skip_if is not None and step.on_skip is None:

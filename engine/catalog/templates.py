@@ -29,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from .functions import FUNCTIONS
 
 #: Functions available to every expression and template, beside Jinja's own filters.
 SAFE_GLOBALS: dict[str, Any] = {
@@ -40,6 +41,8 @@ SAFE_GLOBALS: dict[str, Any] = {
     "sum": sum,
     "float": float,
     "int": int,
+    # The computed steps' library (see functions.py), usable in templates and rules too.
+    **FUNCTIONS,
 }
 
 _TAG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -78,6 +81,8 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     environment.filters["untrusted"] = untrusted
     environment.filters["json"] = to_json
     environment.filters["number"] = number
+    # Also as filters, so `output | keywords` and `sentences | map('sentiment')` read naturally.
+    environment.filters.update(FUNCTIONS)
     return environment
 
 

@@ -10,11 +10,12 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..store import RunSummary, SQLiteStore
+from ..runs.stats import ScoreSpread, spread_of
 from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
+from ..store import RunSummary, ScoreStats, SQLiteStore
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import figure, summary_table
 
 
@@ -48,12 +49,16 @@ def results_command(
     run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
     store: StoreOption = DEFAULT_STORE,
     worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
+    threshold: Annotated[
+        Optional[list[str]], typer.Option("--threshold", help="SCORER=VALUE: the pass mark for the pass rate (default: the run's own thresholds)")
+    ] = None,
     compare: Annotated[Optional[str], typer.Option("--compare", help="Another run: compare its agreement with --run's, item by item")] = None,
     export: Annotated[Optional[str], typer.Option("--format", help="Export every item of --run: csv, jsonl or json")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the export to this file (default: stdout)")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """List the stored runs and their summaries, or one run in detail."""
+    """List the stored runs and their summaries, or one run in detail (with the median, the
+    95th percentile and the pass rate of each scorer beside its mean)."""
     if (compare is not None or export is not None) and run is None:
         raise ConfigError("--compare and --format need --run NAME")
     with _open_existing(store) as results:
@@ -89,20 +94,24 @@ def results_command(
             known = ", ".join(item.name for item in results.runs()[:10]) or "none"
             raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
         stats = results.summary(run)
+        limits = {**(found.meta.get("thresholds") or {}), **_thresholds(threshold or [])}
+        spreads = {item.scorer_id: _spread(results, run, item, limits.get(item.scorer_id)) for item in stats}
         worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
         failures = results.query(run=run, errors=True, limit=20)
         if as_json:
             payload = {
                 "run": found.model_dump(mode="json"),
-                "scorers": [item.model_dump(mode="json") for item in stats],
+                "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             }
             print_json(payload)
             return
-        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats))
+        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
+        if not limits:
+            console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         for scorer_id, records in run_records(results, run).items():
-            agreement = stored_agreement(found, scorer_id, records)
+            agreement = stored_agreement(found, scorer_id, records, _thresholds(threshold or []).get(scorer_id))
             if agreement is not None:
                 print_agreement(console, scorer_id, records[0].direction, agreement, worst=worst)
         for scorer_id, records in worst_items.items():
@@ -116,3 +125,17 @@ def results_command(
             console.print(table)
         for record in failures:
             console.print(f"[red]{record.error_stage} error[/red] {record.item_id} {record.scorer_id}: {record.error}", highlight=False)
+
+
+def _thresholds(pairs: list[str]) -> dict[str, float]:
+    limits = {}
+    for name, value in parse_options(pairs).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"--threshold {name}={value}: the threshold must be a number")
+        limits[name] = float(value)
+    return limits
+
+
+def _spread(results: SQLiteStore, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
+    scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
+    return spread_of(scores, stats.direction, threshold)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.rule import Rule
 
+from ..errors import ConfigError
+from ..formatting import to_json
 from ..scoring.preview import preview
 from .app import app, console
 from .common import (
@@ -34,7 +36,11 @@ def run_scorer(
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
-    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    turns: Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")] = None,
+    expected_trajectory: Annotated[
+        Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
+    ] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini (not needed by computed scorers)")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
@@ -47,7 +53,13 @@ def run_scorer(
     if scale is not None:
         options["scale"] = scale
     scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
-    result = scorer_object.run(output=read_value(output), input=read_value(input), ground_truth=read_value(ground_truth))
+    result = scorer_object.run(
+        output=read_value(output),
+        input=read_value(input),
+        ground_truth=read_value(ground_truth),
+        turns=_list_value(turns, "--turns"),
+        expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
+    )
     if as_json:
         print_json(result.to_dict())
         return
@@ -55,6 +67,23 @@ def run_scorer(
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+    # A computed scorer writes no reason: what its score was computed from says why.
+    for record in result.steps.values():
+        if record.kind == "compute" and not record.skipped:
+            for name, value in record.result.items():
+                console.print(f"{record.id}.{name}: {to_json(value)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _list_value(value: str | None, flag: str) -> list[Any] | None:
+    """A list given inline (JSON or YAML) or as @file."""
+    if value is None:
+        return None
+    parsed = read_value(value) if value.startswith("@") else parse_options([f"value={value}"])["value"]
+    if isinstance(parsed, str) and value.startswith("@"):
+        parsed = parse_options([f"value={parsed}"])["value"]
+    if not isinstance(parsed, list):
+        raise ConfigError(f"{flag} must be a list, got {type(parsed).__name__}")
+    return parsed
 
 
 @app.command("preview")

@@ -14,6 +14,7 @@ from .protocol import (
     JudgeAnswer,
     JudgeMiddleware,
     JudgeRequest,
+    NoJudge,
     TokenUsage,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",
+    "NoJudge",
     "OpenAIJudge",
     "Sampling",
     "StructuredMode",

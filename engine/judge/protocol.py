@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from ..errors import ConfigError
 from .config import Sampling
 
 
@@ -53,6 +54,16 @@ class AsksJudge(Protocol):
     def model(self) -> str: ...
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer: ...
+
+
+class NoJudge:
+    """The judge of a scorer made only of computed steps: it has no model and is never asked,
+    so such a scorer needs no model, no key and no network."""
+
+    model = "none"
+
+    async def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        raise ConfigError(f"step {request.step!r} asks a judge, but this scorer was created without one")
 
 
 #: The rest of the chain, as a middleware sees it.

@@ -148,7 +148,8 @@ class _Evaluation:
 
     async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
         if item.has_output:
-            return item.output, None
+            # A conversation item is stored with its whole transcript as the reply.
+            return (item.output if item.output is not None else item.turns), None
         if stored_output is not None:  # the same reply the saved scorers judged
             return stored_output, None
         if self.target is None:
@@ -186,11 +187,14 @@ class _Evaluation:
             started = datetime.now(timezone.utc)
             try:
                 result = await scorer.arun(
-                    output=reply,
+                    # A conversation item: the scorer takes its last reply from the turns.
+                    output=reply if item.turns is None or item.output is not None else None,
                     input=item.input,
                     ground_truth=item.ground_truth,
                     run_id=f"{self.run}/{key}/{scorer.id}",
                     context=item.context,
+                    turns=item.turns,
+                    expected_trajectory=item.expected_trajectory,
                     sample=self.sample,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only

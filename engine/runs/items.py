@@ -21,7 +21,7 @@ Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 #: A variant of a scorer runs as `<id>@<label>` beside the original (`scorers compare`).
 VARIANT_SEPARATOR = "@"
 
-_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected")
+_KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected", "turns", "expected_trajectory")
 
 
 class EvalItem(BaseModel):
@@ -33,6 +33,12 @@ class EvalItem(BaseModel):
     output: Any = Field(default=None, description="A pre-computed reply: no target is called for this item")
     context: list[str] | None = None
     ground_truth: Any = None
+    turns: list[dict[str, Any]] | None = Field(
+        default=None, description="A whole conversation (chat messages): scored as given, no target is called"
+    )
+    expected_trajectory: list[Union[str, dict[str, Any]]] | None = Field(
+        default=None, description="The tool calls expected, in order: names, or {tool_name, args} objects"
+    )
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     expected: Union[bool, float, dict[str, Union[bool, float]]] = Field(
@@ -82,7 +88,8 @@ class EvalItem(BaseModel):
 
     @property
     def has_output(self) -> bool:
-        return "output" in self.model_fields_set and self.output is not None
+        """Whether the item carries the reply to score (an output or a whole conversation)."""
+        return ("output" in self.model_fields_set and self.output is not None) or self.turns is not None
 
     @property
     def key(self) -> str:

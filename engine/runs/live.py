@@ -30,10 +30,10 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import hashlib
 import inspect
 import logging
 import os
-import random
 import threading
 import uuid
 from collections import deque
@@ -57,6 +57,8 @@ from .targets import as_reply
 logger = logging.getLogger("engine.live")
 
 ResultCallback = Callable[[ResultRecord], None | Awaitable[None]]
+#: A predicate over a run's metadata: only runs for which it is true are sampled.
+RunFilter = Callable[[Mapping[str, Any]], bool]
 
 _INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
 
@@ -65,6 +67,7 @@ class LiveStats(BaseModel):
     """Counters since the scorer was created."""
 
     calls: int = Field(default=0, description="Replies seen")
+    filtered: int = Field(default=0, description="Replies the filter turned away (or could not judge), before sampling")
     queued: int = Field(default=0, description="Replies accepted for scoring (at least one scorer sampled)")
     dropped: int = Field(default=0, description="Sampled replies refused because the queue was full (or after close)")
     pending: int = Field(default=0, description="Replies queued or being scored now")
@@ -82,6 +85,16 @@ class _Job:
     context: list[str] | None
     ground_truth: Any
     metadata: dict[str, Any] = field(default_factory=dict)
+    turns: list[Any] | None = None
+    expected_trajectory: list[Any] | None = None
+
+
+def sample_point(run_id: str, seed: int | None = None) -> float:
+    """Where a run falls in [0, 1): a hash of its id (and the seed), so a run is sampled at
+    rate r when this is below r. The same runs are picked by every scorer at one rate, on
+    every replay and in every process; a lower rate picks a subset of a higher one's runs."""
+    digest = hashlib.sha256(f"{seed if seed is not None else ''}:{run_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def _rates(sampling: float | Mapping[str, float], scorers: list[Scorer]) -> dict[str, float]:
@@ -103,8 +116,12 @@ class LiveScorer:
     """Scores agent replies in the background; see the module docstring.
 
     `sampling` is one rate for every scorer or a rate per scorer id (missing ids: 1.0).
+    Sampling is decided by the run id (`sample_point`): the same runs are picked by every
+    scorer at one rate, and again when the runs are replayed; `seed` picks another set.
+    `filter(metadata) -> bool` is checked first: runs it turns away are not sampled (a filter
+    that raises turns the run away too, and is logged).
     `queue_size` bounds the replies waiting or being scored; `concurrency` how many are
-    scored at once. `seed` makes the sampling reproducible. `keep` is the length of the
+    scored at once. `keep` is the length of the
     `results` and `errors` deques. `flush_at_exit` is how long the interpreter's exit waits
     for pending scores (0: not at all).
     """
@@ -118,6 +135,7 @@ class LiveScorer:
         run: str = "live",
         get_context: GetContext | None = None,
         on_result: ResultCallback | None = None,
+        filter: RunFilter | None = None,  # noqa: A002 - the word users look for
         queue_size: int = 1000,
         concurrency: int = 4,
         seed: int | None = None,
@@ -130,6 +148,10 @@ class LiveScorer:
             raise ConfigError("queue_size and concurrency must be at least 1")
         if get_context is not None and not callable(get_context):
             raise ConfigError("get_context must be a callable (run, step) -> list[str]")
+        if filter is not None and not callable(filter):
+            raise ConfigError("filter must be a callable (metadata) -> bool")
+        self.filter = filter
+        self.seed = seed
         self.store = open_store(store)
         self._owns_store = self.store is not None and self.store is not store
         self.run = run
@@ -145,7 +167,6 @@ class LiveScorer:
         )
         self.results: deque[ResultRecord] = deque(maxlen=keep)
         self.errors: deque[ResultRecord] = deque(maxlen=keep)
-        self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -212,11 +233,21 @@ class LiveScorer:
         ground_truth: Any = None,
         metadata: Mapping[str, Any] | None = None,
         run_id: str | None = None,
+        turns: list[Any] | None = None,
+        expected_trajectory: list[Any] | None = None,
     ) -> bool:
-        """Queue one reply for the scorers sampled for it; never blocks. True when queued."""
+        """Queue one reply for the scorers sampled for it; never blocks. True when queued.
+        Give `run_id` (e.g. the trace id) to make the sampling replayable."""
+        run_id = run_id or str(uuid.uuid4())
+        metadata = dict(metadata or {})
+        admitted = self._admits(metadata)
+        point = sample_point(run_id, self.seed)
         with self._lock:
             self.stats.calls += 1
-            chosen = [scorer for scorer in self.scorers if self._random.random() < self.rates[scorer.id]]
+            if not admitted:
+                self.stats.filtered += 1
+                return False
+            chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id]]
             if not chosen:
                 return False
             if self._closed or self.stats.pending >= self.queue_size:
@@ -229,13 +260,15 @@ class LiveScorer:
             self.stats.pending += 1
             self.stats.queued += 1
         job = _Job(
-            run_id=run_id or str(uuid.uuid4()),
+            run_id=run_id,
             scorers=chosen,
             input=input,
             output=output,
             context=list(context) if context is not None else None,
             ground_truth=ground_truth,
-            metadata=dict(metadata or {}),
+            metadata=metadata,
+            turns=turns,
+            expected_trajectory=expected_trajectory,
         )
         try:
             loop = self._ensure_loop()
@@ -245,6 +278,15 @@ class LiveScorer:
             logger.warning("live scoring could not start: %s", one_line(exc))
             return False
         return True
+
+    def _admits(self, metadata: Mapping[str, Any]) -> bool:
+        if self.filter is None:
+            return True
+        try:
+            return bool(self.filter(metadata))
+        except Exception as exc:  # the host's predicate: its failure is logged, never raised
+            logger.warning("live scoring filter failed, run not scored: %s", one_line(exc))
+            return False
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -305,8 +347,9 @@ class LiveScorer:
         )  # fmt: skip
         try:
             result = await scorer.arun(
-                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context
-            )
+                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
+                turns=job.turns, expected_trajectory=job.expected_trajectory,
+            )  # fmt: skip
             record = result_record(scorer, result=result, **common)
         except Exception as exc:
             message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..scoring import Scorer, StepRecord
-from ..store import Direction
+from ..scoring.plan import Direction
 from .results import (
     Agreement,
     BinaryAgreement,
@@ -32,6 +35,34 @@ from .results import (
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
+
+
+class ScoreSpread(BaseModel):
+    """How one scorer's scores of a run are spread: the median, the 95th percentile, and
+    the share that passes a threshold (None without one)."""
+
+    p50: float | None = None
+    p95: float | None = None
+    pass_rate: float | None = None
+    threshold: float | None = None
+
+
+def passes(score: float, threshold: float, direction: Direction) -> bool:
+    return score <= threshold if direction == "lower_is_better" else score >= threshold
+
+
+def spread_of(scores: Sequence[float], direction: Direction, threshold: float | None = None) -> ScoreSpread:
+    """Percentiles by linear interpolation between the closest ranks (the usual 'inclusive'
+    definition: p50 of [0, 1] is 0.5); the pass rate counts a score at the threshold as passing."""
+    if not scores:
+        return ScoreSpread(threshold=threshold)
+    if len(scores) == 1:
+        p50 = p95 = float(scores[0])
+    else:
+        cuts = statistics.quantiles(scores, n=100, method="inclusive")
+        p50, p95 = cuts[49], cuts[94]
+    pass_rate = None if threshold is None else sum(passes(score, threshold, direction) for score in scores) / len(scores)
+    return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
 class Aggregate:

@@ -59,11 +59,13 @@ def run_records(store: Store, run: str) -> dict[str, list[ResultRecord]]:
     return dict(sorted(by_scorer.items(), key=lambda pair: (order.get(pair[0], len(order)), pair[0])))
 
 
-def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord]) -> Agreement | None:
+def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], threshold: float | None = None) -> Agreement | None:
+    """Agreement of a stored scorer's scores with the labels stored beside them, flagged at
+    `threshold` (default: where the run flagged them)."""
     labelled = labelled_records(records)
     if not labelled:
         return None
-    return agreement_of(labelled, run_threshold(run, scorer_id), records[0].direction)
+    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
 
 
 def _base(scorer_id: str) -> str:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ..judge import Sampling
 
 Direction = Literal["higher_is_better", "lower_is_better"]
-RunField = Literal["output", "input", "context", "ground_truth"]
+RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
 
 class Prompt(Protocol):
@@ -84,7 +84,16 @@ class ScoreStepPlan(StepPlan):
     on_skip: float | None = None
 
 
-AnyStepPlan = JudgeStepPlan | ReasonStepPlan | ScoreStepPlan
+@dataclass(frozen=True, kw_only=True)
+class ComputeStepPlan(StepPlan):
+    """Computes named values, in order, without a model; the result is an object of them."""
+
+    kind: Literal["compute"] = "compute"
+    values: Mapping[str, Evaluable]
+    on_skip: Any = None
+
+
+AnyStepPlan = JudgeStepPlan | ReasonStepPlan | ScoreStepPlan | ComputeStepPlan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +111,12 @@ class ScorerPlan:
     default_model: str | None = None
     context_from_tool_results: bool = False
     fingerprint: str
+
+    @property
+    def needs_judge(self) -> bool:
+        """Whether a run asks a judge: a scorer made only of computed steps needs no model,
+        no key and makes no request."""
+        return any(isinstance(step, (JudgeStepPlan, ReasonStepPlan)) for step in self.steps)
 
     def step(self, step_id: str) -> AnyStepPlan:
         return next(step for step in self.steps if step.id == step_id)

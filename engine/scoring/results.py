@@ -22,6 +22,8 @@ class Run(BaseModel):
     ground_truth: Any = None
     output_text: str = ""
     input_text: str | None = None
+    turns: Any = Field(default=None, description="The whole conversation, when the run is one")
+    expected_trajectory: Any = None
 
 
 class StepRecord(BaseModel):
@@ -45,7 +47,7 @@ class ScoreResult(BaseModel):
     run_id: str
     scorer_id: str
     scorer_hash: str = Field(description="Fingerprint of the definition, templates and schemas")
-    model: str
+    model: str = Field(description="The judge's 'provider/model'; 'none' for a scorer that asks no judge")
     score: float
     reason: str | None = None
     steps: dict[str, StepRecord]
@@ -73,7 +75,7 @@ class ScoreResult(BaseModel):
         """JSON-ready: the contract's flat fields, then token usage per step."""
         flat: dict[str, Any] = {"run_id": self.run_id, "scorer_id": self.scorer_id, "scorer_hash": self.scorer_hash, "model": self.model}
         for record in self.steps.values():
-            if record.kind == "llm":
+            if record.kind in ("llm", "compute"):
                 flat[f"{record.id}_step_result"] = record.result
             if record.kind in ("llm", "reason"):
                 flat[f"{record.id}_prompt"] = record.prompt

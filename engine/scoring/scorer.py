@@ -11,7 +11,7 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -24,6 +24,7 @@ from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .plan import (
     AnyStepPlan,
+    ComputeStepPlan,
     Evaluable,
     JudgeStepPlan,
     ReasonStepPlan,
@@ -31,7 +32,7 @@ from .plan import (
     ScoreStepPlan,
 )
 from .results import Run, ScoreResult, StepRecord
-from .transcripts import as_messages, assistant_text, extract_tool_calls, role_text
+from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
 
 
 class Scorer:
@@ -74,9 +75,16 @@ class Scorer:
         run_id: str | None = None,
         context: list[str] | None = None,
         get_context: GetContext | None = None,
+        turns: list[Any] | None = None,
+        expected_trajectory: list[Any] | None = None,
     ) -> ScoreResult:
         """Score one output (sync wrapper of `arun`)."""
-        return run_sync(self.arun(output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context))
+        return run_sync(
+            self.arun(
+                output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context,
+                turns=turns, expected_trajectory=expected_trajectory,
+            )  # fmt: skip
+        )
 
     async def arun(
         self,
@@ -86,13 +94,29 @@ class Scorer:
         run_id: str | None = None,
         context: list[str] | None = None,
         get_context: GetContext | None = None,
+        turns: list[Any] | None = None,
+        expected_trajectory: list[Any] | None = None,
         sample: int = 0,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
-        used when there is none, before the scorer's static context. `sample` numbers a
-        repeated judgement of the same output (each judge request carries it)."""
+        used when there is none, before the scorer's static context.
+
+        `turns` is a whole conversation (chat messages, tool calls included): conversation
+        scorers read all of it; for the others, when `output` (or `input`) is not given, it
+        is the reply after the last user message (and that message's text).
+        `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
+        `sample` numbers a repeated judgement of the same output (each judge request
+        carries it)."""
         started = time.perf_counter()
+        if turns is not None:
+            if not isinstance(turns, (list, tuple)):
+                raise RunInputError(f"{self.id}: `turns` must be a list of chat messages, got {type(turns).__name__}")
+            last_input, last_reply = split_conversation(turns)
+            output = last_reply if output is None else output
+            input = last_input if input is None else input  # noqa: A001
+        if expected_trajectory is not None and not isinstance(expected_trajectory, (list, tuple)):
+            raise RunInputError(f"{self.id}: `expected_trajectory` must be a list of tool names or {{tool_name, args}} objects")
         run = Run(
             run_id=run_id or str(uuid.uuid4()),
             output=output,
@@ -100,8 +124,11 @@ class Scorer:
             ground_truth=ground_truth,
             output_text=assistant_text(output),
             input_text=role_text(input, "user") if input is not None else None,
+            turns=turns,
+            expected_trajectory=expected_trajectory,
         )
-        for field, value in (("output", output), ("input", input), ("ground_truth", ground_truth)):
+        given = {"output": output, "input": input, "ground_truth": ground_truth, "turns": turns, "expected_trajectory": expected_trajectory}
+        for field, value in given.items():
             if field in self.plan.requires and value is None:
                 flag = field.replace("_", "-")
                 raise RunInputError(
@@ -120,6 +147,9 @@ class Scorer:
             "options": self.options.model_dump(),
             "messages": plain(as_messages(output)),
             "tool_calls": extract_tool_calls(output),
+            "tool_results": extract_tool_results(output),
+            "turns": conversation_turns(turns) if turns is not None else None,
+            "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
         }
         records: dict[str, StepRecord] = {}
         score: float | None = None
@@ -174,6 +204,9 @@ class Scorer:
         if isinstance(step, ScoreStepPlan):
             values = self._score(step, scope)
             return StepRecord(id=step.id, kind="score", result=values, duration_ms=(time.perf_counter() - started) * 1000), None
+        if isinstance(step, ComputeStepPlan):
+            computed = self._compute(step, scope)
+            return StepRecord(id=step.id, kind="compute", result=computed, duration_ms=(time.perf_counter() - started) * 1000), scope.get("context")
 
         system_prompt = step.system.render(scope) if step.system is not None else None
         prompt = step.prompt.render(scope)
@@ -199,7 +232,7 @@ class Scorer:
         if isinstance(step, ScoreStepPlan):
             assert step.on_skip is not None
             return {"score": float(step.on_skip)}
-        assert isinstance(step, JudgeStepPlan)
+        assert isinstance(step, (JudgeStepPlan, ComputeStepPlan))
         return plain(step.on_skip)
 
     def _evaluate(self, expression: Evaluable, scope: Mapping[str, Any]) -> Any:
@@ -207,6 +240,14 @@ class Scorer:
             return expression(scope)
         except ExpressionError as exc:
             raise ConfigError(f"{self.id}: {exc}") from None
+
+    def _compute(self, step: ComputeStepPlan, scope: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, compute in step.values.items():
+            value = self._evaluate(compute, {**scope, **values})
+            # Jinja's filters (select, map ...) give generators: a result is kept as a list.
+            values[name] = plain(list(value) if isinstance(value, Iterator) else value)
+        return values
 
     def _score(self, step: ScoreStepPlan, scope: dict[str, Any]) -> dict[str, float]:
         values: dict[str, float] = {}

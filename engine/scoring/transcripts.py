@@ -30,6 +30,7 @@ class ToolCall(BaseModel):
 
 class ToolResult(ToolCall):
     result: Any = None
+    is_error: bool = False
 
 
 def as_messages(output: Any) -> list[Message]:
@@ -160,7 +161,9 @@ def _calls_and_results(messages: Iterable[Message]) -> tuple[list[ToolCall], lis
             if kind == "tool_use":  # Anthropic
                 calls.append(ToolCall(tool_name=part.get("name", ""), tool_call_id=part.get("id"), args=part.get("input")))
             elif kind == "tool_result":
-                results.append(ToolResult(tool_name="", tool_call_id=part.get("tool_use_id"), result=_content_value(part.get("content"))))
+                results.append(
+                    ToolResult(tool_name="", tool_call_id=part.get("tool_use_id"), result=_content_value(part.get("content")), is_error=bool(part.get("is_error")))
+                )
             elif kind == "tool-call":  # AI SDK core messages
                 calls.append(ToolCall(tool_name=part.get("toolName", ""), tool_call_id=part.get("toolCallId"), args=part.get("args", part.get("input"))))
             elif kind == "tool-result":
@@ -168,11 +171,17 @@ def _calls_and_results(messages: Iterable[Message]) -> tuple[list[ToolCall], lis
                 if isinstance(output, Mapping) and "value" in output and "type" in output:  # v5 typed output
                     output = output["value"]
                 results.append(ToolResult(tool_name=part.get("toolName", ""), tool_call_id=part.get("toolCallId"), args=part.get("args", part.get("input")), result=output))
+            elif kind == "tool-error":  # AI SDK core: a tool that threw
+                results.append(
+                    ToolResult(tool_name=part.get("toolName", ""), tool_call_id=part.get("toolCallId"), args=part.get("input"), result=part.get("error"), is_error=True)
+                )
             elif kind.startswith("tool-") and kind != "tool-invocation":  # AI SDK v5 UI parts: tool-<name>
                 call = ToolCall(tool_name=kind[len("tool-"):], tool_call_id=part.get("toolCallId"), args=part.get("input"))
                 calls.append(call)
                 if part.get("state") == "output-available" or "output" in part:
                     results.append(ToolResult(**call.model_dump(), result=part.get("output")))
+                elif part.get("state") == "output-error":
+                    results.append(ToolResult(**call.model_dump(), result=part.get("errorText"), is_error=True))
     return _unique(calls), _unique(results)
 
 
@@ -195,6 +204,32 @@ def tool_result_context(messages: Any) -> list[str]:
         to_json({"tool": result["tool_name"], "result": result["result"]})
         for result in extract_tool_results(messages)
     ]
+
+
+def split_conversation(turns: Any) -> tuple[str | None, list[Message]]:
+    """A conversation's last user text and the reply after it (every message that follows
+    the last user message: the assistant's text, tool calls and tool results)."""
+    messages = as_messages(turns)
+    last_user = max((index for index, message in enumerate(messages) if message.get("role") == "user"), default=None)
+    if last_user is None:
+        return None, messages
+    return role_text([messages[last_user]], "user"), messages[last_user + 1 :]
+
+
+def conversation_turns(turns: Any) -> list[dict[str, Any]]:
+    """A conversation as its templates and expressions see it: per message, in order,
+    `{turn, role, text, tool_calls, tool_results}` (`turn` counts from 1)."""
+    found = []
+    for number, message in enumerate(as_messages(turns), start=1):
+        role = str(message.get("role", ""))
+        calls, results = _calls_and_results([message])
+        text = "\n".join(piece for piece in _texts(message) if piece.strip())
+        if role == "tool" and not text:
+            text = json.dumps(_content_value(message.get("content")), ensure_ascii=False, default=str)
+        found.append(
+            {"turn": number, "role": role, "text": text, "tool_calls": [call.model_dump() for call in calls], "tool_results": [result.model_dump() for result in results]}
+        )
+    return found
 
 
 def extract_tool_calls(messages: Any) -> list[dict[str, Any]]:
