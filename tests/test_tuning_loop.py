@@ -239,3 +239,16 @@ def test_eval_takes_options_and_scale_and_flags_at_half_of_it(judge: JudgeServer
     assert summary["agreement"]["binary"]["accuracy"]["value"] == 0.8
     bad = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--option", "nope=1", "--store", str(tmp_path / "r.sqlite")])
     assert bad.exit_code == 2 and "unknown option" in bad.stderr
+
+
+def test_compare_exits_non_zero_when_a_variant_scores_nothing(judge: JudgeServer, tmp_path: Path) -> None:
+    script_strictness(judge)
+    judge.on("HallucinationVerdicts", lambda request: Reply.fail(400, "scripted failure") if "STRICT" in request.prompt else {
+        "verdicts": [{"statement": claim, "verdict": "no", "reason": "r"} for claim in numbered_claims(request.prompt)]
+    })
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"id": "a", "output": "ok", "context": ["c"], "expected": False}) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["compare", str(data), "--scorer", "hallucination", "--config", str(strict_variant(tmp_path)), "--store", str(tmp_path / "r.sqlite")])
+    assert result.exit_code == 1
+    assert "error: nothing was scored by hallucination@strict" in result.stderr
+    assert "1 error(s)" in result.stdout

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..catalog import builtin_catalog, load_scorers
 from ..errors import ConfigError
-from ..runs import ItemResult, default_run_name, run_evals
+from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
 from ..runs.tuning import (
     ComparedResult,
@@ -81,6 +81,15 @@ def _total(data: Data) -> int | None:
     return len(data) if isinstance(data, list) else None
 
 
+def fail_when_nothing_scored(results: list[EvalResult], as_json: bool) -> None:
+    """Exit 1 when a threshold failed or a scorer scored nothing, as `eval` does."""
+    silent = sorted({item.scorer_id for result in results for item in result.summary.values() if item.count == 0})
+    if silent and not as_json:
+        errors.print(f"error: nothing was scored by {', '.join(silent)}", markup=False, highlight=False)
+    if silent or any(result.passed is False for result in results):
+        raise typer.Exit(1)
+
+
 def _print_errors(count: int, run: str) -> None:
     if count:
         console.print(f"[red]{count} error(s)[/red]: `scorers results --run {run}` lists them; rerun with --run {run} to retry.", highlight=False)
@@ -132,8 +141,7 @@ def eval_repeated(data: Data, scorers: list[Scorer], *, repeat: int, run: str, s
         print_json({"runs": repeated.runs, "stability": {key: value.model_dump(mode="json") for key, value in repeated.stability.items()}})
     else:
         print_repeated(repeated)
-    if any(result.passed is False for result in repeated.results):
-        raise typer.Exit(1)
+    fail_when_nothing_scored(repeated.results, as_json)
 
 
 # ---------------------------------------------------------------------------------- compare
@@ -167,8 +175,7 @@ def eval_compared(data: Data, baseline: Scorer, variant: Scorer, *, run: str, st
         )
     else:
         print_compared(compared, store)
-    if compared.result.passed is False:
-        raise typer.Exit(1)
+    fail_when_nothing_scored([compared.result], as_json)
 
 
 def catalog_file(config: Path) -> Path:
