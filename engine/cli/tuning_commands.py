@@ -32,7 +32,7 @@ from ..scoring import Scorer
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
-from .evaluate import parse_thresholds
+from .evaluate import count_items, parse_thresholds
 from .tables import figure, summary_table
 
 ModelOption = Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")]
@@ -78,7 +78,9 @@ def progress_bar(description: str, total: int | None) -> Iterator[Callable[[Item
 
 
 def _total(data: Data) -> int | None:
-    return len(data) if isinstance(data, list) else None
+    if isinstance(data, list):
+        return len(data)
+    return count_items(Path(data)) if isinstance(data, (str, Path)) else None
 
 
 def fail_when_nothing_scored(results: list[EvalResult], as_json: bool) -> None:
