@@ -115,6 +115,11 @@ def test_the_report_in_a_headless_browser(report: Path, browser: object) -> None
     page.fill("#search", "")
     assert page.locator("#shown").inner_text() == "5 of 5 items"
 
+    # A disagreement listed under a scorer's figures opens its item.
+    page.locator("#items tbody.item[data-id='i3'] tr.detail").evaluate("row => row.hidden = true")
+    page.locator(".scorer a.open-item[data-target='i3']").first.click()
+    assert page.locator("tbody.item[data-id='i3'] tr.detail").is_visible()
+
     # A column sorts on click: the strict variant's scores, highest first on the second click.
     header = page.locator("#items th[data-key='score-1']")
     header.click()
