@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..runs import Agreement, Comparison
+from ..runs.items import base_id
 from ..runs.stats import compare_labelled, flags
 from ..runs.stored import compare_runs, existing_run, labelled_records, run_records, run_threshold, stored_agreement
 from ..store import Direction, ResultRecord, RunInfo, ScoreStats, Store
@@ -180,7 +181,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
         row.cells = [by_key.get(key) or Cell(key=key, score=None, flagged=None, agrees=None, reason=None, error="not scored", steps=[]) for key in columns]
         row.search = " ".join([row.item_id, row.input, row.output, *[cell.reason or "" for cell in row.cells]]).lower()
     comparisons = compare_runs(store, run, compare) if compare is not None else []
-    if compare is None and len(sections) == 2 and sections[0].scorer_id.split("@")[0] == sections[1].scorer_id.split("@")[0]:
+    if compare is None and len(sections) == 2 and base_id(sections[0].scorer_id) == base_id(sections[1].scorer_id):
         comparisons = _variants_in_one_run(store, infos[0])
     title = f"{run} compared with {compare}" if compare is not None else run
     return Report(

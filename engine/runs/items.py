@@ -21,6 +21,11 @@ Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 #: A variant of a scorer runs as `<id>@<label>` beside the original (`scorers compare`).
 VARIANT_SEPARATOR = "@"
 
+
+def base_id(scorer_id: str) -> str:
+    """The scorer a variant id (`hallucination@strict`) is a variant of."""
+    return scorer_id.split(VARIANT_SEPARATOR, 1)[0]
+
 _KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected", "turns", "expected_trajectory")
 
 
@@ -83,7 +88,7 @@ class EvalItem(BaseModel):
         """The label for a scorer; a variant (`hallucination@strict`) reads its base id's."""
         if isinstance(self.expected, dict):
             found = self.expected.get(scorer_id)
-            return found if found is not None else self.expected.get(scorer_id.split(VARIANT_SEPARATOR, 1)[0])
+            return found if found is not None else self.expected.get(base_id(scorer_id))
         return self.expected
 
     @property

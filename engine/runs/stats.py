@@ -358,13 +358,3 @@ def compare_labelled(
             change = VerdictChange(item_id=before.item_id, expected=before.expected, baseline_score=before.score, variant_score=after.score)
             (comparison.fixed if right_after else comparison.broken).append(change)
     return comparison
-
-
-def labelled_of_records(records: Sequence[Any]) -> list[Labelled]:
-    """Labelled items from stored records (ResultRecord): what `results --compare` and the
-    report measure."""
-    return [
-        Labelled(record.item_id, record.item_index, record.score, record.expected, record.reason, record.steps)
-        for record in records
-        if record.ok and record.expected is not None
-    ]

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..formatting import to_json
 from ..store import ResultRecord, RunInfo, Store
-from .items import VARIANT_SEPARATOR
+from .items import base_id
 from .results import Agreement, Comparison
 from .stats import Labelled, agreement_of, compare_labelled
 
@@ -68,17 +68,13 @@ def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], 
     return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
 
 
-def _base(scorer_id: str) -> str:
-    return scorer_id.split(VARIANT_SEPARATOR, 1)[0]
-
-
 def paired_scorers(first: list[str], second: list[str]) -> list[tuple[str, str]]:
     """Which scorer of one run to compare with which of the other: the same id, else the
     same base id (variants), else the only scorer of each."""
     pairs = [(scorer_id, scorer_id) for scorer_id in first if scorer_id in second]
     if pairs:
         return pairs
-    pairs = [(a, b) for a in first for b in second if _base(a) == _base(b)]
+    pairs = [(a, b) for a in first for b in second if base_id(a) == base_id(b)]
     if len({a for a, _ in pairs}) == len(pairs) == len({b for _, b in pairs}) and pairs:
         return pairs
     if len(first) == 1 and len(second) == 1:

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from ..scoring import Scorer
 from ..sync import run_sync
 from .batch import arun_evals, check_scorers
-from .items import VARIANT_SEPARATOR, Data
+from .items import VARIANT_SEPARATOR, Data, base_id
 from .results import Agreement, Comparison, EvalResult
 from .stats import Labelled, agreement_of, binary_figures, compare_labelled, flag_threshold, flags, scale_of
 
@@ -32,10 +32,6 @@ def as_variant(scorer: Scorer, label: str) -> Scorer:
     renamed = copy.copy(scorer)
     renamed.plan = dataclasses.replace(scorer.plan, id=f"{scorer.id}{VARIANT_SEPARATOR}{label}")
     return renamed
-
-
-def base_id(scorer_id: str) -> str:
-    return scorer_id.split(VARIANT_SEPARATOR, 1)[0]
 
 
 def labelled_of(result: EvalResult, scorer_id: str) -> list[Labelled]:
