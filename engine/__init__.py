@@ -46,7 +46,7 @@ from .runs import (
     run_evals,
     run_repeated,
 )
-from .scoring import Run, Scorer, ScoreResult, StepRecord
+from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import (
     assistant_text,
     extract_tool_calls,
@@ -60,9 +60,10 @@ def create_scorer(
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
     **judge: Any,
-) -> Scorer:
+) -> AnyScorer:
     """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode and
-    middleware (wrappers of every judge call, e.g. a cache)."""
+    middleware (wrappers of every judge call, e.g. a cache), and for a jury of judges
+    models=[...], aggregate, threshold, margin."""
     return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
 
 
@@ -70,13 +71,14 @@ def create_hallucination_scorer(
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
     **judge: Any,
-) -> Scorer:
+) -> AnyScorer:
     """The hallucination scorer: options `scale`, `context`, `get_context`, `language`."""
     return create_scorer("hallucination", model=model, options=options, **judge)
 
 
 __all__ = [
     "Agreement",
+    "AnyScorer",
     "AnswerCutOffError",
     "Catalog",
     "Comparison",
@@ -96,6 +98,8 @@ __all__ = [
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUnreachableError",
+    "JudgeVerdict",
+    "Jury",
     "LiveScorer",
     "LiveStats",
     "ResultRecord",

@@ -4,7 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.testing import JudgeServer
+from engine.judge import capabilities
+from engine.testing import AnthropicServer, JudgeServer
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +20,7 @@ def judge(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeSe
     """A scripted OpenAI-compatible server, reset for this test; the environment points the
     `openai` provider at it exactly as a user would point it at vLLM or llama.cpp's server."""
     judge_server.reset()
+    capabilities.forget()
     monkeypatch.setenv("OPENAI_BASE_URL", judge_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-123")
     for name in ("SCORERS_MODEL", "SCORERS_MODE"):
@@ -26,8 +28,29 @@ def judge(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeSe
     return judge_server
 
 
+@pytest.fixture(scope="session")
+def anthropic_server() -> Iterator[AnthropicServer]:
+    server = AnthropicServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def claude(anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -> AnthropicServer:
+    """A scripted Anthropic Messages server, reset for this test, reached through
+    ANTHROPIC_BASE_URL as a user would reach a proxy."""
+    anthropic_server.reset()
+    capabilities.forget()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-456")
+    return anthropic_server
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never reach a judge configured on the developer's machine."""
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "SCORERS_MODEL", "SCORERS_MODE", "OLLAMA_BASE_URL"):
+    from engine.judge import PROVIDERS
+
+    variables = {"SCORERS_MODEL", "SCORERS_MODE", *(name for provider in PROVIDERS.values() for name in provider.variables())}
+    for name in variables:
         monkeypatch.delenv(name, raising=False)

@@ -124,3 +124,10 @@ def test_compare_from_python_as_the_tuning_doc_shows(judge: JudgeServer, tmp_pat
     # 0.5 passes under the lenient threshold (0.6) and is flagged at the default (0.5).
     assert [change.item_id for change in compared.comparison.fixed] == ["b"]
     assert compared.result.summary["hallucination@strict"].agreement.binary.f1.value == 1.0
+
+
+def test_a_jury_becomes_a_variant_as_a_single_judge_does() -> None:
+    jury = create_hallucination_scorer(models=["openai/a", "openai/b"])
+    renamed = as_variant(jury, "panel")
+    assert renamed.id == "hallucination@panel" and jury.id == "hallucination"
+    assert [member.id for member in renamed.scorers] == ["hallucination@panel"] * 2  # type: ignore[union-attr]

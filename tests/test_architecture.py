@@ -20,7 +20,7 @@ def test_layers_and_the_provider_boundary_hold() -> None:
 
 
 def test_the_command_line_starts_without_importing_the_provider_sdk() -> None:
-    probe = "import sys, engine.cli; print(sorted({'openai', 'instructor'} & set(sys.modules)))"
+    probe = "import sys, engine.cli, engine.pytest_plugin; print(sorted({'openai', 'instructor', 'anthropic', 'opentelemetry'} & set(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
 

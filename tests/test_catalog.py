@@ -134,7 +134,7 @@ def test_definition_hash_changes_with_a_template(tmp_path: Path, host: dict[str,
 
 
 def test_unknown_scorer_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"unknown scorer 'halucination'; known scorers: .*hallucination"):
+    with pytest.raises(ConfigError, match=r"unknown scorer 'halucination'; did you mean 'hallucination'\? known scorers: .*faithfulness"):
         create_scorer("halucination")
 
 

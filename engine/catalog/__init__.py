@@ -6,6 +6,7 @@ No model is called and nothing is stored here: a catalog can be checked offline.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -13,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, StructuredMode, connect, resolve_judge
-from ..scoring import Scorer
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, StructuredMode, connect, resolve_judge
+from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
-from .source import CatalogSource, builtin_catalog_path
+from .source import CatalogSource, builtin_catalog_path, locate
+from .templates import PromptTemplates
 from .spec import ScorerDefinition
 
 
@@ -31,13 +33,45 @@ class Catalog:
         self.path = source.path
         self._scorers = compile_catalog(source)
 
+    @property
+    def providers(self) -> dict[str, Provider]:
+        """The judge presets this catalog adds to the built-in ones."""
+        return dict(self.source.file.providers)
+
     def ids(self) -> list[str]:
         return list(self._scorers)
 
     def _entry(self, scorer_id: str) -> tuple[ScorerDefinition, ScorerPlan]:
         if scorer_id not in self._scorers:
-            raise ConfigError(f"unknown scorer {scorer_id!r}; known scorers: {', '.join(self._scorers)}")
+            close = difflib.get_close_matches(scorer_id, list(self._scorers), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown scorer {scorer_id!r}; {hint}known scorers: {', '.join(self._scorers)}")
         return self._scorers[scorer_id]
+
+    def files(self, scorer_id: str) -> list[tuple[str, str]]:
+        """What a scorer is made of, as (role, FILE or FILE:LINE): the definition, then each
+        step's templates (with those they include) and schema, as this catalog finds them."""
+        definition = self.definition(scorer_id)
+        source: CatalogSource | None = self.source
+        while source is not None and scorer_id not in source.scorers:
+            source = source.fallback
+        found: list[tuple[str, str]] = []
+        if source is not None:
+            path, line = locate(source.scorers, [scorer_id])
+            found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
+        templates = PromptTemplates(self.source.templates_path)
+        for step in definition.steps:
+            names = [name for name in (getattr(step, "prompt", None), step.judge.system if getattr(step, "judge", None) else None) if name]  # type: ignore[union-attr]
+            if definition.judge.system and step.kind != "score":
+                names.append(definition.judge.system)
+            for name in dict.fromkeys(names):
+                for referenced in templates.referenced(name):
+                    found.append((f"{step.id} template", str(templates.path_of(referenced))))
+            schema = getattr(step, "answer_schema", None)
+            if schema:
+                folder = next((folder for folder in self.source.schemas_path if (folder / schema).is_file()), None)
+                found.append((f"{step.id} schema", str(folder / schema) if folder else f"{schema} (missing)"))
+        return found
 
     def plan(self, scorer_id: str) -> ScorerPlan:
         return self._entry(scorer_id)[1]
@@ -58,18 +92,50 @@ class Catalog:
         api_key: str | None = None,
         mode: StructuredMode | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
-    ) -> Scorer:
+        models: Sequence[str | JudgeConfig] | None = None,
+        aggregate: Aggregation | None = None,
+        threshold: float | None = None,
+        margin: float | None = None,
+    ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
         `mode` (or SCORERS_MODE) picks how structured answers are requested. Every judge call
         passes through `middleware` (a cache, a limiter, a tracer ...), the first listed first.
 
         A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
-        settings and middleware: it needs no model and no key, and its runs make no request."""
+        settings and middleware: it needs no model and no key, and its runs make no request.
+
+        `models` (two or more) makes a jury: every judge scores each run, combined by
+        `aggregate` (mean, median, majority, strictest) with `threshold` as each judge's pass
+        line and `margin` as the spread that counts as disagreement. A definition's
+        `judges:` is its default jury; an explicit `model` replaces it with one judge."""
         plan = self.plan(scorer_id)
         if not plan.needs_judge:
             return Scorer(plan, NoJudge(), dict(options or {}))
-        config = resolve_judge(model, plan.default_model, owner=scorer_id, base_url=base_url, api_key=api_key, mode=mode)
+        jury = plan.jury
+        chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
+        if models is not None and len(models) == 1:
+            model, chosen = models[0], None
+        judge = dict(base_url=base_url, api_key=api_key, mode=mode, providers=self.providers)
+        if not chosen:
+            return self._single(plan, model, options, judge, middleware)
+        scorers = [self._single(plan, each, options, judge, middleware) for each in chosen]
+        return Jury(
+            scorers,
+            aggregate=aggregate or (jury.aggregate if jury else "mean"),
+            threshold=threshold if threshold is not None else (jury.threshold if jury else None),
+            margin=margin if margin is not None else (jury.margin if jury else None),
+        )
+
+    def _single(
+        self,
+        plan: ScorerPlan,
+        model: str | JudgeConfig | None,
+        options: Mapping[str, Any] | None,
+        judge: dict[str, Any],
+        middleware: Sequence[JudgeMiddleware],
+    ) -> Scorer:
+        config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
         scorer = Scorer(plan, connect(config, middleware), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer

@@ -19,6 +19,7 @@ from ..scoring.plan import (
     ComputeStepPlan,
     Evaluable,
     JudgeStepPlan,
+    JuryPlan,
     ReasonStepPlan,
     ScorerPlan,
     ScoreStepPlan,
@@ -103,6 +104,10 @@ class ScorerCompiler:
             options_model=options_model,
             option_rules=tuple(option_rules),
             default_model=definition.judge.model,
+            jury=JuryPlan(
+                models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
+                threshold=definition.judges.threshold, margin=definition.judges.margin,
+            ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )

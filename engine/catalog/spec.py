@@ -7,11 +7,11 @@ Nothing here compiles or runs anything.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..judge import Sampling
+from ..judge import Provider, Sampling
 
 RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
@@ -68,6 +68,26 @@ class JudgeSpec(StepJudge):
     """The scorer's judge: default model, sampling, system instructions."""
 
     model: str | None = Field(default=None, description="Default 'provider/model'")
+
+
+class JurySpec(_Strict):
+    """Several judges score every run; one aggregate score comes out, each judge's kept."""
+
+    models: list[str] = Field(min_length=2, description="'provider/model' of each judge")
+    aggregate: Literal["mean", "median", "majority", "strictest"] = "mean"
+    threshold: Optional[float] = Field(default=None, description="Pass line of each judge's verdict (needed by majority)")
+    margin: Optional[float] = Field(default=None, ge=0, description="Scores further apart than this are a disagreement (default 0.3)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, value: Any) -> Any:
+        return {"models": value} if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _majority_needs_threshold(self) -> JurySpec:
+        if self.aggregate == "majority" and self.threshold is None:
+            raise ValueError("aggregate: majority needs a threshold (the pass line of each judge's verdict)")
+        return self
 
 
 class _StepBase(_Strict):
@@ -153,6 +173,7 @@ class ScorerDefinition(_Strict):
     requires: list[RunField] = Field(default=["output"])
     options: dict[str, Any] = Field(default_factory=dict, description="Option name: JSON Schema with default")
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    judges: Optional[JurySpec] = Field(default=None, description="A jury: a list of models, or models, aggregate, threshold, margin")
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
@@ -204,6 +225,10 @@ class CatalogFile(_Strict):
     prompts: str = Field(default="prompts", description="Folder of the prompt templates, relative to this file")
     schemas: str = Field(default="schemas", description="Folder of the answer schemas, relative to this file")
     defaults: CatalogDefaults = Field(default_factory=CatalogDefaults)
+    providers: dict[str, Provider] = Field(
+        default_factory=dict,
+        description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
+    )
     scorers: dict[str, dict[str, Any]]
 
 

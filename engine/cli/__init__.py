@@ -3,7 +3,18 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import catalog_commands, evaluate, report_command, results, run_commands, tuning_commands
-from .app import app
+from . import catalog_commands, evaluate, judges_commands, report_command, results, run_commands, tuning_commands
+from .app import app, finish
 
-__all__ = ["app", "catalog_commands", "evaluate", "report_command", "results", "run_commands", "tuning_commands"]
+finish(app)
+
+__all__ = [
+    "app",
+    "catalog_commands",
+    "evaluate",
+    "judges_commands",
+    "report_command",
+    "results",
+    "run_commands",
+    "tuning_commands",
+]

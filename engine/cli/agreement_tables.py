@@ -44,6 +44,16 @@ def judged_line(judged: dict[str, Any], width: int = 300) -> str:
     return " ".join(f"{step}: {compact(answer)}".split())[:width]
 
 
+def agreement_line(agreement: Agreement) -> str:
+    """The headline figures in one line, each with its interval."""
+    parts = []
+    if agreement.binary is not None:
+        parts += [f"{FIGURE_TITLES[name]} {figure(getattr(agreement.binary, name).value)} ({interval(getattr(agreement.binary, name))})" for name in ("f1", "kappa", "accuracy")]
+    if agreement.numeric is not None:
+        parts += [f"{FIGURE_TITLES[name]} {figure(getattr(agreement.numeric, name).value)} ({interval(getattr(agreement.numeric, name))})" for name in ("spearman", "mean_abs_error")]
+    return f"{agreement.labelled} labelled: " + ", ".join(parts)
+
+
 def print_agreement(console: Console, scorer_id: str, direction: str, agreement: Agreement, worst: int = 5) -> None:
     table = Table(title=f"{scorer_id} against {agreement.labelled} human label(s)", title_justify="left")
     for column in ("figure", "value", "95% interval"):

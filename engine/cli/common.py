@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -18,6 +19,7 @@ import yaml
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError, ScorerError
 from ..formatting import to_json
+from ..scoring import AGGREGATIONS
 from .app import errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,11 +27,41 @@ F = TypeVar("F", bound=Callable[..., Any])
 ConfigOption = Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for tools")]
 # The fields of one run, shared by `run` and `preview`.
-ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)")]
+def complete_scorer_id(incomplete: str) -> list[str]:
+    """Shell completion of scorer ids (of the built-in catalog: a --config given on the same
+    line is not known yet when the shell asks)."""
+    return [scorer_id for scorer_id in builtin_catalog().ids() if scorer_id.startswith(incomplete)]
+
+
+ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers list`)", autocompletion=complete_scorer_id)]
 InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
 ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
 GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
+
+
+# The library's errors tell a Python caller which keyword to pass; on the command line the
+# same advice names the flag instead.
+_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r" \(or pass api_key=\)"), ""),
+    (re.compile(r"\(or --base-url / base_url=\)"), "(or --base-url)"),
+    (re.compile(r"\(or base_url=\)"), "(or --base-url)"),
+    (re.compile(r"pass model='provider/model'"), "give --model provider/model"),
+    (re.compile(r"and name its model as 'openai/<model>'"), "and give --model openai/<model>"),
+    (
+        re.compile(r"pass options=\{'context': \[\.\.\.\]\} or a get_context callable when creating the scorer, or context=\[\.\.\.\] to run\(\) \(--context on the command line, a `context` field in a data file\)"),
+        "give --context (or a `context` field in each item of a data file)",
+    ),
+    (re.compile(r"give (--[\w-]+) on the command line, \w+=\.\.\. in Python, or"), r"give \1, or"),
+    (re.compile(r"option (\w+): unknown option \(known: "), r"--option \1: unknown option (known: "),
+)
+
+
+def cli_words(message: str) -> str:
+    """`message` with Python keywords replaced by the flags that do the same."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def one_line_errors(command: F) -> F:
@@ -56,7 +88,7 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):
                 raise
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {exc}", markup=False, highlight=False, soft_wrap=True)
+            errors.print(f"{kind}: {cli_words(str(exc))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
 
     return wrapper  # type: ignore[return-value]
@@ -105,6 +137,29 @@ def scorer_options(pairs: list[str] | None, context: list[str] | None) -> dict[s
     if context:
         options["context"] = [str(read_value(piece)) for piece in context]
     return options
+
+
+ModelOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--model", help="Judge as provider/model, e.g. openai/gpt-4o-mini; repeat for a jury of judges"),
+]
+AggregateOption = Annotated[
+    Optional[str], typer.Option("--aggregate", help="How a jury's scores combine: mean, median, majority or strictest")
+]
+
+
+def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, Any]:
+    """The keywords of Catalog.create for the `--model` flags: one judge, or a jury."""
+    if aggregate is not None:
+        if aggregate not in AGGREGATIONS:
+            raise ConfigError(f"--aggregate {aggregate!r}: choose one of {', '.join(AGGREGATIONS)}")
+        if not models or len(models) < 2:
+            raise ConfigError("--aggregate combines a jury's scores: give --model two or more times")
+    if not models:
+        return {}
+    if len(models) == 1:
+        return {"model": models[0]}
+    return {"models": models, "aggregate": aggregate}
 
 
 DEFAULT_STORE = Path(".scorers") / "results.sqlite"

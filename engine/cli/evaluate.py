@@ -16,21 +16,27 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..catalog import Catalog
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs.results import JuryAgreement
+from ..scoring import AnyScorer
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
+    AggregateOption,
     ConfigOption,
     JsonFlag,
+    ModelOption,
     ScorerOptions,
     StoreOption,
     catalog_from,
+    judge_choice,
     one_line_errors,
     print_json,
 )
-from .agreement_tables import print_agreement
-from .tables import summary_table
+from .agreement_tables import agreement_line, print_agreement
+from .tables import figure, summary_table
 
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
@@ -64,6 +70,8 @@ def _print_eval(result: EvalResult, store: Path) -> None:
     for summary in result.summary.values():
         if summary.agreement is not None:
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
+        if summary.jury is not None:
+            _print_jury(summary.scorer_id, summary.jury)
     if counts.resumed:
         console.print(f"{counts.resumed} item(s) were already scored in this run and loaded from the store.")
     for error in result.errors[:5]:
@@ -76,12 +84,25 @@ def _print_eval(result: EvalResult, store: Path) -> None:
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
+def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
+    kappa = "n/a (needs --threshold, or every verdict was the same)" if jury.kappa is None else figure(jury.kappa)
+    console.print(
+        f"{scorer_id} jury of {len(jury.judges)}: agreement between judges (kappa) {kappa}; "
+        f"{jury.disagreements} of {jury.items} item(s) flagged as disagreements",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for model, agreement in jury.with_humans.items():
+        console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
+
+
 @app.command("eval")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
-    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
@@ -109,17 +130,20 @@ def eval_command(
     tuning.quiet_item_warnings()
     catalog = catalog_from(config)
     options = tuning.scorer_settings(option, scale)
-    scorers = [catalog.create(scorer_id, model=model, options=options, base_url=base_url, mode=mode) for scorer_id in scorer]  # type: ignore[arg-type]
     thresholds = parse_thresholds(threshold or [])
+    chosen = judge_choice(model, aggregate)
+
+    def create(source: Catalog, scorer_id: str) -> AnyScorer:
+        jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
+        return source.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen, **jury_line)  # type: ignore[arg-type]
+
+    scorers = [create(catalog, scorer_id) for scorer_id in scorer]
     selection = tuning.selected(data, limit, sample, seed)
     name = run or default_run_name(data.stem)
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
-        baseline, variant = tuning.variants(
-            scorer, [config, compare] if config is not None else [compare],
-            lambda source, scorer_id: source.create(scorer_id, model=model, options=options, base_url=base_url, mode=mode),
-        )  # fmt: skip
+        baseline, variant = tuning.variants(scorer, [config, compare] if config is not None else [compare], create)
         limits = tuning.variant_thresholds(thresholds, [baseline, variant])
         tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)})
         return

@@ -12,14 +12,17 @@ from ..formatting import to_json
 from ..scoring.preview import preview
 from .app import app, console
 from .common import (
+    AggregateOption,
     ConfigOption,
     ContextOption,
     GroundTruthOption,
     InputOption,
     JsonFlag,
+    ModelOption,
     ScorerArgument,
     ScorerOptions,
     catalog_from,
+    judge_choice,
     one_line_errors,
     parse_options,
     print_json,
@@ -40,7 +43,8 @@ def run_scorer(
     expected_trajectory: Annotated[
         Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
     ] = None,
-    model: Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini (not needed by computed scorers)")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
@@ -52,7 +56,7 @@ def run_scorer(
     options = scorer_options(option, context)
     if scale is not None:
         options["scale"] = scale
-    scorer_object = catalog_from(config).create(scorer, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[arg-type]
+    scorer_object = catalog_from(config).create(scorer, options=options, base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
     result = scorer_object.run(
         output=read_value(output),
         input=read_value(input),
@@ -67,6 +71,11 @@ def run_scorer(
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+    for verdict in result.judges or []:
+        line = f"  {verdict.model}: {verdict.score:g}" + ("" if verdict.passed is None else (" pass" if verdict.passed else " fail"))
+        console.print(line + (f" - {verdict.reason}" if verdict.reason else ""), markup=False, highlight=False, soft_wrap=True)
+    if result.disagreement:
+        console.print("The judges disagree on this output.", style="yellow", highlight=False)
     # A computed scorer writes no reason: what its score was computed from says why.
     for record in result.steps.values():
         if record.kind == "compute" and not record.skipped:

@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..catalog import builtin_catalog, load_scorers
+from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
@@ -28,14 +28,23 @@ from ..runs.tuning import (
     run_compare,
     run_repeated,
 )
-from ..scoring import Scorer
+from ..scoring import AnyScorer
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
+from .common import (
+    DEFAULT_STORE,
+    AggregateOption,
+    JsonFlag,
+    ModelOption,
+    StoreOption,
+    judge_choice,
+    one_line_errors,
+    parse_options,
+    print_json,
+)
 from .evaluate import count_items, parse_thresholds
 from .tables import figure, summary_table
 
-ModelOption = Annotated[Optional[str], typer.Option(help="Judge as provider/model, e.g. openai/gpt-4o-mini")]
 BaseUrlOption = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")]
 ModeOption = Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")]
 ScaleOption = Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")]
@@ -136,7 +145,7 @@ def print_repeated(repeated: RepeatedResult, worst: int = 10) -> None:
     console.print(f"Saved as runs {', '.join(repeated.runs)}.", highlight=False)
 
 
-def eval_repeated(data: Data, scorers: list[Scorer], *, repeat: int, run: str, store: Path, as_json: bool, **options: Any) -> None:
+def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str, store: Path, as_json: bool, **options: Any) -> None:
     with progress_bar(f"{run} x{repeat}", (_total(data) or 0) * repeat or None) as advance:
         repeated = run_repeated(data, scorers, repeat=repeat, run=run, store=store, on_item_complete=advance, **options)
     if as_json:
@@ -163,7 +172,7 @@ def print_compared(compared: ComparedResult, store: Path) -> None:
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (`scorers report {result.run} -o report.html`).", highlight=False)
 
 
-def eval_compared(data: Data, baseline: Scorer, variant: Scorer, *, run: str, store: Path, as_json: bool, **options: Any) -> None:
+def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: str, store: Path, as_json: bool, **options: Any) -> None:
     with progress_bar(run, _total(data)) as advance:
         compared = run_compare(data, baseline, variant, run=run, store=store, on_item_complete=advance, **options)
     if as_json:
@@ -192,8 +201,8 @@ def _label(config: Path) -> str:
 
 
 def variants(
-    scorer: list[str], config: list[Path], create: Callable[[Any, str], Scorer]
-) -> tuple[Scorer, Scorer]:
+    scorer: list[str], config: list[Path], create: Callable[[Any, str], AnyScorer]
+) -> tuple[AnyScorer, AnyScorer]:
     """The two variants `compare` runs: two ids of one catalog, or one id from two catalogs
     (a single --config is compared with the built-in catalog)."""
     if len(scorer) == 2 and len(config) <= 1:
@@ -218,6 +227,7 @@ def compare_command(
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id: two ids, or one id with two --config")],
     config: Annotated[Optional[list[Path]], typer.Option("--config", help="A catalog YAML holding a variant; repeat for the second")] = None,
     model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: BaseUrlOption = None,
     mode: ModeOption = None,
     scale: ScaleOption = None,
@@ -234,9 +244,10 @@ def compare_command(
     """Run two variants of a scorer on the same items and compare their agreement with the labels."""
     quiet_item_warnings()
     options = scorer_settings(option, scale)
+    chosen = judge_choice(model, aggregate)
 
-    def create(catalog: Any, scorer_id: str) -> Scorer:
-        return catalog.create(scorer_id, model=model, options=options, base_url=base_url, mode=mode)  # type: ignore[no-any-return]
+    def create(catalog: Catalog, scorer_id: str) -> AnyScorer:
+        return catalog.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen)  # type: ignore[arg-type]
 
     baseline, variant = variants(scorer, config or [], create)
     items = selected(data, limit, sample, seed)
@@ -245,7 +256,7 @@ def compare_command(
     eval_compared(items, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)})
 
 
-def variant_thresholds(thresholds: dict[str, float], scorers: list[Scorer]) -> dict[str, float]:
+def variant_thresholds(thresholds: dict[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
     """Thresholds by scorer id; a variant (`id@label`) takes its base id's."""
     limits = {scorer.id: thresholds.get(scorer.id, thresholds.get(base_id(scorer.id))) for scorer in scorers}
     unknown = sorted(set(thresholds) - set(limits) - {base_id(scorer_id) for scorer_id in limits})
@@ -265,6 +276,7 @@ def calibrate_command(
     metric: Annotated[str, typer.Option(help="What the best threshold maximises: f1 or kappa")] = "f1",
     config: Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")] = None,
     model: ModelOption = None,
+    aggregate: AggregateOption = None,
     base_url: BaseUrlOption = None,
     mode: ModeOption = None,
     scale: ScaleOption = None,
@@ -282,7 +294,7 @@ def calibrate_command(
         raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
     quiet_item_warnings()
     catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
-    scorer_object = catalog.create(scorer, model=model, options=scorer_settings(option, scale), base_url=base_url, mode=mode)  # type: ignore[arg-type]
+    scorer_object = catalog.create(scorer, options=scorer_settings(option, scale), base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
     items = selected(data, limit, sample, seed)
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:

@@ -1,8 +1,11 @@
-"""Where the judge is called: an Instructor client over the `openai` SDK, structured calls
-with re-asks, token usage, and every failure turned into a typed, one-line `JudgeError`.
+"""Where the judge is called over the OpenAI API (OpenAI, Azure OpenAI, and every
+OpenAI-compatible server): an Instructor client over the `openai` SDK, structured calls with
+re-asks, token usage, and every failure turned into a typed, one-line `JudgeError`.
 
-This is the only module that imports Instructor or openai, and it does so on the first call,
-so that loading a catalog or starting the command line does not pay for them.
+Around the call: parameters a model refuses are left out, a refused structured-output mode
+falls back to the next one, and a reasoning model's thinking is taken out of its answer
+before validation (see capabilities.py). Instructor and openai are imported on the first
+call, so that loading a catalog or starting the command line does not pay for them.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ..errors import (
     AnswerCutOffError,
+    ConfigError,
     InvalidAnswerError,
     JudgeAuthenticationError,
     JudgeError,
@@ -26,7 +32,8 @@ from ..errors import (
     JudgeUnreachableError,
 )
 from ..formatting import first_line, refusal
-from .config import JudgeConfig
+from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
+from .config import JudgeConfig, StructuredMode
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 
 if TYPE_CHECKING:
@@ -34,13 +41,22 @@ if TYPE_CHECKING:
 
 # Clients hold connection pools bound to the event loop that created them, so they are
 # shared per loop (every sync `run()` call gets a fresh loop).
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], instructor.AsyncInstructor]] = (
-    weakref.WeakKeyDictionary()
-)
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+#: The most refusals (a parameter, a mode) one call learns from before it gives up.
+_MAX_ADJUSTMENTS = 6
+
+
+def shared_client(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """The client for `key` on the running event loop, built once per loop."""
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    if key not in per_loop:
+        per_loop[key] = build()
+    return per_loop[key]
 
 
 class OpenAIJudge:
-    """Asks one model behind an OpenAI-compatible endpoint for validated answers."""
+    """Asks one model behind an OpenAI-compatible endpoint (or Azure OpenAI) for validated answers."""
 
     def __init__(self, config: JudgeConfig) -> None:
         config.check()
@@ -50,71 +66,153 @@ class OpenAIJudge:
     def model(self) -> str:
         return self.config.model
 
-    def _client(self) -> tuple[instructor.AsyncInstructor, str]:
-        import instructor
+    def _sdk(self, base_url: str | None, key: str) -> Any:
         import openai
 
+        config = self.config
+        if config.provider_preset().adapter == "azure":
+            version = config.api_version or os.environ.get("OPENAI_API_VERSION")
+            if not version:
+                raise ConfigError(f"no Azure OpenAI API version for {config.model!r}: set OPENAI_API_VERSION (e.g. 2024-10-21)")
+            return openai.AsyncAzureOpenAI(
+                azure_endpoint=base_url or "", api_key=key, api_version=version, timeout=config.timeout, max_retries=config.http_retries
+            )
+        return openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=config.timeout, max_retries=config.http_retries)
+
+    def _client(self, mode: StructuredMode) -> tuple[instructor.AsyncInstructor, str]:
+        import instructor
+
         base_url, key = self.config.endpoint()
-        per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
-        cache_key = (base_url, key, self.config.timeout, self.config.http_retries, self.config.mode)
-        if cache_key not in per_loop:
-            sdk = openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=self.config.timeout, max_retries=self.config.http_retries)
-            modes = {
-                "json_schema": instructor.Mode.JSON_SCHEMA,
-                "tools": instructor.Mode.TOOLS,
-                "json": instructor.Mode.JSON,
-                "md_json": instructor.Mode.MD_JSON,
-            }
-            per_loop[cache_key] = instructor.from_openai(sdk, mode=modes[self.config.mode])
-        return per_loop[cache_key], key
+        modes = {
+            "json_schema": instructor.Mode.JSON_SCHEMA,
+            "tools": instructor.Mode.TOOLS,
+            "json": instructor.Mode.JSON,
+            "md_json": instructor.Mode.MD_JSON,
+        }
+        cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode)
+        client = shared_client(cache_key, lambda: instructor.from_openai(self._sdk(base_url, key), mode=modes[mode]))
+        return client, key
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """The judge's answer: an instance of the request's response model, or text."""
-        client, key = self._client()
-        sampling = request.sampling
-        parameters = {name: value for name, value in sampling.model_dump(exclude={"reasks"}).items() if value is not None}
-        try:
-            if request.response_model is None:
-                completion = await client.chat.completions.create(
-                    model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
-                )
-                text = completion.choices[0].message.content or ""
-                return JudgeAnswer(value=text, usage=_usage(completion))
-            value, completion = await client.chat.completions.create_with_completion(
-                model=self.config.model_name,
-                messages=request.messages,  # type: ignore[arg-type]
-                response_model=request.response_model,
-                max_retries=sampling.reasks,  # Instructor's count of re-asks after the first attempt
-                **parameters,
+        import openai
+
+        config = self.config
+        where, model = config.where(), config.model_name
+        mode = capabilities.mode(where, model, config.structured_mode)
+        key = ""
+        for _ in range(_MAX_ADJUSTMENTS):
+            parameters = capabilities.parameters(where, model, _wanted(request))
+            try:
+                client, key = self._client(mode)
+                return await self._ask(client, request, parameters)
+            except ConfigError:
+                raise
+            except Exception as exc:
+                cause = _cause(exc)
+                if not isinstance(cause, openai.APIStatusError) or cause.status_code not in (400, 404, 422):
+                    raise _judge_error(exc, config, key, request, openai) from exc
+                message, param = _error_message(cause), _error_param(cause)
+                refused = refused_parameter(message, param, parameters)
+                if refused is not None:
+                    capabilities.refuse(where, model, refused)
+                    continue
+                following = capabilities.fall_back(where, model, mode, first_line(message)) if request.response_model and refuses_mode(mode, message, param) else None
+                if following is None:
+                    raise _judge_error(exc, config, key, request, openai) from exc
+                mode = following
+        raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
+
+    async def _ask(self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
+        if request.response_model is None:
+            completion = await client.chat.completions.create(
+                model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
             )
-            return JudgeAnswer(value=value, usage=_usage(completion))
-        except Exception as exc:  # every failure of the call becomes one typed JudgeError line
-            raise _judge_error(exc, self.config, key, request) from exc
+            message = completion.choices[0].message
+            text, thinking = split_thinking(message.content or "")
+            return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
+        from instructor.core.hooks import Hooks
+
+        thoughts: list[str | None] = [None]
+
+        def take_thinking(completion: Any) -> None:
+            # Before Instructor validates the answer: the thinking is not part of it.
+            thoughts[0] = _strip_thinking(completion)
+
+        hooks = Hooks()
+        hooks.on("completion:response", take_thinking)
+        value, completion = await client.chat.completions.create_with_completion(
+            model=self.config.model_name,
+            messages=request.messages,  # type: ignore[arg-type]
+            response_model=request.response_model,
+            max_retries=request.sampling.reasks,  # Instructor's count of re-asks after the first attempt
+            hooks=hooks,
+            **parameters,
+        )
+        return JudgeAnswer(value=value, usage=_usage(completion), thinking=thoughts[0])
+
+
+def _wanted(request: JudgeRequest) -> dict[str, Any]:
+    """The sampling parameters a request would send, before any model refuses some."""
+    return {name: value for name, value in request.sampling.model_dump(exclude={"reasks"}).items() if value is not None}
+
+
+def _reasoning_field(message: Any) -> str | None:
+    """`reasoning_content` (vLLM, DeepSeek, llama.cpp) or `reasoning` (Ollama, OpenRouter)."""
+    extra = getattr(message, "model_extra", None) or {}
+    for name in ("reasoning_content", "reasoning"):
+        value = extra.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _joined(*parts: str | None) -> str | None:
+    text = "\n\n".join(part for part in parts if part)
+    return text or None
+
+
+def _strip_thinking(completion: Any) -> str | None:
+    """Takes `<think>` blocks out of each choice's content, in place; returns the thinking."""
+    found: list[str | None] = []
+    for choice in getattr(completion, "choices", None) or []:
+        message = choice.message
+        found.append(_reasoning_field(message))
+        if isinstance(message.content, str) and "think>" in message.content:
+            message.content, thinking = split_thinking(message.content)
+            found.append(thinking)
+    return _joined(*found)
 
 
 def _usage(completion: Any) -> TokenUsage | None:
     usage = getattr(completion, "usage", None)
     if usage is None:
         return None
+    details = getattr(usage, "completion_tokens_details", None)
     return TokenUsage(
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         total_tokens=usage.total_tokens or 0,
+        reasoning_tokens=(getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
     )
 
 
-def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest) -> JudgeError:
-    import openai
-    from instructor.core.exceptions import (
-        IncompleteOutputException,
-        InstructorRetryException,
-    )
+def _cause(exc: BaseException) -> BaseException:
+    from instructor.core.exceptions import InstructorRetryException
 
-    cause: BaseException = exc
-    attempts = getattr(exc, "n_attempts", None)
     if isinstance(exc, InstructorRetryException) and exc.__cause__ is not None:
-        cause = exc.__cause__
-    where = config.base_url or os.environ.get("OPENAI_BASE_URL") or config.provider
+        return exc.__cause__
+    return exc
+
+
+def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: JudgeRequest, sdk: ModuleType) -> JudgeError:
+    """One typed, one-line error for a failed call through `sdk` (openai or anthropic: their
+    exception classes have the same names)."""
+    from instructor.core.exceptions import IncompleteOutputException
+
+    cause = _cause(exc)
+    attempts = getattr(exc, "n_attempts", None)
+    where = config.where()
     kind: type[JudgeError] = JudgeError
     if isinstance(cause, IncompleteOutputException):
         kind = AnswerCutOffError
@@ -122,31 +220,39 @@ def _judge_error(exc: BaseException, config: JudgeConfig, key: str, request: Jud
         message = f"the judge's answer was cut off at its limit{limit}; raise max_tokens for this step"
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
-    elif isinstance(cause, (openai.AuthenticationError, openai.PermissionDeniedError)):
+    elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
         kind = JudgeAuthenticationError
-        message = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check OPENAI_API_KEY or api_key"
-    elif isinstance(cause, openai.RateLimitError):
+        variable = config.provider_preset().api_key_env or "the API key"
+        message = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check {variable} or api_key"
+    elif isinstance(cause, sdk.RateLimitError):
         kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
-    elif isinstance(cause, openai.APIStatusError):
+    elif isinstance(cause, sdk.APIStatusError):
         kind = JudgeServerError if cause.status_code >= 500 else JudgeRequestError
         message = f"the judge at {where} answered HTTP {cause.status_code}: {first_line(_error_message(cause))}"
-    elif isinstance(cause, openai.APITimeoutError):
+    elif isinstance(cause, sdk.APITimeoutError):
         kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s"
-    elif isinstance(cause, openai.APIConnectionError):
+    elif isinstance(cause, sdk.APIConnectionError):
         kind, message = JudgeUnreachableError, f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}"
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
     return kind(_scrub(message, key), request.step)
 
 
-def _error_message(error: Any) -> str:
-    body = error.body
+def _error_body(error: Any) -> dict[str, Any]:
+    body = getattr(error, "body", None)
     if isinstance(body, dict):
         nested = body.get("error")
-        message = nested.get("message") if isinstance(nested, dict) else body.get("message")
-        if message:
-            return str(message)
-    return str(error.message)
+        return nested if isinstance(nested, dict) else body
+    return {}
+
+
+def _error_message(error: Any) -> str:
+    message = _error_body(error).get("message")
+    return str(message) if message else str(getattr(error, "message", error))
+
+
+def _error_param(error: Any) -> Any:
+    return _error_body(error).get("param")
 
 
 def _scrub(text: str, key: str) -> str:

@@ -8,6 +8,7 @@ command line can start, without them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
@@ -15,27 +16,67 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from ..errors import ConfigError
 
 StructuredMode = Literal["json_schema", "tools", "json", "md_json"]
+Adapter = Literal["openai", "azure", "anthropic"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 _OPENAI_HOST = "api.openai.com"
 
 
 class Provider(BaseModel):
-    """How a provider prefix of a model string reaches an OpenAI-compatible endpoint."""
+    """How the provider prefix of a model string is reached: which adapter speaks to it,
+    its default endpoint, and the environment variables it reads. A preset is data; adding
+    one (in a catalog's `providers:` block, or `JudgeConfig(preset=...)`) needs no code."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    base_url_env: tuple[str, ...]
-    default_base_url: str | None
-    api_key_env: str | None
-    key_needed: bool
+    adapter: Adapter = Field(default="openai", description="openai (any OpenAI-compatible server), azure or anthropic")
+    base_url: str | None = Field(default=None, description="The default endpoint")
+    base_url_env: tuple[str, ...] = Field(default=(), description="Variables that override the endpoint, first set wins")
+    api_key_env: str | None = Field(default=None, description="The variable holding the API key")
+    key_needed: bool = Field(default=True, description="False for local servers that ignore the key")
+    mode: StructuredMode | None = Field(default=None, description="Structured-output mode this service is known to need")
+    extra_env: tuple[str, ...] = Field(default=(), description="Further variables the adapter reads (shown by `scorers judges`)")
+    about: str = ""
+
+    def variables(self) -> tuple[str, ...]:
+        return (*self.base_url_env, *((self.api_key_env,) if self.api_key_env else ()), *self.extra_env)
+
+
+def _hosted(base_url: str, key_env: str, about: str, **more: object) -> Provider:
+    return Provider.model_validate({"base_url": base_url, "api_key_env": key_env, "about": about, **more})
+
+
+def _local(base_url: str, base_url_env: str, about: str) -> Provider:
+    return Provider(base_url=base_url, base_url_env=(base_url_env,), key_needed=False, about=about)
 
 
 PROVIDERS: dict[str, Provider] = {
     # OpenAI itself, or any OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio,
     # a gateway) through OPENAI_BASE_URL or an explicit base_url.
-    "openai": Provider(base_url_env=("OPENAI_BASE_URL",), default_base_url=None, api_key_env="OPENAI_API_KEY", key_needed=True),
-    # Ollama serves the OpenAI API under /v1 and ignores the key.
-    "ollama": Provider(base_url_env=("OLLAMA_BASE_URL",), default_base_url="http://localhost:11434/v1", api_key_env=None, key_needed=False),
+    "openai": Provider(base_url_env=("OPENAI_BASE_URL",), api_key_env="OPENAI_API_KEY", about="OpenAI, or any OpenAI-compatible server via OPENAI_BASE_URL"),
+    "anthropic": Provider(
+        adapter="anthropic", base_url_env=("ANTHROPIC_BASE_URL",), api_key_env="ANTHROPIC_API_KEY", mode="tools",
+        about='Claude through the anthropic SDK (pip install "llm-scorers[anthropic]")',
+    ),  # fmt: skip
+    "azure": Provider(
+        adapter="azure", base_url_env=("AZURE_OPENAI_ENDPOINT",), api_key_env="AZURE_OPENAI_API_KEY", extra_env=("OPENAI_API_VERSION",),
+        about="Azure OpenAI: azure/<deployment>",
+    ),  # fmt: skip
+    "gemini": _hosted("https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY", "Google Gemini, OpenAI-compatible endpoint"),
+    "openrouter": _hosted("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "OpenRouter: openrouter/<vendor>/<model>"),
+    "groq": _hosted("https://api.groq.com/openai/v1", "GROQ_API_KEY", "Groq"),
+    "together": _hosted("https://api.together.xyz/v1", "TOGETHER_API_KEY", "Together AI"),
+    "deepseek": _hosted("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "DeepSeek (JSON mode; no JSON-schema response format)", mode="json"),
+    "mistral": _hosted("https://api.mistral.ai/v1", "MISTRAL_API_KEY", "Mistral AI"),
+    "fireworks": _hosted("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY", "Fireworks AI"),
+    # Local servers ignore the key; each has its usual port and a variable to move it.
+    "ollama": _local("http://localhost:11434/v1", "OLLAMA_BASE_URL", "Ollama (ollama serve)"),
+    "vllm": Provider(
+        base_url="http://localhost:8000/v1", base_url_env=("VLLM_BASE_URL",), api_key_env="VLLM_API_KEY", key_needed=False,
+        about="vLLM (vllm serve MODEL)",
+    ),  # fmt: skip
+    "lmstudio": _local("http://localhost:1234/v1", "LMSTUDIO_BASE_URL", "LM Studio's local server"),
+    "llamacpp": _local("http://localhost:8080/v1", "LLAMACPP_BASE_URL", "llama.cpp's llama-server"),
 }
 
 
@@ -49,6 +90,7 @@ class Sampling(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1)
     seed: int | None = None
     reasks: int = Field(default=2, ge=0, le=10, description="Re-asks after an answer fails validation")
+    reasoning_effort: ReasoningEffort | None = Field(default=None, description="How hard a reasoning model thinks (sent only when set)")
 
     def merged(self, override: Sampling | None) -> Sampling:
         if override is None:
@@ -61,16 +103,19 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = Field(description="'provider/model', e.g. 'openai/gpt-4o-mini' or 'ollama/llama3.1'")
+    model: str = Field(description="'provider/model', e.g. 'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5' or 'ollama/llama3.1'")
     base_url: str | None = Field(default=None, description="Overrides the provider's endpoint")
     api_key: SecretStr | None = None
-    mode: StructuredMode = Field(
-        default="json_schema",
+    mode: StructuredMode | None = Field(
+        default=None,
         description="How structured answers are requested: json_schema (OpenAI, vLLM, llama.cpp, Ollama), "
-        "tools (function calling), json (JSON mode + schema in the prompt), md_json (plain text)",
+        "tools (function calling), json (JSON mode + schema in the prompt), md_json (plain text); "
+        "default: the provider's known mode, else json_schema",
     )
     timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP request")
     http_retries: int = Field(default=3, ge=0, description="Retries of 429/5xx/connection errors, with backoff")
+    preset: Provider | None = Field(default=None, description="How to reach the provider, when it is not a built-in preset")
+    api_version: str | None = Field(default=None, description="Azure OpenAI API version (else OPENAI_API_VERSION)")
 
     @property
     def provider(self) -> str:
@@ -80,34 +125,62 @@ class JudgeConfig(BaseModel):
     def model_name(self) -> str:
         return self.model.split("/", 1)[1]
 
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """The mode asked for first: the configured one, else the provider's, else json_schema."""
+        return self.mode or self.provider_preset().mode or "json_schema"
+
+    def provider_preset(self) -> Provider:
+        self.check()
+        return self.preset or PROVIDERS[self.provider]
+
     def check(self) -> None:
         if "/" not in self.model or not self.model_name:
             raise ConfigError(f"judge model {self.model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'")
-        if self.provider not in PROVIDERS:
+        if self.preset is None and self.provider not in PROVIDERS:
             raise ConfigError(
                 f"unknown judge provider {self.provider!r} in {self.model!r}; known: {', '.join(PROVIDERS)} "
-                "(any OpenAI-compatible server works as 'openai/<model>' with a base_url)"
+                "(any OpenAI-compatible server works as 'openai/<model>' with a base_url, or add a preset under "
+                "`providers:` in your catalog; `scorers judges` lists them)"
             )
+
+    def where(self) -> str:
+        """The endpoint, for messages (never the key)."""
+        provider = self.provider_preset()
+        base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
+        return base_url or provider.base_url or self.provider
 
     def endpoint(self) -> tuple[str | None, str]:
         """(base_url, api_key) after applying environment variables and provider defaults."""
-        self.check()
-        provider = PROVIDERS[self.provider]
+        provider = self.provider_preset()
         base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
-        base_url = base_url or provider.default_base_url
+        overridden = base_url is not None and base_url != provider.base_url
+        base_url = base_url or provider.base_url
         key = self.api_key.get_secret_value() if self.api_key else None
         if key is None and provider.api_key_env:
             key = os.environ.get(provider.api_key_env) or None
+        if provider.adapter == "azure" and base_url is None:
+            raise ConfigError(f"no Azure endpoint for {self.model!r}: set AZURE_OPENAI_ENDPOINT (or --base-url / base_url=)")
         if key is None:
-            talks_to_openai = base_url is None or _OPENAI_HOST in base_url
-            if provider.key_needed and talks_to_openai:
-                raise ConfigError(
-                    f"no judge configured for {self.model!r}: set {provider.api_key_env} (or pass api_key=), or set "
-                    "OPENAI_BASE_URL (or base_url=) to a local OpenAI-compatible server such as "
-                    "http://localhost:8000/v1 and name its model as 'openai/<model>'"
-                )
+            # A key is needed by the hosted service itself; a server given in its place
+            # (a local one, a gateway) decides for itself, so none is demanded.
+            if provider.adapter == "openai" and provider.base_url is None:
+                hosted = base_url is None or _OPENAI_HOST in base_url
+            else:
+                hosted = provider.adapter == "azure" or not overridden
+            if provider.key_needed and hosted:
+                raise ConfigError(self._missing_key(provider))
             key = "not-needed"  # local servers ignore it, but the SDK insists on one
         return base_url, key
+
+    def _missing_key(self, provider: Provider) -> str:
+        if provider.adapter == "openai" and provider.base_url is None:
+            return (
+                f"no judge configured for {self.model!r}: set {provider.api_key_env} (or pass api_key=), or set "
+                "OPENAI_BASE_URL (or base_url=) to a local OpenAI-compatible server such as "
+                "http://localhost:8000/v1 and name its model as 'openai/<model>'"
+            )
+        return f"no API key for {self.model!r}: set {provider.api_key_env} (or pass api_key=)"
 
 
 def resolve_judge(
@@ -118,10 +191,12 @@ def resolve_judge(
     base_url: str | None = None,
     api_key: str | None = None,
     mode: StructuredMode | None = None,
+    providers: Mapping[str, Provider] | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
     SCORERS_MODEL, else the scorer's own default; base URL, key and mode given here (or
-    SCORERS_MODE) win over the config's. `owner` names the scorer in errors."""
+    SCORERS_MODE) win over the config's; `providers` are presets beyond the built-in ones
+    (a catalog's `providers:`). `owner` names the scorer in errors."""
     if isinstance(model, JudgeConfig):
         base = model
     else:
@@ -129,7 +204,9 @@ def resolve_judge(
         if not chosen:
             raise ConfigError(f"{owner}: no judge model; pass model='provider/model' or set SCORERS_MODEL")
         base = JudgeConfig(model=chosen)
-    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE")}
+    prefix = base.model.split("/", 1)[0]
+    preset = (providers or {}).get(prefix) if base.preset is None else None
+    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE"), "preset": preset}
     try:
         return JudgeConfig.model_validate({**dict(base), **{name: value for name, value in updates.items() if value}})
     except ValidationError as exc:

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from .config import Sampling
@@ -16,14 +16,16 @@ from .config import Sampling
 
 class TokenUsage(BaseModel):
     prompt_tokens: int = 0
-    completion_tokens: int = 0
+    completion_tokens: int = Field(default=0, description="Output tokens, thinking included")
     total_tokens: int = 0
+    reasoning_tokens: int = Field(default=0, description="Of the completion tokens, those a reasoning model spent thinking")
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -45,6 +47,8 @@ class JudgeRequest:
 class JudgeAnswer:
     value: Any
     usage: TokenUsage | None = None
+    #: What a reasoning model thought before answering (taken out of the answer before validation).
+    thinking: str | None = None
 
 
 class AsksJudge(Protocol):

@@ -31,6 +31,7 @@ from .results import (
     VerdictChange,
     EvalResult,
     ItemResult,
+    JuryAgreement,
     ScorerOutcome,
     ScorerSummary,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "Disagreement",
     "Estimate",
     "FigureDelta",
+    "JuryAgreement",
     "NumericAgreement",
     "VerdictChange",
     "EvalError",

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line, validation_line
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..store import ResultRecord, RunInfo, Stage, Store, open_store
 from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
@@ -65,7 +65,7 @@ class _Evaluation:
     def __init__(
         self,
         *,
-        scorers: list[Scorer],
+        scorers: list[AnyScorer],
         target: Target | None,
         on_item_complete: ItemCallback | None,
         concurrency: int,
@@ -163,7 +163,7 @@ class _Evaluation:
         except Exception as exc:
             return None, one_line(exc)
 
-    def _record(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
+    def _record(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any, started: datetime, **kwargs: Any) -> ResultRecord:
         error_stage = kwargs.pop("stage", None)
         return result_record(
             scorer,
@@ -182,7 +182,7 @@ class _Evaluation:
             **kwargs,
         )
 
-    async def _score(self, scorer: Scorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
+    async def _score(self, scorer: AnyScorer, item: EvalItem, key: str, index: int, reply: Any) -> ScorerOutcome:
         async with self.slots:
             started = datetime.now(timezone.utc)
             try:
@@ -230,13 +230,13 @@ class _Evaluation:
                 self._error(result.index, result.id, "callback", one_line(exc))
 
 
-def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
-    listed = [scorers] if isinstance(scorers, Scorer) else list(scorers)
+def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
+    listed = [scorers] if isinstance(scorers, (Scorer, Jury)) else list(scorers)
     if not listed:
         raise ConfigError("run_evals needs at least one scorer")
     for scorer in listed:
-        if not isinstance(scorer, Scorer):
-            raise ConfigError(f"scorers must be Scorer objects (create_scorer(...)), got {type(scorer).__name__}")
+        if not isinstance(scorer, (Scorer, Jury)):
+            raise ConfigError(f"scorers must be Scorer or Jury objects (create_scorer(...)), got {type(scorer).__name__}")
     ids = [scorer.id for scorer in listed]
     duplicated = sorted({scorer_id for scorer_id in ids if ids.count(scorer_id) > 1})
     if duplicated:
@@ -244,7 +244,7 @@ def check_scorers(scorers: Sequence[Scorer] | Scorer) -> list[Scorer]:
     return listed
 
 
-def _check_resume(store: Store, run: str, scorers: list[Scorer]) -> None:
+def _check_resume(store: Store, run: str, scorers: list[AnyScorer]) -> None:
     """Refuse to mix, under one run name, scores from different scorer definitions or
     judges: their mean would describe neither."""
     versions = store.scorer_versions(run)
@@ -266,7 +266,7 @@ def default_run_name(prefix: str = "run") -> str:
 
 async def arun_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,
@@ -394,7 +394,7 @@ async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[
 
 def run_evals(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     target: Target | None = None,
     on_item_complete: ItemCallback | None = None,
     concurrency: int = 8,

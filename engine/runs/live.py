@@ -47,7 +47,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line
-from ..scoring import GetContext, Scorer
+from ..scoring import AnyScorer, GetContext
+from ..scoring.tracing import current_trace, within
 from ..scoring.transcripts import tool_result_context
 from ..store import ResultRecord, RunInfo, Store, open_store
 from .batch import check_scorers
@@ -79,12 +80,13 @@ class LiveStats(BaseModel):
 @dataclass
 class _Job:
     run_id: str
-    scorers: list[Scorer]
+    scorers: list[AnyScorer]
     input: Any
     output: Any
     context: list[str] | None
     ground_truth: Any
     metadata: dict[str, Any] = field(default_factory=dict)
+    trace: Any = None  # the agent's trace context, continued by the scorer runs
     turns: list[Any] | None = None
     expected_trajectory: list[Any] | None = None
 
@@ -97,7 +99,7 @@ def sample_point(run_id: str, seed: int | None = None) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def _rates(sampling: float | Mapping[str, float], scorers: list[Scorer]) -> dict[str, float]:
+def _rates(sampling: float | Mapping[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
     ids = {scorer.id for scorer in scorers}
     if isinstance(sampling, Mapping):
         unknown = sorted(set(sampling) - ids)
@@ -128,7 +130,7 @@ class LiveScorer:
 
     def __init__(
         self,
-        scorers: Sequence[Scorer] | Scorer,
+        scorers: Sequence[AnyScorer] | AnyScorer,
         *,
         sampling: float | Mapping[str, float] = 1.0,
         store: Store | str | Path | None = None,
@@ -269,6 +271,7 @@ class LiveScorer:
             metadata=metadata,
             turns=turns,
             expected_trajectory=expected_trajectory,
+            trace=current_trace(),
         )
         try:
             loop = self._ensure_loop()
@@ -334,7 +337,7 @@ class LiveScorer:
         except Exception as exc:
             logger.warning("live scoring could not register run %r: %s", self.run, one_line(exc))
 
-    async def _one(self, scorer: Scorer, job: _Job) -> None:
+    async def _one(self, scorer: AnyScorer, job: _Job) -> None:
         started = datetime.now(timezone.utc)
         context = job.context
         if context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
@@ -346,10 +349,11 @@ class LiveScorer:
             context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
         )  # fmt: skip
         try:
-            result = await scorer.arun(
-                job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
-                turns=job.turns, expected_trajectory=job.expected_trajectory,
-            )  # fmt: skip
+            with within(job.trace):  # the scorer run's span joins the agent's trace
+                result = await scorer.arun(
+                    job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
+                    turns=job.turns, expected_trajectory=job.expected_trajectory,
+                )  # fmt: skip
             record = result_record(scorer, result=result, **common)
         except Exception as exc:
             message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
@@ -456,6 +460,6 @@ class _ScoredAgent:
         return f"<{self._agent!r} with live scoring>"
 
 
-def attach_scorers(agent: Any, scorers: Sequence[Scorer] | Scorer, **options: Any) -> Any:
+def attach_scorers(agent: Any, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> Any:
     """`agent` with `scorers` attached (options as for LiveScorer); `.live` flushes/closes."""
     return LiveScorer(scorers, **options).wrap(agent)

@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ..scoring import Scorer, ScoreResult
+from ..scoring import AnyScorer, ScoreResult
 from ..store import ResultRecord, Source, Stage
 from .results import ScorerOutcome
 
 
 def result_record(
-    scorer: Scorer,
+    scorer: AnyScorer,
     *,
     run: str,
     source: Source,
@@ -57,6 +57,8 @@ def result_record(
         record.score = result.score
         record.reason = result.reason
         record.steps = dict(result.steps)
+        record.judges = result.judges
+        record.disagreement = result.disagreement
         if record.context is None:
             record.context = result.context
         record.prompt_tokens = usage.prompt_tokens
@@ -72,6 +74,8 @@ def outcome_of(record: ResultRecord, result: ScoreResult | None = None, resumed:
         score=record.score,
         reason=record.reason,
         steps=record.steps,
+        judges=record.judges,
+        disagreement=record.disagreement,
         error=record.error,
         error_stage=record.error_stage,
         resumed=resumed,

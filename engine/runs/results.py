@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..scoring import ScoreResult, StepRecord
+from ..scoring import JudgeVerdict, ScoreResult, StepRecord
 from ..store import ScoreStats, Stage
 from .items import EvalItem
 
@@ -19,6 +19,8 @@ class ScorerOutcome(BaseModel):
     score: float | None = None
     reason: str | None = None
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Each step's record (prompt, result, usage), by step id")
+    judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
+    disagreement: bool | None = Field(default=None, description="A jury's judges disagreed beyond its margin or on the verdict")
     error: str | None = None
     error_stage: Stage | None = None
     resumed: bool = Field(default=False, description="Loaded from the store, scored by an earlier invocation")
@@ -155,10 +157,26 @@ class Comparison(BaseModel):
     score_changed: int = Field(default=0, description="Items whose score changed at all")
 
 
+class JuryAgreement(BaseModel):
+    """How a jury's judges agree with each other, and each with the human scores: which
+    judge a team can trust."""
+
+    judges: list[str]
+    items: int = Field(description="Items every judge scored")
+    disagreements: int = Field(description="Items flagged: scores apart by more than the margin, or verdicts split")
+    kappa: float | None = Field(
+        default=None,
+        description="Fleiss' kappa of the judges' pass/fail verdicts (Cohen's for two judges), -1..1; "
+        "1 is full agreement, 0 no more than chance (None without a threshold, or when every verdict is the same)",
+    )
+    with_humans: dict[str, Agreement] = Field(default_factory=dict, description="Per judge: its agreement with the human scores")
+
+
 class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
     agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
+    jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
 
 
 class EvalCounts(BaseModel):

@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..scoring import Scorer, StepRecord
+from ..scoring import AnyScorer, Jury, StepRecord
+from ..scoring.jury import passes
 from ..scoring.plan import Direction
 from .results import (
     Agreement,
@@ -27,6 +28,7 @@ from .results import (
     Disagreement,
     Estimate,
     FigureDelta,
+    JuryAgreement,
     NumericAgreement,
     ScorerOutcome,
     ScorerSummary,
@@ -47,10 +49,6 @@ class ScoreSpread(BaseModel):
     threshold: float | None = None
 
 
-def passes(score: float, threshold: float, direction: Direction) -> bool:
-    return score <= threshold if direction == "lower_is_better" else score >= threshold
-
-
 def spread_of(scores: Sequence[float], direction: Direction, threshold: float | None = None) -> ScoreSpread:
     """Percentiles by linear interpolation between the closest ranks (the usual 'inclusive'
     definition: p50 of [0, 1] is 0.5); the pass rate counts a score at the threshold as passing."""
@@ -68,7 +66,7 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
 class Aggregate:
     """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
 
-    def __init__(self, scorer: Scorer, threshold: float | None) -> None:
+    def __init__(self, scorer: AnyScorer, threshold: float | None) -> None:
         self.scorer = scorer
         self.threshold = threshold
         self.count = 0
@@ -79,12 +77,20 @@ class Aggregate:
         # Labelled items only: what a human labelled is small enough to keep, and the
         # disagreements must name them.
         self.labelled: list[Labelled] = []
+        # A jury's verdict line: its own threshold, else the run's.
+        self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
+        self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
+        self.jury_labelled: dict[str, list[Labelled]] = {}
+        self.jury_items = 0
+        self.disagreements = 0
 
     def add(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None = None, index: int | None = None) -> None:
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
                 self.labelled.append(Labelled(item_id or "", index, outcome.score, expected, outcome.reason, outcome.steps))
+            if outcome.judges is not None:
+                self._add_jury(outcome, expected, item_id, index)
             self.count += 1
             self.total += outcome.score
             self.low = min(self.low, outcome.score)
@@ -109,16 +115,68 @@ class Aggregate:
             errors=self.errors,
             threshold=self.threshold,
             passed=passed,
-            agreement=agreement_of(self.labelled, flag_threshold(self.scorer, self.threshold), direction) if self.labelled else None,
+            agreement=agreement_of(self.labelled, self.flag_threshold, direction) if self.labelled else None,
+            jury=self._jury_summary(),
+        )
+
+    @property
+    def flag_threshold(self) -> float:
+        return flag_threshold(self.scorer, self.threshold)
+
+    def _add_jury(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
+        assert outcome.judges is not None
+        self.jury_items += 1
+        self.disagreements += bool(outcome.disagreement)
+        if self.jury_threshold is not None:
+            line = self.jury_threshold
+            self.jury_verdicts.append([passes(judge.score, line, self.scorer.plan.direction) for judge in outcome.judges])
+        if expected is not None:
+            for judge in outcome.judges:
+                self.jury_labelled.setdefault(judge.model, []).append(Labelled(item_id or "", index, judge.score, expected))
+
+    def _jury_summary(self) -> JuryAgreement | None:
+        if not isinstance(self.scorer, Jury):
+            return None
+        return JuryAgreement(
+            judges=list(self.scorer.judge.models),
+            items=self.jury_items,
+            disagreements=self.disagreements,
+            kappa=kappa(self.jury_verdicts) if self.jury_verdicts else None,
+            with_humans={
+                model: agreement_of(labelled, self.flag_threshold, self.scorer.plan.direction) for model, labelled in self.jury_labelled.items()
+            },
         )
 
 
-def scale_of(scorer: Scorer) -> float:
-    scale = getattr(scorer.options, "scale", None)
+def kappa(verdicts: list[list[bool]]) -> float | None:
+    """Chance-corrected agreement of several judges' pass/fail verdicts over the items:
+    Cohen's kappa for two judges, Fleiss' for more. None when chance alone explains every
+    verdict (all judges always pass, or always fail)."""
+    judges = len(verdicts[0])
+    if judges == 2:
+        agreed = sum(first == second for first, second in verdicts) / len(verdicts)
+        first_pass = sum(first for first, _ in verdicts) / len(verdicts)
+        second_pass = sum(second for _, second in verdicts) / len(verdicts)
+        expected = first_pass * second_pass + (1 - first_pass) * (1 - second_pass)
+        return None if expected == 1 else round((agreed - expected) / (1 - expected), 4)
+    per_item = []
+    for row in verdicts:
+        passing = sum(row)
+        per_item.append((passing * (passing - 1) + (judges - passing) * (judges - passing - 1)) / (judges * (judges - 1)))
+    observed = sum(per_item) / len(per_item)
+    share = sum(sum(row) for row in verdicts) / (len(verdicts) * judges)
+    expected = share**2 + (1 - share) ** 2
+    return None if expected == 1 else round((observed - expected) / (1 - expected), 4)
+
+
+def scale_of(scorer: AnyScorer) -> float:
+    """The scorer's maximum score (its `scale` option; 1 without one). A jury's judges share it."""
+    options = scorer.scorers[0].options if isinstance(scorer, Jury) else scorer.options
+    scale = getattr(options, "scale", None)
     return float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
 
 
-def flag_threshold(scorer: Scorer, threshold: float | None) -> float:
+def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
     """Where a score flags an item: the run's threshold for the scorer, else half the scale."""
     return threshold if threshold is not None else scale_of(scorer) / 2
 

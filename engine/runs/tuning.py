@@ -19,16 +19,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
-from ..scoring import Scorer
+from ..scoring import AnyScorer, Jury, Scorer
 from ..sync import run_sync
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
 from .results import Agreement, Comparison, EvalResult
 from .stats import Labelled, agreement_of, binary_figures, compare_labelled, flag_threshold, flags, scale_of
 
-def as_variant(scorer: Scorer, label: str) -> Scorer:
-    """The same scorer under the id `<id>@<label>`, so two variants of one scorer can run
-    side by side in one run; a variant reads the labels (`expected`) of its base id."""
+def as_variant(scorer: AnyScorer, label: str) -> AnyScorer:
+    """The same scorer (or jury) under the id `<id>@<label>`, so two variants of one scorer
+    can run side by side in one run; a variant reads the labels (`expected`) of its base id."""
+    if isinstance(scorer, Jury):
+        jury = copy.copy(scorer)
+        jury.scorers = [_renamed(member, label) for member in scorer.scorers]
+        return jury
+    return _renamed(scorer, label)
+
+
+def _renamed(scorer: Scorer, label: str) -> Scorer:
     renamed = copy.copy(scorer)
     renamed.plan = dataclasses.replace(scorer.plan, id=f"{scorer.id}{VARIANT_SEPARATOR}{label}")
     return renamed
@@ -96,7 +104,7 @@ def repeat_run_name(run: str, sample: int) -> str:
 
 async def arun_repeated(
     data: Data,
-    scorers: Sequence[Scorer] | Scorer,
+    scorers: Sequence[AnyScorer] | AnyScorer,
     *,
     repeat: int,
     run: str,
@@ -119,12 +127,12 @@ async def arun_repeated(
     return RepeatedResult(runs=[result.run for result in results], results=results, stability=stability)
 
 
-def run_repeated(data: Data, scorers: Sequence[Scorer] | Scorer, **options: Any) -> RepeatedResult:
+def run_repeated(data: Data, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> RepeatedResult:
     """Sync wrapper of `arun_repeated`."""
     return run_sync(arun_repeated(data, scorers, **options))
 
 
-def _stability(scorer: Scorer, results: list[EvalResult], threshold: float) -> Stability:
+def _stability(scorer: AnyScorer, results: list[EvalResult], threshold: float) -> Stability:
     direction = scorer.plan.direction
     scores: dict[str, list[float | None]] = {}
     expected: dict[str, bool | float | None] = {}
@@ -181,7 +189,7 @@ class ComparedResult(BaseModel):
     comparison: Comparison
 
 
-async def arun_compare(data: Data, baseline: Scorer, variant: Scorer, *, thresholds: Mapping[str, float] | None = None, **options: Any) -> ComparedResult:
+async def arun_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, *, thresholds: Mapping[str, float] | None = None, **options: Any) -> ComparedResult:
     """Score every item with both variants in one run (the variant is renamed `<id>@<label>`
     when both have the same id; give it that label by `as_variant` beforehand). With a
     response cache among the judge's middleware, a step whose request is the same for both
@@ -202,7 +210,7 @@ async def arun_compare(data: Data, baseline: Scorer, variant: Scorer, *, thresho
     return ComparedResult(result=result, baseline=baseline.id, variant=variant.id, comparison=comparison)
 
 
-def run_compare(data: Data, baseline: Scorer, variant: Scorer, **options: Any) -> ComparedResult:
+def run_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, **options: Any) -> ComparedResult:
     """Sync wrapper of `arun_compare`."""
     return run_sync(arun_compare(data, baseline, variant, **options))
 
@@ -234,7 +242,7 @@ class Calibration(BaseModel):
     agreement: Agreement | None = Field(default=None, description="All the figures, with intervals, at the best threshold")
 
 
-def calibration(scorer: Scorer, labelled: Sequence[Labelled], metric: Metric = "f1") -> Calibration:
+def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric = "f1") -> Calibration:
     """Sweep the threshold over the distinct judge scores. Items labelled with a number are
     flagged by the humans when that number is past half the scale."""
     direction = scorer.plan.direction

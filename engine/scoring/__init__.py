@@ -6,6 +6,25 @@ from __future__ import annotations
 from .context import ContextList, GetContext, context_strings
 from .plan import ScorerPlan
 from .results import Run, ScoreResult, StepRecord
+from .jury import AGGREGATIONS, Aggregation, Jury
+from .results import JudgeVerdict
 from .scorer import Scorer
 
-__all__ = ["ContextList", "GetContext", "Run", "ScoreResult", "Scorer", "ScorerPlan", "StepRecord", "context_strings"]
+#: What the runners score with: one judge, or a jury of several.
+AnyScorer = Scorer | Jury
+
+__all__ = [
+    "AGGREGATIONS",
+    "Aggregation",
+    "AnyScorer",
+    "ContextList",
+    "GetContext",
+    "JudgeVerdict",
+    "Jury",
+    "Run",
+    "ScoreResult",
+    "Scorer",
+    "ScorerPlan",
+    "StepRecord",
+    "context_strings",
+]

@@ -97,6 +97,16 @@ AnyStepPlan = JudgeStepPlan | ReasonStepPlan | ScoreStepPlan | ComputeStepPlan
 
 
 @dataclass(frozen=True, kw_only=True)
+class JuryPlan:
+    """The judges a scorer's definition names, and how their scores are combined."""
+
+    models: tuple[str, ...]
+    aggregate: Literal["mean", "median", "majority", "strictest"] = "mean"
+    threshold: float | None = None
+    margin: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScorerPlan:
     """A scorer definition ready to run; shared by every scorer created from it."""
 
@@ -109,6 +119,7 @@ class ScorerPlan:
     options_model: type[BaseModel]
     option_rules: tuple[Check, ...] = ()
     default_model: str | None = None
+    jury: JuryPlan | None = None
     context_from_tool_results: bool = False
     fingerprint: str
 

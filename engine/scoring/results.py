@@ -35,8 +35,20 @@ class StepRecord(BaseModel):
     system_prompt: str | None = None
     prompt: str | None = None
     result: Any = None
+    thinking: str | None = Field(default=None, description="A reasoning model's thinking before its answer (never validated)")
     usage: TokenUsage | None = None
     duration_ms: float = 0.0
+
+
+class JudgeVerdict(BaseModel):
+    """One judge of a jury: its own score and reason, and its pass/fail verdict when the
+    jury has a pass line."""
+
+    model: str
+    score: float
+    reason: str | None = None
+    passed: bool | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 class ScoreResult(BaseModel):
@@ -53,10 +65,14 @@ class ScoreResult(BaseModel):
     steps: dict[str, StepRecord]
     context: list[str] | None = Field(default=None, description="The context the steps were given (None: no step read one)")
     duration_ms: float = 0.0
+    judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score (None: one judge)")
+    disagreement: bool | None = Field(default=None, description="A jury's judges disagreed beyond its margin or on the verdict")
 
     @property
     def usage(self) -> TokenUsage:
-        """Tokens of every judge call of the run, re-asks included."""
+        """Tokens of every judge call of the run, re-asks (and every judge of a jury) included."""
+        if self.judges is not None:
+            return sum((judge.usage for judge in self.judges), TokenUsage())
         total = TokenUsage()
         for record in self.steps.values():
             if record.usage is not None:
@@ -85,4 +101,7 @@ class ScoreResult(BaseModel):
         flat["usage"] = {**usage, "total": self.usage.model_dump()}
         flat["skipped_steps"] = [record.id for record in self.steps.values() if record.skipped]
         flat["duration_ms"] = round(self.duration_ms, 1)
+        if self.judges is not None:
+            flat["judges"] = [judge.model_dump() for judge in self.judges]
+            flat["disagreement"] = self.disagreement
         return flat

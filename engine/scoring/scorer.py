@@ -32,6 +32,7 @@ from .plan import (
     ScoreStepPlan,
 )
 from .results import Run, ScoreResult, StepRecord
+from .tracing import record_score, scorer_span
 from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
 
 
@@ -108,6 +109,24 @@ class Scorer:
         `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
         `sample` numbers a repeated judgement of the same output (each judge request
         carries it)."""
+        run_id = run_id or str(uuid.uuid4())
+        with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, sample)
+            record_score(span, result.score, result.reason)
+            return result
+
+    async def _arun(
+        self,
+        output: Any,
+        input: Any,  # noqa: A002
+        ground_truth: Any,
+        run_id: str,
+        context: list[str] | None,
+        get_context: GetContext | None,
+        turns: list[Any] | None,
+        expected_trajectory: list[Any] | None,
+        sample: int,
+    ) -> ScoreResult:
         started = time.perf_counter()
         if turns is not None:
             if not isinstance(turns, (list, tuple)):
@@ -118,7 +137,7 @@ class Scorer:
         if expected_trajectory is not None and not isinstance(expected_trajectory, (list, tuple)):
             raise RunInputError(f"{self.id}: `expected_trajectory` must be a list of tool names or {{tool_name, args}} objects")
         run = Run(
-            run_id=run_id or str(uuid.uuid4()),
+            run_id=run_id,
             output=output,
             input=input,
             ground_truth=ground_truth,
@@ -220,6 +239,7 @@ class Scorer:
             system_prompt=system_prompt,
             prompt=prompt,
             result=result,
+            thinking=answer.thinking,
             usage=answer.usage,
             duration_ms=(time.perf_counter() - started) * 1000,
         )

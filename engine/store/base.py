@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from ..scoring import StepRecord
+from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
 Direction = Literal["higher_is_better", "lower_is_better"]
@@ -47,6 +47,8 @@ class ResultRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     expected: bool | float | None = Field(default=None, description="The item's human label for this scorer, if any")
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
+    judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
+    disagreement: bool | None = Field(default=None, description="A jury's judges disagreed")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0

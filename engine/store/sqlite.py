@@ -16,7 +16,12 @@ from ..errors import ConfigError
 from ..formatting import to_json
 from .base import ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 3
+#: What each schema version adds to the one before it.
+_MIGRATIONS = {
+    2: ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
+    3: ("ALTER TABLE results ADD COLUMN expected TEXT",),  # the item's human label, for agreement from stored runs
+}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -48,6 +53,8 @@ CREATE TABLE IF NOT EXISTS results (
     metadata          TEXT,
     expected          TEXT,
     steps             TEXT,
+    judges            TEXT,
+    disagreement      INTEGER,
     prompt_tokens     INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     total_tokens      INTEGER NOT NULL DEFAULT 0,
@@ -61,10 +68,10 @@ CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
 """
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", *_JSON_COLUMNS, "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "error", "error_stage", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
     "started_at", "finished_at",
 )  # fmt: skip
 
@@ -115,12 +122,15 @@ class SQLiteStore:
             with self._transaction() as db:
                 # Statement by statement: executescript() would commit the transaction that
                 # keeps two processes from creating the tables at once.
+                columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
                 for statement in _DDL.split(";"):
                     if statement.strip():
                         db.execute(statement)
-                columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
-                if "expected" not in columns:  # a store from before human labels were kept
-                    db.execute("ALTER TABLE results ADD COLUMN expected TEXT")
+                if columns:  # a store made by an earlier version: bring its table up to date
+                    for added in range(max(version, 1) + 1, _SCHEMA_VERSION + 1):
+                        for migration in _MIGRATIONS[added]:
+                            if migration.split()[5] not in columns:
+                                db.execute(migration)
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     def __repr__(self) -> str:

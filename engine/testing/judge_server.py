@@ -40,11 +40,14 @@ class Request:
     @property
     def prompt(self) -> str:
         """The first user message: the rendered prompt of the step (re-asks come after it)."""
-        return next((m["content"] for m in self.messages if m.get("role") == "user"), "")
+        return next((_text(m.get("content")) for m in self.messages if m.get("role") == "user"), "")
 
     @property
     def system(self) -> str:
-        return next((m["content"] for m in self.messages if m.get("role") == "system"), "")
+        """The system message (Anthropic's Messages API sends it beside the messages)."""
+        if "system" in self.body:
+            return _text(self.body["system"])
+        return next((_text(m.get("content")) for m in self.messages if m.get("role") == "system"), "")
 
     @property
     def schema_name(self) -> str | None:
@@ -53,10 +56,10 @@ class Request:
         if response_format.get("type") == "json_schema":
             return str(response_format["json_schema"]["name"])
         tools = self.body.get("tools") or []
-        if tools:
-            return str(tools[0]["function"]["name"])
-        for message in self.messages:  # JSON / MD_JSON modes put the schema in the text
-            text = str(message.get("content", ""))
+        if tools:  # OpenAI nests the name under "function"; Anthropic does not
+            return str(tools[0].get("function", tools[0])["name"])
+        texts = [_text(message.get("content")) for message in self.messages] + [self.system]
+        for text in texts:  # JSON / MD_JSON modes put the schema in the text
             start = text.find("{", text.find("json_schema"))
             if "json_schema" in text and start >= 0:
                 try:
@@ -74,9 +77,18 @@ class Request:
         return len(self.messages) > 2 or any(m.get("role") in ("assistant", "tool") for m in self.messages)
 
 
+def _text(content: Any) -> str:
+    """The text of a message's content: a string, or a list of content blocks."""
+    if isinstance(content, list):
+        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return "" if content is None else str(content)
+
+
 @dataclass
 class Reply:
-    """What the server answers: a structured answer, raw text, or an HTTP error."""
+    """What the server answers: a structured answer, raw text, or an HTTP error. `reasoning`
+    is a reasoning model's thinking, sent apart from the answer (`reasoning_content`, or an
+    Anthropic thinking block), and `reasoning_tokens` the tokens it cost."""
 
     answer: Any = None
     text: str | None = None
@@ -85,6 +97,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     usage: tuple[int, int] = (50, 10)
+    reasoning: str | None = None
+    reasoning_tokens: int = 0
+    param: str | None = None
 
     @classmethod
     def raw(cls, text: str, **kwargs: Any) -> Reply:
@@ -92,6 +107,7 @@ class Reply:
 
     @classmethod
     def fail(cls, status: int, message: str = "scripted failure", **kwargs: Any) -> Reply:
+        """An HTTP error; `param=` names the request field at fault, as OpenAI's errors do."""
         return cls(status=status, error=message, **kwargs)
 
 
@@ -99,6 +115,11 @@ Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
 
 
 class JudgeServer:
+    """The OpenAI-compatible server (POST /v1/chat/completions)."""
+
+    #: The path every scripted request is posted to (others get 404).
+    route = "/chat/completions"
+
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self._scripts: dict[str | None, deque[Script]] = defaultdict(deque)
@@ -173,15 +194,24 @@ class JudgeServer:
             finish_reason = "tool_calls"
         else:
             message["content"] = text
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         prompt_tokens, completion_tokens = reply.usage
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+        if reply.reasoning_tokens:
+            usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "usage": usage,
         }
+
+    def _error(self, reply: Reply) -> dict[str, Any]:
+        error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error", "param": reply.param}
+        return {"error": error}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -217,15 +247,14 @@ class JudgeServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    if not self.path.endswith("/chat/completions"):
+                    if not self.path.split("?", 1)[0].endswith(server.route):
                         self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                         return
                     reply = server._next(request)
                     if reply.delay:
                         time.sleep(reply.delay)
                     if reply.status != 200:
-                        error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error"}
-                        self._send(reply.status, {"error": error}, reply.headers)
+                        self._send(reply.status, server._error(reply), reply.headers)
                     else:
                         self._send(200, server._completion(request, reply), reply.headers)
                 finally:

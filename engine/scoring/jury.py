@@ -1,0 +1,168 @@
+"""A jury: several judges score the same output with the same plan, and one aggregate score
+comes out, with every judge's own score and reason kept beside it.
+
+A jury is a runner over several scorers of one plan (one per judge), not a branch inside
+the scorer: each judge runs the plan exactly as it would alone.
+
+    jury = Jury([scorer_a, scorer_b, scorer_c], aggregate="majority", threshold=0.5)
+    result = jury.run(output="...")
+    result.score, result.judges, result.disagreement
+
+Aggregations: `mean`, `median`, `majority` (each judge's pass/fail verdict against the
+threshold; the score is the mean of the majority's scores, a tie counting as a fail) and
+`strictest` (the worst score for the scorer's direction). The judges disagree when their
+scores spread wider than `margin`, or, with a threshold, when their verdicts differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from ..errors import ConfigError, JudgeError
+from ..sync import run_sync
+from .context import GetContext
+from .plan import Direction, ScorerPlan
+from .results import JudgeVerdict, ScoreResult
+from .scorer import Scorer
+from .tracing import record_score, scorer_span
+
+Aggregation = Literal["mean", "median", "majority", "strictest"]
+AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
+#: How far apart (on the scorer's scale) two judges' scores may be before they disagree.
+DEFAULT_MARGIN = 0.3
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The judges of a jury, as one name (what results and the store record as the model)."""
+
+    models: tuple[str, ...]
+
+    @property
+    def model(self) -> str:
+        return "+".join(self.models)
+
+
+def passes(score: float, threshold: float, direction: Direction) -> bool:
+    """Whether a score is on the good side of a threshold (a score at it passes)."""
+    return score <= threshold if direction == "lower_is_better" else score >= threshold
+
+
+class Jury:
+    """Several judges scoring with one plan; see the module docstring."""
+
+    def __init__(
+        self,
+        scorers: Sequence[Scorer],
+        aggregate: Aggregation = "mean",
+        threshold: float | None = None,
+        margin: float | None = None,
+    ) -> None:
+        if len(scorers) < 2:
+            raise ConfigError("a jury needs at least two judges")
+        plans = {scorer.plan.fingerprint for scorer in scorers}
+        if len(plans) != 1:
+            raise ConfigError("every judge of a jury must score with the same scorer definition")
+        models = [scorer.judge.model for scorer in scorers]
+        repeated = sorted({model for model in models if models.count(model) > 1})
+        if repeated:
+            raise ConfigError(f"judge {', '.join(repeated)} is named twice in the jury")
+        if aggregate not in AGGREGATIONS:
+            raise ConfigError(f"unknown aggregation {aggregate!r}; choose one of {', '.join(AGGREGATIONS)}")
+        if aggregate == "majority" and threshold is None:
+            raise ConfigError(f"{scorers[0].id}: a majority vote needs a threshold (the pass line of each judge's verdict)")
+        self.scorers = list(scorers)
+        self.aggregate = aggregate
+        self.threshold = threshold
+        self.margin = DEFAULT_MARGIN if margin is None else margin
+        self.judge = Panel(tuple(models))
+
+    @property
+    def plan(self) -> ScorerPlan:
+        return self.scorers[0].plan
+
+    @property
+    def id(self) -> str:
+        return self.plan.id
+
+    @property
+    def context(self) -> list[str] | None:
+        return self.scorers[0].context
+
+    @property
+    def get_context(self) -> GetContext | None:
+        return self.scorers[0].get_context
+
+    def __repr__(self) -> str:
+        return f"Jury({self.id!r}, models={list(self.judge.models)!r}, aggregate={self.aggregate!r})"
+
+    def run(self, output: Any = None, **fields: Any) -> ScoreResult:
+        """Score one output with every judge (sync wrapper of `arun`)."""
+        return run_sync(self.arun(output, **fields))
+
+    async def arun(self, output: Any = None, **fields: Any) -> ScoreResult:
+        """Every judge scores `output` at once (the same fields as `Scorer.arun`). A judge
+        that fails fails the jury's result, naming the judge: a verdict of fewer judges than
+        asked would be read as the jury's."""
+        fields["run_id"] = fields.get("run_id") or str(uuid.uuid4())
+        with scorer_span(self.id, self.plan.fingerprint, fields["run_id"], self.judge.model) as span:
+            result = await self._arun(output, fields)
+            record_score(span, result.score, result.reason)
+            return result
+
+    async def _arun(self, output: Any, fields: dict[str, Any]) -> ScoreResult:
+        started = time.perf_counter()
+        outcomes = await asyncio.gather(*(scorer.arun(output, **fields) for scorer in self.scorers), return_exceptions=True)
+        results: list[ScoreResult] = []
+        for scorer, outcome in zip(self.scorers, outcomes):
+            if isinstance(outcome, BaseException):
+                if isinstance(outcome, JudgeError):
+                    raise type(outcome)(f"judge {scorer.judge.model}: {outcome.message}", outcome.step) from outcome
+                raise outcome
+            results.append(outcome)
+        verdicts = [
+            JudgeVerdict(
+                model=result.model,
+                score=result.score,
+                reason=result.reason,
+                passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
+                usage=result.usage,
+            )
+            for result in results
+        ]
+        score, chosen = self._aggregate(results, verdicts)
+        scores = [verdict.score for verdict in verdicts]
+        disagreement = max(scores) - min(scores) > self.margin or len({verdict.passed for verdict in verdicts}) > 1
+        return chosen.model_copy(
+            update={
+                "score": score,
+                "model": self.judge.model,
+                "judges": verdicts,
+                "disagreement": disagreement,
+                "duration_ms": (time.perf_counter() - started) * 1000,
+            }
+        )
+
+    def _aggregate(self, results: list[ScoreResult], verdicts: list[JudgeVerdict]) -> tuple[float, ScoreResult]:
+        """The jury's score, and the judge whose reason and steps stand for it (the one
+        closest to the score)."""
+        scores = [result.score for result in results]
+        lower_is_better = self.plan.direction == "lower_is_better"
+        if self.aggregate == "mean":
+            score = statistics.fmean(scores)
+        elif self.aggregate == "median":
+            score = statistics.median(scores)
+        elif self.aggregate == "strictest":
+            score = max(scores) if lower_is_better else min(scores)
+        else:
+            passing = [verdict.score for verdict in verdicts if verdict.passed]
+            failing = [verdict.score for verdict in verdicts if not verdict.passed]
+            score = statistics.fmean(passing if len(passing) > len(failing) else failing)
+        closest = min(range(len(results)), key=lambda index: abs(scores[index] - score))
+        return round(score, 4), results[closest]

@@ -1,0 +1,131 @@
+"""An assertion on a score that reads well in a test and, when it fails, says why: the
+score, the judge's reason, and what each step of the judge found (claims, verdicts, ...).
+
+    from engine.testing import assert_score
+
+    assert_score(reply, scorer="hallucination", context=docs, below=0.2)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..catalog import Catalog, builtin_catalog, load_scorers
+from ..errors import ConfigError
+from ..scoring import AnyScorer, ScoreResult
+
+
+@dataclass
+class Defaults:
+    """What scorers created by name use unless told otherwise (the pytest plugin sets them
+    from `--scorers-model` and the `scorers_catalog` ini option)."""
+
+    model: str | None = None
+    catalog: str | None = None
+    cache: bool = True
+
+
+defaults = Defaults()
+
+
+def catalog_of(path: str | os.PathLike[str] | None) -> Catalog:
+    chosen = path or defaults.catalog
+    return load_scorers(Path(chosen)) if chosen else builtin_catalog()
+
+
+def assert_score(
+    output: Any,
+    scorer: str | AnyScorer,
+    *,
+    below: float | None = None,
+    above: float | None = None,
+    at_most: float | None = None,
+    at_least: float | None = None,
+    context: Sequence[str] | None = None,
+    input: Any = None,  # noqa: A002 - the run's field
+    ground_truth: Any = None,
+    options: Mapping[str, Any] | None = None,
+    model: str | None = None,
+    models: Sequence[str] | None = None,
+    catalog: str | os.PathLike[str] | None = None,
+) -> ScoreResult:
+    """Score `output` and fail unless the score is `below` / `above` (strictly) or
+    `at_most` / `at_least` the given values. `scorer` is an id of the catalog (built-in, or
+    `catalog=`) or a scorer object. Returns the result, for further checks."""
+    __tracebackhide__ = True
+    bounds = {"below": below, "above": above, "at_most": at_most, "at_least": at_least}
+    if all(value is None for value in bounds.values()):
+        raise ConfigError("assert_score needs a bound: below=, above=, at_most= or at_least=")
+    if isinstance(scorer, str):
+        judge: dict[str, Any] = {"models": list(models)} if models else {"model": model or defaults.model}
+        scorer = catalog_of(catalog).create(scorer, options=options, **judge)
+    elif model or models or options:
+        raise ConfigError("assert_score: model=, models= and options= apply to a scorer given by id; this one is already made")
+    result = scorer.run(output, input=input, ground_truth=ground_truth, context=list(context) if context is not None else None)
+    failed = [
+        f"{name.replace('_', ' ')} {value:g}"
+        for name, value in bounds.items()
+        if value is not None and not _holds(name, result.score, value)
+    ]
+    if failed:
+        better = "lower" if scorer.plan.direction == "lower_is_better" else "higher"
+        raise AssertionError(f"{result.scorer_id} scored {result.score:g}, expected {' and '.join(failed)} ({better} is better)\n{explain(result)}")
+    return result
+
+
+def _holds(bound: str, score: float, value: float) -> bool:
+    return {"below": score < value, "above": score > value, "at_most": score <= value, "at_least": score >= value}[bound]
+
+
+def explain(result: ScoreResult) -> str:
+    """The reason, then what each judge step answered, one finding a line."""
+    lines = [f"reason: {result.reason}"] if result.reason else []
+    for verdict in result.judges or []:
+        lines.append(f"judge {verdict.model}: {verdict.score:g} - {verdict.reason or ''}".rstrip(" -"))
+    for record in result.steps.values():
+        if record.kind != "llm" or record.skipped or not isinstance(record.result, Mapping):
+            continue
+        for name, value in record.result.items():
+            if isinstance(value, list):
+                lines.append(f"{name}:")
+                lines.extend(f"  - {_finding(item)}" for item in value)
+            else:
+                lines.append(f"{name}: {value}")
+    return "\n".join(lines)
+
+
+def _finding(item: Any) -> str:
+    if isinstance(item, Mapping):
+        return "; ".join(f"{key}: {value}" for key, value in item.items())
+    return str(item)
+
+
+class Scorers:
+    """What the pytest plugin's `scorers` fixture gives a test: scorers of one catalog, judged
+    by one model unless told otherwise."""
+
+    def __init__(self, catalog: Catalog, model: str | None) -> None:
+        self.catalog = catalog
+        self.model = model
+
+    def create(self, scorer_id: str, options: Mapping[str, Any] | None = None, **judge: Any) -> AnyScorer:
+        """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
+        if "model" not in judge and "models" not in judge:
+            judge["model"] = self.model
+        return self.catalog.create(scorer_id, options=options, **judge)
+
+    def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
+        return self.create(scorer).run(output, context=list(context) if context is not None else None, **fields)
+
+    def assert_score(self, output: Any, scorer: str | AnyScorer, **expectations: Any) -> ScoreResult:
+        """`assert_score` with this fixture's catalog and judge."""
+        __tracebackhide__ = True
+        if isinstance(scorer, str):
+            models = expectations.pop("models", None)
+            judge: dict[str, Any] = {"models": models} if models else {"model": expectations.pop("model", None) or self.model}
+            scorer = self.create(scorer, options=expectations.pop("options", None), **judge)
+        return assert_score(output, scorer, **expectations)
