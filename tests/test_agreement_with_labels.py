@@ -126,7 +126,7 @@ def test_compare_from_python_as_the_tuning_doc_shows(judge: JudgeServer, tmp_pat
     assert compared.result.summary["hallucination@strict"].agreement.binary.f1.value == 1.0
 
 
-def test_a_jury_becomes_a_variant_as_a_single_judge_does() -> None:
+def test_a_jury_becomes_a_variant_as_a_single_judge_does(judge: JudgeServer) -> None:
     jury = create_hallucination_scorer(models=["openai/a", "openai/b"])
     renamed = as_variant(jury, "panel")
     assert renamed.id == "hallucination@panel" and jury.id == "hallucination"
