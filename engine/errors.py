@@ -15,24 +15,39 @@ class ScorerError(Exception):
 
 
 class PlacedError(ScorerError):
-    """An error about something written in a file: `path` and `line` point at the place to
-    fix, when known, and lead the message as FILE:LINE."""
+    """An error about something written in a file: `path`, `line` and `column` point at the
+    place to fix, when known, and lead the message as FILE:LINE:COLUMN."""
 
-    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None) -> None:
+    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None, column: int | None = None) -> None:
         self.message = message
         self.path = str(path) if path is not None else None
         self.line = line
+        self.column = column if line is not None else None
         super().__init__(str(self))
 
     def __str__(self) -> str:
         if self.path is None:
             return self.message
         where = self.path if self.line is None else f"{self.path}:{self.line}"
+        if self.column is not None:
+            where += f":{self.column}"
         return f"{where}: {self.message}"
 
 
 class ConfigError(PlacedError):
     """A scorer definition, template, schema or option is wrong."""
+
+
+class CatalogErrors(ConfigError):
+    """Every problem found in a catalog, gathered in one pass (a `scorers check` lists them
+    all); the message is the first problem, followed by how many more there are."""
+
+    def __init__(self, problems: list[ConfigError]) -> None:
+        self.problems = problems
+        first = problems[0]
+        more = len(problems) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''}; `scorers check` lists them all)" if more else ""
+        super().__init__(first.message + suffix, first.path, first.line, first.column)
 
 
 class DataError(PlacedError):
@@ -96,6 +111,7 @@ class AnswerCutOffError(JudgeError):
 
 __all__ = [
     "AnswerCutOffError",
+    "CatalogErrors",
     "ConfigError",
     "DataError",
     "ExpressionError",

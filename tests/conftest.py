@@ -6,6 +6,7 @@ import pytest
 
 from engine.judge import capabilities
 from engine.testing import AnthropicServer, JudgeServer
+from engine.testing.postgres import PostgresCluster, postgres_binaries
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +55,21 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch) -> None:
     variables = {"SCORERS_MODEL", "SCORERS_MODE", *(name for provider in PROVIDERS.values() for name in provider.variables())}
     for name in variables:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A real PostgreSQL server for this session (CI installs Debian's `postgresql`)."""
+    bin_dir = postgres_binaries()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install '.[postgres]')")
+    cluster = PostgresCluster(bin_dir).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """A fresh, empty database of the session's cluster."""
+    return postgres_cluster.new_database()

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scripted import script_hallucination
+
 from engine import as_variant, create_hallucination_scorer, run_compare
 from engine.runs import run_evals
-from engine.runs.stats import Labelled, agreement_of, binary_figures, bootstrap, compare_labelled, numeric_figures
+from engine.runs.stats import (
+    Labelled,
+    agreement_of,
+    binary_figures,
+    bootstrap,
+    compare_labelled,
+    numeric_figures,
+)
 from engine.testing import JudgeServer
-from scripted import script_hallucination
 
 
 def test_binary_figures_match_hand_computed_values() -> None:

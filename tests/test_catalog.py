@@ -149,24 +149,24 @@ def error_for(tmp_path: Path, files: dict[str, str]) -> str:
 def test_broken_yaml_names_file_and_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("direction: higher_is_better", "direction: [higher")
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:8: invalid YAML: expected ',' or ']'")
-    assert message.endswith("(in a flow sequence that starts at line 7)")
+    # Reported where the bracket was opened, not two lines later where the parser gave up.
+    assert message == f"{tmp_path / 'catalog.yaml'}:7:16: invalid YAML: a flow sequence opened here is not closed (expected ',' or ']', but got ':' at line 8)"
 
 
 def test_a_misspelt_step_field_names_its_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("        schema: sentences.yaml", "        shema: sentences.yaml")
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:16: scorers.politeness.steps.0.shema: Extra inputs")
+    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:16:9: scorers.politeness.steps.0.shema: unknown key 'shema'; did you mean 'schema'?")
 
 
 def test_a_wrong_direction_names_its_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("direction: higher_is_better", "direction: up")
-    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:7: scorers.politeness.direction: Input should be")
+    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:7:16: scorers.politeness.direction: Input should be")
 
 
 def test_a_bad_option_default_names_its_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("default: 1, exclusiveMinimum: 0", "default: 0, exclusiveMinimum: 0")
-    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:9: options.scale: default: Input should be greater than 0")
+    assert error_for(tmp_path, host).startswith(f"{tmp_path / 'catalog.yaml'}:9:38: scorers.politeness.options.scale.default: Input should be greater than 0")
 
 
 def test_template_syntax_errors_name_the_template_and_line(tmp_path: Path, host: dict[str, str]) -> None:
@@ -179,7 +179,7 @@ def test_template_syntax_errors_name_the_template_and_line(tmp_path: Path, host:
 def test_unknown_template_variables_are_caught_at_load_time(tmp_path: Path, host: dict[str, str]) -> None:
     host["prompts/politeness.j2"] = "Judge this.\n{{ ouput | untrusted('output') }}\n"
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'prompts/politeness.j2'}:2: politeness.judge_sentences: unknown variable(s) ouput")
+    assert message.startswith(f"{tmp_path / 'prompts/politeness.j2'}:2:4: politeness.judge_sentences: unknown name 'ouput'; did you mean 'output'?")
 
 
 def test_context_in_a_step_that_does_not_declare_it_is_explained(tmp_path: Path, host: dict[str, str]) -> None:
@@ -195,7 +195,7 @@ def test_missing_template_and_schema_are_named(tmp_path: Path, host: dict[str, s
 def test_schema_errors_name_the_schema_file_and_line(tmp_path: Path, host: dict[str, str]) -> None:
     host["schemas/sentences.yaml"] = SENTENCES_SCHEMA.replace("polite: {type: boolean}", "polite: {type: bool}")
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'schemas/sentences.yaml'}:10: unsupported type 'bool'")
+    assert message.startswith(f"{tmp_path / 'schemas/sentences.yaml'}:10:24: unsupported type 'bool'; did you mean 'boolean'?")
 
 
 def test_yes_no_enums_must_be_quoted(tmp_path: Path, host: dict[str, str]) -> None:
@@ -206,13 +206,13 @@ def test_yes_no_enums_must_be_quoted(tmp_path: Path, host: dict[str, str]) -> No
 def test_on_skip_must_fit_the_schema(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace("on_skip: {sentences: []}", "on_skip: {sentence: []}")
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:18: politeness.judge_sentences.on_skip does not fit")
+    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:18:18: politeness.judge_sentences.on_skip does not fit")
 
 
 def test_bad_expressions_are_caught_at_load_time(tmp_path: Path, host: dict[str, str]) -> None:
     host["catalog.yaml"] = MINIMAL_SCORER.replace('score: "polite * options.scale"', 'score: "polite * * options.scale"')
     message = error_for(tmp_path, host)
-    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:23: politeness.score.score: invalid expression")
+    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:23:24: politeness.score.score: invalid expression: unexpected '*'")
 
 
 def test_two_score_steps_are_refused(tmp_path: Path, host: dict[str, str]) -> None:
@@ -227,7 +227,7 @@ def test_extends_of_an_unknown_step_is_refused(tmp_path: Path) -> None:
 
 def test_extends_cycles_are_refused(tmp_path: Path) -> None:
     message = error_for(tmp_path, {"catalog.yaml": "scorers:\n  a: {extends: b}\n  b: {extends: a}\n"})
-    assert "extends: cycle a -> b -> a" in message
+    assert message.startswith(f"{tmp_path / 'catalog.yaml'}:2:16: scorers.a.extends: cycle b -> a -> b")
 
 
 def test_yaml_python_tags_are_refused(tmp_path: Path) -> None:
@@ -237,9 +237,9 @@ def test_yaml_python_tags_are_refused(tmp_path: Path) -> None:
 
 def test_templates_cannot_reach_python_internals(tmp_path: Path, host: dict[str, str], judge: JudgeServer) -> None:
     host["prompts/politeness.j2"] = "{{ output.__class__.__mro__[1].__subclasses__() }}\n"
-    scorer = load_scorers(write(tmp_path, host)).create("politeness")
-    with pytest.raises(ConfigError, match="politeness.j2:1: cannot render"):
-        scorer.run(output="hi")
+    # Refused when the catalog loads, not only when rendering.
+    message = error_for(tmp_path, host)
+    assert message.startswith(f"{tmp_path / 'prompts/politeness.j2'}:1:11: politeness.judge_sentences: attribute '__class__' is not allowed")
     assert judge.requests == []
 
 

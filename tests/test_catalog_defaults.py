@@ -115,7 +115,7 @@ def test_a_mistake_in_the_defaults_block_names_its_own_line(tmp_path: Path) -> N
         """))
     with pytest.raises(ConfigError) as error:
         load_scorers(path)
-    assert str(error.value).startswith(f"{path}:4: ") and "temprature" in str(error.value)
+    assert str(error.value).startswith(f"{path}:4:5: defaults.judge.temprature: unknown key 'temprature'; did you mean 'temperature'?")
 
 
 def test_the_built_in_catalog_writes_shared_settings_once() -> None:

@@ -299,20 +299,25 @@ def test_a_compute_step_with_a_broken_expression_fails_at_load_with_its_place(tm
     )
     with pytest.raises(ConfigError, match=r"broken\.measure\.values\.n: invalid expression") as caught:
         engine.load_scorers(catalog)
-    assert caught.value.line == 9
+    assert (caught.value.line, caught.value.column) == (10, 20)  # the bracket left open
 
 
 def test_a_value_reading_a_missing_key_fails_the_run_instead_of_storing_nothing(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.yaml"
     catalog.write_text(
         "scorers:\n  typo:\n    name: t\n    description: t\n    direction: higher_is_better\n    steps:\n"
-        "      - id: measure\n        kind: compute\n        values:\n          first: \"tool_calls[0].argz if tool_calls else {}\"\n"
+        "      - id: measure\n        kind: compute\n        values:\n          first: \"tool_calls[0].args.querry if tool_calls else {}\"\n"
         "      - id: score\n        kind: score\n        score: \"1\"\n",
         encoding="utf-8",
     )
+    # A tool's arguments are whatever the agent sent: only the run can tell a key is missing.
     scorer = engine.load_scorers(catalog).create("typo")
-    with pytest.raises(ConfigError, match="typo.measure.values.first: .* has no attribute 'argz'"):
-        scorer.run(calls("search"))
+    with pytest.raises(ConfigError, match="typo.measure.values.first: .* has no attribute 'querry'"):
+        scorer.run(calls("search", search={"query": "q"}))
+    # A field every tool call has or lacks is known when the catalog loads.
+    catalog.write_text(catalog.read_text(encoding="utf-8").replace("args.querry", "argz"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"catalog.yaml:10:33: typo.measure.values.first: tool_calls\[0\] has no field 'argz'; did you mean 'args'\?"):
+        engine.load_scorers(catalog)
 
 
 def test_text_scorers_on_punctuation_unicode_and_long_text() -> None:

@@ -163,7 +163,7 @@ def test_a_store_from_before_juries_gains_their_columns(tmp_path: Path) -> None:
 
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(path)
-    ddl = "\n".join(line for line in store_module._DDL.splitlines() if not line.strip().startswith(("judges", "disagreement")))
+    ddl = "\n".join(line for line in store_module._RESULTS_DDL.splitlines() if not line.strip().startswith(("judges", "disagreement")))
     old.executescript(ddl + "\nPRAGMA user_version=1;")
     old.close()
     with SQLiteStore(path) as results:

@@ -97,4 +97,4 @@ def test_a_broken_option_rule_is_reported_at_load_time(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="invalid expression") as raised:
         engine.load_scorers(path)
-    assert raised.value.line == 10  # `option_rules:`
+    assert (raised.value.line, raised.value.column) == (11, 32)  # the `check:` itself, at its unclosed bracket

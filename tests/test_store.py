@@ -143,9 +143,9 @@ def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path
     path = tmp_path / "old.sqlite"
     with SQLiteStore(path) as store:
         store.save(record("r", "a", score=0.5))
-    with sqlite3.connect(path) as old:  # as written before labels were stored (schema 2)
+    with sqlite3.connect(path) as old:  # as written before labels were stored (schema 3)
         old.execute("ALTER TABLE results DROP COLUMN expected")
-        old.execute("PRAGMA user_version=2")
+        old.execute("PRAGMA user_version=3")
     with SQLiteStore(path) as store:
         store.save(record("r", "b", score=1.0, expected=True))
         store.save(record("r", "c", score=0.0, expected=0.25))

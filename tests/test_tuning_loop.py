@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scripted import claims_of, numbered_claims, between
+from scripted import between, claims_of, numbered_claims
 from typer.testing import CliRunner
 
 from engine.cli import app

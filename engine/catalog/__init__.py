@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import CatalogErrors, ConfigError
 from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, StructuredMode, connect, resolve_judge
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
@@ -152,10 +152,37 @@ def builtin_catalog() -> Catalog:
     return Catalog(_builtin_source())
 
 
+def catalog_file(path: str | os.PathLike[str]) -> Path:
+    """A catalog's YAML file: the path itself, or the one catalog file of a folder
+    (`catalog.yaml` or `scorers.yaml`)."""
+    path = Path(path)
+    if path.is_dir():
+        for name in ("catalog.yaml", "scorers.yaml", "catalog.yml", "scorers.yml"):
+            if (path / name).is_file():
+                return path / name
+        raise ConfigError("no catalog here: a folder given as a catalog holds a catalog.yaml or scorers.yaml", path)
+    return path
+
+
+def check_catalog(path: str | os.PathLike[str] | None) -> tuple[list[ConfigError], int]:
+    """Every problem of a catalog (the built-in one when `path` is None), and how many
+    scorers it offers when it has none. Nothing is called and no key is needed."""
+    try:
+        if path is None or catalog_file(path).resolve() == builtin_catalog_path().resolve():
+            catalog = Catalog(CatalogSource(builtin_catalog_path(), None))
+        else:
+            catalog = load_scorers(path)
+    except CatalogErrors as exc:
+        return list(exc.problems), 0
+    except ConfigError as exc:
+        return [exc], 0
+    return [], len(catalog.ids())
+
+
 def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     """A host application's catalog: its own scorers, prompts and schemas (relative to the
     YAML file), which shadow the built-in ones of the same name."""
-    return Catalog(CatalogSource(Path(path), _builtin_source()))
+    return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "load_scorers"]
+__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "load_scorers"]

@@ -30,8 +30,10 @@ from ..errors import ConfigError, ExpressionError
 from ..formatting import plain
 from ..scoring.answer_scope import current_answer_scope
 from .expressions import Expression
-from .source import line_of
+from .names import NameChecker, Scope
+from .source import place_in, position, span_of
 from .spec import Rule
+from .suggest import did_you_mean
 from .templates import sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
@@ -59,7 +61,12 @@ _CONSTRAINTS = {
 _message_environment = sandbox()
 
 class CompiledRule:
-    def __init__(self, rule: Rule, where: str) -> None:
+    """A rule ready to check; `written_at` (the YAML it came from, and the path to the rule
+    inside it) lets the catalog compiler report a misspelt name at its own line and column."""
+
+    def __init__(self, rule: Rule, where: str, written_at: tuple[Any, list[Any]] | None = None) -> None:
+        self.rule = rule
+        self.written_at = written_at
         self.check = Expression(rule.check, where)
         try:
             self._message = _message_environment.from_string(rule.message)
@@ -76,8 +83,39 @@ class CompiledRule:
         return self._message.render(**variables)
 
 
-def compile_rules(rules: Sequence[Rule], label: str) -> list[CompiledRule]:
-    return [CompiledRule(rule, f"{label} {index}") for index, rule in enumerate(rules, 1)]
+def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequence[Any] = ()) -> list[CompiledRule]:
+    """Rules compiled; when `data` (the YAML holding the list at `loc`) is given, a broken
+    check or message is reported at its own place."""
+    compiled = []
+    for index, rule in enumerate(rules):
+        written_at = (data, [*loc, index]) if data is not None else None
+        try:
+            compiled.append(CompiledRule(rule, f"{label} {index + 1}", written_at))
+        except ConfigError as exc:
+            if written_at is None or exc.path is not None:
+                raise
+            field = "message" if "message template" in exc.message else "check"
+            place = position(data, [*loc, index, field], value=True)
+            span = span_of(data, [*loc, index, field])
+            # The checker says where inside the check or message it breaks (an unclosed
+            # bracket, an unknown filter), and which name was meant.
+            checker = NameChecker(_message_environment, Scope({}))
+            if field == "check":
+                checker.expression(rule.check)
+            else:
+                try:
+                    checker.template(_message_environment.parse(rule.message))
+                except TemplateSyntaxError:
+                    pass
+            finding = next((found for found in checker.findings if not found.message.startswith("unknown name")), None)
+            message = exc.message
+            if finding is not None:
+                if span is not None and finding.pattern:
+                    place = place_in(span, pattern=finding.pattern)
+                if field == "message":
+                    message = f"{label} {index + 1}: invalid message template: {finding.message}"
+            raise ConfigError(message, *(place or (None, None, None))) from None
+    return compiled
 
 
 def rule_failures(rules: Sequence[CompiledRule], variables: Mapping[str, Any]) -> list[str]:
@@ -129,14 +167,22 @@ class SchemaCompiler:
     def __init__(self, data: Any, path: Path) -> None:
         self.data = data
         self.path = path
+        self._definitions_key = "$defs" if isinstance(data, Mapping) and "$defs" in data else "definitions"
+        definitions = data.get(self._definitions_key) if isinstance(data, Mapping) else None
+        self.definitions: Mapping[str, Any] = definitions if isinstance(definitions, Mapping) else {}
+        self._resolved: dict[str, Any] = {}
+        self._resolving: list[str] = []
 
-    def error(self, message: str, loc: Sequence[Any]) -> ConfigError:
-        return ConfigError(message, self.path, line_of(self.data, loc))
+    def error(self, message: str, loc: Sequence[Any], value: bool = False) -> ConfigError:
+        place = position(self.data, loc, value)
+        return ConfigError(message, self.path, place.line if place else None, place.column if place else None)
 
     def compile(self, default_name: str) -> tuple[type[BaseModel], list[CompiledRule]]:
         if not isinstance(self.data, Mapping):
             raise self.error("a schema file must be a mapping (a JSON Schema object)", [])
-        body = {key: value for key, value in self.data.items() if key != "rules"}
+        if self._definitions_key in self.data and not isinstance(self.data[self._definitions_key], Mapping):
+            raise self.error(f"`{self._definitions_key}` must be a mapping of name: schema", [self._definitions_key])
+        body = {key: value for key, value in self.data.items() if key not in ("rules", "$defs", "definitions")}
         if body.get("type") != "object":
             raise self.error("the top-level schema must have `type: object`", ["type"])
         model = self._object(body, _model_name(str(body.get("title") or default_name)), [])
@@ -155,8 +201,10 @@ class SchemaCompiler:
                 first = exc.errors()[0]
                 raise self.error(f"rule: {first['msg']}", [*loc, index, *first["loc"]]) from None
         try:
-            return compile_rules(parsed, "rule")
+            return compile_rules(parsed, "rule", self.data, loc)
         except ConfigError as exc:
+            if exc.path is not None:
+                raise
             raise self.error(exc.message, loc) from None
 
     def _object(self, schema: Mapping[str, Any], name: str, loc: list[Any]) -> Any:
@@ -210,9 +258,11 @@ class SchemaCompiler:
     def _type(self, schema: Any, name: str, loc: list[Any]) -> Any:
         if not isinstance(schema, Mapping):
             raise self.error("a property schema must be a mapping with a `type`", loc)
+        if "$ref" in schema:
+            return self._reference(schema, loc)
         kind = schema.get("type")
         if kind not in _KEYWORDS_BY_TYPE:
-            raise self.error(f"unsupported type {kind!r}; use one of {sorted(_KEYWORDS_BY_TYPE)}", [*loc, "type"])
+            raise self.error(f"unsupported type {kind!r}{did_you_mean(str(kind), _KEYWORDS_BY_TYPE)} (supported: {', '.join(sorted(_KEYWORDS_BY_TYPE))})", [*loc, "type"], value=True)
         self._check_keywords(schema, kind, loc)
         if kind == "object":
             return self._object(schema, _model_name(str(schema.get("title") or name)), loc)
@@ -223,6 +273,33 @@ class SchemaCompiler:
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
         return _SCALAR_TYPES[kind]
+
+    def _reference(self, schema: Mapping[str, Any], loc: list[Any]) -> Any:
+        """A local `$ref` (`#/$defs/Name`): the sub-schema written once under `$defs` and used
+        wherever it is referenced (one model, however many times)."""
+        extra = [key for key in schema if key != "$ref" and key not in _ANNOTATION_KEYWORDS]
+        if extra:
+            raise self.error(f"keyword {extra[0]!r} cannot stand beside `$ref`; put it in the referenced schema", [*loc, extra[0]])
+        reference = schema["$ref"]
+        prefix = f"#/{self._definitions_key}/"
+        if not isinstance(reference, str) or not reference.startswith(("#/$defs/", "#/definitions/")):
+            raise self.error(f"`$ref` {reference!r}: only local references are supported, written {prefix}Name", [*loc, "$ref"], value=True)
+        target = reference.split("/", 2)[2]
+        if not reference.startswith(prefix) or target not in self.definitions:
+            known = ", ".join(self.definitions) or "none"
+            raise self.error(
+                f"`$ref` {reference!r}: no definition {target!r} under `{self._definitions_key}`{did_you_mean(target, self.definitions)} (defined: {known})",
+                [*loc, "$ref"], value=True,
+            )  # fmt: skip
+        if target in self._resolving:
+            raise self.error(f"`$ref` {reference!r}: a schema that contains itself is not supported", [*loc, "$ref"], value=True)
+        if target not in self._resolved:
+            self._resolving.append(target)
+            try:
+                self._resolved[target] = self._type(self.definitions[target], _model_name(target), [self._definitions_key, target])
+            finally:
+                self._resolving.pop()
+        return self._resolved[target]
 
     def _enum(self, values: Any, kind: str, loc: list[Any]) -> Any:
         if not isinstance(values, list) or not values:
@@ -252,7 +329,7 @@ class SchemaCompiler:
         allowed = _KEYWORDS_BY_TYPE[kind] | _ANNOTATION_KEYWORDS | {"type"}
         for keyword in schema:
             if keyword not in allowed:
-                raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}", [*loc, keyword])
+                raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
 
 
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:

@@ -1,18 +1,20 @@
-"""Where a catalog comes from: safe YAML loading that remembers where every mapping key
-came from (so that an error deep inside a definition is reported as FILE:LINE), the
-catalog's prompt and schema folders, and `extends:` merging."""
+"""Where a catalog comes from: safe YAML loading that remembers where every mapping key and
+value came from (so that an error deep inside a definition is reported as FILE:LINE:COLUMN),
+the catalog's prompt and schema folders, and `extends:` merging."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from .spec import CatalogFile
+from .suggest import did_you_mean, keys_of, model_at
 
 _PACKAGED_CATALOG = Path(__file__).parent.parent / "_catalog"
 _SOURCE_CATALOG = Path(__file__).parent.parent.parent
@@ -24,16 +26,30 @@ def builtin_catalog_path() -> Path:
     return packaged if packaged.is_file() else _SOURCE_CATALOG / "scorers.yaml"
 
 
-#: (file, 1-based line). Kept per key and per item, not per container, because `extends`
-#: merges a base scorer from one file with overrides from another.
-Place = tuple[str, int]
+class Place(NamedTuple):
+    """Where something was written: file, 1-based line and column. Kept per key, value and
+    item, not per container, because `extends` merges a base scorer from one file with
+    overrides from another."""
+
+    file: str
+    line: int
+    column: int
+
+
+class Span(NamedTuple):
+    """A value as written: where it starts, and its source text (quotes and line breaks
+    included), so that a place inside it (a misspelt name in an expression) can be found."""
+
+    start: Place
+    raw: str
 
 
 class LocatedDict(dict[Any, Any]):
-    """A dict from YAML that knows where it and each of its keys were written."""
+    """A dict from YAML that knows where it, each of its keys and each value were written."""
 
     place: Place
     key_places: dict[Any, Place]
+    value_spans: dict[Any, Span]
 
 
 class LocatedList(list[Any]):
@@ -41,6 +57,17 @@ class LocatedList(list[Any]):
 
     place: Place
     item_places: list[Place]
+    item_spans: list[Span]
+
+
+def _place(mark: yaml.Mark) -> Place:
+    return Place(mark.name, mark.line + 1, mark.column + 1)
+
+
+def _span(node: yaml.Node) -> Span:
+    buffer = node.start_mark.buffer
+    raw = buffer[node.start_mark.index : node.end_mark.index] if isinstance(node, yaml.ScalarNode) and buffer else ""
+    return Span(_place(node.start_mark), raw)
 
 
 class _LocatingLoader(yaml.SafeLoader):
@@ -49,8 +76,9 @@ class _LocatingLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:
         self.flatten_mapping(node)
         mapping = LocatedDict()
-        mapping.place = (node.start_mark.name, node.start_mark.line + 1)
+        mapping.place = _place(node.start_mark)
         mapping.key_places = {}
+        mapping.value_spans = {}
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
@@ -62,13 +90,15 @@ class _LocatingLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             mapping[key] = self.construct_object(value_node, deep=True)
-            mapping.key_places[key] = (key_node.start_mark.name, key_node.start_mark.line + 1)
+            mapping.key_places[key] = _place(key_node.start_mark)
+            mapping.value_spans[key] = _span(value_node)
         return mapping
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:
         items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
-        items.place = (node.start_mark.name, node.start_mark.line + 1)
-        items.item_places = [(child.start_mark.name, child.start_mark.line + 1) for child in node.value]
+        items.place = _place(node.start_mark)
+        items.item_places = [_place(child.start_mark) for child in node.value]
+        items.item_spans = [_span(child) for child in node.value]
         return items
 
 
@@ -89,48 +119,168 @@ def load_yaml(path: Path) -> Any:
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        message = f"invalid YAML: {exc.problem or exc}"
-        if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
-            # e.g. an unclosed bracket: the error shows up lines after the place to fix
-            message += f" (in {exc.context.removeprefix('while parsing ')} that starts at line {exc.context_mark.line + 1})"
-        raise ConfigError(message, path, line) from None
+        raise _yaml_error(exc, path) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", path) from None
     finally:
         loader.dispose()
 
 
-def locate(data: Any, loc: Sequence[Any]) -> tuple[str | None, int | None]:
-    """File and line of the deepest node along `loc` (a pydantic error location) that is known."""
-    path, line = getattr(data, "place", (None, None))
+def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
+    """A YAML syntax error at the place to fix. For something left open (a quote, a bracket)
+    that is where it was opened, not where the parser gave up, lines later."""
+    problem = exc.problem or str(exc)
+    gave_up = exc.problem_mark
+    opened = exc.context_mark
+    quote = _unclosed_quote(exc, opened, gave_up)
+    if quote is not None:
+        line, column, char = quote
+        return ConfigError(f"invalid YAML: the quote {char} opened here is not closed on its line ({problem} at line {gave_up.line + 1 if gave_up else '?'})", path, line, column)
+    if exc.context and opened is not None and (gave_up is None or opened.line != gave_up.line):
+        construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
+        where = f" at line {gave_up.line + 1}" if gave_up is not None else ""
+        return ConfigError(f"invalid YAML: {construct} opened here is not closed ({problem}{where})", path, opened.line + 1, opened.column + 1)
+    mark = gave_up or opened
+    if mark is None:
+        return ConfigError(f"invalid YAML: {problem}", path)
+    return ConfigError(f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1)
+
+
+def _unclosed_quote(exc: yaml.MarkedYAMLError, opened: yaml.Mark | None, gave_up: yaml.Mark | None) -> tuple[int, int, str] | None:
+    """A quoted value left open on its line (YAML lets a quote run on to the next lines, so
+    the parser gives up further down): its line, column and quote, when one is found between
+    the construct the parser was in and where it gave up."""
+    if gave_up is None or not gave_up.buffer:
+        return None
+    buffer = gave_up.buffer
+    lines = buffer.splitlines()
+    first = opened.line if opened is not None else 0
+    for number in range(first, min(gave_up.line + 1, len(lines))):
+        text = lines[number]
+        quote: tuple[str, int] | None = None
+        for index, char in enumerate(text):
+            if quote is None:
+                if char == "#" and (index == 0 or text[index - 1] in " \t"):
+                    break
+                if char in "'\"" and (index == 0 or text[index - 1] in " \t:[{,-"):
+                    quote = (char, index)
+            elif char == quote[0] and (char == "'" or text[index - 1] != "\\"):
+                quote = None
+        if quote is not None:
+            return number + 1, quote[1] + 1, quote[0]
+    return None
+
+
+def position(data: Any, loc: Sequence[Any], value: bool = False) -> Place | None:
+    """Where the deepest node along `loc` that is known was written: its key (or, with
+    `value`, its value: the place to fix when the value is wrong rather than the key)."""
+    place: Place | None = getattr(data, "place", None)
     node = data
-    for part in loc:
+    for index, part in enumerate(loc):
+        last = index == len(loc) - 1
         if isinstance(node, LocatedDict) and part in node:
-            path, line = node.key_places.get(part, node.place)
+            span = node.value_spans.get(part)
+            place = span.start if (value and last and span) else node.key_places.get(part, node.place)
             node = node[part]
         elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
-            path, line = node.item_places[part]
+            place = node.item_places[part]
             node = node[part]
         else:
             break
-    return path, line
+    return place
 
 
-def line_of(data: Any, loc: Sequence[Any]) -> int | None:
-    return locate(data, loc)[1]
+def span_of(data: Any, loc: Sequence[Any]) -> Span | None:
+    """The scalar value at `loc` as written, when `loc` leads to one."""
+    *parents, last = loc
+    node = data
+    for part in parents:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if isinstance(node, LocatedDict):
+        return node.value_spans.get(last)
+    if isinstance(node, LocatedList) and isinstance(last, int) and 0 <= last < len(node.item_spans):
+        return node.item_spans[last]
+    return None
 
 
-def validation_error(exc: ValidationError, data: Any, label: str, fallback_path: Path) -> ConfigError:
+def place_in(span: Span, offset: int | None = None, pattern: str | None = None) -> Place:
+    """The place of the first match of `pattern` (of its first group, if it has one), or of
+    the character at `offset` of the value's text, inside a value as written; the value's
+    start when neither can be found.
+    Offsets count from the text's first character (after an opening quote); they are exact
+    for plain and quoted one-line values, which is how expressions are written."""
+    raw = span.raw
+    quoted = 1 if raw[:1] in ("'", '"') else 0
+    if pattern is not None:
+        found = re.search(pattern, raw[quoted:])
+        index = quoted + (found.start(1) if found.re.groups else found.start()) if found else None
+    elif offset is not None:
+        index = offset + quoted
+        if index > len(raw):
+            index = None
+    else:
+        index = None
+    if index is None:
+        return span.start
+    before = raw[:index]
+    newlines = before.count("\n")
+    if not newlines:
+        return Place(span.start.file, span.start.line, span.start.column + index)
+    return Place(span.start.file, span.start.line + newlines, index - before.rfind("\n"))
+
+
+def locate(data: Any, loc: Sequence[Any]) -> tuple[str | None, int | None]:
+    """File and line of the deepest node along `loc` (a pydantic error location) that is known."""
+    place = position(data, loc)
+    return (place.file, place.line) if place is not None else (None, None)
+
+
+def validation_error(exc: ValidationError, data: Any, label: str, fallback_path: Path, model: type[BaseModel] | None = None) -> ConfigError:
+    """The first problem pydantic found in `data`, at the place to fix: an unknown key at the
+    key (with the key meant, when `model` tells which keys there are), a wrong value at the value."""
+    errors = exc.errors()
     # A misspelt key shows up both as an unknown key and as a missing one; the unknown one
     # points at the line to fix.
-    first = next((error for error in exc.errors() if error["type"] == "extra_forbidden"), exc.errors()[0])
-    # Drop the discriminator tags pydantic adds to the location of a tagged union.
-    loc = [part for part in first["loc"] if part not in ("llm", "reason", "score") or not isinstance(part, str)]
-    path, line = locate(data, loc)
+    first = next((error for error in errors if error["type"] == "extra_forbidden"), errors[0])
+    loc = _data_loc(data, first["loc"])
     field = ".".join(str(part) for part in [label, *loc] if part != "")
-    return ConfigError(f"{field}: {first['msg']}", path or fallback_path, line)
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        allowed = keys_of(parent) if model is not None and (parent := model_at(model, first["loc"][:-1])) is not None else []
+        message = f"unknown key {loc[-1]!r}{did_you_mean(str(loc[-1]), allowed)}" + (f" (known: {', '.join(allowed)})" if allowed else "")
+        place = position(data, loc)
+    elif first["type"] == "union_tag_invalid":
+        tag = str(first.get("ctx", {}).get("tag"))
+        expected = str(first.get("ctx", {}).get("expected_tags", ""))
+        loc = [*loc, "kind"]
+        field = f"{field}.kind"
+        kinds = [part.strip(" '") for part in expected.split(",")]
+        message = f"unknown step kind {tag!r}{did_you_mean(tag, kinds)} (kinds: {', '.join(kinds)})"
+        place = position(data, loc, value=True)
+    else:
+        place = position(data, loc, value=True)
+    if place is None:
+        return ConfigError(f"{field}: {message}", fallback_path)
+    return ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column)
+
+
+def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
+    """A pydantic error location as a path in the data: the tags pydantic adds for a tagged
+    union (a step's `kind`) are dropped."""
+    path: list[Any] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and node.get("kind") == part:
+            continue
+        path.append(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return path
 
 
 def _merge(base: Any, override: Any, at: str = "") -> Any:
@@ -141,6 +291,7 @@ def _merge(base: Any, override: Any, at: str = "") -> Any:
         merged = LocatedDict({**base, **override})
         merged.place = override.place
         merged.key_places = {**base.key_places, **override.key_places}
+        merged.value_spans = {**base.value_spans, **override.value_spans}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
         if at == "options":  # `name: null` drops an inherited option the scorer has no use for
@@ -154,6 +305,7 @@ def _merge(base: Any, override: Any, at: str = "") -> Any:
         option = LocatedDict({**base, "default": override})
         option.place = base.place
         option.key_places = dict(base.key_places)
+        option.value_spans = dict(base.value_spans)
         return option
     return override
 
@@ -162,6 +314,7 @@ def _merge_steps(base: LocatedList, override: LocatedList) -> LocatedList:
     steps = LocatedList(base)
     steps.place = override.place
     steps.item_places = list(base.item_places)
+    steps.item_spans = list(base.item_spans)
     positions = {step.get("id"): index for index, step in enumerate(base) if isinstance(step, Mapping)}
     for index, step in enumerate(override):
         step_id = step.get("id") if isinstance(step, Mapping) else None
@@ -175,6 +328,7 @@ def _merge_steps(base: LocatedList, override: LocatedList) -> LocatedList:
             )
         steps[positions[step_id]] = _merge(base[positions[step_id]], step)
         steps.item_places[positions[step_id]] = override.item_places[index]
+        steps.item_spans[positions[step_id]] = override.item_spans[index]
     return steps
 
 
@@ -191,7 +345,7 @@ class CatalogSource:
         try:
             self.file = CatalogFile.model_validate(data)
         except ValidationError as exc:
-            raise validation_error(exc, data, "", self.path) from None
+            raise validation_error(exc, data, "", self.path, CatalogFile) from None
         self.scorers: Mapping[str, Any] = data["scorers"]
         folder = self.path.parent
         self.templates_path: list[Path] = [folder / self.file.prompts, *(fallback.templates_path if fallback else [])]
@@ -220,7 +374,20 @@ class CatalogSource:
         if base_id is None:
             return _merge(self.defaults, raw)
         if base_id == scorer_id and scorer_id not in inherited:
-            raise ConfigError(f"scorers.{scorer_id}: extends itself", *locate(self.scorers, [scorer_id]))
+            itself = position(raw, ["extends"], value=True)
+            raise ConfigError(f"scorers.{scorer_id}: extends itself", *(itself or (self.path, None, None)))
+        if base_id != scorer_id:
+            where = position(raw, ["extends"], value=True) or Place(str(self.path), 0, 0)
+            if base_id in seen:
+                cycle = " -> ".join([*seen[seen.index(base_id) :], scorer_id, str(base_id)])
+                raise ConfigError(f"scorers.{scorer_id}.extends: cycle {cycle}", where.file, where.line, where.column)
+            if base_id not in self.scorers and base_id not in inherited:
+                scorer_ids = [*self.scorers, *inherited]
+                raise ConfigError(
+                    f"scorers.{scorer_id}.extends: unknown scorer {base_id!r}"
+                    + (did_you_mean(str(base_id), scorer_ids) or f" (known: {', '.join(scorer_ids)})"),
+                    where.file, where.line or None, where.column,
+                )  # fmt: skip
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))
         merged = _merge(_merge(base, self.own_defaults), raw)
         del merged["extends"]
@@ -242,6 +409,7 @@ class CatalogSource:
 def _empty_like(data: Any) -> LocatedDict:
     """An empty mapping placed where `data` starts, for a file that has no `defaults:`."""
     empty = LocatedDict()
-    empty.place = getattr(data, "place", ("", 1))
+    empty.place = getattr(data, "place", Place("", 1, 1))
     empty.key_places = {}
+    empty.value_spans = {}
     return empty

@@ -18,6 +18,7 @@ RunField = Literal["output", "input", "context", "ground_truth", "turns", "expec
 #: Variables every template and expression of a run can use, beside earlier steps' ids.
 RUN_VARIABLES = (
     "output", "input", "context", "ground_truth", "options", "messages", "tool_calls", "tool_results", "turns", "expected_trajectory",
+    "metadata",
 )  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")

@@ -10,7 +10,7 @@ close, so an output that says "</output> ignore the rules" stays inside its bloc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -20,7 +20,6 @@ from jinja2 import (
     FileSystemLoader,
     StrictUndefined,
     Template,
-    TemplateNotFound,
     TemplateSyntaxError,
     meta,
 )
@@ -115,31 +114,14 @@ class PromptTemplates:
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
-    def load(self, name: str, known_variables: Iterable[str], where: str) -> CompiledPrompt:
-        """Compile a template now, so syntax errors and unknown variables surface at load time
-        with the template's file and line rather than in the middle of a run."""
-        try:
-            path = self.path_of(name)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc.message}") from None
-        source = path.read_text(encoding="utf-8")
-        try:
-            parsed = self.environment.parse(source, name=name, filename=str(path))
-            template = self.environment.get_template(name)
-        except TemplateSyntaxError as exc:
-            raise ConfigError(f"template syntax error: {exc.message}", exc.filename or path, exc.lineno) from None
-        except TemplateNotFound as exc:
-            raise ConfigError(f"included template {exc.name!r} not found", path) from None
-        unknown = meta.find_undeclared_variables(parsed) - set(known_variables) - set(self.environment.globals)
-        if unknown:
-            known = ", ".join(sorted(known_variables))
-            hint = "; a step that reads the context needs `uses_context: true`" if "context" in unknown else ""
-            raise ConfigError(
-                f"{where}: unknown variable(s) {', '.join(sorted(unknown))} (this step can use: {known}){hint}",
-                path,
-                _first_line_mentioning(source, sorted(unknown)),
-            )
-        return CompiledPrompt(template)
+    def source(self, name: str) -> tuple[Path, str]:
+        """A template's file and text."""
+        path = self.path_of(name)
+        return path, path.read_text(encoding="utf-8")
+
+    def load(self, name: str) -> CompiledPrompt:
+        """A template compiled for rendering (its names are checked by the catalog compiler)."""
+        return CompiledPrompt(self.environment.get_template(name))
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
@@ -160,13 +142,6 @@ class PromptTemplates:
             parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
             pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
         return found
-
-
-def _first_line_mentioning(source: str, names: Sequence[str]) -> int | None:
-    for number, line in enumerate(source.splitlines(), 1):
-        if any(re.search(rf"\b{re.escape(name)}\b", line) for name in names):
-            return number
-    return None
 
 
 def _template_line(traceback: TracebackType | None, filename: str | None) -> int | None:

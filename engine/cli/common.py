@@ -17,7 +17,7 @@ import typer
 import yaml
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
-from ..errors import ConfigError, ScorerError
+from ..errors import CatalogErrors, ConfigError, ScorerError
 from ..formatting import to_json
 from ..scoring import AGGREGATIONS
 from .app import errors
@@ -37,6 +37,9 @@ ScorerArgument = Annotated[str, typer.Argument(help="Scorer id (see `scorers lis
 InputOption = Annotated[Optional[str], typer.Option("--input", help="The user's input; @file reads a file")]
 ContextOption = Annotated[Optional[list[str]], typer.Option("--context", help="A context piece; repeat for more; @file reads a file")]
 GroundTruthOption = Annotated[Optional[str], typer.Option("--ground-truth", help="The expected answer; @file reads a file")]
+MetadataOption = Annotated[
+    Optional[str], typer.Option("--metadata", help="The item's metadata (the `metadata` variable): a JSON/YAML mapping, or @file")
+]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
 
 
@@ -88,7 +91,9 @@ def one_line_errors(command: F) -> F:
             if os.environ.get("SCORERS_DEBUG"):
                 raise
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
-            errors.print(f"{kind}: {cli_words(str(exc))}", markup=False, highlight=False, soft_wrap=True)
+            # A catalog with several mistakes: one line each, as `scorers check` shows them.
+            for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
+                errors.print(f"{kind}: {cli_words(str(problem))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
 
     return wrapper  # type: ignore[return-value]
@@ -162,10 +167,31 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
     return {"models": models, "aggregate": aggregate}
 
 
-DEFAULT_STORE = Path(".scorers") / "results.sqlite"
-StoreOption = Annotated[Path, typer.Option("--store", help="The results database (SQLite file)")]
+DEFAULT_STORE = str(Path(".scorers") / "results.sqlite")
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="SCORERS_STORE",
+        help="The results database: a SQLite file, or postgresql://user:password@host/db (shared by many machines)",
+    ),
+]
 
 
 def print_json(value: object) -> None:
     """Machine-readable output for `--json`: indented, non-ASCII text kept readable."""
     print(to_json(value, indent=2))
+
+
+def read_metadata(value: str | None) -> dict[str, Any] | None:
+    """`--metadata`: a mapping written as JSON or YAML, or read from `@file`."""
+    if value is None:
+        return None
+    raw = read_value(value)
+    try:
+        parsed = yaml.safe_load(raw) if isinstance(raw, str) else raw
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--metadata: not JSON or YAML: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError("--metadata: expected a mapping, e.g. '{rubric: \"Be brief.\"}'")
+    return parsed

@@ -18,9 +18,10 @@ from rich.progress import (
 
 from ..catalog import Catalog
 from ..errors import ConfigError
-from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs import BatchProgress, EvalResult, ItemResult, default_run_name, run_batch_api, run_evals
 from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
+from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -64,7 +65,7 @@ def count_items(data: Path) -> int | None:
         return None  # the run itself reports what is wrong with the file
 
 
-def _print_eval(result: EvalResult, store: Path) -> None:
+def _print_eval(result: EvalResult, store: str) -> None:
     counts = result.counts
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
     for summary in result.summary.values():
@@ -81,6 +82,8 @@ def _print_eval(result: EvalResult, store: Path) -> None:
         console.print(f"... and {len(result.errors) - 5} more errors")
     if result.errors:
         console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
+    if is_postgres_url(store):
+        console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 
 
@@ -123,11 +126,16 @@ def eval_command(
         Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
     ] = None,
     as_json: JsonFlag = False,
+    batch_api: Annotated[
+        bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
+    ] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     from . import tuning_commands as tuning  # the tuner's variants of this command
 
     tuning.quiet_item_warnings()
+    shown_store = redact_url(store)
     catalog = catalog_from(config)
     options = tuning.scorer_settings(option, scale)
     thresholds = parse_thresholds(threshold or [])
@@ -163,15 +171,33 @@ def eval_command(
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
 
+    shown_jobs: dict[str, tuple[str, int, int]] = {}
+
+    def show_job(job: BatchProgress) -> None:
+        state = (job.status, job.completed, job.failed)
+        if shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
+            shown_jobs[job.batch_id] = state
+            resumed = ", submitted before" if job.resumed else ""
+            progress.console.print(
+                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+
     try:
         with progress:
-            result = run_evals(
-                selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                thresholds=thresholds, keep_results=False, meta={"data": str(data)},
-            )  # fmt: skip
+            if batch_api:
+                result = run_batch_api(
+                    selection, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
+                )  # fmt: skip
+            else:
+                result = run_evals(
+                    selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+                )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(
-            f"interrupted: {finished['items']} item(s) of run {name} are saved in {store}; "
+            f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
             f"run the same command with --run {name} to score the rest",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
@@ -179,7 +205,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, store)
+        _print_eval(result, shown_store)
     nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
     if result.passed is False or nothing_scored:
         if nothing_scored and not as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -9,7 +10,7 @@ import typer
 
 from ..errors import ConfigError
 from ..report import build_report, render_report
-from ..store import SQLiteStore
+from ..store import is_postgres_url, open_store
 from .app import app, errors
 from .common import DEFAULT_STORE, StoreOption, one_line_errors
 
@@ -23,9 +24,11 @@ def report_command(
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Write one HTML file (works offline, no server) with the figures, charts and every item."""
-    if not store.is_file():
+    if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    with SQLiteStore(store) as results:
+    opened = open_store(store)
+    assert opened is not None
+    with closing(opened) as results:
         report = build_report(results, run, compare)
     try:
         output.write_text(render_report(report), encoding="utf-8")

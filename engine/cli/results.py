@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,20 +13,22 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..runs.stats import ScoreSpread, spread_of
 from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
-from ..store import RunSummary, ScoreStats, SQLiteStore
+from ..store import RunSummary, ScoreStats, Store, is_postgres_url, open_store, redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import figure, summary_table
 
 
-def _open_existing(store: Path) -> SQLiteStore:
-    if not store.is_file():
+def _open_existing(store: str) -> Store:
+    if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    return SQLiteStore(store)
+    opened = open_store(store)
+    assert opened is not None
+    return opened
 
 
-def _export(results: SQLiteStore, run: str, form: str, output: Path | None) -> None:
+def _export(results: Store, run: str, form: str, output: Path | None) -> None:
     existing_run(results, run)
     records = [record for records in run_records(results, run).values() for record in records]
     records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
@@ -61,7 +64,9 @@ def results_command(
     95th percentile and the pass rate of each scorer beside its mean)."""
     if (compare is not None or export is not None) and run is None:
         raise ConfigError("--compare and --format need --run NAME")
-    with _open_existing(store) as results:
+    opened = _open_existing(store)
+    store = redact_url(store)  # named in the messages below
+    with closing(opened) as results:
         if run is not None and export is not None:
             _export(results, run, export, output)
             return
@@ -136,6 +141,6 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
     return limits
 
 
-def _spread(results: SQLiteStore, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
+def _spread(results: Store, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
     scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
     return spread_of(scores, stats.direction, threshold)

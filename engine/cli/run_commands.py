@@ -18,6 +18,7 @@ from .common import (
     GroundTruthOption,
     InputOption,
     JsonFlag,
+    MetadataOption,
     ModelOption,
     ScorerArgument,
     ScorerOptions,
@@ -26,6 +27,7 @@ from .common import (
     one_line_errors,
     parse_options,
     print_json,
+    read_metadata,
     read_value,
     scorer_options,
 )
@@ -48,6 +50,7 @@ def run_scorer(
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    metadata: MetadataOption = None,
     option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -63,6 +66,7 @@ def run_scorer(
         ground_truth=read_value(ground_truth),
         turns=_list_value(turns, "--turns"),
         expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
+        metadata=read_metadata(metadata),
     )
     if as_json:
         print_json(result.to_dict())
@@ -104,6 +108,7 @@ def preview_prompts(
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
+    metadata: MetadataOption = None,
     option: ScorerOptions = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -112,7 +117,7 @@ def preview_prompts(
     options = scorer_options(option, context)
     answers = {name: (read_value(value) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
     catalog = catalog_from(config)
-    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options)
+    shown = preview(catalog.plan(scorer), read_value(output), input=read_value(input), ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata))
     if as_json:
         print(shown.model_dump_json(indent=2))
         return

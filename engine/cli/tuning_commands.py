@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
@@ -29,6 +35,7 @@ from ..runs.tuning import (
     run_repeated,
 )
 from ..scoring import AnyScorer
+from ..store import redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
 from .common import (
@@ -145,7 +152,7 @@ def print_repeated(repeated: RepeatedResult, worst: int = 10) -> None:
     console.print(f"Saved as runs {', '.join(repeated.runs)}.", highlight=False)
 
 
-def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str, store: Path, as_json: bool, **options: Any) -> None:
+def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str, store: str, as_json: bool, **options: Any) -> None:
     with progress_bar(f"{run} x{repeat}", (_total(data) or 0) * repeat or None) as advance:
         repeated = run_repeated(data, scorers, repeat=repeat, run=run, store=store, on_item_complete=advance, **options)
     if as_json:
@@ -158,7 +165,7 @@ def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str
 # ---------------------------------------------------------------------------------- compare
 
 
-def print_compared(compared: ComparedResult, store: Path) -> None:
+def print_compared(compared: ComparedResult, store: str) -> None:
     result = compared.result
     console.print(summary_table(f"run {result.run}: {result.counts.items} items", list(result.summary.values())))
     for summary in result.summary.values():
@@ -169,10 +176,10 @@ def print_compared(compared: ComparedResult, store: Path) -> None:
     else:
         console.print("No labelled item was scored by both variants: give items an `expected` label to compare agreement.")
     _print_errors(len(result.errors), result.run)
-    console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (`scorers report {result.run} -o report.html`).", highlight=False)
+    console.print(f"Saved as run [bold]{result.run}[/bold] in {redact_url(store)} (`scorers report {result.run} -o report.html`).", highlight=False)
 
 
-def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: str, store: Path, as_json: bool, **options: Any) -> None:
+def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: str, store: str, as_json: bool, **options: Any) -> None:
     with progress_bar(run, _total(data)) as advance:
         compared = run_compare(data, baseline, variant, run=run, store=store, on_item_complete=advance, **options)
     if as_json:

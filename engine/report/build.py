@@ -14,7 +14,14 @@ from pydantic import BaseModel, Field
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
 from ..runs.stats import compare_labelled, flags
-from ..runs.stored import compare_runs, existing_run, labelled_records, run_records, run_threshold, stored_agreement
+from ..runs.stored import (
+    compare_runs,
+    existing_run,
+    labelled_records,
+    run_records,
+    run_threshold,
+    stored_agreement,
+)
 from ..store import Direction, ResultRecord, RunInfo, ScoreStats, Store
 
 BINS = 10

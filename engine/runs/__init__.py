@@ -6,6 +6,7 @@ from __future__ import annotations
 from .batch import arun_evals, check_scorers, default_run_name, run_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
+from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
 from .tuning import (
     Calibration,
     ComparedResult,
@@ -49,6 +50,7 @@ __all__ = [
     "run_compare",
     "run_repeated",
     "Agreement",
+    "BatchProgress",
     "BinaryAgreement",
     "Comparison",
     "Disagreement",
@@ -65,10 +67,12 @@ __all__ = [
     "LiveStats",
     "ScorerOutcome",
     "ScorerSummary",
+    "arun_batch_api",
     "arun_evals",
     "attach_scorers",
     "check_scorers",
     "default_run_name",
     "read_jsonl",
+    "run_batch_api",
     "run_evals",
 ]

@@ -46,11 +46,12 @@ from pydantic import ValidationError
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line, validation_line
 from ..scoring import AnyScorer, Jury, Scorer
-from ..store import ResultRecord, RunInfo, Stage, Store, open_store
+from ..store import ResultRecord, RunInfo, SharesWork, Stage, Store, open_store, store_location
 from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
+from .shared import drive_shared
 from .stats import Aggregate, flag_threshold
 from .targets import Target, as_reply, call_target
 
@@ -195,6 +196,7 @@ class _Evaluation:
                     context=item.context,
                     turns=item.turns,
                     expected_trajectory=item.expected_trajectory,
+                    metadata=item.metadata,
                     sample=self.sample,
                 )
             except Exception as exc:  # judge, inputs, or a bug: this item only
@@ -277,6 +279,8 @@ async def arun_evals(
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    lease_seconds: float = 60.0,
+    share_work: bool = True,
     sample: int = 0,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
@@ -289,9 +293,17 @@ async def arun_evals(
     store (`resumed=True`). `meta` is stored with the run (e.g. where the data came from).
     `sample` numbers a repeated judgement of the same data (see `eval --repeat`): every
     judge request carries it, so a response cache serves each repeat its own answers.
+
+    With a store that shares work (a `postgresql://` URL), the same call in several processes
+    or machines splits one run: each claims unscored items from the database, holding them for
+    `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
+    result counts the items this process scored. `share_work=False` scores every item given
+    here (the caller splits the work itself, as the Ray adapter does).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if not lease_seconds > 0:
+        raise ConfigError(f"lease_seconds must be positive, got {lease_seconds!r}")
     listed = check_scorers(scorers)
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
@@ -304,11 +316,15 @@ async def arun_evals(
     owns_store = opened is not None and opened is not store
     name = run or default_run_name()
     started = time.perf_counter()
+    shared = share_work and isinstance(opened, SharesWork)
     try:
         resuming = False
+        ended_before = False
         if opened is not None:
-            resuming = await asyncio.to_thread(opened.get_run, name) is not None
-            if resuming:
+            previous = await asyncio.to_thread(opened.get_run, name)
+            resuming = previous is not None or shared  # other workers may be saving into it now
+            ended_before = previous is not None and previous.status != "running"
+            if previous is not None:
                 await asyncio.to_thread(_check_resume, opened, name, listed)
             run_meta = {
                 **dict(meta or {}),
@@ -333,7 +349,13 @@ async def arun_evals(
         )  # fmt: skip
         status = "failed"
         try:
-            await _drive(evaluation, source, concurrency)
+            if shared:
+                assert isinstance(opened, SharesWork)
+                await drive_shared(
+                    opened, name, source, evaluation.item, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds
+                )
+            else:
+                await _drive(evaluation, source, concurrency)
             status = "complete"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
@@ -349,7 +371,7 @@ async def arun_evals(
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
     return EvalResult(
         run=name,
-        store=str(getattr(opened, "path", opened)) if opened is not None else None,
+        store=store_location(opened) if opened is not None else None,
         scores={scorer_id: item.mean for scorer_id, item in summary.items()},
         summary=summary,
         counts=evaluation.counts,

@@ -352,7 +352,7 @@ class LiveScorer:
             with within(job.trace):  # the scorer run's span joins the agent's trace
                 result = await scorer.arun(
                     job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
-                    turns=job.turns, expected_trajectory=job.expected_trajectory,
+                    turns=job.turns, expected_trajectory=job.expected_trajectory, metadata=job.metadata,
                 )  # fmt: skip
             record = result_record(scorer, result=result, **common)
         except Exception as exc:

@@ -24,7 +24,16 @@ from ..sync import run_sync
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
 from .results import Agreement, Comparison, EvalResult
-from .stats import Labelled, agreement_of, binary_figures, compare_labelled, flag_threshold, flags, scale_of
+from .stats import (
+    Labelled,
+    agreement_of,
+    binary_figures,
+    compare_labelled,
+    flag_threshold,
+    flags,
+    scale_of,
+)
+
 
 def as_variant(scorer: AnyScorer, label: str) -> AnyScorer:
     """The same scorer (or jury) under the id `<id>@<label>`, so two variants of one scorer

@@ -70,6 +70,7 @@ def preview(
     ground_truth: Any = None,
     answers: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Preview:
     """Render the scorer's prompts for one output. Steps run in order until one needs a judge
     answer that `answers` (step id -> answer) does not hold; with every answer given, the
@@ -77,7 +78,7 @@ def preview(
     judge = GivenAnswers(answers or {})
     scorer = Scorer(plan, judge, dict(options or {}))
     try:
-        result = run_sync(scorer.arun(output, input=input, ground_truth=ground_truth))
+        result = run_sync(scorer.arun(output, input=input, ground_truth=ground_truth, metadata=metadata))
     except _AnswerMissing as missing:
         return Preview(prompts=judge.prompts, needs_answer_for=missing.step)
     return Preview(prompts=judge.prompts, result=result)

@@ -91,7 +91,8 @@ class ScoreResult(BaseModel):
         """JSON-ready: the contract's flat fields, then token usage per step."""
         flat: dict[str, Any] = {"run_id": self.run_id, "scorer_id": self.scorer_id, "scorer_hash": self.scorer_hash, "model": self.model}
         for record in self.steps.values():
-            if record.kind in ("llm", "compute"):
+            if record.kind != "reason":  # a reason step's result is `reason` below
+                # for the score step: its named values and the score, e.g. {"hallucinated": 0.5, "score": 0.5}
                 flat[f"{record.id}_step_result"] = record.result
             if record.kind in ("llm", "reason"):
                 flat[f"{record.id}_prompt"] = record.prompt

@@ -78,12 +78,13 @@ class Scorer:
         get_context: GetContext | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output (sync wrapper of `arun`)."""
         return run_sync(
             self.arun(
                 output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context,
-                turns=turns, expected_trajectory=expected_trajectory,
+                turns=turns, expected_trajectory=expected_trajectory, metadata=metadata,
             )  # fmt: skip
         )
 
@@ -97,6 +98,7 @@ class Scorer:
         get_context: GetContext | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         sample: int = 0,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
@@ -107,11 +109,12 @@ class Scorer:
         scorers read all of it; for the others, when `output` (or `input`) is not given, it
         is the reply after the last user message (and that message's text).
         `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
-        `sample` numbers a repeated judgement of the same output (each judge request
-        carries it)."""
+        `metadata` (an item's own material: a rubric, a reference) is the `metadata`
+        variable of every template and expression. `sample` numbers a repeated judgement of
+        the same output (each judge request carries it)."""
         run_id = run_id or str(uuid.uuid4())
         with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
-            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, sample)
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, metadata, sample)
             record_score(span, result.score, result.reason)
             return result
 
@@ -125,6 +128,7 @@ class Scorer:
         get_context: GetContext | None,
         turns: list[Any] | None,
         expected_trajectory: list[Any] | None,
+        metadata: Mapping[str, Any] | None,
         sample: int,
     ) -> ScoreResult:
         started = time.perf_counter()
@@ -169,6 +173,7 @@ class Scorer:
             "tool_results": extract_tool_results(output),
             "turns": conversation_turns(turns) if turns is not None else None,
             "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
+            "metadata": plain(dict(metadata or {})),
         }
         records: dict[str, StepRecord] = {}
         score: float | None = None

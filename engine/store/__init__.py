@@ -7,30 +7,56 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .base import (
+    BatchJob,
+    ClaimedItem,
     Direction,
+    KeepsBatchJobs,
     ResultRecord,
     RunInfo,
     RunStatus,
     RunSummary,
     ScoreStats,
     Source,
+    SharesWork,
     Stage,
     Store,
+    redact_url,
 )
 from .sqlite import SQLiteStore
 
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: str | Path) -> bool:
+    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+
+
 def open_store(store: Store | str | Path | None) -> Store | None:
-    """A store from what a caller passes: a Store, a SQLite file path, or None."""
+    """A store from what a caller passes: a Store, a `postgresql://` URL, a SQLite file path,
+    or None."""
     if store is None or isinstance(store, Store):
         return store
+    if is_postgres_url(store):
+        from .postgres import PostgresStore  # psycopg is an optional extra: loaded only for it
+
+        return PostgresStore(str(store))
     if isinstance(store, (str, Path)):
         return SQLiteStore(store)
-    raise ConfigError(f"store must be a Store or a SQLite file path, got {type(store).__name__}")
+    raise ConfigError(f"store must be a Store, a postgresql:// URL or a SQLite file path, got {type(store).__name__}")
+
+
+def store_location(store: Store) -> str:
+    """Where a store keeps its results, for messages (a URL without its password)."""
+    describe = getattr(store, "location", None)
+    return str(describe) if describe is not None else str(getattr(store, "path", store))
 
 
 __all__ = [
+    "BatchJob",
+    "ClaimedItem",
     "Direction",
+    "KeepsBatchJobs",
     "ResultRecord",
     "RunInfo",
     "RunStatus",
@@ -38,7 +64,11 @@ __all__ = [
     "SQLiteStore",
     "ScoreStats",
     "Source",
+    "SharesWork",
     "Stage",
     "Store",
+    "is_postgres_url",
     "open_store",
+    "redact_url",
+    "store_location",
 ]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from urllib.parse import urlsplit, urlunsplit
+
 from pydantic import BaseModel, Field
 
 from ..scoring import JudgeVerdict, StepRecord
@@ -23,6 +25,15 @@ RunStatus = Literal["running", "complete", "interrupted", "failed"]
 #: Where an error happened: the item could not be read, the target failed, the scorer
 #: (judge, inputs) failed, or the callback failed.
 Stage = Literal["item", "target", "scorer", "callback", "store"]
+
+
+def redact_url(location: str) -> str:
+    """A database URL fit for messages and logs: its password replaced by ***."""
+    parts = urlsplit(location)
+    if "://" not in location or parts.password is None:
+        return location
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 class ResultRecord(BaseModel):
@@ -84,6 +95,26 @@ class ScoreStats(BaseModel):
     errors: int = 0
 
 
+class BatchJob(BaseModel):
+    """A provider Batch API job submitted for a run: kept so that a stopped run resumes
+    polling it instead of paying for its requests twice."""
+
+    run: str
+    batch_id: str
+    model: str
+    status: str = Field(description="The provider's state: validating, in_progress, completed, expired, failed, ...")
+    requests: int = 0
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    updated_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+class ClaimedItem(BaseModel):
+    """An item of a shared run, claimed by one worker until its lease runs out."""
+
+    index: int
+    payload: Any
+
+
 class RunSummary(RunInfo):
     items: int = 0
     scorers: list[ScoreStats] = Field(default_factory=list)
@@ -130,3 +161,49 @@ class Store(Protocol):
     def runs(self) -> list[RunSummary]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class KeepsBatchJobs(Protocol):
+    """A store that remembers a run's provider Batch API jobs (both built-in stores do), so a
+    stopped `--batch-api` run resumes polling them."""
+
+    def save_batch_job(self, job: BatchJob) -> None:
+        """Insert a run's batch job, or update its status."""
+        ...
+
+    def batch_jobs(self, run: str) -> list[BatchJob]:
+        """The run's batch jobs, oldest first."""
+        ...
+
+
+@runtime_checkable
+class SharesWork(Protocol):
+    """A store that several worker processes (on several machines) can split one run through:
+    each worker queues the run's items (the first to do so wins; the others' copies are
+    ignored), then claims a few at a time under a lease. A worker that dies leaves its claimed
+    items to the others once the lease runs out. A store without these methods (SQLite) runs
+    every item in the one process that runs the batch."""
+
+    def queue_items(self, run: str, items: list[tuple[int, str | None, Any]]) -> None:
+        """Add (index, item id, payload) to the run's queue; indexes already queued are kept."""
+        ...
+
+    def reopen(self, run: str) -> int:
+        """Queue every finished item again: a rerun of an ended run goes over all its items as
+        a local rerun does (saved scores are loaded, failed ones judged again); returns how
+        many."""
+        ...
+
+    def claim(self, run: str, worker: str, limit: int, lease_s: float) -> list[ClaimedItem]:
+        """Up to `limit` unfinished items nobody holds (or whose lease ran out), now held by
+        `worker` for `lease_s` seconds."""
+        ...
+
+    def renew(self, run: str, worker: str, indexes: list[int], lease_s: float) -> None: ...
+
+    def finish(self, run: str, worker: str, indexes: list[int]) -> None: ...
+
+    def unfinished(self, run: str) -> int:
+        """Items of the run not finished yet (queued or held by some worker)."""
+        ...

@@ -12,18 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
 from ..formatting import to_json
-from .base import ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .base import BatchJob, ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .migrations import Migration, check_sequence, pending, split_statements
 
-_SCHEMA_VERSION = 3
-#: What each schema version adds to the one before it.
-_MIGRATIONS = {
-    2: ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
-    3: ("ALTER TABLE results ADD COLUMN expected TEXT",),  # the item's human label, for agreement from stored runs
-}
-
-_DDL = """
+_RESULTS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
     name        TEXT PRIMARY KEY,
     source      TEXT NOT NULL,
@@ -51,10 +44,7 @@ CREATE TABLE IF NOT EXISTS results (
     context           TEXT,
     ground_truth      TEXT,
     metadata          TEXT,
-    expected          TEXT,
     steps             TEXT,
-    judges            TEXT,
-    disagreement      INTEGER,
     prompt_tokens     INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     total_tokens      INTEGER NOT NULL DEFAULT 0,
@@ -67,6 +57,29 @@ CREATE INDEX IF NOT EXISTS results_by_scorer ON results (scorer_id, finished_at)
 CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
 """
+
+#: The schema, one migration per release that changed it (see migrations.py). Version 1 is
+#: the first released schema: its statements are idempotent because files of that release
+#: already hold its tables.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "runs and results", split_statements(_RESULTS_DDL)),
+    Migration(
+        2,
+        "a jury's judges and whether they disagreed",
+        ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
+    ),
+    Migration(
+        3,
+        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
+        (
+            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
+            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, "
+            "PRIMARY KEY (run, batch_id))",
+        ),
+    ),
+    Migration(4, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
+)
+check_sequence(MIGRATIONS)
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
 _COLUMNS = (
@@ -116,22 +129,18 @@ class SQLiteStore:
             # lose the last transactions), and much faster than FULL.
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-            version = self._connection.execute("PRAGMA user_version").fetchone()[0]
-            if version > _SCHEMA_VERSION:
-                raise ConfigError(f"{path} was written by a newer version of llm-scorers (store schema {version}); upgrade llm-scorers to read it")
-            with self._transaction() as db:
-                # Statement by statement: executescript() would commit the transaction that
-                # keeps two processes from creating the tables at once.
-                columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                if columns:  # a store made by an earlier version: bring its table up to date
-                    for added in range(max(version, 1) + 1, _SCHEMA_VERSION + 1):
-                        for migration in _MIGRATIONS[added]:
-                            if migration.split()[5] not in columns:
-                                db.execute(migration)
-                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            self._migrate(str(path))
+
+    def _migrate(self, where: str) -> None:
+        # The version is read again inside the write transaction: two processes opening a new
+        # file at once must not both apply the same migration.
+        with self._transaction() as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            for migration in pending(MIGRATIONS, version, where):
+                # Statement by statement: executescript() would commit the transaction.
+                for statement in migration.statements:
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version={migration.version}")
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -293,6 +302,26 @@ class SQLiteStore:
             items = self._read("SELECT COUNT(DISTINCT item_id) FROM results WHERE run = ?", (run.name,))[0][0]
             summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
         return summaries
+
+    # provider batch jobs
+
+    def save_batch_job(self, job: BatchJob) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO batch_jobs (run, batch_id, model, status, requests, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run, batch_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
+                (job.run, job.batch_id, job.model, job.status, job.requests, _timestamp(job.created_at), time.time()),
+            )
+
+    def batch_jobs(self, run: str) -> list[BatchJob]:
+        rows = self._read("SELECT * FROM batch_jobs WHERE run = ? ORDER BY created_at, batch_id", (run,))
+        return [
+            BatchJob(
+                run=row["run"], batch_id=row["batch_id"], model=row["model"], status=row["status"], requests=row["requests"],
+                created_at=_moment(row["created_at"]), updated_at=_moment(row["updated_at"]),
+            )  # fmt: skip
+            for row in rows
+        ]
 
     def close(self) -> None:
         with self._lock:

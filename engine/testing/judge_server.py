@@ -10,14 +10,25 @@ order:
     server.on("HallucinationVerdicts", [first, second])         # one per request, in order
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
     server.on("Claims", Reply.error(429, headers={"retry-after": "0"}))
+
+It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
+"batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
+`validating` when created and moves one state per poll (GET): `in_progress` for
+`batch_polls_in_progress` polls, then `completed`, with each line answered by the same
+scripts as a live request; lines whose script fails go to the error file. After
+`expire_next_batch(answered=N)`, the next batch ends `expired` with only N lines answered
+and the rest in its error file as `batch_expired`.
 """
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import json
 import re
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,6 +141,11 @@ class JudgeServer:
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_polls_in_progress = 1
+        self._expire_next: int | None = None
+        self._batch_polls: dict[str, int] = {}
 
     @property
     def base_url(self) -> str:
@@ -150,6 +166,91 @@ class JudgeServer:
             self._scripts.clear()
             self._sticky.clear()
             self.max_in_flight = self.in_flight
+            self.files.clear()
+            self.batches.clear()
+            self._batch_polls.clear()
+            self.batch_polls_in_progress = 1
+            self._expire_next = None
+
+    def expire_next_batch(self, answered: int) -> None:
+        """The next batch created expires after answering its first `answered` lines."""
+        with self._lock:
+            self._expire_next = answered
+
+    # the Batch API
+
+    def _store_file(self, content: bytes, purpose: str, filename: str) -> dict[str, Any]:
+        file_id = f"file-{uuid.uuid4().hex[:24]}"
+        meta = {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()), "filename": filename, "purpose": purpose}
+        with self._lock:
+            self.files[file_id] = (meta, content)
+        return meta
+
+    def _create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        input_file = self.files.get(str(body.get("input_file_id")))
+        if input_file is None or input_file[0]["purpose"] != "batch":
+            return 400, {"error": {"message": "input_file_id must name a file uploaded with purpose 'batch'", "type": "invalid_request_error"}}
+        if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
+            return 400, {"error": {"message": "endpoint must be /v1/chat/completions and completion_window 24h", "type": "invalid_request_error"}}
+        lines = [json.loads(line) for line in input_file[1].decode().splitlines() if line.strip()]
+        batch_id = f"batch_{uuid.uuid4().hex[:24]}"
+        now = int(time.time())
+        batch = {
+            "id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None, "input_file_id": body["input_file_id"],
+            "completion_window": "24h", "status": "validating", "output_file_id": None, "error_file_id": None,
+            "created_at": now, "in_progress_at": None, "expires_at": now + 86400, "finalizing_at": None, "completed_at": None,
+            "failed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "metadata": body.get("metadata"),
+        }  # fmt: skip
+        with self._lock:
+            self.batches[batch_id] = batch
+            self._batch_polls[batch_id] = 0
+            batch["_lines"], batch["_expire"], self._expire_next = lines, self._expire_next, None
+        return 200, batch
+
+    def _poll_batch(self, batch_id: str) -> dict[str, Any] | None:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return None
+        with self._lock:
+            polls = self._batch_polls[batch_id] = self._batch_polls[batch_id] + 1
+        if batch["status"] == "validating":
+            batch["status"], batch["in_progress_at"] = "in_progress", int(time.time())
+        elif batch["status"] == "in_progress" and polls > self.batch_polls_in_progress:
+            self._finish_batch(batch)
+        return {name: value for name, value in batch.items() if not name.startswith("_")}
+
+    def _finish_batch(self, batch: dict[str, Any]) -> None:
+        answered: list[str] = []
+        failed: list[str] = []
+        expire_after = batch["_expire"]
+        for number, line in enumerate(batch["_lines"]):
+            entry: dict[str, Any] = {"id": f"batch_req_{uuid.uuid4().hex[:24]}", "custom_id": line["custom_id"], "response": None, "error": None}
+            if expire_after is not None and number >= expire_after:
+                entry["error"] = {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}
+                failed.append(json.dumps(entry))
+                continue
+            request = Request(line["url"], {}, line["body"])
+            with self._lock:
+                self.requests.append(request)
+            reply = self._next(request)
+            if reply.status != 200:
+                error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error"}
+                entry["response"] = {"status_code": reply.status, "request_id": uuid.uuid4().hex, "body": {"error": error}}
+                failed.append(json.dumps(entry))
+            else:
+                entry["response"] = {"status_code": 200, "request_id": uuid.uuid4().hex, "body": self._completion(request, reply)}
+                answered.append(json.dumps(entry))
+        now = int(time.time())
+        if answered:
+            batch["output_file_id"] = self._store_file(("\n".join(answered) + "\n").encode(), "batch_output", "output.jsonl")["id"]
+        if failed:
+            batch["error_file_id"] = self._store_file(("\n".join(failed) + "\n").encode(), "batch_output", "errors.jsonl")["id"]
+        batch["request_counts"] = {"total": len(batch["_lines"]), "completed": len(answered), "failed": len(failed)}
+        if expire_after is not None:
+            batch["status"], batch["expired_at"] = "expired", now
+        else:
+            batch["status"], batch["finalizing_at"], batch["completed_at"] = "completed", now, now
 
     def on(self, schema_name: str | None, script: Script | list[Script]) -> None:
         """Script the answers to requests for `schema_name` (None: free-text requests).
@@ -232,15 +333,49 @@ class JudgeServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_bytes(self, content: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
             def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/models"):
+                path = self.path.split("?", 1)[0].rstrip("/")
+                file_content = re.fullmatch(r".*/files/([\w-]+)/content", path)
+                batch = re.fullmatch(r".*/batches/([\w-]+)", path)
+                if path.endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "tests"}]})
+                elif file_content and file_content.group(1) in server.files:
+                    self._send_bytes(server.files[file_content.group(1)][1])
+                elif batch and (found := server._poll_batch(batch.group(1))) is not None:
+                    self._send(200, found)
                 else:
                     self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
+            def _upload(self, raw: bytes) -> None:
+                message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                    b"Content-Type: " + self.headers.get("Content-Type", "").encode() + b"\r\n\r\n" + raw
+                )
+                fields = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
+                if "file" not in fields or "purpose" not in fields:
+                    self._send(400, {"error": {"message": "a file and a purpose are required", "type": "invalid_request_error"}})
+                    return
+                purpose = str(fields["purpose"].get_content()).strip()
+                content = fields["file"].get_payload(decode=True)
+                assert isinstance(content, bytes)
+                self._send(200, server._store_file(content, purpose, fields["file"].get_filename() or "upload"))
+
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/").endswith("/files"):
+                    self._upload(raw)
+                    return
+                if self.path.rstrip("/").endswith("/batches"):
+                    self._send(*server._create_batch(json.loads(raw or b"{}")))
+                    return
+                body = json.loads(raw or b"{}")
                 request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 with server._lock:
                     server.requests.append(request)

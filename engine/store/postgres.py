@@ -1,0 +1,380 @@
+"""Results in a PostgreSQL database: one store shared by many processes on many machines.
+
+Live hosts and batch workers write into the same database at once; every write is one short
+transaction keyed by (run, item, scorer), so nothing is lost or stored twice. A batch run
+can be split across workers: each claims unfinished items with `FOR UPDATE SKIP LOCKED`
+under a lease, and the items of a worker that dies go to the others when the lease ends.
+
+Needs the `postgres` extra (psycopg 3 and psycopg_pool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..formatting import first_line, to_json
+from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .migrations import Migration, check_sequence, pending, split_statements
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import DictRow
+
+_SCHEMA_V1 = """
+CREATE TABLE runs (
+    name        TEXT PRIMARY KEY,
+    source      TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    created_at  TIMESTAMPTZ NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL,
+    meta        JSON NOT NULL DEFAULT '{}'
+);
+CREATE TABLE results (
+    id                BIGSERIAL PRIMARY KEY,
+    run               TEXT NOT NULL,
+    source            TEXT NOT NULL,
+    item_id           TEXT NOT NULL,
+    item_index        INTEGER,
+    scorer_id         TEXT NOT NULL,
+    scorer_hash       TEXT,
+    model             TEXT,
+    direction         TEXT NOT NULL,
+    score             DOUBLE PRECISION,
+    reason            TEXT,
+    error             TEXT,
+    error_stage       TEXT,
+    input             JSON,
+    output            JSON,
+    context           JSON,
+    ground_truth      JSON,
+    metadata          JSON,
+    steps             JSON,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens      INTEGER NOT NULL DEFAULT 0,
+    latency_ms        DOUBLE PRECISION,
+    started_at        TIMESTAMPTZ NOT NULL,
+    finished_at       TIMESTAMPTZ NOT NULL,
+    UNIQUE (run, item_id, scorer_id)
+);
+CREATE INDEX results_by_scorer ON results (scorer_id, finished_at);
+CREATE INDEX results_by_time ON results (finished_at);
+CREATE INDEX results_by_run_scorer ON results (run, scorer_id, score);
+CREATE INDEX results_by_run_time ON results (run, finished_at);
+CREATE TABLE work_items (
+    run          TEXT NOT NULL,
+    item_index   INTEGER NOT NULL,
+    item_id      TEXT,
+    payload      JSON NOT NULL,
+    claimed_by   TEXT,
+    lease_until  TIMESTAMPTZ,
+    claims       INTEGER NOT NULL DEFAULT 0,
+    finished_at  TIMESTAMPTZ,
+    PRIMARY KEY (run, item_index)
+);
+CREATE INDEX work_items_open ON work_items (run, item_index) WHERE finished_at IS NULL
+"""
+
+#: Numbered like the SQLite store's migrations where the two hold the same tables, so one
+#: version means one set of features in either store.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "runs, results and the shared work queue", split_statements(_SCHEMA_V1)),
+    Migration(
+        2,
+        "a jury's judges and whether they disagreed",
+        ("ALTER TABLE results ADD COLUMN judges JSON", "ALTER TABLE results ADD COLUMN disagreement BOOLEAN"),
+    ),
+    Migration(
+        3,
+        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
+        (
+            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
+            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at TIMESTAMPTZ NOT NULL, "
+            "updated_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (run, batch_id))",
+        ),
+    ),
+    Migration(4, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
+)
+check_sequence(MIGRATIONS)
+
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
+_COLUMNS = (
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
+    "started_at", "finished_at",
+)  # fmt: skip
+# Any lock id shared by every process opening the schema: migrations run one at a time.
+_MIGRATION_LOCK = 7_715_123_001
+# A run's latest activity: records no longer touch the run's row (which every writer of a
+# big shared run would otherwise queue on), so it is read from the records.
+_RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
+
+
+def _json(value: Any) -> Any:
+    from psycopg.types.json import Json
+
+    # Items may hold anything a host passes (dates, objects): stored as their text then.
+    return None if value is None else Json(value, dumps=to_json)
+
+
+class PostgresStore:
+    """Results in a PostgreSQL database, through a pool of connections shared by the threads
+    of this process."""
+
+    def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise ConfigError("a postgresql:// store needs the postgres extra: pip install 'llm-scorers[postgres]'") from None
+        self.url = url
+        self.location = redact_url(url)
+        try:
+            # One direct connection first: a wrong URL or password fails here with the
+            # server's own reason, not as a pool timeout.
+            with psycopg.connect(url, connect_timeout=int(connect_timeout)) as connection:
+                self._migrate(connection)
+        except psycopg.OperationalError as exc:
+            message = first_line(str(exc)).replace(url, self.location)
+            raise ConfigError(f"cannot open the PostgreSQL store {self.location}: {message}") from None
+        self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            timeout=connect_timeout * 3,
+            kwargs={"row_factory": dict_row, "connect_timeout": int(connect_timeout)},
+            open=True,
+            name="llm-scorers",
+        )
+
+    def _migrate(self, connection: psycopg.Connection[Any]) -> None:
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = connection.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            version = (row[0] if row else None) or 0
+            for migration in pending(MIGRATIONS, version, self.location):
+                for statement in migration.statements:
+                    connection.execute(statement)
+                connection.execute("INSERT INTO schema_version (version) VALUES (%s)", (migration.version,))
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
+        # Leaving the pool's block commits (or rolls back on an exception).
+        with self._pool.connection() as connection:
+            yield connection
+
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[DictRow]:
+        with self._pool.connection() as connection:
+            return connection.execute(sql, parameters).fetchall()
+
+    # runs
+
+    def begin_run(self, run: RunInfo) -> RunInfo:
+        now = datetime.now(timezone.utc)
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs (name, source, status, created_at, updated_at, meta) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, "
+                "meta = excluded.meta",
+                (run.name, run.source, run.status, run.created_at, now, _json(run.meta)),
+            )
+        stored = self.get_run(run.name)
+        assert stored is not None
+        return stored
+
+    def end_run(self, name: str, status: RunStatus) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE runs SET status = %s, updated_at = now() WHERE name = %s", (status, name))
+
+    def get_run(self, name: str) -> RunInfo | None:
+        rows = self._read(f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs WHERE name = %s", (name,))
+        return self._run(rows[0]) if rows else None
+
+    @staticmethod
+    def _run(row: DictRow) -> RunInfo:
+        return RunInfo(
+            name=row["name"], source=row["source"], status=row["status"], created_at=row["created_at"],
+            updated_at=row["updated_at"], meta=row["meta"] or {},
+        )  # fmt: skip
+
+    # records
+
+    def save(self, record: ResultRecord) -> None:
+        values = record.model_dump(include=set(_COLUMNS))
+        for column in _JSON_COLUMNS:
+            values[column] = _json(values[column])
+        placeholders = ", ".join("%s" for _ in _COLUMNS)
+        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
+        with self._transaction() as db:
+            db.execute(
+                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
+                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
+                [values[column] for column in _COLUMNS],
+            )
+
+    @staticmethod
+    def _record(row: DictRow) -> ResultRecord:
+        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
+        data["metadata"] = data["metadata"] or {}
+        data["steps"] = data["steps"] or {}
+        return ResultRecord.model_validate(data)
+
+    def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
+        rows = self._read("SELECT * FROM results WHERE run = %s AND item_id = %s ORDER BY id", (run, item_id))
+        return [self._record(row) for row in rows]
+
+    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
+        rows = self._read("SELECT DISTINCT scorer_id, scorer_hash, model FROM results WHERE run = %s AND error IS NULL", (run,))
+        versions: dict[str, set[tuple[str | None, str | None]]] = {}
+        for row in rows:
+            versions.setdefault(row["scorer_id"], set()).add((row["scorer_hash"], row["model"]))
+        return versions
+
+    def query(
+        self,
+        run: str | None = None,
+        scorer: str | None = None,
+        source: Source | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        errors: bool | None = None,
+        worst_first: bool = False,
+        limit: int | None = None,
+    ) -> list[ResultRecord]:
+        """Records matching every filter given; ordered as `SQLiteStore.query` orders them."""
+        where: list[str] = []
+        parameters: list[Any] = []
+        for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
+            if value is not None:
+                where.append(f"{column} = %s")
+                parameters.append(value)
+        if since is not None:
+            where.append("finished_at >= %s")
+            parameters.append(since)
+        if until is not None:
+            where.append("finished_at < %s")
+            parameters.append(until)
+        if errors is not None:
+            where.append("error IS NOT NULL" if errors else "error IS NULL")
+        sql = "SELECT * FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if worst_first:
+            badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
+            sql += f" ORDER BY score IS NULL, {badness}, id"
+        else:
+            sql += " ORDER BY finished_at DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT %s"
+            parameters.append(int(limit))
+        return [self._record(row) for row in self._read(sql, parameters)]
+
+    def summary(self, run: str) -> list[ScoreStats]:
+        rows = self._read(
+            "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
+            "MIN(score) AS min, MAX(score) AS max, COUNT(error) AS errors "
+            "FROM results WHERE run = %s GROUP BY scorer_id ORDER BY MIN(id)",
+            (run,),
+        )
+        return [ScoreStats.model_validate(dict(row)) for row in rows]
+
+    def runs(self) -> list[RunSummary]:
+        summaries = []
+        rows = self._read(f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC")
+        for row in rows:
+            run = self._run(row)
+            items = self._read("SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = %s", (run.name,))[0]["n"]
+            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
+        return summaries
+
+    # provider batch jobs
+
+    def save_batch_job(self, job: BatchJob) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO batch_jobs (run, batch_id, model, status, requests, created_at, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, now()) "
+                "ON CONFLICT (run, batch_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
+                (job.run, job.batch_id, job.model, job.status, job.requests, job.created_at),
+            )
+
+    def batch_jobs(self, run: str) -> list[BatchJob]:
+        rows = self._read("SELECT * FROM batch_jobs WHERE run = %s ORDER BY created_at, batch_id", (run,))
+        return [BatchJob.model_validate(dict(row)) for row in rows]
+
+    # the shared work queue of a run
+
+    def queue_items(self, run: str, items: list[tuple[int, str | None, Any]]) -> None:
+        if not items:
+            return
+        with self._transaction() as db, db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO work_items (run, item_index, item_id, payload) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (run, item_index) DO NOTHING",
+                [(run, index, item_id, _json(payload)) for index, item_id, payload in items],
+            )
+
+    def reopen(self, run: str) -> int:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE work_items SET finished_at = NULL, claimed_by = NULL, lease_until = NULL "
+                "WHERE run = %s AND finished_at IS NOT NULL",
+                (run,),
+            )
+            return cursor.rowcount
+
+    def claim(self, run: str, worker: str, limit: int, lease_s: float) -> list[ClaimedItem]:
+        with self._transaction() as db:
+            rows = db.execute(
+                "UPDATE work_items SET claimed_by = %s, lease_until = now() + make_interval(secs => %s), claims = claims + 1 "
+                "WHERE (run, item_index) IN ("
+                "  SELECT run, item_index FROM work_items WHERE run = %s AND finished_at IS NULL "
+                "  AND (lease_until IS NULL OR lease_until < now()) ORDER BY item_index LIMIT %s FOR UPDATE SKIP LOCKED"
+                ") RETURNING item_index, payload",
+                (worker, lease_s, run, limit),
+            ).fetchall()
+        return sorted((ClaimedItem(index=row["item_index"], payload=row["payload"]) for row in rows), key=lambda item: item.index)
+
+    def renew(self, run: str, worker: str, indexes: list[int], lease_s: float) -> None:
+        if not indexes:
+            return
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE work_items SET lease_until = now() + make_interval(secs => %s) "
+                "WHERE run = %s AND claimed_by = %s AND item_index = ANY(%s) AND finished_at IS NULL",
+                (lease_s, run, worker, indexes),
+            )
+
+    def finish(self, run: str, worker: str, indexes: list[int]) -> None:
+        if not indexes:
+            return
+        with self._transaction() as db:
+            # Finished whoever holds it now: the records are saved, so a worker whose lease
+            # ran out while it was still scoring must not leave the item open for a third.
+            db.execute(
+                "UPDATE work_items SET finished_at = now(), lease_until = NULL WHERE run = %s AND item_index = ANY(%s)",
+                (run, indexes),
+            )
+
+    def unfinished(self, run: str) -> int:
+        rows = self._read("SELECT COUNT(*) AS n FROM work_items WHERE run = %s AND finished_at IS NULL", (run,))
+        return int(rows[0]["n"])
+
+    def close(self) -> None:
+        self._pool.close()
+

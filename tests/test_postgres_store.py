@@ -1,0 +1,271 @@
+"""The PostgreSQL store, against a real server: the same behaviour as SQLite, many writers
+on one run, and one batch run split across worker processes through claimed items."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from scripted import outputs_judged, script_hallucination
+from test_store import record
+from typer.testing import CliRunner
+
+from engine import RunInfo, Store, create_hallucination_scorer, run_evals
+from engine.cli import app
+from engine.errors import ConfigError
+from engine.store import BatchJob, open_store
+from engine.store.postgres import PostgresStore
+from engine.testing import JudgeServer
+
+runner = CliRunner()
+
+
+def write_items(path: Path, count: int, fail_every: int = 0) -> Path:
+    lines = []
+    for n in range(count):
+        output = "ok. WRONG" if n % 2 else "ok"
+        if fail_every and n % fail_every == 0:
+            output = "FAIL"
+        lines.append(json.dumps({"id": f"i{n}", "input": f"q{n}", "output": output, "context": ["facts"]}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_postgresql_url_opens_the_shared_store_behind_the_same_interface(postgres_url: str) -> None:
+    store = open_store(postgres_url)
+    assert isinstance(store, PostgresStore) and isinstance(store, Store)
+    now = datetime.now(timezone.utc)
+    try:
+        first = store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
+        store.save(record("nightly", "a", score=None, error="judge down", error_stage="scorer"))
+        store.save(record("nightly", "a", score=0.2, input={"q": "é"}, context=["facts"], steps={}))  # replaces it
+        store.save(record("nightly", "b", score=0.9, direction="lower_is_better"))
+        store.save(record("nightly", "c", "faithfulness", score=0.1))
+        store.save(record("nightly", "d", "faithfulness", score=None, error="boom", error_stage="scorer"))
+        store.save(record("old", "a", finished_at=now - timedelta(days=2)))
+        store.end_run("nightly", "interrupted")
+        again = store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
+
+        assert again.created_at == first.created_at and again.status == "running"
+        (saved,) = store.item_records("nightly", "a")
+        assert saved.score == 0.2 and saved.error is None and saved.input == {"q": "é"} and saved.context == ["facts"]
+        assert [r.item_id for r in store.query(run="nightly", scorer="hallucination", worst_first=True)] == ["b", "a"]
+        assert [r.item_id for r in store.query(run="nightly", scorer="faithfulness", worst_first=True)] == ["c", "d"]
+        assert [r.run for r in store.query(until=now - timedelta(days=1))] == ["old"]
+        assert [r.item_id for r in store.query(run="nightly", errors=True)] == ["d"]
+        summary = {s.scorer_id: s for s in store.summary("nightly")}
+        assert (summary["faithfulness"].count, summary["faithfulness"].errors) == (1, 1)
+        runs = {run.name: run for run in store.runs()}
+        assert runs["nightly"].items == 4 and runs["nightly"].meta == {"data": "a.jsonl"}
+        assert store.scorer_versions("nightly") == {"hallucination": {(None, None)}, "faithfulness": {(None, None)}}
+    finally:
+        store.close()
+
+
+def test_a_wrong_address_or_a_newer_schema_is_one_clear_line(postgres_url: str, postgres_cluster: object) -> None:
+    with pytest.raises(ConfigError, match=r"cannot open the PostgreSQL store postgresql://postgres:\*\*\*@127\.0\.0\.1:1/x") as raised:
+        PostgresStore("postgresql://postgres:secret-pw@127.0.0.1:1/x", connect_timeout=2)
+    assert "secret-pw" not in str(raised.value)
+
+    import psycopg
+
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("INSERT INTO schema_version (version) VALUES (99)")
+    with pytest.raises(ConfigError, match="newer version of llm-scorers"):
+        PostgresStore(postgres_url)
+
+
+def test_opening_twice_applies_each_migration_once(postgres_url: str) -> None:
+    import psycopg
+
+    PostgresStore(postgres_url).close()
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as connection:
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
+    assert versions == [1, 2, 3, 4]
+
+
+def test_batch_jobs_are_remembered_per_run(postgres_url: str) -> None:
+    with PostgresStore(postgres_url) as store:
+        store.save_batch_job(BatchJob(run="r", batch_id="batch_1", model="openai/m", status="validating", requests=3))
+        store.save_batch_job(BatchJob(run="r", batch_id="batch_1", model="openai/m", status="completed", requests=3))
+        (job,) = store.batch_jobs("r")
+    assert (job.batch_id, job.status, job.requests) == ("batch_1", "completed", 3)
+
+
+def _write_results(url: str, process: int, count: int) -> None:
+    with PostgresStore(url, max_connections=2) as store:
+        for n in range(count):
+            store.save(record("shared", f"p{process}-{n}", score=(n % 10) / 10))
+        # Every process also rewrites one common item: saved once, whoever wins.
+        store.save(record("shared", "common", score=process / 10))
+
+
+@pytest.mark.slow
+def test_four_processes_writing_5000_results_each_store_every_one_once(postgres_url: str) -> None:
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=_write_results, args=(postgres_url, process, 5000)) for process in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=600)
+    assert [process.exitcode for process in processes] == [0, 0, 0, 0]
+
+    import psycopg
+
+    with psycopg.connect(postgres_url) as connection:
+        total, distinct = connection.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results WHERE run = 'shared'").fetchone()  # type: ignore[misc]
+        per_process = dict(connection.execute(  # type: ignore[arg-type]
+            "SELECT split_part(item_id, '-', 1), COUNT(*) FROM results WHERE item_id <> 'common' GROUP BY 1"
+        ).fetchall())
+    assert (total, distinct) == (20001, 20001)
+    assert per_process == {"p0": 5000, "p1": 5000, "p2": 5000, "p3": 5000}
+
+
+def test_a_batch_run_into_postgresql_is_saved_and_resumed(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = write_items(tmp_path / "items.jsonl", 12, fail_every=5)  # i0, i5, i10 fail at the judge
+    scorer = create_hallucination_scorer()
+
+    first = run_evals(data, [scorer], store=postgres_url, run="nightly", concurrency=3)
+    assert (first.counts.completed, first.counts.failed) == (9, 3)
+    assert first.store is not None and first.store.startswith("postgresql://")
+
+    script_hallucination(judge)
+    judge.reset()
+    judge.on("Claims", {"claims": ["fixed"]})
+    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "fixed", "verdict": "no", "reason": "r"}]})
+    judge.on("Reason", {"reason": "scripted reason"})
+    again = run_evals(data, [scorer], store=postgres_url, run="nightly", concurrency=3)
+
+    assert len(judge.requests_for("Claims")) == 3  # only the failed items are judged again
+    assert (again.counts.completed, again.counts.resumed) == (12, 9)
+    with PostgresStore(postgres_url) as store:
+        records = store.query(run="nightly")
+        assert len(records) == 12 and all(r.error is None for r in records)
+        assert store.get_run("nightly").status == "complete"  # type: ignore[union-attr]
+
+
+def test_the_cli_takes_the_store_from_scorers_store(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = write_items(tmp_path / "items.jsonl", 4)
+    password_url = postgres_url.replace("postgres@", "postgres:not-a-real-pw@")  # trust auth ignores it
+
+    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--run", "env"], env={"SCORERS_STORE": password_url})
+    assert result.exit_code == 0, result.output
+    assert "postgres:***@" in result.stdout and "not-a-real-pw" not in result.output
+
+    listed = runner.invoke(app, ["results", "--store", password_url, "--run", "env", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.stdout)["scorers"][0]["count"] == 4
+
+
+def _worker(url: str, data: Path, base_url: str, log: Path) -> subprocess.Popen[bytes]:
+    environment = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test", "SCORERS_STORE": url}
+    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", "split", "--concurrency", "2"]
+    return subprocess.Popen(command, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+@pytest.mark.slow
+def test_three_workers_split_one_run_and_judge_each_item_once(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    script_hallucination(judge, delay=0.02)
+    data = write_items(tmp_path / "items.jsonl", 60)
+
+    workers = [_worker(postgres_url, data, judge.base_url, tmp_path / f"worker{n}.log") for n in range(3)]
+    codes = [worker.wait(timeout=180) for worker in workers]
+
+    logs = [(tmp_path / f"worker{n}.log").read_text() for n in range(3)]
+    assert codes == [0, 0, 0], logs
+    judged = outputs_judged(judge)
+    assert len(judged) == 60  # every item judged once over the three workers
+    with PostgresStore(postgres_url) as store:
+        records = store.query(run="split")
+        assert sorted(r.item_id for r in records) == sorted(f"i{n}" for n in range(60))
+        assert store.unfinished("split") == 0 and store.get_run("split").status == "complete"  # type: ignore[union-attr]
+        workers_seen = {row["claimed_by"].rsplit(":", 2)[1] for row in store._read("SELECT claimed_by FROM work_items")}
+    assert len(workers_seen) >= 2, "the items were not shared between workers"
+
+
+def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = write_items(tmp_path / "items.jsonl", 6)
+    with PostgresStore(postgres_url) as store:
+        store.begin_run(RunInfo(name="lease"))
+        store.queue_items("lease", [(n, f"i{n}", {"item": json.loads(line)}) for n, line in enumerate(data.read_text().splitlines())])
+        dead = store.claim("lease", "dead-worker", 4, lease_s=1.5)  # claims four items, then is never heard of again
+    assert len(dead) == 4
+
+    started = time.monotonic()
+    result = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="lease", lease_seconds=30)
+
+    assert time.monotonic() - started >= 1.0  # it waited for the dead worker's lease to end
+    assert result.counts.completed == 6
+    assert sorted(outputs_judged(judge)) == sorted("ok. WRONG" if n % 2 else "ok" for n in range(6))
+    with PostgresStore(postgres_url) as store:
+        assert store.unfinished("lease") == 0 and len(store.query(run="lease")) == 6
+
+
+def test_live_hosts_and_a_batch_write_into_one_database(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    from engine import LiveScorer
+
+    script_hallucination(judge)
+    hosts = [LiveScorer([create_hallucination_scorer(options={"context": ["facts"]})], store=postgres_url, run="live") for _ in range(2)]
+    agents = [host.wrap(lambda question, n=n: f"host {n} answers {question}") for n, host in enumerate(hosts)]
+    for n in range(3):
+        for agent in agents:
+            agent(f"q{n}")
+    run_evals(write_items(tmp_path / "items.jsonl", 4), [create_hallucination_scorer()], store=postgres_url, run="nightly")
+    for host in hosts:
+        assert host.flush(timeout=20)
+        host.close()
+
+    with PostgresStore(postgres_url) as store:
+        assert len(store.query(run="live", source="live")) == 6 and len(store.query(run="nightly", source="batch")) == 4
+
+
+def test_a_live_worker_keeps_its_items_past_the_lease_by_renewing_it(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    import threading
+
+    script_hallucination(judge, delay=1.2)  # each item takes longer than the lease
+    data = write_items(tmp_path / "items.jsonl", 4)
+    stolen: list[int] = []
+    done = threading.Event()
+
+    def thief() -> None:
+        while not judge.requests_for("Claims"):
+            time.sleep(0.02)
+        with PostgresStore(postgres_url) as store:
+            while not done.is_set():
+                stolen.extend(item.index for item in store.claim("renewed", "thief", 10, lease_s=30))
+                time.sleep(0.1)
+
+    watcher = threading.Thread(target=thief)
+    watcher.start()
+    try:
+        result = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="renewed", lease_seconds=0.6)
+    finally:
+        done.set()
+        watcher.join()
+
+    assert result.counts.completed == 4 and stolen == []
+    assert len(outputs_judged(judge)) == 4
+
+
+def test_human_labels_are_kept_beside_the_scores(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    try:
+        store.begin_run(RunInfo(name="labels"))
+        store.save(record("labels", "a", score=1.0, expected=True))
+        store.save(record("labels", "b", score=0.0, expected=0.25))
+        labels = {saved.item_id: saved.expected for saved in store.query(run="labels")}
+    finally:
+        store.close()
+    assert labels == {"a": True, "b": 0.25}

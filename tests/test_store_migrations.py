@@ -1,0 +1,66 @@
+"""Stores written by an earlier release open, upgraded in place, with every record kept;
+one written by a newer release is refused rather than misread."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ConfigError
+from engine.store import BatchJob, SQLiteStore
+from engine.store.migrations import Migration, check_sequence, pending
+from engine.store.sqlite import MIGRATIONS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_store_file_of_schema_1_opens_with_its_runs_and_records(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    shutil.copy(FIXTURES / "store-schema-1.sqlite", path)  # written by the release before migrations
+
+    with SQLiteStore(path) as store:
+        (run,) = store.runs()
+        records = {record.item_id: record for record in store.query(run="nightly")}
+        store.save_batch_job(BatchJob(run="nightly", batch_id="batch_1", model="openai/m", status="in_progress", requests=2))
+        jobs = store.batch_jobs("nightly")
+
+    assert (run.name, run.status, run.items, run.meta) == ("nightly", "complete", 3, {"data": "qa.jsonl"})
+    assert records["q1"].score == 0.7 and records["q1"].context == ["facts"] and records["q1"].total_tokens == 60
+    assert records["q2"].error == "judge down" and records["q2"].judges is None
+    assert [job.batch_id for job in jobs] == ["batch_1"]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == MIGRATIONS[-1].version
+
+
+def test_a_store_file_of_schema_2_keeps_its_jury_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "juries.sqlite"
+    shutil.copy(FIXTURES / "store-schema-2.sqlite", path)  # written by the release that added juries
+
+    with SQLiteStore(path) as store:
+        (record,) = store.query(run="jury")
+        store.save_batch_job(BatchJob(run="jury", batch_id="batch_2", model="openai/a", status="completed", requests=1))
+        (job,) = store.batch_jobs("jury")
+
+    assert record.score == 0.25 and record.disagreement is True
+    assert [(verdict.model, verdict.score) for verdict in record.judges or []] == [("openai/a", 0.0), ("openai/b", 0.5)]
+    assert job.batch_id == "batch_2"
+
+
+def test_a_store_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version=99")
+    with pytest.raises(ConfigError, match=r"new\.sqlite was written by a newer version of llm-scorers \(store schema 99"):
+        SQLiteStore(path)
+
+
+def test_migrations_are_numbered_without_gaps_and_only_the_missing_ones_run() -> None:
+    steps = [Migration(1, "a", ()), Migration(2, "b", ()), Migration(3, "c", ())]
+    check_sequence(steps)
+    assert [m.version for m in pending(steps, 1, "db")] == [2, 3]
+    assert pending(steps, 3, "db") == []
+    with pytest.raises(ValueError, match="without gaps"):
+        check_sequence([Migration(1, "a", ()), Migration(3, "c", ())])
