@@ -205,7 +205,7 @@ def test_result_carries_contract_fields_and_usage(judge: JudgeServer) -> None:
         assert field in data
     assert data["run_id"] == "r1"
     assert data["reason"] == "The claim is unsupported."  # text, not '{"reason": ...}'
-    assert data["usage"]["preprocess"] == {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60, "reasoning_tokens": 0}
+    assert data["usage"]["preprocess"] == {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60, "cached_prompt_tokens": 0, "reasoning_tokens": 0}
     assert data["usage"]["total"]["total_tokens"] == 180
     assert data["model"] == "openai/gpt-4o-mini"
 

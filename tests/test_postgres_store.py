@@ -30,9 +30,11 @@ runner = CliRunner()
 def write_items(path: Path, count: int, fail_every: int = 0) -> Path:
     lines = []
     for n in range(count):
-        output = "ok. WRONG" if n % 2 else "ok"
+        # Each item its own text: the response cache (on in run_evals) would otherwise answer
+        # an item from another's identical question, and these tests count the judge's work.
+        output = f"ok {n}. WRONG" if n % 2 else f"ok {n}"
         if fail_every and n % fail_every == 0:
-            output = "FAIL"
+            output = f"FAIL {n}"
         lines.append(json.dumps({"id": f"i{n}", "input": f"q{n}", "output": output, "context": ["facts"]}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -208,7 +210,7 @@ def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, 
 
     assert time.monotonic() - started >= 1.0  # it waited for the dead worker's lease to end
     assert result.counts.completed == 6
-    assert sorted(outputs_judged(judge)) == sorted("ok. WRONG" if n % 2 else "ok" for n in range(6))
+    assert sorted(outputs_judged(judge)) == sorted(f"ok {n}. WRONG" if n % 2 else f"ok {n}" for n in range(6))
     with PostgresStore(postgres_url) as store:
         assert store.unfinished("lease") == 0 and len(store.query(run="lease")) == 6
 

@@ -85,9 +85,11 @@ def test_compare_names_the_fixed_and_broken_items(judge: JudgeServer, tmp_path: 
     assert [item["item_id"] for item in comparison["broken"]] == ["i3"]
     accuracy = next(figure for figure in comparison["figures"] if figure["name"] == "accuracy")
     assert (accuracy["baseline"], accuracy["variant"], accuracy["delta"]["value"]) == (0.8, 0.8, 0.0)
-    # Only the analyze prompt differs: each variant's analyze requests carry its own wording.
+    # Only the analyze prompt differs: the claims of each item are asked once for both
+    # variants (the response cache answers the second), each variant's analyze step is sent.
+    assert len(judge.requests_for("Claims")) == 5
     analyze = judge.requests_for("HallucinationVerdicts")
-    assert sum("STRICT" in request.prompt for request in analyze) == sum("STRICT" not in request.prompt for request in analyze)
+    assert (sum("STRICT" in request.prompt for request in analyze), sum("STRICT" not in request.prompt for request in analyze)) == (5, 5)
 
 
 def test_eval_compare_takes_the_variant_catalog(judge: JudgeServer, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CatalogErrors, ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, StructuredMode, connect, resolve_judge
+from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, ResponseCache, StructuredMode, connect, resolve_judge
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
@@ -91,6 +91,9 @@ class Catalog:
         base_url: str | None = None,
         api_key: str | None = None,
         mode: StructuredMode | None = None,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
         models: Sequence[str | JudgeConfig] | None = None,
         aggregate: Aggregation | None = None,
@@ -99,8 +102,12 @@ class Catalog:
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
-        `mode` (or SCORERS_MODE) picks how structured answers are requested. Every judge call
-        passes through `middleware` (a cache, a limiter, a tracer ...), the first listed first.
+        `mode` (or SCORERS_MODE) picks how structured answers are requested. `rpm` / `tpm`
+        limit requests / tokens per minute to the model for the whole process (else the
+        scorer's `judge:` block does). `cache` answers repeated questions from a response
+        cache (True: the default file; a path; a ResponseCache; off by default here, on by
+        default in run_evals). Every judge call passes through `middleware` (a limiter, a
+        tracer ...), the first listed first.
 
         A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
         settings and middleware: it needs no model and no key, and its runs make no request.
@@ -116,10 +123,11 @@ class Catalog:
         chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
         if models is not None and len(models) == 1:
             model, chosen = models[0], None
-        judge = dict(base_url=base_url, api_key=api_key, mode=mode, providers=self.providers)
+        judge = dict(base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm)
+        response_cache = ResponseCache.of(cache)
         if not chosen:
-            return self._single(plan, model, options, judge, middleware)
-        scorers = [self._single(plan, each, options, judge, middleware) for each in chosen]
+            return self._single(plan, model, options, judge, middleware, response_cache)
+        scorers = [self._single(plan, each, options, judge, middleware, response_cache) for each in chosen]
         return Jury(
             scorers,
             aggregate=aggregate or (jury.aggregate if jury else "mean"),
@@ -134,9 +142,10 @@ class Catalog:
         options: Mapping[str, Any] | None,
         judge: dict[str, Any],
         middleware: Sequence[JudgeMiddleware],
+        cache: ResponseCache | None,
     ) -> Scorer:
         config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
-        scorer = Scorer(plan, connect(config, middleware), dict(options or {}))
+        scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}))
         config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 

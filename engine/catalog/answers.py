@@ -34,7 +34,7 @@ from .names import NameChecker, Scope
 from .source import place_in, position, span_of
 from .spec import Rule
 from .suggest import did_you_mean
-from .templates import sandbox
+from .templates import names_read, sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
 _ANNOTATION_KEYWORDS = {"title", "description", "examples", "default", "$comment"}
@@ -70,8 +70,11 @@ class CompiledRule:
         self.check = Expression(rule.check, where)
         try:
             self._message = _message_environment.from_string(rule.message)
+            message_names = names_read(_message_environment.parse(rule.message))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid message template: {exc.message}") from None
+        #: The variables the rule reads (its check and its message).
+        self.names: frozenset[str] = self.check.reads | message_names
 
     def failure(self, variables: Mapping[str, Any]) -> str | None:
         """None when the rule holds, else the message for the judge."""

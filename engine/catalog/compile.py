@@ -10,6 +10,7 @@ so that one pass (`scorers check`) lists every mistake.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -80,7 +81,7 @@ from .spec import (
     ScoreStep,
 )
 from .suggest import did_you_mean
-from .templates import CompiledPrompt, PromptTemplates
+from .templates import CompiledPrompt, PromptTemplates, names_read
 
 T = TypeVar("T")
 
@@ -204,6 +205,7 @@ class ScorerCompiler:
             self.problem(f"{label}: {exc.message}{did_you_mean(name, self._template_names())}", position(data, loc, value=True))
             raise _StepFailed from None
         failed = False
+        names: set[str] = set()
         pending: list[tuple[str, bool]] = [(name, True)]
         seen: set[str] = set()
         while pending:
@@ -230,6 +232,7 @@ class ScorerCompiler:
                         failed = True
                     continue
                 pending.append((included, shares_variables and _is_include(parsed, included)))
+            names |= names_read(parsed)
             checker = NameChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
             checker.template(parsed)
             findings = checker.findings if shares_variables else [finding for finding in checker.findings if "not allowed" in finding.message]
@@ -237,7 +240,7 @@ class ScorerCompiler:
         if failed:
             raise _StepFailed
         try:
-            return self.templates.load(name)
+            return self.templates.load(name, frozenset(names))
         except TemplateSyntaxError as exc:  # already reported above, in the file at fault
             raise _StepFailed from exc
 
@@ -309,7 +312,9 @@ class ScorerCompiler:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             place = position(self.source.scorers, [definition.id])
             self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
-        hashed: dict[str, str] = {"definition": json.dumps(definition.model_dump(mode="json", by_alias=True), sort_keys=True)}
+        # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
+        described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
+        hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
         scope = Scope({**_RUN_NAMES, "options": options_shape})
         later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in _names_of(step)}
         scope = Scope(scope.names, later)
@@ -317,7 +322,8 @@ class ScorerCompiler:
         for index, step in enumerate(definition.steps):
             compiler = _StepCompiler(self, definition, step, ["steps", index], raw, scope)
             try:
-                plan: AnyStepPlan | None = compiler.compile(hashed)
+                compiled = compiler.compile(hashed)
+                plan: AnyStepPlan | None = dataclasses.replace(compiled, reads=compiler.reads(compiled))
             except _StepFailed:
                 plan = None
             except ConfigError as exc:
@@ -339,6 +345,8 @@ class ScorerCompiler:
             options_model=options_model,
             option_rules=tuple(option_rules),
             default_model=definition.judge.model,
+            rpm=definition.judge.rpm,
+            tpm=definition.judge.tpm,
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
@@ -367,6 +375,7 @@ class _StepCompiler:
         self.label = f"{definition.id}.{step.id}"
         #: What the step adds for later steps, when only compiling it can tell (a compute step's values).
         self.produced: dict[str, Shape] | None = None
+        self.rule_reads: frozenset[str] = frozenset()  # what the answer's rules read (set with the answer model)
         uses_context = getattr(step, "uses_context", False)
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
         self.scope = scope if uses_context else scope.without("context", _NO_CONTEXT)
@@ -417,6 +426,20 @@ class _StepCompiler:
             id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
             answer_model=answer_model, sampling=sampling, on_skip=step.on_skip,
         )  # fmt: skip
+
+    def reads(self, plan: AnyStepPlan) -> frozenset[str]:
+        """The variables `plan` reads: its skip condition's, its templates' (includes too), its
+        answer rules', its values' and score's; a step waits for the earlier steps it reads."""
+        found: set[str] = set(_reads(plan.skip_if)) if plan.skip_if is not None else set()
+        if isinstance(plan, (JudgeStepPlan, ReasonStepPlan)):
+            found |= plan.prompt.names | (plan.system.names if plan.system is not None else frozenset()) | self.rule_reads
+            if isinstance(plan, ReasonStepPlan) and plan.on_skip is not None:
+                found |= plan.on_skip.names
+        elif isinstance(plan, ScoreStepPlan):
+            found |= _reads(plan.score).union(*(_reads(value) for value in plan.values.values())) - set(plan.values)
+        elif isinstance(plan, ComputeStepPlan):
+            found |= frozenset().union(*(_reads(value) for value in plan.values.values())) - set(plan.values)
+        return frozenset(found)
 
     def _attempt(self, build: Callable[[], T]) -> T | None:
         """Builds a part; a failure is recorded (None) and the step's other parts are still checked."""
@@ -507,6 +530,7 @@ class _StepCompiler:
             assert isinstance(answer_fields, Record)
             self.scorer.rules(rules, self.scope.with_names(answer_fields.fields), f"{label} rule")
         answer_model = with_rules(model, rules)
+        self.rule_reads = frozenset().union(*(rule.names for rule in rules))
         if isinstance(step, ReasonStep) and model.model_fields.get("reason") is None:
             raise ConfigError(f"{label}: a reason schema needs a `reason` string property", schema_path)
         if isinstance(step, LLMStep) and step.on_skip is not None:
@@ -518,6 +542,11 @@ class _StepCompiler:
         return answer_model
 
 
+
+
+def _reads(evaluable: Evaluable) -> frozenset[str]:
+    # Expressions and reducers compiled here know every name they read, functions included.
+    return frozenset(getattr(evaluable, "reads", evaluable.names))
 
 
 def _title(identifier: str) -> str:

@@ -8,6 +8,7 @@ but cannot reach Python internals.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -17,9 +18,19 @@ from jinja2.exceptions import SecurityError, TemplateRuntimeError, UndefinedErro
 
 from ..errors import ConfigError, ExpressionError
 from .spec import ReducerSpec
-from .templates import sandbox
+from .templates import names_read, sandbox
 
 _environment = sandbox()
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str) -> tuple[Any, frozenset[str], frozenset[str]]:
+    """An expression compiled, the variables it needs, and every name it reads (also those
+    that are functions too, see `names_read`). Scorers repeat expressions ("not (output |
+    trim)"), so each source is compiled once per process."""
+    compiled = _environment.compile_expression(source, undefined_to_none=False)  # first: its syntax errors read best
+    parsed = _environment.parse(f"{{{{ {source} }}}}")
+    return compiled, frozenset(meta.find_undeclared_variables(parsed)), names_read(parsed)
 
 
 class Expression:
@@ -29,8 +40,7 @@ class Expression:
         self.source = source
         self.where = where
         try:
-            self._compiled = _environment.compile_expression(source, undefined_to_none=False)
-            self.names: frozenset[str] = frozenset(meta.find_undeclared_variables(_environment.parse(f"{{{{ {source} }}}}")))
+            self._compiled, self.names, self.reads = _compiled(source)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
 
@@ -64,6 +74,7 @@ class Reducer:
         self.per_item = Expression((spec.where if needs_where else spec.value) or "", f"{where}.{'where' if needs_where else 'value'}")
         # `item` and `rank` are bound per item; what else the reducer reads comes from the run.
         self.names: frozenset[str] = self.items.names | (self.per_item.names - {"item", "rank"})
+        self.reads = self.items.reads | (self.per_item.reads - {"item", "rank"})
 
     def __call__(self, variables: Mapping[str, Any]) -> float:
         items = self.items(variables)

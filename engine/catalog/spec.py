@@ -69,6 +69,8 @@ class JudgeSpec(StepJudge):
     """The scorer's judge: default model, sampling, system instructions."""
 
     model: str | None = Field(default=None, description="Default 'provider/model'")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute to the judge model, for the whole process")
+    tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to the judge model, for the whole process")
 
 
 class JurySpec(_Strict):

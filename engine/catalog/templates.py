@@ -22,6 +22,7 @@ from jinja2 import (
     Template,
     TemplateSyntaxError,
     meta,
+    nodes,
 )
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -64,6 +65,13 @@ def number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def names_read(parsed: nodes.Template) -> frozenset[str]:
+    """Every name a template or expression reads, globals included: a step's result may
+    carry the name of a function (a step `sentences` beside the `sentences()` function), and
+    the step that reads it must wait for it."""
+    return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
+
+
 def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     """The Jinja environment of everything an author writes: sandboxed (no Python internals),
     strict (an unknown name is an error, never an empty string), with the same globals and
@@ -86,10 +94,12 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
 
 
 class CompiledPrompt:
-    """A template ready to render; rendering errors name the template's file and line."""
+    """A template ready to render; rendering errors name the template's file and line.
+    `names` are the variables it reads (its included templates' too)."""
 
-    def __init__(self, template: Template) -> None:
+    def __init__(self, template: Template, names: frozenset[str] = frozenset()) -> None:
         self.template = template
+        self.names = names
 
     def render(self, variables: Mapping[str, Any]) -> str:
         try:
@@ -119,14 +129,15 @@ class PromptTemplates:
         path = self.path_of(name)
         return path, path.read_text(encoding="utf-8")
 
-    def load(self, name: str) -> CompiledPrompt:
-        """A template compiled for rendering (its names are checked by the catalog compiler)."""
-        return CompiledPrompt(self.environment.get_template(name))
+    def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
+        """A template compiled for rendering (its names are checked by the catalog compiler);
+        `names` are the variables it and its includes read."""
+        return CompiledPrompt(self.environment.get_template(name), names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
         try:
-            return CompiledPrompt(self.environment.from_string(source))
+            return CompiledPrompt(self.environment.from_string(source), names_read(self.environment.parse(source)))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..formatting import to_json
-from ..runs import Agreement, Comparison, Estimate
+from ..runs import Agreement, Comparison, FigureEstimate
 from ..runs.stats import FIGURE_TITLES
 from .tables import better_word, figure
 
@@ -17,7 +17,7 @@ BINARY_FIGURES = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", 
 NUMERIC_FIGURES = ("mean_abs_error", "pearson", "spearman")
 
 
-def interval(estimate: Estimate) -> str:
+def interval(estimate: FigureEstimate) -> str:
     if estimate.low is None or estimate.high is None:
         return "-"
     return f"{figure(estimate.low)} to {figure(estimate.high)}"
@@ -61,7 +61,7 @@ def print_agreement(console: Console, scorer_id: str, direction: str, agreement:
     if agreement.binary is not None:
         binary = agreement.binary
         for name in BINARY_FIGURES:
-            estimate: Estimate = getattr(binary, name)
+            estimate: FigureEstimate = getattr(binary, name)
             table.add_row(FIGURE_TITLES[name], figure(estimate.value), interval(estimate))
     if agreement.numeric is not None:
         for name in NUMERIC_FIGURES:

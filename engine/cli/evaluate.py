@@ -11,14 +11,18 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from ..catalog import Catalog
 from ..errors import ConfigError
-from ..runs import BatchProgress, EvalResult, ItemResult, default_run_name, run_batch_api, run_evals
+from ..judge import ResponseCache, throttling
+from ..runs import BatchProgress, Estimate, EvalResult, ItemResult, default_run_name, estimate_evals, run_batch_api, run_evals
 from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
@@ -37,7 +41,20 @@ from .common import (
     print_json,
 )
 from .agreement_tables import agreement_line, print_agreement
-from .tables import figure, summary_table
+from .tables import UsageRow, figure, money, summary_table, usage_table
+
+
+class ThrottleColumn(ProgressColumn):
+    """Says, while it lasts, that the judge's provider is holding the run back."""
+
+    def render(self, task: Task) -> Text:
+        notes = []
+        for stats in throttling():
+            if stats.paused_for > 0:
+                notes.append(f"{stats.model}: rate limited, waiting {stats.paused_for:.0f}s")
+            elif stats.allowed_in_flight is not None:
+                notes.append(f"{stats.model}: throttled to {stats.allowed_in_flight} calls at once")
+        return Text("; ".join(notes), style="yellow")
 
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
@@ -65,9 +82,31 @@ def count_items(data: Path) -> int | None:
         return None  # the run itself reports what is wrong with the file
 
 
+def _print_estimate(estimate: Estimate, data: Path) -> None:
+    rows = [
+        UsageRow(item.scorer_id, item.model, item.calls, item.cached_calls, item.usage, item.cost_usd) for item in estimate.scorers
+    ]
+    console.print(usage_table(f"estimate for {data}: {estimate.items} items (no judge was called)", rows))
+    total = "-" if estimate.cost_usd is None else money(estimate.cost_usd)
+    console.print(
+        f"About {sum(item.calls for item in estimate.scorers)} judge calls, {total} in all. First prompts are rendered "
+        f"exactly; later steps are assumed as long as the first, answers {estimate.answer_tokens} tokens unless a step "
+        "sets max_tokens; about 4 characters per token.",
+        highlight=False,
+    )
+    for item in estimate.scorers:
+        if item.not_rendered:
+            console.print(f"{item.scorer_id}: {item.not_rendered} item(s) could not be rendered (the run will say why).", highlight=False)
+    if estimate.unreadable:
+        console.print(f"{estimate.unreadable} item(s) are unreadable.", highlight=False)
+
+
 def _print_eval(result: EvalResult, store: str) -> None:
     counts = result.counts
     console.print(summary_table(f"run {result.run}: {counts.items} items", list(result.summary.values())))
+    rows = [UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.usage, item.cost_usd) for item in result.summary.values()]
+    if any(row.judge_calls or row.cached_calls for row in rows):
+        console.print(usage_table("judge calls, tokens and estimated cost", rows))
     for summary in result.summary.values():
         if summary.agreement is not None:
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
@@ -82,6 +121,8 @@ def _print_eval(result: EvalResult, store: str) -> None:
         console.print(f"... and {len(result.errors) - 5} more errors")
     if result.errors:
         console.print(f"Failed items are scored again when you rerun with --run {result.run}.", highlight=False)
+    if result.stopped:
+        console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
     if is_postgres_url(store):
         console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
@@ -126,6 +167,12 @@ def eval_command(
         Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
     ] = None,
     as_json: JsonFlag = False,
+    cache: Annotated[Optional[Path], typer.Option("--cache", help="Response cache file (default: SCORERS_CACHE, else in the user cache directory)")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
+    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None,
+    tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,
+    estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
+    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars")] = None,
     batch_api: Annotated[
         bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
     ] = False,
@@ -143,24 +190,32 @@ def eval_command(
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
         jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
-        return source.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen, **jury_line)  # type: ignore[arg-type]
+        return source.create(scorer_id, options=options, base_url=base_url, mode=mode, rpm=rpm, tpm=tpm, **chosen, **jury_line)  # type: ignore[arg-type]
 
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
     selection = tuning.selected(data, limit, sample, seed)
+    response_cache = None if no_cache else ResponseCache.of(cache or True)
+    if estimate:
+        forecast = estimate_evals(selection, scorers, response_cache)
+        if as_json:
+            print(json.dumps(forecast.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        else:
+            _print_estimate(forecast, data)
+        return
     name = run or default_run_name(data.stem)
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
         baseline, variant = tuning.variants(scorer, [config, compare] if config is not None else [compare], create)
         limits = tuning.variant_thresholds(thresholds, [baseline, variant])
-        tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)})
+        tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)}, cache=response_cache or False)
         return
     if repeat > 1:
-        tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)})
+        tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)}, cache=response_cache or False)
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, disable=not errors.is_terminal,
+        TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
     )  # fmt: skip
     finished = {"items": 0, "failed": 0}
     task = progress.add_task(name, total=len(selection) if isinstance(selection, list) else count_items(data), failed="")
@@ -193,7 +248,8 @@ def eval_command(
             else:
                 result = run_evals(
                     selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
-                    thresholds=thresholds, keep_results=False, meta={"data": str(data)},
+                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, cache=response_cache or False,
+                    max_cost=max_cost,
                 )  # fmt: skip
     except KeyboardInterrupt:
         errors.print(

@@ -11,13 +11,32 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
+from ..judge import TokenUsage
+from ..judge.prices import price_table
 from ..runs.stats import ScoreSpread, spread_of
 from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
-from ..store import RunSummary, ScoreStats, Store, is_postgres_url, open_store, redact_url
+from ..store import RunSummary, ScorerUsage, ScoreStats, Store, is_postgres_url, open_store, redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
-from .tables import figure, summary_table
+from .tables import UsageRow, figure, summary_table, usage_table
+
+
+def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
+    """Stored token counts, priced with today's price table."""
+    prices = price_table()
+    rows = []
+    for item in usages:
+        usage = TokenUsage(
+            prompt_tokens=item.prompt_tokens,
+            completion_tokens=item.completion_tokens,
+            total_tokens=item.prompt_tokens + item.completion_tokens,
+            cached_prompt_tokens=item.cached_prompt_tokens,
+            reasoning_tokens=item.reasoning_tokens,
+        )
+        cost = prices.cost(item.model, usage) if item.model else None
+        rows.append(UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, usage, cost))
+    return rows
 
 
 def _open_existing(store: str) -> Store:
@@ -103,10 +122,16 @@ def results_command(
         spreads = {item.scorer_id: _spread(results, run, item, limits.get(item.scorer_id)) for item in stats}
         worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
         failures = results.query(run=run, errors=True, limit=20)
+        usage = usage_rows(results.usage(run))
         if as_json:
             payload = {
                 "run": found.model_dump(mode="json"),
                 "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
+                "usage": [
+                    {"scorer_id": row.scorer_id, "model": row.model, "judge_calls": row.judge_calls, "cached_calls": row.cached_calls,
+                     **row.usage.model_dump(), "cost_usd": row.cost_usd}
+                    for row in usage
+                ],  # fmt: skip
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
                 "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             }
@@ -115,6 +140,8 @@ def results_command(
         console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
         if not limits:
             console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
+        if any(row.judge_calls or row.cached_calls for row in usage):
+            console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
         for scorer_id, records in run_records(results, run).items():
             agreement = stored_agreement(found, scorer_id, records, _thresholds(threshold or []).get(scorer_id))
             if agreement is not None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from rich import box
 from rich.table import Table
 
+from ..judge import TokenUsage
 from ..runs.stats import ScoreSpread
 from ..store import ScoreStats
 
@@ -42,4 +46,43 @@ def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreS
             verdict = "" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]")
             row += [figure(getattr(item, "threshold", None)), verdict]
         table.add_row(*row)
+    return table
+
+
+@dataclass
+class UsageRow:
+    scorer_id: str
+    model: str | None
+    judge_calls: int
+    cached_calls: int
+    usage: TokenUsage
+    cost_usd: float | None
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def usage_table(title: str, rows: list[UsageRow]) -> Table:
+    """Tokens and estimated cost per scorer; a model without a price shows tokens only.
+    `hits` are steps the response cache answered; `cached in` is the share of prompt tokens
+    the provider served from its prompt-prefix cache."""
+    models = {row.model for row in rows}
+    one_model = len(models) == 1
+    if one_model:
+        title = f"{title} ({next(iter(models)) or 'no judge'})"
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = ["scorer", *([] if one_model else ["judge"]), "calls", "hits", "tokens in", "cached in", "tokens out", "est. cost"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("scorer", "judge") else "right", overflow="fold")
+    for row in rows:
+        usage = row.usage
+        share = f"{usage.cached_prompt_tokens / usage.prompt_tokens:.0%}" if usage.prompt_tokens else "-"
+        table.add_row(
+            row.scorer_id, *([] if one_model else [row.model or "-"]), str(row.judge_calls), str(row.cached_calls),
+            f"{usage.prompt_tokens:,}", share, f"{usage.completion_tokens:,}",
+            money(row.cost_usd) if row.cost_usd is not None else "no price",
+        )  # fmt: skip
     return table

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
+from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
 from ..runs.tuning import (
@@ -60,6 +61,7 @@ LimitOption = Annotated[Optional[int], typer.Option(min=1, help="Only the first 
 SampleOption = Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")]
 SeedOption = Annotated[int, typer.Option(help="Seed of --sample")]
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")]
+NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 
 
@@ -246,6 +248,7 @@ def compare_command(
     run: RunOption = None,
     store: StoreOption = DEFAULT_STORE,
     threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: where a score flags an item")] = None,
+    no_cache: NoCacheFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Run two variants of a scorer on the same items and compare their agreement with the labels."""
@@ -260,7 +263,11 @@ def compare_command(
     items = selected(data, limit, sample, seed)
     name = run or default_run_name(f"{data.stem}-compare")
     limits = variant_thresholds(parse_thresholds(threshold or []), [baseline, variant])
-    eval_compared(items, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)})
+    eval_compared(
+        items, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)},
+        # One cache for both variants: a step whose request is the same for both is sent once.
+        cache=False if no_cache else ResponseCache.of(True) or False,
+    )
 
 
 def variant_thresholds(thresholds: dict[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
@@ -294,6 +301,7 @@ def calibrate_command(
     concurrency: ConcurrencyOption = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name: an existing run is reused, only missing items are judged")] = None,
     store: StoreOption = DEFAULT_STORE,
+    no_cache: NoCacheFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Sweep the pass/fail threshold over labelled data and print the one that agrees best."""
@@ -305,7 +313,9 @@ def calibrate_command(
     items = selected(data, limit, sample, seed)
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
-        result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)})
+        result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
+            cache=False if no_cache else ResponseCache.of(True) or False,
+        )  # fmt: skip
     labelled = labelled_of(result, scorer_object.id)
     if not labelled:
         raise ConfigError(f"no item of {data} has an `expected` label for {scorer} that was scored: nothing to calibrate against")

@@ -9,6 +9,8 @@ from .capabilities import capabilities
 from .client import OpenAIJudge
 from .config import PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
 from .middleware import Chain
+from .middleware.cache import CacheStats, ResponseCache, default_cache_path
+from .middleware.limiter import LimiterStats, RateLimit, throttling
 from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import (
     AsksJudge,
@@ -21,34 +23,43 @@ from .protocol import (
 )
 
 
-def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = ()) -> AsksJudge:
+def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, cache: ResponseCache | None = None) -> AsksJudge:
     """The judge a scorer calls for `config`: the adapter its provider speaks (OpenAI's API,
-    Azure's, or Anthropic's), its calls passing through `middleware` (the first listed sees
-    a request first). The provider SDK is imported on the first call."""
+    Azure's, or Anthropic's), behind the process's rate limiter of the model, its calls
+    passing through `middleware` (the first listed sees a request first), and `cache` in
+    front of all, so a cached answer waits for no limit. The provider SDK is imported on the
+    first call."""
+    limit = RateLimit(config)
     adapter: AsksJudge
     if config.provider_preset().adapter == "anthropic":
         from .anthropic import AnthropicJudge
 
-        adapter = AnthropicJudge(config)
+        adapter = AnthropicJudge(config, observe_responses=limit.observe)
     else:
-        adapter = OpenAIJudge(config)
+        adapter = OpenAIJudge(config, observe_responses=limit.observe)
     # With OpenTelemetry installed, every call that reaches the provider is a span (a no-op
     # until the host configures a tracer); it sits innermost, so an answer served by a
-    # middleware (a cache) is not traced as a model call.
-    chain = [*middleware, JudgeTracing(config)] if tracing_available() else list(middleware)
-    return Chain(adapter, chain) if chain else adapter
+    # middleware (a cache) is not traced as a model call, and the time a call waits for the
+    # limiter is not counted as the model's.
+    chain = [*middleware, limit, *([JudgeTracing(config)] if tracing_available() else [])]
+    judge: AsksJudge = Chain(adapter, chain)
+    return cache.wrap(judge) if cache is not None else judge
 
 
 __all__ = [
     "AsksJudge",
+    "CacheStats",
     "CallNext",
     "Chain",
     "JudgeAnswer",
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",
+    "LimiterStats",
     "NoJudge",
     "OpenAIJudge",
+    "RateLimit",
+    "ResponseCache",
     "PROVIDERS",
     "Provider",
     "Sampling",
@@ -56,5 +67,7 @@ __all__ = [
     "TokenUsage",
     "capabilities",
     "connect",
+    "default_cache_path",
     "resolve_judge",
+    "throttling",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, JudgeRequestError
 from .capabilities import capabilities, refused_parameter
-from .client import _MAX_ADJUSTMENTS, _cause, _error_message, _error_param, _joined, _judge_error, _wanted, shared_client
+from .client import _MAX_ADJUSTMENTS, ResponseObserver, _cause, _error_message, _error_param, _joined, _judge_error, _wanted, shared_client
 from .config import JudgeConfig
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 
@@ -41,15 +41,33 @@ def accepted_parameters() -> frozenset[str]:
 
 
 class AnthropicJudge:
-    """Asks one Claude model for validated answers."""
+    """Asks one Claude model for validated answers. `observe_responses` is told about every
+    HTTP response (a rate limiter reads 429s and rate-limit headers there)."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, observe_responses: ResponseObserver | None = None) -> None:
         config.check()
         self.config = config
+        self.observe_responses = observe_responses
 
     @property
     def model(self) -> str:
         return self.config.model
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides an answer besides the request (what a response cache keys on)."""
+        base_url, _ = self.config.endpoint()
+        return {"model": self.config.model, "endpoint": base_url or self.config.provider, "mode": self.config.mode}
+
+    def _http_client(self, anthropic: Any) -> Any:
+        observer = self.observe_responses
+        if observer is None:
+            return None
+
+        async def observe(response: Any) -> None:
+            observer(response.status_code, response.headers)
+
+        return anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
 
     def _clients(self) -> tuple[Any, Any, str]:
         """(the SDK client, the Instructor client, the key) for this loop."""
@@ -60,10 +78,15 @@ class AnthropicJudge:
         config = self.config
         mode = instructor.Mode.JSON if config.structured_mode in ("json", "md_json") else instructor.Mode.TOOLS
         sdk = shared_client(
-            ("anthropic", base_url, key, config.timeout, config.http_retries),
-            lambda: anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries),
+            ("anthropic", base_url, key, config.timeout, config.http_retries, self.observe_responses),
+            lambda: anthropic.AsyncAnthropic(
+                api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries, http_client=self._http_client(anthropic)
+            ),
         )
-        structured = shared_client(("anthropic-instructor", base_url, key, config.timeout, config.http_retries, mode), lambda: instructor.from_anthropic(sdk, mode=mode))
+        structured = shared_client(
+            ("anthropic-instructor", base_url, key, config.timeout, config.http_retries, mode, self.observe_responses),
+            lambda: instructor.from_anthropic(sdk, mode=mode),
+        )
         return sdk, structured, key
 
     def _parameters(self, request: JudgeRequest) -> dict[str, Any]:
@@ -131,9 +154,10 @@ def _usage(message: Any) -> TokenUsage | None:
     usage = getattr(message, "usage", None)
     if usage is None:
         return None
-    prompt = (usage.input_tokens or 0) + (getattr(usage, "cache_read_input_tokens", None) or 0) + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+    cache_read = getattr(usage, "cache_read_input_tokens", None) or 0
+    prompt = (usage.input_tokens or 0) + cache_read + (getattr(usage, "cache_creation_input_tokens", None) or 0)
     completion = usage.output_tokens or 0
-    return TokenUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion, cached_prompt_tokens=cache_read)
 
 
 __all__ = ["INSTALL", "AnthropicJudge", "accepted_parameters"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import (
     AnswerCutOffError,
@@ -39,9 +39,16 @@ from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 if TYPE_CHECKING:
     import instructor
 
+#: Told the status and headers of every HTTP response (rate-limit headers, 429s), including
+#: the responses the SDK retries on its own.
+ResponseObserver = Callable[[int, Mapping[str, str]], None]
+
 # Clients hold connection pools bound to the event loop that created them, so they are
 # shared per loop (every sync `run()` call gets a fresh loop).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+# Answer models as Instructor wants them, built once per model (see `_prepared`).
+_prepared_models: weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]] = weakref.WeakKeyDictionary()
 
 #: The most refusals (a parameter, a mode) one call learns from before it gives up.
 _MAX_ADJUSTMENTS = 6
@@ -56,15 +63,37 @@ def shared_client(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
 
 
 class OpenAIJudge:
-    """Asks one model behind an OpenAI-compatible endpoint (or Azure OpenAI) for validated answers."""
+    """Asks one model behind an OpenAI-compatible endpoint (or Azure OpenAI) for validated answers.
+    `observe_responses` is told about every HTTP response (a rate limiter reads 429s and
+    rate-limit headers there)."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, observe_responses: ResponseObserver | None = None) -> None:
         config.check()
         self.config = config
+        self.observe_responses = observe_responses
 
     @property
     def model(self) -> str:
         return self.config.model
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides an answer besides the request: the model, where it is served, and how
+        structured answers are asked for (never the key)."""
+        base_url, _ = self.config.endpoint()
+        return {"model": self.config.model, "endpoint": base_url or self.config.provider, "mode": self.config.mode}
+
+    def _http_client(self) -> Any:
+        """An HTTP client that tells `observe_responses` about every response (None: the SDK's own)."""
+        observer = self.observe_responses
+        if observer is None:
+            return None
+        import openai
+
+        async def observe(response: Any) -> None:
+            observer(response.status_code, response.headers)
+
+        return openai.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
 
     def _sdk(self, base_url: str | None, key: str) -> Any:
         import openai
@@ -75,9 +104,12 @@ class OpenAIJudge:
             if not version:
                 raise ConfigError(f"no Azure OpenAI API version for {config.model!r}: set OPENAI_API_VERSION (e.g. 2024-10-21)")
             return openai.AsyncAzureOpenAI(
-                azure_endpoint=base_url or "", api_key=key, api_version=version, timeout=config.timeout, max_retries=config.http_retries
+                azure_endpoint=base_url or "", api_key=key, api_version=version, timeout=config.timeout, max_retries=config.http_retries,
+                http_client=self._http_client(),
             )
-        return openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=config.timeout, max_retries=config.http_retries)
+        return openai.AsyncOpenAI(
+            base_url=base_url, api_key=key, timeout=config.timeout, max_retries=config.http_retries, http_client=self._http_client()
+        )
 
     def _client(self, mode: StructuredMode) -> tuple[instructor.AsyncInstructor, str]:
         import instructor
@@ -89,7 +121,7 @@ class OpenAIJudge:
             "json": instructor.Mode.JSON,
             "md_json": instructor.Mode.MD_JSON,
         }
-        cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode)
+        cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode, self.observe_responses)
         client = shared_client(cache_key, lambda: instructor.from_openai(self._sdk(base_url, key), mode=modes[mode]))
         return client, key
 
@@ -144,12 +176,39 @@ class OpenAIJudge:
         value, completion = await client.chat.completions.create_with_completion(
             model=self.config.model_name,
             messages=request.messages,  # type: ignore[arg-type]
-            response_model=request.response_model,
+            response_model=_prepared(request.response_model),
             max_retries=request.sampling.reasks,  # Instructor's count of re-asks after the first attempt
             hooks=hooks,
             **parameters,
         )
         return JudgeAnswer(value=value, usage=_usage(completion), thinking=thoughts[0])
+
+
+def _prepared(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` as Instructor would wrap it on every call (its `openai_schema`), with its JSON
+    schema generated once: a profile showed Instructor re-creating the wrapper class and
+    regenerating the schema for each request, the largest part of the work around a call
+    after the HTTP client's."""
+    prepared = _prepared_models.get(model)
+    if prepared is None:
+        import instructor
+
+        wrapped = instructor.openai_schema(model)
+        schema = wrapped.model_json_schema()
+
+        class Prepared(wrapped):  # type: ignore[valid-type,misc]
+            @classmethod
+            def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+                # The default arguments are the ones Instructor asks with; others are rare. A
+                # shallow copy, as Instructor makes of its own cached schemas: it sets keys at
+                # the top level only.
+                return dict(schema) if not args and not kwargs else wrapped.model_json_schema(*args, **kwargs)
+
+        # The request names the schema after the class: keep the author's name.
+        Prepared.__name__ = Prepared.__qualname__ = model.__name__
+        Prepared.__doc__ = model.__doc__
+        prepared = _prepared_models[model] = Prepared
+    return prepared
 
 
 def _wanted(request: JudgeRequest) -> dict[str, Any]:
@@ -188,12 +247,16 @@ def _usage(completion: Any) -> TokenUsage | None:
     usage = getattr(completion, "usage", None)
     if usage is None:
         return None
-    details = getattr(usage, "completion_tokens_details", None)
+    # OpenAI reports the prompt tokens served from its prefix cache and the thinking tokens
+    # of reasoning models in these details; other servers may leave them out.
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
     return TokenUsage(
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         total_tokens=usage.total_tokens or 0,
-        reasoning_tokens=(getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
+        cached_prompt_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )
 
 

@@ -114,6 +114,8 @@ class JudgeConfig(BaseModel):
     )
     timeout: float = Field(default=120.0, gt=0, description="Seconds per HTTP request")
     http_retries: int = Field(default=3, ge=0, description="Retries of 429/5xx/connection errors, with backoff")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute to this model, for the whole process (None: unlimited)")
+    tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to this model, for the whole process (None: unlimited)")
     preset: Provider | None = Field(default=None, description="How to reach the provider, when it is not a built-in preset")
     api_version: str | None = Field(default=None, description="Azure OpenAI API version (else OPENAI_API_VERSION)")
 
@@ -192,11 +194,14 @@ def resolve_judge(
     api_key: str | None = None,
     mode: StructuredMode | None = None,
     providers: Mapping[str, Provider] | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
     SCORERS_MODEL, else the scorer's own default; base URL, key and mode given here (or
-    SCORERS_MODE) win over the config's; `providers` are presets beyond the built-in ones
-    (a catalog's `providers:`). `owner` names the scorer in errors."""
+    SCORERS_MODE) win over the config's, and so do the rate limits `rpm` and `tpm`;
+    `providers` are presets beyond the built-in ones (a catalog's `providers:`). `owner`
+    names the scorer in errors."""
     if isinstance(model, JudgeConfig):
         base = model
     else:
@@ -206,7 +211,7 @@ def resolve_judge(
         base = JudgeConfig(model=chosen)
     prefix = base.model.split("/", 1)[0]
     preset = (providers or {}).get(prefix) if base.preset is None else None
-    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE"), "preset": preset}
+    updates = {"base_url": base_url, "api_key": api_key, "mode": mode or os.environ.get("SCORERS_MODE"), "preset": preset, "rpm": rpm, "tpm": tpm}
     try:
         return JudgeConfig.model_validate({**dict(base), **{name: value for name, value in updates.items() if value}})
     except ValidationError as exc:

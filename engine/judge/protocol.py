@@ -15,9 +15,14 @@ from .config import Sampling
 
 
 class TokenUsage(BaseModel):
+    """Tokens of one or more judge calls, as the provider reported them. `cached_prompt_tokens`
+    (part of `prompt_tokens`) were served from the provider's prompt-prefix cache and are
+    billed lower; `reasoning_tokens` (part of `completion_tokens`) were spent thinking."""
+
     prompt_tokens: int = 0
     completion_tokens: int = Field(default=0, description="Output tokens, thinking included")
     total_tokens: int = 0
+    cached_prompt_tokens: int = Field(default=0, description="Of the prompt tokens, those served from the provider's prompt-prefix cache")
     reasoning_tokens: int = Field(default=0, description="Of the completion tokens, those a reasoning model spent thinking")
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
@@ -25,6 +30,7 @@ class TokenUsage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
@@ -40,6 +46,8 @@ class JudgeRequest:
     sampling: Sampling
     step: str
     response_model: type[BaseModel] | None = None
+    #: Which of several samples of the same question this is (0 for the first): a cache
+    #: keeps them apart, so asking for a second opinion is never served the first one.
     sample: int = 0
 
 
@@ -47,12 +55,16 @@ class JudgeRequest:
 class JudgeAnswer:
     value: Any
     usage: TokenUsage | None = None
+    #: True when no provider was paid for it (a response cache answered).
+    cached: bool = False
     #: What a reasoning model thought before answering (taken out of the answer before validation).
     thinking: str | None = None
 
 
 class AsksJudge(Protocol):
-    """What a scorer needs from a judge."""
+    """What a scorer needs from a judge. A judge may also have an `identity` (a dict of what
+    decides its answers besides the request: model, endpoint, structured-output mode); a
+    response cache serves only judges that have one."""
 
     @property
     def model(self) -> str: ...

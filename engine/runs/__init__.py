@@ -4,6 +4,7 @@ clients of the scorer and of the store, never second copies of either."""
 from __future__ import annotations
 
 from .batch import arun_evals, check_scorers, default_run_name, run_evals
+from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
@@ -25,9 +26,9 @@ from .results import (
     BinaryAgreement,
     Comparison,
     Disagreement,
-    Estimate,
     EvalError,
     FigureDelta,
+    FigureEstimate,
     NumericAgreement,
     VerdictChange,
     EvalResult,
@@ -50,11 +51,12 @@ __all__ = [
     "run_compare",
     "run_repeated",
     "Agreement",
+    "Estimate",
     "BatchProgress",
     "BinaryAgreement",
     "Comparison",
     "Disagreement",
-    "Estimate",
+    "FigureEstimate",
     "FigureDelta",
     "JuryAgreement",
     "NumericAgreement",
@@ -65,13 +67,16 @@ __all__ = [
     "ItemResult",
     "LiveScorer",
     "LiveStats",
+    "ScorerEstimate",
     "ScorerOutcome",
     "ScorerSummary",
+    "aestimate_evals",
     "arun_batch_api",
     "arun_evals",
     "attach_scorers",
     "check_scorers",
     "default_run_name",
+    "estimate_evals",
     "read_jsonl",
     "run_batch_api",
     "run_evals",

@@ -17,14 +17,21 @@ drops the per-item results and keeps only the aggregates). The per-item results 
 order of the input. A failing item (unreadable, target error, judge error) is recorded
 with its cause and never stops the others.
 
-With a store, every (item, scorer) result is saved the moment it completes. Running a run
-of the same name again (after a crash, Ctrl-C, or judge errors) loads what is saved and
-scores only what is missing; an item's identity is its `id`, else a hash of its content.
+With a store, every (item, scorer) result is saved as it completes, in batches (one
+transaction per up to 64 results or half a second). Running a run of the same name again
+(after a crash, Ctrl-C, or judge errors) loads what is saved and scores only what is missing;
+an item's identity is its `id`, else a hash of its content. The judge's answers go through a
+response cache (on by default here): a hard crash loses at most the last batch of results,
+and scoring those again costs nothing.
+
+Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
+new items are started; the run is resumable) once this invocation's spend reaches it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 import time
@@ -45,6 +52,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError, ScorerError
 from ..formatting import one_line, validation_line
+from ..judge import ResponseCache
 from ..scoring import AnyScorer, Jury, Scorer
 from ..store import ResultRecord, RunInfo, SharesWork, Stage, Store, open_store, store_location
 from ..sync import run_sync
@@ -52,12 +60,58 @@ from .items import Data, EvalItem, UnreadableItem, data_source, numbered
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared
-from .stats import Aggregate, flag_threshold
+from .stats import Aggregate, flag_threshold, price_of
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
 
 ItemCallback = Callable[[ItemResult], None | Awaitable[None]]
+CacheChoice = ResponseCache | str | Path | bool | None
+
+
+class _BatchedWrites:
+    """Results on their way to the store: written together, one transaction per batch, when
+    `size` are waiting or every `every` seconds, and all of them when the run ends."""
+
+    def __init__(self, store: Store, failed: Callable[[ResultRecord, BaseException], None], size: int = 64, every: float = 0.5) -> None:
+        self.store = store
+        self.failed = failed
+        self.size = size
+        self.every = every
+        self.waiting: list[ResultRecord] = []
+        self._lock = asyncio.Lock()
+
+    async def add(self, record: ResultRecord) -> None:
+        self.waiting.append(record)
+        if len(self.waiting) >= self.size:
+            await self.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            batch, self.waiting = self.waiting, []
+            if batch:
+                try:
+                    # On a worker thread: a write waiting on another process's lock must not
+                    # stall the loop. If this task is cancelled meanwhile, the write still completes.
+                    await asyncio.to_thread(self.store.save_many, batch)
+                except Exception as exc:
+                    for record in batch:
+                        self.failed(record, exc)
+
+    async def periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.every)
+            await self.flush()
+
+    def flush_now(self) -> None:
+        """The last write, at the end of a run (also when it is interrupted)."""
+        batch, self.waiting = self.waiting, []
+        if batch:
+            try:
+                self.store.save_many(batch)
+            except Exception as exc:
+                for record in batch:
+                    self.failed(record, exc)
 
 
 class _Evaluation:
@@ -76,6 +130,7 @@ class _Evaluation:
         thresholds: Mapping[str, float],
         keep_results: bool,
         target_timeout: float | None,
+        max_cost: float | None = None,
         sample: int = 0,
     ) -> None:
         self.scorers = scorers
@@ -93,20 +148,27 @@ class _Evaluation:
         self.counts = EvalCounts()
         self.errors: list[EvalError] = []
         self.items: dict[int, ItemResult] = {}
+        self.writes = _BatchedWrites(store, self._store_failed) if store is not None else None
+        self.max_cost = max_cost
+        self.spent = 0.0  # estimated US dollars of the judge calls made by this invocation
+        self.stopped: str | None = None
+
+    def _store_failed(self, record: ResultRecord, exc: BaseException) -> None:
+        self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
+
+    def over_budget(self) -> bool:
+        if self.max_cost is not None and self.spent >= self.max_cost:
+            self.stopped = f"the estimated spend ${self.spent:.4f} reached the budget of ${self.max_cost:g} (--max-cost)"
+            return True
+        return False
 
     def _error(self, index: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
         self.errors.append(EvalError(index=index, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
         logger.warning("item %d (%s)%s: %s failed: %s", index, item_id or "unread", f" {scorer_id}" if scorer_id else "", stage, error)
 
     async def _save(self, record: ResultRecord) -> None:
-        if self.store is None:
-            return
-        try:
-            # On a worker thread: a write waiting on another process's lock must not stall
-            # the loop. If this task is cancelled meanwhile, the write still completes.
-            await asyncio.to_thread(self.store.save, record)
-        except Exception as exc:
-            self._error(record.item_index or 0, record.item_id, "store", one_line(exc), record.scorer_id)
+        if self.writes is not None:
+            await self.writes.add(record)
 
     async def item(self, index: int, raw: Any) -> None:
         self.counts.items += 1
@@ -205,6 +267,8 @@ class _Evaluation:
             else:
                 record = self._record(scorer, item, key, index, reply, started, result=result)
         self.counts.scored += 1
+        if self.max_cost is not None and not record.error:
+            self.spent += self.aggregates[scorer.id].cost_of_steps(record.steps.values()) or 0.0
         await self._save(record)
         return outcome_of(record, result=None if record.error else result)
 
@@ -279,6 +343,8 @@ async def arun_evals(
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    cache: CacheChoice = True,
+    max_cost: float | None = None,
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
@@ -294,6 +360,11 @@ async def arun_evals(
     `sample` numbers a repeated judgement of the same data (see `eval --repeat`): every
     judge request carries it, so a response cache serves each repeat its own answers.
 
+    `cache` puts a response cache in front of every scorer's judge: True (the default) the
+    file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
+    False for none. `max_cost` (US dollars) stops starting new items once the estimated spend
+    of this invocation reaches it; every judge model needs a price then.
+
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
     `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
@@ -305,6 +376,18 @@ async def arun_evals(
     if not lease_seconds > 0:
         raise ConfigError(f"lease_seconds must be positive, got {lease_seconds!r}")
     listed = check_scorers(scorers)
+    if max_cost is not None:
+        if max_cost <= 0:
+            raise ConfigError(f"max_cost must be a positive number of US dollars, got {max_cost!r}")
+        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_of(scorer) is None})
+        if unpriced:
+            raise ConfigError(
+                f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)"
+            )
+    response_cache = ResponseCache.of(cache)
+    if response_cache is not None:
+        response_cache.new_session()
+        listed = [_with_cache(scorer, response_cache) for scorer in listed]
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:
@@ -345,9 +428,11 @@ async def arun_evals(
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
+            max_cost=max_cost,
             sample=sample,
         )  # fmt: skip
         status = "failed"
+        flusher = asyncio.create_task(evaluation.writes.periodically()) if evaluation.writes is not None else None
         try:
             if shared:
                 assert isinstance(opened, SharesWork)
@@ -356,17 +441,23 @@ async def arun_evals(
                 )
             else:
                 await _drive(evaluation, source, concurrency)
-            status = "complete"
+            status = "interrupted" if evaluation.stopped else "complete"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
         finally:
+            if flusher is not None:
+                flusher.cancel()
+            if evaluation.writes is not None:
+                evaluation.writes.flush_now()
             if opened is not None:
                 opened.end_run(name, status)  # type: ignore[arg-type]
     finally:
         if owns_store:
             assert opened is not None
             opened.close()
+        if response_cache is not None:
+            response_cache.flush()
     summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in evaluation.aggregates.items()}
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
     return EvalResult(
@@ -379,6 +470,8 @@ async def arun_evals(
         items=[evaluation.items[index] for index in sorted(evaluation.items)],
         passed=all(verdicts) if verdicts else None,
         duration_s=time.perf_counter() - started,
+        cost_usd=_total_cost(summary.values()),
+        stopped=evaluation.stopped,
     )
 
 
@@ -398,7 +491,7 @@ async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[
     try:
         async for index, raw in numbered(source):
             await window.acquire()
-            if failure:
+            if failure or evaluation.over_budget():
                 break
             task = asyncio.create_task(evaluation.item(index, raw))
             running.add(task)
@@ -412,6 +505,20 @@ async def _drive(evaluation: _Evaluation, source: Iterable[Any] | AsyncIterable[
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
+
+
+def _with_cache(scorer: AnyScorer, cache: ResponseCache) -> AnyScorer:
+    """`scorer` (or each judge of a jury) asking through `cache`."""
+    if isinstance(scorer, Jury):
+        changed = copy.copy(scorer)
+        changed.scorers = [member.with_judge(cache.wrap(member.judge)) for member in scorer.scorers]
+        return changed
+    return scorer.with_judge(cache.wrap(scorer.judge))
+
+
+def _total_cost(summaries: Iterable[Any]) -> float | None:
+    costs = [summary.cost_usd for summary in summaries if summary.judge_calls]
+    return None if any(cost is None for cost in costs) else sum(costs)
 
 
 def run_evals(

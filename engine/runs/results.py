@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, ScoreResult, StepRecord
 from ..store import ScoreStats, Stage
 from .items import EvalItem
@@ -59,7 +60,7 @@ class EvalError(BaseModel):
     error: str
 
 
-class Estimate(BaseModel):
+class FigureEstimate(BaseModel):
     """A figure with its bootstrap 95% interval (None when the figure is undefined, e.g. a
     correlation when one side never varies)."""
 
@@ -84,21 +85,21 @@ class BinaryAgreement(BaseModel):
     labelled: int
     threshold: float
     confusion: Confusion
-    accuracy: Estimate
-    balanced_accuracy: Estimate
-    precision: Estimate
-    recall: Estimate
-    f1: Estimate
-    kappa: Estimate = Field(description="Cohen's kappa: agreement beyond chance, -1..1")
+    accuracy: FigureEstimate
+    balanced_accuracy: FigureEstimate
+    precision: FigureEstimate
+    recall: FigureEstimate
+    f1: FigureEstimate
+    kappa: FigureEstimate = Field(description="Cohen's kappa: agreement beyond chance, -1..1")
 
 
 class NumericAgreement(BaseModel):
     """Agreement with `expected` scores (numbers on the scorer's scale)."""
 
     labelled: int
-    mean_abs_error: Estimate
-    pearson: Estimate
-    spearman: Estimate = Field(description="Rank correlation: 1 means the judge orders the items as the humans do")
+    mean_abs_error: FigureEstimate
+    pearson: FigureEstimate
+    spearman: FigureEstimate = Field(description="Rank correlation: 1 means the judge orders the items as the humans do")
 
 
 class Disagreement(BaseModel):
@@ -132,7 +133,7 @@ class FigureDelta(BaseModel):
     title: str
     baseline: float | None
     variant: float | None
-    delta: Estimate = Field(description="variant - baseline, with a paired bootstrap 95% interval")
+    delta: FigureEstimate = Field(description="variant - baseline, with a paired bootstrap 95% interval")
     improved: bool | None = Field(default=None, description="Whether the change is for the better (None: no change)")
     beyond_noise: bool | None = Field(default=None, description="The delta's interval excludes 0 (None: undefined)")
 
@@ -176,6 +177,11 @@ class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
     agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
+    model: str | None = None
+    judge_calls: int = Field(default=0, description="Steps answered by a provider")
+    cached_calls: int = Field(default=0, description="Steps answered by the response cache (free)")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens of the judge calls, re-asks included")
+    cost_usd: float | None = Field(default=None, description="Estimated from the price table (None: the model has no price)")
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
 
 
@@ -197,3 +203,5 @@ class EvalResult(BaseModel):
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
     passed: bool | None = Field(default=None, description="Every threshold met (None without thresholds)")
     duration_s: float = 0.0
+    cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
+    stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")

@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
+from ..judge import TokenUsage
+from ..judge.prices import Price, price_table
 from ..scoring import AnyScorer, Jury, StepRecord
 from ..scoring.jury import passes
 from ..scoring.plan import Direction
@@ -26,7 +28,7 @@ from .results import (
     Comparison,
     Confusion,
     Disagreement,
-    Estimate,
+    FigureEstimate,
     FigureDelta,
     JuryAgreement,
     NumericAgreement,
@@ -63,6 +65,15 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
+def price_of(scorer: AnyScorer) -> Price | None:
+    """The price of a scorer's judge calls: its model's, or, for a jury, the one price all its
+    judges share (a jury's steps are not told apart by judge, so mixed prices stay unknown)."""
+    table = price_table()
+    models = [member.judge.model for member in scorer.scorers] if isinstance(scorer, Jury) else [scorer.judge.model]
+    prices = {table.price(model) for model in models}
+    return prices.pop() if len(prices) == 1 else None
+
+
 class Aggregate:
     """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
 
@@ -77,6 +88,10 @@ class Aggregate:
         # Labelled items only: what a human labelled is small enough to keep, and the
         # disagreements must name them.
         self.labelled: list[Labelled] = []
+        self.usage = TokenUsage()
+        self.judge_calls = 0
+        self.cached_calls = 0
+        self.price = price_of(scorer)
         # A jury's verdict line: its own threshold, else the run's.
         self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
@@ -84,7 +99,16 @@ class Aggregate:
         self.jury_items = 0
         self.disagreements = 0
 
+    def cost_of_steps(self, steps: Iterable[StepRecord]) -> float | None:
+        usage = sum((step.usage for step in steps if step.usage is not None), TokenUsage())
+        return None if self.price is None else self.price.cost(usage)
+
     def add(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None = None, index: int | None = None) -> None:
+        for step in outcome.steps.values():
+            if step.usage is not None:
+                self.usage = self.usage + step.usage
+                self.judge_calls += 1
+            self.cached_calls += step.cached
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
@@ -116,6 +140,11 @@ class Aggregate:
             threshold=self.threshold,
             passed=passed,
             agreement=agreement_of(self.labelled, self.flag_threshold, direction) if self.labelled else None,
+            model=self.scorer.judge.model,
+            judge_calls=self.judge_calls,
+            cached_calls=self.cached_calls,
+            usage=self.usage,
+            cost_usd=None if self.price is None else self.price.cost(self.usage),
             jury=self._jury_summary(),
         )
 
@@ -290,7 +319,7 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: int = RESAMPLES) -> dict[str, Estimate]:
+def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: int = RESAMPLES) -> dict[str, FigureEstimate]:
     """Each figure on all `count` items, with the 2.5th and 97.5th percentiles of the figure
     over `resamples` resamples of the items drawn with replacement (a resample where the
     figure is undefined, e.g. no positive item, is left out of that figure's interval)."""
@@ -303,13 +332,13 @@ def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: in
         for name, value in figures(sample).items():
             if value is not None:
                 drawn[name].append(value)
-    estimates: dict[str, Estimate] = {}
+    estimates: dict[str, FigureEstimate] = {}
     for name, value in point.items():
         values = sorted(drawn[name])
         if value is None or len(values) < resamples // 2:
-            estimates[name] = Estimate(value=_rounded(value))
+            estimates[name] = FigureEstimate(value=_rounded(value))
         else:
-            estimates[name] = Estimate(value=_rounded(value), low=_rounded(_percentile(values, 0.025)), high=_rounded(_percentile(values, 0.975)))
+            estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(_percentile(values, 0.025)), high=_rounded(_percentile(values, 0.975)))
     return estimates
 
 

@@ -22,6 +22,11 @@ RunField = Literal["output", "input", "context", "ground_truth", "turns", "expec
 class Prompt(Protocol):
     """A compiled template."""
 
+    @property
+    def names(self) -> frozenset[str]:
+        """The variables it reads."""
+        ...
+
     def render(self, variables: Mapping[str, Any]) -> str: ...
 
 
@@ -47,6 +52,9 @@ class StepPlan:
     id: str
     skip_if: Evaluable | None = None
     uses_context: bool = False
+    #: The variables the step reads: its templates', expressions' and answer rules' names.
+    #: A step waits for the earlier steps it reads and runs beside the others.
+    reads: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,6 +127,8 @@ class ScorerPlan:
     options_model: type[BaseModel]
     option_rules: tuple[Check, ...] = ()
     default_model: str | None = None
+    rpm: float | None = None
+    tpm: float | None = None
     jury: JuryPlan | None = None
     context_from_tool_results: bool = False
     fingerprint: str
@@ -131,3 +141,13 @@ class ScorerPlan:
 
     def step(self, step_id: str) -> AnyStepPlan:
         return next(step for step in self.steps if step.id == step_id)
+
+    def depends_on(self, step: AnyStepPlan) -> tuple[str, ...]:
+        """The ids of the earlier steps whose results `step` reads (a score step's result is
+        read as `score` and `score_values`)."""
+        earlier = self.steps[: self.steps.index(step)]
+        return tuple(
+            other.id
+            for other in earlier
+            if other.id in step.reads or (isinstance(other, ScoreStepPlan) and {"score", "score_values"} & step.reads)
+        )

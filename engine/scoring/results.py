@@ -37,6 +37,7 @@ class StepRecord(BaseModel):
     result: Any = None
     thinking: str | None = Field(default=None, description="A reasoning model's thinking before its answer (never validated)")
     usage: TokenUsage | None = None
+    cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     duration_ms: float = 0.0
 
 

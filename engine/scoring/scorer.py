@@ -7,11 +7,13 @@ step asks, how its answer is checked and how the score is reduced all come from 
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
 import math
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -60,6 +62,13 @@ class Scorer:
         failures = [message for rule in plan.option_rules if (message := rule.failure({"options": self.options.model_dump()}))]
         if failures:
             raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
+        self._waves = _waves(plan)
+
+    def with_judge(self, judge: AsksJudge) -> Scorer:
+        """The same scorer (plan, options, context) asking `judge` instead."""
+        changed = copy.copy(self)
+        changed.judge = judge
+        return changed
 
     @property
     def id(self) -> str:
@@ -175,20 +184,32 @@ class Scorer:
             "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
             "metadata": plain(dict(metadata or {})),
         }
-        records: dict[str, StepRecord] = {}
+        done: dict[str, tuple[StepRecord, ContextList | None]] = {}
+
+        async def run_step(step: AnyStepPlan) -> None:
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, sample)
+            done[step.id] = record, step_context
+            if isinstance(step, ScoreStepPlan):
+                variables["score"] = record.result["score"]
+                variables["score_values"] = {name: value for name, value in record.result.items() if name != "score"}
+            else:
+                variables[step.id] = record.result
+
+        for wave in self._waves:
+            if len(wave) == 1:
+                await run_step(wave[0])
+            else:
+                await _together([run_step(step) for step in wave])
         score: float | None = None
         reason: str | None = None
         used_context: ContextList | None = None
-        for step in self.plan.steps:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables, sample)
+        records: dict[str, StepRecord] = {}
+        for step in self.plan.steps:  # in the plan's order, whatever order they finished in
+            record, step_context = done[step.id]
             records[step.id] = record
             used_context = step_context or used_context
             if isinstance(step, ScoreStepPlan):
                 score = record.result["score"]
-                variables["score"] = score
-                variables["score_values"] = {name: value for name, value in record.result.items() if name != "score"}
-            else:
-                variables[step.id] = record.result
             if isinstance(step, ReasonStepPlan):
                 reason = record.result
         assert score is not None  # a plan has exactly one score step
@@ -246,6 +267,7 @@ class Scorer:
             result=result,
             thinking=answer.thinking,
             usage=answer.usage,
+            cached=answer.cached,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return record, scope.get("context")
@@ -282,6 +304,32 @@ class Scorer:
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
             raise ConfigError(f"{self.id}.{step.id}: score expression gave {score!r}, not a number")
         return {**values, "score": round(float(score), step.round) if step.round is not None else float(score)}
+
+
+def _waves(plan: ScorerPlan) -> list[list[AnyStepPlan]]:
+    """The plan's steps in waves: each step comes one wave after the latest step it reads,
+    and the steps of a wave run at the same time."""
+    level: dict[str, int] = {}
+    waves: list[list[AnyStepPlan]] = []
+    for step in plan.steps:
+        level[step.id] = max((level[other] + 1 for other in plan.depends_on(step)), default=0)
+        if level[step.id] == len(waves):
+            waves.append([])
+        waves[level[step.id]].append(step)
+    return waves
+
+
+async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
+    """Run the steps of one wave at once; when one fails, the others are cancelled (their
+    answers would be thrown away with the run)."""
+    tasks = [asyncio.ensure_future(one) for one in runs]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _reason_text(value: Any) -> str:

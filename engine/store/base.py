@@ -95,6 +95,19 @@ class ScoreStats(BaseModel):
     errors: int = 0
 
 
+class ScorerUsage(BaseModel):
+    """Tokens one scorer of a run spent, from its stored records (for cost)."""
+
+    scorer_id: str
+    model: str | None = None
+    judge_calls: int = Field(default=0, description="Steps answered by a provider")
+    cached_calls: int = Field(default=0, description="Steps answered by the response cache (free)")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = Field(default=0, description="Prompt tokens served from the provider's prefix cache")
+    reasoning_tokens: int = 0
+
+
 class BatchJob(BaseModel):
     """A provider Batch API job submitted for a run: kept so that a stopped run resumes
     polling it instead of paying for its requests twice."""
@@ -136,6 +149,14 @@ class Store(Protocol):
 
     def save(self, record: ResultRecord) -> None:
         """Insert, or replace the record of the same (run, item_id, scorer_id)."""
+        ...
+
+    def save_many(self, records: list[ResultRecord]) -> None:
+        """`save` for several records at once (one transaction where the store has them)."""
+        ...
+
+    def usage(self, run: str) -> list[ScorerUsage]:
+        """Per scorer and judge model, the tokens and calls of the run's records."""
         ...
 
     def item_records(self, run: str, item_id: str) -> list[ResultRecord]: ...

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..formatting import first_line, to_json
-from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
 from .migrations import Migration, check_sequence, pending, split_statements
 
 if TYPE_CHECKING:
@@ -215,17 +215,42 @@ class PostgresStore:
     # records
 
     def save(self, record: ResultRecord) -> None:
-        values = record.model_dump(include=set(_COLUMNS))
-        for column in _JSON_COLUMNS:
-            values[column] = _json(values[column])
+        self.save_many([record])
+
+    def save_many(self, records: list[ResultRecord]) -> None:
+        """Every record in one transaction (a batch run saves in batches)."""
+        if not records:
+            return
+        rows = []
+        for record in records:
+            values = record.model_dump(include=set(_COLUMNS))
+            for column in _JSON_COLUMNS:
+                values[column] = _json(values[column])
+            rows.append([values[column] for column in _COLUMNS])
         placeholders = ", ".join("%s" for _ in _COLUMNS)
         updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
-        with self._transaction() as db:
-            db.execute(
+        with self._transaction() as db, db.cursor() as cursor:
+            cursor.executemany(
                 f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
                 f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                [values[column] for column in _COLUMNS],
+                rows,
             )
+
+    def usage(self, run: str) -> list[ScorerUsage]:
+        # Token counts per step live in the steps' JSON (a step answered by the response
+        # cache has no usage and `cached: true`).
+        def tokens(field: str) -> str:
+            return f"SUM(COALESCE((s.value -> 'usage' ->> '{field}')::bigint, 0)) AS {field}"
+
+        rows = self._read(
+            "SELECT r.scorer_id AS scorer_id, r.model AS model, "
+            "SUM(CASE WHEN json_typeof(s.value -> 'usage') = 'object' THEN 1 ELSE 0 END) AS judge_calls, "
+            "SUM(CASE WHEN (s.value ->> 'cached') = 'true' THEN 1 ELSE 0 END) AS cached_calls, "
+            + ", ".join(tokens(field) for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens"))
+            + " FROM results AS r, json_each(r.steps) AS s WHERE r.run = %s GROUP BY r.scorer_id, r.model ORDER BY MIN(r.id)",
+            (run,),
+        )
+        return [ScorerUsage.model_validate(dict(row)) for row in rows]
 
     @staticmethod
     def _record(row: DictRow) -> ResultRecord:

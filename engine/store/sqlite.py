@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formatting import to_json
-from .base import BatchJob, ResultRecord, RunInfo, RunStatus, RunSummary, ScoreStats, Source
+from .base import BatchJob, ResultRecord, RunInfo, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
 from .migrations import Migration, check_sequence, pending, split_statements
 
 _RESULTS_DDL = """
@@ -205,20 +205,50 @@ class SQLiteStore:
     # records
 
     def save(self, record: ResultRecord) -> None:
-        values = record.model_dump(include=set(_COLUMNS))
-        for column in _JSON_COLUMNS:
-            values[column] = _to_json(values[column])
-        values["started_at"] = _timestamp(record.started_at)
-        values["finished_at"] = _timestamp(record.finished_at)
+        self.save_many([record])
+
+    def save_many(self, records: list[ResultRecord]) -> None:
+        """One transaction for all of `records`: a batch run saves in batches, so the disk
+        is synced once per batch rather than once per result."""
+        if not records:
+            return
+        rows = []
+        for record in records:
+            values = record.model_dump(include=set(_COLUMNS))
+            for column in _JSON_COLUMNS:
+                values[column] = _to_json(values[column])
+            values["started_at"] = _timestamp(record.started_at)
+            values["finished_at"] = _timestamp(record.finished_at)
+            rows.append([values[column] for column in _COLUMNS])
         placeholders = ", ".join("?" for _ in _COLUMNS)
         updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
+        latest: dict[str, float] = {}
+        for record in records:
+            latest[record.run] = max(latest.get(record.run, 0.0), _timestamp(record.finished_at))
         with self._transaction() as db:
-            db.execute(
+            db.executemany(
                 f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
                 f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                [values[column] for column in _COLUMNS],
+                rows,
             )
-            db.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (values["finished_at"], record.run))
+            db.executemany("UPDATE runs SET updated_at = ? WHERE name = ?", [(moment, run) for run, moment in latest.items()])
+
+    def usage(self, run: str) -> list[ScorerUsage]:
+        # Token counts per step live in the steps' JSON (a step answered by the response
+        # cache has no usage and `cached: true`).
+        rows = self._read(
+            "SELECT r.scorer_id AS scorer_id, r.model AS model, "
+            "SUM(json_extract(s.value, '$.usage') IS NOT NULL) AS judge_calls, "
+            "SUM(COALESCE(json_extract(s.value, '$.cached'), 0)) AS cached_calls, "
+            "SUM(COALESCE(json_extract(s.value, '$.usage.prompt_tokens'), 0)) AS prompt_tokens, "
+            "SUM(COALESCE(json_extract(s.value, '$.usage.completion_tokens'), 0)) AS completion_tokens, "
+            "SUM(COALESCE(json_extract(s.value, '$.usage.cached_prompt_tokens'), 0)) AS cached_prompt_tokens, "
+            "SUM(COALESCE(json_extract(s.value, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens "
+            "FROM results AS r, json_each(r.steps) AS s WHERE r.run = ? "
+            "GROUP BY r.scorer_id, r.model ORDER BY MIN(r.id)",
+            (run,),
+        )
+        return [ScorerUsage.model_validate({key: row[key] for key in row.keys()}) for row in rows]
 
     @staticmethod
     def _record(row: sqlite3.Row) -> ResultRecord:

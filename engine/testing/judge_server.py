@@ -9,7 +9,8 @@ order:
     server.on("Claims", {"claims": ["a", "b"]})                 # every Claims request
     server.on("HallucinationVerdicts", [first, second])         # one per request, in order
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
-    server.on("Claims", Reply.error(429, headers={"retry-after": "0"}))
+    server.on("Claims", Reply.fail(429, headers={"retry-after": "0"}))
+    server.latency = 0.5                                         # every answer takes 500 ms
 
 It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
 "batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
@@ -18,6 +19,9 @@ It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with pu
 scripts as a live request; lines whose script fails go to the error file. After
 `expire_next_batch(answered=N)`, the next batch ends `expired` with only N lines answered
 and the rest in its error file as `batch_expired`.
+
+Each request is logged with the time it arrived (`received_at`, on `time.monotonic()`), so
+tests can check pacing and waits from the server's side.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = 0.0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -108,6 +113,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     usage: tuple[int, int] = (50, 10)
+    cached_tokens: int = 0  # of the prompt tokens, reported as served from the prompt cache
     reasoning: str | None = None
     reasoning_tokens: int = 0
     param: str | None = None
@@ -125,6 +131,12 @@ class Reply:
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
 
 
+class _Listener(ThreadingHTTPServer):
+    # The default backlog of 5 pending connections drops some of the 64 that a concurrent
+    # run opens at once (the client sees a reset and retries, which skews any timing).
+    request_queue_size = 256
+
+
 class JudgeServer:
     """The OpenAI-compatible server (POST /v1/chat/completions)."""
 
@@ -138,7 +150,9 @@ class JudgeServer:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
+        self.latency = 0.0
+        self._http = _Listener(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
@@ -166,6 +180,7 @@ class JudgeServer:
             self._scripts.clear()
             self._sticky.clear()
             self.max_in_flight = self.in_flight
+            self.latency = 0.0
             self.files.clear()
             self.batches.clear()
             self._batch_polls.clear()
@@ -301,6 +316,8 @@ class JudgeServer:
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
         if reply.reasoning_tokens:
             usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+        if reply.cached_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -376,7 +393,7 @@ class JudgeServer:
                     self._send(*server._create_batch(json.loads(raw or b"{}")))
                     return
                 body = json.loads(raw or b"{}")
-                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                 with server._lock:
                     server.requests.append(request)
                     server.in_flight += 1
@@ -386,8 +403,8 @@ class JudgeServer:
                         self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                         return
                     reply = server._next(request)
-                    if reply.delay:
-                        time.sleep(reply.delay)
+                    if reply.delay or server.latency:
+                        time.sleep(reply.delay + server.latency)
                     if reply.status != 200:
                         self._send(reply.status, server._error(reply), reply.headers)
                     else:

@@ -6,6 +6,7 @@ judge, so every runner (batch, live, pytest, compare) gets the same behaviour.""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeMiddleware, JudgeRequest
 
@@ -20,6 +21,21 @@ class Chain:
     @property
     def model(self) -> str:
         return self.judge.model
+
+    @property
+    def identity(self) -> dict[str, Any] | None:
+        """The wrapped judge's identity (what a cache keys on), when it has one."""
+        return getattr(self.judge, "identity", None)
+
+    @property
+    def response_cache(self) -> Any:
+        """The response cache in this chain (or the chain it wraps), if any."""
+        from .cache import CachedCalls
+
+        for middleware in self.middleware:
+            if isinstance(middleware, CachedCalls):
+                return middleware.cache
+        return getattr(self.judge, "response_cache", None)
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         return await self._from(0)(request)

@@ -1,0 +1,284 @@
+"""How close a batch run gets to the provider's limit: every figure of the engine's judge-call
+performance, against a bare `AsyncOpenAI` loop measured in the same run (not a test).
+
+    python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000]
+
+The loopback judge (engine.testing.JudgeServer) runs in a child process, so its work does not
+share the engine's interpreter; every answer takes `--latency` seconds. Printed:
+1. a cold 200-item hallucination batch (3 judge calls an item, response cache and results store
+   on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
+   AsyncOpenAI loop sending the very same request bodies, three in a row per item, with the same
+   concurrency (aim: at most 1.10x);
+2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
+   the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
+3. the same batch again under a new run name: wall time and requests (must be 0);
+4. the time of `scorers --help`;
+5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _serve(connection: Connection, latency: float) -> None:
+    """The child process: a scripted hallucination judge whose answers follow from the prompt."""
+    from engine.testing import JudgeServer, Request
+
+    server = JudgeServer().start()
+    server.latency = latency
+
+    def between(prompt: str, tag: str) -> str:
+        found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
+        return found.group(1) if found else ""
+
+    def claims(request: Request) -> dict[str, Any]:
+        return {"claims": [claim.strip() for claim in between(request.prompt, "output").split(". ") if claim.strip()]}
+
+    def verdicts(request: Request) -> dict[str, Any]:
+        found = [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", request.prompt, re.MULTILINE)]
+        return {"verdicts": [{"statement": claim, "verdict": "yes" if "wrong" in claim else "no", "reason": "scripted"} for claim in found]}
+
+    server.on("Claims", claims)
+    server.on("HallucinationVerdicts", verdicts)
+    server.on("Reason", {"reason": "The score follows from the verdicts."})
+    connection.send(server.base_url)
+    while True:
+        command = connection.recv()
+        if command == "count":
+            connection.send(len(server.requests))
+        elif command == "bodies":
+            connection.send([(request.schema_name, request.body) for request in server.requests])
+        elif command == "reset":
+            server.requests.clear()
+            connection.send(None)
+        else:
+            server.stop()
+            connection.send(None)
+            return
+
+
+class Judge:
+    """A judge server in a child process, and the line to talk to it."""
+
+    def __init__(self, latency: float) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, latency), daemon=True)
+        self.process.start()
+        self.base_url: str = self.connection.recv()
+
+    def ask(self, command: str) -> Any:
+        self.connection.send(command)
+        return self.connection.recv()
+
+    def stop(self) -> None:
+        self.ask("stop")
+        self.process.join(5)
+
+
+def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: int) -> tuple[float, float]:
+    """Send each chain's bodies one after another, `concurrency` chains at a time, with the
+    bare client and no validation; (wall seconds, CPU seconds)."""
+    import openai
+
+    async def main() -> None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+        slots = asyncio.Semaphore(concurrency)
+
+        async def chain(bodies: list[dict[str, Any]]) -> None:
+            async with slots:
+                for body in bodies:
+                    await client.chat.completions.create(**body)
+
+        await asyncio.gather(*(chain(bodies) for bodies in chains))
+        await client.close()
+
+    started, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(main())
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+class AnswersItself:
+    """A middleware that answers every step as the scripted judge would, without passing the
+    call on: what is left is the engine's own work (rendering, validation, cache, records,
+    store), without Instructor or the HTTP client."""
+
+    async def __call__(self, request: Any, call_next: Any) -> Any:
+        from engine.judge import JudgeAnswer
+
+        prompt = request.messages[-1]["content"]
+        output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.DOTALL)
+        if request.step == "preprocess":
+            answer: Any = {"claims": [claim.strip() for claim in (output.group(1) if output else "").split(". ") if claim.strip()]}
+        elif request.step == "analyze":
+            found = [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", prompt, re.MULTILINE)]
+            answer = {"verdicts": [{"statement": claim, "verdict": "yes" if "wrong" in claim else "no", "reason": "scripted"} for claim in found]}
+        else:
+            answer = {"reason": "The score follows from the verdicts."}
+        return JudgeAnswer(value=request.response_model.model_validate(answer), usage=None)
+
+
+def engine_batch(
+    data: list[dict[str, Any]], concurrency: int, store: Path, cache: Path | bool, run: str, middleware: tuple[Any, ...] = ()
+) -> tuple[float, float]:
+    from engine import create_hallucination_scorer, run_evals
+
+    scorer = create_hallucination_scorer(middleware=middleware)
+    started, cpu = time.perf_counter(), time.process_time()
+    result = run_evals(data, [scorer], concurrency=concurrency, store=store, cache=cache, run=run, keep_results=False)
+    elapsed, spent = time.perf_counter() - started, time.process_time() - cpu
+    assert result.counts.completed == len(data), result.errors[:3]
+    return elapsed, spent
+
+
+def chains_of(bodies: list[tuple[str | None, dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The logged requests as 3-call chains (claims, verdicts, reason), one per item."""
+    by_step: dict[str | None, list[dict[str, Any]]] = {}
+    for name, body in bodies:
+        by_step.setdefault(name, []).append(body)
+    steps = [by_step["Claims"], by_step["HallucinationVerdicts"], by_step["Reason"]]
+    return [list(chain) for chain in zip(*steps)]
+
+
+def help_time() -> float:
+    scorers = Path(sys.executable).parent / "scorers"
+    runs = []
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run([str(scorers), "--help"], check=True, capture_output=True)
+        runs.append(time.perf_counter() - started)
+    return min(runs)
+
+
+STREAM_PROBE = textwrap.dedent(
+    """
+    import json, resource, sys, time
+    from engine import load_scorers, run_evals
+    catalog = load_scorers(sys.argv[1])
+    scorer = catalog.create("length-check", model="openai/none", base_url="http://127.0.0.1:9/v1", api_key="unused")
+    started = time.perf_counter()
+    result = run_evals(sys.argv[2], [scorer], concurrency=64, store=sys.argv[3], run="stream", keep_results=False, cache=False)
+    assert result.counts.completed == int(sys.argv[4]), result.counts
+    try:  # the process's own peak: Linux keeps ru_maxrss across exec (it would show the parent's)
+        with open("/proc/self/status") as status:
+            peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except OSError:
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": time.perf_counter() - started, "peak_rss_mb": peak_kb / 1024}))
+    """
+)
+
+
+def stream_memory(folder: Path, items: int) -> dict[str, float]:
+    catalog = folder / "scorers.yaml"
+    catalog.write_text(
+        "scorers:\n  length-check:\n    name: Length check\n    description: 1 when the output is short\n"
+        "    direction: higher_is_better\n    steps:\n      - id: score\n        kind: score\n"
+        "        score: \"1 if (output | length) < 80 else 0\"\n",
+        encoding="utf-8",
+    )
+    data = folder / "many.jsonl"
+    with data.open("w", encoding="utf-8") as handle:
+        for n in range(items):
+            handle.write(json.dumps({"id": f"item-{n}", "input": f"question {n}", "output": f"answer number {n} " * (1 + n % 5), "context": [f"fact {n}"]}) + "\n")
+    probe = subprocess.run(
+        [sys.executable, "-c", STREAM_PROBE, str(catalog), str(data), str(folder / "stream.sqlite"), str(items)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.5, help="Seconds per judge answer")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--stream-items", type=int, default=100_000)
+    arguments = parser.parse_args()
+
+    print(f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs")
+    folder = Path(tempfile.mkdtemp(prefix="bench-judge-calls-"))
+    os.environ["OPENAI_API_KEY"] = "bench"
+    os.environ["SCORERS_CACHE"] = str(folder / "warmup-cache.sqlite")
+    data = [
+        {"id": f"i{n}", "input": f"question {n}?", "output": f"The answer is {n}. It is wrong {n}. More {n}", "context": [f"fact {n}"]}
+        for n in range(arguments.items)
+    ]
+
+    slow, fast = Judge(arguments.latency), Judge(0.0)
+    try:
+        # Warm up both clients (imports, connections) on the zero-latency judge.
+        os.environ["OPENAI_BASE_URL"] = fast.base_url
+        engine_batch(data[:8], 8, folder / "warmup.sqlite", False, "warmup")
+        warm_chains = chains_of(fast.ask("bodies"))
+        bare_loop(fast.base_url, warm_chains, 8)
+        fast.ask("reset")
+
+        # 2. CPU per judge call at zero latency.
+        engine_wall0, engine_cpu = engine_batch(data, arguments.concurrency, folder / "zero.sqlite", False, "zero")
+        calls_zero = fast.ask("count")
+        chains = chains_of(fast.ask("bodies"))
+        fast.ask("reset")
+        bare_wall0, bare_cpu = bare_loop(fast.base_url, chains, arguments.concurrency)
+        assert fast.ask("count") == calls_zero
+        own_wall, own_cpu = engine_batch(data, arguments.concurrency, folder / "own.sqlite", folder / "own-cache.sqlite", "own", (AnswersItself(),))
+
+        # 1. The cold batch at `latency`, between two bare loops sending the same bodies.
+        os.environ["OPENAI_BASE_URL"] = slow.base_url
+        bare_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
+        slow.ask("reset")
+        cache = folder / "responses.sqlite"
+        engine_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "cold")
+        requests = slow.ask("count")
+        slow.ask("reset")
+        bare_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
+        slow.ask("reset")
+        bare_wall = statistics.mean([bare_before, bare_after])
+
+        # 3. The unchanged batch under a new run name.
+        rerun_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "again")
+        rerun_requests = slow.ask("count")
+    finally:
+        slow.stop()
+        fast.stop()
+
+    items = arguments.items
+    print(f"\n1. {items}-item hallucination batch, judge latency {arguments.latency * 1000:.0f} ms, concurrency {arguments.concurrency}")
+    print(f"   engine (cache + store on): {engine_wall:6.2f} s  {items / engine_wall:6.1f} items/s  {requests} requests")
+    print(f"   bare AsyncOpenAI loop:     {bare_wall:6.2f} s  {items / bare_wall:6.1f} items/s  {len(chains) * 3} requests"
+          f"  (runs: {bare_before:.2f} s, {bare_after:.2f} s)")  # fmt: skip
+    print(f"   ratio engine / bare: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
+    print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
+    print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
+    print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
+    print(f"   engine with a middleware answering instead of a model: {own_cpu / calls_zero * 1000:.2f} ms  (wall {own_wall:.2f} s)")
+    print(f"   so: HTTP client {bare_cpu / calls_zero * 1000:.2f} ms, Instructor {(engine_cpu - bare_cpu - own_cpu) / calls_zero * 1000:.2f} ms, "
+          f"the engine's own work {own_cpu / calls_zero * 1000:.2f} ms ({own_cpu / bare_cpu:.0%} of the HTTP client's)")  # fmt: skip
+    print(f"\n3. unchanged re-run under a new run name: {rerun_wall:.2f} s, {rerun_requests} requests")
+    print(f"\n4. scorers --help: {help_time():.2f} s (best of 5)")
+    streamed = stream_memory(folder, arguments.stream_items)
+    print(f"\n5. {arguments.stream_items:,} streamed items (no judge): peak RSS {streamed['peak_rss_mb']:.0f} MB, {streamed['seconds']:.1f} s")
+    print(f"\n(this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {folder})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""Staying under a provider's limits: requests and tokens per minute per model, shared by
+every scorer, item and live scorer of the process, and fewer calls in flight when the
+provider answers 429.
+
+Who retries: the `openai` SDK already retries a 429 (and 5xx) itself, waiting what
+`retry-after-ms` / `retry-after` say. Retrying here too would multiply the attempts, so the
+limiter never retries: it *observes* every HTTP response (through the client's response hook,
+including the ones the SDK retries) and makes every other call to the same model wait too,
+which the SDK alone cannot do:
+- a 429 pauses the model until its `retry-after-ms` / `retry-after` / `x-ratelimit-reset-*`
+  time (1 s when none is given) and halves the calls allowed in flight;
+- a success raises that allowance again by one call per window of calls (additive increase),
+  until it no longer binds;
+- `x-ratelimit-remaining-requests: 0` (or `-tokens: 0`) on a success pauses the model until
+  the matching `x-ratelimit-reset-*` time, before it answers 429 at all.
+`rpm` and `tpm` pace requests evenly (one every 60/rpm seconds; a request's tokens hold the
+next one back by tokens * 60/tpm seconds), so a configured rate holds over any window longer
+than a few calls. A request's tokens are estimated from its text, scaled by how the model's
+reported usage compared with the estimates so far (the first call under `tpm` goes alone to
+learn it), and the difference is settled when the usage arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..config import JudgeConfig
+from ..protocol import CallNext, JudgeAnswer, JudgeRequest
+
+#: Seconds a model is paused after a 429 that does not say how long to wait.
+DEFAULT_PAUSE = 1.0
+#: How often a call held back by the in-flight allowance looks again. Calls wait like this
+#: only while a model is being throttled, and from any event loop of the process.
+_POLL = 0.02
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in an `x-ratelimit-reset-*` value: '1s', '6m0s', '20ms', '0.5s', or a bare number."""
+    text = text.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(number) * scale[unit] for number, unit in parts)
+
+
+def retry_delay(headers: Mapping[str, str]) -> float | None:
+    """How long the provider asks to wait, in seconds, from the headers of a 429."""
+    if (milliseconds := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    if (after := headers.get("retry-after")) is not None:
+        try:
+            return max(0.0, float(after))
+        except ValueError:
+            from email.utils import parsedate_to_datetime  # an HTTP date: rare, so imported when met
+
+            try:
+                moment = parsedate_to_datetime(after)
+            except (TypeError, ValueError):
+                moment = None
+            if moment is not None:
+                return max(0.0, (moment - datetime.now(timezone.utc)).total_seconds())
+    resets = [parse_duration(headers[name]) for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens") if name in headers]
+    known = [value for value in resets if value is not None]
+    return max(known) if known else None
+
+
+@dataclass
+class LimiterStats:
+    """What a progress display shows about one model's limiter."""
+
+    model: str
+    rate_limited: int  # 429 answers seen
+    paused_for: float  # seconds until calls may start again (0: not paused)
+    allowed_in_flight: int | None  # None: not reduced
+    in_flight: int
+    rpm: float | None
+    tpm: float | None
+
+
+class ModelLimiter:
+    """The limits of one model at one endpoint, shared by the whole process (every event
+    loop, every thread): thread-safe, and waiting with `asyncio.sleep` on the caller's loop."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.rpm: float | None = None
+        self.tpm: float | None = None
+        self._lock = threading.Lock()
+        self._next_request = 0.0  # monotonic time from which the next request may start
+        self._next_tokens = 0.0  # the same for the token budget
+        self.paused_until = 0.0
+        self.allowed: float = math.inf  # calls in flight allowed (inf: not reduced)
+        self.in_flight = 0
+        self.rate_limited = 0
+        self._last_cut = 0.0
+        self._token_ratio: float | None = None  # reported tokens / estimated tokens, smoothed
+
+    def configure(self, rpm: float | None, tpm: float | None) -> None:
+        """Set the rates (the latest setting wins; None leaves a rate as it is)."""
+        with self._lock:
+            self.rpm = rpm if rpm is not None else self.rpm
+            self.tpm = tpm if tpm is not None else self.tpm
+
+    def stats(self) -> LimiterStats:
+        with self._lock:
+            return LimiterStats(
+                model=self.model,
+                rate_limited=self.rate_limited,
+                paused_for=max(0.0, self.paused_until - time.monotonic()),
+                allowed_in_flight=None if math.isinf(self.allowed) else int(self.allowed),
+                in_flight=self.in_flight,
+                rpm=self.rpm,
+                tpm=self.tpm,
+            )
+
+    async def acquire(self, estimate: int) -> float:
+        """Wait for this call's turn: after any pause, at the paced rate, within the allowance.
+        Returns the tokens the call was charged (to settle in `release`)."""
+        while self.tpm is not None and self._token_ratio is None and self.in_flight > 0:
+            await asyncio.sleep(_POLL)  # the first call's usage teaches the estimate its scale
+        with self._lock:
+            charged = estimate * (self._token_ratio or 1.0)
+            now = time.monotonic()
+            start = max(now, self.paused_until)
+            if self.rpm is not None:
+                start = max(start, self._next_request)
+                self._next_request = start + 60.0 / self.rpm
+            if self.tpm is not None:
+                start = max(start, self._next_tokens)
+                self._next_tokens = start + charged * 60.0 / self.tpm
+        while True:
+            wait = start - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            with self._lock:
+                now = time.monotonic()
+                if self.paused_until > now:  # a 429 arrived while this call waited
+                    start = self.paused_until
+                    continue
+                if self.in_flight < self.allowed:
+                    self.in_flight += 1
+                    return charged
+            start = time.monotonic() + _POLL
+
+    def release(self, estimate: int, charged: float, used_tokens: int | None, succeeded: bool) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            if self.tpm is not None and used_tokens is not None:
+                # Settle the difference between what the call was charged and what it used.
+                self._next_tokens += (used_tokens - charged) * 60.0 / self.tpm
+                ratio = used_tokens / max(estimate, 1)
+                self._token_ratio = ratio if self._token_ratio is None else 0.8 * self._token_ratio + 0.2 * ratio
+            if succeeded and not math.isinf(self.allowed):
+                self.allowed += 1.0 / self.allowed
+                if self.allowed > 2 * max(self.in_flight, 1) + 64:
+                    self.allowed = math.inf  # no longer the bound: stop counting
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        """Read one HTTP response of this model (called by the client for every response)."""
+        now = time.monotonic()
+        if status == 429:
+            delay = retry_delay(headers)
+            with self._lock:
+                self.rate_limited += 1
+                self.paused_until = max(self.paused_until, now + (DEFAULT_PAUSE if delay is None else delay))
+                # One cut per burst of 429s: the answers to calls sent together arrive together.
+                if now - self._last_cut > 1.0:
+                    self.allowed = max(1.0, min(self.allowed, self.in_flight) / 2)
+                    self._last_cut = now
+            return
+        for remaining, reset in (("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"), ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens")):
+            if headers.get(remaining, "").strip() == "0" and reset in headers:
+                wait = parse_duration(headers[reset])
+                if wait:
+                    with self._lock:
+                        self.paused_until = max(self.paused_until, now + wait)
+
+
+_limiters: dict[tuple[str, str], ModelLimiter] = {}
+_registry_lock = threading.Lock()
+
+
+def limiter_for(endpoint: str, model: str) -> ModelLimiter:
+    """The process's limiter of `model` at `endpoint` (created on first use)."""
+    with _registry_lock:
+        limiter = _limiters.get((endpoint, model))
+        if limiter is None:
+            limiter = _limiters[(endpoint, model)] = ModelLimiter(model)
+        return limiter
+
+
+def throttling() -> list[LimiterStats]:
+    """The limiters of this process that are holding calls back right now, or have been
+    answered 429 (for a progress display)."""
+    with _registry_lock:
+        limiters = list(_limiters.values())
+    found = []
+    for limiter in limiters:
+        stats = limiter.stats()
+        if stats.paused_for > 0 or stats.allowed_in_flight is not None or stats.rate_limited:
+            found.append(stats)
+    return found
+
+
+def estimated_tokens(request: JudgeRequest) -> int:
+    """A request's tokens before it is sent: about four characters per token of its messages,
+    plus the most it may answer."""
+    characters = sum(len(str(message.get("content", ""))) for message in request.messages)
+    return characters // 4 + 1 + (request.sampling.max_tokens or 0)
+
+
+class RateLimit:
+    """The middleware: each call waits its turn at its model's limiter. The limiter is found
+    on the first call (the endpoint, and so a missing key, is resolved then, not when a
+    scorer is created) and given `rpm` / `tpm` when they are set."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self._limiter: ModelLimiter | None = None
+
+    @property
+    def limiter(self) -> ModelLimiter:
+        if self._limiter is None:
+            base_url, _ = self.config.endpoint()
+            limiter = limiter_for(base_url or self.config.provider, self.config.model)
+            if self.config.rpm is not None or self.config.tpm is not None:
+                limiter.configure(self.config.rpm, self.config.tpm)
+            self._limiter = limiter
+        return self._limiter
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        self.limiter.observe(status, headers)
+
+    async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
+        limiter = self.limiter
+        estimate = estimated_tokens(request) if limiter.tpm is not None else 0
+        charged = await limiter.acquire(estimate)
+        answer: JudgeAnswer | None = None
+        try:
+            answer = await call_next(request)
+            return answer
+        finally:
+            used = answer.usage.total_tokens if answer is not None and answer.usage is not None else None
+            limiter.release(estimate, charged, used, succeeded=answer is not None)

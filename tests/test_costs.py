@@ -1,0 +1,167 @@
+"""What a run costs: tokens per step, summed per scorer and run, priced from the table, shown
+by `eval` and `results`, estimated before a run, and capped by a budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine.testing import JudgeServer, Reply, Request
+from scripted import between, claims_of, numbered_claims
+from typer.testing import CliRunner
+
+from engine import SQLiteStore, TokenUsage, create_hallucination_scorer, run_evals
+from engine.cli import app
+from engine.judge.prices import cost_of, price_table
+
+runner = CliRunner()
+
+# gpt-4o-mini in the shipped table: $0.15 input, $0.075 cached input, $0.60 output per million.
+PER_CALL = (600 * 0.15 + 400 * 0.075 + 200 * 0.60) / 1_000_000
+
+
+def script_priced(judge: JudgeServer) -> None:
+    """Every answer reports 1,000 prompt tokens (400 from the provider's prompt cache) and 200 answer tokens."""
+    usage: dict[str, Any] = {"usage": (1000, 200), "cached_tokens": 400}
+
+    def claims(request: Request) -> Reply:
+        return Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, **usage)
+
+    def verdicts(request: Request) -> Reply:
+        found = [{"statement": claim, "verdict": "yes" if "WRONG" in claim else "no", "reason": "r"} for claim in numbered_claims(request.prompt)]
+        return Reply(answer={"verdicts": found}, **usage)
+
+    judge.on("Claims", claims)
+    judge.on("HallucinationVerdicts", verdicts)
+    judge.on("Reason", Reply(answer={"reason": "scripted"}, **usage))
+
+
+def write_items(path: Path, outputs: list[str]) -> Path:
+    lines = [json.dumps({"id": f"i{n}", "input": f"q{n}", "output": output, "context": ["facts"]}) for n, output in enumerate(outputs)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_costs_add_up_from_the_stored_token_counts(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    store = tmp_path / "results.sqlite"
+    result = run_evals([{"id": f"i{n}", "output": f"ok {n}. WRONG", "context": ["facts"]} for n in range(4)], [create_hallucination_scorer()], store=store, run="priced")
+
+    summary = result.summary["hallucination"]
+    assert summary.judge_calls == 12
+    assert summary.usage.prompt_tokens == 12_000 and summary.usage.cached_prompt_tokens == 4_800
+    assert summary.cost_usd == pytest.approx(12 * PER_CALL)
+    assert result.cost_usd == pytest.approx(12 * PER_CALL)
+
+    with SQLiteStore(store) as results:
+        [stored] = results.usage("priced")
+    assert (stored.judge_calls, stored.prompt_tokens, stored.completion_tokens, stored.cached_prompt_tokens) == (12, 12_000, 2_400, 4_800)
+    usage = TokenUsage(prompt_tokens=stored.prompt_tokens, completion_tokens=stored.completion_tokens, cached_prompt_tokens=stored.cached_prompt_tokens)
+    assert cost_of("openai/gpt-4o-mini", usage) == pytest.approx(12 * PER_CALL)
+
+    shown = runner.invoke(app, ["results", "--run", "priced", "--store", str(store)])
+    assert shown.exit_code == 0, shown.output
+    assert f"${12 * PER_CALL:.4f}" in shown.stdout and "40%" in shown.stdout  # cost, and the provider-cached share
+    as_json = json.loads(runner.invoke(app, ["results", "--run", "priced", "--store", str(store), "--json"]).stdout)
+    assert as_json["usage"][0]["cost_usd"] == pytest.approx(12 * PER_CALL)
+
+
+def test_eval_shows_tokens_and_cost_per_scorer(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--run", "one"])
+    assert shown.exit_code == 0, shown.output
+    assert "6,000" in shown.stdout and f"${6 * PER_CALL:.4f}" in shown.stdout
+
+
+def test_a_model_without_a_price_shows_tokens_only(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", ["ok"])
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--model", "openai/local-model", "--store", str(tmp_path / "r.sqlite")])
+    assert shown.exit_code == 0, shown.output
+    assert "3,000" in shown.stdout and "no price" in shown.stdout and "$" not in shown.stdout
+
+
+def test_a_users_price_file_extends_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  openai/local-model: {input: 1.0, output: 2.0}\n  openai/gpt-4o-mini: {input: 9, output: 9}\n", encoding="utf-8")
+    monkeypatch.setenv("SCORERS_PRICES", str(prices))
+    usage = TokenUsage(prompt_tokens=1_000_000, completion_tokens=1_000_000, cached_prompt_tokens=500_000)
+    assert cost_of("openai/local-model", usage) == pytest.approx(3.0)  # no cached price: cached tokens cost input
+    assert cost_of("openai/gpt-4o-mini", usage) == pytest.approx(18.0)  # the user's price wins
+    assert cost_of("openai/gpt-4o-2024-08-06", usage) == price_table().price("openai/gpt-4o").cost(usage)  # type: ignore[union-attr]
+
+
+def test_a_broken_price_file_is_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine import ConfigError
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  openai/x: {input: cheap, output: 1}\n", encoding="utf-8")
+    monkeypatch.setenv("SCORERS_PRICES", str(prices))
+    with pytest.raises(ConfigError, match=r"prices.yaml.*models.openai/x.input"):
+        price_table()
+
+
+def test_estimate_renders_first_prompts_and_calls_no_judge(judge: JudgeServer, tmp_path: Path) -> None:
+    data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine", "x" * 4000])
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--estimate", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert judge.requests == []
+    estimate = json.loads(shown.stdout)
+    [scorer] = estimate["scorers"]
+    assert estimate["items"] == 3 and scorer["calls"] == 9
+    assert scorer["usage"]["prompt_tokens"] > 3 * 1000  # the long output's prompt alone is ~1,000 tokens, sent to three steps
+    assert estimate["cost_usd"] == pytest.approx(scorer["cost_usd"]) and scorer["cost_usd"] > 0
+
+    human = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--estimate"])
+    assert "About 9 judge calls" in human.stdout and "no judge was called" in human.stdout
+
+
+def test_estimate_counts_first_questions_already_cached_as_free(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
+    cache = tmp_path / "c.sqlite"
+    assert runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
+    more = write_items(tmp_path / "more.jsonl", ["ok. WRONG", "fine", "new one"])
+    estimate = json.loads(runner.invoke(app, ["eval", str(more), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
+    assert estimate["scorers"][0]["cached_calls"] == 2 and estimate["scorers"][0]["calls"] == 9 - 2
+
+
+def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(30)])
+    store = tmp_path / "r.sqlite"
+    budget = 3 * 3 * PER_CALL  # about three items' worth
+    stopped = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
+                                  "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
+    assert stopped.exit_code == 0, stopped.output
+    assert "stopped early" in stopped.stdout and "--max-cost" in stopped.stdout
+    with SQLiteStore(store) as results:
+        assert results.get_run("capped").status == "interrupted"  # type: ignore[union-attr]
+        done = len(results.query(run="capped"))
+    assert 3 <= done <= 5  # the budget is checked before each item starts
+
+    resumed = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped"])
+    assert resumed.exit_code == 0, resumed.output
+    with SQLiteStore(store) as results:
+        assert len(results.query(run="capped")) == 30
+        assert results.get_run("capped").status == "complete"  # type: ignore[union-attr]
+
+
+def test_max_cost_needs_a_price(judge: JudgeServer, tmp_path: Path) -> None:
+    data = write_items(tmp_path / "data.jsonl", ["ok"])
+    refused = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--model", "openai/local-model", "--max-cost", "1"])
+    assert refused.exit_code == 2
+    assert "max_cost needs a price for openai/local-model" in refused.output
+    assert judge.requests == []
+
+
+def test_a_scorer_without_a_judge_costs_nothing_and_needs_no_price(judge: JudgeServer) -> None:
+    from engine import create_scorer
+
+    result = run_evals([{"input": "the cat sat down", "output": "the cat sat"}], [create_scorer("completeness")], max_cost=0.01)
+
+    assert result.counts.completed == 1 and result.stopped is None
+    assert result.summary["completeness"].judge_calls == 0 and judge.requests == []
