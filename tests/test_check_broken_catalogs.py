@@ -11,10 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from engine import builtin_catalog, load_scorers
+from engine.catalog import builtin_catalog_path
 from engine.cli import app
 
 HERE = Path(__file__).resolve().parent / "broken_catalogs"
 ROOT = Path(__file__).resolve().parent.parent
+#: The built-in prompts and schemas: the checkout, or the installed package's copy.
+BUILTIN = builtin_catalog_path().parent
 
 runner = CliRunner()
 
@@ -46,10 +49,10 @@ BROKEN: list[tuple[str, list[str]]] = [
         "items_unknown_step/catalog.yaml:26:20: claims-check.score.values.hallucinated.items: unknown name 'analyse'; did you mean 'analyze'?",
     ]),
     ('missing_schema', [
-        "missing_schema/catalog.yaml:16:17: claims-check.analyze: schema 'hallucination_verdict.yaml' not found in {here}/missing_schema/schemas, {root}/schemas; did you mean 'hallucination_verdicts.yaml'?",
+        "missing_schema/catalog.yaml:16:17: claims-check.analyze: schema 'hallucination_verdict.yaml' not found in {here}/missing_schema/schemas, {builtin}/schemas; did you mean 'hallucination_verdicts.yaml'?",
     ]),
     ('missing_template', [
-        "missing_template/catalog.yaml:11:17: claims-check.preprocess: template 'claims/extact.j2' not found in {root}/prompts; did you mean 'claims/extract.j2'?",
+        "missing_template/catalog.yaml:11:17: claims-check.preprocess: template 'claims/extact.j2' not found in {builtin}/prompts; did you mean 'claims/extract.j2'?",
     ]),
     ('misspelt_score_name', [
         "misspelt_score_name/catalog.yaml:28:17: claims-check.score.score: unknown name 'hallucinatd'; did you mean 'hallucinated'?",
@@ -87,10 +90,10 @@ BROKEN: list[tuple[str, list[str]]] = [
         "template_later_step/prompts/tone.j2:1:41: tone.judge: 'score' is the result of step 'score', which runs after this one",
     ]),
     ('template_missing_import', [
-        "template_missing_import/prompts/tone.j2:1:11: tone.j2: {% import %}: template 'partials/macros.j2' not found in {here}/template_missing_import/prompts, {root}/prompts; did you mean 'partials/blocks.j2'?",
+        "template_missing_import/prompts/tone.j2:1:11: tone.j2: {% import %}: template 'partials/macros.j2' not found in {here}/template_missing_import/prompts, {builtin}/prompts; did you mean 'partials/blocks.j2'?",
     ]),
     ('template_missing_include', [
-        "template_missing_include/prompts/tone.j2:2:12: tone.j2: {% include %}: template 'partials/blockz.j2' not found in {here}/template_missing_include/prompts, {root}/prompts; did you mean 'partials/blocks.j2'?",
+        "template_missing_include/prompts/tone.j2:2:12: tone.j2: {% include %}: template 'partials/blockz.j2' not found in {here}/template_missing_include/prompts, {builtin}/prompts; did you mean 'partials/blocks.j2'?",
     ]),
     ('template_misspelt_variable', [
         "template_misspelt_variable/prompts/tone.j2:2:4: tone.judge: unknown name 'ouptut'; did you mean 'output'?",
@@ -124,7 +127,7 @@ def check(monkeypatch: pytest.MonkeyPatch, *paths: str) -> tuple[int, list[str],
     monkeypatch.chdir(HERE)
     result = runner.invoke(app, ["check", *paths])
     assert "Traceback" not in result.output
-    lines = [line.replace(str(HERE), "{here}").replace(str(ROOT), "{root}") for line in result.stdout.splitlines()]
+    lines = [line.replace(str(HERE), "{here}").replace(str(BUILTIN), "{builtin}").replace(str(ROOT), "{root}") for line in result.stdout.splitlines()]
     return result.exit_code, lines, result.stderr
 
 

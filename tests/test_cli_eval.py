@@ -113,8 +113,9 @@ def test_results_without_a_store_says_so(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_keeps_completed_items_and_the_same_run_resumes(judge: JudgeServer, tmp_path: Path) -> None:
-    script_hallucination(judge, delay=0.2)
-    data = write_items(tmp_path / "data.jsonl", [f"answer {n}. WRONG" for n in range(12)])
+    # Long enough (about 8 s at concurrency 2) that Ctrl-C always lands mid-run.
+    script_hallucination(judge, delay=0.4)
+    data = write_items(tmp_path / "data.jsonl", [f"answer {n}. WRONG" for n in range(40)])
     store = tmp_path / "results.sqlite"
     command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2"]
     process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -138,7 +139,7 @@ def test_ctrl_c_keeps_completed_items_and_the_same_run_resumes(judge: JudgeServe
     with SQLiteStore(store) as results:
         assert results.get_run("nightly").status == "interrupted"  # type: ignore[union-attr]
         done = {record.item_id for record in results.query(run="nightly", errors=False)}
-    assert 3 <= len(done) < 12
+    assert 3 <= len(done) < 40
     judge.requests.clear()
     script_hallucination(judge)
 
@@ -146,10 +147,10 @@ def test_ctrl_c_keeps_completed_items_and_the_same_run_resumes(judge: JudgeServe
 
     assert resumed.exit_code == 0, resumed.output
     summary = json.loads(resumed.stdout)
-    assert summary["counts"]["resumed"] == len(done) and summary["counts"]["completed"] == 12
+    assert summary["counts"]["resumed"] == len(done) and summary["counts"]["completed"] == 40
     # Only the items not saved are judged again, each once; those whose first questions were
     # answered before Ctrl-C get these answers from the response cache instead.
-    not_done = {f"answer {n}. WRONG" for n in range(12) if f"i{n}" not in done}
+    not_done = {f"answer {n}. WRONG" for n in range(40) if f"i{n}" not in done}
     asked = outputs_judged(judge)
     assert set(asked) <= not_done and len(asked) == len(set(asked))
     assert summary["summary"]["hallucination"]["cached_calls"] >= len(not_done) - len(asked)
