@@ -32,6 +32,7 @@ from .errors import (
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
 from .runs import (
     Agreement,
+    Comparison,
     EvalItem,
     EvalResult,
     ItemResult,
@@ -40,10 +41,13 @@ from .runs import (
     ScorerOutcome,
     arun_batch_api,
     arun_evals,
+    as_variant,
     attach_scorers,
     read_jsonl,
     run_batch_api,
+    run_compare,
     run_evals,
+    run_repeated,
 )
 from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import (
@@ -81,6 +85,7 @@ __all__ = [
     "AnswerCutOffError",
     "Catalog",
     "CatalogErrors",
+    "Comparison",
     "ConfigError",
     "DataError",
     "EvalItem",
@@ -116,6 +121,7 @@ __all__ = [
     "TokenUsage",
     "arun_batch_api",
     "arun_evals",
+    "as_variant",
     "assistant_text",
     "attach_scorers",
     "builtin_catalog",
@@ -126,5 +132,7 @@ __all__ = [
     "load_scorers",
     "read_jsonl",
     "run_batch_api",
+    "run_compare",
     "run_evals",
+    "run_repeated",
 ]

@@ -68,3 +68,35 @@ def copy_catalog(tmp_path: Path, *ids: str) -> Path:
     path = tmp_path / "catalog.yaml"
     path.write_text(f"scorers:\n{body}\n", encoding="utf-8")
     return path
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if len(word) > 3 or word.isdigit()}
+
+
+def script_word_overlap(judge: JudgeServer) -> None:
+    """A stand-in judge with a little sense, for runs over the example data: a claim is
+    supported when most of its words are in the context (all of them under a prompt that
+    says to decide "yes" when in doubt, as the strict variant in examples/ does)."""
+
+    def supported(request: Request, claim: str) -> bool:
+        context = _words(request.prompt.split("Claims (", 1)[0])
+        words = _words(claim)
+        share = len(words & context) / len(words) if words else 1.0
+        return share >= (0.99 if "When you hesitate" in request.prompt else 0.6)
+
+    def claims(request: Request) -> Reply:
+        return Reply(answer={"claims": claims_of(between(request.prompt, "output"))})
+
+    def hallucination(request: Request) -> dict[str, Any]:
+        verdicts = [("no" if supported(request, claim) else "yes", claim) for claim in numbered_claims(request.prompt)]
+        return {"verdicts": [{"statement": claim, "verdict": verdict, "reason": "word overlap with the context"} for verdict, claim in verdicts]}
+
+    def faithfulness(request: Request) -> dict[str, Any]:
+        verdicts = [("yes" if supported(request, claim) else "unsure", claim) for claim in numbered_claims(request.prompt)]
+        return {"verdicts": [{"statement": claim, "verdict": verdict, "reason": "word overlap with the context"} for verdict, claim in verdicts]}
+
+    judge.on("Claims", claims)
+    judge.on("HallucinationVerdicts", hallucination)
+    judge.on("FaithfulnessVerdicts", faithfulness)
+    judge.on("Reason", {"reason": "Scored by word overlap with the context (a scripted stand-in judge)."})

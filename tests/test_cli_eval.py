@@ -164,6 +164,12 @@ def test_the_summary_shows_agreement_with_human_scores(judge: JudgeServer, tmp_p
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite")])
     assert result.exit_code == 0, result.output
-    assert "hallucination against human scores (3 labelled items): rank correlation 0.866 (1 = same order), mean absolute error 0.167" in " ".join(result.stdout.split())
+    shown = " ".join(result.stdout.split())
+    assert "hallucination against 3 human label(s)" in shown
+    assert "Spearman rho │ 0.866 │" in shown and "mean absolute error │ 0.167 │" in shown
+    assert "hallucination: worst disagreements (1 in all)" in shown
     as_json = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--run", "again", "--json"])
-    assert json.loads(as_json.stdout)["summary"]["hallucination"]["agreement"] == {"labelled": 3, "rank_correlation": 0.866, "mean_abs_error": 0.1667}
+    agreement = json.loads(as_json.stdout)["summary"]["hallucination"]["agreement"]
+    assert agreement["labelled"] == 3
+    assert agreement["numeric"]["spearman"]["value"] == 0.866 and agreement["numeric"]["mean_abs_error"]["value"] == 0.1667
+    assert [item["item_id"] for item in agreement["disagreements"]] == ["2"]

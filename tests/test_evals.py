@@ -368,11 +368,12 @@ def test_agreement_with_human_scores_is_measured(judge: JudgeServer) -> None:
         {"id": "d", "output": "ok. ok", "context": ["c"]},  # no human score: not counted
     ]
     agreement = run_evals(labelled, [create_hallucination_scorer()]).summary["hallucination"].agreement
-    assert agreement is not None
+    assert agreement is not None and agreement.numeric is not None
     assert agreement.labelled == 3
-    assert agreement.rank_correlation == 0.866  # judge 0, 1, 0.5 against humans 0, 1, 1
-    assert agreement.mean_abs_error == round(0.5 / 3, 4)
+    assert agreement.numeric.spearman.value == 0.866  # judge 0, 1, 0.5 against humans 0, 1, 1
+    assert agreement.numeric.mean_abs_error.value == round(0.5 / 3, 4)
 
     inverted = [{**item, "expected": {"hallucination": 1 - item["expected"]["hallucination"]}} for item in labelled[:3]]
-    assert run_evals(inverted, [create_hallucination_scorer()]).summary["hallucination"].agreement.rank_correlation == -0.866
+    numeric = run_evals(inverted, [create_hallucination_scorer()]).summary["hallucination"].agreement.numeric
+    assert numeric.spearman.value == -0.866
     assert run_evals(labelled[3:], [create_hallucination_scorer()]).summary["hallucination"].agreement is None

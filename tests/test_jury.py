@@ -122,12 +122,12 @@ def test_eval_reports_agreement_between_judges_and_with_humans(judge: JudgeServe
             "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]  # fmt: skip
     shown = runner.invoke(app, args)
     assert "jury of 2" in shown.stdout and "2 of 4 item(s) flagged" in shown.stdout
-    assert "openai/strict against human scores: rank correlation 1" in shown.stdout
+    assert "openai/strict against the human labels: 4 labelled: Spearman rho 1 (" in " ".join(shown.stdout.split())
     as_json = runner.invoke(app, [*args[:-2], "--run", "panel-json", "--json"])
     jury = json.loads(as_json.stdout)["summary"]["hallucination"]["jury"]
     assert jury["kappa"] == 0.0  # the lenient judge always passes: no agreement beyond chance
-    assert jury["with_humans"]["openai/strict"]["mean_abs_error"] == 0
-    assert jury["with_humans"]["openai/lenient"]["mean_abs_error"] == 0.5
+    assert jury["with_humans"]["openai/strict"]["numeric"]["mean_abs_error"]["value"] == 0
+    assert jury["with_humans"]["openai/lenient"]["numeric"]["mean_abs_error"]["value"] == 0.5
     with SQLiteStore(store) as results:
         saved = results.query(run="panel", scorer="hallucination")
     assert all(record.judges is not None and len(record.judges) == 2 for record in saved)

@@ -92,7 +92,7 @@ def test_opening_twice_applies_each_migration_once(postgres_url: str) -> None:
     PostgresStore(postgres_url).close()
     with psycopg.connect(postgres_url) as connection:
         versions = [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2, 3, 4]
+    assert versions == [1, 2, 3, 4, 5]
 
 
 def test_batch_jobs_are_remembered_per_run(postgres_url: str) -> None:
@@ -259,3 +259,15 @@ def test_a_live_worker_keeps_its_items_past_the_lease_by_renewing_it(judge: Judg
 
     assert result.counts.completed == 4 and stolen == []
     assert len(outputs_judged(judge)) == 4
+
+
+def test_human_labels_are_kept_beside_the_scores(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    try:
+        store.begin_run(RunInfo(name="labels"))
+        store.save(record("labels", "a", score=1.0, expected=True))
+        store.save(record("labels", "b", score=0.0, expected=0.25))
+        labels = {saved.item_id: saved.expected for saved in store.query(run="labels")}
+    finally:
+        store.close()
+    assert labels == {"a": True, "b": 0.25}

@@ -151,7 +151,7 @@ def test_a_store_of_schema_1_is_upgraded_in_place_and_its_runs_resume(judge: Jud
         assert all(record.item_hash is None for record in old)
         assert [stats.errors for stats in upgraded.summary("old")] == [1]
     with sqlite3.connect(store) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
 
     script_hallucination(judge)
     items = [{"id": "item-0", "input": "q", "output": "ok", "context": ["facts"]}, {"id": "item-1", "input": "q", "output": "ok", "context": ["facts"]}]

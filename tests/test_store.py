@@ -135,3 +135,19 @@ def test_several_processes_write_one_store(tmp_path: Path) -> None:
         assert len(store.query()) == 120
         journal = store._connection.execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
+
+
+def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with SQLiteStore(path) as store:
+        store.save(record("r", "a", score=0.5))
+    with sqlite3.connect(path) as old:  # as written before labels were stored (schema 4)
+        old.execute("ALTER TABLE results DROP COLUMN expected")
+        old.execute("PRAGMA user_version=4")
+    with SQLiteStore(path) as store:
+        store.save(record("r", "b", score=1.0, expected=True))
+        store.save(record("r", "c", score=0.0, expected=0.25))
+        labels = {saved.item_id: saved.expected for saved in store.query(run="r")}
+    assert labels == {"a": None, "b": True, "c": 0.25}

@@ -3,9 +3,28 @@ the one Typer application."""
 
 from __future__ import annotations
 
-from . import cache_commands, catalog_commands, evaluate, judges_commands, results, run_commands
+from . import (
+    cache_commands,
+    catalog_commands,
+    evaluate,
+    judges_commands,
+    report_command,
+    results,
+    run_commands,
+    tuning_commands,
+)
 from .app import app, finish
 
 finish(app)
 
-__all__ = ["app", "cache_commands", "catalog_commands", "evaluate", "judges_commands", "results", "run_commands"]
+__all__ = [
+    "app",
+    "cache_commands",
+    "catalog_commands",
+    "evaluate",
+    "judges_commands",
+    "report_command",
+    "results",
+    "run_commands",
+    "tuning_commands",
+]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import shlex
@@ -27,6 +26,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from ..catalog import Catalog
 from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
 from ..runs import (
@@ -42,6 +42,7 @@ from ..runs import (
     where_item,
 )
 from ..runs.results import JuryAgreement
+from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
 from .app import app, console, errors
 from .common import (
@@ -53,6 +54,7 @@ from .common import (
     JsonFlag,
     ModelOption,
     RetriesOption,
+    ScorerOptions,
     StoreOption,
     TimeoutOption,
     catalog_from,
@@ -61,6 +63,7 @@ from .common import (
     one_line_errors,
     print_json,
 )
+from .agreement_tables import agreement_line, print_agreement
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
 
@@ -179,13 +182,7 @@ def _print_eval(result: EvalResult, store: str, total: int | None) -> None:
         console.print(usage_table("judge calls, tokens and estimated cost", rows))
     for summary in result.summary.values():
         if summary.agreement is not None:
-            agreement = summary.agreement
-            console.print(
-                f"{summary.scorer_id} against human scores ({agreement.labelled} labelled items): "
-                f"rank correlation {'n/a (the scores do not vary)' if agreement.rank_correlation is None else figure(agreement.rank_correlation)} (1 = same order), "
-                f"mean absolute error {figure(agreement.mean_abs_error)}",
-                highlight=False,
-            )
+            print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
         if summary.jury is not None:
             _print_jury(summary.scorer_id, summary.jury)
     if counts.reused:
@@ -211,12 +208,7 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         soft_wrap=True,
     )
     for model, agreement in jury.with_humans.items():
-        correlation = "n/a" if agreement.rank_correlation is None else figure(agreement.rank_correlation)
-        console.print(
-            f"  {model} against human scores: rank correlation {correlation}, mean absolute error {figure(agreement.mean_abs_error)}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
 
 
 @app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
@@ -232,11 +224,23 @@ def eval_command(
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,
-    threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse")] = None,
+    threshold: Annotated[
+        Optional[list[str]],
+        typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
+    ] = None,
     max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     config: ConfigOption = None,
+    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    option: ScorerOptions = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")] = None,
+    sample: Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0,
+    repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
+    compare: Annotated[
+        Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
+    ] = None,
     as_json: JsonFlag = False,
     cache: Annotated[Optional[Path], typer.Option("--cache", help="Response cache file (default: SCORERS_CACHE, else in the user cache directory)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
@@ -250,25 +254,28 @@ def eval_command(
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
-    logging.getLogger("engine.evals").addHandler(logging.NullHandler())
-    logging.getLogger("engine.evals").propagate = False  # errors are summarised below instead
+    from . import tuning_commands as tuning  # the tuner's variants of this command
+
+    tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)
+    options = tuning.scorer_settings(option, scale)
     thresholds = parse_thresholds(threshold or [])
     error_budget(max_errors, 0)
     chosen = judge_choice(model, aggregate)
-    scorers = [
-        catalog.create(
-            scorer_id, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries, rpm=rpm, tpm=tpm,  # type: ignore[arg-type]
-            **chosen, **({"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}),  # type: ignore[arg-type]
+
+    def create(source: Catalog, scorer_id: str) -> AnyScorer:
+        jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
+        return source.create(
+            scorer_id, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
+            rpm=rpm, tpm=tpm, **chosen, **jury_line,  # type: ignore[arg-type]
         )  # fmt: skip
-        for scorer_id in scorer
-    ]
-    if not data.is_file():
-        raise ConfigError(f"no data file {data}")
+
+    scorers = [create(catalog, scorer_id) for scorer_id in scorer]
+    selection = tuning.selected(data, limit, sample, seed)
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
-        forecast = estimate_evals(data, scorers, response_cache)
+        forecast = estimate_evals(selection, scorers, response_cache)
         if as_json:
             print(json.dumps(forecast.model_dump(mode="json"), indent=2, ensure_ascii=False))
         else:
@@ -279,15 +286,27 @@ def eval_command(
         "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
-        "--timeout": timeout, "--retries": retries,
+        "--timeout": timeout, "--retries": retries, "--option": option or [], "--limit": limit, "--sample": sample,
+        "--seed": seed if sample is not None else None,
     }  # fmt: skip
-    total = count_items(data)
+    total = len(selection) if isinstance(selection, list) else count_items(data)
+    if compare is not None:
+        if len(scorers) != 1 or repeat != 1:
+            raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
+        baseline, variant = tuning.variants(scorer, [config, compare] if config is not None else [compare], create)
+        limits = tuning.variant_thresholds(thresholds, [baseline, variant])
+        tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)}, cache=response_cache or False)
+        return
+    if repeat > 1:
+        tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)}, cache=response_cache or False)
+        return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
     )  # fmt: skip
     plain = None if errors.is_terminal else _PlainProgress(name, total)
     finished = {"items": 0, "failed": 0}
+    task = progress.add_task(name, total=total, failed="")
 
     def advance(item: ItemResult) -> None:
         finished["items"] += 1
@@ -309,19 +328,18 @@ def eval_command(
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
 
-    task = progress.add_task(name, total=total, failed="")
     try:
         with _sigterm_as_interrupt(), progress:
             if batch_api:
                 result = run_batch_api(
-                    data, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    selection, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
                     thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
                 )  # fmt: skip
                 budget = error_budget(max_errors, result.counts.items)
                 result = result.model_copy(update={"max_errors": budget})
             else:
                 result = run_evals(
-                    data, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
                     thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
                     cache=response_cache or False, max_cost=max_cost,
                 )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,8 +15,10 @@ from ..judge import TokenUsage
 from ..judge.prices import price_table
 from ..runs import where_item
 from ..runs.stats import ScoreSpread, spread_of
+from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
 from ..store import RunSummary, ScorerUsage, ScoreStats, Store, is_postgres_url, open_store, redact_url
-from .app import app, console
+from .agreement_tables import print_agreement, print_comparison
+from .app import app, console, errors
 from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
 from .tables import UsageRow, coverage, figure, summary_table, usage_table
 
@@ -45,6 +48,20 @@ def _open_existing(store: str) -> Store:
     return opened
 
 
+def _export(results: Store, run: str, form: str, output: Path | None) -> None:
+    existing_run(results, run)
+    records = [record for records in run_records(results, run).values() for record in records]
+    records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
+    chunks = export_records(records, form)
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        return
+    with output.open("w", encoding="utf-8", newline="") as handle:
+        handle.writelines(chunks)
+    errors.print(f"wrote {len(records)} record(s) of run {run} to {output}", markup=False, highlight=False)
+
+
 def _run_line(run: RunSummary) -> str:
     return "; ".join(f"{item.scorer_id} {figure(item.mean)} (scored {coverage(item)}, errors {item.errors})" for item in run.scorers)
 
@@ -68,13 +85,32 @@ def results_command(
     threshold: Annotated[
         Optional[list[str]], typer.Option("--threshold", help="SCORER=VALUE: the pass mark for the pass rate (default: the run's own thresholds)")
     ] = None,
+    compare: Annotated[Optional[str], typer.Option("--compare", help="Another run: compare its agreement with --run's, item by item")] = None,
+    export: Annotated[Optional[str], typer.Option("--format", help="Export every item of --run: csv, jsonl or json")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the export to this file (default: stdout)")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List the stored runs and their summaries, or one run in detail (with the median, the
     95th percentile and the pass rate of each scorer beside its mean)."""
+    if (compare is not None or export is not None) and run is None:
+        raise ConfigError("--compare and --format need --run NAME")
     opened = _open_existing(store)
     store = redact_url(store)  # named in the messages below
     with closing(opened) as results:
+        if run is not None and export is not None:
+            _export(results, run, export, output)
+            return
+        if run is not None and compare is not None:
+            comparisons = compare_runs(results, run, compare)
+            if as_json:
+                print_json([comparison.model_dump(mode="json") for comparison in comparisons])
+                return
+            for comparison in comparisons:
+                if comparison.items:
+                    print_comparison(console, comparison)
+                else:
+                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item: nothing to compare.", highlight=False)
+            return
         if run is None:
             runs = results.runs()
             if as_json:
@@ -121,6 +157,10 @@ def results_command(
             console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         if any(row.judge_calls or row.cached_calls for row in usage):
             console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
+        for scorer_id, records in run_records(results, run).items():
+            agreement = stored_agreement(found, scorer_id, records, _thresholds(threshold or []).get(scorer_id))
+            if agreement is not None:
+                print_agreement(console, scorer_id, records[0].direction, agreement, worst=worst)
         for scorer_id, records in worst_items.items():
             if not records:
                 continue

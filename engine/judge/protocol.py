@@ -38,7 +38,9 @@ class TokenUsage(BaseModel):
 @dataclass(frozen=True)
 class JudgeRequest:
     """One question for the judge: the rendered messages of a step, how to sample, and the
-    model its answer must validate against (None: free text)."""
+    model its answer must validate against (None: free text). `sample` numbers repeated
+    judgements of the same request (`eval --repeat`): a response cache keys on it, so each
+    repeat is a distinct sample while a rerun of the same repeat is served again."""
 
     messages: list[dict[str, str]]
     sampling: Sampling

@@ -8,9 +8,29 @@ from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
+from .tuning import (
+    Calibration,
+    ComparedResult,
+    RepeatedResult,
+    Stability,
+    arun_compare,
+    arun_repeated,
+    as_variant,
+    calibration,
+    labelled_of,
+    run_compare,
+    run_repeated,
+)
 from .results import (
     Agreement,
+    BinaryAgreement,
+    Comparison,
+    Disagreement,
     EvalError,
+    FigureDelta,
+    FigureEstimate,
+    NumericAgreement,
+    VerdictChange,
     EvalResult,
     ItemResult,
     JuryAgreement,
@@ -19,10 +39,28 @@ from .results import (
 )
 
 __all__ = [
+    "Calibration",
+    "ComparedResult",
+    "RepeatedResult",
+    "Stability",
+    "arun_compare",
+    "arun_repeated",
+    "as_variant",
+    "calibration",
+    "labelled_of",
+    "run_compare",
+    "run_repeated",
     "Agreement",
     "Estimate",
     "BatchProgress",
+    "BinaryAgreement",
+    "Comparison",
+    "Disagreement",
+    "FigureEstimate",
+    "FigureDelta",
     "JuryAgreement",
+    "NumericAgreement",
+    "VerdictChange",
     "EvalError",
     "EvalItem",
     "EvalResult",

@@ -69,7 +69,7 @@ from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, da
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared
-from .stats import Aggregate, price_of
+from .stats import Aggregate, flag_threshold, price_of
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
@@ -159,8 +159,10 @@ class _Evaluation:
         target_timeout: float | None,
         max_cost: float | None = None,
         track_items: bool = False,
+        sample: int = 0,
     ) -> None:
         self.scorers = scorers
+        self.sample = sample
         self.target = target
         self.on_item_complete = on_item_complete
         self.run = run
@@ -313,6 +315,7 @@ class _Evaluation:
             context=item.context,
             ground_truth=item.ground_truth,
             metadata=item.metadata,
+            expected=item.expected_for(scorer.id),
             started_at=started,
             error_stage=error_stage,
             **kwargs,
@@ -335,6 +338,7 @@ class _Evaluation:
                     turns=item.turns,
                     expected_trajectory=item.expected_trajectory,
                     metadata=item.metadata,
+                    sample=self.sample,
                 )
             except NotScorable as exc:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
@@ -370,9 +374,9 @@ class _Evaluation:
         self.counts.items += 1
         if result.error is not None:
             self._error(result.index, result.line, result.id, stage, result.error)
-        expected = result.item.expected if result.item is not None else {}
         for scorer_id, outcome in result.results.items():
-            self.aggregates[scorer_id].add(outcome, expected.get(scorer_id))
+            expected = result.item.expected_for(scorer_id) if result.item is not None else None
+            self.aggregates[scorer_id].add(outcome, expected, result.id, result.index)
             self.counts.outcomes[outcome.outcome] += 1
             if outcome.error is not None and outcome.error_stage in ("scorer", "store"):
                 self._error(result.index, result.line, result.id, outcome.error_stage, outcome.error, scorer_id)
@@ -533,6 +537,7 @@ async def arun_evals(
     max_cost: float | None = None,
     lease_seconds: float = 60.0,
     share_work: bool = True,
+    sample: int = 0,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -548,7 +553,9 @@ async def arun_evals(
     came from; its `data` names the data for the resume check when it is not a file).
     Two items with the same id are refused before any call for files and lists; in a
     one-shot iterator the repeated id is that item's error (not checked with
-    keep_results=False, which scores a stream in flat memory).
+    keep_results=False, which scores a stream in flat memory). `sample` numbers a repeated
+    judgement of the same data (see `eval --repeat`): every judge request carries it, so a
+    response cache serves each repeat its own answers.
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
@@ -614,10 +621,20 @@ async def arun_evals(
                 _check_resume(name, previous.meta.get("started_with"), started_with, listed)
             run_meta = {
                 **dict(meta or {}),
-                "scorers": {scorer.id: {"hash": scorer.fingerprint, "definition": scorer.plan.fingerprint, "model": scorer.judge.model} for scorer in listed},
+                "scorers": {
+                    scorer.id: {
+                        "hash": scorer.fingerprint,
+                        "definition": scorer.plan.fingerprint,
+                        "model": scorer.judge.model,
+                        # Where a score flags an item: a stored run is measured again the same way.
+                        "flag_threshold": flag_threshold(scorer, limits.get(scorer.id)),
+                    }
+                    for scorer in listed
+                },
                 "started_with": started_with,
                 "concurrency": concurrency,
                 "thresholds": limits,
+                **({"sample": sample} if sample else {}),
             }
             await asyncio.to_thread(opened.begin_run, RunInfo(name=name, source="batch", meta=run_meta))
             if lease is not None:
@@ -625,7 +642,7 @@ async def arun_evals(
         evaluation = _Evaluation(
             scorers=listed, target=target, on_item_complete=on_item_complete, concurrency=concurrency, run=name,
             store=opened, resuming=resuming, thresholds=limits, keep_results=keep_results, target_timeout=target_timeout,
-            max_cost=max_cost, track_items=resuming and isinstance(data, (str, Path)),
+            max_cost=max_cost, track_items=resuming and isinstance(data, (str, Path)), sample=sample,
         )  # fmt: skip
         status = "failed"
         flusher = asyncio.create_task(evaluation.writes.periodically()) if evaluation.writes is not None else None

@@ -5,7 +5,9 @@ identity that survives a re-run of the same data and a fingerprint of their cont
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import random
 from collections.abc import AsyncIterable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -16,6 +18,14 @@ from ..errors import ConfigError, DataError
 from ..scoring import context_strings
 
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
+
+#: A variant of a scorer runs as `<id>@<label>` beside the original (`scorers compare`).
+VARIANT_SEPARATOR = "@"
+
+
+def base_id(scorer_id: str) -> str:
+    """The scorer a variant id (`hallucination@strict`) is a variant of."""
+    return scorer_id.split(VARIANT_SEPARATOR, 1)[0]
 
 _KNOWN_FIELDS = ("input", "output", "context", "ground_truth", "id", "metadata", "expected", "turns", "expected_trajectory")
 
@@ -37,8 +47,10 @@ class EvalItem(BaseModel):
     )
     id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    expected: dict[str, FiniteFloat] = Field(
-        default_factory=dict, description="Human scores by scorer id, on the scorer's own scale: to measure agreement"
+    expected: Union[bool, FiniteFloat, dict[str, Union[bool, FiniteFloat]]] = Field(
+        default_factory=dict,
+        description="Human labels, to measure agreement: a score on the scorer's scale, or true when the scorer should "
+        "flag the item (false: pass it); one value for every scorer, or a value by scorer id",
     )
 
     @field_validator("id", mode="before")
@@ -72,6 +84,13 @@ class EvalItem(BaseModel):
                 raise ValueError("`metadata` must be an object")
             known["metadata"] = {**extra, **(metadata or {})}
         return cls.model_validate(known)
+
+    def expected_for(self, scorer_id: str) -> bool | float | None:
+        """The label for a scorer; a variant (`hallucination@strict`) reads its base id's."""
+        if isinstance(self.expected, dict):
+            found = self.expected.get(scorer_id)
+            return found if found is not None else self.expected.get(base_id(scorer_id))
+        return self.expected
 
     @property
     def has_output(self) -> bool:
@@ -247,3 +266,31 @@ async def numbered(source: NumberedSource) -> AsyncIterable[tuple[int, int, Any]
         for number, value in source:
             yield index, number, value
             index += 1
+
+
+def select_items(data: Data, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Data:
+    """The first `limit` items, or `sample` items drawn at random (the same ones for the same
+    `seed` and data, kept in their order in the data); the data as it is without either.
+    A sample reads the data once and keeps only the sample (reservoir sampling)."""
+    if limit is None and sample is None:
+        return data
+    for name, value in (("limit", limit), ("sample", sample)):
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name} must be at least 1, got {value}")
+    source = data_source(data)
+    if isinstance(source, AsyncIterable):
+        raise ConfigError("--limit and --sample need a data file or a list, not an async iterable")
+    # The data's own numbering is dropped: the selection is numbered by its position.
+    stream = (value for _, value in itertools.islice(source, limit)) if limit is not None else (value for _, value in source)
+    if sample is None:
+        return list(stream)
+    generator = random.Random(seed)
+    reservoir: list[tuple[int, Any]] = []
+    for position, value in enumerate(stream):
+        if position < sample:
+            reservoir.append((position, value))
+        else:
+            slot = generator.randint(0, position)
+            if slot < sample:
+                reservoir[slot] = (position, value)
+    return [value for _, value in sorted(reservoir, key=lambda pair: pair[0])]

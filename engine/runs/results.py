@@ -71,16 +71,102 @@ class EvalError(BaseModel):
     error: str
 
 
-class Agreement(BaseModel):
-    """How well a scorer agrees with the human scores (`expected`) of the items: what a
-    prompt tuner compares before and after changing a template."""
+class FigureEstimate(BaseModel):
+    """A figure with its bootstrap 95% interval (None when the figure is undefined, e.g. a
+    correlation when one side never varies)."""
 
-    labelled: int = Field(description="Items with both a human score and a judge score")
-    rank_correlation: float | None = Field(
-        description="Spearman's rho between judge and human scores, -1..1 (None when either side is constant); "
-        "1 means the judge orders the items exactly as the humans do"
-    )
-    mean_abs_error: float = Field(description="Mean |judge score - human score|, on the scorer's scale")
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+class Confusion(BaseModel):
+    """Counts of flagged (positive) and passed items, judge against humans."""
+
+    true_positive: int = Field(default=0, description="Humans flag it, the judge flags it")
+    false_positive: int = Field(default=0, description="Humans pass it, the judge flags it")
+    false_negative: int = Field(default=0, description="Humans flag it, the judge passes it")
+    true_negative: int = Field(default=0, description="Humans pass it, the judge passes it")
+
+
+class BinaryAgreement(BaseModel):
+    """Agreement with `expected: true/false` labels (true: the scorer should flag the item,
+    i.e. score at or past `threshold` in the scorer's worse direction)."""
+
+    labelled: int
+    threshold: float
+    confusion: Confusion
+    accuracy: FigureEstimate
+    balanced_accuracy: FigureEstimate
+    precision: FigureEstimate
+    recall: FigureEstimate
+    f1: FigureEstimate
+    kappa: FigureEstimate = Field(description="Cohen's kappa: agreement beyond chance, -1..1")
+
+
+class NumericAgreement(BaseModel):
+    """Agreement with `expected` scores (numbers on the scorer's scale)."""
+
+    labelled: int
+    mean_abs_error: FigureEstimate
+    pearson: FigureEstimate
+    spearman: FigureEstimate = Field(description="Rank correlation: 1 means the judge orders the items as the humans do")
+
+
+class Disagreement(BaseModel):
+    """One labelled item the judge got wrong (boolean labels) or far off (numbers)."""
+
+    item_id: str
+    index: int | None = None
+    score: float
+    expected: float | bool
+    flagged: bool | None = Field(default=None, description="Whether the judge's score flags the item (boolean labels)")
+    gap: float = Field(description="How far off: |score - expected|, or the score's distance past the threshold")
+    reason: str | None = None
+    judged: dict[str, Any] = Field(default_factory=dict, description="Each judge step's answer (claims, verdicts ...)")
+
+
+class Agreement(BaseModel):
+    """How well a scorer agrees with the human labels (`expected`) of the items: what a
+    prompt tuner compares before and after changing a template. Every figure carries a
+    bootstrap 95% interval: on a few hundred items, a change inside it may be noise."""
+
+    labelled: int = Field(description="Items with both a human label and a judge score")
+    binary: BinaryAgreement | None = None
+    numeric: NumericAgreement | None = None
+    disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first")
+
+
+class FigureDelta(BaseModel):
+    """One agreement figure of two variants on the same items, and the change."""
+
+    name: str
+    title: str
+    baseline: float | None
+    variant: float | None
+    delta: FigureEstimate = Field(description="variant - baseline, with a paired bootstrap 95% interval")
+    improved: bool | None = Field(default=None, description="Whether the change is for the better (None: no change)")
+    beyond_noise: bool | None = Field(default=None, description="The delta's interval excludes 0 (None: undefined)")
+
+
+class VerdictChange(BaseModel):
+    item_id: str
+    expected: bool | float
+    baseline_score: float
+    variant_score: float
+
+
+class Comparison(BaseModel):
+    """Two variants judged on the same labelled items: each figure side by side with its
+    delta, and the items whose verdict changed."""
+
+    baseline: str
+    variant: str
+    items: int = Field(description="Labelled items both variants scored")
+    figures: list[FigureDelta] = Field(default_factory=list)
+    fixed: list[VerdictChange] = Field(default_factory=list, description="Wrong before, right now")
+    broken: list[VerdictChange] = Field(default_factory=list, description="Right before, wrong now")
+    score_changed: int = Field(default=0, description="Items whose score changed at all")
 
 
 class JuryAgreement(BaseModel):

@@ -135,6 +135,7 @@ class Scorer:
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        sample: int = 0,
     ) -> ScoreResult:
         """Score one output. `output` is text or chat messages. `context` and `get_context`
         are for this run only: `get_context` wins over the scorer's own, and `context` is
@@ -145,10 +146,11 @@ class Scorer:
         is the reply after the last user message (and that message's text).
         `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
         `metadata` (an item's own material: a rubric, a reference) is the `metadata`
-        variable of every template and expression."""
+        variable of every template and expression. `sample` numbers a repeated judgement of
+        the same output (each judge request carries it)."""
         run_id = run_id or str(uuid.uuid4())
         with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
-            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, metadata)
+            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, metadata, sample)
             record_score(span, result.score, result.reason)
             return result
 
@@ -163,6 +165,7 @@ class Scorer:
         turns: list[Any] | None,
         expected_trajectory: list[Any] | None,
         metadata: Mapping[str, Any] | None,
+        sample: int,
     ) -> ScoreResult:
         started = time.perf_counter()
         if turns is not None:
@@ -213,7 +216,7 @@ class Scorer:
         done: dict[str, tuple[StepRecord, ContextList | None]] = {}
 
         async def run_step(step: AnyStepPlan) -> None:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables)
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, sample)
             done[step.id] = record, step_context
             if isinstance(step, ScoreStepPlan):
                 variables["score"] = record.result["score"]
@@ -252,7 +255,13 @@ class Scorer:
         )
 
     async def _run_step(
-        self, step: AnyStepPlan, run: Run, run_context: ContextList | None, get_context: GetContext | None, variables: dict[str, Any]
+        self,
+        step: AnyStepPlan,
+        run: Run,
+        run_context: ContextList | None,
+        get_context: GetContext | None,
+        variables: dict[str, Any],
+        sample: int = 0,
     ) -> tuple[StepRecord, ContextList | None]:
         """The step's record, and the context it was given (None when it read none)."""
         started = time.perf_counter()
@@ -279,7 +288,7 @@ class Scorer:
         prompt = step.prompt.render(scope)
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
         with answer_scope(scope):
-            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model))
+            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model, sample=sample))
         result: Any = _reason_text(answer.value) if isinstance(step, ReasonStepPlan) else plain(answer.value)
         record = StepRecord(
             id=step.id,

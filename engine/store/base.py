@@ -65,6 +65,7 @@ class ResultRecord(BaseModel):
     context: list[str] | None = None
     ground_truth: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    expected: bool | float | None = Field(default=None, description="The item's human label for this scorer, if any")
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
     judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
     disagreement: bool | None = Field(default=None, description="A jury's judges disagreed")

@@ -107,10 +107,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "host TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
         ),
     ),
+    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
 )
 check_sequence(MIGRATIONS)
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",

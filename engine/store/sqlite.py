@@ -91,12 +91,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "host TEXT NOT NULL, expires_at REAL NOT NULL)",
         ),
     ),
+    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
 _OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "sqlite_sequence"}
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",

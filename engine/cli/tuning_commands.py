@@ -1,0 +1,346 @@
+"""The prompt tuner's commands: `calibrate` (pick the pass/fail threshold from labelled data),
+`compare` (two variants of a scorer on the same items), and what `eval --repeat` and
+`eval --compare` print."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from ..catalog import Catalog, builtin_catalog, load_scorers
+from ..errors import ConfigError
+from ..judge import ResponseCache
+from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs.items import Data, select_items
+from ..runs.tuning import (
+    ComparedResult,
+    RepeatedResult,
+    as_variant,
+    base_id,
+    calibration,
+    labelled_of,
+    run_compare,
+    run_repeated,
+)
+from ..scoring import AnyScorer
+from ..store import redact_url
+from .agreement_tables import print_agreement, print_comparison
+from .app import app, console, errors
+from .common import (
+    DEFAULT_STORE,
+    AggregateOption,
+    JsonFlag,
+    ModelOption,
+    StoreOption,
+    judge_choice,
+    one_line_errors,
+    parse_options,
+    print_json,
+)
+from .evaluate import count_items, parse_thresholds
+from .tables import figure, summary_table
+
+BaseUrlOption = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")]
+ModeOption = Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")]
+ScaleOption = Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")]
+OptionPairs = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
+LimitOption = Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")]
+SampleOption = Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")]
+SeedOption = Annotated[int, typer.Option(help="Seed of --sample")]
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")]
+NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
+RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
+
+
+def scorer_settings(option: list[str] | None, scale: float | None) -> dict[str, Any]:
+    options = parse_options(option or [])
+    if scale is not None:
+        options["scale"] = scale
+    return options
+
+
+def selected(data: Path, limit: int | None, sample: int | None, seed: int) -> Data:
+    if not data.is_file():
+        raise ConfigError(f"no data file {data}")
+    return select_items(data, limit, sample, seed)
+
+
+def quiet_item_warnings() -> None:
+    logging.getLogger("engine.evals").addHandler(logging.NullHandler())
+    logging.getLogger("engine.evals").propagate = False  # errors are summarised instead
+
+
+@contextmanager
+def progress_bar(description: str, total: int | None) -> Iterator[Callable[[ItemResult], None]]:
+    """A progress bar on stderr (only on a terminal), and the callback that advances it."""
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=errors, disable=not errors.is_terminal,
+    )  # fmt: skip
+    task = progress.add_task(description, total=total)
+    with progress:
+        yield lambda item: progress.update(task, advance=1)
+
+
+def _total(data: Data) -> int | None:
+    if isinstance(data, list):
+        return len(data)
+    return count_items(Path(data)) if isinstance(data, (str, Path)) else None
+
+
+def fail_when_nothing_scored(results: list[EvalResult], as_json: bool) -> None:
+    """Exit 1 when a threshold failed or a scorer scored nothing, as `eval` does."""
+    silent = sorted({item.scorer_id for result in results for item in result.summary.values() if item.count == 0})
+    if silent and not as_json:
+        errors.print(f"error: nothing was scored by {', '.join(silent)}", markup=False, highlight=False)
+    if silent or any(result.passed is False for result in results):
+        raise typer.Exit(1)
+
+
+def _print_errors(count: int, run: str) -> None:
+    if count:
+        console.print(f"[red]{count} error(s)[/red]: `scorers results --run {run}` lists them; rerun with --run {run} to retry.", highlight=False)
+
+
+# ----------------------------------------------------------------------------------- repeat
+
+
+def print_repeated(repeated: RepeatedResult, worst: int = 10) -> None:
+    for stability in repeated.stability.values():
+        console.print(
+            f"[bold]{stability.scorer_id}[/bold] judged {stability.repeats} times on {stability.items} item(s): "
+            f"{stability.unstable} item(s) changed verdict at least once (threshold {figure(stability.threshold)}); "
+            f"{figure(None if stability.flip_rate is None else stability.flip_rate * 100)}% of verdicts differ from the item's majority; "
+            f"mean spread (standard deviation) of a score {figure(stability.mean_spread)}.",
+            highlight=False,
+        )
+        labelled = [agreement for agreement in stability.agreement if agreement is not None]
+        if labelled:
+            table = Table(title=f"{stability.scorer_id}: agreement per repeat", title_justify="left")
+            for column in ("repeat", "run", "labelled", "accuracy", "F1", "kappa", "MAE", "Spearman"):
+                table.add_column(column, justify="right")
+            for position, (run, agreement) in enumerate(zip(repeated.runs, stability.agreement), start=1):
+                if agreement is None:
+                    continue
+                binary, numeric = agreement.binary, agreement.numeric
+                table.add_row(
+                    str(position), run, str(agreement.labelled),
+                    figure(binary.accuracy.value if binary else None), figure(binary.f1.value if binary else None),
+                    figure(binary.kappa.value if binary else None), figure(numeric.mean_abs_error.value if numeric else None),
+                    figure(numeric.spearman.value if numeric else None),
+                )  # fmt: skip
+            console.print(table)
+        unstable = [item for item in stability.per_item if item.flips or (item.spread or 0) > 0][:worst]
+        if unstable:
+            table = Table(title=f"{stability.scorer_id}: least stable items", title_justify="left")
+            for column in ("item", "scores", "mean", "spread", "flips"):
+                table.add_column(column, overflow="fold")
+            for item in unstable:
+                table.add_row(item.item_id, ", ".join(figure(score) for score in item.scores), figure(item.mean), figure(item.spread), str(item.flips))
+            console.print(table)
+    console.print(f"Saved as runs {', '.join(repeated.runs)}.", highlight=False)
+
+
+def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str, store: str, as_json: bool, **options: Any) -> None:
+    with progress_bar(f"{run} x{repeat}", (_total(data) or 0) * repeat or None) as advance:
+        repeated = run_repeated(data, scorers, repeat=repeat, run=run, store=store, on_item_complete=advance, **options)
+    if as_json:
+        print_json({"runs": repeated.runs, "stability": {key: value.model_dump(mode="json") for key, value in repeated.stability.items()}})
+    else:
+        print_repeated(repeated)
+    fail_when_nothing_scored(repeated.results, as_json)
+
+
+# ---------------------------------------------------------------------------------- compare
+
+
+def print_compared(compared: ComparedResult, store: str) -> None:
+    result = compared.result
+    console.print(summary_table(f"run {result.run}: {result.counts.items} items", list(result.summary.values())))
+    for summary in result.summary.values():
+        if summary.agreement is not None:
+            print_agreement(console, summary.scorer_id, summary.direction, summary.agreement, worst=3)
+    if compared.comparison.items:
+        print_comparison(console, compared.comparison)
+    else:
+        console.print("No labelled item was scored by both variants: give items an `expected` label to compare agreement.")
+    _print_errors(len(result.errors), result.run)
+    console.print(f"Saved as run [bold]{result.run}[/bold] in {redact_url(store)} (`scorers report {result.run} -o report.html`).", highlight=False)
+
+
+def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: str, store: str, as_json: bool, **options: Any) -> None:
+    with progress_bar(run, _total(data)) as advance:
+        compared = run_compare(data, baseline, variant, run=run, store=store, on_item_complete=advance, **options)
+    if as_json:
+        print_json(
+            {
+                "run": compared.result.run,
+                "summary": {key: value.model_dump(mode="json") for key, value in compared.result.summary.items()},
+                "comparison": compared.comparison.model_dump(mode="json"),
+                "errors": [error.model_dump(mode="json") for error in compared.result.errors],
+            }
+        )
+    else:
+        print_compared(compared, store)
+    fail_when_nothing_scored([compared.result], as_json)
+
+
+def catalog_file(config: Path) -> Path:
+    """A catalog given as its YAML file, or as the folder holding its `scorers.yaml`."""
+    return config / "scorers.yaml" if config.is_dir() else config
+
+
+def _label(config: Path) -> str:
+    """A variant's name: its catalog file's, or its folder's for a `scorers.yaml`."""
+    path = catalog_file(config)
+    return path.resolve().parent.name if path.stem == "scorers" else path.stem
+
+
+def variants(
+    scorer: list[str], config: list[Path], create: Callable[[Any, str], AnyScorer]
+) -> tuple[AnyScorer, AnyScorer]:
+    """The two variants `compare` runs: two ids of one catalog, or one id from two catalogs
+    (a single --config is compared with the built-in catalog)."""
+    if len(scorer) == 2 and len(config) <= 1:
+        catalog = load_scorers(catalog_file(config[0])) if config else builtin_catalog()
+        return create(catalog, scorer[0]), create(catalog, scorer[1])
+    if len(scorer) == 1 and len(config) in (1, 2):
+        catalogs = [builtin_catalog(), load_scorers(catalog_file(config[0]))] if len(config) == 1 else [load_scorers(catalog_file(path)) for path in config]
+        labels = ["builtin", _label(config[0])] if len(config) == 1 else [_label(path) for path in config]
+        if labels[0] == labels[1]:
+            labels = [f"{labels[0]}1", f"{labels[1]}2"]
+        return as_variant(create(catalogs[0], scorer[0]), labels[0]), as_variant(create(catalogs[1], scorer[0]), labels[1])
+    raise ConfigError(
+        "compare needs two variants: --scorer A --scorer B (one catalog), or --scorer ID with --config A.yaml --config B.yaml "
+        "(or one --config, compared with the built-in scorer)"
+    )
+
+
+@app.command("compare")
+@one_line_errors
+def compare_command(
+    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id: two ids, or one id with two --config")],
+    config: Annotated[Optional[list[Path]], typer.Option("--config", help="A catalog YAML holding a variant; repeat for the second")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    scale: ScaleOption = None,
+    option: OptionPairs = None,
+    limit: LimitOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = 0,
+    concurrency: ConcurrencyOption = 8,
+    run: RunOption = None,
+    store: StoreOption = DEFAULT_STORE,
+    threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: where a score flags an item")] = None,
+    no_cache: NoCacheFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run two variants of a scorer on the same items and compare their agreement with the labels."""
+    quiet_item_warnings()
+    options = scorer_settings(option, scale)
+    chosen = judge_choice(model, aggregate)
+
+    def create(catalog: Catalog, scorer_id: str) -> AnyScorer:
+        return catalog.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen)  # type: ignore[arg-type]
+
+    baseline, variant = variants(scorer, config or [], create)
+    items = selected(data, limit, sample, seed)
+    name = run or default_run_name(f"{data.stem}-compare")
+    limits = variant_thresholds(parse_thresholds(threshold or []), [baseline, variant])
+    eval_compared(
+        items, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)},
+        # One cache for both variants: a step whose request is the same for both is sent once.
+        cache=False if no_cache else ResponseCache.of(True) or False,
+    )
+
+
+def variant_thresholds(thresholds: dict[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
+    """Thresholds by scorer id; a variant (`id@label`) takes its base id's."""
+    limits = {scorer.id: thresholds.get(scorer.id, thresholds.get(base_id(scorer.id))) for scorer in scorers}
+    unknown = sorted(set(thresholds) - set(limits) - {base_id(scorer_id) for scorer_id in limits})
+    if unknown:
+        raise ConfigError(f"--threshold for {', '.join(unknown)}, which is not among the compared scorers")
+    return {scorer_id: value for scorer_id, value in limits.items() if value is not None}
+
+
+# -------------------------------------------------------------------------------- calibrate
+
+
+@app.command("calibrate")
+@one_line_errors
+def calibrate_command(
+    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
+    scorer: Annotated[str, typer.Option("--scorer", help="The scorer id to calibrate")],
+    metric: Annotated[str, typer.Option(help="What the best threshold maximises: f1 or kappa")] = "f1",
+    config: Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")] = None,
+    model: ModelOption = None,
+    aggregate: AggregateOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    scale: ScaleOption = None,
+    option: OptionPairs = None,
+    limit: LimitOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = 0,
+    concurrency: ConcurrencyOption = 8,
+    run: Annotated[Optional[str], typer.Option("--run", help="Run name: an existing run is reused, only missing items are judged")] = None,
+    store: StoreOption = DEFAULT_STORE,
+    no_cache: NoCacheFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Sweep the pass/fail threshold over labelled data and print the one that agrees best."""
+    if metric not in ("f1", "kappa"):
+        raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
+    quiet_item_warnings()
+    catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
+    scorer_object = catalog.create(scorer, options=scorer_settings(option, scale), base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
+    items = selected(data, limit, sample, seed)
+    name = run or default_run_name(f"{data.stem}-calibrate")
+    with progress_bar(name, _total(items)) as advance:
+        result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
+            cache=False if no_cache else ResponseCache.of(True) or False,
+        )  # fmt: skip
+    labelled = labelled_of(result, scorer_object.id)
+    if not labelled:
+        raise ConfigError(f"no item of {data} has an `expected` label for {scorer} that was scored: nothing to calibrate against")
+    found = calibration(scorer_object, labelled, metric)  # type: ignore[arg-type]
+    if as_json:
+        print_json({"run": result.run, **found.model_dump(mode="json")})
+        return
+    better_side = "at or above" if scorer_object.plan.direction == "lower_is_better" else "at or below"
+    table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")
+    for column in ("threshold", "flagged", "precision", "recall", "F1", "kappa", "accuracy", "balanced accuracy", ""):
+        table.add_column(column, justify="right")
+    for point in found.points:
+        mark = "[bold green]<- best[/bold green]" if point is found.best else ""
+        table.add_row(
+            figure(point.threshold), str(point.flagged), figure(point.precision), figure(point.recall), figure(point.f1),
+            figure(point.kappa), figure(point.accuracy), figure(point.balanced_accuracy), mark,
+        )  # fmt: skip
+    console.print(table)
+    if found.best is None or found.agreement is None:
+        console.print(f"No threshold gives a defined {metric}: the labels or the scores do not vary.")
+        return
+    console.print(
+        f"Best threshold by {metric}: [bold]{figure(found.best.threshold)}[/bold] "
+        f"(use --threshold {scorer}={figure(found.best.threshold)}). The figures there, with 95% intervals:",
+        highlight=False,
+    )
+    print_agreement(console, scorer, scorer_object.plan.direction, found.agreement, worst=5)
+    _print_errors(len(result.errors), result.run)

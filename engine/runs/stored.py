@@ -1,0 +1,149 @@
+"""Stored runs read back for the tuner: agreement with the labels kept beside each score,
+two runs compared item by item, and every record exported as rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..errors import ConfigError
+from ..formatting import to_json
+from ..store import ResultRecord, RunInfo, Store
+from .items import base_id
+from .results import Agreement, Comparison
+from .stats import Labelled, agreement_of, compare_labelled
+
+EXPORT_FORMATS = ("csv", "jsonl", "json")
+
+
+def existing_run(store: Store, name: str) -> RunInfo:
+    found = store.get_run(name)
+    if found is None:
+        known = ", ".join(item.name for item in store.runs()[:10]) or "none"
+        raise ConfigError(f"no run named {name!r} in the store (runs: {known})")
+    return found
+
+
+def run_threshold(run: RunInfo, scorer_id: str) -> float:
+    """Where a score flagged an item in this run: as recorded, else the run's threshold,
+    else half of a 0..1 scale (runs stored before thresholds were recorded)."""
+    recorded = run.meta.get("scorers", {}).get(scorer_id, {}).get("flag_threshold")
+    if isinstance(recorded, (int, float)):
+        return float(recorded)
+    limit = run.meta.get("thresholds", {}).get(scorer_id)
+    return float(limit) if isinstance(limit, (int, float)) else 0.5
+
+
+def labelled_records(records: Iterable[ResultRecord]) -> list[Labelled]:
+    return [
+        Labelled(record.item_id, record.item_index, record.score, record.expected, record.reason, record.steps)
+        for record in records
+        if record.ok and record.score is not None and record.expected is not None
+    ]
+
+
+def run_records(store: Store, run: str) -> dict[str, list[ResultRecord]]:
+    """A run's records by scorer id (in the order the run listed its scorers), each in the
+    data's order."""
+    by_scorer: dict[str, list[ResultRecord]] = {}
+    for record in store.query(run=run):
+        by_scorer.setdefault(record.scorer_id, []).append(record)
+    for records in by_scorer.values():
+        records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+    info = store.get_run(run)
+    listed = list(info.meta.get("scorers", {})) if info is not None else []
+    order = {scorer_id: position for position, scorer_id in enumerate(listed)}
+    return dict(sorted(by_scorer.items(), key=lambda pair: (order.get(pair[0], len(order)), pair[0])))
+
+
+def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], threshold: float | None = None) -> Agreement | None:
+    """Agreement of a stored scorer's scores with the labels stored beside them, flagged at
+    `threshold` (default: where the run flagged them)."""
+    labelled = labelled_records(records)
+    if not labelled:
+        return None
+    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
+
+
+def paired_scorers(first: list[str], second: list[str]) -> list[tuple[str, str]]:
+    """Which scorer of one run to compare with which of the other: the same id, else the
+    same base id (variants), else the only scorer of each."""
+    pairs = [(scorer_id, scorer_id) for scorer_id in first if scorer_id in second]
+    if pairs:
+        return pairs
+    pairs = [(a, b) for a in first for b in second if base_id(a) == base_id(b)]
+    if len({a for a, _ in pairs}) == len(pairs) == len({b for _, b in pairs}) and pairs:
+        return pairs
+    if len(first) == 1 and len(second) == 1:
+        return [(first[0], second[0])]
+    raise ConfigError(f"cannot tell which scorers to compare: {', '.join(first)} against {', '.join(second)}")
+
+
+def compare_runs(store: Store, baseline: str, variant: str) -> list[Comparison]:
+    """Each scorer of run `baseline` against its counterpart in run `variant`, on the labelled
+    items both scored."""
+    runs = existing_run(store, baseline), existing_run(store, variant)
+    records = run_records(store, baseline), run_records(store, variant)
+    comparisons = []
+    for a, b in paired_scorers(list(records[0]), list(records[1])):
+        if records[0][a][0].direction != records[1][b][0].direction:
+            raise ConfigError(f"{a} and {b} score in opposite directions: they cannot be compared")
+        comparisons.append(
+            compare_labelled(
+                labelled_records(records[0][a]),
+                labelled_records(records[1][b]),
+                names=(f"{baseline}:{a}", f"{variant}:{b}"),
+                thresholds=(run_threshold(runs[0], a), run_threshold(runs[1], b)),
+                direction=records[0][a][0].direction,
+            )
+        )
+    return comparisons
+
+
+# ----------------------------------------------------------------------------------- export
+
+_CSV_FIELDS = (
+    "item_id", "item_index", "scorer_id", "score", "expected", "reason", "error", "error_stage", "input", "output",
+    "context", "ground_truth", "metadata", "model", "scorer_hash", "prompt_tokens", "completion_tokens", "total_tokens",
+    "latency_ms", "finished_at",
+)  # fmt: skip
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):  # as JSON writes it, not Python's True
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return value
+    return to_json(value)
+
+
+def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
+    """Every record as text: CSV (one row per item and scorer, each step's result in a
+    `step:<id>` column as JSON), JSON Lines (one record per line) or one JSON list."""
+    if form not in EXPORT_FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {form!r}")
+    if form == "jsonl":
+        for record in records:
+            yield record.model_dump_json() + "\n"
+        return
+    if form == "json":
+        yield json.dumps([record.model_dump(mode="json") for record in records], indent=2, ensure_ascii=False) + "\n"
+        return
+    steps = list(dict.fromkeys(step for record in records for step in record.steps))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([*_CSV_FIELDS, *(f"step:{step}" for step in steps)])
+    for record in records:
+        row = [_cell(getattr(record, name)) for name in _CSV_FIELDS]
+        row += [_cell(record.steps[step].result) if step in record.steps else "" for step in steps]
+        writer.writerow(row)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    if not records:
+        yield buffer.getvalue()
