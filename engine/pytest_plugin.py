@@ -72,7 +72,8 @@ def scorers_judge_server() -> Iterator[JudgeServer]:
 @pytest.fixture
 def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
     """The scripted judge server, reset, with `openai/...` judges pointed at it (and no
-    other judge configured), so a test scripts the answers and runs real scorers offline."""
+    other judge configured), so a test scripts the answers and runs real scorers offline.
+    Its answers are scripted per test, so none is served from the response cache."""
     from .judge import capabilities
     from .testing.assertions import defaults
 
@@ -83,4 +84,5 @@ def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyP
     for name in ("SCORERS_MODEL", "SCORERS_MODE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(defaults, "model", None)
+    monkeypatch.setattr(defaults, "cache", False)
     return scorers_judge_server

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.testing import JudgeServer
+
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.slow  # each test runs pytest in a subprocess
 
@@ -78,3 +80,32 @@ def test_catalog(scorers):
 """
     )
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_an_unchanged_suite_run_again_asks_the_judge_nothing(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A judge outside the suite, as a host project's real one is (the scripted `scorers_judge`
+    # fixture answers per test and so is never cached).
+    judge = JudgeServer().start()
+    try:
+        judge.on("Claims", {"claims": ["The window is 30 days."]})
+        judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "The window is 30 days.", "verdict": "no", "reason": "stated"}]})
+        judge.on("Reason", {"reason": "Supported."})
+        pytester.makepyfile(
+            test_cached="""
+from engine.testing import assert_score
+
+def test_reply():
+    assert_score("You have 30 days.", scorer="hallucination", context=["30 days"], below=0.2)
+"""
+        )
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-host")
+        monkeypatch.setenv("SCORERS_CACHE", str(tmp_path / "suite-cache.sqlite"))
+        asked = []
+        for flags in ([], [], ["--scorers-no-cache"]):
+            before = len(judge.requests)
+            pytester.runpytest_subprocess("-p", "no:cacheprovider", *flags).assert_outcomes(passed=1)
+            asked.append(len(judge.requests) - before)
+    finally:
+        judge.stop()
+    assert asked == [3, 0, 3]

@@ -26,6 +26,7 @@ class Defaults:
 
     model: str | None = None
     catalog: str | None = None
+    #: Answer repeated questions from the response cache (`--scorers-no-cache` turns it off).
     cache: bool = True
 
 
@@ -62,7 +63,7 @@ def assert_score(
         raise ConfigError("assert_score needs a bound: below=, above=, at_most= or at_least=")
     if isinstance(scorer, str):
         judge: dict[str, Any] = {"models": list(models)} if models else {"model": model or defaults.model}
-        scorer = catalog_of(catalog).create(scorer, options=options, **judge)
+        scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, **judge)
     elif model or models or options:
         raise ConfigError("assert_score: model=, models= and options= apply to a scorer given by id; this one is already made")
     result = scorer.run(output, input=input, ground_truth=ground_truth, context=list(context) if context is not None else None)
@@ -116,6 +117,7 @@ class Scorers:
         """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
         if "model" not in judge and "models" not in judge:
             judge["model"] = self.model
+        judge.setdefault("cache", defaults.cache)  # an unchanged suite re-run asks the judge nothing
         return self.catalog.create(scorer_id, options=options, **judge)
 
     def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
