@@ -15,13 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CatalogErrors, ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, NoJudge, Provider, ResponseCache, StructuredMode, connect, resolve_judge
+from ..judge import (
+    JudgeConfig,
+    JudgeMiddleware,
+    NoJudge,
+    Provider,
+    ResponseCache,
+    StructuredMode,
+    connect,
+    resolve_judge,
+)
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from .compile import compile_catalog
 from .source import CatalogSource, builtin_catalog_path, locate
-from .templates import PromptTemplates
 from .spec import ScorerDefinition
+from .templates import PromptTemplates
 
 
 class Catalog:

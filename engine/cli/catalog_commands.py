@@ -18,7 +18,14 @@ from ..catalog import ScorerDefinition, check_catalog
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from .app import app, console, errors
-from .common import ConfigOption, JsonFlag, ScorerArgument, catalog_from, one_line_errors, print_json
+from .common import (
+    ConfigOption,
+    JsonFlag,
+    ScorerArgument,
+    catalog_from,
+    one_line_errors,
+    print_json,
+)
 
 
 def _better(definition: ScorerDefinition) -> str:

@@ -44,6 +44,7 @@ from ..runs import (
 from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
+from .agreement_tables import agreement_line, print_agreement
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -63,7 +64,6 @@ from .common import (
     one_line_errors,
     print_json,
 )
-from .agreement_tables import agreement_line, print_agreement
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
 

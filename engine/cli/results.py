@@ -15,11 +15,32 @@ from ..judge import TokenUsage
 from ..judge.prices import price_table
 from ..runs import where_item
 from ..runs.stats import ScoreSpread, spread_of
-from ..runs.stored import compare_runs, existing_run, export_records, run_records, stored_agreement
-from ..store import RunSummary, ScorerUsage, ScoreStats, Store, is_postgres_url, open_store, redact_url
+from ..runs.stored import (
+    compare_runs,
+    existing_run,
+    export_records,
+    run_records,
+    stored_agreement,
+)
+from ..store import (
+    RunSummary,
+    ScorerUsage,
+    ScoreStats,
+    Store,
+    is_postgres_url,
+    open_store,
+    redact_url,
+)
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, parse_options, print_json
+from .common import (
+    DEFAULT_STORE,
+    JsonFlag,
+    StoreOption,
+    one_line_errors,
+    parse_options,
+    print_json,
+)
 from .tables import UsageRow, coverage, figure, summary_table, usage_table
 
 

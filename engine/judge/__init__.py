@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..errors import ConfigError
 from .capabilities import capabilities
 from .client import OpenAIJudge
-from ..errors import ConfigError
-from .config import NO_KEY, PROVIDERS, JudgeConfig, Provider, Sampling, StructuredMode, resolve_judge
+from .config import (
+    NO_KEY,
+    PROVIDERS,
+    JudgeConfig,
+    Provider,
+    Sampling,
+    StructuredMode,
+    resolve_judge,
+)
 from .middleware import Chain
+from .middleware.breaker import CircuitBreaker
 from .middleware.cache import CacheStats, ResponseCache, default_cache_path
 from .middleware.limiter import LimiterStats, RateLimit, throttling
-from .middleware.breaker import CircuitBreaker
 from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import (
     AsksJudge,

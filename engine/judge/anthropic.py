@@ -9,15 +9,24 @@ is read, not assumed), and a parameter a model refuses with a 400 is left out fr
 
 from __future__ import annotations
 
-import time
-
 import inspect
+import time
 from functools import cache
 from typing import Any
 
 from ..errors import ConfigError, JudgeRequestError
 from .capabilities import capabilities, refused_parameter
-from .client import _MAX_ADJUSTMENTS, ResponseObserver, _cause, _error_message, _error_param, _joined, _judge_error, _wanted, shared_client
+from .client import (
+    _MAX_ADJUSTMENTS,
+    ResponseObserver,
+    _cause,
+    _error_message,
+    _error_param,
+    _joined,
+    _judge_error,
+    _wanted,
+    shared_client,
+)
 from .config import JudgeConfig
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 

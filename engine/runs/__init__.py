@@ -3,11 +3,34 @@ clients of the scorer and of the store, never second copies of either."""
 
 from __future__ import annotations
 
-from .batch import arun_evals, check_scorers, default_run_name, error_budget, run_evals, where_item
+from .batch import (
+    arun_evals,
+    check_scorers,
+    default_run_name,
+    error_budget,
+    run_evals,
+    where_item,
+)
 from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
 from .live import LiveScorer, LiveStats, attach_scorers
 from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
+from .results import (
+    Agreement,
+    BinaryAgreement,
+    Comparison,
+    Disagreement,
+    EvalError,
+    EvalResult,
+    FigureDelta,
+    FigureEstimate,
+    ItemResult,
+    JuryAgreement,
+    NumericAgreement,
+    ScorerOutcome,
+    ScorerSummary,
+    VerdictChange,
+)
 from .tuning import (
     Calibration,
     ComparedResult,
@@ -20,22 +43,6 @@ from .tuning import (
     labelled_of,
     run_compare,
     run_repeated,
-)
-from .results import (
-    Agreement,
-    BinaryAgreement,
-    Comparison,
-    Disagreement,
-    EvalError,
-    FigureDelta,
-    FigureEstimate,
-    NumericAgreement,
-    VerdictChange,
-    EvalResult,
-    ItemResult,
-    JuryAgreement,
-    ScorerOutcome,
-    ScorerSummary,
 )
 
 __all__ = [

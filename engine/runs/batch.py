@@ -63,9 +63,27 @@ from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
 from ..scoring import AnyScorer, Jury, Scorer
-from ..store import ResultRecord, RunInfo, RunLease, RunStatus, SharesWork, Stage, Store, open_store, store_location
+from ..store import (
+    ResultRecord,
+    RunInfo,
+    RunLease,
+    RunStatus,
+    SharesWork,
+    Stage,
+    Store,
+    open_store,
+    store_location,
+)
 from ..sync import run_sync
-from .items import Data, EvalItem, NumberedSource, UniqueIds, UnreadableItem, data_source, numbered
+from .items import (
+    Data,
+    EvalItem,
+    NumberedSource,
+    UniqueIds,
+    UnreadableItem,
+    data_source,
+    numbered,
+)
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared

@@ -29,10 +29,32 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeError, JudgeRequestError, JudgeServerError
+from ..errors import (
+    AnswerCutOffError,
+    ConfigError,
+    InvalidAnswerError,
+    JudgeError,
+    JudgeRequestError,
+    JudgeServerError,
+)
 from ..formatting import refusal
-from ..judge import Chain, CircuitBreaker, JudgeAnswer, JudgeConfig, JudgeRequest, OpenAIJudge, TokenUsage
-from ..judge.batch_api import BatchAPI, BatchStatus, LineOutcome, custom_id, request_body, usage_of
+from ..judge import (
+    Chain,
+    CircuitBreaker,
+    JudgeAnswer,
+    JudgeConfig,
+    JudgeRequest,
+    OpenAIJudge,
+    TokenUsage,
+)
+from ..judge.batch_api import (
+    BatchAPI,
+    BatchStatus,
+    LineOutcome,
+    custom_id,
+    request_body,
+    usage_of,
+)
 from ..scoring import AnyScorer, Jury, Scorer
 from ..store import BatchJob, KeepsBatchJobs, Store, open_store
 from ..sync import run_sync

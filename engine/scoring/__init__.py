@@ -4,10 +4,9 @@ through the judge protocol, and computes the score. It knows step kinds, never s
 from __future__ import annotations
 
 from .context import ContextList, GetContext, context_strings
-from .plan import ScorerPlan
-from .results import Run, ScoreResult, StepRecord
 from .jury import AGGREGATIONS, Aggregation, Jury
-from .results import JudgeVerdict
+from .plan import ScorerPlan
+from .results import JudgeVerdict, Run, ScoreResult, StepRecord
 from .scorer import Scorer
 
 #: What the runners score with: one judge, or a jury of several.

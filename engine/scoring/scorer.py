@@ -37,7 +37,15 @@ from .plan import (
 )
 from .results import Run, ScoreResult, StepRecord
 from .tracing import record_score, scorer_span
-from .transcripts import as_messages, assistant_text, conversation_turns, extract_tool_calls, extract_tool_results, role_text, split_conversation
+from .transcripts import (
+    as_messages,
+    assistant_text,
+    conversation_turns,
+    extract_tool_calls,
+    extract_tool_results,
+    role_text,
+    split_conversation,
+)
 
 logger = logging.getLogger("engine.scoring")
 

@@ -19,14 +19,13 @@ from .base import (
     RunSummary,
     ScorerUsage,
     ScoreStats,
-    Source,
     SharesWork,
+    Source,
     Stage,
     Store,
     redact_url,
 )
 from .sqlite import SQLiteStore
-
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -41,7 +40,9 @@ def open_store(store: Store | str | Path | None) -> Store | None:
     if store is None or isinstance(store, Store):
         return store
     if is_postgres_url(store):
-        from .postgres import PostgresStore  # psycopg is an optional extra: loaded only for it
+        from .postgres import (
+            PostgresStore,  # psycopg is an optional extra: loaded only for it
+        )
 
         return PostgresStore(str(store))
     if isinstance(store, (str, Path)):

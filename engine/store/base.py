@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol, runtime_checkable
-
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field

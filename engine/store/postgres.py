@@ -17,8 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..formatting import first_line, to_json
-from .base import BatchJob, ClaimedItem, ResultRecord, redact_url, RunInfo, RunLease, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
+from .base import (
+    BatchJob,
+    ClaimedItem,
+    ResultRecord,
+    RunInfo,
+    RunLease,
+    RunStatus,
+    RunSummary,
+    ScorerUsage,
+    ScoreStats,
+    Source,
+    redact_url,
+)
 from .migrations import Migration, check_sequence, pending, split_statements
+from .sql import results_query
 
 if TYPE_CHECKING:
     import psycopg
@@ -324,31 +337,10 @@ class PostgresStore:
         limit: int | None = None,
     ) -> list[ResultRecord]:
         """Records matching every filter given; ordered as `SQLiteStore.query` orders them."""
-        where: list[str] = []
-        parameters: list[Any] = []
-        for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
-            if value is not None:
-                where.append(f"{column} = %s")
-                parameters.append(value)
-        if since is not None:
-            where.append("finished_at >= %s")
-            parameters.append(since)
-        if until is not None:
-            where.append("finished_at < %s")
-            parameters.append(until)
-        if errors is not None:
-            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-        sql = "SELECT * FROM results"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        if worst_first:
-            badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
-            sql += f" ORDER BY score IS NULL, {badness}, id"
-        else:
-            sql += " ORDER BY finished_at DESC, id DESC"
-        if limit is not None:
-            sql += " LIMIT %s"
-            parameters.append(int(limit))
+        sql, parameters = results_query(
+            "%s", lambda moment: moment, run=run, scorer=scorer, source=source, since=since, until=until, errors=errors,
+            worst_first=worst_first, limit=limit,
+        )  # fmt: skip
         return [self._record(row) for row in self._read(sql, parameters)]
 
     def summary(self, run: str) -> list[ScoreStats]:

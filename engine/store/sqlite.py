@@ -14,8 +14,19 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from .base import BatchJob, ResultRecord, RunInfo, RunLease, RunStatus, RunSummary, ScorerUsage, ScoreStats, Source
+from .base import (
+    BatchJob,
+    ResultRecord,
+    RunInfo,
+    RunLease,
+    RunStatus,
+    RunSummary,
+    ScorerUsage,
+    ScoreStats,
+    Source,
+)
 from .migrations import Migration, check_sequence, pending, split_statements
+from .sql import results_query
 
 _RESULTS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -358,31 +369,10 @@ class SQLiteStore:
         scores. `worst_first` sorts by badness in each scorer's own direction (highest
         first for lower-is-better scorers, lowest first otherwise), failures last;
         otherwise the newest come first."""
-        where: list[str] = []
-        parameters: list[Any] = []
-        for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                parameters.append(value)
-        if since is not None:
-            where.append("finished_at >= ?")
-            parameters.append(_timestamp(since))
-        if until is not None:
-            where.append("finished_at < ?")
-            parameters.append(_timestamp(until))
-        if errors is not None:
-            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-        sql = "SELECT * FROM results"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        if worst_first:
-            badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
-            sql += f" ORDER BY score IS NULL, {badness}, id"
-        else:
-            sql += " ORDER BY finished_at DESC, id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            parameters.append(int(limit))
+        sql, parameters = results_query(
+            "?", _timestamp, run=run, scorer=scorer, source=source, since=since, until=until, errors=errors,
+            worst_first=worst_first, limit=limit,
+        )  # fmt: skip
         return [self._record(row) for row in self._read(sql, parameters)]
 
     def summary(self, run: str) -> list[ScoreStats]:

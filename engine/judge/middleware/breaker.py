@@ -23,7 +23,12 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
-from ...errors import JudgeCircuitOpenError, JudgeError, JudgeTimeoutError, JudgeUnreachableError
+from ...errors import (
+    JudgeCircuitOpenError,
+    JudgeError,
+    JudgeTimeoutError,
+    JudgeUnreachableError,
+)
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
 

@@ -67,7 +67,9 @@ def retry_delay(headers: Mapping[str, str]) -> float | None:
         try:
             return max(0.0, float(after))
         except ValueError:
-            from email.utils import parsedate_to_datetime  # an HTTP date: rare, so imported when met
+            from email.utils import (
+                parsedate_to_datetime,  # an HTTP date: rare, so imported when met
+            )
 
             try:
                 moment = parsedate_to_datetime(after)
