@@ -157,10 +157,17 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored;
+    # SIGTERM is turned into SIGINT above, so SIGINT must interrupt while the run lasts.
+    previous_interrupt = signal.getsignal(signal.SIGINT)
+    if previous_interrupt == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_interrupt == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
