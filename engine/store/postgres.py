@@ -27,11 +27,10 @@ from .base import (
     RunSummary,
     ScorerUsage,
     ScoreStats,
-    Source,
     redact_url,
 )
 from .migrations import Migration, check_sequence, pending, split_statements
-from .sql import results_query
+from .sql import SQLResults
 
 if TYPE_CHECKING:
     import psycopg
@@ -144,9 +143,11 @@ def _json(value: Any) -> Any:
     return None if value is None else Json(value, dumps=to_json)
 
 
-class PostgresStore:
+class PostgresStore(SQLResults):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
+
+    placeholder = "%s"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
         try:
@@ -313,35 +314,6 @@ class PostgresStore:
         data["metadata"] = data["metadata"] or {}
         data["steps"] = data["steps"] or {}
         return ResultRecord.model_validate(data)
-
-    def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
-        rows = self._read("SELECT * FROM results WHERE run = %s AND item_id = %s ORDER BY id", (run, item_id))
-        return [self._record(row) for row in rows]
-
-    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
-        rows = self._read("SELECT DISTINCT scorer_id, scorer_hash, model FROM results WHERE run = %s AND error IS NULL", (run,))
-        versions: dict[str, set[tuple[str | None, str | None]]] = {}
-        for row in rows:
-            versions.setdefault(row["scorer_id"], set()).add((row["scorer_hash"], row["model"]))
-        return versions
-
-    def query(
-        self,
-        run: str | None = None,
-        scorer: str | None = None,
-        source: Source | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        errors: bool | None = None,
-        worst_first: bool = False,
-        limit: int | None = None,
-    ) -> list[ResultRecord]:
-        """Records matching every filter given; ordered as `SQLiteStore.query` orders them."""
-        sql, parameters = results_query(
-            "%s", lambda moment: moment, run=run, scorer=scorer, source=source, since=since, until=until, errors=errors,
-            worst_first=worst_first, limit=limit,
-        )  # fmt: skip
-        return [self._record(row) for row in self._read(sql, parameters)]
 
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(

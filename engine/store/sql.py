@@ -1,50 +1,86 @@
-"""SQL that both database stores write the same way but for their parameter placeholders."""
+"""What the two database stores share: reading results back is the same SQL but for the
+driver's parameter placeholder and how timestamps are kept."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from .base import ResultRecord, Source
 
-def results_query(
-    placeholder: str,
-    moment: Callable[[datetime], Any],
-    *,
-    run: str | None,
-    scorer: str | None,
-    source: str | None,
-    since: datetime | None,
-    until: datetime | None,
-    errors: bool | None,
-    worst_first: bool,
-    limit: int | None,
-) -> tuple[str, list[Any]]:
-    """The SELECT of `Store.query` and its parameters. `placeholder` is the driver's (`?` or
-    `%s`); `moment` turns a datetime into what the timestamp columns hold."""
-    where: list[str] = []
-    parameters: list[Any] = []
-    for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
-        if value is not None:
-            where.append(f"{column} = {placeholder}")
-            parameters.append(value)
-    if since is not None:
-        where.append(f"finished_at >= {placeholder}")
-        parameters.append(moment(since))
-    if until is not None:
-        where.append(f"finished_at < {placeholder}")
-        parameters.append(moment(until))
-    if errors is not None:
-        where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-    sql = "SELECT * FROM results"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    if worst_first:
-        badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
-        sql += f" ORDER BY score IS NULL, {badness}, id"
-    else:
-        sql += " ORDER BY finished_at DESC, id DESC"
-    if limit is not None:
-        sql += f" LIMIT {placeholder}"
-        parameters.append(int(limit))
-    return sql, parameters
+
+class SQLResults:
+    """The read side of `Store` over a `results` table, for a store that provides `_read`
+    (rows read by column name) and `_record` (a row back into a ResultRecord)."""
+
+    #: The driver's parameter placeholder: `?` (sqlite3) or `%s` (psycopg).
+    placeholder = "?"
+
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> Sequence[Any]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _record(row: Any) -> ResultRecord:
+        raise NotImplementedError
+
+    @staticmethod
+    def _stored_moment(moment: datetime) -> Any:
+        """A datetime as the timestamp columns hold it."""
+        return moment
+
+    def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
+        mark = self.placeholder
+        rows = self._read(f"SELECT * FROM results WHERE run = {mark} AND item_id = {mark} ORDER BY id", (run, item_id))
+        return [self._record(row) for row in rows]
+
+    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
+        """Per scorer, the (scorer_hash, model) pairs of the run's successful records."""
+        rows = self._read(f"SELECT DISTINCT scorer_id, scorer_hash, model FROM results WHERE run = {self.placeholder} AND error IS NULL", (run,))
+        versions: dict[str, set[tuple[str | None, str | None]]] = {}
+        for row in rows:
+            versions.setdefault(row["scorer_id"], set()).add((row["scorer_hash"], row["model"]))
+        return versions
+
+    def query(
+        self,
+        run: str | None = None,
+        scorer: str | None = None,
+        source: Source | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        errors: bool | None = None,
+        worst_first: bool = False,
+        limit: int | None = None,
+    ) -> list[ResultRecord]:
+        """Records matching every filter given. `errors=True` only failures, `False` only
+        scores. `worst_first` sorts by badness in each scorer's own direction (highest
+        first for lower-is-better scorers, lowest first otherwise), failures last;
+        otherwise the newest come first."""
+        mark = self.placeholder
+        where: list[str] = []
+        parameters: list[Any] = []
+        for column, value in (("run", run), ("scorer_id", scorer), ("source", source)):
+            if value is not None:
+                where.append(f"{column} = {mark}")
+                parameters.append(value)
+        if since is not None:
+            where.append(f"finished_at >= {mark}")
+            parameters.append(self._stored_moment(since))
+        if until is not None:
+            where.append(f"finished_at < {mark}")
+            parameters.append(self._stored_moment(until))
+        if errors is not None:
+            where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
+        sql = "SELECT * FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if worst_first:
+            badness = "CASE direction WHEN 'lower_is_better' THEN -score ELSE score END"
+            sql += f" ORDER BY score IS NULL, {badness}, id"
+        else:
+            sql += " ORDER BY finished_at DESC, id DESC"
+        if limit is not None:
+            sql += f" LIMIT {mark}"
+            parameters.append(int(limit))
+        return [self._record(row) for row in self._read(sql, parameters)]

@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,10 +23,9 @@ from .base import (
     RunSummary,
     ScorerUsage,
     ScoreStats,
-    Source,
 )
 from .migrations import Migration, check_sequence, pending, split_statements
-from .sql import results_query
+from .sql import SQLResults
 
 _RESULTS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -133,7 +132,7 @@ def _moment(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
-class SQLiteStore:
+class SQLiteStore(SQLResults):
     """Results in one SQLite file, in WAL mode: readers never block the writer, and several
     processes may write the same file (each write is one short transaction, retried while
     another process holds the lock for up to `busy_timeout` seconds)."""
@@ -210,7 +209,7 @@ class SQLiteStore:
                 raise
             self._connection.execute("COMMIT")
 
-    def _read(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self._connection.execute(sql, parameters).fetchall()
 
@@ -341,39 +340,9 @@ class SQLiteStore:
         data["finished_at"] = _moment(data["finished_at"])
         return ResultRecord.model_validate(data)
 
-    def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
-        rows = self._read("SELECT * FROM results WHERE run = ? AND item_id = ? ORDER BY id", (run, item_id))
-        return [self._record(row) for row in rows]
-
-    def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
-        rows = self._read(
-            "SELECT DISTINCT scorer_id, scorer_hash, model FROM results WHERE run = ? AND error IS NULL", (run,)
-        )
-        versions: dict[str, set[tuple[str | None, str | None]]] = {}
-        for row in rows:
-            versions.setdefault(row["scorer_id"], set()).add((row["scorer_hash"], row["model"]))
-        return versions
-
-    def query(
-        self,
-        run: str | None = None,
-        scorer: str | None = None,
-        source: Source | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        errors: bool | None = None,
-        worst_first: bool = False,
-        limit: int | None = None,
-    ) -> list[ResultRecord]:
-        """Records matching every filter given. `errors=True` only failures, `False` only
-        scores. `worst_first` sorts by badness in each scorer's own direction (highest
-        first for lower-is-better scorers, lowest first otherwise), failures last;
-        otherwise the newest come first."""
-        sql, parameters = results_query(
-            "?", _timestamp, run=run, scorer=scorer, source=source, since=since, until=until, errors=errors,
-            worst_first=worst_first, limit=limit,
-        )  # fmt: skip
-        return [self._record(row) for row in self._read(sql, parameters)]
+    @staticmethod
+    def _stored_moment(moment: datetime) -> float:
+        return _timestamp(moment)
 
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(
