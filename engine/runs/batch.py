@@ -44,7 +44,6 @@ new items are started; the run is resumable) once this invocation's spend reache
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import logging
 import os
@@ -62,7 +61,7 @@ from pydantic import ValidationError
 from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
-from ..scoring import AnyScorer, Jury, Scorer
+from ..scoring import AnyScorer, Jury, Scorer, each_judge
 from ..store import (
     ResultRecord,
     RunInfo,
@@ -773,11 +772,7 @@ async def _drive(evaluation: _Evaluation, source: NumberedSource, concurrency: i
 
 def _with_cache(scorer: AnyScorer, cache: ResponseCache) -> AnyScorer:
     """`scorer` (or each judge of a jury) asking through `cache`."""
-    if isinstance(scorer, Jury):
-        changed = copy.copy(scorer)
-        changed.scorers = [member.with_judge(cache.wrap(member.judge)) for member in scorer.scorers]
-        return changed
-    return scorer.with_judge(cache.wrap(scorer.judge))
+    return each_judge(scorer, lambda member: member.with_judge(cache.wrap(member.judge)))
 
 
 def _total_cost(summaries: Iterable[Any]) -> float | None:

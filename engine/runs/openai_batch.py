@@ -55,7 +55,7 @@ from ..judge.batch_api import (
     request_body,
     usage_of,
 )
-from ..scoring import AnyScorer, Jury, Scorer
+from ..scoring import AnyScorer, Jury, Scorer, each_judge
 from ..store import BatchJob, KeepsBatchJobs, Store, open_store
 from ..sync import run_sync
 from .batch import ItemCallback, arun_evals, check_scorers
@@ -245,11 +245,7 @@ def _batched(scorer: AnyScorer, jobs: _Jobs) -> AnyScorer:
     """The same scorer (plan, options, middleware) with its provider calls made by batch jobs;
     a jury's judges each send theirs; a scorer that asks no judge (computed steps only) runs
     as it is."""
-    if isinstance(scorer, Jury):
-        jury = copy.copy(scorer)
-        jury.scorers = [_batched_scorer(member, jobs) for member in scorer.scorers]
-        return jury
-    return _batched_scorer(scorer, jobs)
+    return each_judge(scorer, lambda member: _batched_scorer(member, jobs))
 
 
 def _batched_scorer(scorer: Scorer, jobs: _Jobs) -> Scorer:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
-from ..scoring import AnyScorer, Jury, Scorer
+from ..scoring import AnyScorer, Scorer, each_judge
 from ..sync import run_sync
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
@@ -38,11 +38,7 @@ from .stats import (
 def as_variant(scorer: AnyScorer, label: str) -> AnyScorer:
     """The same scorer (or jury) under the id `<id>@<label>`, so two variants of one scorer
     can run side by side in one run; a variant reads the labels (`expected`) of its base id."""
-    if isinstance(scorer, Jury):
-        jury = copy.copy(scorer)
-        jury.scorers = [_renamed(member, label) for member in scorer.scorers]
-        return jury
-    return _renamed(scorer, label)
+    return each_judge(scorer, lambda member: _renamed(member, label))
 
 
 def _renamed(scorer: Scorer, label: str) -> Scorer:

@@ -4,7 +4,7 @@ through the judge protocol, and computes the score. It knows step kinds, never s
 from __future__ import annotations
 
 from .context import ContextList, GetContext, context_strings
-from .jury import AGGREGATIONS, Aggregation, Jury
+from .jury import AGGREGATIONS, Aggregation, Jury, each_judge
 from .plan import ScorerPlan
 from .results import JudgeVerdict, Run, ScoreResult, StepRecord
 from .scorer import Scorer
@@ -26,4 +26,5 @@ __all__ = [
     "ScorerPlan",
     "StepRecord",
     "context_strings",
+    "each_judge",
 ]

@@ -17,12 +17,13 @@ scores spread wider than `margin`, or, with a threshold, when their verdicts dif
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import statistics
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -175,3 +176,13 @@ class Jury:
             score = statistics.fmean(passing if len(passing) > len(failing) else failing)
         closest = min(range(len(results)), key=lambda index: abs(scores[index] - score))
         return round(score, 4), results[closest]
+
+
+def each_judge(scorer: Scorer | Jury, change: Callable[[Scorer], Scorer]) -> Scorer | Jury:
+    """`change` applied to a scorer, or to each judge of a jury (a copy of the jury, with its
+    aggregation, thresholds and margin kept)."""
+    if isinstance(scorer, Jury):
+        jury = copy.copy(scorer)
+        jury.scorers = [change(member) for member in scorer.scorers]
+        return jury
+    return change(scorer)
