@@ -121,7 +121,8 @@ def test_sigterm_keeps_finished_results_marks_the_run_and_prints_the_resume_comm
     script_hallucination(judge, delay=0.2)
     data = write_items(tmp_path / "data.jsonl", [f"answer {n}. WRONG" for n in range(12)])
     store = tmp_path / "results.sqlite"
-    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2"]
+    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2", "--no-cache"]
+    # Without the response cache: the resume below must judge again exactly what was not saved.
     process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         saved = 0
@@ -146,7 +147,7 @@ def test_sigterm_keeps_finished_results_marks_the_run_and_prints_the_resume_comm
         done = len(results.query(run="nightly", errors=False))
     judge.requests.clear()
     script_hallucination(judge)
-    assert evaluate(data, store, "--run", "nightly").exit_code == 0  # type: ignore[attr-defined]
+    assert evaluate(data, store, "--run", "nightly", "--no-cache").exit_code == 0  # type: ignore[attr-defined]
     assert len(outputs_judged(judge)) == 12 - done
 
 
