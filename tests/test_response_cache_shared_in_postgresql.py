@@ -295,3 +295,17 @@ def test_without_the_postgres_extra_the_error_names_it(judge: JudgeServer, monke
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert result.output.strip() == "error: a postgresql:// response cache needs the postgres extra: pip install 'llm-scorers[postgres]'"
     assert judge.requests == []
+
+
+def test_identical_questions_of_many_items_are_asked_once_while_answers_are_being_stored(judge: JudgeServer, postgres_url: str) -> None:
+    # Every item has its own claims question, but the same verdicts and reason questions:
+    # a question arriving while the first asker is still storing its answer must not be sent.
+    judge.on("Claims", {"claims": ["a", "b"]})
+    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": s, "verdict": "no", "reason": "r"} for s in ("a", "b")]})
+    judge.on("Reason", {"reason": "fine"})
+
+    result = run_evals(items([f"output {n}" for n in range(60)]), [create_hallucination_scorer()], cache=postgres_url, concurrency=16)
+
+    assert result.counts.failed == 0
+    assert len(judge.requests_for("Claims")) == 60
+    assert len(judge.requests_for("HallucinationVerdicts")) == 1 and len(judge.requests_for("Reason")) == 1

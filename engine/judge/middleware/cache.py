@@ -284,12 +284,9 @@ class CachedCalls:
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         cache = self.cache
         key = cache_key(self.identity, request)
-        stored = await cache.aget(key)
-        if stored is not None:
-            value = _revalidated(request, stored[0])
-            if value is not _REFUSED:
-                cache.count(hit=True)
-                return JudgeAnswer(value=value, usage=None, cached=True)
+        # The first of identical questions leads: it reads the storage, asks if it must and
+        # stores the answer; the others wait for it. It stays the leader until the answer is
+        # stored, so no question slips in between its being asked and its being readable.
         flight_key = (id(asyncio.get_running_loop()), key)
         leader = cache._flights.get(flight_key)
         if leader is not None:
@@ -306,7 +303,7 @@ class CachedCalls:
         future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
         cache._flights[flight_key] = future
         try:
-            answer = await call_next(request)
+            answer = await self._lead(request, key, call_next)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 future.cancel()
@@ -314,10 +311,22 @@ class CachedCalls:
                 future.set_exception(exc)
                 future.exception()  # retrieved: waiters, if any, raise it themselves
             raise
+        else:
+            future.set_result(answer)
         finally:
             if cache._flights.get(flight_key) is future:
                 del cache._flights[flight_key]
-        future.set_result(answer)
+        return answer
+
+    async def _lead(self, request: JudgeRequest, key: str, call_next: CallNext) -> JudgeAnswer:
+        cache = self.cache
+        stored = await cache.aget(key)
+        if stored is not None:
+            value = _revalidated(request, stored[0])
+            if value is not _REFUSED:
+                cache.count(hit=True)
+                return JudgeAnswer(value=value, usage=None, cached=True)
+        answer = await call_next(request)
         cache.count(hit=False)
         await cache.aput(key, self.model, request.step, _stored_form(answer.value), answer.usage)
         return answer
