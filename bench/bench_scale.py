@@ -30,8 +30,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from engine.judge.middleware.cache import close_open_caches
 from engine.store import ResultRecord, open_store
 from engine.testing import JudgeServer, Reply
 from engine.testing.postgres import PostgresCluster, postgres_binaries
@@ -142,6 +144,11 @@ def main() -> None:
     os.environ["OPENAI_API_KEY"] = "bench"
     _script(server, arguments.delay)
     workdir = Path(tempfile.mkdtemp(prefix="scorers-bench-"))
+
+    def cold_cache() -> None:
+        # Sections 2 to 4 measure judging: an empty response cache for each measured run
+        # (the user's own, or the previous run's, would answer every question for free).
+        os.environ["SCORERS_CACHE"] = str(workdir / f"cold-{time.monotonic_ns()}.sqlite")
     try:
         print(f"1. store writes ({arguments.records} records, one transaction each)")
         rates = {}
@@ -158,6 +165,7 @@ def main() -> None:
         url = cluster.new_database()
         walls, scoring = {}, {}
         for count, run in ((1, "one"), (2, "two")):
+            cold_cache()
             walls[count] = _workers(url, data, server.base_url, count, run)
             store = open_store(url)
             assert store is not None
@@ -173,25 +181,28 @@ def main() -> None:
 
         print("3. the Batch API")
         server.requests.clear()
+        cold_cache()
         started = time.perf_counter()
         run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False)
         live = (len(server.requests), time.perf_counter() - started)
         server.requests.clear()
         server.batches.clear()
+        cold_cache()
         run_batch_api(items, [create_hallucination_scorer()], run="bench", store=workdir / "batch.sqlite", poll_interval=0.01, settle=0.05)
         print(f"   live: {live[0]} chat requests; Batch API: {len(server.batches)} jobs holding {sum(len(b['_lines']) for b in server.batches.values())} lines")
 
         if importlib.util.find_spec("ray") is None:
             print("4. Ray: skipped (pip install '.[ray]')")
         else:
-            _ray(items, server, arguments.items)
+            _ray(items, server, arguments.items, cold_cache)
         _response_cache(server, cluster, workdir, arguments.cache_items)
     finally:
+        close_open_caches()  # while their database still runs
         server.stop()
         cluster.stop()
 
 
-def _ray(items: list[dict[str, object]], server: JudgeServer, count: int) -> None:
+def _ray(items: list[dict[str, object]], server: JudgeServer, count: int, cold_cache: Callable[[], None]) -> None:
     import ray
 
     from engine import create_hallucination_scorer, run_evals
@@ -199,13 +210,16 @@ def _ray(items: list[dict[str, object]], server: JudgeServer, count: int) -> Non
 
     print(f"4. Ray ({count} items, concurrency 4 per actor, local Ray on this machine)")
     started = time.perf_counter()
-    run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False)
+    run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False, cache=False)
     baseline = time.perf_counter() - started
+    cold_cache()  # the actors' processes take the environment ray.init leaves them
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
     for actors in (1, 2):
+        # Items of the same size but not the same text: the first pass's answers are cached.
+        fresh = [{**item, "output": f"{item['output']} ({actors})"} for item in items]
         started = time.perf_counter()
-        rows = score_dataset(ray.data.from_items(items), ["hallucination"], base_url=server.base_url, actors=actors, concurrency=4, batch_size=10).take_all()
+        rows = score_dataset(ray.data.from_items(fresh), ["hallucination"], base_url=server.base_url, actors=actors, concurrency=4, batch_size=10).take_all()
         elapsed = time.perf_counter() - started
         assert len(rows) == count
         print(f"   {actors} actor(s): {elapsed:6.2f}s (run_evals in-process: {baseline:.2f}s, ratio {baseline / elapsed:.2f}x)")
