@@ -169,13 +169,15 @@ class ResponseCache:
         await self._off_the_loop(self.put, key, model, step, answer, usage)
 
     async def _off_the_loop(self, call: Callable[..., _T], *arguments: Any) -> _T:
-        if not self.storage.remote:
-            return call(*arguments)  # a local file answers faster than a thread could start
         with self._lock:
-            if self._threads is None:
-                workers = getattr(self.storage, "max_connections", 4)
-                self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scorers-cache")
-            threads = self._threads
+            if not self.storage.remote or self._closed:
+                threads = None  # a local file answers faster than a thread could start
+            elif self._threads is None:
+                threads = self._threads = ThreadPoolExecutor(max_workers=self.storage.max_connections, thread_name_prefix="scorers-cache")
+            else:
+                threads = self._threads
+        if threads is None:
+            return call(*arguments)
         return await asyncio.get_running_loop().run_in_executor(threads, call, *arguments)
 
     def _attempt(self, action: Callable[[], _T], failure: str) -> _T | None:

@@ -44,8 +44,10 @@ class CacheStorage(Protocol):
 
     #: Where it is, fit for messages (a URL's password masked).
     location: str
-    #: Its calls wait on a network, so async callers run them off the event loop.
+    #: Its calls wait on a network, so async callers run them off the event loop...
     remote: bool
+    #: ...in at most this many threads (one connection each).
+    max_connections: int
 
     def get(self, key: str) -> tuple[Any, dict[str, Any] | None] | None:
         """The answer and token usage stored under `key`, if any."""
@@ -83,6 +85,7 @@ class SQLiteResponses:
     of one machine through SQLite's own locking."""
 
     remote = False
+    max_connections = 1
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
