@@ -36,10 +36,11 @@ def test_a_dataset_is_scored_by_actors_into_rows_and_the_store(local_ray: None, 
     rows = [{"id": f"i{n}", "input": f"q{n}", "output": f"ok {n}. WRONG" if n % 2 else f"ok {n}", "context": ["facts"]} for n in range(8)]
     rows.append({"id": "bad", "input": "q", "output": "FAIL", "context": ["facts"]})
     store = tmp_path / "ray.sqlite"
+    cache = tmp_path / "cache.sqlite"  # one file the actors share (a postgresql:// URL on a cluster)
 
     scored = score_dataset(
         ray.data.from_items(rows), ["hallucination"], base_url=judge.base_url, api_key="sk-test", store=store, run="ray",
-        actors=2, concurrency=4, batch_size=3,
+        actors=2, concurrency=4, batch_size=3, cache=cache,
     )
     out = {row["id"]: row for row in scored.take_all()}
 
@@ -50,6 +51,13 @@ def test_a_dataset_is_scored_by_actors_into_rows_and_the_store(local_ray: None, 
     assert sorted(outputs_judged(judge)) == sorted(str(row["output"]) for row in rows)  # each row judged once
     with SQLiteStore(store) as saved:
         assert len(saved.query(run="ray")) == 9 and len(saved.query(run="ray", errors=True)) == 1
+
+    judge.requests.clear()
+    again = score_dataset(
+        ray.data.from_items(rows), ["hallucination"], base_url=judge.base_url, api_key="sk-test", run="ray-again", cache=cache, actors=2, batch_size=3,
+    )
+    assert {row["id"]: row["hallucination_score"] for row in again.take_all()} == {key: row["hallucination_score"] for key, row in out.items()}
+    assert outputs_judged(judge) == ["FAIL"]  # the cache answered every other question; a failure is never kept
 
 
 def test_a_wrong_scorer_fails_before_any_actor_starts(judge: JudgeServer) -> None:

@@ -629,9 +629,10 @@ async def arun_evals(
             raise ConfigError(
                 f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)"
             )
-    response_cache = ResponseCache.of(cache)
+    # Opening a cache in a database, and starting its session, are round trips: off the loop.
+    response_cache = await asyncio.to_thread(ResponseCache.of, cache)
     if response_cache is not None:
-        response_cache.new_session()
+        await asyncio.to_thread(response_cache.new_session)
         listed = [_with_cache(scorer, response_cache) for scorer in listed]
     limits = dict(thresholds or {})
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})

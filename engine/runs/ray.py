@@ -50,6 +50,7 @@ class ScoringActor:
         store: str | None,
         run: str,
         concurrency: int,
+        cache: str | bool,
     ) -> None:
         catalog = load_scorers(config) if config is not None else builtin_catalog()
         self.scorers = [catalog.create(scorer_id, options=options.get(scorer_id), **judge) for scorer_id in scorer_ids]
@@ -57,6 +58,7 @@ class ScoringActor:
         self.store = open_store(store)
         self.run = run
         self.concurrency = concurrency
+        self.cache = cache
 
     async def __call__(self, block: pyarrow.Table) -> pyarrow.Table:
         import pyarrow
@@ -65,7 +67,7 @@ class ScoringActor:
         items = [{name: value for name, value in row.items() if value is not None} for row in rows]
         # Items are claimed by Ray, not by the store: a shared store only receives the records.
         result = await arun_evals(
-            items, self.scorers, concurrency=self.concurrency, run=self.run, store=self.store, share_work=False,
+            items, self.scorers, concurrency=self.concurrency, run=self.run, store=self.store, share_work=False, cache=self.cache,
         )  # fmt: skip
         scored = []
         for row, item in zip(rows, result.items):
@@ -90,6 +92,7 @@ def score_dataset(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     config: str | Path | None = None,
     store: str | Path | None = None,
+    cache: str | Path | bool = True,
     run: str | None = None,
     actors: int = 2,
     concurrency: int = 8,
@@ -97,7 +100,9 @@ def score_dataset(
 ) -> Dataset:
     """A lazy Dataset of the scored rows (see the module docstring); nothing runs until it is
     consumed. `options` are per scorer id; `store` is a SQLite path (one machine) or a
-    `postgresql://` URL (a cluster)."""
+    `postgresql://` URL (a cluster). `cache` is each actor's response cache: True the
+    default (SCORERS_CACHE where the actor runs, else a file in its user cache directory),
+    a file path, a `postgresql://` URL (one cache for the whole cluster), or False."""
     try:
         import ray.data  # noqa: F401  (checked here: the dataset's methods need it installed)
     except ImportError:
@@ -122,6 +127,7 @@ def score_dataset(
         fn_constructor_kwargs={
             "scorer_ids": listed, "judge": judge, "options": dict(options or {}), "config": str(config) if config else None,
             "store": str(store) if store is not None else None, "run": run or default_run_name("ray"), "concurrency": concurrency,
+            "cache": str(cache) if isinstance(cache, Path) else cache,
         },  # fmt: skip
         batch_format="pyarrow",
         batch_size=batch_size,
