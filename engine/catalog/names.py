@@ -354,6 +354,9 @@ class NameChecker:
         if isinstance(node, nodes.Test):
             if node.name in ("defined", "undefined"):
                 return BOOLEAN  # a test for presence may name what is not there
+            if node.name not in self.environment.tests:
+                # Jinja itself lets an unknown test through inside a conditional, until it runs.
+                self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({re.escape(node.name)})\b")
             self.children(node, local)
             return BOOLEAN
         if isinstance(node, nodes.Compare):

@@ -72,11 +72,30 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
     return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
 
 
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, remembering the trees `parse` built. Loading a catalog walks the same text
+    many times (a partial every prompt includes, a check repeated across scorers), once per
+    step that reads it; each text is parsed once per environment instead. The trees are for
+    reading only: Jinja's code generator folds constants in place, so compiling (`compile`,
+    `from_string`, `get_template`) never takes one of them, and parses afresh."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._trees: dict[tuple[str, str | None, str | None], nodes.Template] = {}
+
+    def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
+        key = (source, name, filename)
+        tree = self._trees.get(key)
+        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time
+            tree = self._trees[key] = super().parse(source, name, filename)
+        return tree
+
+
 def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     """The Jinja environment of everything an author writes: sandboxed (no Python internals),
     strict (an unknown name is an error, never an empty string), with the same globals and
     filters everywhere, so a name that works in a prompt works in a rule message too."""
-    environment = ImmutableSandboxedEnvironment(
+    environment = _Sandbox(
         loader=loader,
         undefined=StrictUndefined,
         autoescape=False,
