@@ -11,6 +11,7 @@ so that one pass (`scorers check`) lists every mistake.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -363,6 +364,7 @@ class ScorerCompiler:
         )
 
 
+@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
 def _is_include(parsed: nodes.Template, name: str) -> bool:
     """Whether `name` is included (it sees the includer's variables) rather than imported."""
     return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
