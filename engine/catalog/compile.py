@@ -583,10 +583,10 @@ def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
     return None
 
 
-def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
+def compile_catalog(source: CatalogSource, read: set[Path] | None = None) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
     """Every scorer the source offers, validated and compiled, by id. Every problem of every
     scorer is gathered and raised at once (CatalogErrors); a scorer with a problem is not
-    compiled further, the others are."""
+    compiled further, the others are. `read` is given the template and schema files used."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
@@ -611,6 +611,8 @@ def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, 
             continue  # its problems were recorded with the step's
     if problems:
         raise CatalogErrors(_unique(problems))
+    if read is not None:
+        read |= compiler.templates.found | compiler._schemas.keys()
     return compiled
 
 

@@ -168,12 +168,15 @@ class PromptTemplates:
 
     def __init__(self, search_path: Sequence[Path]) -> None:
         self.search_path = [path for path in search_path if path.is_dir()]
+        #: Every template file found for a name (what a compilation depended on).
+        self.found: set[Path] = set()
         self.environment: _Sandbox = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:
             candidate = folder / name
             if candidate.is_file():
+                self.found.add(candidate)
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
@@ -185,8 +188,10 @@ class PromptTemplates:
     def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
         """A template prepared for rendering (its names are checked by the catalog compiler);
         `names` are the variables it and its includes read."""
-        path, source = self.source(name)
-        return CompiledPrompt(self.environment.prepare(source, name, str(path)), names)
+        assert self.environment.loader is not None
+        # Through the loader, as rendering finds the templates it includes (a name leaving the folder is not found).
+        source, filename, _ = self.environment.loader.get_source(self.environment, name)
+        return CompiledPrompt(self.environment.prepare(source, name, filename), names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
