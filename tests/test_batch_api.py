@@ -35,7 +35,7 @@ def batch_lines(judge: JudgeServer) -> list[list[dict[str, object]]]:
 
 def test_each_step_of_every_item_goes_out_as_one_batch_job_and_scores_as_a_live_run(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
-    live = run_evals(items(6), [create_hallucination_scorer()])
+    live = run_evals(items(6), [create_hallucination_scorer()], cache=False)
     judge.requests.clear()
 
     result = run_batch_api(items(6), [create_hallucination_scorer()], run="nightly", store=tmp_path / "r.sqlite", **FAST)
@@ -180,3 +180,100 @@ def test_a_jurys_judges_each_send_their_own_jobs(judge: JudgeServer, tmp_path: P
     assert models == ["judge-a", "judge-b"] and len(judge.batches) == 6  # three steps for each judge
     with SQLiteStore(tmp_path / "r.sqlite") as store:
         assert all(len(record.judges or []) == 2 for record in store.query(run="r"))
+
+
+def live_calls(judge: JudgeServer) -> list[Request]:
+    return [request for request in judge.requests if request.headers]  # batch lines carry no HTTP headers
+
+
+def test_the_response_cache_answers_what_it_knows_and_keeps_every_batch_answer(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    first = run_batch_api(items(4), [create_hallucination_scorer()], run="first", store=store, **FAST)
+    assert len(judge.batches) == 3 and first.summary["hallucination"].judge_calls == 12
+
+    again = run_batch_api(items(4), [create_hallucination_scorer()], run="second", store=store, **FAST)
+    live = run_evals(items(4), [create_hallucination_scorer()])
+
+    assert len(judge.batches) == 3 and not live_calls(judge)  # no new job, no live call: every answer was kept
+    assert again.scores == live.scores == first.scores
+    assert again.summary["hallucination"].judge_calls == 0 and again.summary["hallucination"].cached_calls == 12
+
+    judge.requests.clear()
+    run_evals(items(6), [create_hallucination_scorer()], cache=False)  # two new items, answered live ...
+    warmed = run_batch_api(items(6), [create_hallucination_scorer()], run="third", store=store, **FAST)
+    # ... but without the cache, so the batch asks for those two only
+    assert [len(job) for job in batch_lines(judge)[3:]] == [2, 2, 2] and warmed.counts.completed == 6
+
+
+def test_a_step_too_big_for_one_job_is_cut_into_jobs_within_the_providers_limits(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    judge.batch_max_bytes, judge.batch_max_requests = 6_000, 3
+    data = items(7)
+    data[5]["output"] = "x" * 8_000  # no job can take this one's request
+    refused = run_batch_api(data, [create_hallucination_scorer()], run="too-big", store=None, **FAST)
+    assert not judge.batches  # the server refused the one job it was sent, the items failed ...
+    assert refused.counts.failed == 7 and "HTTP 400 submitting a batch: a batch takes at most 3 requests" in refused.errors[0].error
+
+    result = run_batch_api(data, [create_hallucination_scorer()], run="cut", store=None, max_job_bytes=6_000, max_job_requests=3, **FAST)
+
+    sizes = [len(judge.files[batch["input_file_id"]][1]) for batch in judge.batches.values()]
+    assert sizes and max(sizes) <= 6_000
+    lines = batch_lines(judge)
+    assert all(len(job) <= 3 for job in lines) and sum(len(job) for job in lines) == 18  # 6 items, 3 steps each
+    assert (result.counts.completed, result.counts.failed) == (6, 1)
+    (error,) = result.errors
+    assert error.item_id == "i5" and "more than a Batch API job takes (6,000)" in error.error
+
+
+def test_a_batch_costs_the_batch_price_in_the_run_its_results_and_its_estimate(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    store = tmp_path / "r.sqlite"
+    live = run_evals(items(4), [create_hallucination_scorer()], cache=False, run="live", store=store)
+    batch = run_batch_api(items(4), [create_hallucination_scorer()], run="batch", store=store, cache=False, **FAST)
+
+    live_cost, batch_cost = live.summary["hallucination"].cost_usd, batch.summary["hallucination"].cost_usd
+    assert live.summary["hallucination"].usage == batch.summary["hallucination"].usage
+    assert live_cost and batch_cost == pytest.approx(live_cost / 2)
+
+    shown = runner.invoke(app, ["results", "--run", "batch", "--store", str(store), "--json"])
+    assert shown.exit_code == 0, shown.output
+    (usage,) = json.loads(shown.stdout)["usage"]
+    assert usage["batch_api"] is True and usage["cost_usd"] == pytest.approx(batch_cost)
+    table = runner.invoke(app, ["results", "--run", "batch", "--store", str(store)], env={"COLUMNS": "200"})
+    assert "hallucination (batch API)" in table.stdout
+
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items(4)), encoding="utf-8")
+    estimates = [
+        json.loads(runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--estimate", "--json", *flag]).stdout)["cost_usd"]
+        for flag in ([], ["--batch-api"])
+    ]
+    assert estimates[0] and estimates[1] == pytest.approx(estimates[0] / 2)
+
+
+def test_a_budget_is_refused_for_a_batch_api_run_which_it_could_not_stop(judge: JudgeServer, tmp_path: Path) -> None:
+    data = tmp_path / "items.jsonl"
+    data.write_text(json.dumps(items(1)[0]) + "\n", encoding="utf-8")
+
+    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--batch-api", "--max-cost", "1"])
+
+    assert result.exit_code == 2 and "--max-cost cannot stop a Batch API job" in result.stderr and not judge.requests
+
+
+def test_both_stores_price_the_batch_api_steps_of_a_run_apart_from_its_live_ones(judge: JudgeServer, tmp_path: Path, postgres_url: str) -> None:
+    from engine.store import open_store
+
+    script_hallucination(judge)
+    for where in (str(tmp_path / "r.sqlite"), postgres_url):
+        # Two items through the Batch API, then the run resumed live with two more.
+        run_batch_api(items(2), [create_hallucination_scorer()], run="mixed", store=where, cache=False, **FAST)
+        run_evals(items(4), [create_hallucination_scorer()], run="mixed", store=where, cache=False)
+        store = open_store(where)
+        assert store is not None
+        try:
+            rows = {row.batch: row for row in store.usage("mixed")}
+        finally:
+            store.close()
+        assert sorted(rows) == [False, True] and rows[True].judge_calls == rows[False].judge_calls == 6
+        assert rows[True].prompt_tokens == rows[False].prompt_tokens > 0

@@ -165,3 +165,22 @@ def test_a_scorer_without_a_judge_costs_nothing_and_needs_no_price(judge: JudgeS
 
     assert result.counts.completed == 1 and result.stopped is None
     assert result.summary["completeness"].judge_calls == 0 and judge.requests == []
+
+
+def test_the_report_of_a_run_shows_its_calls_cost_and_cached_prompt_share(judge: JudgeServer, tmp_path: Path) -> None:
+    import re
+
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", ["one. WRONG", "two"])
+    store = tmp_path / "r.sqlite"
+    assert runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "r"]).exit_code == 0
+
+    written = runner.invoke(app, ["report", "r", "--store", str(store), "-o", str(tmp_path / "r.html")])
+
+    assert written.exit_code == 0, written.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    row = re.search(r'<tr data-usage="r:hallucination">(.*?)</tr>', html, re.S)
+    assert row is not None
+    cells = [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+    # six calls of 1,000 prompt tokens (400 from the provider's prefix cache) and 200 answer tokens
+    assert cells == ["r", "hallucination", "openai/gpt-4o-mini", "6", "0", "6,000", "40%", "1,200", f"${6 * PER_CALL:.4f}"]

@@ -170,9 +170,9 @@ def test_the_cli_takes_the_store_from_scorers_store(judge: JudgeServer, postgres
     assert json.loads(listed.stdout)["scorers"][0]["count"] == 4
 
 
-def _worker(url: str, data: Path, base_url: str, log: Path) -> subprocess.Popen[bytes]:
+def _worker(url: str, data: Path, base_url: str, log: Path, *more: str) -> subprocess.Popen[bytes]:
     environment = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test", "SCORERS_STORE": url}
-    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", "split", "--concurrency", "2"]
+    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", "split", "--concurrency", "2", *more]
     return subprocess.Popen(command, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
@@ -194,6 +194,35 @@ def test_three_workers_split_one_run_and_judge_each_item_once(judge: JudgeServer
         assert store.unfinished("split") == 0 and store.get_run("split").status == "complete"  # type: ignore[union-attr]
         workers_seen = {row["claimed_by"].rsplit(":", 2)[1] for row in store._read("SELECT claimed_by FROM work_items")}
     assert len(workers_seen) >= 2, "the items were not shared between workers"
+
+
+@pytest.mark.slow
+def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_reaches_it(
+    judge: JudgeServer, postgres_url: str, tmp_path: Path
+) -> None:
+    from test_costs import PER_CALL, script_priced
+
+    from engine.runs.stats import usage_cost
+
+    script_priced(judge)
+    judge.latency = 0.5  # an item (three calls) takes 1.5 s: three workers score about two a second
+    data = write_items(tmp_path / "items.jsonl", 40)
+    budget = 8 * 3 * PER_CALL  # eight items' worth, of the whole run
+
+    logs = [tmp_path / f"worker{n}.log" for n in range(3)]
+    workers = [_worker(postgres_url, data, judge.base_url, log, "--concurrency", "1", "--max-cost", f"{budget:.8f}") for log in logs]
+    codes = [worker.wait(timeout=180) for worker in workers]
+
+    outputs = [" ".join(log.read_text().split()) for log in logs]
+    assert codes == [0, 0, 0], outputs
+    assert all("by every worker, reached the budget" in output for output in outputs), outputs
+    with PostgresStore(postgres_url) as store:
+        done = len(store.query(run="split"))
+        spent = sum(usage_cost(row) or 0.0 for row in store.usage("split"))
+        assert store.unfinished("split") == 40 - done
+    # Each worker alone would have spent the budget (24 items or more); together they stop
+    # after it, within what the items each had claimed and half a second of stale reading add.
+    assert spent >= budget and 8 <= done <= 18, (done, spent / budget)
 
 
 def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:

@@ -114,7 +114,8 @@ def count_items(data: Path) -> int | None:
 
 def _print_estimate(estimate: Estimate, data: Path) -> None:
     rows = [
-        UsageRow(item.scorer_id, item.model, item.calls, item.cached_calls, item.usage, item.cost_usd) for item in estimate.scorers
+        UsageRow(item.scorer_id, item.model, item.calls, item.cached_calls, item.usage, item.cost_usd, estimate.batch_api)
+        for item in estimate.scorers
     ]
     console.print(usage_table(f"estimate for {data}: {estimate.items} items (no judge was called)", rows))
     total = "-" if estimate.cost_usd is None else money(estimate.cost_usd)
@@ -180,13 +181,14 @@ def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
     return shlex.join([*arguments, "--run", run])
 
 
-def _print_eval(result: EvalResult, store: str, total: int | None) -> None:
+def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bool = False) -> None:
     counts = result.counts
     items = f"{counts.items} of {total} items" if total is not None and total != counts.items else f"{counts.items} items"
     console.print(summary_table(f"run {result.run} ({result.status}): {items}", list(result.summary.values())))
     rows = [UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.usage, item.cost_usd) for item in result.summary.values()]
     if any(row.judge_calls or row.cached_calls for row in rows):
-        console.print(usage_table("judge calls, tokens and estimated cost", rows))
+        priced = " (at the Batch API's price)" if batch_api else ""
+        console.print(usage_table(f"judge calls, tokens and estimated cost{priced}", rows))
     for summary in result.summary.values():
         if summary.agreement is not None:
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
@@ -254,7 +256,7 @@ def eval_command(
     rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None,
     tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
-    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars")] = None,
+    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars (workers sharing a run: their spend together)")] = None,
     batch_api: Annotated[
         bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
     ] = False,
@@ -278,11 +280,16 @@ def eval_command(
             rpm=rpm, tpm=tpm, **chosen, **jury_line,  # type: ignore[arg-type]
         )  # fmt: skip
 
+    if batch_api and max_cost is not None:
+        raise ConfigError(
+            "--max-cost cannot stop a Batch API job once it is submitted (each step of every item is one job); "
+            "see the cost first with --estimate --batch-api"
+        )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
     selection = tuning.selected(data, limit, sample, seed)
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
-        forecast = estimate_evals(selection, scorers, response_cache)
+        forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)
         if as_json:
             print(json.dumps(forecast.model_dump(mode="json"), indent=2, ensure_ascii=False))
         else:
@@ -341,6 +348,7 @@ def eval_command(
                 result = run_batch_api(
                     selection, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
                     thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
+                    replace=replace, cache=response_cache or False,
                 )  # fmt: skip
                 budget = error_budget(max_errors, result.counts.items)
                 result = result.model_copy(update={"max_errors": budget})
@@ -362,7 +370,7 @@ def eval_command(
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
-        _print_eval(result, shown_store, total)
+        _print_eval(result, shown_store, total, batch_api)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 

@@ -11,10 +11,8 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..judge import TokenUsage
-from ..judge.prices import price_table
 from ..runs import where_item
-from ..runs.stats import ScoreSpread, spread_of
+from ..runs.stats import ScoreSpread, spread_of, usage_cost
 from ..runs.stored import (
     compare_runs,
     existing_run,
@@ -45,20 +43,11 @@ from .tables import UsageRow, coverage, figure, summary_table, usage_table
 
 
 def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
-    """Stored token counts, priced with today's price table."""
-    prices = price_table()
-    rows = []
-    for item in usages:
-        usage = TokenUsage(
-            prompt_tokens=item.prompt_tokens,
-            completion_tokens=item.completion_tokens,
-            total_tokens=item.prompt_tokens + item.completion_tokens,
-            cached_prompt_tokens=item.cached_prompt_tokens,
-            reasoning_tokens=item.reasoning_tokens,
-        )
-        cost = prices.cost(item.model, usage) if item.model else None
-        rows.append(UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, usage, cost))
-    return rows
+    """Stored token counts, priced with today's price table (Batch API calls at its price)."""
+    return [
+        UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.tokens(), usage_cost(item), item.batch)
+        for item in usages
+    ]
 
 
 def _open_existing(store: str) -> Store:
@@ -161,7 +150,7 @@ def results_command(
                 "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
                 "usage": [
                     {"scorer_id": row.scorer_id, "model": row.model, "judge_calls": row.judge_calls, "cached_calls": row.cached_calls,
-                     **row.usage.model_dump(), "cost_usd": row.cost_usd}
+                     **row.usage.model_dump(), "cost_usd": row.cost_usd, "batch_api": row.batch}
                     for row in usage
                 ],  # fmt: skip
                 "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},

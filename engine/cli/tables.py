@@ -68,6 +68,8 @@ class UsageRow:
     cached_calls: int
     usage: TokenUsage
     cost_usd: float | None
+    #: Asked through the provider's Batch API, and priced so.
+    batch: bool = False
 
 
 def money(value: float | None) -> str:
@@ -79,7 +81,8 @@ def money(value: float | None) -> str:
 def usage_table(title: str, rows: list[UsageRow]) -> Table:
     """Tokens and estimated cost per scorer; a model without a price shows tokens only.
     `hits` are steps the response cache answered; `cached in` is the share of prompt tokens
-    the provider served from its prompt-prefix cache."""
+    the provider served from its prompt-prefix cache. Calls made through the provider's Batch
+    API are a line of their own, at its price."""
     models = {row.model for row in rows}
     one_model = len(models) == 1
     if one_model:
@@ -92,7 +95,7 @@ def usage_table(title: str, rows: list[UsageRow]) -> Table:
         usage = row.usage
         share = f"{usage.cached_prompt_tokens / usage.prompt_tokens:.0%}" if usage.prompt_tokens else "-"
         table.add_row(
-            row.scorer_id, *([] if one_model else [row.model or "-"]), str(row.judge_calls), str(row.cached_calls),
+            row.scorer_id + (" (batch API)" if row.batch else ""), *([] if one_model else [row.model or "-"]), str(row.judge_calls), str(row.cached_calls),
             f"{usage.prompt_tokens:,}", share, f"{usage.completion_tokens:,}",
             money(row.cost_usd) if row.cost_usd is not None else "no price",
         )  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,13 @@ from .protocol import JudgeRequest, TokenUsage
 
 #: States after which a batch changes no more.
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
+
+#: The most one OpenAI Batch API job takes: requests, and bytes of its input file (200 MB).
+MAX_JOB_REQUESTS = 50_000
+MAX_JOB_BYTES = 200_000_000
+
+#: The outcome code of a request no job can take (see `split_jobs`).
+TOO_LARGE = "request_too_large"
 
 
 def request_body(config: JudgeConfig, request: JudgeRequest) -> dict[str, Any]:
@@ -36,6 +44,30 @@ def request_body(config: JudgeConfig, request: JudgeRequest) -> dict[str, Any]:
             "json_schema": {"name": request.response_model.__name__, "schema": request.response_model.model_json_schema()},
         }
     return body
+
+
+def jsonl_line(line: dict[str, Any]) -> bytes:
+    """One request as a line of a batch's input file."""
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode()
+
+
+def split_jobs(lines: dict[str, bytes], max_requests: int = MAX_JOB_REQUESTS, max_bytes: int = MAX_JOB_BYTES) -> list[dict[str, bytes]]:
+    """The encoded lines (by custom id) cut, in order, into input files within the limits of
+    one job. A line that alone exceeds `max_bytes` is left out: no job can take it."""
+    jobs: list[dict[str, bytes]] = []
+    current: dict[str, bytes] = {}
+    size = 0
+    for key, line in lines.items():
+        if len(line) > max_bytes:
+            continue
+        if current and (len(current) >= max_requests or size + len(line) > max_bytes):
+            jobs.append(current)
+            current, size = {}, 0
+        current[key] = line
+        size += len(line)
+    if current:
+        jobs.append(current)
+    return jobs
 
 
 def custom_id(body: dict[str, Any], attempt: int) -> str:
@@ -59,6 +91,8 @@ class LineOutcome:
         """Worth asking again: the server failed, was rate limited, or the batch ran out of time."""
         if self.code in ("batch_expired", "batch_cancelled", "batch_failed"):
             return True
+        if self.code == TOO_LARGE:
+            return False
         return self.status_code is None or self.status_code == 429 or self.status_code >= 500
 
 
@@ -126,9 +160,9 @@ class BatchAPI:
             )
         return self._sdk
 
-    async def submit(self, lines: list[dict[str, Any]]) -> BatchStatus:
-        """Upload the requests as one JSONL file and start a 24-hour batch over them."""
-        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    async def submit(self, lines: Sequence[bytes]) -> BatchStatus:
+        """Upload the requests (lines of `jsonl_line`) as one file and start a 24-hour batch over them."""
+        data = b"".join(lines)
         try:
             uploaded = await self._client().files.create(file=("requests.jsonl", data), purpose="batch")
             batch = await self._client().batches.create(
@@ -162,7 +196,9 @@ class BatchAPI:
 
         where = self.config.base_url or "the provider"
         if isinstance(exc, openai.APIStatusError):
-            message = f"the Batch API at {where} answered HTTP {exc.status_code} {doing}: {first_line(str(exc.message))}"
+            # The SDK's message is "Error code: N - {the whole error object}"; its own message says it.
+            said = exc.body.get("message") if isinstance(exc.body, dict) else None
+            message = f"the Batch API at {where} answered HTTP {exc.status_code} {doing}: {first_line(str(said or exc.message))}"
         elif isinstance(exc, openai.APIConnectionError):
             message = f"cannot reach the Batch API at {where} {doing}: {first_line(str(exc.__cause__ or exc))}"
         else:

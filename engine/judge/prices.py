@@ -26,11 +26,16 @@ class Price(BaseModel):
     input: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0, description="Prompt tokens from the provider's prefix cache (default: input)")
     output: float = Field(ge=0)
+    batch_share: float = Field(
+        default=0.5, gt=0, le=1, description="What a call through the provider's Batch API costs, as a share of these rates"
+    )
 
-    def cost(self, usage: TokenUsage) -> float:
+    def cost(self, usage: TokenUsage, batch: bool = False) -> float:
+        """US dollars for `usage`; `batch`: the calls went through the provider's Batch API."""
         cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        return ((usage.prompt_tokens - cached) * self.input + cached * cached_rate + usage.completion_tokens * self.output) / 1_000_000
+        dollars = ((usage.prompt_tokens - cached) * self.input + cached * cached_rate + usage.completion_tokens * self.output) / 1_000_000
+        return dollars * self.batch_share if batch else dollars
 
 
 class PriceTable(BaseModel):
@@ -46,9 +51,9 @@ class PriceTable(BaseModel):
         matches = [name for name in self.models if re.match(rf"{re.escape(name)}-(\d{{4}}-\d{{2}}-\d{{2}}|\d{{8}}|\d{{4}}|latest)$", model)]
         return self.models[max(matches, key=len)] if matches else None
 
-    def cost(self, model: str, usage: TokenUsage) -> float | None:
+    def cost(self, model: str, usage: TokenUsage, batch: bool = False) -> float | None:
         price = self.price(model)
-        return None if price is None else price.cost(usage)
+        return None if price is None else price.cost(usage, batch)
 
 
 def user_prices_path() -> Path:

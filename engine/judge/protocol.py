@@ -57,6 +57,8 @@ class JudgeAnswer:
     usage: TokenUsage | None = None
     #: True when no provider was paid for it (a response cache answered).
     cached: bool = False
+    #: True when it was asked through the provider's Batch API (billed at its batch price).
+    batch: bool = False
     #: What a reasoning model thought before answering (taken out of the answer before validation).
     thinking: str | None = None
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
-from ..runs.stats import compare_labelled, flags
+from ..runs.stats import compare_labelled, flags, usage_cost
 from ..runs.stored import (
     compare_runs,
     existing_run,
@@ -92,6 +92,21 @@ class ItemRow(BaseModel):
     search: str = Field(description="Lower-cased text the search box matches")
 
 
+class UsageLine(BaseModel):
+    """What one scorer of a run spent on its judge (Batch API calls on a line of their own)."""
+
+    run: str
+    scorer_id: str
+    model: str | None
+    judge_calls: int
+    cached_calls: int = Field(description="Steps the response cache answered (free)")
+    prompt_tokens: int
+    cached_prompt_share: float | None = Field(description="Of the prompt tokens, the share the provider's prefix cache served")
+    completion_tokens: int
+    cost_usd: float | None = Field(description="At today's prices (None: the model has no price)")
+    batch: bool
+
+
 class Report(BaseModel):
     title: str
     generated: str
@@ -101,6 +116,7 @@ class Report(BaseModel):
     labels: dict[str, str] = Field(description="Each section key's label")
     items: list[ItemRow]
     comparisons: list[Comparison]
+    usage: list[UsageLine]
 
 
 def _text(value: Any) -> str:
@@ -191,9 +207,19 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     if compare is None and len(sections) == 2 and base_id(sections[0].scorer_id) == base_id(sections[1].scorer_id):
         comparisons = _variants_in_one_run(store, infos[0])
     title = f"{run} compared with {compare}" if compare is not None else run
+    usage = [
+        UsageLine(
+            run=info.name, scorer_id=row.scorer_id, model=row.model, judge_calls=row.judge_calls, cached_calls=row.cached_calls,
+            prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, cost_usd=usage_cost(row), batch=row.batch,
+            cached_prompt_share=row.cached_prompt_tokens / row.prompt_tokens if row.prompt_tokens else None,
+        )
+        for info in infos
+        for row in store.usage(info.name)
+    ]  # fmt: skip
     return Report(
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
         columns=columns, labels={section.key: section.label for section in sections}, items=ordered, comparisons=comparisons,
+        usage=usage,
     )  # fmt: skip
 
 

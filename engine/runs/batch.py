@@ -38,7 +38,8 @@ response format, a judge that cannot be reached, or the circuit breaker opening)
 run at once: finished results stay saved, the run ends `failed`, and a rerun continues it.
 
 Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
-new items are started; the run is resumable) once this invocation's spend reaches it.
+new items are started; the run is resumable) once this invocation's spend reaches it, or,
+for a run shared by workers, once the spend of all of them together does.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ from .items import (
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared
-from .stats import Aggregate, flag_threshold, price_of
+from .stats import Aggregate, flag_threshold, price_of, usage_cost
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
@@ -147,6 +148,9 @@ class _BatchedWrites:
 #: How long a run's lease lasts without being renewed (a crashed process frees it then).
 LEASE_SECONDS = 60.0
 
+#: How often, at most, a worker of a shared run reads the whole run's spend (for --max-cost).
+_SHARED_SPEND_EVERY = 0.5
+
 
 class _Stopped(Exception):
     """The run is stopping on a fatal judge error reported by another item: this item's
@@ -196,6 +200,8 @@ class _Evaluation:
         self.writes = _BatchedWrites(store, self._store_failed) if store is not None else None
         self.max_cost = max_cost
         self.spent = 0.0  # estimated US dollars of the judge calls made by this invocation
+        #: (when to read again, the run's spend in the store, self.spent then): see over_shared_budget.
+        self.shared_spend_read: tuple[float, float, float] | None = None
         self.stopped: str | None = None
         # Ids seen so far, to refuse a duplicate in a one-shot iterator (files and lists are
         # checked before the run). Not with keep_results=False: that promises flat memory.
@@ -221,6 +227,29 @@ class _Evaluation:
             self.stopped = f"the estimated spend ${self.spent:.4f} reached the budget of ${self.max_cost:g} (--max-cost)"
             return True
         return False
+
+    async def over_shared_budget(self) -> bool:
+        """For a run shared by workers: has the spend of every worker, as the store records
+        it, reached the budget? Reading it sums the whole run, so it is read at most every
+        half second, and less often when the read is slow (at most a twentieth of the time
+        goes to it); in between, this worker adds what it spent itself."""
+        if self.max_cost is None or self.store is None:
+            return False
+        started = time.monotonic()
+        if self.shared_spend_read is None or started >= self.shared_spend_read[0]:
+            if self.writes is not None:
+                await self.writes.flush()
+            usage = await asyncio.to_thread(self.store.usage, self.run)
+            took = time.monotonic() - started
+            next_read = started + max(_SHARED_SPEND_EVERY, 20 * took)
+            self.shared_spend_read = (next_read, sum(usage_cost(row) or 0.0 for row in usage), self.spent)
+        _, stored, spent_then = self.shared_spend_read
+        total = stored + self.spent - spent_then
+        if total >= self.max_cost:
+            self.stopped = f"the run's estimated spend ${total:.4f}, by every worker, reached the budget of ${self.max_cost:g} (--max-cost)"
+            return True
+        return False
+
     def _error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
         self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
         logger.warning("%s%s: %s failed: %s", where_item(line, item_id), f" {scorer_id}" if scorer_id else "", stage, error)
@@ -577,7 +606,8 @@ async def arun_evals(
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
     False for none. `max_cost` (US dollars) stops starting new items once the estimated spend
-    of this invocation reaches it; every judge model needs a price then.
+    of this invocation reaches it (of the whole run, every worker's spend as the store has
+    it, when workers share the run); every judge model needs a price then.
 
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
@@ -672,8 +702,9 @@ async def arun_evals(
 
                 try:
                     await drive_shared(
-                        opened, name, source, score_claimed, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds
-                    )
+                        opened, name, source, score_claimed, concurrency=concurrency, rerun=ended_before, lease_s=lease_seconds,
+                        stop_claiming=evaluation.over_shared_budget,
+                    )  # fmt: skip
                 except _Stopped:
                     pass  # a fatal judge error stopped this worker (recorded as the stop cause)
             else:

@@ -43,11 +43,12 @@ class Estimate(BaseModel):
     scorers: list[ScorerEstimate]
     cost_usd: float | None = None
     answer_tokens: int = ANSWER_TOKENS
+    batch_api: bool = Field(default=False, description="Priced as calls through the provider's Batch API")
 
 
-async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None) -> Estimate:
+async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None, batch_api: bool = False) -> Estimate:
     """The calls, approximate tokens and cost of scoring `data` with `scorers` (each judge of
-    a jury on a line of its own)."""
+    a jury on a line of its own); `batch_api`: at the price of the provider's Batch API."""
     judges: list[Scorer] = [member for scorer in scorers for member in (scorer.scorers if isinstance(scorer, Jury) else [scorer])]
     prices = price_table()
     estimates = [ScorerEstimate(scorer_id=scorer.id, model=scorer.judge.model) for scorer in judges]
@@ -55,7 +56,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
         scorer.id: [step for step in scorer.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))] for scorer in judges
     }
     identities = {id(scorer): getattr(scorer.judge, "identity", None) for scorer in judges}
-    result = Estimate(scorers=estimates)
+    result = Estimate(scorers=estimates, batch_api=batch_api)
     async for _, _, raw in numbered(data_source(data)):
         result.items += 1
         try:
@@ -87,12 +88,12 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
                     prompt_tokens=prompt_tokens, completion_tokens=answer, total_tokens=prompt_tokens + answer
                 )
     for estimate in estimates:
-        estimate.cost_usd = prices.cost(estimate.model, estimate.usage)
+        estimate.cost_usd = prices.cost(estimate.model, estimate.usage, batch_api)
     costs = [estimate.cost_usd for estimate in estimates]
     result.cost_usd = None if any(cost is None for cost in costs) else sum(cost for cost in costs if cost is not None)
     return result
 
 
-def estimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None) -> Estimate:
+def estimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: ResponseCache | None = None, batch_api: bool = False) -> Estimate:
     """Sync wrapper of `aestimate_evals`."""
-    return run_sync(aestimate_evals(data, scorers, cache))
+    return run_sync(aestimate_evals(data, scorers, cache, batch_api))

@@ -48,24 +48,26 @@ from ..judge import (
     TokenUsage,
 )
 from ..judge.batch_api import (
+    MAX_JOB_BYTES,
+    MAX_JOB_REQUESTS,
+    TOO_LARGE,
     BatchAPI,
     BatchStatus,
     LineOutcome,
     custom_id,
+    jsonl_line,
     request_body,
+    split_jobs,
     usage_of,
 )
 from ..scoring import AnyScorer, Jury, Scorer, each_judge
 from ..store import BatchJob, KeepsBatchJobs, Store, open_store
 from ..sync import run_sync
-from .batch import ItemCallback, arun_evals, check_scorers
+from .batch import CacheChoice, ItemCallback, arun_evals, check_scorers
 from .items import Data
 from .results import EvalResult
 
 logger = logging.getLogger("engine.evals")
-
-#: The most requests the OpenAI Batch API takes in one job.
-MAX_REQUESTS_PER_JOB = 50_000
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,13 @@ class _Waiting:
 class _Jobs:
     """Collects the requests of the running scorers and answers them from batch jobs."""
 
-    def __init__(self, *, run: str, store: Store | None, poll_interval: float, settle: float, on_progress: ProgressCallback | None) -> None:
+    def __init__(
+        self, *, run: str, store: Store | None, poll_interval: float, settle: float, on_progress: ProgressCallback | None,
+        max_job_requests: int, max_job_bytes: int,
+    ) -> None:  # fmt: skip
         self.run = run
+        self.max_job_requests = max_job_requests
+        self.max_job_bytes = max_job_bytes
         self.store = store if isinstance(store, KeepsBatchJobs) else None
         self.poll_interval = poll_interval
         self.settle = settle
@@ -133,7 +140,7 @@ class _Jobs:
         while not scoring.done():
             await asyncio.wait({scoring}, timeout=self.settle)
             count = len(self.waiting)
-            if count and (count == seen or count >= MAX_REQUESTS_PER_JOB):
+            if count and (count == seen or count >= self.max_job_requests):
                 await self._flush()
                 seen = -1
             else:
@@ -144,13 +151,23 @@ class _Jobs:
         groups: dict[tuple[str, str | None], dict[str, _Waiting]] = {}
         for key, entry in waiting.items():
             groups.setdefault((entry.config.model, entry.config.base_url), {})[key] = entry
-        await asyncio.gather(*(self._job(group) for group in groups.values()))
+        jobs = []
+        for group in groups.values():
+            lines = {key: jsonl_line({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": entry.body}) for key, entry in group.items()}
+            for key in lines:
+                if len(lines[key]) > self.max_job_bytes:
+                    self._answer(group[key], LineOutcome(code=TOO_LARGE, message=(
+                        f"the request is {len(lines[key]):,} bytes, more than a Batch API job takes ({self.max_job_bytes:,}); "
+                        "shorten the item or score it without --batch-api"
+                    )))  # fmt: skip
+            for job_lines in split_jobs(lines, self.max_job_requests, self.max_job_bytes):
+                jobs.append(self._job({key: group[key] for key in job_lines}, list(job_lines.values())))
+        await asyncio.gather(*jobs)
 
-    async def _job(self, group: dict[str, _Waiting]) -> None:
+    async def _job(self, group: dict[str, _Waiting], lines: list[bytes]) -> None:
         config = next(iter(group.values())).config
         api = self.api(config)
         try:
-            lines = [{"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": entry.body} for key, entry in group.items()]
             submitted = await api.submit(lines)
             job = BatchJob(run=self.run, batch_id=submitted.id, model=config.model, status=submitted.status, requests=len(lines))
             await self._remember(job)
@@ -165,8 +182,12 @@ class _Jobs:
         for key, entry in group.items():
             outcome = outcomes.get(key) or LineOutcome(code=f"batch_{status.status}", message=reason)
             self.known[key] = outcome
-            for future in entry.futures:
-                future.set_result(outcome)
+            self._answer(entry, outcome)
+
+    @staticmethod
+    def _answer(entry: _Waiting, outcome: LineOutcome) -> None:
+        for future in entry.futures:
+            future.set_result(outcome)
 
     async def _until_finished(self, api: BatchAPI, job: BatchJob, resumed: bool = False) -> BatchStatus:
         while True:
@@ -193,9 +214,12 @@ class BatchedJudge:
     """A judge whose calls are lines of the run's batch jobs; answers are validated and
     re-asked as Instructor's JSON-schema mode does for a live call."""
 
-    def __init__(self, config: JudgeConfig, jobs: _Jobs) -> None:
+    def __init__(self, config: JudgeConfig, identity: dict[str, Any], jobs: _Jobs) -> None:
         self.config = config
         self.jobs = jobs
+        # A batch line asks as a live call in JSON-schema mode does, so the two share
+        # answers in the response cache, and a judge set to another mode does not.
+        self.identity = identity if config.structured_mode == "json_schema" else {**identity, "mode": "json_schema"}
 
     @property
     def model(self) -> str:
@@ -207,6 +231,8 @@ class BatchedJudge:
         reasks = failures = 0
         while True:
             outcome = await self.jobs.answer(self.config, body, failures)
+            if outcome.code == TOO_LARGE:
+                raise JudgeRequestError(outcome.message, request.step)
             if outcome.completion is None:
                 if outcome.retriable and failures < self.config.http_retries:
                     failures += 1
@@ -221,7 +247,7 @@ class BatchedJudge:
                 limit = f" of {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else ""
                 raise AnswerCutOffError(f"the judge's answer was cut off at its limit{limit}; raise max_tokens for this step", request.step)
             if request.response_model is None:
-                return JudgeAnswer(value=content, usage=usage)
+                return JudgeAnswer(value=content, usage=usage, batch=True)
             try:
                 # Inside the scorer's answer scope: the rules that compare with earlier steps apply.
                 value = request.response_model.model_validate_json(content)
@@ -238,7 +264,7 @@ class BatchedJudge:
                     ],
                 }
                 continue
-            return JudgeAnswer(value=value, usage=usage)
+            return JudgeAnswer(value=value, usage=usage, batch=True)
 
 
 def _batched(scorer: AnyScorer, jobs: _Jobs) -> AnyScorer:
@@ -255,7 +281,7 @@ def _batched_scorer(scorer: Scorer, jobs: _Jobs) -> Scorer:
     inner = judge.judge if isinstance(judge, Chain) else judge
     if not isinstance(inner, OpenAIJudge):
         raise ConfigError(f"{scorer.id}: the Batch API needs an OpenAI-compatible judge, not {type(inner).__name__}")
-    batched = BatchedJudge(inner.config, jobs)
+    batched = BatchedJudge(inner.config, inner.identity, jobs)
     clone = copy.copy(scorer)
     # The circuit breaker guards live calls; a batch job's lines fail one by one, and its
     # one-call-at-a-time probe would split the first step's job in two.
@@ -277,23 +303,38 @@ async def arun_batch_api(
     meta: Mapping[str, Any] | None = None,
     poll_interval: float = 30.0,
     settle: float = 0.5,
+    replace: bool = False,
+    cache: CacheChoice = True,
+    max_job_requests: int = MAX_JOB_REQUESTS,
+    max_job_bytes: int = MAX_JOB_BYTES,
 ) -> EvalResult:
     """Score every item of `data` with every scorer through the provider's Batch API; the
     result is that of `arun_evals`. `run` and `store` are needed to resume: submitted jobs
-    are saved there. `on_progress` sees every job's state at every poll. The waiting requests
-    go out once none has been added for `settle` seconds (every running scorer is waiting)."""
+    are saved there (`replace=True` starts the run over). `on_progress` sees every job's
+    state at every poll. The waiting requests go out once none has been added for `settle`
+    seconds (every running scorer is waiting), cut into jobs of at most `max_job_requests`
+    requests and `max_job_bytes` bytes of input file (OpenAI's limits by default). `cache`
+    is the response cache, as for `arun_evals`: questions it has answers for are not sent,
+    and every batch answer is kept in it."""
     listed = check_scorers(scorers)
     if not poll_interval > 0:
         raise ConfigError(f"poll_interval must be positive, got {poll_interval!r}")
+    if max_job_requests < 1 or max_job_bytes < 1:
+        raise ConfigError(f"a Batch API job needs room for a request, got max_job_requests={max_job_requests}, max_job_bytes={max_job_bytes}")
     opened = open_store(store)
-    jobs = _Jobs(run=run, store=opened, poll_interval=poll_interval, settle=settle, on_progress=on_progress)
+    jobs = _Jobs(
+        run=run, store=opened, poll_interval=poll_interval, settle=settle, on_progress=on_progress,
+        max_job_requests=max_job_requests, max_job_bytes=max_job_bytes,
+    )  # fmt: skip
     try:
         batched = [_batched(scorer, jobs) for scorer in listed]
-        await jobs.resume([judge.config for scorer in batched for judge in _provider_judges(scorer)])
+        if not replace:
+            await jobs.resume([judge.config for scorer in batched for judge in _provider_judges(scorer)])
         scoring = asyncio.create_task(
             arun_evals(
-                data, batched, on_item_complete=on_item_complete, concurrency=MAX_REQUESTS_PER_JOB, run=run, store=opened,
+                data, batched, on_item_complete=on_item_complete, concurrency=MAX_JOB_REQUESTS, run=run, store=opened,
                 thresholds=thresholds, keep_results=keep_results, meta={**dict(meta or {}), "batch_api": True},
+                replace=replace, cache=cache,
             )  # fmt: skip
         )
         try:

@@ -15,7 +15,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterable, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -58,10 +58,13 @@ async def drive_shared(
     concurrency: int,
     rerun: bool,
     lease_s: float,
+    stop_claiming: Callable[[], Awaitable[bool]] | None = None,
 ) -> None:
     """Queue the items of `source`, then score claimed items with `score_item(index, raw)`
-    until no item of the run is left unfinished. `rerun` (the run existed and had ended)
-    queues its items again, so failures are judged again and the rest loaded from the store."""
+    until no item of the run is left unfinished, or until `stop_claiming()` (asked before
+    each claim) says to take no more: the items being scored are finished, the rest are
+    left unclaimed. `rerun` (the run existed and had ended) queues its items again, so
+    failures are judged again and the rest loaded from the store."""
     chunk: list[tuple[int, str | None, Any]] = []
     async for index, _, raw in numbered(source):
         chunk.append((index, *_queued(raw)))
@@ -87,14 +90,17 @@ async def drive_shared(
                 logger.warning("could not renew the lease of %d item(s) of run %s: %s", len(running), run, one_line(exc))
 
     heartbeat = asyncio.create_task(keep_leases())
+    stopping = False
     try:
         while True:
-            if len(running) < window:
+            if len(running) < window and not stopping:
+                stopping = stop_claiming is not None and await stop_claiming()
+            if len(running) < window and not stopping:
                 claimed = await asyncio.to_thread(store.claim, run, worker, window - len(running), lease_s)
                 for item in claimed:
                     running[asyncio.create_task(score_item(item.index, _unqueued(item.payload)))] = item.index
             if not running:
-                if await asyncio.to_thread(store.unfinished, run) == 0:
+                if stopping or await asyncio.to_thread(store.unfinished, run) == 0:
                     return
                 await asyncio.sleep(idle)  # the rest is held by other workers: theirs, or ours when they die
                 continue

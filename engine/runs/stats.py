@@ -22,6 +22,7 @@ from ..judge.prices import Price, price_table
 from ..scoring import AnyScorer, Jury, StepRecord
 from ..scoring.jury import passes
 from ..scoring.plan import Direction
+from ..store import ScorerUsage
 from .results import (
     Agreement,
     BinaryAgreement,
@@ -65,6 +66,12 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
+def usage_cost(usage: ScorerUsage) -> float | None:
+    """What stored token counts cost at today's prices (Batch API calls at its price);
+    None when the model has no price."""
+    return price_table().cost(usage.model, usage.tokens(), usage.batch) if usage.model else None
+
+
 def price_of(scorer: AnyScorer) -> Price | None:
     """The price of a scorer's judge calls: its model's, or, for a jury, the one price all its
     judges share (a jury's steps are not told apart by judge, so mixed prices stay unknown)."""
@@ -93,6 +100,7 @@ class Aggregate:
         self.judge_calls = 0
         self.cached_calls = 0
         self.price = price_of(scorer)
+        self.cost = 0.0
         # A jury's verdict line: its own threshold, else the run's.
         self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
@@ -101,8 +109,10 @@ class Aggregate:
         self.disagreements = 0
 
     def cost_of_steps(self, steps: Iterable[StepRecord]) -> float | None:
-        usage = sum((step.usage for step in steps if step.usage is not None), TokenUsage())
-        return None if self.price is None else self.price.cost(usage)
+        """US dollars for the judge calls of `steps`, each at its own billing (a step asked
+        through the Batch API costs its batch price)."""
+        price = self.price
+        return None if price is None else sum(price.cost(step.usage, step.batch) for step in steps if step.usage is not None)
 
     def add(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None = None, index: int | None = None) -> None:
         for step in outcome.steps.values():
@@ -110,6 +120,7 @@ class Aggregate:
                 self.usage = self.usage + step.usage
                 self.judge_calls += 1
             self.cached_calls += step.cached
+        self.cost += self.cost_of_steps(outcome.steps.values()) or 0.0
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
@@ -157,7 +168,7 @@ class Aggregate:
             judge_calls=self.judge_calls,
             cached_calls=self.cached_calls,
             usage=self.usage,
-            cost_usd=None if self.price is None else self.price.cost(self.usage),
+            cost_usd=None if self.price is None else self.cost,
             jury=self._jury_summary(),
         )
 

@@ -38,6 +38,7 @@ class StepRecord(BaseModel):
     thinking: str | None = Field(default=None, description="A reasoning model's thinking before its answer (never validated)")
     usage: TokenUsage | None = None
     cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
+    batch: bool = Field(default=False, description="Asked through the provider's Batch API: billed at its batch price")
     duration_ms: float = 0.0
 
 

@@ -307,6 +307,7 @@ class Scorer:
             thinking=answer.thinking,
             usage=answer.usage,
             cached=answer.cached,
+            batch=answer.batch,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return record, scope.get("context")

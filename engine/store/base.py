@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
+from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
@@ -136,6 +137,16 @@ class ScorerUsage(BaseModel):
     completion_tokens: int = 0
     cached_prompt_tokens: int = Field(default=0, description="Prompt tokens served from the provider's prefix cache")
     reasoning_tokens: int = 0
+    batch: bool = Field(default=False, description="Asked through the provider's Batch API (billed at its batch price)")
+
+    def tokens(self) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            total_tokens=self.prompt_tokens + self.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens,
+            reasoning_tokens=self.reasoning_tokens,
+        )
 
 
 class BatchJob(BaseModel):

@@ -294,7 +294,8 @@ class PostgresStore(SQLResults):
 
     def usage(self, run: str) -> list[ScorerUsage]:
         # Token counts per step live in the steps' JSON (a step answered by the response
-        # cache has no usage and `cached: true`).
+        # cache has no usage and `cached: true`; one asked through the Batch API has
+        # `batch: true`, and is priced apart). Steps that asked no judge are left out.
         def tokens(field: str) -> str:
             return f"SUM(COALESCE((s.value -> 'usage' ->> '{field}')::bigint, 0)) AS {field}"
 
@@ -303,7 +304,9 @@ class PostgresStore(SQLResults):
             "SUM(CASE WHEN json_typeof(s.value -> 'usage') = 'object' THEN 1 ELSE 0 END) AS judge_calls, "
             "SUM(CASE WHEN (s.value ->> 'cached') = 'true' THEN 1 ELSE 0 END) AS cached_calls, "
             + ", ".join(tokens(field) for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens"))
-            + " FROM results AS r, json_each(r.steps) AS s WHERE r.run = %s GROUP BY r.scorer_id, r.model ORDER BY MIN(r.id)",
+            + ", COALESCE((s.value ->> 'batch') = 'true', false) AS batch"
+            " FROM results AS r, json_each(r.steps) AS s WHERE r.run = %s"
+            " AND (json_typeof(s.value -> 'usage') = 'object' OR (s.value ->> 'cached') = 'true') GROUP BY r.scorer_id, r.model, batch ORDER BY MIN(r.id), batch",
             (run,),
         )
         return [ScorerUsage.model_validate(dict(row)) for row in rows]

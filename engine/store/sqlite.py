@@ -314,7 +314,8 @@ class SQLiteStore(SQLResults):
 
     def usage(self, run: str) -> list[ScorerUsage]:
         # Token counts per step live in the steps' JSON (a step answered by the response
-        # cache has no usage and `cached: true`).
+        # cache has no usage and `cached: true`; one asked through the Batch API has
+        # `batch: true`, and is priced apart). Steps that asked no judge are left out.
         rows = self._read(
             "SELECT r.scorer_id AS scorer_id, r.model AS model, "
             "SUM(json_extract(s.value, '$.usage') IS NOT NULL) AS judge_calls, "
@@ -322,9 +323,11 @@ class SQLiteStore(SQLResults):
             "SUM(COALESCE(json_extract(s.value, '$.usage.prompt_tokens'), 0)) AS prompt_tokens, "
             "SUM(COALESCE(json_extract(s.value, '$.usage.completion_tokens'), 0)) AS completion_tokens, "
             "SUM(COALESCE(json_extract(s.value, '$.usage.cached_prompt_tokens'), 0)) AS cached_prompt_tokens, "
-            "SUM(COALESCE(json_extract(s.value, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens "
-            "FROM results AS r, json_each(r.steps) AS s WHERE r.run = ? "
-            "GROUP BY r.scorer_id, r.model ORDER BY MIN(r.id)",
+            "SUM(COALESCE(json_extract(s.value, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens, "
+            "COALESCE(json_extract(s.value, '$.batch'), 0) AS batch "
+            "FROM results AS r, json_each(r.steps) AS s "
+            "WHERE r.run = ? AND (json_extract(s.value, '$.usage') IS NOT NULL OR json_extract(s.value, '$.cached')) "
+            "GROUP BY r.scorer_id, r.model, batch ORDER BY MIN(r.id), batch",
             (run,),
         )
         return [ScorerUsage.model_validate({key: row[key] for key in row.keys()}) for row in rows]

@@ -175,6 +175,9 @@ class JudgeServer:
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_polls_in_progress = 1
+        #: The largest input file and the most requests one batch takes (OpenAI's limits unless set).
+        self.batch_max_bytes = 200_000_000
+        self.batch_max_requests = 50_000
         self._expire_next: int | None = None
         self._batch_polls: dict[str, int] = {}
 
@@ -204,6 +207,8 @@ class JudgeServer:
             self.batches.clear()
             self._batch_polls.clear()
             self.batch_polls_in_progress = 1
+            self.batch_max_bytes = 200_000_000
+            self.batch_max_requests = 50_000
             self._expire_next = None
 
     def expire_next_batch(self, answered: int) -> None:
@@ -227,6 +232,11 @@ class JudgeServer:
         if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
             return 400, {"error": {"message": "endpoint must be /v1/chat/completions and completion_window 24h", "type": "invalid_request_error"}}
         lines = [json.loads(line) for line in input_file[1].decode().splitlines() if line.strip()]
+        if len(input_file[1]) > self.batch_max_bytes or len(lines) > self.batch_max_requests:
+            return 400, {"error": {
+                "message": f"a batch takes at most {self.batch_max_requests} requests and {self.batch_max_bytes} bytes; "
+                f"this file has {len(lines)} and {len(input_file[1])}", "type": "invalid_request_error",
+            }}  # fmt: skip
         batch_id = f"batch_{uuid.uuid4().hex[:24]}"
         now = int(time.time())
         batch = {
