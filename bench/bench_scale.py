@@ -9,6 +9,10 @@
 3. The Batch API: HTTP requests and jobs for the same items, against live calls.
 4. Ray: the same items through engine.ray.score_dataset with one and two actors, against
    run_evals in this process at the same concurrency per actor (skipped without ray).
+5. The response cache in PostgreSQL against the SQLite file: `cache-items` items scored once,
+   then again unchanged under a new run name (in this process, and in a second process for
+   PostgreSQL): wall time, judge requests (must be 0) and the longest the event loop was held
+   up (a coroutine ticking every millisecond measures it).
 
 Needs Debian's postgresql binaries and the postgres extra. Everything runs on 127.0.0.1 and
 stays small: the machine this was measured on has two cores.
@@ -17,6 +21,8 @@ stays small: the machine this was measured on has two cores.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -24,8 +30,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from engine.judge.middleware.cache import close_open_caches
 from engine.store import ResultRecord, open_store
 from engine.testing import JudgeServer, Reply
 from engine.testing.postgres import PostgresCluster, postgres_binaries
@@ -67,9 +75,63 @@ def _workers(url: str, data: Path, base_url: str, count: int, run: str) -> float
     return time.perf_counter() - started
 
 
+def _cached_run(items: list[dict[str, object]], cache: str, run: str) -> tuple[float, float]:
+    """Wall time of run_evals with `cache`, and the longest gap between ticks of a coroutine
+    sharing its event loop."""
+    from engine import arun_evals, create_hallucination_scorer
+
+    async def measured() -> tuple[float, float]:
+        gaps = [0.0]
+
+        async def tick() -> None:
+            last = time.perf_counter()
+            while True:
+                await asyncio.sleep(0.001)
+                now = time.perf_counter()
+                gaps.append(now - last - 0.001)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        started = time.perf_counter()
+        await arun_evals(items, [create_hallucination_scorer()], concurrency=16, cache=cache, run=run, keep_results=False)
+        wall = time.perf_counter() - started
+        ticker.cancel()
+        return wall, max(gaps)
+
+    return asyncio.run(measured())
+
+
+def _response_cache(server: JudgeServer, cluster: PostgresCluster, workdir: Path, count: int) -> None:
+    print(f"5. the response cache ({count} items, 3 judge calls each at 0.05s, concurrency 16)")
+    _script(server, 0.05)
+    items = [{"id": f"c{n}", "input": f"q{n}", "output": f"cached answer {n}", "context": ["facts"]} for n in range(count)]
+    data = workdir / "cache-items.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    rerun = {}
+    for name, cache in (("SQLite", str(workdir / "responses.sqlite")), ("PostgreSQL", cluster.new_database())):
+        server.requests.clear()
+        cold, cold_stall = _cached_run(items, cache, "first")
+        asked = len(server.requests)
+        server.requests.clear()
+        rerun[name], stall = _cached_run(items, cache, "again")
+        print(
+            f"   {name:<10} first run {cold:5.2f}s ({asked} requests, loop held up {cold_stall * 1000:4.1f} ms at most); "
+            f"unchanged re-run {rerun[name]:5.2f}s ({len(server.requests)} requests, loop held up {stall * 1000:4.1f} ms at most)"
+        )
+    print(f"   PostgreSQL / SQLite re-run time: {rerun['PostgreSQL'] / rerun['SQLite']:.2f}x")
+    server.requests.clear()
+    environment = {**os.environ, "SCORERS_CACHE": cache}
+    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", "other-process",
+               "--concurrency", "16", "--store", str(workdir / "other-process.sqlite")]  # fmt: skip
+    started = time.perf_counter()
+    subprocess.run(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    print(f"   another process, same PostgreSQL cache: {time.perf_counter() - started:5.2f}s with start-up, {len(server.requests)} requests")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--cache-items", type=int, default=200)
     parser.add_argument("--items", type=int, default=40)
     parser.add_argument("--delay", type=float, default=0.3, help="Seconds per judge call (a busy self-hosted model)")
     arguments = parser.parse_args()
@@ -82,6 +144,11 @@ def main() -> None:
     os.environ["OPENAI_API_KEY"] = "bench"
     _script(server, arguments.delay)
     workdir = Path(tempfile.mkdtemp(prefix="scorers-bench-"))
+
+    def cold_cache() -> None:
+        # Sections 2 to 4 measure judging: an empty response cache for each measured run
+        # (the user's own, or the previous run's, would answer every question for free).
+        os.environ["SCORERS_CACHE"] = str(workdir / f"cold-{time.monotonic_ns()}.sqlite")
     try:
         print(f"1. store writes ({arguments.records} records, one transaction each)")
         rates = {}
@@ -98,6 +165,7 @@ def main() -> None:
         url = cluster.new_database()
         walls, scoring = {}, {}
         for count, run in ((1, "one"), (2, "two")):
+            cold_cache()
             walls[count] = _workers(url, data, server.base_url, count, run)
             store = open_store(url)
             assert store is not None
@@ -113,37 +181,49 @@ def main() -> None:
 
         print("3. the Batch API")
         server.requests.clear()
+        cold_cache()
         started = time.perf_counter()
         run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False)
         live = (len(server.requests), time.perf_counter() - started)
         server.requests.clear()
         server.batches.clear()
+        cold_cache()
         run_batch_api(items, [create_hallucination_scorer()], run="bench", store=workdir / "batch.sqlite", poll_interval=0.01, settle=0.05)
         print(f"   live: {live[0]} chat requests; Batch API: {len(server.batches)} jobs holding {sum(len(b['_lines']) for b in server.batches.values())} lines")
 
-        try:
-            import ray
-        except ImportError:
+        if importlib.util.find_spec("ray") is None:
             print("4. Ray: skipped (pip install '.[ray]')")
-            return
-        from engine.ray import score_dataset
-
-        print(f"4. Ray ({arguments.items} items, concurrency 4 per actor, local Ray on this machine)")
-        started = time.perf_counter()
-        run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False)
-        baseline = time.perf_counter() - started
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-        ray.data.DataContext.get_current().enable_progress_bars = False
-        for actors in (1, 2):
-            started = time.perf_counter()
-            rows = score_dataset(ray.data.from_items(items), ["hallucination"], base_url=server.base_url, actors=actors, concurrency=4, batch_size=10).take_all()
-            elapsed = time.perf_counter() - started
-            assert len(rows) == arguments.items
-            print(f"   {actors} actor(s): {elapsed:6.2f}s (run_evals in-process: {baseline:.2f}s, ratio {baseline / elapsed:.2f}x)")
-        ray.shutdown()
+        else:
+            _ray(items, server, arguments.items, cold_cache)
+        _response_cache(server, cluster, workdir, arguments.cache_items)
     finally:
+        close_open_caches()  # while their database still runs
         server.stop()
         cluster.stop()
+
+
+def _ray(items: list[dict[str, object]], server: JudgeServer, count: int, cold_cache: Callable[[], None]) -> None:
+    import ray
+
+    from engine import create_hallucination_scorer, run_evals
+    from engine.ray import score_dataset
+
+    print(f"4. Ray ({count} items, concurrency 4 per actor, local Ray on this machine)")
+    started = time.perf_counter()
+    run_evals(items, [create_hallucination_scorer()], concurrency=4, keep_results=False, cache=False)
+    baseline = time.perf_counter() - started
+    cold_cache()  # the actors' processes take the environment ray.init leaves them
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    for actors in (1, 2):
+        # Items of the same size but not the same text: the first pass's answers are cached.
+        fresh = [{**item, "output": f"{item['output']} ({actors})"} for item in items]
+        started = time.perf_counter()
+        rows = score_dataset(ray.data.from_items(fresh), ["hallucination"], base_url=server.base_url, actors=actors, concurrency=4, batch_size=10).take_all()
+        elapsed = time.perf_counter() - started
+        assert len(rows) == count
+        print(f"   {actors} actor(s): {elapsed:6.2f}s (run_evals in-process: {baseline:.2f}s, ratio {baseline / elapsed:.2f}x)")
+    ray.shutdown()
 
 
 if __name__ == "__main__":

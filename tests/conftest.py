@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 from engine.judge import capabilities
+from engine.judge.middleware.cache import close_open_caches
 from engine.testing import AnthropicServer, JudgeServer
 from engine.testing.postgres import PostgresCluster, postgres_binaries
 
@@ -70,6 +71,7 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install '.[postgres]')")
     cluster = PostgresCluster(bin_dir).start()
     yield cluster
+    close_open_caches()  # caches shared per URL in this process: closed while their server runs
     cluster.stop()
 
 

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..judge import ResponseCache, default_cache_path
+from ..judge import ResponseCache, default_cache_location
 from ..judge.prices import user_prices_path
 from .app import app, console
 from .common import JsonFlag, one_line_errors
@@ -21,7 +21,10 @@ from .common import JsonFlag, one_line_errors
 cache_app = typer.Typer(help="The response cache: judge answers kept on disk so a question is paid for once.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 
-CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="The cache file (default: SCORERS_CACHE, else in the user cache directory)")]
+CacheOption = Annotated[
+    Optional[str],
+    typer.Option("--cache", help="The cache: a file or a postgresql:// URL (default: SCORERS_CACHE, else a file in the user cache directory)"),
+]
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -34,10 +37,12 @@ def parse_age(text: str) -> float:
     return float(found.group(1)) * _SECONDS[found.group(2)]
 
 
-def _existing(path: Path | None) -> ResponseCache:
-    chosen = path or default_cache_path()
-    if not chosen.is_file():
-        raise ConfigError(f"no response cache at {chosen} yet (`scorers eval` creates it)")
+def _existing(location: str | None) -> ResponseCache:
+    chosen = location or default_cache_location()
+    if isinstance(chosen, Path) or "://" not in chosen:  # a database's tables are made when it is opened
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"no response cache at {path} yet (`scorers eval` creates it)")
     return ResponseCache(chosen)
 
 
@@ -52,13 +57,13 @@ def _size(size: int) -> str:
 @cache_app.command("stats")
 @one_line_errors
 def stats_command(cache: CacheOption = None, as_json: JsonFlag = False) -> None:
-    """Entries, size on disk, and the hit rate of recent runs."""
+    """Entries, size on disk (or in the database), and the hit rate of recent runs."""
     with _existing(cache) as opened:
         stats = opened.stats()
     if as_json:
         print(json.dumps(asdict(stats), indent=2))
         return
-    console.print(f"{stats.path}: {stats.entries} answers, {_size(stats.size_bytes)}", highlight=False)
+    console.print(f"{stats.location}: {stats.entries} answers, {_size(stats.size_bytes)}", highlight=False)
     for model, count in stats.models.items():
         console.print(f"  {model}: {count}", highlight=False)
     if stats.recent:
@@ -83,4 +88,4 @@ def clear_command(
     age = parse_age(older_than) if older_than is not None else None
     with _existing(cache) as opened:
         deleted = opened.clear(older_than=age, model=model)
-    console.print(f"deleted {deleted} cached answer(s) from {opened.path}", highlight=False)
+    console.print(f"deleted {deleted} cached answer(s) from {opened.location}", highlight=False)

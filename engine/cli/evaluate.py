@@ -251,7 +251,7 @@ def eval_command(
         Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
     ] = None,
     as_json: JsonFlag = False,
-    cache: Annotated[Optional[Path], typer.Option("--cache", help="Response cache file (default: SCORERS_CACHE, else in the user cache directory)")] = None,
+    cache: Annotated[Optional[str], typer.Option("--cache", help="Response cache: a file or a postgresql:// URL (default: SCORERS_CACHE, else a file in the user cache directory)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
     rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None,
     tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,

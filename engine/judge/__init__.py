@@ -19,7 +19,8 @@ from .config import (
 )
 from .middleware import Chain
 from .middleware.breaker import CircuitBreaker
-from .middleware.cache import CacheStats, ResponseCache, default_cache_path
+from .middleware.cache import ResponseCache, default_cache_location
+from .middleware.cache_storage import CacheStats
 from .middleware.limiter import LimiterStats, RateLimit, throttling
 from .middleware.tracing import JudgeTracing, tracing_available
 from .protocol import (
@@ -87,7 +88,7 @@ __all__ = [
     "TokenUsage",
     "capabilities",
     "connect",
-    "default_cache_path",
+    "default_cache_location",
     "install_log_filter",
     "resolve_judge",
     "scrub",

@@ -77,7 +77,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
                 continue
             prompt_tokens = sum(len(message["content"]) for message in request.messages) // 4 + 1
             identity = identities[id(scorer)]
-            first_cached = cache is not None and identity is not None and cache.get(cache_key(identity, request)) is not None
+            first_cached = cache is not None and identity is not None and await cache.aget(cache_key(identity, request)) is not None
             estimate.cached_calls += first_cached
             for index, step in enumerate(steps[scorer.id]):
                 if index == 0 and first_cached:

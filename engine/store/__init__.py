@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..judge.secrets import redact_url
 from .base import (
     BatchJob,
     ClaimedItem,
@@ -23,7 +24,6 @@ from .base import (
     Source,
     Stage,
     Store,
-    redact_url,
 )
 from .sqlite import SQLiteStore
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
@@ -30,15 +29,6 @@ Outcome = Literal["scored", "error", "not_scorable"]
 #: Where an error happened: the item could not be read, the target failed, the scorer
 #: (judge, inputs) failed, or the callback failed.
 Stage = Literal["item", "target", "scorer", "callback", "store"]
-
-
-def redact_url(location: str) -> str:
-    """A database URL fit for messages and logs: its password replaced by ***."""
-    parts = urlsplit(location)
-    if "://" not in location or parts.password is None:
-        return location
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 class ResultRecord(BaseModel):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..formatting import first_line, to_json
+from ..judge.secrets import redact_url, without_url_password
 from .base import (
     BatchJob,
     ClaimedItem,
@@ -27,7 +28,6 @@ from .base import (
     RunSummary,
     ScorerUsage,
     ScoreStats,
-    redact_url,
 )
 from .migrations import Migration, check_sequence, pending, split_statements
 from .sql import SQLResults
@@ -164,7 +164,7 @@ class PostgresStore(SQLResults):
             with psycopg.connect(url, connect_timeout=int(connect_timeout)) as connection:
                 self._migrate(connection)
         except psycopg.OperationalError as exc:
-            message = first_line(str(exc)).replace(url, self.location)
+            message = first_line(without_url_password(str(exc), url))
             raise ConfigError(f"cannot open the PostgreSQL store {self.location}: {message}") from None
         self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
             url,

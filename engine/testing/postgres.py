@@ -17,8 +17,10 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 
 def postgres_binaries() -> Path | None:
@@ -65,6 +67,28 @@ class PostgresCluster:
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def password_user(self, name: str, password: str, database: str = "postgres") -> str:
+        """A role that must give `password` (scram-sha-256; every other role is trusted) and
+        the URL that logs it in to `database`."""
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(sql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(sql.Identifier(name), sql.Literal(password)))
+        rules = self.data / "pg_hba.conf"
+        # The first matching line decides, so this one goes before initdb's `trust` lines.
+        rules.write_text(f"host all {name} 127.0.0.1/32 scram-sha-256\n" + rules.read_text())
+        self._run("pg_ctl", "-D", str(self.data), "reload")
+        url = f"postgresql://{name}:{quote(password, safe='')}@127.0.0.1:{self.port}/{database}"
+        wrong = url.replace(quote(password, safe=""), "not-" + quote(password, safe=""))
+        for _ in range(50):  # the server reads the rules again soon after the signal, not at once
+            try:
+                psycopg.connect(wrong, connect_timeout=2).close()
+            except psycopg.OperationalError:
+                return url
+            time.sleep(0.1)
+        raise RuntimeError("the server did not start asking for passwords")
 
     def new_database(self) -> str:
         import psycopg

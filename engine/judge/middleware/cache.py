@@ -1,4 +1,4 @@
-"""A response cache on disk: a judge question asked before gets the answer it got then,
+"""A response cache: a judge question asked before gets the answer it got then,
 without paying a provider again.
 
 The key is everything that decides the answer: the judge's model, endpoint and structured-
@@ -8,8 +8,10 @@ which). Only validated answers are stored, never errors; a stored answer is vali
 when it is served, under the same rules as a fresh one, and one that no longer passes is
 asked again. Identical questions in flight at the same time are sent once.
 
-Storage is a private detail of the cache: one SQLite key-value file (not a results store),
-in the user's cache directory unless a path is given, safe to share between processes.
+Storage is a private detail of the cache (`cache_storage.py`): one SQLite key-value file (not
+a results store), in the user's cache directory unless a path is given, safe to share between
+the processes of a machine; or, given a `postgresql://` URL, tables in that database, shared
+by every process of a fleet.
 """
 
 from __future__ import annotations
@@ -20,29 +22,33 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ...errors import ConfigError
 from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest, TokenUsage
+from ..secrets import redact_url
+from .cache_storage import CacheStats, CacheStorage, CacheStorageError, SQLiteResponses
 
 logger = logging.getLogger("engine.cache")
 
 _schemas: weakref.WeakKeyDictionary[type[BaseModel], Any] = weakref.WeakKeyDictionary()
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-def default_cache_path() -> Path:
-    """SCORERS_CACHE, else `responses.sqlite` in the user's cache directory."""
+def default_cache_location() -> str | Path:
+    """SCORERS_CACHE (a file path or a `postgresql://` URL), else `responses.sqlite` in the
+    user's cache directory."""
     configured = os.environ.get("SCORERS_CACHE")
     if configured:
-        return Path(configured).expanduser()
+        return configured if is_database_url(configured) else Path(configured).expanduser()
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("llm-scorers")) / "responses.sqlite"
@@ -69,65 +75,66 @@ def cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
     return hashlib.sha256(json.dumps(decided_by, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
-_DDL = (
-    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, step TEXT, answer TEXT NOT NULL, "
-    "usage TEXT, created_at REAL NOT NULL, used_at REAL NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS responses_by_model ON responses (model, created_at)",
-    "CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at REAL NOT NULL, "
-    "hits INTEGER NOT NULL DEFAULT 0, misses INTEGER NOT NULL DEFAULT 0)",
-)
+def is_database_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(_POSTGRES_SCHEMES)
 
 
-@dataclass
-class CacheStats:
-    path: str
-    entries: int
-    size_bytes: int
-    models: dict[str, int]
-    #: (when the session started, hits, misses) of the latest sessions, newest first.
-    recent: list[tuple[float, int, int]]
+def open_storage(location: str | os.PathLike[str]) -> CacheStorage:
+    """The storage at `location`: a `postgresql://` URL, else a SQLite file path."""
+    if is_database_url(location):
+        from .cache_postgres import PostgresResponses  # psycopg is an optional extra
+
+        return PostgresResponses(str(location))
+    if isinstance(location, str) and "://" in location:
+        raise ConfigError(f"response cache {redact_url(location)!r}: expected a file path or a postgresql:// URL")
+    return SQLiteResponses(Path(location).expanduser())
 
 
 class ResponseCache:
-    """The cache file and its counters for this process. `wrap(judge)` puts it in front of a
-    judge; one cache may serve every judge of a run."""
+    """The cache's storage and its counters for this process. `wrap(judge)` puts it in
+    front of a judge; one cache may serve every judge of a run.
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            for statement in _DDL:
-                self._db.execute(statement)
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the response cache {self.path}: {exc} (--cache PATH picks another, --no-cache turns it off)") from None
+    A storage that fails during a run (a locked file, a database gone away) costs a warning,
+    never the run: its answers are asked of the judge, and the storage is left alone for
+    `pause_after_failure` seconds so that an outage does not slow every call."""
+
+    pause_after_failure = 30.0
+
+    def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
+        self.storage = open_storage(location if location is not None else default_cache_location())
+        self.location = self.storage.location
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
         self._session: int | None = None
         self._flights: dict[tuple[int, str], asyncio.Future[JudgeAnswer]] = {}
+        self._paused_until = 0.0
+        self._flushing = threading.Lock()  # one session row per session, whoever flushes
+        # A remote storage is called from these threads, one connection each, never from
+        # the event loop; made when first needed.
+        self._threads: ThreadPoolExecutor | None = None
         self._closed = False
         _open_caches.add(self)
 
     def __repr__(self) -> str:
-        return f"ResponseCache({str(self.path)!r})"
+        return f"ResponseCache({self.location!r})"
 
     @classmethod
     def of(cls, choice: ResponseCache | str | os.PathLike[str] | bool | None) -> ResponseCache | None:
-        """The cache a `cache=` argument asks for: None/False none, True the default file
-        (SCORERS_CACHE or the user's cache directory), a path that file, or the cache given.
-        Caches opened here are shared per file within the process."""
+        """The cache a `cache=` argument asks for: None/False none, True the default
+        (SCORERS_CACHE, else a file in the user's cache directory), a file path or a
+        `postgresql://` URL, or the cache given. Caches opened here are shared per file or
+        database within the process."""
         if choice is None or choice is False:
             return None
         if isinstance(choice, ResponseCache):
             return choice
-        path = default_cache_path() if choice is True else Path(choice).expanduser()
+        location = default_cache_location() if choice is True else choice
+        shared_as: str | Path = str(location) if is_database_url(location) else Path(location).expanduser().resolve()
         with _shared_lock:
-            shared = _shared.get(path.resolve())
+            shared = _shared.get(shared_as)
             if shared is None or shared._closed:
-                shared = _shared[path.resolve()] = cls(path)
+                shared = _shared[shared_as] = cls(location)
             return shared
 
     def wrap(self, judge: AsksJudge) -> AsksJudge:
@@ -139,26 +146,54 @@ class ResponseCache:
             return judge
         return Chain(judge, [CachedCalls(self, judge)])
 
-    # storage
+    # answers
 
     def get(self, key: str) -> tuple[Any, TokenUsage | None] | None:
-        with self._lock:
-            if self._closed:
-                return None
-            row = self._db.execute("SELECT answer, usage FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        """The stored answer and its usage; None when there is none or the storage failed."""
+        stored = self._attempt(lambda: self.storage.get(key), "unreadable")
+        if stored is None:
             return None
-        return json.loads(row[0]), TokenUsage.model_validate_json(row[1]) if row[1] else None
+        return stored[0], TokenUsage.model_validate(stored[1]) if stored[1] else None
 
     def put(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None) -> None:
-        now = time.time()
+        """Store an answer; a storage failure is a warning."""
+        dumped = usage.model_dump(mode="json") if usage is not None else None
+        self._attempt(lambda: self.storage.put(key, model, step, answer, dumped), "not written")
+
+    async def aget(self, key: str) -> tuple[Any, TokenUsage | None] | None:
+        """`get` without holding up the event loop on a remote storage."""
+        return await self._off_the_loop(self.get, key)
+
+    async def aput(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None) -> None:
+        """`put` without holding up the event loop on a remote storage."""
+        await self._off_the_loop(self.put, key, model, step, answer, usage)
+
+    async def _off_the_loop(self, call: Callable[..., _T], *arguments: Any) -> _T:
         with self._lock:
-            if self._closed:
-                return
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, model, step, answer, usage, created_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, model, step, json.dumps(answer, ensure_ascii=False), usage.model_dump_json() if usage else None, now, now),
-            )
+            if not self.storage.remote or self._closed:
+                threads = None  # a local file answers faster than a thread could start
+            elif self._threads is None:
+                threads = self._threads = ThreadPoolExecutor(max_workers=self.storage.max_connections, thread_name_prefix="scorers-cache")
+            else:
+                threads = self._threads
+        if threads is None:
+            return call(*arguments)
+        return await asyncio.get_running_loop().run_in_executor(threads, call, *arguments)
+
+    def _attempt(self, action: Callable[[], _T], failure: str) -> _T | None:
+        if self._closed or time.monotonic() < self._paused_until:
+            return None
+        try:
+            return action()
+        except CacheStorageError as exc:
+            with self._lock:
+                warn = time.monotonic() >= self._paused_until
+                self._paused_until = time.monotonic() + self.pause_after_failure
+            if warn:  # once per outage, not once per call
+                logger.warning(
+                    "response cache %s %s: %s (judging without it for the next %.0f s)", self.location, failure, exc, self.pause_after_failure
+                )
+            return None
 
     def count(self, hit: bool) -> None:
         with self._lock:
@@ -167,43 +202,36 @@ class ResponseCache:
             else:
                 self.misses += 1
 
+    # what it holds
+
     def stats(self, recent: int = 10) -> CacheStats:
         self.flush()
-        with self._lock:
-            entries = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-            models = dict(self._db.execute("SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY COUNT(*) DESC").fetchall())
-            sessions = self._db.execute(
-                "SELECT started_at, hits, misses FROM sessions WHERE hits + misses > 0 ORDER BY id DESC LIMIT ?", (recent,)
-            ).fetchall()
-        size = sum(path.stat().st_size for path in self.path.parent.glob(self.path.name + "*") if path.is_file())
-        return CacheStats(str(self.path), entries, size, models, [tuple(row) for row in sessions])
+        return self._maintain(lambda: self.storage.stats(recent))
 
     def clear(self, older_than: float | None = None, model: str | None = None) -> int:
         """Delete entries (created more than `older_than` seconds ago, of `model`); how many."""
-        where: list[str] = []
-        parameters: list[Any] = []
-        if older_than is not None:
-            where.append("created_at < ?")
-            parameters.append(time.time() - older_than)
-        if model is not None:
-            where.append("model = ?")
-            parameters.append(model)
-        sql = "DELETE FROM responses" + (" WHERE " + " AND ".join(where) if where else "")
-        with self._lock:
-            deleted = self._db.execute(sql, parameters).rowcount
-            if not where:
-                self._db.execute("DELETE FROM sessions")
-            self._db.execute("VACUUM")
-        return int(deleted)
+        return self._maintain(lambda: self.storage.clear(older_than, model))
+
+    def _maintain(self, action: Callable[[], _T]) -> _T:
+        # Asked for by the user, so a failure is theirs to see (one line), not a warning.
+        try:
+            return action()
+        except CacheStorageError as exc:
+            raise ConfigError(f"response cache {self.location}: {exc}") from None
+
+    # sessions of the hit rate
 
     def flush(self) -> None:
         """Record this process's hits and misses (for `scorers cache stats`)."""
-        with self._lock:
-            if self._closed or self.hits + self.misses == 0:
-                return
-            if self._session is None:
-                self._session = self._db.execute("INSERT INTO sessions (started_at) VALUES (?)", (time.time(),)).lastrowid
-            self._db.execute("UPDATE sessions SET hits = ?, misses = ? WHERE id = ?", (self.hits, self.misses, self._session))
+        with self._flushing:
+            with self._lock:
+                if self.hits + self.misses == 0:
+                    return
+                session, hits, misses = self._session, self.hits, self.misses
+            saved = self._attempt(lambda: self.storage.save_session(session, hits, misses), "could not count hits")
+            if saved is not None:
+                with self._lock:
+                    self._session = saved
 
     def new_session(self) -> None:
         """Count hits and misses afresh from here (a batch run is one session of the stats)."""
@@ -213,11 +241,17 @@ class ResponseCache:
             self._session = None
 
     def close(self) -> None:
+        if self._closed:
+            return
         self.flush()
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._db.close()
+            if self._closed:
+                return
+            self._closed = True
+            threads = self._threads
+        if threads is not None:
+            threads.shutdown(wait=True)
+        self.storage.close()
         _open_caches.discard(self)
 
     def __enter__(self) -> ResponseCache:
@@ -227,18 +261,18 @@ class ResponseCache:
         self.close()
 
 
+_T = TypeVar("_T")
 _open_caches: weakref.WeakSet[ResponseCache] = weakref.WeakSet()
-_shared: dict[Path, ResponseCache] = {}
+_shared: dict[str | Path, ResponseCache] = {}
 _shared_lock = threading.Lock()
 
 
 @atexit.register
-def _flush_open_caches() -> None:
+def close_open_caches() -> None:
+    """Close every cache of this process: their last hit counts reach the storage, and a
+    database's pool is closed (at exit, before the interpreter tears its threads down)."""
     for cache in list(_open_caches):
-        try:
-            cache.flush()
-        except sqlite3.Error:
-            pass
+        cache.close()
 
 
 class CachedCalls:
@@ -252,16 +286,9 @@ class CachedCalls:
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         cache = self.cache
         key = cache_key(self.identity, request)
-        try:
-            stored = cache.get(key)
-        except sqlite3.Error as exc:  # a broken cache must not stop a run
-            logger.warning("response cache %s unreadable: %s", cache.path, exc)
-            stored = None
-        if stored is not None:
-            value = _revalidated(request, stored[0])
-            if value is not _REFUSED:
-                cache.count(hit=True)
-                return JudgeAnswer(value=value, usage=None, cached=True)
+        # The first of identical questions leads: it reads the storage, asks if it must and
+        # stores the answer; the others wait for it. It stays the leader until the answer is
+        # stored, so no question slips in between its being asked and its being readable.
         flight_key = (id(asyncio.get_running_loop()), key)
         leader = cache._flights.get(flight_key)
         if leader is not None:
@@ -278,7 +305,7 @@ class CachedCalls:
         future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
         cache._flights[flight_key] = future
         try:
-            answer = await call_next(request)
+            answer = await self._lead(request, key, call_next)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 future.cancel()
@@ -286,15 +313,24 @@ class CachedCalls:
                 future.set_exception(exc)
                 future.exception()  # retrieved: waiters, if any, raise it themselves
             raise
+        else:
+            future.set_result(answer)
         finally:
             if cache._flights.get(flight_key) is future:
                 del cache._flights[flight_key]
-        future.set_result(answer)
+        return answer
+
+    async def _lead(self, request: JudgeRequest, key: str, call_next: CallNext) -> JudgeAnswer:
+        cache = self.cache
+        stored = await cache.aget(key)
+        if stored is not None:
+            value = _revalidated(request, stored[0])
+            if value is not _REFUSED:
+                cache.count(hit=True)
+                return JudgeAnswer(value=value, usage=None, cached=True)
+        answer = await call_next(request)
         cache.count(hit=False)
-        try:
-            cache.put(key, self.model, request.step, _stored_form(answer.value), answer.usage)
-        except sqlite3.Error as exc:
-            logger.warning("response cache %s not written: %s", cache.path, exc)
+        await cache.aput(key, self.model, request.step, _stored_form(answer.value), answer.usage)
         return answer
 
 
