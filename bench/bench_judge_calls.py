@@ -12,7 +12,8 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
    the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
-4. the time of `scorers --help`;
+4. how fast `scorers --help`, `scorers list` and `scorers check` start (best of five; the
+   catalog compiled, and unchanged since it was last found clean);
 5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge).
 """
 
@@ -159,14 +160,45 @@ def chains_of(bodies: list[tuple[str | None, dict[str, Any]]]) -> list[list[dict
     return [list(chain) for chain in zip(*steps)]
 
 
-def help_time() -> float:
+STARTUP_COMMANDS = (["--help"], ["list"], ["check"], ["check", str(ROOT / "docs" / "examples" / "tone")])
+
+
+def startup_times(folder: Path) -> dict[str, dict[str, tuple[float, float]]]:
+    """Wall and CPU seconds (best of five each) of `scorers --help`, `list` and `check`
+    (the built-in catalog, then a host's), run as an installed package runs them: with its
+    bytecode cached (written under `folder` on a first run, so the checkout stays clean).
+    `cold`: each run compiles the catalog (no record of it: a fresh cache folder per run);
+    `warm`: the catalog is unchanged since it was last found clean, so it is not compiled."""
     scorers = Path(sys.executable).parent / "scorers"
-    runs = []
-    for _ in range(5):
-        started = time.perf_counter()
-        subprocess.run([str(scorers), "--help"], check=True, capture_output=True)
-        runs.append(time.perf_counter() - started)
-    return min(runs)
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    environment["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
+    times: dict[str, dict[str, tuple[float, float]]] = {}
+    for arguments in STARTUP_COMMANDS:
+        label = " ".join(["scorers", *(Path(argument).name if "/" in argument else argument for argument in arguments)])
+        for kind in ("cold", "warm"):
+            runs = []
+            for attempt in range(6):  # the first one writes the bytecode (and, warm, the record)
+                # A cache folder of its own for every cold run; one for all warm runs of a command.
+                environment["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="user-cache-", dir=folder) if kind == "cold" or not attempt else environment["XDG_CACHE_HOME"]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                subprocess.run([str(scorers), *arguments], check=True, capture_output=True, env=environment)
+                wall = time.perf_counter() - started
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if attempt:
+                    runs.append((wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime))
+            times.setdefault(label, {})[kind] = min(runs)
+            if arguments == ["--help"]:
+                break  # no catalog is read
+    return times
+
+
+def print_startup_times(folder: Path) -> None:
+    load = os.getloadavg()[0]
+    print(f"\n4. start-up, best of 5, wall / CPU seconds (load average {load:.1f} on {os.cpu_count()} CPUs)")
+    for label, kinds in startup_times(folder).items():
+        shown = "  ".join(f"{kind}: {wall:.2f} / {cpu:.2f}" for kind, (wall, cpu) in kinds.items())
+        print(f"   {label:<22} {shown}")
 
 
 STREAM_PROBE = textwrap.dedent(
@@ -213,10 +245,14 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="Seconds per judge answer")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--stream-items", type=int, default=100_000)
+    parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
     arguments = parser.parse_args()
 
     print(f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs")
     folder = Path(tempfile.mkdtemp(prefix="bench-judge-calls-"))
+    if arguments.startup_only:
+        print_startup_times(folder)
+        return
     os.environ["OPENAI_API_KEY"] = "bench"
     os.environ["SCORERS_CACHE"] = str(folder / "warmup-cache.sqlite")
     data = [
@@ -274,7 +310,7 @@ def main() -> None:
     print(f"   so: HTTP client {bare_cpu / calls_zero * 1000:.2f} ms, Instructor {(engine_cpu - bare_cpu - own_cpu) / calls_zero * 1000:.2f} ms, "
           f"the engine's own work {own_cpu / calls_zero * 1000:.2f} ms ({own_cpu / bare_cpu:.0%} of the HTTP client's)")  # fmt: skip
     print(f"\n3. unchanged re-run under a new run name: {rerun_wall:.2f} s, {rerun_requests} requests")
-    print(f"\n4. scorers --help: {help_time():.2f} s (best of 5)")
+    print_startup_times(folder)
     streamed = stream_memory(folder, arguments.stream_items)
     print(f"\n5. {arguments.stream_items:,} streamed items (no judge): peak RSS {streamed['peak_rss_mb']:.0f} MB, {streamed['seconds']:.1f} s")
     print(f"\n(this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {folder})")

@@ -27,6 +27,7 @@ from ..judge import (
 )
 from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
+from . import verified
 from .compile import compile_catalog
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
@@ -41,7 +42,9 @@ class Catalog:
     def __init__(self, source: CatalogSource) -> None:
         self.source = source
         self.path = source.path
-        self._scorers = compile_catalog(source)
+        #: The template and schema files the scorers were compiled from.
+        self.files_read: set[Path] = set()
+        self._scorers = compile_catalog(source, self.files_read)
 
     @property
     def providers(self) -> dict[str, Provider]:
@@ -195,19 +198,50 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def summary(catalog: Catalog) -> list[dict[str, Any]]:
+    """One row per scorer, as `scorers list` shows them."""
+    rows = []
+    for scorer_id in catalog.ids():
+        definition = catalog.definition(scorer_id)
+        rows.append({
+            "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
+            "judge": catalog.plan(scorer_id).needs_judge, "description": definition.description,
+        })  # fmt: skip
+    return rows
+
+
+def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The `summary` of a catalog (the built-in one when `path` is None) that compiles clean:
+    remembered from an earlier compilation when nothing it depends on has changed since (see
+    verified.py), else compiled now, raising every problem as loading the catalog does."""
+    own = builtin_catalog_path() if path is None else catalog_file(path)
+    builtin = own.resolve() == builtin_catalog_path().resolve()
+    rows = verified.recall(own)
+    if rows is not None:
+        return rows
+    catalogs = [own] if builtin else [own, builtin_catalog_path()]
+    before = verified.state(catalogs, [])
+    source = CatalogSource(own, None if builtin else _builtin_source())
+    folders = [*source.templates_path, *source.schemas_path]
+    compiled_state = verified.state(catalogs, folders)
+    catalog = Catalog(source)
+    rows = summary(catalog)
+    # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
+    if verified.inside(catalog.files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
+        verified.remember(own, catalogs, folders, compiled_state, rows)
+    return rows
+
+
 def check_catalog(path: str | os.PathLike[str] | None) -> tuple[list[ConfigError], int]:
     """Every problem of a catalog (the built-in one when `path` is None), and how many
     scorers it offers when it has none. Nothing is called and no key is needed."""
     try:
-        if path is None or catalog_file(path).resolve() == builtin_catalog_path().resolve():
-            catalog = Catalog(CatalogSource(builtin_catalog_path(), None))
-        else:
-            catalog = load_scorers(path)
+        rows = checked_summary(path)
     except CatalogErrors as exc:
         return list(exc.problems), 0
     except ConfigError as exc:
         return [exc], 0
-    return [], len(catalog.ids())
+    return [], len(rows)
 
 
 def load_scorers(path: str | os.PathLike[str]) -> Catalog:
@@ -216,4 +250,4 @@ def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "load_scorers"]
+__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "load_scorers", "summary"]

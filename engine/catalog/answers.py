@@ -69,7 +69,7 @@ class CompiledRule:
         self.written_at = written_at
         self.check = Expression(rule.check, where)
         try:
-            self._message = _message_environment.from_string(rule.message)
+            self._message = _message_environment.prepare(rule.message)  # compiled when a rule first fails
             message_names = names_read(_message_environment.parse(rule.message))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid message template: {exc.message}") from None
@@ -83,7 +83,7 @@ class CompiledRule:
                 return None
         except ExpressionError as exc:
             return str(exc)
-        return self._message.render(**variables)
+        return self._message().render(**variables)
 
 
 def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequence[Any] = ()) -> list[CompiledRule]:

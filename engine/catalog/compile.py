@@ -11,6 +11,7 @@ so that one pass (`scorers check`) lists every mistake.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -363,6 +364,7 @@ class ScorerCompiler:
         )
 
 
+@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
 def _is_include(parsed: nodes.Template, name: str) -> bool:
     """Whether `name` is included (it sees the includer's variables) rather than imported."""
     return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
@@ -581,10 +583,10 @@ def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
     return None
 
 
-def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
+def compile_catalog(source: CatalogSource, read: set[Path] | None = None) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
     """Every scorer the source offers, validated and compiled, by id. Every problem of every
     scorer is gathered and raised at once (CatalogErrors); a scorer with a problem is not
-    compiled further, the others are."""
+    compiled further, the others are. `read` is given the template and schema files used."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
@@ -609,6 +611,8 @@ def compile_catalog(source: CatalogSource) -> dict[str, tuple[ScorerDefinition, 
             continue  # its problems were recorded with the step's
     if problems:
         raise CatalogErrors(_unique(problems))
+    if read is not None:
+        read |= compiler.templates.found | compiler._schemas.keys()
     return compiled
 
 

@@ -13,8 +13,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, Undefined, meta
-from jinja2.exceptions import SecurityError, TemplateRuntimeError, UndefinedError
+from jinja2 import TemplateSyntaxError, Undefined, nodes
+from jinja2.exceptions import SecurityError, TemplateAssertionError, TemplateRuntimeError, UndefinedError
+from jinja2.parser import Parser
 
 from ..errors import ConfigError, ExpressionError
 from .spec import ReducerSpec
@@ -24,13 +25,41 @@ _environment = sandbox()
 
 
 @functools.lru_cache(maxsize=4096)
-def _compiled(source: str) -> tuple[Any, frozenset[str], frozenset[str]]:
-    """An expression compiled, the variables it needs, and every name it reads (also those
-    that are functions too, see `names_read`). Scorers repeat expressions ("not (output |
-    trim)"), so each source is compiled once per process."""
-    compiled = _environment.compile_expression(source, undefined_to_none=False)  # first: its syntax errors read best
-    parsed = _environment.parse(f"{{{{ {source} }}}}")
-    return compiled, frozenset(meta.find_undeclared_variables(parsed)), names_read(parsed)
+def _checked(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """An expression parsed and checked as `compile_expression` would (the same parser, so
+    its syntax errors read the same), without generating its code: the variables it needs,
+    and every name it reads (also those that are functions too, see `names_read`). Scorers
+    repeat expressions ("not (output | trim)"), so each source is checked once per process."""
+    parser = Parser(_environment, source, state="variable")
+    expression = parser.parse_expression()
+    if not parser.stream.eos:
+        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+    _refuse_unknown_filters_and_tests(expression, soft=False)
+    reads = names_read(nodes.Template([nodes.Output([expression])]))
+    # What it needs from the variables, as Jinja's `meta.find_undeclared_variables` says
+    # without generating code: an expression declares nothing (no assignment, no loop), so
+    # every name it loads, but the environment's globals and `self` (the template itself).
+    return frozenset(name for name in reads if name not in _environment.globals and name != "self"), reads
+
+
+def _refuse_unknown_filters_and_tests(node: nodes.Node, soft: bool) -> None:
+    """The one error Jinja's code generator adds to its parser's for an expression: a filter
+    or test it does not know, unless inside a conditional expression (there Jinja waits for
+    the branch to run; the catalog's name check reports it anyway)."""
+    if isinstance(node, (nodes.Filter, nodes.Test)) and not soft and node.name is not None:
+        known = _environment.filters if isinstance(node, nodes.Filter) else _environment.tests
+        if node.name not in known:
+            kind = "filter" if isinstance(node, nodes.Filter) else "test"
+            raise TemplateAssertionError(f"No {kind} named {node.name!r}.", node.lineno, None, None)
+    for child in node.iter_child_nodes():
+        _refuse_unknown_filters_and_tests(child, soft or isinstance(node, nodes.CondExpr))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str) -> Any:
+    """The expression's code, generated the first time it is evaluated: checking a catalog
+    (`scorers check`, `scorers list`) needs only `_checked`."""
+    return _environment.compile_expression(source, undefined_to_none=False)
 
 
 class Expression:
@@ -40,13 +69,13 @@ class Expression:
         self.source = source
         self.where = where
         try:
-            self._compiled, self.names, self.reads = _compiled(source)
+            self.names, self.reads = _checked(source)
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
 
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
-            value = self._compiled(**variables)
+            value = _compiled(self.source)(**variables)
         except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
         if isinstance(value, Undefined):

@@ -11,6 +11,8 @@ model; a step kind only has to say which names it adds (see `Scope.with_names`).
 
 from __future__ import annotations
 
+import functools
+
 import re
 import types
 import typing
@@ -231,6 +233,13 @@ def _unclosed_block(source: str) -> tuple[str, int] | None:
 # ---------------------------------------------------------------------------- the walk
 
 
+@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
+def _declared_in(parsed: nodes.Template) -> frozenset[str]:
+    """The names a template sets, takes as parameters or defines as macros."""
+    stored = {node.name for node in parsed.find_all(nodes.Name) if node.ctx in ("store", "param")}
+    return frozenset(stored | {node.name for node in parsed.find_all(nodes.Macro)})
+
+
 class NameChecker:
     """Walks the Jinja AST of an expression or a template and reports what cannot work."""
 
@@ -259,8 +268,7 @@ class NameChecker:
         return self.infer(expressions[0], {})
 
     def template(self, parsed: nodes.Template) -> None:
-        self._declared |= {node.name for node in parsed.find_all(nodes.Name) if node.ctx in ("store", "param")}
-        self._declared |= {node.name for node in parsed.find_all(nodes.Macro)}
+        self._declared |= _declared_in(parsed)
         self.statements(parsed.body, {})
 
     # -- templates
@@ -354,6 +362,9 @@ class NameChecker:
         if isinstance(node, nodes.Test):
             if node.name in ("defined", "undefined"):
                 return BOOLEAN  # a test for presence may name what is not there
+            if node.name not in self.environment.tests:
+                # Jinja itself lets an unknown test through inside a conditional, until it runs.
+                self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({re.escape(node.name)})\b")
             self.children(node, local)
             return BOOLEAN
         if isinstance(node, nodes.Compare):
@@ -558,11 +569,13 @@ def _path(node: nodes.Node) -> str | None:
     return None
 
 
-def referenced_templates(parsed: nodes.Template) -> Iterator[tuple[str, str, int, bool]]:
+@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
+def referenced_templates(parsed: nodes.Template) -> tuple[tuple[str, str, int, bool], ...]:
     """The templates a template includes, imports or extends: name, the tag (include,
     import, from, extends), line, and whether a missing one is allowed (`ignore missing`)."""
     found: Iterator[Any] = parsed.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))
-    for node in found:
-        if isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
-            tag = {"FromImport": "from"}.get(type(node).__name__, type(node).__name__.lower())
-            yield node.template.value, tag, node.lineno, bool(getattr(node, "ignore_missing", False))
+    return tuple(
+        (node.template.value, {"FromImport": "from"}.get(type(node).__name__, type(node).__name__.lower()), node.lineno, bool(getattr(node, "ignore_missing", False)))
+        for node in found
+        if isinstance(node.template, nodes.Const) and isinstance(node.template.value, str)
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -60,23 +60,31 @@ class LocatedList(list[Any]):
     item_spans: list[Span]
 
 
-def _place(mark: yaml.Mark) -> Place:
-    return Place(mark.name, mark.line + 1, mark.column + 1)
+class _Locating:
+    """The constructor half of a loader that records where every key, value and item was
+    written. Places name `file`; a value's source text is cut from `text` (marks count
+    characters, the same in the C and the pure-Python parser)."""
 
+    file: str
+    text: str
 
-def _span(node: yaml.Node) -> Span:
-    buffer = node.start_mark.buffer
-    raw = buffer[node.start_mark.index : node.end_mark.index] if isinstance(node, yaml.ScalarNode) and buffer else ""
-    return Span(_place(node.start_mark), raw)
+    if TYPE_CHECKING:  # given by the SafeConstructor each loader mixes this into
 
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any: ...
 
-class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader (no arbitrary Python objects) that records line numbers."""
+        def flatten_mapping(self, node: yaml.MappingNode) -> None: ...
+
+    def _place(self, mark: yaml.Mark) -> Place:
+        return Place(self.file, mark.line + 1, mark.column + 1)
+
+    def _span(self, node: yaml.Node) -> Span:
+        raw = self.text[node.start_mark.index : node.end_mark.index] if isinstance(node, yaml.ScalarNode) else ""
+        return Span(self._place(node.start_mark), raw)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:
         self.flatten_mapping(node)
         mapping = LocatedDict()
-        mapping.place = _place(node.start_mark)
+        mapping.place = self._place(node.start_mark)
         mapping.key_places = {}
         mapping.value_spans = {}
         for key_node, value_node in node.value:
@@ -90,20 +98,45 @@ class _LocatingLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             mapping[key] = self.construct_object(value_node, deep=True)
-            mapping.key_places[key] = _place(key_node.start_mark)
-            mapping.value_spans[key] = _span(value_node)
+            mapping.key_places[key] = self._place(key_node.start_mark)
+            mapping.value_spans[key] = self._span(value_node)
         return mapping
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:
         items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
-        items.place = _place(node.start_mark)
-        items.item_places = [_place(child.start_mark) for child in node.value]
-        items.item_spans = [_span(child) for child in node.value]
+        items.place = self._place(node.start_mark)
+        items.item_places = [self._place(child.start_mark) for child in node.value]
+        items.item_spans = [self._span(child) for child in node.value]
         return items
 
 
-_LocatingLoader.add_constructor("tag:yaml.org,2002:map", _LocatingLoader.construct_mapping)
-_LocatingLoader.add_constructor("tag:yaml.org,2002:seq", _LocatingLoader.construct_sequence)
+class _LocatingLoader(_Locating, yaml.SafeLoader):
+    """SafeLoader (no arbitrary Python objects) that records line numbers. Pure Python: slow,
+    but its error messages and marks are the ones `_yaml_error` turns into a place to fix."""
+
+
+# libyaml's parser is several times faster; when PyYAML was built without it, the pure one does.
+_FastBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLocatingLoader(_Locating, _FastBase):  # type: ignore[misc,valid-type]
+    """The same loader on libyaml's parser, for files that load: a file that does not is read
+    again by `_LocatingLoader`, so every error reads as it always has."""
+
+
+for _loader in (_LocatingLoader, _FastLocatingLoader):
+    _loader.add_constructor("tag:yaml.org,2002:map", _Locating.construct_mapping)  # type: ignore[type-var]
+    _loader.add_constructor("tag:yaml.org,2002:seq", _Locating.construct_sequence)  # type: ignore[type-var]
+
+
+def _load_located(loader_class: type[_Locating], text: str, path: Path) -> Any:
+    loader = loader_class(text)  # type: ignore[call-arg]
+    loader.file = str(path)
+    loader.text = text
+    try:
+        return loader.get_single_data()  # type: ignore[attr-defined]
+    finally:
+        loader.dispose()  # type: ignore[attr-defined]
 
 
 def load_yaml(path: Path) -> Any:
@@ -114,16 +147,17 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError("file not found", path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", path) from None
-    loader = _LocatingLoader(text)
-    loader.name = str(path)  # marks (and so every node's `path`) name the file
     try:
-        return loader.get_single_data()
+        # libyaml does not count a byte-order mark in its marks' index, the pure parser does.
+        return _load_located(_FastLocatingLoader, text.removeprefix("\ufeff"), path)
+    except yaml.YAMLError:
+        pass  # reported below, by the parser whose messages and marks the error is built from
+    try:
+        return _load_located(_LocatingLoader, text, path)
     except yaml.MarkedYAMLError as exc:
         raise _yaml_error(exc, path) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", path) from None
-    finally:
-        loader.dispose()
 
 
 def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:

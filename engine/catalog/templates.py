@@ -9,8 +9,9 @@ close, so an output that says "</output> ignore the rules" stays inside its bloc
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -65,6 +66,7 @@ def number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+@functools.lru_cache(maxsize=2048)  # by tree: the sandbox parses each text once, and many steps read it
 def names_read(parsed: nodes.Template) -> frozenset[str]:
     """Every name a template or expression reads, globals included: a step's result may
     carry the name of a function (a step `sentences` beside the `sentences()` function), and
@@ -72,11 +74,55 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
     return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
 
 
-def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
+_Key = tuple[str, str | None, str | None]
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, doing each piece of a template's preparation once, and only when needed.
+
+    Loading a catalog walks the same text many times (a partial every prompt includes, a
+    check repeated across scorers), once per step that reads it: `parse` remembers the trees
+    it built. `prepare` generates a template's code at once, so that Jinja's compile-time
+    errors come at load, and leaves compiling that code to Python until the template first
+    renders: `scorers check` and `scorers list` never render. The code is generated from the
+    remembered tree, which stays as parsed because the constant folding that would rewrite it
+    in place is off (`optimized=False`; it only saves work on constants, which prompts hardly
+    have)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(optimized=False, **options)
+        self._trees: dict[_Key, nodes.Template] = {}
+        self._code: dict[_Key, str] = {}
+        self._templates: dict[_Key, Template] = {}
+
+    def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
+        key = (source, name, filename)
+        tree = self._trees.get(key)
+        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time
+            tree = self._trees[key] = super().parse(source, name, filename)
+        return tree
+
+    def prepare(self, source: str, name: str | None = None, filename: str | None = None) -> Callable[[], Template]:
+        """The template of `source`, to be had by calling the result; raises its syntax and
+        compile-time errors (TemplateSyntaxError) now."""
+        key = (source, name, filename)
+        if key not in self._code:
+            self._code[key] = self.compile(self.parse(source, name, filename), name, filename, raw=True)
+        return functools.partial(self._template, key)
+
+    def _template(self, key: _Key) -> Template:
+        template = self._templates.get(key)
+        if template is None:
+            code = compile(self._code[key], key[2] or "<template>", "exec")
+            template = self._templates[key] = self.template_class.from_code(self, code, self.make_globals(None))
+        return template
+
+
+def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
     """The Jinja environment of everything an author writes: sandboxed (no Python internals),
     strict (an unknown name is an error, never an empty string), with the same globals and
     filters everywhere, so a name that works in a prompt works in a rule message too."""
-    environment = ImmutableSandboxedEnvironment(
+    environment = _Sandbox(
         loader=loader,
         undefined=StrictUndefined,
         autoescape=False,
@@ -95,11 +141,18 @@ def sandbox(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
 
 class CompiledPrompt:
     """A template ready to render; rendering errors name the template's file and line.
-    `names` are the variables it reads (its included templates' too)."""
+    `names` are the variables it reads (its included templates' too). `template` is a
+    Template, or what gives it on first use (see `_Sandbox.prepare`)."""
 
-    def __init__(self, template: Template, names: frozenset[str] = frozenset()) -> None:
-        self.template = template
+    def __init__(self, template: Template | Callable[[], Template], names: frozenset[str] = frozenset()) -> None:
+        self._template = template
         self.names = names
+
+    @property
+    def template(self) -> Template:
+        if not isinstance(self._template, Template):
+            self._template = self._template()
+        return self._template
 
     def render(self, variables: Mapping[str, Any]) -> str:
         try:
@@ -115,12 +168,15 @@ class PromptTemplates:
 
     def __init__(self, search_path: Sequence[Path]) -> None:
         self.search_path = [path for path in search_path if path.is_dir()]
-        self.environment = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
+        #: Every template file found for a name (what a compilation depended on).
+        self.found: set[Path] = set()
+        self.environment: _Sandbox = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
 
     def path_of(self, name: str) -> Path:
         for folder in self.search_path:
             candidate = folder / name
             if candidate.is_file():
+                self.found.add(candidate)
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
@@ -130,14 +186,17 @@ class PromptTemplates:
         return path, path.read_text(encoding="utf-8")
 
     def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
-        """A template compiled for rendering (its names are checked by the catalog compiler);
+        """A template prepared for rendering (its names are checked by the catalog compiler);
         `names` are the variables it and its includes read."""
-        return CompiledPrompt(self.environment.get_template(name), names)
+        assert self.environment.loader is not None
+        # Through the loader, as rendering finds the templates it includes (a name leaving the folder is not found).
+        source, filename, _ = self.environment.loader.get_source(self.environment, name)
+        return CompiledPrompt(self.environment.prepare(source, name, filename), names)
 
     def from_string(self, source: str, where: str) -> CompiledPrompt:
         """A short author-written template kept inside the YAML (e.g. a reason for a skip)."""
         try:
-            return CompiledPrompt(self.environment.from_string(source), names_read(self.environment.parse(source)))
+            return CompiledPrompt(self.environment.prepare(source), names_read(self.environment.parse(source)))
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 

@@ -14,7 +14,7 @@ import typer
 import yaml
 from rich.table import Table
 
-from ..catalog import ScorerDefinition, check_catalog
+from ..catalog import check_catalog, checked_summary
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from .app import app, console, errors
@@ -28,8 +28,8 @@ from .common import (
 )
 
 
-def _better(definition: ScorerDefinition) -> str:
-    return "lower" if definition.direction == "lower_is_better" else "higher"
+def _better(direction: str) -> str:
+    return "lower" if direction == "lower_is_better" else "higher"
 
 
 def _first_sentence(text: str) -> str:
@@ -46,32 +46,26 @@ def list_scorers(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the scorers of the catalog: id, which way is better, and what each judges."""
-    catalog = catalog_from(config)
-    definitions = [catalog.definition(scorer_id) for scorer_id in catalog.ids()]
-    judged = {scorer_id: catalog.plan(scorer_id).needs_judge for scorer_id in catalog.ids()}
+    rows = checked_summary(config)
     if as_json:
-        rows = [
-            {"id": d.id, "name": d.name, "direction": d.direction, "requires": d.requires, "judge": judged[d.id], "description": d.description}
-            for d in definitions
-        ]
         print_json(rows)
         return
     if long:
         table = Table(title="Scorers")
         for column in ("id", "name", "better", "needs", "judge", "description"):
             table.add_column(column, overflow="fold")
-        for d in definitions:
-            table.add_row(d.id, d.name, _better(d), ", ".join(d.requires), "yes" if judged[d.id] else "no", " ".join(d.description.split()))
+        for row in rows:
+            table.add_row(row["id"], row["name"], _better(row["direction"]), ", ".join(row["requires"]), "yes" if row["judge"] else "no", " ".join(row["description"].split()))
         console.print(table)
         return
     # One line per scorer, whatever the terminal's width: the description is cut to fit.
-    width = max((len(d.id) for d in definitions), default=2)
+    width = max((len(row["id"]) for row in rows), default=2)
     room = max(console.width - width - 10, 20)
     console.print(f"[bold]{'id':<{width}}  better  what it judges[/bold]", highlight=False)
-    for d in definitions:
-        line = _first_sentence(d.description)
+    for row in rows:
+        line = _first_sentence(row["description"])
         line = line if len(line) <= room else line[: room - 1].rstrip() + "…"
-        console.print(f"{d.id:<{width}}  {_better(d):<6}  {line}", markup=False, highlight=False, no_wrap=True, overflow="ignore")
+        console.print(f"{row['id']:<{width}}  {_better(row['direction']):<6}  {line}", markup=False, highlight=False, no_wrap=True, overflow="ignore")
     console.print("`scorers show ID` for one scorer in full; `--long` for every column.", highlight=False, style="dim")
 
 
@@ -86,7 +80,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
         payload = {**definition.model_dump(mode="json", by_alias=True, exclude_none=True), "files": [{"role": role, "path": path} for role, path in files]}
         print_json(payload)
         return
-    console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition)} is better)", highlight=False)
+    console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition.direction)} is better)", highlight=False)
     console.print(" ".join(definition.description.split()), markup=False, highlight=False, soft_wrap=True)
     console.print(f"needs: {', '.join(definition.requires)}", highlight=False)
     judge = definition.judge.model_dump(exclude_none=True, exclude_unset=True)

@@ -1,0 +1,106 @@
+"""Catalogs already found clean, remembered on disk, so that `scorers list` and `scorers check`
+need not compile an unchanged catalog again.
+
+A record is written only after a catalog compiled without a single problem, and it is used
+only when everything that compilation depended on is byte for byte the same: the catalog
+files (the host's and the built-in one), every file under their prompt and schema folders,
+any other file the compiler read, the engine's own source, and the versions of Python and of
+the libraries that check a catalog. Any difference and the catalog is compiled again, so a
+mistake is always found by compiling, never hidden by a record. A record that cannot be read
+or written is simply not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pydantic
+import pydantic_core
+import yaml
+
+#: Bumped when what a record holds changes.
+_FORMAT = 1
+_ENGINE = Path(__file__).resolve().parent.parent
+
+
+@cache
+def _engine_state() -> bytes:
+    """What decides the outcome of a compilation besides the catalog: the engine's source and
+    the versions of what it checks with."""
+    digest = hashlib.sha256(f"{_FORMAT}|{sys.version}|{jinja2.__version__}|{pydantic.VERSION}|{pydantic_core.__version__}|{yaml.__version__}".encode())
+    for path in sorted(_ENGINE.rglob("*.py")):
+        digest.update(str(path.relative_to(_ENGINE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
+    """A digest of everything a compilation of these catalog files depends on: their bytes,
+    every file under the prompt and schema `folders` (so a file added in front of another
+    counts too), the engine's source and the libraries' versions."""
+    digest = hashlib.sha256(_engine_state())
+    for path in catalogs:
+        digest.update(f"catalog\0{path.resolve()}\0".encode() + (path.read_bytes() if path.is_file() else b"\1missing") + b"\0")
+    for folder in folders:
+        digest.update(f"folder\0{folder.resolve()}\0{folder.is_dir()}\0".encode())
+        for root, directories, files in os.walk(folder):
+            directories.sort()
+            for file in sorted(files):
+                path = Path(root) / file
+                digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def inside(paths: Iterable[Path], folders: Sequence[Path]) -> bool:
+    """Whether every one of `paths` lies under one of `folders` (and so counts in `state`)."""
+    roots = [folder.resolve() for folder in folders]
+    return all(any(path.resolve().is_relative_to(root) for root in roots) for path in paths)
+
+def _record_path(catalog: Path) -> Path:
+    import platformdirs
+
+    key = hashlib.sha256(str(catalog.resolve()).encode()).hexdigest()[:32]
+    return Path(platformdirs.user_cache_dir("llm-scorers")) / "catalogs" / f"{key}.json"
+
+
+def recall(catalog: Path) -> list[dict[str, Any]] | None:
+    """The scorers of `catalog` (id, name, direction, requires, judge, description), when it
+    was found clean and nothing it depends on has changed since; else None."""
+    try:
+        record = json.loads(_record_path(catalog).read_text(encoding="utf-8"))
+        if record.get("catalog") != str(catalog.resolve()):
+            return None
+        if record.get("state") != state([Path(name) for name in record["catalogs"]], [Path(name) for name in record["folders"]]):
+            return None
+        scorers = record["scorers"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return scorers if isinstance(scorers, list) else None
+
+
+def remember(catalog: Path, catalogs: Sequence[Path], folders: Sequence[Path], compiled_state: str, scorers: list[dict[str, Any]]) -> None:
+    """Records that `catalog` compiled clean in `compiled_state` (see `state`)."""
+    record = {
+        "catalog": str(catalog.resolve()),
+        "catalogs": [str(path.resolve()) for path in catalogs],
+        "folders": [str(path.resolve()) for path in folders],
+        "state": compiled_state,
+        "scorers": scorers,
+    }
+    try:
+        target = _record_path(catalog)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Written whole, then renamed: a process reading at the same time sees the old record or the new one.
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, suffix=".tmp", delete=False) as handle:
+            json.dump(record, handle)
+        os.replace(handle.name, target)
+    except OSError:
+        pass  # a read-only or full disk costs the next run a compilation, nothing else

@@ -1,0 +1,146 @@
+"""`scorers check` and `scorers list` remember a catalog that compiled clean, so an unchanged
+catalog is not compiled again; any change to what the compilation read (the catalog, a
+template, a schema, a file added in front of another, the engine itself) and it is compiled
+again, so a mistake is always reported, never hidden by what was remembered."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import engine.catalog as catalog_module
+from engine.catalog import check_catalog, verified
+from engine.cli import app
+
+runner = CliRunner()
+
+CATALOG = """\
+scorers:
+  polite:
+    name: Polite
+    description: Whether the output is polite.
+    direction: higher_is_better
+    steps:
+      - id: judge
+        kind: llm
+        prompt: polite.j2
+        schema: {schema}
+      - id: score
+        kind: score
+        score: "1 if judge.verdict == 'yes' else 0"
+"""
+PROMPT = "Is this polite?\n{{ output | untrusted('output') }}\n"
+SCHEMA = "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n"
+
+
+def write(root: Path, schema: str = "verdict.yaml") -> Path:
+    files = {"catalog.yaml": CATALOG.format(schema=schema), "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root / "catalog.yaml"
+
+
+@pytest.fixture
+def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The catalogs compiled from now on."""
+    compiled: list[Path] = []
+    real = catalog_module.compile_catalog
+
+    def counting(source: Any, read: Any = None) -> Any:
+        compiled.append(source.path)
+        return real(source, read)
+
+    monkeypatch.setattr(catalog_module, "compile_catalog", counting)
+    return compiled
+
+
+def test_an_unchanged_clean_catalog_is_checked_once(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path)
+    assert check_catalog(path) == ([], 37)
+    assert check_catalog(path) == ([], 37)
+    assert check_catalog(None) == ([], 36)
+    assert check_catalog(None) == ([], 36)
+    assert compilations == [path.resolve(), catalog_module.builtin_catalog_path().resolve()]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda root: (root / "prompts/polite.j2").write_text("Is this polite?\n{{ outptu }}\n", encoding="utf-8"), "polite.j2:2"),
+        (lambda root: (root / "schemas/verdict.yaml").write_text(SCHEMA.replace("string", "strnig"), encoding="utf-8"), "verdict.yaml:3"),
+        (lambda root: (root / "catalog.yaml").write_text(CATALOG.format(schema="verdict.yaml").replace("== 'yes'", "== 'yse'"), encoding="utf-8"), "catalog.yaml:13"),
+        # A template of the host's folder, added in front of the built-in one of the same name.
+        (lambda root: _shadow(root / "prompts", _builtin_templates()[0], "{{ outptu }}\n"), ".j2:1"),
+    ],
+)
+def test_any_change_to_what_was_checked_is_checked_again(tmp_path: Path, change: Any, expected: str) -> None:
+    path = write(tmp_path)
+    assert check_catalog(path) == ([], 37)
+    change(tmp_path)
+    problems, _ = check_catalog(path)
+    assert problems and any(expected in str(problem) for problem in problems), [str(problem) for problem in problems]
+
+
+def _shadow(folder: Path, name: str, text: str) -> None:
+    (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+
+
+def _builtin_templates() -> list[str]:
+    folder = catalog_module.builtin_catalog_path().parent / "prompts"
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*.j2") if "partials" not in path.parts)
+
+
+def test_a_broken_catalog_is_never_remembered(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path)
+    (tmp_path / "prompts/polite.j2").write_text("{{ outptu }}\n", encoding="utf-8")
+    for _ in range(2):
+        problems, count = check_catalog(path)
+        assert count == 0 and "outptu" in str(problems[0])
+    (tmp_path / "prompts/polite.j2").write_text(PROMPT, encoding="utf-8")
+    assert check_catalog(path) == ([], 37)
+    assert len(compilations) == 3
+
+
+def test_another_engine_checks_again(tmp_path: Path, compilations: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path)
+    check_catalog(path)
+    monkeypatch.setattr(verified, "_engine_state", lambda: b"an engine with other checks")
+    check_catalog(path)
+    assert len(compilations) == 2
+
+
+def test_a_catalog_reading_a_file_outside_its_folders_is_not_remembered(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path / "catalog", schema="../../shared/verdict.yaml")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared/verdict.yaml").write_text(SCHEMA, encoding="utf-8")
+    assert check_catalog(path) == ([], 37)
+    (tmp_path / "shared/verdict.yaml").write_text(SCHEMA.replace("string", "strnig"), encoding="utf-8")
+    problems, _ = check_catalog(path)
+    assert problems and "strnig" in str(problems[0])
+    assert len(compilations) == 2
+
+
+def test_list_shows_the_same_scorers_remembered_or_compiled(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path)
+    first = runner.invoke(app, ["list", "--config", str(path), "--json"])
+    again = runner.invoke(app, ["list", "--config", str(path), "--json"])
+    assert first.exit_code == again.exit_code == 0
+    assert json.loads(first.stdout) == json.loads(again.stdout)
+    assert {"id": "polite", "name": "Polite", "direction": "higher_is_better", "requires": ["output"], "judge": True, "description": "Whether the output is polite."} in json.loads(again.stdout)
+    assert len(compilations) == 1
+
+
+def test_a_cache_folder_that_cannot_be_written_only_costs_a_compilation(tmp_path: Path, compilations: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    path = write(tmp_path / "catalog")
+    assert check_catalog(path) == ([], 37)
+    assert check_catalog(path) == ([], 37)
+    assert len(compilations) == 2
