@@ -168,18 +168,28 @@ def startup_times(folder: Path) -> dict[str, dict[str, tuple[float, float]]]:
     (the built-in catalog, then a host's), run as an installed package runs them: with its
     bytecode cached (written under `folder` on a first run, so the checkout stays clean).
     `cold`: each run compiles the catalog (no record of it: a fresh cache folder per run);
-    `warm`: the catalog is unchanged since it was last found clean, so it is not compiled."""
+    `warm`: the catalog is unchanged since it was last found clean, so it is not compiled;
+    `edited` (a host's catalog): it is compiled, the built-in one beside it is remembered,
+    as after the host's files were edited."""
     scorers = Path(sys.executable).parent / "scorers"
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     environment["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
     times: dict[str, dict[str, tuple[float, float]]] = {}
     for arguments in STARTUP_COMMANDS:
         label = " ".join(["scorers", *(Path(argument).name if "/" in argument else argument for argument in arguments)])
-        for kind in ("cold", "warm"):
+        host = len(arguments) > 1
+        for kind in ("cold", "warm", "edited") if host else ("cold", "warm"):
             runs = []
             for attempt in range(6):  # the first one writes the bytecode (and, warm, the record)
                 # A cache folder of its own for every cold run; one for all warm runs of a command.
                 environment["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="user-cache-", dir=folder) if kind == "cold" or not attempt else environment["XDG_CACHE_HOME"]
+                if kind == "edited":
+                    records = Path(environment["XDG_CACHE_HOME"]) / "llm-scorers" / "catalogs"
+                    if not attempt:
+                        subprocess.run([str(scorers), "check"], check=True, capture_output=True, env=environment)
+                        builtin = set(records.iterdir())
+                    for record in set(records.iterdir()) - builtin:
+                        record.unlink()  # the host's catalog is new to it
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 subprocess.run([str(scorers), *arguments], check=True, capture_output=True, env=environment)

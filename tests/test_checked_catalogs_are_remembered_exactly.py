@@ -48,13 +48,14 @@ def write(root: Path, schema: str = "verdict.yaml") -> Path:
 
 @pytest.fixture
 def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The catalogs compiled from now on."""
-    compiled: list[Path] = []
+    """The catalogs compiled from now on (a host catalog compiled without the built-in
+    scorers it offers is listed with `(own scorers)` after its name)."""
+    compiled: list[Any] = []
     real = catalog_module.compile_catalog
 
-    def counting(source: Any, read: Any = None) -> Any:
-        compiled.append(source.path)
-        return real(source, read)
+    def counting(source: Any, read: Any = None, with_inherited: bool = True) -> Any:
+        compiled.append(source.path if with_inherited else (source.path, "(own scorers)"))
+        return real(source, read, with_inherited)
 
     monkeypatch.setattr(catalog_module, "compile_catalog", counting)
     return compiled
@@ -79,7 +80,10 @@ def test_an_unchanged_clean_catalog_is_checked_once(tmp_path: Path, compilations
         (lambda root: _shadow(root / "prompts", _builtin_templates()[0], "{{ outptu }}\n"), ".j2:1"),
     ],
 )
-def test_any_change_to_what_was_checked_is_checked_again(tmp_path: Path, change: Any, expected: str) -> None:
+@pytest.mark.parametrize("builtin_remembered", [False, True], ids=["alone", "beside-the-remembered-builtin-catalog"])
+def test_any_change_to_what_was_checked_is_checked_again(tmp_path: Path, change: Any, expected: str, builtin_remembered: bool) -> None:
+    if builtin_remembered:
+        assert check_catalog(None) == ([], 36)
     path = write(tmp_path)
     assert check_catalog(path) == ([], 37)
     change(tmp_path)
@@ -144,3 +148,25 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_a_compilation(tmp_path
     assert check_catalog(path) == ([], 37)
     assert check_catalog(path) == ([], 37)
     assert len(compilations) == 2
+
+
+def test_beside_the_remembered_builtin_catalog_a_host_catalog_compiles_only_its_own_scorers(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path)
+    whole = catalog_module.summary(catalog_module.load_scorers(path))  # every scorer compiled here
+    assert check_catalog(None) == ([], 36)
+    compilations.clear()
+
+    assert catalog_module.checked_summary(path) == whole
+    assert compilations == [(path.resolve(), "(own scorers)")]
+
+
+def test_a_host_template_in_front_of_a_builtin_one_compiles_the_builtin_scorers_again(tmp_path: Path, compilations: list[Path]) -> None:
+    assert check_catalog(None) == ([], 36)
+    path = write(tmp_path)
+    _shadow(tmp_path / "prompts", "partials/blocks.j2", "{{ a syntax error\n")
+    compilations.clear()
+
+    problems, count = check_catalog(path)
+
+    assert count == 0 and problems and "blocks.j2" in str(problems[0])
+    assert compilations == [path.resolve()]  # the whole catalog, built-in scorers and all

@@ -200,14 +200,14 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
 
 def summary(catalog: Catalog) -> list[dict[str, Any]]:
     """One row per scorer, as `scorers list` shows them."""
-    rows = []
-    for scorer_id in catalog.ids():
-        definition = catalog.definition(scorer_id)
-        rows.append({
-            "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
-            "judge": catalog.plan(scorer_id).needs_judge, "description": definition.description,
-        })  # fmt: skip
-    return rows
+    return [_row(catalog.definition(scorer_id), catalog.plan(scorer_id)) for scorer_id in catalog.ids()]
+
+
+def _row(definition: ScorerDefinition, plan: ScorerPlan) -> dict[str, Any]:
+    return {
+        "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
+        "judge": plan.needs_judge, "description": definition.description,
+    }  # fmt: skip
 
 
 def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
@@ -224,11 +224,37 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     source = CatalogSource(own, None if builtin else _builtin_source())
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
-    catalog = Catalog(source)
-    rows = summary(catalog)
+    inherited = None if builtin else _inherited_unchanged(source)
+    if inherited is None:
+        catalog = Catalog(source)
+        rows, files_read = summary(catalog), catalog.files_read
+    else:
+        files_read = set()
+        own_scorers = compile_catalog(source, files_read, with_inherited=False)
+        rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
-    if verified.inside(catalog.files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
+    if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
         verified.remember(own, catalogs, folders, compiled_state, rows)
+    return rows
+
+
+def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
+    """The rows of the built-in scorers a host catalog offers, when compiling them there
+    would do exactly what compiling the built-in catalog did: that catalog was found clean
+    and nothing it depends on has changed since, and no file of the host's prompt or schema
+    folders shadows one of its files (a host catalog's `defaults:` apply to its own scorers
+    only). None when they must be compiled again."""
+    assert source.fallback is not None
+    rows = verified.recall(builtin_catalog_path())
+    if rows is None:
+        return None
+    pairs = zip([source.templates_path[0], source.schemas_path[0]], [source.fallback.templates_path[0], source.fallback.schemas_path[0]])
+    for own_folder, builtin_folder in pairs:
+        if own_folder.resolve() == builtin_folder.resolve():
+            return None
+        for root, _, files in os.walk(own_folder):
+            if any((builtin_folder / Path(root).relative_to(own_folder) / name).exists() for name in files):
+                return None
     return rows
 
 

@@ -583,15 +583,18 @@ def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
     return None
 
 
-def compile_catalog(source: CatalogSource, read: set[Path] | None = None) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
-    """Every scorer the source offers, validated and compiled, by id. Every problem of every
-    scorer is gathered and raised at once (CatalogErrors); a scorer with a problem is not
-    compiled further, the others are. `read` is given the template and schema files used."""
+def compile_catalog(
+    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True
+) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
+    """Every scorer the source offers (only its own with `with_inherited=False`), validated
+    and compiled, by id. Every problem of every scorer is gathered and raised at once
+    (CatalogErrors); a scorer with a problem is not compiled further, the others are. `read`
+    is given the template and schema files used."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
     inherited = source.fallback.resolved() if source.fallback else {}
-    ids = [*source.scorers, *(scorer_id for scorer_id in inherited if scorer_id not in source.scorers)]
+    ids = [*source.scorers, *(scorer_id for scorer_id in inherited if scorer_id not in source.scorers and with_inherited)]
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
