@@ -91,8 +91,6 @@ class LineOutcome:
         """Worth asking again: the server failed, was rate limited, or the batch ran out of time."""
         if self.code in ("batch_expired", "batch_cancelled", "batch_failed"):
             return True
-        if self.code == TOO_LARGE:
-            return False
         return self.status_code is None or self.status_code == 429 or self.status_code >= 500
 
 
