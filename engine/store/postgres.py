@@ -25,9 +25,7 @@ from .base import (
     RunInfo,
     RunLease,
     RunStatus,
-    RunSummary,
     ScorerUsage,
-    ScoreStats,
 )
 from .migrations import Migration, check_sequence, pending, split_statements
 from .sql import SQLResults
@@ -148,6 +146,7 @@ class PostgresStore(SQLResults):
     of this process."""
 
     placeholder = "%s"
+    runs_sql = f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
         try:
@@ -317,25 +316,6 @@ class PostgresStore(SQLResults):
         data["metadata"] = data["metadata"] or {}
         data["steps"] = data["steps"] or {}
         return ResultRecord.model_validate(data)
-
-    def summary(self, run: str) -> list[ScoreStats]:
-        rows = self._read(
-            "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
-            "MIN(score) AS min, MAX(score) AS max, COUNT(error) AS errors, "
-            "COUNT(*) FILTER (WHERE error IS NULL AND not_scorable IS NOT NULL) AS not_scorable "
-            "FROM results WHERE run = %s GROUP BY scorer_id ORDER BY MIN(id)",
-            (run,),
-        )
-        return [ScoreStats.model_validate(dict(row)) for row in rows]
-
-    def runs(self) -> list[RunSummary]:
-        summaries = []
-        rows = self._read(f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC")
-        for row in rows:
-            run = self._run(row)
-            items = self._read("SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = %s", (run.name,))[0]["n"]
-            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
-        return summaries
 
     # provider batch jobs
 

@@ -1,5 +1,5 @@
 """What the two database stores share: reading results back is the same SQL but for the
-driver's parameter placeholder and how timestamps are kept."""
+driver's parameter placeholder, how timestamps are kept and how a run's row is read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .base import ResultRecord, Source
+from .base import ResultRecord, RunInfo, RunSummary, ScoreStats, Source
 
 
 class SQLResults:
@@ -16,12 +16,18 @@ class SQLResults:
 
     #: The driver's parameter placeholder: `?` (sqlite3) or `%s` (psycopg).
     placeholder = "?"
+    #: Every run's row, newest first, as `_run` reads it.
+    runs_sql = "SELECT * FROM runs ORDER BY updated_at DESC"
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> Sequence[Any]:
         raise NotImplementedError
 
     @staticmethod
     def _record(row: Any) -> ResultRecord:
+        raise NotImplementedError
+
+    @staticmethod
+    def _run(row: Any) -> RunInfo:
         raise NotImplementedError
 
     @staticmethod
@@ -84,3 +90,21 @@ class SQLResults:
             sql += f" LIMIT {mark}"
             parameters.append(int(limit))
         return [self._record(row) for row in self._read(sql, parameters)]
+
+    def summary(self, run: str) -> list[ScoreStats]:
+        rows = self._read(
+            "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
+            "MIN(score) AS min, MAX(score) AS max, COUNT(error) AS errors, "
+            "SUM(CASE WHEN error IS NULL AND not_scorable IS NOT NULL THEN 1 ELSE 0 END) AS not_scorable "
+            f"FROM results WHERE run = {self.placeholder} GROUP BY scorer_id ORDER BY MIN(id)",
+            (run,),
+        )
+        return [ScoreStats.model_validate(dict(row)) for row in rows]
+
+    def runs(self) -> list[RunSummary]:
+        summaries = []
+        for row in self._read(self.runs_sql):
+            run = self._run(row)
+            items = self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run.name,))[0]["n"]
+            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
+        return summaries

@@ -20,9 +20,7 @@ from .base import (
     RunInfo,
     RunLease,
     RunStatus,
-    RunSummary,
     ScorerUsage,
-    ScoreStats,
 )
 from .migrations import Migration, check_sequence, pending, split_statements
 from .sql import SQLResults
@@ -346,24 +344,6 @@ class SQLiteStore(SQLResults):
     @staticmethod
     def _stored_moment(moment: datetime) -> float:
         return _timestamp(moment)
-
-    def summary(self, run: str) -> list[ScoreStats]:
-        rows = self._read(
-            "SELECT scorer_id, MAX(direction) AS direction, COUNT(score) AS count, AVG(score) AS mean, "
-            "MIN(score) AS min, MAX(score) AS max, SUM(error IS NOT NULL) AS errors, "
-            "SUM(error IS NULL AND not_scorable IS NOT NULL) AS not_scorable "
-            "FROM results WHERE run = ? GROUP BY scorer_id ORDER BY MIN(id)",
-            (run,),
-        )
-        return [ScoreStats.model_validate(dict(row)) for row in rows]
-
-    def runs(self) -> list[RunSummary]:
-        summaries = []
-        for row in self._read("SELECT * FROM runs ORDER BY updated_at DESC"):
-            run = self._run(row)
-            items = self._read("SELECT COUNT(DISTINCT item_id) FROM results WHERE run = ?", (run.name,))[0][0]
-            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
-        return summaries
 
     # provider batch jobs
 
