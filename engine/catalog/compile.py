@@ -594,7 +594,7 @@ def compile_catalog(
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
     inherited = source.fallback.resolved() if source.fallback else {}
-    ids = [*source.scorers, *(scorer_id for scorer_id in inherited if scorer_id not in source.scorers and with_inherited)]
+    ids = [*source.scorers, *(scorer_id for scorer_id in inherited if scorer_id not in source.scorers)] if with_inherited else list(source.scorers)
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]

@@ -51,14 +51,18 @@ def jsonl_line(line: dict[str, Any]) -> bytes:
     return (json.dumps(line, ensure_ascii=False) + "\n").encode()
 
 
-def split_jobs(lines: dict[str, bytes], max_requests: int = MAX_JOB_REQUESTS, max_bytes: int = MAX_JOB_BYTES) -> list[dict[str, bytes]]:
+def split_jobs(
+    lines: dict[str, bytes], max_requests: int = MAX_JOB_REQUESTS, max_bytes: int = MAX_JOB_BYTES
+) -> tuple[list[dict[str, bytes]], list[str]]:
     """The encoded lines (by custom id) cut, in order, into input files within the limits of
-    one job. A line that alone exceeds `max_bytes` is left out: no job can take it."""
+    one job; and the ids of the lines that alone exceed `max_bytes`, which no job can take."""
     jobs: list[dict[str, bytes]] = []
+    too_large: list[str] = []
     current: dict[str, bytes] = {}
     size = 0
     for key, line in lines.items():
         if len(line) > max_bytes:
+            too_large.append(key)
             continue
         if current and (len(current) >= max_requests or size + len(line) > max_bytes):
             jobs.append(current)
@@ -67,7 +71,7 @@ def split_jobs(lines: dict[str, bytes], max_requests: int = MAX_JOB_REQUESTS, ma
         size += len(line)
     if current:
         jobs.append(current)
-    return jobs
+    return jobs, too_large
 
 
 def custom_id(body: dict[str, Any], attempt: int) -> str:

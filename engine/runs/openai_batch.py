@@ -154,13 +154,13 @@ class _Jobs:
         jobs = []
         for group in groups.values():
             lines = {key: jsonl_line({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": entry.body}) for key, entry in group.items()}
-            for key in lines:
-                if len(lines[key]) > self.max_job_bytes:
-                    self._answer(group[key], LineOutcome(code=TOO_LARGE, message=(
-                        f"the request is {len(lines[key]):,} bytes, more than a Batch API job takes ({self.max_job_bytes:,}); "
-                        "shorten the item or score it without --batch-api"
-                    )))  # fmt: skip
-            for job_lines in split_jobs(lines, self.max_job_requests, self.max_job_bytes):
+            cut, too_large = split_jobs(lines, self.max_job_requests, self.max_job_bytes)
+            for key in too_large:
+                self._answer(group[key], LineOutcome(code=TOO_LARGE, message=(
+                    f"the request is {len(lines[key]):,} bytes, more than a Batch API job takes ({self.max_job_bytes:,}); "
+                    "shorten the item or score it without --batch-api"
+                )))  # fmt: skip
+            for job_lines in cut:
                 jobs.append(self._job({key: group[key] for key in job_lines}, list(job_lines.values())))
         await asyncio.gather(*jobs)
 
