@@ -25,6 +25,7 @@ from .client import (
     _joined,
     _judge_error,
     _wanted,
+    observing_http_client,
     shared_client,
 )
 from .config import JudgeConfig
@@ -66,19 +67,7 @@ class AnthropicJudge:
 
     @property
     def identity(self) -> dict[str, Any]:
-        """What decides an answer besides the request (what a response cache keys on)."""
-        base_url, _ = self.config.endpoint()
-        return {"model": self.config.model, "endpoint": base_url or self.config.provider, "mode": self.config.mode}
-
-    def _http_client(self, anthropic: Any) -> Any:
-        observer = self.observe_responses
-        if observer is None:
-            return None
-
-        async def observe(response: Any) -> None:
-            observer(response.status_code, response.headers)
-
-        return anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
+        return self.config.identity()
 
     def _clients(self) -> tuple[Any, Any, str]:
         """(the SDK client, the Instructor client, the key) for this loop."""
@@ -91,7 +80,7 @@ class AnthropicJudge:
         sdk = shared_client(
             ("anthropic", base_url, key, config.timeout, config.http_retries, self.observe_responses),
             lambda: anthropic.AsyncAnthropic(
-                api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries, http_client=self._http_client(anthropic)
+                api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries, http_client=observing_http_client(anthropic, self.observe_responses)
             ),
         )
         structured = shared_client(

@@ -45,6 +45,18 @@ if TYPE_CHECKING:
 #: the responses the SDK retries on its own.
 ResponseObserver = Callable[[int, Mapping[str, str]], None]
 
+def observing_http_client(sdk: Any, observer: ResponseObserver | None) -> Any:
+    """An HTTP client for `sdk` (the `openai` or `anthropic` module) that tells `observer`
+    about every response; None (the SDK's own client) without an observer."""
+    if observer is None:
+        return None
+
+    async def observe(response: Any) -> None:
+        observer(response.status_code, response.headers)
+
+    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
+
+
 # Clients hold connection pools bound to the event loop that created them, so they are
 # shared per loop (every sync `run()` call gets a fresh loop).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
@@ -82,22 +94,12 @@ class OpenAIJudge:
 
     @property
     def identity(self) -> dict[str, Any]:
-        """What decides an answer besides the request: the model, where it is served, and how
-        structured answers are asked for (never the key)."""
-        base_url, _ = self.config.endpoint()
-        return {"model": self.config.model, "endpoint": base_url or self.config.provider, "mode": self.config.mode}
+        return self.config.identity()
 
     def _http_client(self) -> Any:
-        """An HTTP client that tells `observe_responses` about every response (None: the SDK's own)."""
-        observer = self.observe_responses
-        if observer is None:
-            return None
         import openai
 
-        async def observe(response: Any) -> None:
-            observer(response.status_code, response.headers)
-
-        return openai.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
+        return observing_http_client(openai, self.observe_responses)
 
     def _sdk(self, base_url: str | None, key: str) -> Any:
         import openai

@@ -163,6 +163,12 @@ class JudgeConfig(BaseModel):
                 "`providers:` in your catalog; `scorers judges` lists them)"
             )
 
+    def identity(self) -> dict[str, Any]:
+        """What decides a judge's answer besides the request, what a response cache keys on:
+        the model, where it is served, and how structured answers are asked for (never the key)."""
+        base_url, _ = self.endpoint()
+        return {"model": self.model, "endpoint": base_url or self.provider, "mode": self.mode}
+
     def where(self) -> str:
         """The endpoint, for messages (never the key)."""
         provider = self.provider_preset()
