@@ -17,7 +17,6 @@ from ..judge import ResponseCache, TokenUsage
 from ..judge.middleware.cache import cache_key
 from ..judge.prices import price_table
 from ..scoring import AnyScorer, Jury, Scorer
-from ..scoring.plan import JudgeStepPlan, ReasonStepPlan
 from ..scoring.preview import first_request
 from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
@@ -53,7 +52,7 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
     prices = price_table()
     estimates = [ScorerEstimate(scorer_id=scorer.id, model=scorer.judge.model) for scorer in judges]
     steps = {
-        scorer.id: [step for step in scorer.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))] for scorer in judges
+        scorer.id: [step.sampling for step in scorer.plan.steps if step.sampling is not None] for scorer in judges
     }
     identities = {id(scorer): getattr(scorer.judge, "identity", None) for scorer in judges}
     result = Estimate(scorers=estimates, batch_api=batch_api)
@@ -79,11 +78,11 @@ async def aestimate_evals(data: Data, scorers: Sequence[AnyScorer], cache: Respo
             identity = identities[id(scorer)]
             first_cached = cache is not None and identity is not None and await cache.aget(cache_key(identity, request)) is not None
             estimate.cached_calls += first_cached
-            for index, step in enumerate(steps[scorer.id]):
+            for index, sampling in enumerate(steps[scorer.id]):
                 if index == 0 and first_cached:
                     continue
                 estimate.calls += 1
-                answer = step.sampling.max_tokens or ANSWER_TOKENS
+                answer = sampling.max_tokens or ANSWER_TOKENS
                 estimate.usage = estimate.usage + TokenUsage(
                     prompt_tokens=prompt_tokens, completion_tokens=answer, total_tokens=prompt_tokens + answer
                 )

@@ -1,7 +1,8 @@
 """Where a run happens and a score is computed: a Scorer runs the steps of one plan for one
 output and returns a ScoreResult.
 
-The scorer knows kinds of steps (judge, score, reason), never particular scorers: what a
+The scorer knows neither particular scorers nor particular step kinds: it runs each step
+through its kind (`steps/`), in waves of steps that do not read each other, and what a
 step asks, how its answer is checked and how the score is reduced all come from the plan.
 """
 
@@ -15,27 +16,19 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from ..errors import ConfigError, ExpressionError, NotScorable, RunInputError
+from ..errors import ConfigError, NotScorable, RunInputError
 from ..formatting import plain, to_json
-from ..judge import AsksJudge, JudgeConfig, JudgeRequest
+from ..judge import AsksJudge, JudgeConfig
 from ..sync import run_sync
-from .answer_scope import answer_scope
 from .context import ContextList, ContextSources, GetContext, context_strings
-from .plan import (
-    AnyStepPlan,
-    ComputeStepPlan,
-    Evaluable,
-    JudgeStepPlan,
-    ReasonStepPlan,
-    ScorerPlan,
-    ScoreStepPlan,
-)
+from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
+from .steps import StepCall, step_kind
 from .tracing import record_score, scorer_span
 from .transcripts import (
     as_messages,
@@ -100,7 +93,7 @@ class Scorer:
             "get_context": getattr(self.get_context, "__qualname__", None) if self.get_context is not None else None,
             "model": self.judge.model,
             "mode": config.mode if config is not None else None,
-            "sampling": {step.id: step.sampling.model_dump() for step in self.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))},
+            "sampling": {step.id: step.sampling.model_dump() for step in self.plan.steps if step.sampling is not None},
             "max_input_chars": [self.plan.max_input_chars, self.plan.long_input],
         }
         return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -222,22 +215,18 @@ class Scorer:
             "metadata": plain(dict(metadata or {})),
         }
         done: dict[str, tuple[StepRecord, ContextList | None]] = {}
+        call = StepCall(self.id, self.judge, sample)
 
-        async def run_step(step: AnyStepPlan) -> None:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables, sample)
+        async def run_step(step: StepPlan) -> None:
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, call)
             done[step.id] = record, step_context
-            if isinstance(step, ScoreStepPlan):
-                variables["score"] = record.result["score"]
-                variables["score_values"] = {name: value for name, value in record.result.items() if name != "score"}
-            else:
-                variables[step.id] = record.result
+            variables.update(step_kind(step.kind).variables(step, record.result))
 
         for wave in self._waves:
             if len(wave) == 1:
                 await run_step(wave[0])
             else:
                 await _together([run_step(step) for step in wave])
-        score: float | None = None
         reason: str | None = None
         used_context: ContextList | None = None
         records: dict[str, StepRecord] = {}
@@ -245,11 +234,10 @@ class Scorer:
             record, step_context = done[step.id]
             records[step.id] = record
             used_context = step_context or used_context
-            if isinstance(step, ScoreStepPlan):
-                score = record.result["score"]
-            if isinstance(step, ReasonStepPlan):
+            if step_kind(step.kind).result_part == "reason":
                 reason = record.result
-        assert score is not None  # a plan has exactly one score step
+        score = variables.get("score")
+        assert isinstance(score, float)  # a plan has exactly one score step
         return ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
@@ -264,52 +252,29 @@ class Scorer:
 
     async def _run_step(
         self,
-        step: AnyStepPlan,
+        step: StepPlan,
         run: Run,
         run_context: ContextList | None,
         get_context: GetContext | None,
         variables: dict[str, Any],
-        sample: int = 0,
+        call: StepCall,
     ) -> tuple[StepRecord, ContextList | None]:
         """The step's record, and the context it was given (None when it read none)."""
         started = time.perf_counter()
+        kind = step_kind(step.kind)
         scope = dict(variables)
         # The context is resolved (get_context called) only for steps that use it, and only
         # once the step is known to run, unless its skip condition itself reads the context.
         if step.uses_context and step.skip_if is not None and "context" in step.skip_if.names:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
-        if step.skip_if is not None and self._evaluate(step.skip_if, scope):
-            return StepRecord(id=step.id, kind=step.kind, skipped=True, result=self._skipped_result(step, scope)), scope.get("context")
+        if step.skip_if is not None and call.evaluate(step.skip_if, scope):
+            return StepRecord(id=step.id, kind=step.kind, skipped=True, result=kind.skipped(step, scope)), scope.get("context")
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if "context" in scope:
             scope["context"] = self._context_within_limit(scope["context"])
-
-        if isinstance(step, ScoreStepPlan):
-            values = self._score(step, scope)
-            return StepRecord(id=step.id, kind="score", result=values, duration_ms=(time.perf_counter() - started) * 1000), None
-        if isinstance(step, ComputeStepPlan):
-            computed = self._compute(step, scope)
-            return StepRecord(id=step.id, kind="compute", result=computed, duration_ms=(time.perf_counter() - started) * 1000), scope.get("context")
-
-        system_prompt = step.system.render(scope) if step.system is not None else None
-        prompt = step.prompt.render(scope)
-        messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
-        with answer_scope(scope):
-            answer = await self.judge.ask(JudgeRequest(messages=messages, sampling=step.sampling, step=step.id, response_model=step.answer_model, sample=sample))
-        result: Any = _reason_text(answer.value) if isinstance(step, ReasonStepPlan) else plain(answer.value)
-        record = StepRecord(
-            id=step.id,
-            kind=step.kind,
-            system_prompt=system_prompt,
-            prompt=prompt,
-            result=result,
-            thinking=answer.thinking,
-            usage=answer.usage,
-            cached=answer.cached,
-            batch=answer.batch,
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
+        record = await kind.run(step, scope, call)
+        record.duration_ms = (time.perf_counter() - started) * 1000
         return record, scope.get("context")
 
     def _within_limit(self, field: str, text: str) -> str:
@@ -337,45 +302,12 @@ class Scorer:
             pieces.append(piece[:room])
         return pieces
 
-    def _skipped_result(self, step: AnyStepPlan, scope: Mapping[str, Any]) -> Any:
-        if isinstance(step, ReasonStepPlan):
-            assert step.on_skip is not None  # the spec requires on_skip with skip_if
-            return step.on_skip.render(scope)
-        if isinstance(step, ScoreStepPlan):
-            assert step.on_skip is not None
-            return {"score": float(step.on_skip)}
-        assert isinstance(step, (JudgeStepPlan, ComputeStepPlan))
-        return plain(step.on_skip)
 
-    def _evaluate(self, expression: Evaluable, scope: Mapping[str, Any]) -> Any:
-        try:
-            return expression(scope)
-        except ExpressionError as exc:
-            raise ConfigError(f"{self.id}: {exc}") from None
-
-    def _compute(self, step: ComputeStepPlan, scope: dict[str, Any]) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for name, compute in step.values.items():
-            value = self._evaluate(compute, {**scope, **values})
-            # Jinja's filters (select, map ...) give generators: a result is kept as a list.
-            values[name] = plain(list(value) if isinstance(value, Iterator) else value)
-        return values
-
-    def _score(self, step: ScoreStepPlan, scope: dict[str, Any]) -> dict[str, float]:
-        values: dict[str, float] = {}
-        for name, compute in step.values.items():
-            values[name] = self._evaluate(compute, {**scope, **values})
-        score = self._evaluate(step.score, {**scope, **values})
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-            raise ConfigError(f"{self.id}.{step.id}: score expression gave {score!r}, not a number")
-        return {**values, "score": round(float(score), step.round) if step.round is not None else float(score)}
-
-
-def _waves(plan: ScorerPlan) -> list[list[AnyStepPlan]]:
+def _waves(plan: ScorerPlan) -> list[list[StepPlan]]:
     """The plan's steps in waves: each step comes one wave after the latest step it reads,
     and the steps of a wave run at the same time."""
     level: dict[str, int] = {}
-    waves: list[list[AnyStepPlan]] = []
+    waves: list[list[StepPlan]] = []
     for step in plan.steps:
         level[step.id] = max((level[other] + 1 for other in plan.depends_on(step)), default=0)
         if level[step.id] == len(waves):
@@ -412,19 +344,3 @@ def _check_transcript(field: str, value: Any) -> None:
             f"the {field} is not a chat transcript (a list of messages with a `role`, e.g. "
             f'[{{"role": "assistant", "content": "..."}}]); found {shown}'
         )
-
-
-def _reason_text(value: Any) -> str:
-    """A reason is text: a `{reason}` answer is unwrapped, and so is a model that answered a
-    free-text request with a JSON object holding a `reason`."""
-    if isinstance(value, BaseModel):
-        return str(getattr(value, "reason", ""))
-    text = str(value).strip()
-    if text.startswith("{"):
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
-            return text
-        if isinstance(parsed, dict) and isinstance(parsed.get("reason"), str):
-            return str(parsed["reason"])
-    return text
