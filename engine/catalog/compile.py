@@ -242,6 +242,8 @@ class ScorerCompiler:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             place = position(self.source.scorers, [definition.id])
             self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
+        if "empty_output" in raw and "output" not in definition.requires:
+            self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
         # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
         described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
         hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
@@ -279,6 +281,7 @@ class ScorerCompiler:
             judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
             max_input_chars=definition.judge.max_input_chars,
             long_input=definition.judge.long_input,
+            empty_output=definition.empty_output,
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,

@@ -84,6 +84,13 @@ class ScorerDefinition(_Strict):
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
+    empty_output: Literal["not_scorable", "score"] = Field(
+        default="not_scorable",
+        description="An empty output (no text and no tool call: '', only whitespace, a transcript with no assistant message): "
+        "not_scorable (the default: the item is not scorable, with the reason, and never gets a score) or score (it is "
+        "scored like any other, for a scorer whose score of an empty output means something). Only for a scorer that "
+        "requires `output`",
+    )
     option_rules: list[Rule] = Field(
         default_factory=list,
         description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "

@@ -123,10 +123,7 @@ async def _replay(scorer: Scorer, item: EvalItem, cache: ResponseCache | None, e
     """One item through `scorer` with the cache as its only judge: what it would pay."""
     judge = _CacheReplay(scorer.judge.model, getattr(scorer.judge, "identity", None), cache)
     try:
-        await scorer.with_judge(judge).arun(
-            item.output, input=item.input, ground_truth=item.ground_truth, context=item.context,
-            turns=item.turns, expected_trajectory=item.expected_trajectory, metadata=item.metadata,
-        )  # fmt: skip
+        await scorer.with_judge(judge).ascore(item.run_input(item.output))
     except Exception:  # an item the run would reject is only counted here; the run says why
         if not judge.unanswered:
             estimate.not_rendered += 1

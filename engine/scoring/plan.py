@@ -98,6 +98,8 @@ class ScorerPlan:
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000
     long_input: Literal["refuse", "truncate"] = "refuse"
+    #: What an empty output is: not scorable (with the reason), or scored like any other.
+    empty_output: Literal["not_scorable", "score"] = "not_scorable"
     fingerprint: str
 
     @property

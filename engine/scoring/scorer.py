@@ -28,12 +28,14 @@ from ..sync import run_sync
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
+from .run_input import RunInput
 from .steps import StepCall, step_kind
 from .tracing import record_score, scorer_span
 from .transcripts import (
     as_messages,
     assistant_text,
     conversation_turns,
+    empty_output,
     extract_tool_calls,
     extract_tool_results,
     role_text,
@@ -118,12 +120,11 @@ class Scorer:
         metadata: Mapping[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output (sync wrapper of `arun`)."""
-        return run_sync(
-            self.arun(
-                output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, get_context=get_context,
-                turns=turns, expected_trajectory=expected_trajectory, metadata=metadata,
-            )  # fmt: skip
-        )
+        given = RunInput(
+            output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
+            expected_trajectory=expected_trajectory, metadata=metadata,
+        )  # fmt: skip
+        return self.score(given, get_context=get_context)
 
     async def arun(
         self,
@@ -138,66 +139,71 @@ class Scorer:
         metadata: Mapping[str, Any] | None = None,
         sample: int = 0,
     ) -> ScoreResult:
-        """Score one output. `output` is text or chat messages. `context` and `get_context`
-        are for this run only: `get_context` wins over the scorer's own, and `context` is
-        used when there is none, before the scorer's static context.
+        """Score one output; the fields are those of `RunInput`. `get_context` is for this
+        run only and wins over the scorer's own. `sample` numbers a repeated judgement of the
+        same output (each judge request carries it)."""
+        given = RunInput(
+            output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
+            expected_trajectory=expected_trajectory, metadata=metadata,
+        )  # fmt: skip
+        return await self.ascore(given, get_context=get_context, sample=sample)
 
-        `turns` is a whole conversation (chat messages, tool calls included): conversation
-        scorers read all of it; for the others, when `output` (or `input`) is not given, it
-        is the reply after the last user message (and that message's text).
-        `expected_trajectory` lists the tool calls expected (names, or `{tool_name, args}`).
-        `metadata` (an item's own material: a rubric, a reference) is the `metadata`
-        variable of every template and expression. `sample` numbers a repeated judgement of
-        the same output (each judge request carries it)."""
-        run_id = run_id or str(uuid.uuid4())
-        with scorer_span(self.id, self.plan.fingerprint, run_id, self.judge.model) as span:
-            result = await self._arun(output, input, ground_truth, run_id, context, get_context, turns, expected_trajectory, metadata, sample)
+    def score(self, given: RunInput, get_context: GetContext | None = None) -> ScoreResult:
+        """Score one run input (sync wrapper of `ascore`)."""
+        return run_sync(self.ascore(given, get_context=get_context))
+
+    async def ascore(self, given: RunInput, get_context: GetContext | None = None, sample: int = 0) -> ScoreResult:
+        """Score one run input: what `arun` does, with the fields in one value."""
+        given = given if given.run_id else given.with_run_id(str(uuid.uuid4()))
+        assert given.run_id is not None
+        with scorer_span(self.id, self.plan.fingerprint, given.run_id, self.judge.model) as span:
+            result = await self._ascore(given, get_context, sample)
             record_score(span, result.score, result.reason)
             return result
 
-    async def _arun(
-        self,
-        output: Any,
-        input: Any,  # noqa: A002
-        ground_truth: Any,
-        run_id: str,
-        context: list[str] | None,
-        get_context: GetContext | None,
-        turns: list[Any] | None,
-        expected_trajectory: list[Any] | None,
-        metadata: Mapping[str, Any] | None,
-        sample: int,
-    ) -> ScoreResult:
-        started = time.perf_counter()
+    def _prepared(self, given: RunInput) -> Run:
+        """The run as the steps and `get_context` see it; refuses what cannot be scored."""
+        output, input, turns = given.output, given.input, given.turns  # noqa: A001
         if turns is not None:
             if not isinstance(turns, (list, tuple)):
                 raise RunInputError(f"{self.id}: `turns` must be a list of chat messages, got {type(turns).__name__}")
-            last_input, last_reply = split_conversation(turns)
+            last_input, last_reply = split_conversation(list(turns))
             output = last_reply if output is None else output
             input = last_input if input is None else input  # noqa: A001
-        if expected_trajectory is not None and not isinstance(expected_trajectory, (list, tuple)):
+        if given.expected_trajectory is not None and not isinstance(given.expected_trajectory, (list, tuple)):
             raise RunInputError(f"{self.id}: `expected_trajectory` must be a list of tool names or {{tool_name, args}} objects")
         for field, value in (("output", output), ("input", input)):
             _check_transcript(field, value)
-        run = Run(
-            run_id=run_id,
-            output=output,
-            input=input,
-            ground_truth=ground_truth,
-            output_text=self._within_limit("output", assistant_text(output)),
-            input_text=self._within_limit("input", role_text(input, "user")) if input is not None else None,
-            turns=turns,
-            expected_trajectory=expected_trajectory,
-        )
-        given = {"output": output, "input": input, "ground_truth": ground_truth, "turns": turns, "expected_trajectory": expected_trajectory}
-        for field, value in given.items():
+        present = {"output": output, "input": input, "ground_truth": given.ground_truth, "turns": turns, "expected_trajectory": given.expected_trajectory}
+        for field, value in present.items():
             if field in self.plan.requires and value is None:
                 flag = field.replace("_", "-")
                 raise NotScorable(
                     f"{self.id} needs `{field}` for every run: give --{flag} on the command line, "
                     f"{field}=... in Python, or the `{field}` field of each item in a data file"
                 )
-        run_context = context_strings(context, "context") if context is not None else None
+        output_text = assistant_text(output)
+        if "output" in self.plan.requires and self.plan.empty_output == "not_scorable":
+            empty = empty_output(output, output_text)
+            if empty is not None:
+                raise NotScorable(f"{self.id}: the output is {empty}: there is nothing to judge")
+        assert given.run_id is not None
+        return Run(
+            run_id=given.run_id,
+            output=output,
+            input=input,
+            ground_truth=given.ground_truth,
+            output_text=self._within_limit("output", output_text),
+            input_text=self._within_limit("input", role_text(input, "user")) if input is not None else None,
+            turns=turns,
+            expected_trajectory=given.expected_trajectory,
+        )
+
+    async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
+        started = time.perf_counter()
+        run = self._prepared(given)
+        ground_truth, turns, expected_trajectory = given.ground_truth, run.turns, given.expected_trajectory
+        run_context = context_strings(given.context, "context") if given.context is not None else None
         if "context" in self.plan.requires and get_context is None and self.get_context is None:
             # Without get_context the context is already known: a run that has none fails
             # here, before the judge is paid for steps that come ahead of the context's use.
@@ -207,12 +213,12 @@ class Scorer:
             "input": run.input_text,
             "ground_truth": ground_truth if ground_truth is None or isinstance(ground_truth, str) else to_json(ground_truth),
             "options": self.options.model_dump(),
-            "messages": plain(as_messages(output)),
-            "tool_calls": extract_tool_calls(output),
-            "tool_results": extract_tool_results(output),
+            "messages": plain(as_messages(run.output)),
+            "tool_calls": extract_tool_calls(run.output),
+            "tool_results": extract_tool_results(run.output),
             "turns": conversation_turns(turns) if turns is not None else None,
             "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
-            "metadata": plain(dict(metadata or {})),
+            "metadata": plain(dict(given.metadata or {})),
         }
         done: dict[str, tuple[StepRecord, ContextList | None]] = {}
         call = StepCall(self.id, self.judge, sample)
