@@ -79,6 +79,7 @@ def catalog(tmp_path: Path, steps: str) -> Path:
                 name: Shouting
                 description: Share of sentences that end with an exclamation mark
                 direction: lower_is_better
+                empty_output: score
                 steps:
             """)
         + textwrap.indent(textwrap.dedent(steps), " " * 6),

@@ -12,7 +12,6 @@ import asyncio
 import copy
 import hashlib
 import json
-import logging
 import math
 import time
 import uuid
@@ -21,29 +20,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError, NotScorable, RunInputError
-from ..formatting import plain, to_json
+from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from ..sync import run_sync
 from .context import ContextList, ContextSources, GetContext, context_strings
+from .inputs import context_within_limit, prepared_run, run_variables
 from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
 from .run_input import RunInput
 from .steps import StepCall, step_kind
 from .tracing import record_score, scorer_span
-from .transcripts import (
-    as_messages,
-    assistant_text,
-    conversation_turns,
-    empty_output,
-    extract_tool_calls,
-    extract_tool_results,
-    role_text,
-    split_conversation,
-)
-
-logger = logging.getLogger("engine.scoring")
-
 
 class Scorer:
     """A scorer created from a plan, a judge and options. `judge_config` (how the judge is
@@ -161,65 +147,15 @@ class Scorer:
             record_score(span, result.score, result.reason)
             return result
 
-    def _prepared(self, given: RunInput) -> Run:
-        """The run as the steps and `get_context` see it; refuses what cannot be scored."""
-        output, input, turns = given.output, given.input, given.turns  # noqa: A001
-        if turns is not None:
-            if not isinstance(turns, (list, tuple)):
-                raise RunInputError(f"{self.id}: `turns` must be a list of chat messages, got {type(turns).__name__}")
-            last_input, last_reply = split_conversation(list(turns))
-            output = last_reply if output is None else output
-            input = last_input if input is None else input  # noqa: A001
-        if given.expected_trajectory is not None and not isinstance(given.expected_trajectory, (list, tuple)):
-            raise RunInputError(f"{self.id}: `expected_trajectory` must be a list of tool names or {{tool_name, args}} objects")
-        for field, value in (("output", output), ("input", input)):
-            _check_transcript(field, value)
-        present = {"output": output, "input": input, "ground_truth": given.ground_truth, "turns": turns, "expected_trajectory": given.expected_trajectory}
-        for field, value in present.items():
-            if field in self.plan.requires and value is None:
-                flag = field.replace("_", "-")
-                raise NotScorable(
-                    f"{self.id} needs `{field}` for every run: give --{flag} on the command line, "
-                    f"{field}=... in Python, or the `{field}` field of each item in a data file"
-                )
-        output_text = assistant_text(output)
-        if "output" in self.plan.requires and self.plan.empty_output == "not_scorable":
-            empty = empty_output(output, output_text)
-            if empty is not None:
-                raise NotScorable(f"{self.id}: the output is {empty}: there is nothing to judge")
-        assert given.run_id is not None
-        return Run(
-            run_id=given.run_id,
-            output=output,
-            input=input,
-            ground_truth=given.ground_truth,
-            output_text=self._within_limit("output", output_text),
-            input_text=self._within_limit("input", role_text(input, "user")) if input is not None else None,
-            turns=turns,
-            expected_trajectory=given.expected_trajectory,
-        )
-
     async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
         started = time.perf_counter()
-        run = self._prepared(given)
-        ground_truth, turns, expected_trajectory = given.ground_truth, run.turns, given.expected_trajectory
+        run = prepared_run(self.plan, given)
         run_context = context_strings(given.context, "context") if given.context is not None else None
         if "context" in self.plan.requires and get_context is None and self.get_context is None:
             # Without get_context the context is already known: a run that has none fails
             # here, before the judge is paid for steps that come ahead of the context's use.
             await self.contexts.resolve("", run, run_context)
-        variables: dict[str, Any] = {
-            "output": run.output_text,
-            "input": run.input_text,
-            "ground_truth": ground_truth if ground_truth is None or isinstance(ground_truth, str) else to_json(ground_truth),
-            "options": self.options.model_dump(),
-            "messages": plain(as_messages(run.output)),
-            "tool_calls": extract_tool_calls(run.output),
-            "tool_results": extract_tool_results(run.output),
-            "turns": conversation_turns(turns) if turns is not None else None,
-            "expected_trajectory": plain(list(expected_trajectory)) if expected_trajectory is not None else None,
-            "metadata": plain(dict(given.metadata or {})),
-        }
+        variables = run_variables(run, given, self.options.model_dump())
         done: dict[str, tuple[StepRecord, ContextList | None]] = {}
         call = StepCall(self.id, self.judge, sample)
 
@@ -278,35 +214,10 @@ class Scorer:
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if "context" in scope:
-            scope["context"] = self._context_within_limit(scope["context"])
+            scope["context"] = context_within_limit(self.plan, scope["context"])
         record = await kind.run(step, scope, call)
         record.duration_ms = (time.perf_counter() - started) * 1000
         return record, scope.get("context")
-
-    def _within_limit(self, field: str, text: str) -> str:
-        limit = self.plan.max_input_chars
-        if len(text) <= limit:
-            return text
-        if self.plan.long_input == "refuse":
-            raise RunInputError(
-                f"{self.id}: the {field} is {len(text):,} characters, over max_input_chars ({limit:,}); raise `judge: "
-                "max_input_chars:` (max_input_chars= in Python) or set `judge: long_input: truncate`"
-            )
-        logger.warning("%s: the %s is %s characters; only the first %s are judged (judge: max_input_chars)", self.id, field, f"{len(text):,}", f"{limit:,}")
-        return text[:limit]
-
-    def _context_within_limit(self, context: ContextList) -> ContextList:
-        total = sum(len(piece) for piece in context)
-        if total <= self.plan.max_input_chars:
-            return context
-        kept = self._within_limit("context", "\n".join(context))  # refuses, or warns and cuts
-        pieces: ContextList = []
-        for piece in context:  # whole pieces as far as they fit, then the start of the next
-            room = len(kept) - sum(len(item) + 1 for item in pieces)
-            if room <= 0:
-                break
-            pieces.append(piece[:room])
-        return pieces
 
 
 def _waves(plan: ScorerPlan) -> list[list[StepPlan]]:
@@ -333,20 +244,3 @@ async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-
-
-def _check_transcript(field: str, value: Any) -> None:
-    """Structured values must be chat messages: anything else would be judged as an empty
-    text and get the best score of a scorer that finds nothing wrong in nothing."""
-    if value is None or isinstance(value, str):
-        return
-    messages = [value] if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else None
-    if messages is None:
-        raise RunInputError(f"the {field} must be text or chat messages, got {type(value).__name__}")
-    bad = next((message for message in messages if not isinstance(message, Mapping) or not isinstance(message.get("role"), str)), None)
-    if bad is not None or (isinstance(value, Mapping) and not messages):
-        shown = json.dumps(bad, default=str)[:80] if bad is not None else "{}"
-        raise RunInputError(
-            f"the {field} is not a chat transcript (a list of messages with a `role`, e.g. "
-            f'[{{"role": "assistant", "content": "..."}}]); found {shown}'
-        )
