@@ -241,6 +241,9 @@ class CatalogFile(_Strict):
         description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
     )
     scorers: dict[str, dict[str, Any]]
+    monitors: Optional[dict[str, dict[str, Any]]] = Field(
+        default=None, description="Monitors over the live scores of these scorers: statistic, window, condition, alerts (docs/monitoring.md)"
+    )
 
 
 class _EditorCatalog(CatalogFile):

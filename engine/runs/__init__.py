@@ -13,7 +13,8 @@ from .batch import (
 )
 from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
-from .live import LiveScorer, LiveStats, attach_scorers
+from .live import LiveScorer, attach_scorers
+from .live_sampling import LiveStats
 from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
 from .results import (
     Agreement,
