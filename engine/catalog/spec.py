@@ -193,6 +193,11 @@ class ScorerDefinition(_Strict):
         description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "
         "checked against the defaults at load time and against the given options when a scorer is created",
     )
+    pairwise: bool = Field(
+        default=False,
+        description="Judges two outputs of one input (`scorers pairwise`): `output` is shown first, `metadata.second_output` "
+        "second; the score is 1 when the first is better, 0 when the second is, 0.5 for a tie",
+    )
     abstract: bool = Field(
         default=False,
         description="A base whose options are completed later (by a scorer that `extends` it, or at creation): "

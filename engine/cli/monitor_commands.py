@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..catalog import load_scorers
+from ..catalog import catalog_file, load_scorers
 from ..catalog.monitors import Monitor, load_monitors
 from ..catalog.source import load_yaml
 from ..errors import ConfigError
@@ -29,6 +29,7 @@ MonitorsOption = Annotated[
 
 def read_monitors(path: Path) -> list[Monitor]:
     """A catalog's monitors (their scorers checked against it), or a monitors file's."""
+    path = catalog_file(path)
     data = load_yaml(path)
     monitors = load_scorers(path).monitors if isinstance(data, dict) and "scorers" in data else load_monitors(path)
     if not monitors:

@@ -135,7 +135,7 @@ class LiveScorer:
         self.content = ContentPolicy.of(store_content)
         self.monitors = MonitorHub(as_monitors(monitors), self.store, {scorer.id for scorer in self.scorers}, run)
         self._sending = 0  # alerts being delivered: flush waits for them too
-        self._expired_at = 0.0
+        self._expired_at: float | None = None  # when content was last expired (monotonic)
         self.stats = LiveStats(
             sampled={scorer.id: 0 for scorer in self.scorers},
             scored={scorer.id: 0 for scorer in self.scorers},
@@ -394,7 +394,7 @@ class LiveScorer:
         """At most once an hour: clear the item fields of this run's records older than the
         retention period (scores stay)."""
         kept_for, now = self.content.kept_for, time.monotonic()
-        if kept_for is None or not isinstance(self.store, KeepsAlerts) or now - self._expired_at < 3600:
+        if kept_for is None or not isinstance(self.store, KeepsAlerts) or (self._expired_at is not None and now - self._expired_at < 3600):
             return
         self._expired_at = now
         try:
