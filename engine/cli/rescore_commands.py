@@ -78,7 +78,8 @@ def rescore_command(
 
 def print_pairwise(result: PairwiseResult) -> None:
     summary, labels = result.summary, result.labels
-    table = Table(title=f"{result.scorer_id}: A = {labels['a']}, B = {labels['b']}, {summary.pairs} pair(s) judged in both orders")
+    console.print(f"{result.scorer_id}: A = {labels['a']}, B = {labels['b']}, {summary.pairs} pair(s) judged in both orders", highlight=False)
+    table = Table()
     for column in ("", "pairs", "share", "95% interval"):
         table.add_column(column, justify="left" if not column else "right")
     for word, count, rate in (("A wins", summary.a_wins, summary.a_win_rate), ("B wins", summary.b_wins, summary.b_win_rate), ("ties", summary.ties, summary.tie_rate)):
