@@ -4,9 +4,12 @@ verdicts kept, a verdict that flips with the order counted as a tie and reported
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scripted import between, script_hallucination
 from typer.testing import CliRunner
 
@@ -93,3 +96,16 @@ def test_a_single_output_scorer_and_bad_pairs_are_refused_in_one_line(judge: Jud
     assert bad.exit_code != 0 and f"{data}:1: `outputs` must be an object with exactly the keys a and b" in bad.output
     both = runner.invoke(app, ["pairwise", str(data), "--run", "a", "--run", "b", "--scorer", "preference"])
     assert both.exit_code == 2 and "give a data file" in both.output
+
+
+def test_the_command_in_scorers_md_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script_preference(judge)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "scorers.md").read_text(encoding="utf-8")
+    (command,) = [line for block in re.findall(r"```bash\n(.*?)```", page, re.DOTALL) for line in block.splitlines() if "scorers pairwise" in line]
+    monkeypatch.chdir(tmp_path)
+    Path("pairs.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS), encoding="utf-8")
+    result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "4 pair(s) judged in both orders" in result.output and "inconsistent 4: A first: a, B first: b" in result.output
+    prompt = judge.requests_for("PreferenceVerdict")[0].prompt
+    assert "The better reply is shorter and still answers the question." in prompt
