@@ -66,33 +66,13 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
-class WindowFigures(BaseModel):
-    """A scorer's outcomes over a monitor's window: the spread of its scores, and the shares
-    of errors, of replies it could not judge, and (live only) of replies it was sampled for."""
-
-    outcomes: int = 0
-    scored: int = 0
-    mean: float | None = None
-    p50: float | None = None
-    p95: float | None = None
-    pass_rate: float | None = None
-    threshold: float | None = None
-    error_rate: float | None = None
-    not_scorable_rate: float | None = None
-    sampled_rate: float | None = None
-
-
 def window_figures(
     scores: Sequence[float], errors: int, not_scorable: int, direction: Direction, threshold: float | None = None, sampled: tuple[int, int] | None = None
-) -> WindowFigures:
-    """Every figure a monitor may watch, from one window's outcomes; `sampled` (replies
-    queued for the scorer, replies the live scorer saw) gives the sampled share."""
-    outcomes = len(scores) + errors + not_scorable
-    return WindowFigures(
-        **spread_of(scores, direction, threshold).model_dump(), outcomes=outcomes, scored=len(scores),
-        mean=statistics.fmean(scores) if scores else None, error_rate=_ratio(errors, outcomes),
-        not_scorable_rate=_ratio(not_scorable, outcomes), sampled_rate=_ratio(*sampled) if sampled else None,
-    )  # fmt: skip
+) -> dict[str, float | None]:
+    """A monitor's figures over one window's outcomes (`sampled`: replies queued for the scorer, replies seen)."""
+    outcomes, spread = len(scores) + errors + not_scorable, spread_of(scores, direction, threshold).model_dump()
+    rates = {"error_rate": _ratio(errors, outcomes), "not_scorable_rate": _ratio(not_scorable, outcomes), "sampled_rate": _ratio(*sampled) if sampled else None}
+    return {**spread, **rates, "outcomes": outcomes, "scored": len(scores), "mean": statistics.fmean(scores) if scores else None}
 
 
 def usage_cost(usage: ScorerUsage) -> float | None:

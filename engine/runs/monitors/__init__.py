@@ -18,7 +18,7 @@ from ...catalog.monitors import (
     slack_webhook,
 )
 from .stored import check_monitors, check_stored
-from .watch import Alert, MonitorCheck, MonitorWatch, Point, WorstItem
+from .watch import Alert, MonitorCheck, MonitorWatch, Point, WindowFigures, WorstItem
 
 __all__ = [
     "STATISTICS",
@@ -32,6 +32,7 @@ __all__ = [
     "MonitorWatch",
     "Point",
     "WebhookAlert",
+    "WindowFigures",
     "WorstItem",
     "as_monitors",
     "check_monitors",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from ...scoring.plan import Direction
 from ...store import AlertRecord, Outcome, ResultRecord
-from ..stats import WindowFigures, window_figures
+from ..stats import window_figures
 from ...catalog.monitors import Monitor
 
 #: What became of one reply for a monitor's scorer: an outcome, or (sampled_rate only)
@@ -39,6 +39,23 @@ class Point:
         outcome: Outcome = record.outcome
         reason = record.error or record.not_scorable or record.reason
         return cls(record.finished_at, outcome, record.item_id, record.score, reason, record.direction)
+
+
+class WindowFigures(BaseModel):
+    """A scorer's outcomes over a monitor's window (from `stats.window_figures`): the spread of
+    its scores, and the shares of errors, of replies it could not judge, and (live only) of
+    replies it was sampled for."""
+
+    outcomes: int = 0
+    scored: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    pass_rate: float | None = None
+    threshold: float | None = None
+    error_rate: float | None = None
+    not_scorable_rate: float | None = None
+    sampled_rate: float | None = None
 
 
 class WorstItem(BaseModel):
@@ -123,13 +140,15 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
     direction: Direction = next((point.direction for point in points if point.kind in ("scored", "error", "not_scorable")), "higher_is_better")
     scores = [point.score for point in points if point.kind == "scored" and point.score is not None]
     seen = [point for point in points if point.kind in ("sampled", "unsampled")]
-    figures = window_figures(
-        scores,
-        errors=sum(point.kind == "error" for point in points),
-        not_scorable=sum(point.kind == "not_scorable" for point in points),
-        direction=direction,
-        threshold=monitor.threshold,
-        sampled=(sum(point.kind == "sampled" for point in seen), len(seen)) if seen else None,
+    figures = WindowFigures.model_validate(
+        window_figures(
+            scores,
+            errors=sum(point.kind == "error" for point in points),
+            not_scorable=sum(point.kind == "not_scorable" for point in points),
+            direction=direction,
+            threshold=monitor.threshold,
+            sampled=(sum(point.kind == "sampled" for point in seen), len(seen)) if seen else None,
+        )
     )
     samples = len(seen) if monitor.statistic == "sampled_rate" else figures.outcomes
     span = WindowSpan(size=monitor.window_text(), first_at=points[0].at if points else None, last_at=points[-1].at if points else None, samples=samples)
