@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -242,3 +244,42 @@ def test_scorers_monitor_shows_state_figures_and_alerts_and_watch_sends_once(jud
             assert sent.exit_code == 0, sent.output
         assert [body["kind"] for body in receiver.bodies] == ["alert"]
         assert "ALERTING" in sent.output and "last alerts:" in sent.output and "ALERT rising: hallucination mean is 1" in sent.output
+
+
+@pytest.mark.slow
+def test_scorers_monitor_watch_alerts_on_a_drift_and_on_its_end(judge: JudgeServer, tmp_path: Path) -> None:
+    drift = threading.Event()
+    drift.set()
+    script_drifting_judge(judge, drift)
+    store = tmp_path / "fleet.sqlite"
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store)
+    replies(live, 10, 0)
+    live.close()
+    with Receiver() as receiver:
+        path = tmp_path / "monitors.yaml"
+        path.write_text(
+            f"monitors:\n  rising:\n    scorer: hallucination\n    statistic: mean\n    above: 0.5\n    window: 10\n"
+            f"    alert:\n      - webhook: {receiver.url}\n",
+            encoding="utf-8",
+        )
+        scorers = str(Path(sys.executable).parent / "scorers")
+        watcher = subprocess.Popen([scorers, "monitor", "--monitors", str(path), "--store", str(store), "--watch", "--interval", "1"], stdout=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: len(receiver.bodies) == 1)
+            drift.clear()
+            live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store)
+            replies(live, 10, 10)
+            live.close()
+            wait_for(lambda: len(receiver.bodies) == 2)
+            time.sleep(2.5)  # two more rounds: nothing new to say
+        finally:
+            watcher.terminate()
+            watcher.wait(timeout=10)
+        assert [body["kind"] for body in receiver.bodies] == ["alert", "recovery"]
+
+
+def wait_for(condition: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)

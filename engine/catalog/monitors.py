@@ -179,7 +179,11 @@ class Monitor(_Strict):
         return f"last {self.window}" if isinstance(self.window, str) else f"last {self.window} outcomes"
 
     def holds(self, value: float) -> bool:
-        return value > self.above if self.above is not None else value < (self.below if self.below is not None else value)
+        """Whether the condition holds for this value of the statistic."""
+        if self.above is not None:
+            return value > self.above
+        assert self.below is not None  # one of the two, checked when the monitor is made
+        return value < self.below
 
 
 class _MonitorsSection(_Strict):

@@ -194,7 +194,7 @@ async def arun_pairwise(
     saved as one record of run `run` (its score A's share of the verdict)."""
     plan = getattr(scorer, "plan", None)
     if not getattr(plan, "pairwise", False):
-        raise ConfigError(f"{scorer.id} judges one output, not two: give a pairwise scorer (`pairwise: true` in its YAML), such as preference")
+        raise ConfigError(f"{scorer.id} judges one output, not two: give a pairwise scorer (one with `pairwise: true` in its YAML)")
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     opened = open_store(store)
