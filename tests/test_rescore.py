@@ -4,13 +4,15 @@ replies, never half a reply, secrets never stored; then what changed, item by it
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
+import pytest
 from scripted import between, claims_of, numbered_claims
 from typer.testing import CliRunner
 
-from engine import LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
+from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
 from engine.cli import app
 from engine.runs.live_sampling import sample_point
 from engine.runs.rescore import rescore, score_changes
@@ -152,3 +154,13 @@ def test_live_scoring_can_keep_no_content(judge: JudgeServer, tmp_path: Path) ->
     assert record.content_note == {"input": "omitted", "output": "omitted", "context": "omitted"}
     bad = runner.invoke(app, ["rescore", "--run", "live", "--scorer", "hallucination", "--store", str(tmp_path / "s.sqlite")])
     assert "1 stored item(s) not re-scored" in bad.output and "r1: stored content not whole (context omitted, input omitted, output omitted)" in bad.output
+
+
+def test_a_wrong_content_policy_is_one_line() -> None:
+    for policy, message in (
+        ({"retention": "forever"}, "store_content retention: retention 'forever': expected a positive number and a unit"),
+        ({"fields": ["output", "answer"]}, "store_content fields: unknown field(s) answer; the fields are input, output"),
+        ({"max_chars": -1}, "store_content max_chars: Input should be greater than or equal to 0"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            LiveScorer(create_hallucination_scorer(model="openai/x", base_url="http://127.0.0.1:9/v1", options={"context": ["f"]}), store_content=policy)

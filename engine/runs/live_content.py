@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ConfigError
 from ..formatting import to_json
@@ -69,7 +69,12 @@ class ContentPolicy(BaseModel):
         if isinstance(value, bool):
             return cls() if value else cls(fields=())
         if isinstance(value, Mapping):
-            return cls(**value)
+            try:
+                return cls(**value)
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(part) for part in problem["loc"])
+                raise ConfigError(f"store_content {where}: {problem['msg'].removeprefix('Value error, ')}") from None
         raise ConfigError(f"store_content must be True, False, a mapping of options or a ContentPolicy, got {type(value).__name__}")
 
 
