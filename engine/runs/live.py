@@ -234,7 +234,7 @@ class LiveScorer:
                     self.stats.sampled[scorer.id] += 1
                 self.stats.pending += 1
                 self.stats.queued += 1
-        if self.monitors:
+        if self.monitors and not self._closed:  # after close, nothing is sent (and no thread restarted)
             self._alert_from_host(self.monitors.seen(set() if full else {scorer.id for scorer in chosen}))
         if full or not chosen:
             return False
