@@ -217,7 +217,7 @@ class OpenAIJudge:
         once per answer model, and the answer validated against the answer model. What does
         not pass goes to Instructor as it would: its parser on the same completion, then its
         re-asks, with the attempts left."""
-        import instructor
+        from instructor.core.exceptions import InstructorError, InstructorRetryException
         from instructor.v2.core.registry import mode_registry
 
         assert request.response_model is not None
@@ -240,14 +240,14 @@ class OpenAIJudge:
                     response=completion, response_model=prepared, validation_context=None, strict=None, stream=False, is_async=True
                 )
                 return JudgeAnswer(value=value, usage=usage, thinking=thinking)
-            except (ValidationError, ValueError, instructor.core.exceptions.InstructorError):
+            except (ValidationError, ValueError, InstructorError):
                 pass
             if request.sampling.reasks < 1:
                 raise InvalidAnswerError(f"the judge's answer failed validation after 1 attempt(s): {_refusal_of(refused)}", request.step) from None
             asked_again = handlers.reask_handler(kwargs=kwargs, response=completion, exception=refused)
             try:
                 answer = await self._ask_instructor(client, request, asked_again["messages"], parameters, request.sampling.reasks - 1)
-            except instructor.core.exceptions.InstructorRetryException as failed:
+            except InstructorRetryException as failed:
                 failed.n_attempts += 1  # the first attempt was made here
                 raise
             return JudgeAnswer(value=answer.value, usage=_added(usage, answer.usage), thinking=_joined(thinking, answer.thinking))
