@@ -133,7 +133,7 @@ def test_several_processes_write_one_store(tmp_path: Path) -> None:
     assert [process.exitcode for process in processes] == [0, 0, 0]
     with SQLiteStore(path) as store:
         assert len(store.query()) == 120
-        journal = store._connection.execute("PRAGMA journal_mode").fetchone()[0]
+        journal = store.database.connection.execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
 
 
