@@ -26,7 +26,7 @@ def report_command(
     """Write one HTML file (works offline, no server) with the figures, charts and every item."""
     if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store)
+    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None
     with closing(opened) as results:
         report = build_report(results, run, compare)

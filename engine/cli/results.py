@@ -53,7 +53,7 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
 def _open_existing(store: str) -> Store:
     if not is_postgres_url(store) and not Path(store).exists():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store)
+    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None
     return opened
 

@@ -4,7 +4,9 @@ write transactions, and the driver's failures as `StoreError`."""
 
 from __future__ import annotations
 
+import errno
 import json
+import shutil
 import sqlite3
 import threading
 import time
@@ -37,16 +39,31 @@ def failure_name(exc: BaseException) -> str:
     return ""
 
 
-def failure_reason(exc: BaseException) -> str:
-    """A driver's error in a user's words: what is wrong with the file, not the call."""
+def failure_reason(exc: BaseException, path: Path | None = None) -> str:
+    """A driver's error in a user's words: what is wrong with the file, not the call. SQLite
+    reports a disk that filled up while it wrote its journal as a plain I/O error: the free
+    space of the disk under `path` tells them apart."""
     name = failure_name(exc)
-    if name == "SQLITE_FULL":
+    if name == "SQLITE_FULL" or getattr(exc, "errno", None) == errno.ENOSPC:
         return "the disk (or the database's size limit) is full"
+    if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and path is not None and _disk_is_full(path):
+        return "the disk is full"
     if name == "SQLITE_READONLY":
         return "the file cannot be written (a read-only file or disk)"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
     return str(exc) or type(exc).__name__
+
+
+def _disk_is_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent if path.parent.exists() else Path.cwd()).free < _FULL_BELOW
+    except OSError:
+        return False
+
+
+#: Less free space than this is a full disk for a database (a few pages of its journal).
+_FULL_BELOW = 256 * 1024
 
 
 class SQLiteDatabase:
@@ -165,14 +182,14 @@ class SQLiteDatabase:
                         self.connection.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                raise StoreError(failure_reason(exc), self.location) from exc
+                raise StoreError(failure_reason(exc, self.path), self.location) from exc
 
     def read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             try:
                 return self.connection.execute(sql, parameters).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(failure_reason(exc), self.location) from exc
+                raise StoreError(failure_reason(exc, self.path), self.location) from exc
 
     # what differs from PostgreSQL
 
@@ -201,7 +218,7 @@ class SQLiteDatabase:
             try:
                 self.connection.execute("VACUUM")
             except sqlite3.Error as exc:
-                raise StoreError(failure_reason(exc), self.location) from exc
+                raise StoreError(failure_reason(exc, self.path), self.location) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..db import Migration, check_sequence, split_statements
 from ..db.sqlite import SQLiteDatabase, failure_name, failure_reason
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreError
 from ..formatting import to_json
 from .base import (
     BatchJob,
@@ -154,12 +154,13 @@ class SQLiteStore(SQLResults):
             raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
         try:
             self.database = SQLiteDatabase(path, MIGRATIONS, busy_timeout=busy_timeout, reading=reading, before_migrating=_refuse_other_databases(str(path)))
-        except sqlite3.DatabaseError as exc:
+        except (OSError, sqlite3.Error) as exc:
             if failure_name(exc) in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
                 raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another --store / store= path") from None
-            raise ConfigError(f"cannot open the results store {path}: {failure_reason(exc)}") from None
-        except OSError as exc:
-            raise ConfigError(f"cannot open the results store {path}: {failure_reason(exc)}") from None
+            reason = failure_reason(exc, self.path)
+            if "full" in reason or failure_name(exc).startswith("SQLITE_IOERR"):  # the disk's failure, not the path's
+                raise StoreError(f"cannot open the results store {path}: {reason}") from None
+            raise ConfigError(f"cannot open the results store {path}: {reason}") from None
 
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.database.transaction()
