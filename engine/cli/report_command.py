@@ -34,4 +34,5 @@ def report_command(
         output.write_text(render_report(report), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {output}: {exc.strerror}") from None
-    errors.print(f"wrote {output} ({len(report.items)} items, {len(report.sections)} scorer result(s)); open it in a browser", markup=False, highlight=False)
+    listed = f"{len(report.items)} items" if report.shown is None else f"{len(report.items)} of {report.item_count} items listed; every item: {report.export}"
+    errors.print(f"wrote {output} ({listed}, {len(report.sections)} scorer result(s)); open it in a browser", markup=False, highlight=False)

@@ -12,13 +12,14 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..runs import where_item
-from ..runs.stats import ScoreSpread, spread_of, usage_cost
+from ..runs.stats import usage_cost
 from ..runs.stored import (
     compare_runs,
     existing_run,
     export_records,
+    run_agreement,
     run_records,
-    stored_agreement,
+    run_spread,
 )
 from ..store import (
     RunSummary,
@@ -140,7 +141,7 @@ def results_command(
             raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
         stats = results.summary(run)
         limits = {**(found.meta.get("thresholds") or {}), **_thresholds(threshold or [])}
-        spreads = {item.scorer_id: _spread(results, run, item, limits.get(item.scorer_id)) for item in stats}
+        spreads = {item.scorer_id: run_spread(results, run, item.scorer_id, item.direction, limits.get(item.scorer_id)) for item in stats}
         worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
         failures = results.query(run=run, errors=True, limit=20)
         usage = usage_rows(results.usage(run))
@@ -167,10 +168,10 @@ def results_command(
             console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         if any(row.judge_calls or row.cached_calls for row in usage):
             console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
-        for scorer_id, records in run_records(results, run).items():
-            agreement = stored_agreement(found, scorer_id, records, _thresholds(threshold or []).get(scorer_id))
+        for scorer in stats:
+            agreement = run_agreement(results, found, scorer.scorer_id, scorer.direction, _thresholds(threshold or []).get(scorer.scorer_id), shown=worst)
             if agreement is not None:
-                print_agreement(console, scorer_id, records[0].direction, agreement, worst=worst)
+                print_agreement(console, scorer.scorer_id, scorer.direction, agreement, worst=worst)
         for scorer_id, records in worst_items.items():
             if not records:
                 continue
@@ -193,7 +194,3 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
         limits[name] = float(value)
     return limits
 
-
-def _spread(results: Store, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
-    scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
-    return spread_of(scores, stats.direction, threshold)

@@ -11,10 +11,10 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from ..store import ResultRecord, RunInfo, Store
+from ..store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store
 from .items import base_id
 from .results import Agreement, Comparison
-from .stats import Labelled, agreement_of, compare_labelled
+from .stats import Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 
@@ -68,6 +68,55 @@ def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], 
     return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
 
 
+def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
+    """The run's labelled scores of one scorer: only the columns agreement needs when the
+    store reads in bulk, so a run of any size is measured in flat memory."""
+    if isinstance(store, ReadsInBulk):
+        return [Labelled(row.item_id, row.item_index, row.score, row.expected, row.reason) for row in store.labelled_scores(run, scorer_id)]
+    return labelled_records(run_records(store, run).get(scorer_id, []))
+
+
+def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Direction, threshold: float | None = None, shown: int = 8) -> Agreement | None:
+    """`stored_agreement` read straight from the store; the judge's answers are read for the
+    `shown` worst disagreements only (the ones a table or the report shows)."""
+    labelled = labelled_of(store, run.name, scorer_id)
+    if not labelled:
+        return None
+    agreement = agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, direction)
+    for disagreement in agreement.disagreements[:shown]:
+        for record in store.item_records(run.name, disagreement.item_id):
+            if record.scorer_id == scorer_id:
+                disagreement.judged = judged_answers(record.steps)
+                disagreement.reason = record.reason
+    return agreement
+
+
+def run_scores(store: Store, run: str, scorer_id: str) -> list[float]:
+    """One scorer's scores in a stored run (scored items only)."""
+    if isinstance(store, ReadsInBulk):
+        return store.score_values(run, scorer_id)
+    return [record.score for record in store.query(run=run, scorer=scorer_id, errors=False) if record.score is not None]
+
+
+def run_spread(store: Store, run: str, scorer_id: str, direction: Direction, threshold: float | None) -> ScoreSpread:
+    """The median, 95th percentile and pass rate of one scorer's scores in a stored run."""
+    return spread_of(run_scores(store, run, scorer_id), direction, threshold)
+
+
+def run_item_count(store: Store, run: str) -> int:
+    if isinstance(store, ReadsInBulk):
+        return store.item_count(run)
+    return len({record.item_id for record in store.query(run=run)})
+
+
+def run_item_ids(store: Store, run: str, limit: int, every: int = 1) -> list[str]:
+    """Up to `limit` of the run's item ids in the data's order, every `every`th one."""
+    if isinstance(store, ReadsInBulk):
+        return store.item_ids(run, limit, every)
+    records = sorted(store.query(run=run), key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+    return list(dict.fromkeys(record.item_id for record in records))[::every][:limit]
+
+
 def paired_scorers(first: list[str], second: list[str]) -> list[tuple[str, str]]:
     """Which scorer of one run to compare with which of the other: the same id, else the
     same base id (variants), else the only scorer of each."""
@@ -86,21 +135,28 @@ def compare_runs(store: Store, baseline: str, variant: str) -> list[Comparison]:
     """Each scorer of run `baseline` against its counterpart in run `variant`, on the labelled
     items both scored."""
     runs = existing_run(store, baseline), existing_run(store, variant)
-    records = run_records(store, baseline), run_records(store, variant)
+    directions = ({item.scorer_id: item.direction for item in store.summary(baseline)}, {item.scorer_id: item.direction for item in store.summary(variant)})
     comparisons = []
-    for a, b in paired_scorers(list(records[0]), list(records[1])):
-        if records[0][a][0].direction != records[1][b][0].direction:
+    for a, b in paired_scorers(scorer_order(runs[0], directions[0]), scorer_order(runs[1], directions[1])):
+        if directions[0][a] != directions[1][b]:
             raise ConfigError(f"{a} and {b} score in opposite directions: they cannot be compared")
         comparisons.append(
             compare_labelled(
-                labelled_records(records[0][a]),
-                labelled_records(records[1][b]),
+                labelled_of(store, baseline, a),
+                labelled_of(store, variant, b),
                 names=(f"{baseline}:{a}", f"{variant}:{b}"),
                 thresholds=(run_threshold(runs[0], a), run_threshold(runs[1], b)),
-                direction=records[0][a][0].direction,
+                direction=directions[0][a],
             )
         )
     return comparisons
+
+
+def scorer_order(run: RunInfo, stored: Iterable[str]) -> list[str]:
+    """The scorers with records in `run`, in the order the run listed them."""
+    listed = list(run.meta.get("scorers", {}))
+    order = {scorer_id: position for position, scorer_id in enumerate(listed)}
+    return sorted(stored, key=lambda scorer_id: (order.get(scorer_id, len(order)), scorer_id))
 
 
 # ----------------------------------------------------------------------------------- export

@@ -115,7 +115,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "host TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
         ),
     ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
+    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),    Migration(
+        6,
+        "a big run's figures read from one index, not from its records (scorers results, the report)",
+        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, expected, item_index, item_id, error, not_scorable)",),
+    ),
 )
 check_sequence(MIGRATIONS)
 

@@ -99,7 +99,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "host TEXT NOT NULL, expires_at REAL NOT NULL)",
         ),
     ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
+    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),    Migration(
+        6,
+        "a big run's figures read from one index, not from its records (scorers results, the report)",
+        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, expected, item_index, item_id, error, not_scorable)",),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
@@ -120,6 +124,9 @@ def _to_json(value: Any) -> str | None:
 
 def _from_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+_LABELS: dict[Any, bool | None] = {"true": True, "false": False, None: None}
 
 
 def _timestamp(moment: datetime) -> float:
@@ -310,6 +317,11 @@ class SQLiteStore(SQLResults):
     @staticmethod
     def _stored_moment(moment: datetime) -> float:
         return _timestamp(moment)
+
+    @staticmethod
+    def _label(stored: Any) -> Any:
+        # Labels are true, false or a number: read without a JSON parse per row.
+        return _LABELS[stored] if stored in _LABELS else _from_json(stored)
 
     # provider batch jobs
 
