@@ -407,7 +407,8 @@ def agreement_of(labelled: Sequence[Labelled], threshold: float, direction: Dire
 
 
 def _disagreement(item: Labelled, gap: float, flagged: bool | None = None) -> Disagreement:
-    return Disagreement(
+    # Built from values already checked (a big run has tens of thousands): not validated again.
+    return Disagreement.model_construct(
         item_id=item.item_id, index=item.index, score=item.score, expected=item.expected, flagged=flagged,
         gap=round(gap, 4), reason=item.reason, judged=judged_answers(item.steps),
     )  # fmt: skip
