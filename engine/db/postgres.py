@@ -128,6 +128,10 @@ class PostgresDatabase:
     def from_json(self, stored: Any) -> Any:
         return stored  # JSON columns come back parsed
 
+    def json_number(self, column: str, field: str) -> str:
+        """SQL for the number under `field` of the JSON in `column`."""
+        return f"({column} ->> '{field}')::bigint"
+
     def size_bytes(self, tables: Sequence[str]) -> int:
         rows = self.read("SELECT " + " + ".join("pg_total_relation_size(%s)" for _ in tables) + " AS size", list(tables))
         return int(rows[0]["size"]) if rows else 0

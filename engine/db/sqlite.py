@@ -208,6 +208,10 @@ class SQLiteDatabase:
     def from_json(self, stored: Any) -> Any:
         return None if stored is None else json.loads(stored)
 
+    def json_number(self, column: str, field: str) -> str:
+        """SQL for the number under `field` of the JSON in `column`."""
+        return f"json_extract({column}, '$.{field}')"
+
     def size_bytes(self, tables: Sequence[str]) -> int:
         """What the file takes on disk (with its write-ahead log)."""
         return sum(path.stat().st_size for path in self.path.parent.glob(self.path.name + "*") if path.is_file())

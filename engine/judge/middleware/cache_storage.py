@@ -108,6 +108,18 @@ class CachedResponses:
                 (key, model, step, db.json_value(answer), db.json_value(usage) if usage else None, *moment, *moment),
             )
 
+    def recent_usage(self, model: str, step: str, limit: int) -> list[tuple[int, int]]:
+        """(prompt, completion) tokens of the latest `limit` answers of `step` by `model`
+        that a provider was paid for."""
+        db, mark = self.database, self.database.placeholder
+        prompt, completion = db.json_number("usage", "prompt_tokens"), db.json_number("usage", "completion_tokens")
+        rows = db.read(
+            f"SELECT {prompt} AS prompt, {completion} AS completion FROM {self._responses} "
+            f"WHERE model = {mark} AND step = {mark} AND {completion} > 0 ORDER BY created_at DESC LIMIT {mark}",
+            (model, step, limit),
+        )
+        return [(int(row["prompt"] or 0), int(row["completion"])) for row in rows]
+
     def save_session(self, session: int | None, hits: int, misses: int) -> int:
         """Record a session's counters (a new session when `session` is None); its id."""
         db, mark = self.database, self.database.placeholder
