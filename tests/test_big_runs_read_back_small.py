@@ -87,3 +87,19 @@ def test_agreement_on_many_labels_is_quick_and_its_interval_still_holds_the_figu
     accuracy = agreement.binary.accuracy if agreement.binary else None
     assert accuracy is not None and accuracy.low is not None and accuracy.high is not None and accuracy.value is not None
     assert accuracy.low <= accuracy.value <= accuracy.high and accuracy.high - accuracy.low < 0.02
+
+
+def test_the_full_export_of_a_big_run_is_read_a_chunk_at_a_time_and_keeps_the_datas_order(tmp_path: Path) -> None:
+    import csv
+
+    path = tmp_path / "r.sqlite"
+    big_run(path, 1_234)  # more than two chunks of the export
+
+    written = runner.invoke(app, ["results", "--run", "big", "--store", str(path), "--format", "csv", "-o", str(tmp_path / "all.csv")])
+    as_json = runner.invoke(app, ["results", "--run", "big", "--store", str(path), "--format", "json"])
+
+    assert written.exit_code == 0 and "wrote 1234 record(s) of run big" in written.output, written.output
+    with (tmp_path / "all.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["item_id"] for row in rows] == [f"item-{n}" for n in range(1_234)]
+    assert [record["item_id"] for record in json.loads(as_json.output)] == [f"item-{n}" for n in range(1_234)]

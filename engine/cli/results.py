@@ -14,11 +14,11 @@ from ..errors import ConfigError
 from ..runs import where_item
 from ..runs.stats import usage_cost
 from ..runs.stored import (
+    RunExport,
     compare_runs,
     existing_run,
     export_records,
     run_agreement,
-    run_records,
     run_spread,
 )
 from ..store import (
@@ -61,16 +61,15 @@ def _open_existing(store: str) -> Store:
 
 def _export(results: Store, run: str, form: str, output: Path | None) -> None:
     existing_run(results, run)
-    records = [record for records in run_records(results, run).values() for record in records]
-    records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
-    chunks = export_records(records, form)
+    records = RunExport(results, run)
+    chunks = export_records(records, form, records.step_ids() if form == "csv" else None)
     if output is None:
         for chunk in chunks:
             sys.stdout.write(chunk)
         return
     with output.open("w", encoding="utf-8", newline="") as handle:
         handle.writelines(chunks)
-    errors.print(f"wrote {len(records)} record(s) of run {run} to {output}", markup=False, highlight=False)
+    errors.print(f"wrote {records.count} record(s) of run {run} to {output}", markup=False, highlight=False)
 
 
 def _run_line(run: RunSummary) -> str:

@@ -178,9 +178,50 @@ def _cell(value: Any) -> Any:
     return to_json(value)
 
 
-def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
+#: Records read from the store at a time while exporting: a run of any size in flat memory.
+EXPORT_CHUNK = 500
+
+
+class RunExport:
+    """A stored run's records in the data's order, read a chunk at a time when the store
+    reads in bulk; `count` is how many have been read so far."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        self.store = store
+        self.run = run
+        self.count = 0
+        self._ids = store.ordered_ids(run) if isinstance(store, ReadsInBulk) else None
+
+    def step_ids(self) -> list[str]:
+        """Every step id of the run's records, in the order they first appear."""
+        if self._ids is None or not isinstance(self.store, ReadsInBulk):
+            return list(dict.fromkeys(step for record in self._all() for step in record.steps))
+        found: dict[str, None] = {}
+        for start in range(0, len(self._ids), EXPORT_CHUNK):
+            found.update(dict.fromkeys(self.store.step_ids(self._ids[start : start + EXPORT_CHUNK])))
+        return list(found)
+
+    def __iter__(self) -> Iterator[ResultRecord]:
+        if self._ids is None or not isinstance(self.store, ReadsInBulk):
+            chunks: Iterable[list[ResultRecord]] = [self._all()]
+        else:
+            store, ids = self.store, self._ids
+            chunks = (store.records_by_id(ids[start : start + EXPORT_CHUNK]) for start in range(0, len(ids), EXPORT_CHUNK))
+        for chunk in chunks:
+            for record in chunk:
+                self.count += 1
+                yield record
+
+    def _all(self) -> list[ResultRecord]:
+        records = [record for records in run_records(self.store, self.run).values() for record in records]
+        records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
+        return records
+
+
+def export_records(records: Iterable[ResultRecord], form: str, steps: list[str] | None = None) -> Iterator[str]:
     """Every record as text: CSV (one row per item and scorer, each step's result in a
-    `step:<id>` column as JSON), JSON Lines (one record per line) or one JSON list."""
+    `step:<id>` column as JSON; `steps` names those columns when known beforehand), JSON
+    Lines (one record per line) or one JSON list. Written as the records come."""
     if form not in EXPORT_FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {form!r}")
     if form == "jsonl":
@@ -188,9 +229,17 @@ def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
             yield record.model_dump_json() + "\n"
         return
     if form == "json":
-        yield json.dumps([record.model_dump(mode="json") for record in records], indent=2, ensure_ascii=False) + "\n"
+        # The same text as json.dumps(list, indent=2), one record at a time.
+        opened = False
+        for record in records:
+            text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            yield ("[\n  " if not opened else ",\n  ") + text
+            opened = True
+        yield "\n]\n" if opened else "[]\n"
         return
-    steps = list(dict.fromkeys(step for record in records for step in record.steps))
+    if steps is None:
+        records = list(records)
+        steps = list(dict.fromkeys(step for record in records for step in record.steps))
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([*_CSV_FIELDS, *(f"step:{step}" for step in steps)])
@@ -201,5 +250,5 @@ def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
-    if not records:
+    if buffer.tell():  # no record: the header alone
         yield buffer.getvalue()

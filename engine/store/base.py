@@ -280,6 +280,18 @@ class ReadsInBulk(Protocol):
         """How many items the run holds."""
         ...
 
+    def ordered_ids(self, run: str) -> list[int]:
+        """The run's record ids in the data's order (then item id, then scorer id)."""
+        ...
+
+    def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
+        """The records of `ids`, in that order."""
+        ...
+
+    def step_ids(self, ids: list[int]) -> list[str]:
+        """The step ids of the records of `ids`, each once, in the order they first appear."""
+        ...
+
 
 @runtime_checkable
 class SharesWork(Protocol):

@@ -37,7 +37,7 @@ class SQLResults:
 
     @staticmethod
     def _label(stored: Any) -> Any:
-        """The `expected` column as a value (stored as JSON text or JSON)."""
+        """A JSON column (`expected`, `steps`) as a value (stored as JSON text or JSON)."""
         return stored
 
     # a big run read in bulk (ReadsInBulk): one column, not the records
@@ -75,6 +75,23 @@ class SQLResults:
             (run,),
         )
         return [row["item_id"] for row in rows[::every][:limit]]
+
+    def ordered_ids(self, run: str) -> list[int]:
+        rows = self._read(f"SELECT id, item_index, item_id, scorer_id FROM results WHERE run = {self.placeholder}", (run,))
+        rows = sorted(rows, key=lambda row: (row["item_index"] if row["item_index"] is not None else 1 << 62, row["item_id"], row["scorer_id"]))
+        return [int(row["id"]) for row in rows]
+
+    def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
+        if not ids:
+            return []
+        rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
+        return [self._record(rows[record_id]) for record_id in ids if record_id in rows]
+
+    def step_ids(self, ids: list[int]) -> list[str]:
+        if not ids:
+            return []
+        rows = {row["id"]: row["steps"] for row in self._read(f"SELECT id, steps FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
+        return list(dict.fromkeys(step for record_id in ids for step in (self._label(rows.get(record_id)) or {})))
 
     def item_count(self, run: str) -> int:
         return int(self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run,))[0]["n"])
