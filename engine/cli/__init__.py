@@ -12,6 +12,7 @@ from . import (
     results,
     run_commands,
     tuning_commands,
+    workbench_command,
 )
 from .app import app, finish
 
@@ -27,4 +28,5 @@ __all__ = [
     "results",
     "run_commands",
     "tuning_commands",
+    "workbench_command",
 ]
