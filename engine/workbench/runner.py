@@ -202,7 +202,8 @@ class Runner:
         detail = self.item(run, scorer_id, item_id)
         if detail is None:
             return {}
-        return {step["id"]: step["result"] for step in detail["steps"] if step["kind"] in ("llm", "reason") and not step["skipped"] and step["result"] is not None}
+        # The reason step keeps its text, not the answer it was validated as: it is not given.
+        return {step["id"]: step["result"] for step in detail["steps"] if step["kind"] == "llm" and not step["skipped"] and step["result"] is not None}
 
 
 def _item_row(record: ResultRecord, threshold: float, direction: Direction) -> dict[str, Any]:

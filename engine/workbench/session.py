@@ -55,6 +55,9 @@ class Session:
         self.data = data
         self.model = model
         self._items: dict[str, list[DataItem]] = {}
+        #: Per scorer, the runs started here in order: before anything is saved, a run is
+        #: compared with the one before it.
+        self.history: dict[str, list[str]] = {}
 
     def close(self) -> None:
         self.workspace.close()
@@ -173,6 +176,10 @@ class Session:
         scorer_id = _text(body, "scorer")
         catalog, _ = self._catalog(_edits(body))
         progress = self.runner.start(self._scorer(catalog, scorer_id), self._sample(body, scorer_id))
+        runs = self.history.setdefault(scorer_id, [])
+        if progress.run in runs:
+            runs.remove(progress.run)  # run again (resumed): now the latest
+        runs.append(progress.run)
         return progress.as_json()
 
     async def stop(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -184,9 +191,18 @@ class Session:
         return {"run": current.as_json() if current is not None else None}
 
     def report(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A run's figures, compared with the last saved version (before anything is saved:
+        with the run started before it here)."""
         scorer_id, run = _text(body, "scorer"), _text(body, "run")
         last = self._last_version(scorer_id)
-        return self.runner.report(run, scorer_id, last["run"] if last else None)
+        runs = self.history.get(scorer_id, [])
+        if last is not None and last["run"] != run:
+            baseline, kind = last["run"], f"the last saved version (v{last['version']})"
+        elif last is None and run in runs and runs.index(run) > 0:
+            baseline, kind = runs[runs.index(run) - 1], "the run before (nothing is saved yet)"
+        else:
+            baseline, kind = None, None
+        return {**self.runner.report(run, scorer_id, baseline), "baseline_kind": kind}
 
     def item(self, body: dict[str, Any]) -> dict[str, Any]:
         found = self.runner.item(_text(body, "run"), _text(body, "scorer"), _text(body, "item"))

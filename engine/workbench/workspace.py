@@ -78,7 +78,7 @@ class Workspace:
         if catalog.is_dir() or not catalog.suffix:
             folder = catalog
             try:
-                self.catalog_file = catalog_file(catalog)
+                self.catalog_file = catalog_file(catalog) if catalog.is_dir() else catalog / "scorers.yaml"
             except ConfigError:
                 self.catalog_file = catalog / "scorers.yaml"  # created by the first save
         else:
@@ -270,17 +270,26 @@ class Workspace:
         edits = self._with_catalog_file(edits)
         saved = self.saved_files()
         changes = []
-        for relative, text in sorted(edits.items()):
+        for relative, text in sorted(edits.items(), key=lambda pair: (pair[0] != self.catalog_name, pair[0])):
             self.target(relative)
             before = saved.get(relative)
             if before == text:
                 continue
-            lines = difflib.unified_diff(
-                (before or "").splitlines(keepends=True), text.splitlines(keepends=True),
-                fromfile=f"a/{relative}" if before is not None else "/dev/null", tofile=f"b/{relative}",
-            )  # fmt: skip
+            builtin = self._builtin_counterpart(relative) if before is None else None
+            source = f"a/{relative}" if before is not None else f"built-in {self.shown(builtin)}" if builtin is not None else "/dev/null"
+            original = before if before is not None else builtin.read_text(encoding="utf-8") if builtin is not None else ""
+            lines = difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=source, tofile=f"b/{relative}")
             changes.append({"path": relative, "shown": self.shown(self.folder / relative), "new": "yes" if before is None else "no", "diff": "".join(lines)})
         return changes
+
+    def _builtin_counterpart(self, relative: str) -> Path | None:
+        """The built-in template or schema a new file of the catalog folder shadows."""
+        for own, builtin in zip(self._folders(), ("prompts", "schemas")):
+            if relative.startswith(own.rstrip("/") + "/"):
+                path = self.builtin_folder / builtin / relative[len(own.rstrip("/")) + 1 :]
+                if path.is_file():
+                    return path
+        return None
 
     def save(self, edits: Mapping[str, str]) -> list[str]:
         """Write the edited files that differ from what is saved; the paths written."""

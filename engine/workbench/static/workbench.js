@@ -223,9 +223,10 @@ async function refreshPreview() {
     return;
   }
   if (serial !== state.checkSerial) return;
+  const answers = shown.answers_from ? `, with the judge's answers from run ${shown.answers_from}` : "";
   const note = shown.needs_answer_for
-    ? `The prompts up to step ${shown.needs_answer_for}; the later steps need the judge's answer to it (run this item to see them).`
-    : `Every step's prompt${shown.answers_from ? `, the judge's answers taken from run ${shown.answers_from}` : ""}; score ${figure(shown.score)}.`;
+    ? `The prompts up to step ${shown.needs_answer_for}${answers}` + (shown.answers_from ? "." : `; the later steps need the judge's answer to it (run this item to see them).`)
+    : `Every step's prompt${answers}; score ${figure(shown.score)}.`;
   $("#preview-note").textContent = note;
   $("#prompts").replaceChildren(...shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
     el("h3", {text: `step ${prompt.step}`}),
@@ -320,11 +321,13 @@ async function pollRun(once = false) {
     setTimeout(() => pollRun(), 400);
   } else if (!once || run.done) {
     if (run.kind === "version") {
-      await renderVersions();
       const loaded = await api("versions", {scorer: state.scorer});
       state.lastVersion = loaded.versions[0] || null;
+      await renderVersions();
+      if (!once) showTab("tab-versions");
+    } else if (run.scorer === state.scorer) {
+      await showReport(run.run);
     }
-    if (run.scorer === state.scorer) await showReport(run.run);
   }
 }
 
@@ -363,6 +366,11 @@ async function showReport(run) {
   $("#calibration").textContent = "";
   $("#apply-threshold").hidden = true;
   showTab("tab-results");
+  // The preview shows every step for an item the run has answers for.
+  const ran = new Set(report.items.map((item) => item.item_id));
+  if (!ran.has($("#item").value) && report.items.length && [...$("#item").options].some((option) => option.value === report.items[0].item_id)) {
+    $("#item").value = report.items[0].item_id;
+  }
   refreshPreview();
 }
 
@@ -411,7 +419,7 @@ function renderComparison(report) {
   const comparison = report.comparison;
   box.hidden = !comparison;
   if (!comparison) return;
-  $("#comparison-title").textContent = `Against the last saved version (${report.baseline}), on ${comparison.items} shared labelled items`;
+  $("#comparison-title").textContent = `Against ${report.baseline_kind}: ${report.baseline}, on ${comparison.items} shared labelled items`;
   $("#comparison tbody").replaceChildren(...comparison.figures.map((delta) => el("tr", {"data-figure": delta.name},
     el("th", {scope: "row", text: delta.title}), el("td", {text: figure(delta.baseline)}), el("td", {text: figure(delta.variant)}),
     el("td", {class: delta.improved === true ? "better" : delta.improved === false ? "worse" : "", text: signed(delta.delta.value)}),
