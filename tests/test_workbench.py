@@ -257,3 +257,82 @@ def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_pa
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "workbench.png"))
     assert errors == []
+
+
+def test_a_threshold_is_set_in_the_scorer_entry_and_nowhere_else() -> None:
+    from engine.workbench.thresholds import set_threshold
+
+    text = "# mine\nprompts: prompts\nscorers:\n  strict:  # a variant\n    extends: hallucination\n    name: Strict\n  other:\n    extends: bias\n"
+    once = set_threshold(text, "strict", 0.25)
+    assert once == text.replace("    extends: hallucination\n", "    threshold: 0.25\n    extends: hallucination\n", 1)
+    assert set_threshold(once, "strict", 0.4) == once.replace("threshold: 0.25", "threshold: 0.4")
+    with pytest.raises(Exception, match="hallucination is not written in this catalog file"):
+        set_threshold(text, "hallucination", 0.3)
+
+
+def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(workbench: Workbench) -> None:
+    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 12, "seed": 2, "files": {}}
+    _request(workbench, "/api/run", body)
+    run = _wait(workbench)["run"]
+    status, found = _request(workbench, "/api/calibrate", {**body, "run": run, "apply": True, "text": "scorers: {}\n"})
+    assert status == 200, found
+    best = found["calibration"]["best"]["threshold"]
+    assert found["text"] == f"scorers:\n  hallucination:\n    threshold: {best:g}\n    extends: hallucination\n"
+    edited = {**body, "files": {"scorers.yaml": found["text"]}}
+    assert _request(workbench, "/api/check", edited)[1] == {"problems": []}
+    _request(workbench, "/api/run", edited)
+    rerun = _wait(workbench)["run"]
+    assert rerun != run
+    assert _request(workbench, "/api/report", {"scorer": "hallucination", "run": rerun})[1]["threshold"] == best
+
+
+def test_a_threshold_written_in_the_yaml_is_where_scorers_eval_flags(judge: JudgeServer, tmp_path: Path) -> None:
+    from test_tuning_loop import labelled_data, script_strictness
+
+    script_strictness(judge)
+    catalog = tmp_path / "scorers.yaml"
+    catalog.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    threshold: 0.75\n", encoding="utf-8")
+    shown = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--config", str(catalog), "--store", str(tmp_path / "r.sqlite")])
+    assert shown.exit_code == 0, shown.output
+    assert "A score at or above 0.75 flags an item" in " ".join(shown.stdout.split())
+    flagged_at = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--config", str(catalog), "--threshold", "hallucination=0.5", "--store", str(tmp_path / "r.sqlite")])
+    assert "A score at or above 0.5 flags an item" in " ".join(flagged_at.stdout.split())  # the run's own threshold wins
+    catalog.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    threshold: .inf\n", encoding="utf-8")
+    refused = runner.invoke(app, ["check", str(catalog)])
+    assert refused.exit_code == 1 and "threshold" in refused.stdout
+
+
+def _doc_commands() -> list[str]:
+    import re
+
+    text = (ROOT / "docs" / "workbench.md").read_text(encoding="utf-8")
+    return [line.strip() for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_the_command_of_the_docs_starts_the_workbench_and_ctrl_c_stops_it(tmp_path: Path) -> None:
+    import shlex
+    import signal
+    import subprocess
+
+    (tmp_path / "examples").mkdir()
+    shutil.copy(PAIRS, tmp_path / "examples" / PAIRS.name)
+    commands = _doc_commands()
+    assert commands and all(command.startswith("scorers workbench ") for command in commands)
+    for command in commands:
+        started = subprocess.Popen(
+            [sys.executable, "-c", "from engine.cli import app; app()", *shlex.split(command)[1:], "--store", str(tmp_path / "r.sqlite")],
+            cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert started.stderr is not None
+            line = started.stderr.readline()
+            assert line.startswith("The workbench for my-catalog is at http://127.0.0.1:"), line
+            url = line.split(" is at ")[1].strip()
+            with urllib.request.urlopen(url) as page:
+                assert page.status == 200
+            with pytest.raises(urllib.error.HTTPError, match="403"):
+                urllib.request.urlopen(url.split("?")[0])
+        finally:
+            started.send_signal(signal.SIGINT)
+            assert started.wait(timeout=30) == 0

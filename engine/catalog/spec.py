@@ -188,6 +188,12 @@ class ScorerDefinition(_Strict):
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
+    threshold: Optional[float] = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Where a score flags an item (at or past it on the worse side) when agreement with labels is measured; "
+        "default half the scale. `scorers calibrate` finds the one that agrees best; a run's --threshold wins over it",
+    )
     option_rules: list[Rule] = Field(
         default_factory=list,
         description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "

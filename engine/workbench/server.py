@@ -114,4 +114,8 @@ def serve(
     announce("Only this machine can reach it, and only with the token in that link. Ctrl-C stops it (a run keeps what it finished).")
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(workbench.url,)).start()
-    workbench.run()
+    try:
+        workbench.run()
+    except KeyboardInterrupt:  # uvicorn stops gracefully, then passes Ctrl-C on: the way to stop it
+        pass
+    announce("The workbench stopped; what its runs finished is in the results store.")

@@ -250,5 +250,9 @@ class Session:
         swept = calibration(catalog.create(scorer_id, model=self.model), labelled_records(records), metric=body.get("metric") or "f1")
         answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json")}
         if body.get("apply") and swept.best is not None:
-            answer["text"] = set_threshold(_text(body, "text"), scorer_id, swept.best.threshold)
+            text = _text(body, "text")
+            try:
+                answer["text"] = set_threshold(text, scorer_id, swept.best.threshold)
+            except ConfigError:  # a built-in scorer: made this catalog's own first
+                answer["text"] = set_threshold(self.variant({"scorer": scorer_id, "text": text})["text"], scorer_id, swept.best.threshold)
         return answer

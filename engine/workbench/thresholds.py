@@ -44,4 +44,4 @@ def set_threshold(text: str, scorer_id: str, value: float) -> str:
         spaces = " " * (key_indent if key_indent is not None else entry_indent + 2)
         lines.insert(index + 1, f"{spaces}threshold: {value:g}\n")
         return "".join(lines)
-    raise ConfigError(f"{scorer_id} is not written in this catalog file; make it yours first (Edit as yours), then calibrate")
+    raise ConfigError(f"{scorer_id} is not written in this catalog file")

@@ -58,7 +58,7 @@
       this.language = "text";
       this.problems = new Map();
       host.classList.add("code-editor");
-      host.innerHTML = '<div class="gutter" aria-hidden="true"></div><div class="code"><pre class="shade" aria-hidden="true"></pre><textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea></div>';
+      host.innerHTML = '<div class="gutter-box" aria-hidden="true"><div class="gutter"></div></div><div class="code"><pre class="shade" aria-hidden="true"></pre><textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea></div>';
       this.gutter = host.querySelector(".gutter");
       this.shade = host.querySelector(".shade");
       this.area = host.querySelector("textarea");

@@ -74,7 +74,7 @@ async function init() {
   for (const scorer of found.scorers) {
     $("#scorer").append(el("option", {value: scorer.id, text: `${scorer.id}${scorer.origin === "yours" ? " (yours)" : ""}`}));
   }
-  for (const data of found.datasets) $("#data").append(el("option", {value: data.path, text: data.path}));
+  for (const data of found.datasets) $("#data").append(el("option", {value: data.path, text: data.name, title: data.path}));
   const preferred = found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
   $("#scorer").value = preferred.id;
   $("#scorer").addEventListener("change", () => pickScorer($("#scorer").value));
@@ -111,9 +111,12 @@ async function pickScorer(scorerId) {
     const pick = pane.querySelector(".file-pick");
     pick.replaceChildren(...state.order.map((path) => el("option", {value: path, text: `${path}${state.files[path].origin === "built-in" ? " (built-in)" : ""}`})));
   }
+  // The panes keep their files when the scorer is loaded again (after a save).
+  const shownBefore = $("#pane-b").dataset.path;
   const firstTemplate = state.order.find((path) => state.files[path].role === "template") || state.order[0];
   showFile($("#pane-a"), state.catalogName);
-  showFile($("#pane-b"), firstTemplate);
+  showFile($("#pane-b"), scorerId === showFile.scorer && state.files[shownBefore] ? shownBefore : firstTemplate);
+  showFile.scorer = scorerId;
   renderOrigins(loaded.origins);
   if (state.lastVersion && state.lastVersion.sample) {
     $("#size").value = state.lastVersion.sample.size;
@@ -478,7 +481,7 @@ function setupSave() {
       ? `Into ${found.catalog} (never committed: review it with git as usual). Then the saved scorer is measured on the sample (${$("#size").value} items, seed ${$("#seed").value}); what this draft already ran is answered by the cache.`
       : `Nothing changed since the last save; saving records a version of the scorer as it is, measured on the sample.`;
     $("#diffs").replaceChildren(...found.changes.map((change) => el("section", {class: "diff"},
-      el("h3", {text: `${change.shown}${change.new === "yes" ? " (new)" : ""}`}),
+      el("h3", {text: `${change.shown}${change.new === "yes" ? " (new in your catalog)" : ""}`}),
       el("pre", {}, ...change.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))))));
     $("#save-dialog").showModal();
   });
@@ -521,6 +524,8 @@ function setupSave() {
           state.files[state.catalogName].text = set.text;
           showFile($("#pane-a"), state.catalogName);
           apply.hidden = true;
+          $("#make-yours").hidden = true;
+          $("#calibration").textContent += ` Set in ${state.catalogName} (not saved yet): run again to see the figures there.`;
           check();
         } catch (error) { notice(error.message); }
       };
@@ -532,7 +537,7 @@ async function renderVersions() {
   if (!state.scorer) return;
   const found = await api("versions", {scorer: state.scorer});
   $("#versions tbody").replaceChildren(...found.versions.map((version) => el("tr", {"data-version": version.version},
-    el("td", {text: `v${version.version}`}), el("td", {text: version.saved_at.replace("T", " ")}), el("td", {text: version.items}),
+    el("td", {text: `v${version.version}`}), el("td", {text: version.saved_at.replace("T", " ").slice(0, 16)}), el("td", {text: version.items}),
     el("td", {text: version.f1 ? `${figure(version.f1.value)} (${interval(version.f1)})` : "-"}),
     el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}),
     el("td", {}, el("code", {text: version.run})))));
