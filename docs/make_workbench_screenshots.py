@@ -70,7 +70,7 @@ def main() -> None:
             shoot(page, "workbench-run.png")
             page.click("#tab-preview")
             page.wait_for_selector("#prompts section[data-step='analyze']")
-            page.locator("#prompts section[data-step='analyze']").scroll_into_view_if_needed()
+            page.locator("#prompts section[data-step='preprocess'] summary h3").click()  # folded: the next step shows
             shoot(page, "workbench-preview.png")
 
             edit(page, "pane-b", ANALYZE, "Decide, for each claim", "When you hesitate, answer yes. Decide, for each claim")

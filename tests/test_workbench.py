@@ -270,6 +270,7 @@ def test_a_threshold_is_set_in_the_scorer_entry_and_nowhere_else() -> None:
         set_threshold(text, "hallucination", 0.3)
 
 
+@pytest.mark.slow
 def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(workbench: Workbench) -> None:
     body = {"scorer": "hallucination", "data": str(PAIRS), "size": 12, "seed": 2, "files": {}}
     _request(workbench, "/api/run", body)
@@ -286,6 +287,7 @@ def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(w
     assert _request(workbench, "/api/report", {"scorer": "hallucination", "run": rerun})[1]["threshold"] == best
 
 
+@pytest.mark.slow
 def test_a_threshold_written_in_the_yaml_is_where_scorers_eval_flags(judge: JudgeServer, tmp_path: Path) -> None:
     from test_tuning_loop import labelled_data, script_strictness
 
@@ -336,3 +338,65 @@ def test_the_command_of_the_docs_starts_the_workbench_and_ctrl_c_stops_it(tmp_pa
         finally:
             started.send_signal(signal.SIGINT)
             assert started.wait(timeout=30) == 0
+
+
+@pytest.mark.slow
+def test_stop_keeps_what_is_done_and_running_again_resumes_it(workbench: Workbench, judge: JudgeServer, tmp_path: Path) -> None:
+    import time
+
+    from scripted import between, claims_of
+
+    from engine.testing import Reply
+
+    judge.on("Claims", lambda request: Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, delay=0.3))
+    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 16, "seed": 5, "files": {}}
+    started = _request(workbench, "/api/run", body)[1]
+    deadline = time.monotonic() + 60
+    while _request(workbench, "/api/status", {})[1]["run"]["done"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stopped = _request(workbench, "/api/stop", {})[1]["run"]
+    assert stopped["status"] == "stopped" and 3 <= stopped["done"] < 16
+    store = open_store(tmp_path / "results.sqlite")
+    assert store is not None
+    kept = store.query(run=started["run"])
+    assert len(kept) >= stopped["done"] and store.get_run(started["run"]).status == "interrupted"  # type: ignore[union-attr]
+
+    again = _request(workbench, "/api/run", body)[1]
+    assert again["run"] == started["run"]
+    finished = _wait(workbench)
+    assert finished["status"] == "complete" and finished["done"] == 16 and finished["reused"] == len(kept)
+    report = _request(workbench, "/api/report", {"scorer": "hallucination", "run": started["run"]})[1]
+    assert len(report["items"]) == 16 and report["agreement"]["labelled"] == 16
+
+
+@pytest.mark.slow
+def test_stopping_the_server_keeps_what_the_run_finished(workbench: Workbench, judge: JudgeServer, tmp_path: Path) -> None:
+    import time
+
+    from scripted import between, claims_of
+
+    from engine.testing import Reply
+
+    judge.on("Claims", lambda request: Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, delay=0.3))
+    started = _request(workbench, "/api/run", {"scorer": "hallucination", "data": str(PAIRS), "size": 16, "seed": 6, "files": {}})[1]
+    deadline = time.monotonic() + 60
+    while _request(workbench, "/api/status", {})[1]["run"]["done"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workbench.stop()
+    store = open_store(tmp_path / "results.sqlite")
+    assert store is not None
+    run = store.get_run(started["run"])
+    assert run is not None and run.status == "interrupted"
+    assert 2 <= len(store.query(run=started["run"])) < 16
+
+
+def test_the_page_needs_no_network_and_ships_in_the_package() -> None:
+    import re
+
+    import engine.workbench
+
+    static = Path(engine.workbench.__file__).resolve().parent / "static"
+    assert sorted(path.name for path in static.iterdir()) == ["editor.js", "index.html", "workbench.css", "workbench.js"]
+    for path in static.iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(\s*["']?(https?:)?//""", text), path.name

@@ -57,12 +57,19 @@ class RunProgress:
     failed: int = 0
     status: str = "running"
     error: str | None = None
+    #: When it ended: results reused from the store (a resumed run), judge calls made and
+    #: answered by the response cache, and the estimated cost.
+    reused: int = 0
+    judge_calls: int = 0
+    cached_calls: int = 0
+    cost_usd: float | None = None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "run": self.run, "scorer": self.scorer_id, "kind": self.kind, "total": self.total, "done": self.done,
             "failed": self.failed, "status": self.status, "error": self.error, "sample": self.sample.as_json(),
+            "reused": self.reused, "judge_calls": self.judge_calls, "cached_calls": self.cached_calls, "cost_usd": self.cost_usd,
         }  # fmt: skip
 
 
@@ -119,6 +126,10 @@ class Runner:
             progress.status, progress.error = "failed", str(exc)
             return
         progress.status = "stopped" if result.status == "interrupted" else result.status
+        summary = result.summary.get(progress.scorer_id)
+        progress.reused = result.counts.reused
+        if summary is not None:
+            progress.judge_calls, progress.cached_calls, progress.cost_usd = summary.judge_calls, summary.cached_calls, summary.cost_usd
         progress.error = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
 
     async def stop(self) -> None:

@@ -231,10 +231,13 @@ async function refreshPreview() {
     ? `The prompts up to step ${shown.needs_answer_for}${answers}` + (shown.answers_from ? "." : `; the later steps need the judge's answer to it (run this item to see them).`)
     : `Every step's prompt${answers}; score ${figure(shown.score)}.`;
   $("#preview-note").textContent = note;
+  // Each step folds; a step folded stays folded while the preview follows the edits.
+  const folded = new Set([...document.querySelectorAll("#prompts details.step:not([open])")].map((step) => step.dataset.step));
   $("#prompts").replaceChildren(...shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
-    el("h3", {text: `step ${prompt.step}`}),
-    prompt.system ? el("details", {}, el("summary", {text: "system prompt"}), el("pre", {class: "system", text: prompt.system})) : "",
-    el("pre", {class: "user", text: prompt.prompt}))));
+    el("details", {class: "step", "data-step": prompt.step, open: !folded.has(prompt.step)},
+      el("summary", {}, el("h3", {text: `step ${prompt.step}`})),
+      prompt.system ? el("details", {}, el("summary", {text: "system prompt"}), el("pre", {class: "system", text: prompt.system})) : "",
+      el("pre", {class: "user", text: prompt.prompt})))));
 }
 
 // ---------------------------------------------------------------------------------- tabs
@@ -314,7 +317,12 @@ async function pollRun(once = false) {
   $("#progress").value = run.done;
   const what = run.kind === "version" ? "Recording the version" : "Run";
   let text = `${what}: ${run.done} of ${run.total} items${run.failed ? `, ${run.failed} failed` : ""}`;
-  if (!running) text += ` (${run.status}${run.error ? `: ${run.error}` : ""})`;
+  if (!running) {
+    text += ` (${run.status}${run.error ? `: ${run.error}` : ""})`;
+    const spent = run.cost_usd === null ? "" : `, about $${run.cost_usd.toFixed(4)}`;
+    text += `. ${run.judge_calls} judge call(s), ${run.cached_calls} answered by the cache${spent}` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    estimate();
+  }
   if (run.status === "stopped") text += ". Run again to finish it: the items done are kept and reused.";
   $("#progress-text").textContent = text;
   $("#run").disabled = running;
