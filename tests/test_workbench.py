@@ -87,6 +87,7 @@ def test_writes_outside_the_catalog_folder_are_refused(workbench: Workbench, tmp
     assert not (tmp_path / "mine").exists()  # nothing was written, not even the catalog file
 
 
+@pytest.mark.slow
 def test_an_edit_of_a_built_in_template_is_saved_in_the_catalog_folder(workbench: Workbench, tmp_path: Path) -> None:
     builtin = ROOT / "prompts" / "hallucination" / "analyze.j2"
     before = builtin.read_text(encoding="utf-8")
@@ -400,3 +401,17 @@ def test_the_page_needs_no_network_and_ships_in_the_package() -> None:
     for path in static.iterdir():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(\s*["']?(https?:)?//""", text), path.name
+
+
+def test_drafts_do_not_pile_up_but_a_runs_draft_stays(tmp_path: Path) -> None:
+    from engine.workbench.workspace import KEPT_DRAFTS, Workspace
+
+    workspace = Workspace(tmp_path / "mine")
+    pinned = workspace.draft({})
+    workspace.pinned = {pinned}
+    for _ in range(3 * KEPT_DRAFTS):
+        latest = workspace.draft({"prompts/x.j2": "{{ output }}"})
+    drafts = list(latest.parent.parent.glob("draft-*"))
+    assert len(drafts) <= KEPT_DRAFTS + 2 and pinned.is_file() and latest.is_file()
+    workspace.close()
+    assert not latest.exists()

@@ -174,8 +174,10 @@ class Session:
         if self.runner.busy:
             raise ConfigError("a run is going on; stop it first")
         scorer_id = _text(body, "scorer")
-        catalog, _ = self._catalog(_edits(body))
-        progress = self.runner.start(self._scorer(catalog, scorer_id), self._sample(body, scorer_id))
+        catalog, draft = self._catalog(_edits(body))
+        scorer, sample = self._scorer(catalog, scorer_id), self._sample(body, scorer_id)
+        self.workspace.pinned = {draft}  # the run renders from it; the run before has ended
+        progress = self.runner.start(scorer, sample)
         runs = self.history.setdefault(scorer_id, [])
         if progress.run in runs:
             runs.remove(progress.run)  # run again (resumed): now the latest

@@ -30,6 +30,9 @@ TEXT_SUFFIXES = {".yaml", ".yml", ".j2", ".jinja", ".json", ".txt", ".md"}
 
 NEW_CATALOG = "prompts: prompts\nschemas: schemas\nscorers: {}\n"
 
+#: Drafts kept besides those a run uses: checks and previews in flight read the last ones.
+KEPT_DRAFTS = 16
+
 
 class OutsideCatalog(ConfigError):
     """A write aimed outside the catalog's folder (or into the installed package)."""
@@ -96,6 +99,8 @@ class Workspace:
         self.shown_relative_to = (shown_relative_to or Path.cwd()).resolve()
         self._temporary = Path(tempfile.mkdtemp(prefix="scorers-workbench-"))
         self._drafts = 0
+        #: Drafts a run renders from (templates import others while rendering): kept until released.
+        self.pinned: set[Path] = set()
 
     @property
     def catalog_name(self) -> str:
@@ -161,12 +166,20 @@ class Workspace:
             self.target(relative)  # an edit aimed elsewhere is refused before anything is written
         self._drafts += 1
         root = self._temporary / f"draft-{self._drafts}"
+        self._forget_drafts_before(self._drafts - KEPT_DRAFTS)
         files = {self.catalog_name: NEW_CATALOG, **self.saved_files(), **edits}
         for relative, text in files.items():
             path = root / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         return root / self.catalog_name
+
+    def _forget_drafts_before(self, number: int) -> None:
+        """Remove older drafts (a check, a preview in progress uses one of the last few),
+        except those a run still renders from."""
+        for old in self._temporary.glob("draft-*"):
+            if int(old.name.removeprefix("draft-")) < number and old / self.catalog_name not in self.pinned:
+                shutil.rmtree(old, ignore_errors=True)
 
     def load(self, draft: Path) -> Catalog:
         return load_scorers(draft)
