@@ -99,6 +99,7 @@ class Runner:
         one = forecast.scorers[0]
         return {
             "items": len(sample.items), "calls": one.calls, "cached_calls": one.cached_calls, "cost_usd": forecast.cost_usd,
+            "cost_low_usd": forecast.cost_low_usd, "cost_high_usd": forecast.cost_high_usd,
             "model": one.model, "tokens": one.usage.total_tokens, "not_rendered": one.not_rendered,
         }  # fmt: skip
 

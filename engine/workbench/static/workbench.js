@@ -281,9 +281,10 @@ async function estimate() {
   }
   try {
     const found = await api("estimate", sampleBody());
-    const cost = found.cost_usd === null ? "no price known for this model" : `about $${found.cost_usd.toFixed(4)}`;
+    const range = found.cost_low_usd !== null && found.cost_high_usd !== null ? ` (from $${found.cost_low_usd.toFixed(4)} to $${found.cost_high_usd.toFixed(4)})` : "";
+    const cost = found.cost_usd === null ? "no price known for this model" : `about $${found.cost_usd.toFixed(4)}${range}`;
     $("#estimate").textContent = `${found.items} items: about ${found.calls} judge calls with ${found.model}` +
-      (found.cached_calls ? ` (${found.cached_calls} first questions already answered by the cache, free)` : "") + `, ${cost}.`;
+      (found.cached_calls ? ` (${found.cached_calls} already answered by the response cache, free)` : "") + `, ${cost}.`;
   } catch (error) {
     $("#estimate").textContent = error.message;
   }
