@@ -88,6 +88,13 @@ def main() -> None:
             shoot(page, "workbench-item.png")
             page.click("#item-close")
 
+            page.click("#calibrate")
+            page.locator("#apply-threshold").click()
+            page.wait_for_function("document.querySelector('#pane-a textarea').value.includes('threshold:')")
+            page.wait_for_selector("#problems-title:text('Checks: no problems')")
+            page.locator("#origins-box summary").click()
+            shoot(page, "workbench-calibrate.png")
+
             page.click("#save")
             page.locator("#diffs .diff").first.wait_for()
             shoot(page, "workbench-save.png")

@@ -189,6 +189,21 @@ def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_pa
     page.wait_for_selector("#prompts section[data-step='preprocess']")
     assert page.locator("#problems-title").inner_text() == "Checks: no problems"
 
+    # Keyboard: Tab reaches the controls; in an editor Tab indents, Escape then Tab moves on;
+    # the arrow keys switch the views.
+    page.focus("#pane-a .file-pick")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Editor: scorers.yaml"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "File in the bottom editor"
+    page.focus("#tab-preview")
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#tab-run").get_attribute("aria-selected") == "true" and page.locator("#view-run").is_visible()
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#view-preview").is_visible()
+
     # A typo in a template: the check names it at its line, as `scorers check` would.
     analyze = "prompts/hallucination/analyze.j2"
     _edit(page, "pane-b", analyze, lambda text: text.replace("Claims ({{ preprocess.claims | length }})", "Claims ({{ preprocess.clams | length }})"))
@@ -266,7 +281,8 @@ def test_a_threshold_is_set_in_the_scorer_entry_and_nowhere_else() -> None:
 
     text = "# mine\nprompts: prompts\nscorers:\n  strict:  # a variant\n    extends: hallucination\n    name: Strict\n  other:\n    extends: bias\n"
     once = set_threshold(text, "strict", 0.25)
-    assert once == text.replace("    extends: hallucination\n", "    threshold: 0.25\n    extends: hallucination\n", 1)
+    assert once == text.replace("    extends: hallucination\n", "    extends: hallucination\n    threshold: 0.25\n", 1)
+    assert set_threshold("scorers:\n  mine:\n    name: Mine\n", "mine", 0.5) == "scorers:\n  mine:\n    threshold: 0.5\n    name: Mine\n"
     assert set_threshold(once, "strict", 0.4) == once.replace("threshold: 0.25", "threshold: 0.4")
     with pytest.raises(Exception, match="hallucination is not written in this catalog file"):
         set_threshold(text, "hallucination", 0.3)
@@ -280,7 +296,7 @@ def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(w
     status, found = _request(workbench, "/api/calibrate", {**body, "run": run, "apply": True, "text": "scorers: {}\n"})
     assert status == 200, found
     best = found["calibration"]["best"]["threshold"]
-    assert found["text"] == f"scorers:\n  hallucination:\n    threshold: {best:g}\n    extends: hallucination\n"
+    assert found["text"] == f"scorers:\n  hallucination:\n    extends: hallucination\n    threshold: {best:g}\n"
     edited = {**body, "files": {"scorers.yaml": found["text"]}}
     assert _request(workbench, "/api/check", edited)[1] == {"problems": []}
     _request(workbench, "/api/run", edited)
@@ -416,3 +432,24 @@ def test_drafts_do_not_pile_up_but_a_runs_draft_stays(tmp_path: Path) -> None:
     assert len(drafts) <= KEPT_DRAFTS + 2 and pinned.is_file() and latest.is_file()
     workspace.close()
     assert not latest.exists()
+
+
+@pytest.mark.slow
+def test_a_catalog_with_problems_opens_to_be_fixed(judge: JudgeServer, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "scorers.yaml").write_text("scorers:\n  strict:\n    extends: hallucination\n    nmae: Strict\n", encoding="utf-8")
+    started = Workbench(folder, tmp_path / "results.sqlite").start()
+    try:
+        state = _request(started, "/api/state", {})[1]
+        assert state["scorers"][0] == {"id": "strict", "origin": "yours"} and {"id": "hallucination", "origin": "built-in"} in state["scorers"]
+        opened = _request(started, "/api/scorer", {"scorer": "strict"})[1]
+        assert [file["path"] for file in opened["files"]] == ["scorers.yaml"] and opened["yours"] is True
+        problems = _request(started, "/api/check", {"files": {}})[1]["problems"]
+        assert [(problem["path"], problem["line"]) for problem in problems] == [("scorers.yaml", 4)]
+        assert "nmae" in problems[0]["message"]
+        fixed = {"scorers.yaml": "scorers:\n  strict:\n    extends: hallucination\n    name: Strict\n"}
+        assert _request(started, "/api/check", {"files": fixed})[1] == {"problems": []}
+        assert len(_request(started, "/api/scorer", {"scorer": "strict", "files": fixed})[1]["files"]) > 1
+    finally:
+        started.stop()

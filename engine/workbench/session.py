@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog import Catalog, builtin_catalog
 from ..errors import ConfigError
 from ..runs.stored import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration
@@ -18,7 +18,7 @@ from ..scoring.preview import preview
 from .datasets import DataItem, example_sets, read_items, stratified_sample
 from .runner import Runner, Sample
 from .thresholds import set_threshold
-from .workspace import Workspace
+from .workspace import EditorFile, Workspace
 
 
 def _text(body: dict[str, Any], name: str) -> str:
@@ -89,14 +89,15 @@ class Session:
     # ----------------------------------------------------------------------- routes
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The catalog folder, its scorers (yours first) and the data sets to offer."""
-        catalog, draft = self._catalog({})
-        own = set(catalog.source.scorers)
-        scorers = [
-            {"id": scorer_id, "name": catalog.definition(scorer_id).name, "direction": catalog.definition(scorer_id).direction,
-             "origin": "yours" if scorer_id in own else "built-in", "judge": catalog.plan(scorer_id).needs_judge}
-            for scorer_id in sorted(catalog.ids(), key=lambda scorer_id: (scorer_id not in own, scorer_id))
-        ]  # fmt: skip
+        """The catalog folder, its scorers (yours first) and the data sets to offer. A catalog
+        with problems still opens (on the built-in scorers and the ids it names), to be fixed."""
+        try:
+            catalog, _ = self._catalog({})
+        except ConfigError:
+            catalog = None
+        own = set(catalog.source.scorers) if catalog is not None else set(self.workspace.written_ids())
+        ids = catalog.ids() if catalog is not None else [*own, *(scorer_id for scorer_id in builtin_catalog().ids() if scorer_id not in own)]
+        scorers = [{"id": scorer_id, "origin": "yours" if scorer_id in own else "built-in"} for scorer_id in sorted(ids, key=lambda scorer_id: (scorer_id not in own, scorer_id))]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
             "scorers": scorers, "datasets": example_sets(self.data), "busy": self.runner.busy,
@@ -106,14 +107,19 @@ class Session:
         """A scorer's files (with edits in place) and where each part of it comes from."""
         scorer_id = _text(body, "scorer")
         edits = _edits(body)
-        catalog, draft = self._catalog(edits)
+        draft = self.workspace.draft(edits)
+        try:
+            catalog = self.workspace.load(draft)
+        except ConfigError:  # the catalog file alone, to fix what `check` reports
+            text = draft.read_text(encoding="utf-8")
+            shown = self.workspace.shown(self.workspace.catalog_file)
+            only = EditorFile(self.workspace.catalog_name, "catalog", "yours", shown, text, "yaml")
+            return {"scorer": scorer_id, "files": [only.as_json()], "yours": scorer_id in self.workspace.written_ids(), "origins": [], "last_version": self._last_version(scorer_id)}
         catalog.definition(scorer_id)  # an unknown id: one line, with the closest known
         files = self.workspace.scorer_files(catalog, draft, scorer_id)
-        shown = {**{file.path: file.text for file in files}}
         return {
             "scorer": scorer_id, "files": [file.as_json() for file in files],
             "yours": scorer_id in catalog.source.scorers, "origins": self.workspace.origins(catalog, draft, scorer_id),
-            "direction": catalog.definition(scorer_id).direction, "texts": shown,
             "last_version": self._last_version(scorer_id),
         }  # fmt: skip
 

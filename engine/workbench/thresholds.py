@@ -31,17 +31,20 @@ def set_threshold(text: str, scorer_id: str, value: float) -> str:
             continue
         entry_indent = _indent(bare)
         key_indent = None
+        after = index + 1  # where a new line goes: first in the entry, after its `extends:`
         for later in range(index + 1, len(lines)):
             inner = lines[later].rstrip("\n")
             if not inner.strip() or inner.lstrip().startswith("#"):
                 continue
             if _indent(inner) <= entry_indent:
                 break
-            key_indent = key_indent if key_indent is not None else _indent(inner)
+            if key_indent is None:
+                key_indent = _indent(inner)
+                after = later + 1 if re.match(r"^\s*extends:", inner) else later
             if _indent(inner) == key_indent and re.match(r"^\s*threshold:", inner):
                 lines[later] = f"{' ' * key_indent}threshold: {value:g}\n"
                 return "".join(lines)
         spaces = " " * (key_indent if key_indent is not None else entry_indent + 2)
-        lines.insert(index + 1, f"{spaces}threshold: {value:g}\n")
+        lines.insert(after, f"{spaces}threshold: {value:g}\n")
         return "".join(lines)
     raise ConfigError(f"{scorer_id} is not written in this catalog file")

@@ -142,6 +142,16 @@ class Workspace:
         loaded = loaded if isinstance(loaded, dict) else {}
         return str(loaded.get("prompts") or "prompts"), str(loaded.get("schemas") or "schemas")
 
+    def written_ids(self) -> list[str]:
+        """The scorer ids the saved catalog file names (read as plain YAML, so a catalog
+        with problems still lists them)."""
+        try:
+            loaded = yaml.safe_load(self.catalog_file.read_text(encoding="utf-8")) if self.catalog_file.is_file() else {}
+        except (OSError, yaml.YAMLError):
+            return []
+        scorers = loaded.get("scorers") if isinstance(loaded, dict) else None
+        return [str(scorer_id) for scorer_id in scorers] if isinstance(scorers, dict) else []
+
     # ------------------------------------------------------------------------ drafts
 
     def saved_files(self) -> dict[str, str]:
