@@ -93,6 +93,7 @@ def main() -> None:
             page.wait_for_function("document.querySelector('#pane-a textarea').value.includes('threshold:')")
             page.wait_for_selector("#problems-title:text('Checks: no problems')")
             page.locator("#origins-box summary").click()
+            page.locator("#calibrate-box").evaluate("box => box.scrollIntoView({block: 'center'})")
             shoot(page, "workbench-calibrate.png")
 
             page.click("#save")

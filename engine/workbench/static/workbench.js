@@ -546,11 +546,11 @@ async function renderVersions() {
   if (!state.scorer) return;
   const found = await api("versions", {scorer: state.scorer});
   $("#versions tbody").replaceChildren(...found.versions.map((version) => el("tr", {"data-version": version.version},
-    el("td", {text: `v${version.version}`}), el("td", {text: version.saved_at.replace("T", " ").slice(0, 16)}), el("td", {text: version.items}),
-    el("td", {text: version.f1 ? `${figure(version.f1.value)} (${interval(version.f1)})` : "-"}),
-    el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}),
-    el("td", {}, el("code", {text: version.run})))));
-  if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 7, text: "No saved version yet."})));
+    el("th", {scope: "row"}, `v${version.version}`, el("br"), el("code", {text: version.run})),
+    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {text: version.items}),
+    el("td", {}, version.f1 ? figure(version.f1.value) : "-", el("br"), el("small", {text: version.f1 ? interval(version.f1) : ""})),
+    el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}))));
+  if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 6, text: "No saved version yet."})));
 }
 
 init().catch((error) => notice(error.message));
