@@ -42,7 +42,10 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp())
     os.environ.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-stand-in", SCORERS_CACHE=str(folder / "cache.sqlite"))
     script_word_overlap(server)
-    os.chdir(ROOT)  # the data set is named as the docs name it
+    # Started where a tuner would start it: beside their catalog folder and their examples.
+    (folder / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "halueval_qa_pairs.jsonl", folder / "examples")
+    os.chdir(folder)
     workbench = Workbench(folder / "my-catalog", folder / "results.sqlite", data=Path("examples/halueval_qa_pairs.jsonl")).start()
     try:
         with sync_playwright() as playwright:

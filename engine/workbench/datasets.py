@@ -40,12 +40,12 @@ def example_sets(given: Path | None) -> list[dict[str, str]]:
     for folder in EXAMPLE_FOLDERS:
         if folder.is_dir():
             offered += sorted(folder.glob("*.jsonl"))
-    seen: set[Path] = set()
+    seen: set[str] = set()
     found = []
     for path in offered:
-        if path.resolve() in seen:
+        if path.name in seen and path != given:  # the same example in the checkout and here: once
             continue
-        seen.add(path.resolve())
+        seen.add(path.name)
         found.append({"path": str(path), "name": path.name})
     return found
 
