@@ -453,3 +453,13 @@ def test_a_catalog_with_problems_opens_to_be_fixed(judge: JudgeServer, tmp_path:
         assert len(_request(started, "/api/scorer", {"scorer": "strict", "files": fixed})[1]["files"]) > 1
     finally:
         started.stop()
+
+
+def test_a_run_the_judge_refuses_ends_with_one_line_and_no_key(workbench: Workbench, judge: JudgeServer) -> None:
+    from engine.testing import Reply
+
+    judge.on("Claims", Reply.fail(401, "Incorrect API key provided: sk-test-secret-key-123"))
+    _request(workbench, "/api/run", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": {}})
+    ended = _wait(workbench)
+    assert ended["status"] == "failed" and ended["error"] and "\n" not in ended["error"]
+    assert "sk-test-secret-key-123" not in json.dumps(ended)

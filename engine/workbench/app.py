@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ScorerError
-from ..judge import ResponseCache
+from ..judge import ResponseCache, scrub
 from ..store import Store
 from .runner import Runner
 from .session import Session
@@ -108,9 +108,11 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
         try:
             value = await asyncio.to_thread(handler, session, body) if blocking else await handler(session, body)
         except OutsideCatalog as exc:
-            return JSONResponse({"error": str(exc)}, status_code=403)
+            return JSONResponse({"error": scrub(str(exc))}, status_code=403)
         except (ScorerError, ValueError, OSError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": scrub(str(exc))}, status_code=400)
+        except Exception as exc:  # a bug of ours: one line on the page, never a key
+            return JSONResponse({"error": f"unexpected error ({type(exc).__name__}): {scrub(str(exc))}"}, status_code=500)
         return JSONResponse(value)
 
     return endpoint

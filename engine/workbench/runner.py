@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge import ResponseCache
+from ..judge import ResponseCache, scrub
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.stats import flags, human_flags
 from ..runs.stored import compare_runs, existing_run, run_records, run_threshold, stored_agreement
@@ -124,14 +124,15 @@ class Runner:
             progress.status = "stopped"
             return
         except Exception as exc:  # a run that cannot start (a key, a model): one line on the page
-            progress.status, progress.error = "failed", str(exc)
+            progress.status, progress.error = "failed", scrub(str(exc))
             return
         progress.status = "stopped" if result.status == "interrupted" else result.status
         summary = result.summary.get(progress.scorer_id)
         progress.reused = result.counts.reused
         if summary is not None:
             progress.judge_calls, progress.cached_calls, progress.cost_usd = summary.judge_calls, summary.cached_calls, summary.cost_usd
-        progress.error = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
+        cause = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
+        progress.error = scrub(cause) if cause is not None else None
 
     async def stop(self) -> None:
         """Stop the run; what is finished stays in the store (the run is marked interrupted)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import ResponseCache
+from ..judge import ResponseCache, install_log_filter
 from ..store import Store, open_store
 
 LOOPBACK = "127.0.0.1"
@@ -73,6 +73,7 @@ class Workbench:
         self.app = create_app(settings)  # a bad catalog folder fails here, before a port is taken
         self.listener = _bind(LOOPBACK, port)
         self.port = self.listener.getsockname()[1]
+        install_log_filter()  # an API key never reaches the server's log
         self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
         self._thread: threading.Thread | None = None
 
