@@ -262,8 +262,11 @@ def scale_of(scorer: AnyScorer) -> float:
 
 
 def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
-    """Where a score flags an item: the run's threshold for the scorer, else half the scale."""
-    return threshold if threshold is not None else scale_of(scorer) / 2
+    """Where a score flags an item: the run's threshold for the scorer, else the one its
+    definition sets (`threshold:`), else half the scale."""
+    if threshold is not None:
+        return threshold
+    return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
 
 
 @dataclass(frozen=True)
