@@ -353,7 +353,7 @@ class _StepBuilder:
         self._read |= _reads(expression)
         return expression, shape
 
-    def reducer(self, spec: ReducerSpec, *at: Any, scope: Scope | None = None) -> Evaluable:
+    def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
         with self.placed(*at):
             reducer = Reducer(spec, ".".join([self.label, *map(str, at)]))
         self._read |= reducer.reads

@@ -91,8 +91,8 @@ class StepBuilder(Protocol):
         """A compiled expression, its names checked, and the shape of what it gives."""
         ...
 
-    def reducer(self, spec: ReducerSpec, *at: Any, scope: Scope | None = None) -> Evaluable:
-        """A list reduced to one number; `items` must be a list, `where`/`value` see its items."""
+    def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
+        """A list reduced to one number, compiled (its names are checked by the kind, through `expression`)."""
         ...
 
     def template(self, name: str, *at: Any) -> Prompt:
