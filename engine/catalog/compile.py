@@ -110,6 +110,8 @@ _RUN_NAMES: dict[str, Shape] = {
 }
 # A run variable added to the spec without a shape here is still known (its fields are not).
 _RUN_NAMES.update({name: ANY for name in RUN_VARIABLES if name not in _RUN_NAMES and name != "options"})
+#: One of an llm step's worked examples, as its templates see it.
+_WORKED_EXAMPLE = Record({"input": TEXT, "output": TEXT, "context": ListOf(TEXT), "answer": TEXT}, "a worked example")
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
 
 
@@ -319,6 +321,9 @@ class ScorerCompiler:
             self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
         # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
         described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
+        for written in described["steps"]:
+            if written.get("examples") == []:
+                del written["examples"]  # a step without examples keeps the fingerprint it had before they existed
         hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
         scope = Scope({**_RUN_NAMES, "options": options_shape})
         later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in _names_of(step)}
@@ -388,6 +393,8 @@ class _StepCompiler:
         uses_context = getattr(step, "uses_context", False)
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
         self.scope = scope if uses_context else scope.without("context", _NO_CONTEXT)
+        if isinstance(step, LLMStep):
+            self.scope = self.scope.with_names({"examples": ListOf(_WORKED_EXAMPLE)})
 
     def at(self, *fields: Any) -> list[Any]:
         return [*self.loc, *fields]
@@ -437,6 +444,7 @@ class _StepCompiler:
         return JudgeStepPlan(
             id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
             answer_model=answer_model, sampling=sampling, on_skip=step.on_skip,
+            examples=tuple(example.model_dump() for example in step.examples),
         )  # fmt: skip
 
     def reads(self, plan: AnyStepPlan) -> frozenset[str]:

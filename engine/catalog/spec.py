@@ -22,7 +22,9 @@ RUN_VARIABLES = (
 )  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
-RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
+#: Given to an llm step's templates: the step's worked examples (`examples:`).
+STEP_VARIABLES = ("examples",)
+RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, *STEP_VARIABLES, "item", "rank"}
 
 
 class _Strict(BaseModel):
@@ -113,6 +115,19 @@ class _StepBase(_Strict):
         return value
 
 
+class WorkedExample(_Strict):
+    """An item people judged, shown to the judge with the answer they gave. Its text is
+    data: a template renders it (prompts/partials/examples.j2) as material, never as
+    instructions. `scorers align` writes these; a tuner edits them like any other text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: str | None = None
+    output: str | None = None
+    context: list[str] | None = None
+    answer: str = Field(description="The answer people gave, in words")
+
+
 class LLMStep(_StepBase):
     """Asks the judge with a rendered template; the answer must pass the schema."""
 
@@ -123,6 +138,9 @@ class LLMStep(_StepBase):
     judge: StepJudge | None = None
     rules: list[Rule] = Field(default_factory=list)
     on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
+    examples: list[WorkedExample] = Field(
+        default_factory=list, description="Worked examples the step's template shows the judge (the `examples` variable)"
+    )
 
 
 class ReasonStep(_StepBase):

@@ -67,6 +67,8 @@ class JudgeStepPlan(StepPlan):
     answer_model: type[BaseModel]
     sampling: Sampling
     on_skip: Any = None
+    #: Worked examples (items people judged, with their answer) the prompt may show: its `examples`.
+    examples: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -292,6 +292,8 @@ class Scorer:
             computed = self._compute(step, scope)
             return StepRecord(id=step.id, kind="compute", result=computed, duration_ms=(time.perf_counter() - started) * 1000), scope.get("context")
 
+        if isinstance(step, JudgeStepPlan):
+            scope["examples"] = [dict(example) for example in step.examples]
         system_prompt = step.system.render(scope) if step.system is not None else None
         prompt = step.prompt.render(scope)
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
