@@ -55,6 +55,7 @@ from .scoring.transcripts import (
     extract_tool_calls,
     extract_tool_results,
 )
+from .runs.align import AlignResult, aalign, align
 from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 
@@ -81,6 +82,9 @@ def create_hallucination_scorer(
 
 __all__ = [
     "Agreement",
+    "AlignResult",
+    "aalign",
+    "align",
     "AnyScorer",
     "AnswerCutOffError",
     "Catalog",

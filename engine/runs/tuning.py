@@ -222,7 +222,7 @@ def run_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, **options: 
 
 # -------------------------------------------------------------------------------- calibrate
 
-Metric = Literal["f1", "kappa"]
+Metric = Literal["f1", "kappa", "balanced_accuracy"]
 
 
 class ThresholdPoint(BaseModel):
