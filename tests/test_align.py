@@ -147,3 +147,20 @@ def test_the_align_command_shows_progress_the_candidates_and_the_verdict(judge: 
     stdout = " ".join(printed.stdout.split())
     assert "candidates on dev" in stdout and "Accepted: 1 worked example(s) on step analyze" in stdout
     assert (tmp_path / "out" / "scorers.yaml").is_file()
+
+
+@pytest.mark.slow
+def test_a_gain_on_dev_that_test_cannot_confirm_beyond_noise_changes_nothing(judge: JudgeServer, tmp_path: Path) -> None:
+    # Four SUBTLE items in all; with seed 1 one is in dev and one in test: the example fixes
+    # one dev item (kept there), and on test one fixed item of 24 is within the noise.
+    script_learner(judge, learns=True)
+    data = labelled_items(tmp_path / "labelled.jsonl", plain=40, wrong=36, subtle=4)
+    result = align(data, "hallucination", trials=2, seed=1, store=tmp_path / "results.sqlite", output_dir=tmp_path / "aligned")
+
+    assert result.trials[0].kept
+    assert result.test is not None and len(result.test.fixed) == 1 and result.test.fixed[0].item_id.startswith("subtle") and not result.test.broken
+    delta = result.test_delta
+    assert delta is not None and delta.delta.value is not None and delta.delta.value > 0 and delta.delta.low == 0
+    assert not result.accepted and not (tmp_path / "aligned").exists()
+    assert result.verdict.startswith("No candidate beat the current scorer beyond noise: the best on dev (1 worked example(s) on step analyze)")
+    assert "Nothing was changed." in result.verdict
