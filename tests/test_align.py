@@ -5,7 +5,6 @@ example of one (a judge that learns), or whatever it is shown (a judge that does
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +31,10 @@ def labelled_items(path: Path, plain: int = 40, wrong: int = 20, subtle: int = 2
 
 def script_learner(judge: JudgeServer, learns: bool, obeys_rewrite: bool = False) -> None:
     def claims(request: Request) -> Reply:
-        return Reply(answer={"claims": claims_of(re.search(r"<output>\n(.*?)\n</output>", request.prompt, re.DOTALL).group(1))})  # type: ignore[union-attr]
+        return Reply(answer={"claims": claims_of(request.blocks("output")[0])})
 
     def verdicts(request: Request) -> dict[str, Any]:
-        shown = " ".join(re.findall(r"<example_output>\n(.*?)\n</example_output>", request.prompt, re.DOTALL))
+        shown = " ".join(request.blocks("example_output"))
         knows_subtle = (learns and "SUBTLE" in shown) or (obeys_rewrite and "SUBTLE claim is always" in request.prompt)
         verdicts = []
         for claim in numbered_claims(request.prompt):
