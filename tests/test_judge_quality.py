@@ -52,3 +52,33 @@ def test_the_scorecard_scores_every_labelled_set_with_every_scorer_it_labels(jud
     table = again.stdout.split("\n\n", 1)[1].splitlines()
     assert table[0].startswith("| set | scorer | judge | date | items | precision | recall | F1 | balanced accuracy | κ |")
     assert len(table) == 2 + 5 and table[2].startswith("| halueval_qa.jsonl | hallucination | openai/stand-in |")
+
+
+@pytest.mark.slow
+def test_every_command_of_docs_quality_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands of docs/quality.md, against the stand-in judge (the scorecard on a small
+    sample: the same script, fewer items)."""
+    import re
+    import shlex
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    script_word_overlap(judge)
+    for folder in ("examples", "bench"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
+    commands = [line for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines() if line.strip()]
+    assert len(commands) == 3
+    for command in commands:
+        words = shlex.split(command)
+        if words[0] == "python":
+            done = subprocess.run([sys.executable, *words[1:], "--sample", "4", "--repeats", "2", "--base-url", judge.base_url], capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0 and "| halueval_qa.jsonl | hallucination | openai/gpt-4o-mini |" in done.stdout, done.stderr
+            continue
+        result = CliRunner().invoke(app, words[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+    assert "the lower bound against the threshold 0.5: pass" in " ".join(CliRunner().invoke(app, shlex.split(commands[1])[1:]).stdout.split())
