@@ -130,9 +130,10 @@ async def _estimate(items: Sequence[LabelledItem], dev: Sequence[LabelledItem], 
     """What align costs at most: the baseline on every item, every trial on dev, the best on
     test, at the price of a whole scorer run per item (cached and stored answers cost less)."""
     estimate = await aestimate_evals([item.raw for item in items], [baseline])
-    if estimate.cost_usd is None or not estimate.items:
+    cost = estimate.cost_high_usd if estimate.cost_high_usd is not None else estimate.cost_usd
+    if cost is None or not estimate.items:
         return None
-    return estimate.cost_usd / estimate.items * (len(items) + trials * len(dev) + len(test))
+    return cost / estimate.items * (len(items) + trials * len(dev) + len(test))
 
 
 async def _search(search: Search, optimizer_model: str | None, output_dir: str | Path | None) -> None:
