@@ -17,6 +17,8 @@ from engine import align, load_scorers
 from engine.cli import app
 from engine.testing import JudgeServer, Reply, Request
 
+ROOT = Path(__file__).resolve().parent.parent
+
 REWRITE = "Decide for each claim whether the context supports it. A SUBTLE claim is always a hallucination."
 
 
@@ -163,3 +165,26 @@ def test_a_gain_on_dev_that_test_cannot_confirm_beyond_noise_changes_nothing(jud
     assert not result.accepted and not (tmp_path / "aligned").exists()
     assert result.verdict.startswith("No candidate beat the current scorer beyond noise: the best on dev (1 worked example(s) on step analyze)")
     assert "Nothing was changed." in result.verdict
+
+
+@pytest.mark.slow
+def test_a_host_catalog_scorer_is_aligned_and_written_whole_with_its_own_templates(judge: JudgeServer, tmp_path: Path) -> None:
+    # The strict variant's template shows no worked examples: align shows them after its
+    # instructions, and the written variant carries the strict template and definition.
+    script_learner(judge, learns=True)
+    data = labelled_items(tmp_path / "labelled.jsonl")
+    strict = load_scorers(ROOT / "examples" / "variants" / "strict" / "scorers.yaml")
+    result = align(data, "hallucination", catalog=strict, trials=2, store=tmp_path / "r.sqlite", output_dir=tmp_path / "aligned")
+
+    assert result.accepted, result.verdict
+    written = yaml.safe_load((tmp_path / "aligned" / "scorers.yaml").read_text(encoding="utf-8"))
+    scorer = written["scorers"]["hallucination"]
+    assert "extends" not in scorer and [step["id"] for step in scorer["steps"]] == ["preprocess", "analyze", "score", "generate_reason"]
+    template = (tmp_path / "aligned" / "prompts" / "aligned" / "hallucination" / "analyze.j2").read_text(encoding="utf-8")
+    assert 'When you hesitate, decide "yes"' in template and '{% include "partials/examples.j2" %}\nContext:' in template
+    assert (tmp_path / "aligned" / "prompts" / "strict" / "analyze.j2").is_file()
+    variant = load_scorers(tmp_path / "aligned").create("hallucination")  # over the built-in catalog alone
+    analyze = variant.plan.step("analyze")
+    assert "SUBTLE" in analyze.examples[0]["output"]  # type: ignore[union-attr]
+    rendered = analyze.prompt.render({"examples": list(analyze.examples), "context": ["c"], "preprocess": {"claims": ["x"]}})  # type: ignore[union-attr]
+    assert 'When you hesitate, decide "yes"' in rendered and "<example_output>\nA SUBTLE slip" in rendered

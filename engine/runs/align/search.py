@@ -16,7 +16,7 @@ from .optimizer import MAX_DISAGREEMENTS, OPTIMIZER_ID, disagreement, optimizer,
 from .results import AlignResult, CandidateKind, Trial
 from .session import Session, improves, metric_of
 from .split import LabelledItem, Split
-from .variants import Change, Workshop, target_step, with_instructions
+from .variants import Change, Workshop, instructions_of, target_step, with_examples_shown, with_instructions
 
 
 @dataclass
@@ -86,16 +86,21 @@ class Search:
         """Greedy forward selection: each wrong train item, worst first, added as a worked
         example while trials last; kept when dev improves."""
         step = target_step(self.workshop.plan)
+        template = None
         if "examples" not in step.prompt.names:
-            self.session.say(f"step {step.id}'s template does not show worked examples (include partials/examples.j2 in it): no example candidates")
-            return
+            name, source = self.workshop.step_template()
+            template = with_examples_shown(source)
+            if template is None:
+                self.session.say(f"{name} shows no worked examples and has no instructions to put them after: no example candidates")
+                return
+            self.session.say(f"{name} shows no worked examples: the candidates show them after its instructions (partials/examples.j2)")
         for item, labelled in self.wrong_on_train():
             if self.trials_left <= 1:  # one trial is kept for an instruction edit
                 break
             example = {key: item.raw.get(key) for key in ("input", "output", "context")}
             example = {"input": _text(example["input"]), "output": _text(example["output"]), "context": _context(example["context"])}
             example["answer"] = self.verdict_words(item.expected)
-            change = dataclasses.replace(self.best, examples=(*self.best.examples, example))
+            change = dataclasses.replace(self.best, examples=(*self.best.examples, example), template=self.best.template or template)
             await self.try_change(change, f"example-{item.id}", "examples", f"add train item {item.id} as a worked example")
 
     async def instructions(self, optimizer_model: str | None) -> None:
@@ -103,15 +108,21 @@ class Search:
         train items the scorer got wrong."""
         if self.trials_left <= 0:
             return
-        name, source = self.workshop.step_template()
+        name, original = self.workshop.step_template()
+        source = self.best.template or original
         shown = {example.get("output") for example in self.best.examples}
         wrong = [(item, labelled) for item, labelled in self.wrong_on_train() if _text(item.raw.get("output")) not in shown]
         if not wrong:
             self.session.say("no disagreement left on train for the optimizer to read: no instruction edit")
             return
+        span = instructions_of(source)
+        if span is None:
+            self.session.say(f"{name} has no run of plain instructions to rewrite: no instruction edit")
+            return
         plan = self.workshop.plan
         disagreements = [disagreement(item.raw, labelled, self.verdict_words(item.expected)) for item, labelled in wrong[:MAX_DISAGREEMENTS]]
-        item = optimizer_item(scorer_name=plan.name, description=plan.description, step_id=self.workshop.step_id, instructions=source, disagreements=disagreements)
+        instructions = source[span[0] : span[1]].strip()
+        item = optimizer_item(scorer_name=plan.name, description=plan.description, step_id=self.workshop.step_id, instructions=instructions, disagreements=disagreements)
         proposer = optimizer(optimizer_model, self.workshop.create_options)
         result = await self.session.evaluate([item], proposer, "optimizer", f"optimizer ({proposer.judge.model}) on {len(disagreements)} disagreement(s)")
         outcome = result.items[0].results.get(OPTIMIZER_ID) if result.items else None
@@ -120,7 +131,7 @@ class Search:
         if rewritten is None or not isinstance(proposal, dict):
             self.session.say(f"the optimizer gave no usable rewrite of {name}{': ' + outcome.error if outcome is not None and outcome.error else ''}")
             return
-        change = dataclasses.replace(self.best, instructions=rewritten, instructions_summary=str(proposal.get("summary", "")))
+        change = dataclasses.replace(self.best, template=rewritten, rewrite=str(proposal.get("summary", "")))
         await self.try_change(change, "instructions", "instructions", f"rewrite {name}'s instructions: {proposal.get('summary', '')}")
 
     def threshold(self) -> None:

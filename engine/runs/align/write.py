@@ -61,7 +61,7 @@ def write_variant(workshop: Workshop, change: Change, result: AlignResult, folde
     )
     if change.threshold is not None:
         header += f"# Its calibrated threshold: --threshold {result.scorer_id}={change.threshold:g}\n"
-    path = workshop.write(change, folder, header)
+    path = workshop.write(change, folder, header, standalone=True)
     (folder / "ALIGNED.md").write_text(aligned_markdown(result, workshop.diff(change)), encoding="utf-8")
     (folder / "align.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     return path
