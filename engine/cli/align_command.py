@@ -23,6 +23,7 @@ from .common import (
     print_json,
 )
 from .tables import figure
+from .tuning_commands import progress_bar
 
 
 def _print_trials(result: AlignResult) -> None:
@@ -69,7 +70,7 @@ def align_command(
 
     result = align(
         data, scorer, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
-        output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say,
+        output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
         cache=False if no_cache else ResponseCache.of(True) or False, model=model, base_url=base_url, mode=mode,
     )  # fmt: skip
     if as_json:

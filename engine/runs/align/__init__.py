@@ -32,7 +32,7 @@ from ..items import EvalItem, UnreadableItem, read_jsonl
 from ..stats import flag_threshold, scale_of
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
-from .session import BudgetReached, CacheChoice, Session, metric_of
+from .session import BudgetReached, CacheChoice, Progress, Session, metric_of, no_progress
 from .split import LabelledItem, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -82,12 +82,14 @@ async def aalign(
     concurrency: int = 8,
     cache: CacheChoice = True,
     on_event: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     **judge: Any,
 ) -> AlignResult:
     """Align `scorer_id` (of `catalog`, the built-in one by default) with the labels of
     `data`; see the module docstring. `trials` bounds the candidates judged on dev; `judge`
     takes what `Catalog.create` does (model, base_url, mode, ...). `on_event(line)` hears
-    each stage as it ends. With `store`, a rerun under the same `run` reuses every result."""
+    each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
+bar). With `store`, a rerun under the same `run` reuses every result."""
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if trials < 1:
@@ -104,7 +106,7 @@ async def aalign(
     direction = baseline.plan.direction
     session = Session(
         run=run or f"align-{scorer_id}-s{seed}", metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
-        store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say,
+        store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(

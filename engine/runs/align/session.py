@@ -5,7 +5,8 @@ budget, and told to the caller as it goes."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,20 @@ from ...scoring import AnyScorer
 from ...scoring.plan import Direction
 from ...store import Store
 from ..batch import arun_evals
-from ..results import EvalResult
+from ..results import EvalResult, ItemResult
 from ..stats import Labelled, binary_figures, flags, human_flags, numeric_figures
 from ..tuning import labelled_of
 from .results import AlignMetric
 from .split import LabelledItem
 
 CacheChoice = ResponseCache | str | Path | bool | None
+#: Shows a run's progress: given what is judged and how many items, the callback each item calls.
+Progress = Callable[[str, int], AbstractContextManager[Callable[[ItemResult], None]]]
+
+
+@contextmanager
+def no_progress(what: str, total: int) -> Iterator[Callable[[ItemResult], None]]:
+    yield lambda item: None
 
 #: A change smaller than this is no change (floating point).
 _EPSILON = 1e-9
@@ -60,6 +68,7 @@ class Session:
     concurrency: int
     max_cost: float | None
     on_event: Callable[[str], None]
+    progress: Progress = no_progress
     spent: float = 0.0
     runs: list[str] = field(default_factory=list)
 
@@ -71,10 +80,11 @@ class Session:
         remaining = None if self.max_cost is None else self.max_cost - self.spent
         if remaining is not None and remaining <= 0:
             raise BudgetReached(f"the budget (${self.max_cost:g}) was spent before {what}")
-        result = await arun_evals(
-            list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
-            max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"},
-        )  # fmt: skip
+        with self.progress(what, len(raws)) as advance:
+            result = await arun_evals(
+                list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
+                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance,
+            )  # fmt: skip
         self.spent += result.cost_usd or 0.0
         self.runs.append(result.run)
         cost = f", ${result.cost_usd:.4f}" if result.cost_usd else ""
