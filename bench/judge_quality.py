@@ -9,12 +9,17 @@ half its scale), the share of items whose verdict changed across the repeats, an
 calls and estimated cost per 100 items. Then the same rows as Markdown, ready for
 docs/quality.md. Every figure comes from engine.runs.stats, as `scorers eval` shows it.
 
-Results are stored (--store) and answers cached: a rerun with the same settings resumes.
+With `--faithbench PATH/FaithBench.csv`, FaithBench (summaries labelled by people; CC BY-NC-SA
+4.0, so it is read where it lies and never shipped) is scored too: a summary is flagged when
+its worst label is Unwanted or Questionable.
+
+Results are stored (--store): a rerun with the same settings resumes.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import datetime
 import json
@@ -33,6 +38,20 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The labelled sets shipped in examples/ (see examples/README.md for their sources and licences).
 SETS = ("halueval_qa.jsonl", "halueval_qa_pairs.jsonl", "begin_faithfulness.jsonl")
 FIGURES = ("precision", "recall", "f1", "balanced_accuracy", "kappa")
+
+
+def faithbench_items(path: Path) -> list[dict[str, Any]]:
+    """FaithBench's rows as labelled items: the summary judged against its source."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    items = []
+    for number, row in enumerate(rows, start=1):
+        flagged = row["worst-label"].strip() in ("Unwanted", "Questionable")
+        items.append({
+            "id": f"faithbench-{number}", "output": row["summary"].strip(), "context": [row["source"].strip()],
+            "metadata": {"llm": row["LLM"], "worst_label": row["worst-label"]}, "expected": {"hallucination": flagged, "faithfulness": flagged},
+        })  # fmt: skip
+    return items
 
 
 def labelled_scorers(path: Path) -> list[str]:
@@ -56,7 +75,8 @@ def shown(estimate: FigureEstimate | None) -> str:
 def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
     scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url)
-    data = select_items(path, None, arguments.sample, arguments.seed)
+    items = faithbench_items(path) if path.suffix == ".csv" else path
+    data = select_items(items, None, arguments.sample, arguments.seed)
     run = f"quality-{path.stem}-{scorer_id}-{arguments.model.replace('/', '_')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
     # No response cache: every step is a real call, so calls and cost are those of a cold run;
     # the store still resumes a run that stopped.
@@ -110,13 +130,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--store", default=str(Path(".scorers") / "quality.sqlite"))
     parser.add_argument("--examples", type=Path, default=ROOT / "examples", help="Where the labelled sets are")
+    parser.add_argument("--faithbench", type=Path, default=None, help="FaithBench.csv, scored too when given (not shipped: CC BY-NC-SA)")
     parser.add_argument("--json", action="store_true", help="Print the rows as JSON")
     arguments = parser.parse_args()
 
+    if arguments.faithbench is not None and not arguments.faithbench.is_file():
+        parser.error(f"--faithbench {arguments.faithbench}: no such file")
     rows = []
-    for name in SETS:
-        path = arguments.examples / name
-        for scorer_id in labelled_scorers(path):
+    sets = [arguments.examples / name for name in SETS] + ([arguments.faithbench] if arguments.faithbench else [])
+    for path in sets:
+        name = path.name
+        for scorer_id in (labelled_scorers(path) if path.suffix != ".csv" else ["hallucination", "faithfulness"]):
             rows.append(score_set(path, scorer_id, arguments))
             if not arguments.json:
                 print(f"{name} with {scorer_id}: {rows[-1]['items']} labelled items judged {arguments.repeats} times", flush=True)

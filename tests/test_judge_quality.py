@@ -82,3 +82,20 @@ def test_every_command_of_docs_quality_runs(judge: JudgeServer, tmp_path: Path, 
         result = CliRunner().invoke(app, words[1:])
         assert result.exit_code == 0, f"{command}\n{result.output}"
     assert "the lower bound against the threshold 0.5: pass" in " ".join(CliRunner().invoke(app, shlex.split(commands[1])[1:]).stdout.split())
+
+
+@pytest.mark.slow
+def test_faithbench_is_scored_where_it_lies_when_given(judge: JudgeServer, tmp_path: Path) -> None:
+    """FaithBench is not ours to ship (CC BY-NC-SA): the scorecard reads it where it is. Here a
+    file of the same shape, written by the test."""
+    script_word_overlap(judge)
+    rows = [("The sky is blue today.", "The sky is blue.", "Consistent"), ("The sky is blue today.", "The sky is green.", "Unwanted")] * 3
+    lines = ["source,summary,LLM,worst-label,best-label"] + [f'"{source}","{summary}",some/model,{label},{label}' for source, summary, label in rows]
+    (tmp_path / "FaithBench.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = scorecard(judge, tmp_path, "--faithbench", str(tmp_path / "FaithBench.csv"), "--json")
+    assert done.returncode == 0, done.stderr
+    faithbench = [row for row in json.loads(done.stdout) if row["set"] == "FaithBench.csv"]
+    assert [row["scorer"] for row in faithbench] == ["hallucination", "faithfulness"]
+    assert all(row["items"] == 6 and row["balanced_accuracy"]["value"] == 1.0 for row in faithbench)
+    missing = scorecard(judge, tmp_path, "--faithbench", str(tmp_path / "nowhere.csv"))
+    assert missing.returncode == 2 and "--faithbench" in missing.stderr and "Traceback" not in missing.stderr
