@@ -188,3 +188,24 @@ def test_a_host_catalog_scorer_is_aligned_and_written_whole_with_its_own_templat
     assert "SUBTLE" in analyze.examples[0]["output"]  # type: ignore[union-attr]
     rendered = analyze.prompt.render({"examples": list(analyze.examples), "context": ["c"], "preprocess": {"claims": ["x"]}})  # type: ignore[union-attr]
     assert 'When you hesitate, decide "yes"' in rendered and "<example_output>\nA SUBTLE slip" in rendered
+
+
+@pytest.mark.slow
+def test_scores_as_labels_align_on_mean_absolute_error(judge: JudgeServer, tmp_path: Path) -> None:
+    script_learner(judge, learns=True)
+    rows = [json.loads(line) for line in labelled_items(tmp_path / "flags.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["expected"] = {"hallucination": 1.0 if row["expected"]["hallucination"] else 0.0}
+    result = align(rows, "hallucination", metric="mae", trials=2, store=tmp_path / "r.sqlite", output_dir=tmp_path / "aligned")
+
+    assert result.accepted, result.verdict
+    delta = result.test_delta
+    assert delta is not None and delta.name == "mean_abs_error" and delta.delta.high is not None and delta.delta.high < 0
+    assert "went from" in result.verdict and "mean absolute error" in result.verdict
+
+
+def test_mean_absolute_error_needs_scores_as_labels(tmp_path: Path) -> None:
+    from engine import ConfigError
+
+    with pytest.raises(ConfigError, match="metric mae needs scores as labels"):
+        align(labelled_items(tmp_path / "flags.jsonl"), "hallucination", metric="mae", api_key="sk-x")

@@ -53,7 +53,7 @@ def align_command(
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the train/dev/test split")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
-    run: Annotated[Optional[str], typer.Option("--run", help="Name prefix of align's stored runs; the same name resumes (default align-SCORER-sSEED)")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", help="Name prefix of align's stored runs; the same name resumes (default align-SCORER-DATA-sSEED)")] = None,
     store: StoreOption = DEFAULT_STORE,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
     as_json: JsonFlag = False,

@@ -105,7 +105,8 @@ bar). With `store`, a rerun under the same `run` reuses every result."""
     baseline = catalog.create(scorer_id, **judge)
     direction = baseline.plan.direction
     session = Session(
-        run=run or f"align-{scorer_id}-s{seed}", metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
+        run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
+        metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
@@ -119,6 +120,8 @@ bar). With `store`, a rerun under the same `run` reuses every result."""
         if result.estimated_cost_usd is not None:
             budget = f" (budget ${max_cost:g})" if max_cost is not None else ""
             say(f"estimate: about ${result.estimated_cost_usd:.4f} at most for {trials} trial(s), before cached and stored answers{budget}")
+            if max_cost is not None and result.estimated_cost_usd > max_cost:
+                say("the estimate is above the budget: align stops when the budget is spent; the same command continues it")
         try:
             await _search(search, optimizer_model, output_dir)
         except BudgetReached as stop:
