@@ -6,7 +6,7 @@
 The labelled items are split into train, dev and test (stratified, seeded). Candidates are
 tried on dev, one change at a time: worked examples (train items the judge got wrong, with
 people's answer, as an `examples:` list on the judging step), a rewrite of that step's
-instructions proposed by an optimizer (itself a scorer in `optimizer.yaml`), and the
+instructions proposed by an optimizer (itself a scorer, in `optimizer/`), and the
 calibrated threshold. The best is measured once on test; it is accepted only when the paired
 bootstrap interval of the improvement lies above 0, and only then written, as a variant
 catalog beside the original. Every judge call is a stored batch run through the response

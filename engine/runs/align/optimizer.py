@@ -1,5 +1,5 @@
-"""The optimizer that proposes instruction edits. It is a scorer like the others, defined in
-`optimizer.yaml` beside the built-in catalog (its prompt `prompts/align/instructions.j2`,
+"""The optimizer that proposes instruction edits. It is a scorer like the others, a catalog of
+its own in `optimizer/` beside the built-in catalog (its prompt `prompts/instructions.j2`,
 its answer `schemas/instruction_rewrite.yaml`), so its own prompt is tuned the same way; it
 runs as a one-item batch run, stored and cached like every judge call of align."""
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from ...catalog import Catalog
+from ...catalog import Catalog, builtin_catalog
 from ...catalog.source import CatalogSource, builtin_catalog_path
 from ...scoring import AnyScorer
 from ..stats import Labelled
@@ -23,7 +23,7 @@ MAX_DISAGREEMENTS = 12
 
 @cache
 def optimizer_catalog() -> Catalog:
-    return Catalog(CatalogSource(builtin_catalog_path().parent / "optimizer.yaml", None))
+    return Catalog(CatalogSource(builtin_catalog_path().parent / "optimizer" / "scorers.yaml", builtin_catalog().source))
 
 
 def optimizer(model: str | None, create_options: dict[str, Any]) -> AnyScorer:
