@@ -89,7 +89,7 @@ async def aalign(
     `data`; see the module docstring. `trials` bounds the candidates judged on dev; `judge`
     takes what `Catalog.create` does (model, base_url, mode, ...). `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
-bar). With `store`, a rerun under the same `run` reuses every result."""
+    bar). With `store`, a rerun under the same `run` reuses every result."""
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if trials < 1:
@@ -117,11 +117,7 @@ bar). With `store`, a rerun under the same `run` reuses every result."""
         )  # fmt: skip
         result = search.result
         result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
-        if result.estimated_cost_usd is not None:
-            budget = f" (budget ${max_cost:g})" if max_cost is not None else ""
-            say(f"estimate: about ${result.estimated_cost_usd:.4f} at most for {trials} trial(s), before cached and stored answers{budget}")
-            if max_cost is not None and result.estimated_cost_usd > max_cost:
-                say("the estimate is above the budget: align stops when the budget is spent; the same command continues it")
+        _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
         try:
             await _search(search, optimizer_model, output_dir)
         except BudgetReached as stop:
@@ -141,9 +137,20 @@ async def _estimate(items: Sequence[LabelledItem], dev: Sequence[LabelledItem], 
     return cost / estimate.items * (len(items) + trials * len(dev) + len(test))
 
 
+def _say_estimate(say: Callable[[str], None], estimate: float | None, trials: int, max_cost: float | None) -> None:
+    if estimate is None:
+        say("estimate: the judge model has no price, so the cost is not known (--max-cost needs one)")
+        return
+    budget = f" (budget ${max_cost:g})" if max_cost is not None else ""
+    say(f"estimate: about ${estimate:.4f} at most for {trials} trial(s), before cached and stored answers{budget}")
+    if max_cost is not None and estimate > max_cost:
+        say("the estimate is above the budget: align stops when the budget is spent; the same command continues it")
+
+
 async def _search(search: Search, optimizer_model: str | None, output_dir: str | Path | None) -> None:
     session, result, split = search.session, search.result, search.split
-    search.baseline = await session.judge(search.best_scorer, [*split.train, *split.dev, *split.test], "baseline", "baseline on every item")  # type: ignore[arg-type]
+    assert search.best_scorer is not None  # the scorer as it is, until a candidate beats it
+    search.baseline = await session.judge(search.best_scorer, [*split.train, *split.dev, *split.test], "baseline", "baseline on every item")
     search.best_dev_labelled = search.labelled(split.dev)
     result.baseline_dev = search.best_dev = metric_of(search.best_dev_labelled, search.base_threshold, session.direction, session.metric)
     session.say(f"baseline: {session.metric} on dev {_shown(result.baseline_dev)}")
