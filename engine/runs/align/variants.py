@@ -20,7 +20,8 @@ from ...catalog.source import CatalogSource
 from ...catalog.templates import PromptTemplates
 from ...errors import ConfigError
 from ...scoring import AnyScorer
-from ...scoring.plan import JudgeStepPlan, ScorerPlan
+from ...scoring.plan import ScorerPlan
+from ...scoring.steps import JudgeStepPlan
 
 #: The shortest literal text of a template taken for its instructions.
 _MIN_INSTRUCTIONS = 40
