@@ -27,7 +27,8 @@ RUN_VARIABLES = (
 )  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
-RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
+#: `examples`: an llm step's own worked examples, as its templates see them.
+RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank", "examples"}
 
 
 class _Strict(BaseModel):

@@ -4,6 +4,7 @@ the one Typer application."""
 from __future__ import annotations
 
 from . import (
+    align_command,
     cache_commands,
     catalog_commands,
     evaluate,
@@ -21,6 +22,7 @@ from .app import app, finish
 finish(app)
 
 __all__ = [
+    "align_command",
     "app",
     "cache_commands",
     "catalog_commands",

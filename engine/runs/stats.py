@@ -14,7 +14,7 @@ import random
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -404,6 +404,29 @@ def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: in
                 low, high = value + (low - value) * narrowed, value + (high - value) * narrowed
             estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(low), high=_rounded(high))
     return estimates
+
+
+Gate = Literal["mean", "lower", "upper"]
+GATES: tuple[Gate, ...] = ("mean", "lower", "upper")
+
+
+def mean_estimate(scores: Sequence[float]) -> FigureEstimate:
+    """The mean of the scores, with its bootstrap 95% interval."""
+    if not scores:
+        return FigureEstimate(value=None)
+    return bootstrap(len(scores), lambda picked: {"mean": sum(scores[i] for i in picked) / len(picked)})["mean"]
+
+
+def gate_passed(mean: FigureEstimate, threshold: float, direction: Direction, gate: Gate) -> bool:
+    """Whether a threshold gate passes, comparing the mean (`mean`) or a bound of its 95%
+    interval (`lower`, `upper`) with the threshold: the lower bound of a lower-is-better
+    score fails only when the whole interval is past the threshold, when the judge is sure.
+    Without an interval (too few items) the mean decides; without a mean, it fails."""
+    bound = {"mean": mean.value, "lower": mean.low, "upper": mean.high}[gate]
+    value = bound if bound is not None else mean.value
+    if value is None:
+        return False
+    return value <= threshold if direction == "lower_is_better" else value >= threshold
 
 
 def _rounded(value: float | None) -> float | None:

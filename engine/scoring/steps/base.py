@@ -124,6 +124,11 @@ class StepBuilder(Protocol):
         """A ConfigError raised inside without a place gets the place of the value at `at`."""
         ...
 
+    def sees(self, names: Mapping[str, Shape]) -> None:
+        """Names only this step's own pieces read (its own data, such as an llm step's worked
+        examples), added to its scope before they are built."""
+        ...
+
     def gives(self, names: Mapping[str, Shape]) -> None:
         """The names the step gives later steps, when only compiling it tells their shapes
         (otherwise the kind's `names(spec)` are used)."""
