@@ -105,6 +105,12 @@ BROKEN: list[tuple[str, list[str]]] = [
         "template_unsafe_attribute/prompts/tone.j2:2:11: tone.judge: attribute '__class__' is not allowed: templates and expressions cannot reach Python internals",
         "template_unsafe_attribute/prompts/tone.j2:2:21: tone.judge: attribute '__mro__' is not allowed: templates and expressions cannot reach Python internals",
     ]),
+    ('key_indented_wrongly', [
+        'key_indented_wrongly/catalog.yaml:14:8: invalid YAML: wrong indentation: this line lines up with no key or item of the list that starts at line 8',
+    ]),
+    ('step_out_of_steps', [
+        'step_out_of_steps/catalog.yaml:12:5: invalid YAML: wrong indentation: a list item at the indentation of the keys of the mapping that starts at line 4; indent it under the key whose list it is in',
+    ]),
     ('unclosed_bracket_in_yaml', [
         "unclosed_bracket_in_yaml/catalog.yaml:5:15: invalid YAML: a flow sequence opened here is not closed (expected ',' or ']', but got ':' at line 6)",
     ]),
