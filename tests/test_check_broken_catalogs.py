@@ -66,6 +66,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('option_default_wrong_type', [
         'option_default_wrong_type/catalog.yaml:8:18: scorers.strict-hallucination.options.threshold.default: Input should be a valid number, unable to parse string as a number',
     ]),
+    ('option_two_types', [
+        'option_two_types/catalog.yaml:9:15: `type: [integer, string]`: a value has one type; a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`',
+    ]),
     ('option_rule_unknown_option', [
         "option_rule_unknown_option/catalog.yaml:6:47: scorers.strict-hallucination.option_rules 1 check: options has no field 'scael'; did you mean 'scale'? (fields of options: scale, language)",
     ]),

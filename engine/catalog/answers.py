@@ -246,7 +246,8 @@ class SchemaCompiler:
             if not isinstance(field_name, str) or not field_name.isidentifier() or field_name.startswith("_"):
                 raise self.error(f"property name {field_name!r} must be a plain identifier", field_loc)
             annotation = self._type(field_schema, name + _model_name(field_name), field_loc)
-            info = self._field_info(field_schema, field_loc)
+            # A value that may be null carries its bounds inside its type (see `_type`).
+            info = self._field_info(field_schema, field_loc) if self._nullable(field_schema, field_loc) is None else _described(field_schema)
             if field_name in required:
                 fields[field_name] = (annotation, Field(**info))
             elif "default" in field_schema:
@@ -261,6 +262,12 @@ class SchemaCompiler:
     def _type(self, schema: Any, name: str, loc: list[Any]) -> Any:
         if not isinstance(schema, Mapping):
             raise self.error("a property schema must be a mapping with a `type`", loc)
+        nullable = self._nullable(schema, loc)
+        if nullable is not None:
+            inner, inner_loc = nullable
+            annotation = self._type(inner, name, inner_loc)
+            bounds = {key: value for key, value in self._field_info(inner, inner_loc).items() if key != "description"}
+            return Optional[Annotated[annotation, Field(**bounds)] if bounds else annotation]  # noqa: UP045
         if "$ref" in schema:
             return self._reference(schema, loc)
         kind = schema.get("type")
@@ -276,6 +283,33 @@ class SchemaCompiler:
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
         return _SCALAR_TYPES[kind]
+
+    def _nullable(self, schema: Mapping[str, Any], loc: list[Any]) -> tuple[Mapping[str, Any], list[Any]] | None:
+        """The schema of the value, and where it is written, when `schema` says the value may
+        also be null in one of JSON Schema's two ways: `type: [T, "null"]`, or `anyOf` of a
+        schema and `{type: "null"}`. None for a schema that does not; any other union is refused."""
+        if not isinstance(schema, Mapping):
+            return None
+        for keyword in ("oneOf", "allOf", "not"):
+            if keyword in schema:
+                raise self.error(f"`{keyword}` is not supported; {_NULLABLE_FORMS}", [*loc, keyword])
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            others = [member for member in kind if member != "null"]
+            if len(others) != 1 or len(kind) != 2 or not isinstance(others[0], str):
+                raise self.error(f"`type: {_flow(kind)}`: a value has one type; {_NULLABLE_FORMS}", [*loc, "type"], value=True)
+            return {**schema, "type": others[0]}, loc
+        if "anyOf" not in schema:
+            return None
+        branches = schema["anyOf"]
+        extra = [key for key in schema if key != "anyOf" and key not in _ANNOTATION_KEYWORDS]
+        if extra:
+            raise self.error(f"keyword {extra[0]!r} cannot stand beside `anyOf`; put it in the schema that is not null", [*loc, extra[0]])
+        nulls = [index for index, branch in enumerate(branches or []) if isinstance(branch, Mapping) and branch.get("type") == "null" and len(branch) == 1]
+        if not isinstance(branches, list) or len(branches) != 2 or len(nulls) != 1:
+            raise self.error(f"`anyOf` is supported only for a value that may be null; {_NULLABLE_FORMS}", [*loc, "anyOf"])
+        index = 1 - nulls[0]
+        return branches[index], [*loc, "anyOf", index]
 
     def _reference(self, schema: Mapping[str, Any], loc: list[Any]) -> Any:
         """A local `$ref` (`#/$defs/Name`): the sub-schema written once under `$defs` and used
@@ -333,6 +367,17 @@ class SchemaCompiler:
         for keyword in schema:
             if keyword not in allowed:
                 raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
+
+
+_NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
+
+
+def _flow(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _described(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"description": schema["description"]} if "description" in schema else {}
 
 
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:

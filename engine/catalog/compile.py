@@ -294,8 +294,9 @@ class ScorerCompiler:
         except ValidationError as exc:
             first = exc.errors()[0]
             place = position(raw, ["options", *first["loc"], "default"], value=True)
+            may_be_null = f'; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
             raise ConfigError(
-                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}",
+                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
                 *(place or (self.source.path, None, None)),
             ) from None
         shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
