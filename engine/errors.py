@@ -69,6 +69,11 @@ class ExpressionError(ScorerError):
     """An author's expression failed while being evaluated (a missing field, a wrong type)."""
 
 
+class DivisionByZero(ExpressionError):
+    """An expression divided by a value that is 0 for this item (the length of an empty
+    list): that item's error, not a mistake in the scorer's configuration."""
+
+
 class JudgeError(ScorerError):
     """The judge model could not give a valid answer for a step. The subclasses say why, so
     that a host can retry later on a rate limit but fix its key on an authentication error."""
@@ -129,6 +134,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "ExpressionError",
+    "DivisionByZero",
     "InvalidAnswerError",
     "JudgeAuthenticationError",
     "JudgeCircuitOpenError",

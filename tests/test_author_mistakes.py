@@ -8,8 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from engine import ConfigError, load_scorers
+from engine import ConfigError, EvalItem, builtin_catalog, load_scorers, run_evals
+from engine.cli import app
+from engine.errors import DivisionByZero
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILTINS = len(builtin_catalog().ids())
 
 
 def write(folder: Path, text: str, name: str = "catalog.yaml") -> Path:
@@ -93,3 +99,91 @@ def test_an_option_may_be_null(tmp_path: Path, limit: str) -> None:
 )
 def test_an_unsupported_union_is_refused_at_its_place(tmp_path: Path, limit: str, expected: str) -> None:
     assert problem(write(tmp_path, OPTIONAL.replace("{limit}", limit))).startswith(expected)
+
+
+RATIO = """\
+scorers:
+  long-words:
+    name: Long words
+    description: Share of the output's words longer than six letters.
+    direction: higher_is_better
+    steps:
+      - id: count
+        kind: compute
+        values:
+          total: "words(output) | length"
+          long: "words(output) | map('length') | select('gt', 6) | list | length"
+      - id: score
+        kind: score
+        score: "{score}"
+"""
+
+
+def check_lines(monkeypatch: pytest.MonkeyPatch, folder: Path, *paths: str) -> tuple[int, list[str], str]:
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(app, ["check", *paths])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stdout.splitlines(), result.stderr
+
+
+def test_a_division_by_a_count_that_can_be_zero_is_a_warning_with_the_guard_to_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, RATIO.replace("{score}", "count.long / count.total * options.scale"))
+    code, lines, summary = check_lines(monkeypatch, tmp_path, "catalog.yaml")
+    assert lines == [
+        "catalog.yaml:14:30: warning: long-words.score.score: division by count.total, which is 0 for an empty list or text; "
+        "guard it: `count.long / count.total if count.total else 0`"
+    ]
+    assert code == 0
+    assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in; 1 warning" in summary
+
+
+@pytest.mark.parametrize(
+    "score",
+    ["(count.long / count.total if count.total else 0) * options.scale", "(count.total and count.long / count.total) * options.scale"],
+)
+def test_a_guarded_division_is_not_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, score: str) -> None:
+    write(tmp_path, RATIO.replace("{score}", score))
+    assert check_lines(monkeypatch, tmp_path, "catalog.yaml")[:2] == (0, [])
+
+
+def test_at_run_time_a_zero_count_is_that_items_error_at_the_expressions_place(tmp_path: Path) -> None:
+    path = write(tmp_path, RATIO.replace("{score}", "count.long / count.total * options.scale"))
+    scorer = load_scorers(path).create("long-words")
+    assert scorer.run(output="extraordinary tale").score == 0.5
+    with pytest.raises(DivisionByZero) as caught:
+        scorer.run(output="")
+    assert str(caught.value) == (
+        f"{path}:14:16: long-words.score.score: 'count.long / count.total * options.scale' failed: division by zero; "
+        "when count.total can be 0, guard the division: `count.long / count.total if count.total else 0`"
+    )
+    items = [EvalItem(id="empty", output=""), EvalItem(id="two", output="extraordinary tale")]
+    result = run_evals(items, [scorer], store=None)
+    [empty, two] = result.items
+    assert two.results["long-words"].score == 0.5
+    assert empty.results["long-words"].error is not None and f"{path}:14:16" in empty.results["long-words"].error
+
+
+def test_an_enum_value_the_prompt_never_explains_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "scorers:\n  strict-hallucination:\n    extends: hallucination\n    steps:\n      - id: analyze\n        schema: verdicts.yaml\n")
+    builtin = (ROOT / "schemas" / "hallucination_verdicts.yaml").read_text(encoding="utf-8")
+    write(tmp_path, builtin.replace('enum: ["yes", "no"]', 'enum: ["yes", "no", "partly"]'), "schemas/verdicts.yaml")
+    code, lines, _ = check_lines(monkeypatch, tmp_path, "catalog.yaml")
+    assert lines == [
+        "schemas/verdicts.yaml:16:31: warning: strict-hallucination.analyze: the enum value 'partly' of verdicts.verdict is never mentioned "
+        "in the prompt hallucination/analyze.j2 and no expression compares with it: say in the prompt when the judge should answer it"
+    ]
+    assert code == 0
+    # A value the score compares with is read by the scorer: no warning.
+    write(tmp_path, "scorers:\n  strict-hallucination:\n    extends: hallucination\n    steps:\n      - id: analyze\n        schema: verdicts.yaml\n"
+          "      - id: score\n        values:\n          hallucinated:\n            reduce: ratio\n            items: analyze.verdicts\n"
+          "            where: \"item.verdict in ['yes', 'partly']\"\n")  # fmt: skip
+    assert check_lines(monkeypatch, tmp_path, "catalog.yaml")[:2] == (0, [])
+
+
+def test_check_says_how_many_scorers_the_file_defines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, OPTIONAL.replace("{limit}", '{type: [integer, "null"]}'))
+    code, lines, summary = check_lines(monkeypatch, tmp_path, "catalog.yaml")
+    assert (code, lines) == (0, [])
+    assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in" in summary
+    # and again from the remembered check
+    assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in" in check_lines(monkeypatch, tmp_path, "catalog.yaml")[2]

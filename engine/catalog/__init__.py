@@ -44,7 +44,9 @@ class Catalog:
         self.path = source.path
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
-        self._scorers = compile_catalog(source, self.files_read)
+        #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
+        self.warnings: list[ConfigError] = []
+        self._scorers = compile_catalog(source, self.files_read, warnings=self.warnings)
 
     @property
     def providers(self) -> dict[str, Provider]:
@@ -214,28 +216,36 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     """The `summary` of a catalog (the built-in one when `path` is None) that compiles clean:
     remembered from an earlier compilation when nothing it depends on has changed since (see
     verified.py), else compiled now, raising every problem as loading the catalog does."""
+    return _checked(path)[0]
+
+
+def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`checked_summary`, and what `scorers check` says of the catalog beside it: how many
+    scorers the file defines (`own`) and its `warnings` (FILE, LINE, COLUMN, message)."""
     own = builtin_catalog_path() if path is None else catalog_file(path)
     builtin = own.resolve() == builtin_catalog_path().resolve()
-    rows = verified.recall(own)
-    if rows is not None:
-        return rows
+    found = verified.recall_with_notes(own)
+    if found is not None:
+        return found
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
+    warnings: list[ConfigError] = []
     if inherited is None:
         catalog = Catalog(source)
-        rows, files_read = summary(catalog), catalog.files_read
+        rows, files_read, warnings = summary(catalog), catalog.files_read, catalog.warnings
     else:
         files_read = set()
-        own_scorers = compile_catalog(source, files_read, with_inherited=False)
+        own_scorers = compile_catalog(source, files_read, with_inherited=False, warnings=warnings)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
+    notes = {"own": len(source.scorers), "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings]}
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
     if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
-        verified.remember(own, catalogs, folders, compiled_state, rows)
-    return rows
+        verified.remember(own, catalogs, folders, compiled_state, rows, notes)
+    return rows, notes
 
 
 def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
@@ -258,16 +268,36 @@ def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
     return rows
 
 
+@dataclasses.dataclass(frozen=True)
+class CatalogCheck:
+    """What `scorers check` finds in one catalog file: its problems; when it has none, how
+    many scorers it offers (`scorers`, the built-in ones it does not redefine included) and
+    defines itself (`own`); and its warnings, which do not stop it from loading."""
+
+    problems: list[ConfigError]
+    scorers: int = 0
+    own: int = 0
+    warnings: list[ConfigError] = dataclasses.field(default_factory=list)
+
+
+def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
+    """Checks a catalog (the built-in one when `path` is None). Nothing is called and no key
+    is needed."""
+    try:
+        rows, notes = _checked(path)
+    except CatalogErrors as exc:
+        return CatalogCheck(list(exc.problems))
+    except ConfigError as exc:
+        return CatalogCheck([exc])
+    warnings = [ConfigError(message, file, line, column) for file, line, column, message in notes.get("warnings", [])]
+    return CatalogCheck([], len(rows), int(notes.get("own", len(rows))), warnings)
+
+
 def check_catalog(path: str | os.PathLike[str] | None) -> tuple[list[ConfigError], int]:
     """Every problem of a catalog (the built-in one when `path` is None), and how many
     scorers it offers when it has none. Nothing is called and no key is needed."""
-    try:
-        rows = checked_summary(path)
-    except CatalogErrors as exc:
-        return list(exc.problems), 0
-    except ConfigError as exc:
-        return [exc], 0
-    return [], len(rows)
+    found = inspect_catalog(path)
+    return found.problems, found.scorers
 
 
 def load_scorers(path: str | os.PathLike[str]) -> Catalog:
@@ -276,4 +306,4 @@ def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "load_scorers", "summary"]
+__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "load_scorers", "summary"]

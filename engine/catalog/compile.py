@@ -45,6 +45,7 @@ from .answers import (
     with_rules,
 )
 from .expressions import Expression, Reducer
+from .lints import ScorerLints
 from .names import (
     ANY,
     NUMBER,
@@ -182,7 +183,9 @@ class ScorerCompiler:
         shape = checker.expression(source)
         self.findings_in_yaml(checker.findings, data, loc, label)
         try:
-            return Expression(source, label), shape
+            compiled = Expression(source, label)
+            compiled.place = _placed(position(data, loc, value=True))
+            return compiled, shape
         except ConfigError as exc:
             if not checker.findings:
                 self.problem(exc.message, position(data, loc, value=True))
@@ -507,6 +510,8 @@ class _StepCompiler:
         """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of its items."""
         with self.placed(*loc[len(self.loc) :]):
             reducer = Reducer(spec, where)
+        reducer.items.place = _placed(position(self.raw, [*loc, "items"], value=True))
+        reducer.per_item.place = _placed(position(self.raw, [*loc, "where" if spec.where is not None else "value"], value=True))
         _, listed = self.scorer.expression(spec.items, self.raw, [*loc, "items"], scope, f"{where}.items")
         if not isinstance(listed, ListOf) and listed is not ANY:
             lists = [f"{spec.items}.{name}" for name, shape in listed.fields.items() if isinstance(shape, ListOf)] if isinstance(listed, Record) else []
@@ -557,6 +562,10 @@ class _StepCompiler:
 
 
 
+def _placed(place: Place | None) -> str | None:
+    return f"{place.file}:{place.line}:{place.column}" if place is not None else None
+
+
 def _reads(evaluable: Evaluable) -> frozenset[str]:
     # Expressions and reducers compiled here know every name they read, functions included.
     return frozenset(getattr(evaluable, "reads", evaluable.names))
@@ -585,12 +594,13 @@ def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
 
 
 def compile_catalog(
-    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True
+    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True, warnings: list[ConfigError] | None = None
 ) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
     """Every scorer the source offers (only its own with `with_inherited=False`), validated
     and compiled, by id. Every problem of every scorer is gathered and raised at once
     (CatalogErrors); a scorer with a problem is not compiled further, the others are. `read`
-    is given the template and schema files used."""
+    is given the template and schema files used, `warnings` the warnings of the source's own
+    scorers (see lints.py)."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
@@ -607,6 +617,8 @@ def compile_catalog(
             except ValidationError as exc:
                 raise validation_error(exc, raw, f"scorers.{scorer_id}", source.path, ScorerDefinition) from None
             compiled[scorer_id] = (definition, compiler.compile(definition, raw))
+            if warnings is not None and scorer_id in source.scorers:
+                warnings += ScorerLints(definition, raw, compiler.templates, source.schemas_path, source.path).run()
         except CatalogErrors as exc:
             problems.extend(exc.problems)
         except ConfigError as exc:
@@ -615,6 +627,8 @@ def compile_catalog(
             continue  # its problems were recorded with the step's
     if problems:
         raise CatalogErrors(_unique(problems))
+    if warnings:
+        warnings[:] = _unique(warnings)
     if read is not None:
         read |= compiler.templates.found | compiler._schemas.keys()
     return compiled

@@ -188,12 +188,12 @@ def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
     mark = gave_up or opened
     if problem == "mapping values are not allowed here" and mark is not None and mark.buffer:
         # `key: value` where only a value may be: a key indented further than its siblings.
-        line = mark.buffer.splitlines()[mark.line]
-        if ": " in line[: mark.column].lstrip().removeprefix("- "):
+        text = mark.buffer.splitlines()[mark.line]
+        if ": " in text[: mark.column].lstrip().removeprefix("- "):
             return ConfigError(f"invalid YAML: {problem}: a value holding ': ' must be quoted", path, mark.line + 1, mark.column + 1)
         return ConfigError(
             f"invalid YAML: wrong indentation: this key is indented further than the keys above it, inside a value ({problem})",
-            path, mark.line + 1, len(line) - len(line.lstrip()) + 1,
+            path, mark.line + 1, len(text) - len(text.lstrip()) + 1,
         )  # fmt: skip
     if mark is None:
         return ConfigError(f"invalid YAML: {problem}", path)

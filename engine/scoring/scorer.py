@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ConfigError, ExpressionError, NotScorable, RunInputError
+from ..errors import ConfigError, DivisionByZero, ExpressionError, NotScorable, RunInputError
 from ..formatting import plain, to_json
 from ..judge import AsksJudge, JudgeConfig, JudgeRequest
 from ..sync import run_sync
@@ -350,6 +350,8 @@ class Scorer:
     def _evaluate(self, expression: Evaluable, scope: Mapping[str, Any]) -> Any:
         try:
             return expression(scope)
+        except DivisionByZero:
+            raise  # this item's values made a count 0: the item's error, placed in the catalog
         except ExpressionError as exc:
             raise ConfigError(f"{self.id}: {exc}") from None
 

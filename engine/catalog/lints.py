@@ -1,0 +1,284 @@
+"""Warnings about a scorer that loads and runs but may not do what its author meant, found at
+load time and shown by `scorers check` (they never stop a catalog from loading):
+
+- a division by a count that can be zero (`matched / steps` where `steps` is a list's
+  length) with no guard around it: the item whose list is empty fails at run time;
+- an enum value of an answer schema that the step's prompt never mentions and no
+  expression compares with: the judge is never told when to give it, and nothing reads it.
+
+Each warning is a ConfigError placed at the text to change, so it reads like a problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from ..errors import ConfigError
+from .source import LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
+from .spec import ComputeStep, LLMStep, ReducerSpec, ScorerDefinition, ScoreStep
+from .templates import PromptTemplates, sandbox
+
+_environment = sandbox()
+
+#: Filters and functions whose result is a count: zero for an empty list or text.
+_COUNTING_FILTERS = {"length", "count", "wordcount"}
+_COUNTING_FUNCTIONS = {"len"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(source: str) -> nodes.Node | None:
+    try:
+        template = _environment.parse(f"{{{{ {source} }}}}")
+    except TemplateSyntaxError:
+        return None  # reported by the compiler
+    outputs = [child for node in template.body if isinstance(node, nodes.Output) for child in node.nodes]
+    return outputs[0] if len(outputs) == 1 else None
+
+
+def written(node: nodes.Node) -> str | None:
+    """An expression as an author would write it, for the common forms (names, fields,
+    filters, calls, arithmetic); None for others."""
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Const):
+        return repr(node.value) if isinstance(node.value, str) else str(node.value).lower() if isinstance(node.value, bool) else str(node.value)
+    if isinstance(node, nodes.Getattr):
+        base = written(node.node)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, nodes.Getitem):
+        base, key = written(node.node), written(node.arg)
+        return f"{base}[{key}]" if base and key else None
+    if isinstance(node, nodes.Filter) and node.node is not None:
+        base = written(node.node)
+        arguments = [written(argument) for argument in node.args]
+        if base is None or None in arguments or node.kwargs:
+            return None
+        return f"{base} | {node.name}" + (f"({', '.join(arguments)})" if arguments else "")  # type: ignore[arg-type]
+    if isinstance(node, nodes.Call) and not node.kwargs:
+        callee = written(node.node)
+        arguments = [written(argument) for argument in node.args]
+        return f"{callee}({', '.join(arguments)})" if callee and None not in arguments else None  # type: ignore[arg-type]
+    if isinstance(node, nodes.BinExpr):
+        left, right = written(node.left), written(node.right)
+        return f"({left} {node.operator} {right})" if left and right else None
+    return None
+
+
+def _is_count(node: nodes.Node, counts: set[str]) -> bool:
+    """Whether `node` is a count: a list's or a text's length, a value known to be one, or a
+    sum of counts (all of which can be zero)."""
+    if isinstance(node, nodes.Filter):
+        return node.name in _COUNTING_FILTERS
+    if isinstance(node, nodes.Call):
+        return isinstance(node.node, nodes.Name) and node.node.name in _COUNTING_FUNCTIONS
+    if isinstance(node, (nodes.Name, nodes.Getattr)):
+        return written(node) in counts
+    if isinstance(node, nodes.Add):
+        return _is_count(node.left, counts) and _is_count(node.right, counts)
+    return False
+
+
+def _reads(node: nodes.Node) -> set[str]:
+    """The names and fields `node` reads, as written, each at its longest (`a.b`, not `a`)."""
+    found: set[str] = set()
+    for child in [node, *node.find_all((nodes.Name, nodes.Getattr))]:
+        text = written(child) if isinstance(child, (nodes.Name, nodes.Getattr)) else None
+        if text is not None:
+            found.add(text)
+    return {path for path in found if not any(other.startswith(path + ".") for other in found)}
+
+
+def _bare(text: str) -> str:
+    """`text` without the brackets `written` puts around an operation."""
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+@dataclass(frozen=True)
+class Division:
+    """A division whose divisor is a count that can be zero, with nothing guarding it."""
+
+    divisor: str | None
+    guard: str
+
+
+def unguarded_divisions(source: str, counts: frozenset[str] = frozenset()) -> list[Division]:
+    """The divisions of an expression by a count (see `_is_count`) that no condition around
+    them tests first (`a / n if n else 0`, `n and a / n`)."""
+    parsed = _parsed(source)
+    return [] if parsed is None else list(_divisions(parsed, set(counts), []))
+
+
+def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> Iterator[Division]:
+    if isinstance(node, (nodes.Div, nodes.FloorDiv, nodes.Mod)) and _is_count(node.right, counts):
+        # A test of any name the count is made of guards it: a sum of counts is 0 only when each is.
+        if not any(_reads(node.right) & guard for guard in guards):
+            divisor, whole = written(node.right), written(node)
+            guard = f"`{_bare(whole)} if {_bare(divisor)} else 0`" if whole and divisor else "a condition that the divisor is not 0"
+            yield Division(_bare(divisor) if divisor else None, guard)
+    if isinstance(node, nodes.CondExpr):
+        tested = _reads(node.test)
+        yield from _divisions(node.test, counts, guards)
+        yield from _divisions(node.expr1, counts, [*guards, tested])
+        if node.expr2 is not None:
+            yield from _divisions(node.expr2, counts, guards)
+        return
+    if isinstance(node, nodes.And):
+        yield from _divisions(node.left, counts, guards)
+        yield from _divisions(node.right, counts, [*guards, _reads(node.left)])
+        return
+    for child in node.iter_child_nodes():
+        yield from _divisions(child, counts, guards)
+
+
+def zero_division_hint(source: str) -> str:
+    """What to write instead of a division that met a zero at run time."""
+    parsed = _parsed(source)
+    for node in [parsed, *parsed.find_all(nodes.BinExpr)] if parsed is not None else []:
+        if not isinstance(node, (nodes.Div, nodes.FloorDiv, nodes.Mod)):
+            continue
+        divisor, whole = written(node.right), written(node)
+        if divisor and whole:
+            return f"; when {_bare(divisor)} can be 0, guard the division: `{_bare(whole)} if {_bare(divisor)} else 0`"
+    return ""
+
+
+class ScorerLints:
+    """The warnings of one scorer as written (`raw`, with places), compiled clean."""
+
+    def __init__(self, definition: ScorerDefinition, raw: Any, templates: PromptTemplates, schemas_path: Sequence[Path], fallback: Path) -> None:
+        self.definition = definition
+        self.raw = raw
+        self.templates = templates
+        self.schemas_path = schemas_path
+        self.fallback = fallback
+        self.warnings: list[ConfigError] = []
+
+    def warn(self, message: str, place: Place | None) -> None:
+        self.warnings.append(ConfigError(message, *(place or (self.fallback, None, None))))
+
+    def run(self) -> list[ConfigError]:
+        self.divisions()
+        self.enums()
+        return self.warnings
+
+    # -- divisions by a count
+
+    def divisions(self) -> None:
+        counts: set[str] = set()
+        for index, step in enumerate(self.definition.steps):
+            loc: list[Any] = ["steps", index]
+            label = f"{self.definition.id}.{step.id}"
+            if step.skip_if:
+                self._division(step.skip_if, counts, [*loc, "skip_if"], f"{label}.skip_if")
+            if isinstance(step, (ComputeStep, ScoreStep)):
+                local: set[str] = set()
+                for name, value in step.values.items():
+                    where = [*loc, "values", name]
+                    if isinstance(value, ReducerSpec):
+                        for key in ("items", "where", "value"):
+                            if getattr(value, key):
+                                self._division(getattr(value, key), counts | local, [*where, key], f"{label}.values.{name}.{key}")
+                        if value.reduce == "count":
+                            local.add(name)
+                        continue
+                    self._division(value, counts | local, where, f"{label}.values.{name}")
+                    parsed = _parsed(value)
+                    if parsed is not None and _is_count(parsed, counts | local):
+                        local.add(name)
+                if isinstance(step, ScoreStep):
+                    self._division(step.score, counts | local, [*loc, "score"], f"{label}.score")
+                else:
+                    counts |= {f"{step.id}.{name}" for name in local}
+
+    def _division(self, source: str, counts: set[str], loc: list[Any], label: str) -> None:
+        for division in unguarded_divisions(source, frozenset(counts)):
+            span = span_of(self.raw, loc)
+            place = position(self.raw, loc, value=True)
+            if span is not None and division.divisor is not None:
+                place = place_in(span, pattern=rf"/\s*\(?\s*({re.escape(division.divisor)})")
+            self.warn(f"{label}: division by {division.divisor or 'a count'}, which is 0 for an empty list or text; guard it: {division.guard}", place)
+
+    # -- enum values nobody explains
+
+    def enums(self) -> None:
+        compared = self._strings_compared()
+        for step in self.definition.steps:
+            if not isinstance(step, LLMStep):
+                continue
+            schema = next((folder / step.answer_schema for folder in self.schemas_path if (folder / step.answer_schema).is_file()), None)
+            if schema is None:
+                continue
+            prompt = self._prompt_text(step)
+            if prompt is None:
+                continue
+            for field, values in _enums(load_yaml(schema), []):
+                for value, place in values:
+                    if value in compared or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", prompt, re.IGNORECASE):
+                        continue
+                    self.warn(
+                        f"{self.definition.id}.{step.id}: the enum value {value!r} of {field} is never mentioned in the prompt "
+                        f"{step.prompt} and no expression compares with it: say in the prompt when the judge should answer it",
+                        place,
+                    )  # fmt: skip
+
+    def _prompt_text(self, step: LLMStep) -> str | None:
+        """The text of the step's prompt, the templates it reaches and the system message."""
+        names = [step.prompt]
+        system = (step.judge.system if step.judge else None) or self.definition.judge.system
+        if system:
+            names.append(system)
+        texts = []
+        try:
+            for name in names:
+                for reached in self.templates.referenced(name):
+                    texts.append(self.templates.source(reached)[1])
+        except (ConfigError, TemplateSyntaxError):
+            return None
+        return "\n".join(texts)
+
+    def _strings_compared(self) -> set[str]:
+        """Every string an expression or rule of the scorer writes."""
+        sources: list[str] = []
+        for step in self.definition.steps:
+            sources += [step.skip_if] if step.skip_if else []
+            if isinstance(step, (ComputeStep, ScoreStep)):
+                for value in step.values.values():
+                    sources += [part for part in (value.items, value.where, value.value) if part] if isinstance(value, ReducerSpec) else [value]
+            if isinstance(step, ScoreStep):
+                sources.append(step.score)
+            if isinstance(step, LLMStep):
+                sources += [rule.check for rule in step.rules]
+        found: set[str] = set()
+        for source in sources:
+            parsed = _parsed(source)
+            if parsed is not None:
+                found |= {node.value for node in [parsed, *parsed.find_all(nodes.Const)] if isinstance(node, nodes.Const) and isinstance(node.value, str)}
+        return found
+
+
+def _enums(schema: Any, path: list[str]) -> Iterator[tuple[str, list[tuple[str, Place | None]]]]:
+    """Every string `enum` of a schema file as written: the field it belongs to, and each
+    value with its place."""
+    if isinstance(schema, LocatedDict):
+        values = schema.get("enum")
+        if isinstance(values, LocatedList) and all(isinstance(value, str) for value in values):
+            yield ".".join(path) or "the answer", list(zip(values, values.item_places))
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                for name, child in value.items():
+                    yield from _enums(child, [*path, str(name)])
+            elif key in ("$defs", "definitions") and isinstance(value, Mapping):
+                for name, child in value.items():
+                    yield from _enums(child, [str(name)])
+            elif key in ("items", "anyOf"):
+                yield from _enums(value, path)
+    elif isinstance(schema, LocatedList):
+        for child in schema:
+            yield from _enums(child, path)
