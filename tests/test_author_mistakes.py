@@ -187,3 +187,8 @@ def test_check_says_how_many_scorers_the_file_defines(tmp_path: Path, monkeypatc
     assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in" in summary
     # and again from the remembered check
     assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in" in check_lines(monkeypatch, tmp_path, "catalog.yaml")[2]
+
+
+def test_a_comparison_written_with_one_equals_sign_says_to_write_two(tmp_path: Path) -> None:
+    path = write(tmp_path, RATIO.replace("{score}", "1 if count.total = 0 else 0"))
+    assert problem(path).startswith("catalog.yaml:14:34: long-words.score.score: invalid expression: `=` sets a value; to compare, write `==`")

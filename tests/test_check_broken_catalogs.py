@@ -26,8 +26,14 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('boolean_score', [
         "boolean_score/catalog.yaml:28:16: claims-check.score.score: 'hallucinated > 0.5' gives true or false, not a number (write `1 if ... else 0` to turn a condition into a number)",
     ]),
+    ('compute_name_misspelt', [
+        "compute_name_misspelt/catalog.yaml:11:19: word-count.count.values.total: unknown name 'word'; did you mean 'words'?",
+    ]),
     ('duplicate_step_id', [
         "duplicate_step_id/catalog.yaml:21:13: scorers.claims-check.steps.2.id: step id 'analyze' is used twice (first by step 2); step ids must be unique",
+    ]),
+    ('empty_not_a_number', [
+        "empty_not_a_number/catalog.yaml:12:20: scorers.strict-hallucination.steps.2.values.hallucinated.empty: expected a number, got 'none'",
     ]),
     ('enum_value_never_produced', [
         "enum_value_never_produced/catalog.yaml:27:37: claims-check.score.values.hallucinated.where: item.verdict is one of 'yes', 'no': comparing it with 'Yes' is never true; did you mean 'yes'?",
@@ -48,6 +54,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('items_unknown_step', [
         "items_unknown_step/catalog.yaml:26:20: claims-check.score.values.hallucinated.items: unknown name 'analyse'; did you mean 'analyze'?",
     ]),
+    ('key_indented_wrongly', [
+        'key_indented_wrongly/catalog.yaml:14:8: invalid YAML: wrong indentation: this line lines up with no key or item of the list that starts at line 8',
+    ]),
     ('missing_schema', [
         "missing_schema/catalog.yaml:16:17: claims-check.analyze: schema 'hallucination_verdict.yaml' not found in {here}/missing_schema/schemas, {builtin}/schemas; did you mean 'hallucination_verdicts.yaml'?",
     ]),
@@ -66,11 +75,17 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('option_default_wrong_type', [
         'option_default_wrong_type/catalog.yaml:8:18: scorers.strict-hallucination.options.threshold.default: Input should be a valid number, unable to parse string as a number',
     ]),
+    ('option_rule_unknown_option', [
+        "option_rule_unknown_option/catalog.yaml:6:47: scorers.strict-hallucination.option_rules 1 check: options has no field 'scael'; did you mean 'scale'? (fields of options: scale, language)",
+    ]),
     ('option_two_types', [
         'option_two_types/catalog.yaml:9:15: `type: [integer, string]`: a value has one type; a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`',
     ]),
-    ('option_rule_unknown_option', [
-        "option_rule_unknown_option/catalog.yaml:6:47: scorers.strict-hallucination.option_rules 1 check: options has no field 'scael'; did you mean 'scale'? (fields of options: scale, language)",
+    ('ref_to_definitions', [
+        "ref_to_definitions/schemas/verdicts.yaml:15:13: `$ref` '#/definitions/Verdict': the definitions of this file are under `$defs`; write '#/$defs/Verdict'",
+    ]),
+    ('rule_check_single_equals', [
+        "rule_check_single_equals/catalog.yaml:8:39: strict-hallucination.analyze rule 1: invalid expression 'verdicts | length = preprocess.claims | length': chunk after expression; `=` sets a value: to compare, write `==`",
     ]),
     ('rule_check_syntax', [
         "rule_check_syntax/catalog.yaml:19:42: claims-check.analyze rule 1: invalid expression 'verdicts | length == (preprocess.claims | length': unexpected end of template, expected ')'.",
@@ -88,6 +103,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('skip_if_later_step', [
         "skip_if_later_step/catalog.yaml:7:46: strict-hallucination.preprocess.skip_if: 'analyze' is the result of step 'analyze', which runs after this one",
+    ]),
+    ('step_out_of_steps', [
+        'step_out_of_steps/catalog.yaml:12:5: invalid YAML: wrong indentation: a list item at the indentation of the keys of the mapping that starts at line 4; indent it under the key whose list it is in',
     ]),
     ('template_later_step', [
         "template_later_step/prompts/tone.j2:1:41: tone.judge: 'score' is the result of step 'score', which runs after this one",
@@ -108,12 +126,6 @@ BROKEN: list[tuple[str, list[str]]] = [
         "template_unsafe_attribute/prompts/tone.j2:2:11: tone.judge: attribute '__class__' is not allowed: templates and expressions cannot reach Python internals",
         "template_unsafe_attribute/prompts/tone.j2:2:21: tone.judge: attribute '__mro__' is not allowed: templates and expressions cannot reach Python internals",
     ]),
-    ('key_indented_wrongly', [
-        'key_indented_wrongly/catalog.yaml:14:8: invalid YAML: wrong indentation: this line lines up with no key or item of the list that starts at line 8',
-    ]),
-    ('step_out_of_steps', [
-        'step_out_of_steps/catalog.yaml:12:5: invalid YAML: wrong indentation: a list item at the indentation of the keys of the mapping that starts at line 4; indent it under the key whose list it is in',
-    ]),
     ('unclosed_bracket_in_yaml', [
         "unclosed_bracket_in_yaml/catalog.yaml:5:15: invalid YAML: a flow sequence opened here is not closed (expected ',' or ']', but got ':' at line 6)",
     ]),
@@ -128,6 +140,10 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('unknown_step_kind', [
         "unknown_step_kind/catalog.yaml:22:15: scorers.claims-check.steps.2.kind: unknown step kind 'scroe'; did you mean 'score'? (kinds: llm, reason, score, compute)",
+    ]),
+    ('value_defined_below', [
+        "value_defined_below/catalog.yaml:11:19: long-words.count.values.share: 'long' is defined below, line 13: a value sees only the values above it",
+        "value_defined_below/catalog.yaml:11:26: long-words.count.values.share: 'total' is defined below, line 12: a value sees only the values above it",
     ]),
 ]
 

@@ -322,6 +322,8 @@ class SchemaCompiler:
         if not isinstance(reference, str) or not reference.startswith(("#/$defs/", "#/definitions/")):
             raise self.error(f"`$ref` {reference!r}: only local references are supported, written {prefix}Name", [*loc, "$ref"], value=True)
         target = reference.split("/", 2)[2]
+        if not reference.startswith(prefix) and target in self.definitions:
+            raise self.error(f"`$ref` {reference!r}: the definitions of this file are under `{self._definitions_key}`; write {prefix + target!r}", [*loc, "$ref"], value=True)
         if not reference.startswith(prefix) or target not in self.definitions:
             known = ", ".join(self.definitions) or "none"
             raise self.error(

@@ -45,7 +45,7 @@ from .answers import (
     with_rules,
 )
 from .expressions import Expression, Reducer
-from .lints import ScorerLints
+from .lints import ScorerLints, values_below
 from .names import (
     ANY,
     NUMBER,
@@ -476,7 +476,7 @@ class _StepCompiler:
 
     def score_step(self, step: ScoreStep, skip_if: Evaluable | None) -> ScoreStepPlan:
         values: dict[str, Evaluable] = {}
-        scope = self.scope
+        scope = values_below(self.scope, step.values, self.raw, self.at("values"))
         for name, value in step.values.items():
             where = f"{self.label}.values.{name}"
             if isinstance(value, ReducerSpec):
@@ -498,7 +498,7 @@ class _StepCompiler:
         steps an object of them (its id), whose fields are known from the expressions."""
         values: dict[str, Evaluable] = {}
         shapes: dict[str, Shape] = {}
-        scope = self.scope
+        scope = values_below(self.scope, step.values, self.raw, self.at("values"))
         for name, source in step.values.items():
             where = f"{self.label}.values.{name}"
             values[name], shapes[name] = self.scorer.expression(source, self.raw, self.at("values", name), scope, where)

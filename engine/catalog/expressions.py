@@ -19,6 +19,7 @@ from jinja2.parser import Parser
 
 from ..errors import ConfigError, DivisionByZero, ExpressionError
 from .lints import zero_division_hint
+from .wording import lone_equals
 from .spec import ReducerSpec
 from .templates import names_read, sandbox
 
@@ -75,7 +76,8 @@ class Expression:
         try:
             self.names, self.reads = _checked(source)
         except TemplateSyntaxError as exc:
-            raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
+            meant = "; `=` sets a value: to compare, write `==`" if lone_equals(source) is not None else ""
+            raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}{meant}") from None
 
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:

@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
+from .names import Scope
 from .source import LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ComputeStep, LLMStep, ReducerSpec, ScorerDefinition, ScoreStep
 from .templates import PromptTemplates, sandbox
@@ -135,6 +136,18 @@ def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> It
         return
     for child in node.iter_child_nodes():
         yield from _divisions(child, counts, guards)
+
+
+def values_below(scope: Scope, values: Mapping[str, Any], raw: Any, loc: Sequence[Any]) -> Scope:
+    """The scope a step's first value is checked in: the step's values are computed in order,
+    so naming one that comes later says where it is defined."""
+    below: dict[str, str] = {}
+    for name in values:
+        if name not in scope.names:
+            place = position(raw, [*loc, name])
+            line = f", line {place.line}" if place is not None else ""
+            below[name] = f"{name!r} is defined below{line}: a value sees only the values above it"
+    return Scope(scope.names, {**scope.unavailable, **below})
 
 
 def zero_division_hint(source: str) -> str:

@@ -316,9 +316,15 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
         place = position(data, loc, value=True)
     else:
         place = position(data, loc, value=True)
+        if first["type"] in _NUMBER_ERRORS:
+            message = f"expected {_NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
     if place is None:
         return ConfigError(f"{field}: {message}", fallback_path)
     return ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column)
+
+
+#: pydantic's errors for a value that is not a number, said in an author's words.
+_NUMBER_ERRORS = {"float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number", "int_type": "a whole number"}
 
 
 def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
@@ -326,9 +332,14 @@ def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
     union (a step's `kind`) are dropped."""
     path: list[Any] = []
     node = data
-    for part in loc:
-        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and node.get("kind") == part:
-            continue
+    for index, part in enumerate(loc):
+        if isinstance(node, Mapping) and isinstance(part, str) and node.get("kind") == part:
+            following = loc[index + 1] if index + 1 < len(loc) else None
+            # the tag, unless it is also a key the rest of the location goes through (a score step's `score:`)
+            if part not in node or not (isinstance(node[part], Mapping) and following in node[part]):
+                continue
+        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and index + 1 < len(loc) and part[:1].isupper():
+            continue  # the member of a union pydantic tried (`ReducerSpec` of a score value)
         path.append(part)
         try:
             node = node[part]
