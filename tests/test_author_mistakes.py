@@ -192,3 +192,34 @@ def test_check_says_how_many_scorers_the_file_defines(tmp_path: Path, monkeypatc
 def test_a_comparison_written_with_one_equals_sign_says_to_write_two(tmp_path: Path) -> None:
     path = write(tmp_path, RATIO.replace("{score}", "1 if count.total = 0 else 0"))
     assert problem(path).startswith("catalog.yaml:14:34: long-words.score.score: invalid expression: `=` sets a value; to compare, write `==`")
+
+
+REPLACEMENT = """\
+scorers:
+  faithfulness:
+    {replaces}name: Quoted
+    description: 1 when the output is a passage of its input, word for word.
+    direction: higher_is_better
+    requires: [output, input]
+    steps:
+      - id: score
+        kind: score
+        score: "(1 if output in input else 0) * options.scale"
+"""
+
+
+def test_a_scorer_that_says_it_replaces_a_built_in_one_does(tmp_path: Path) -> None:
+    catalog = load_scorers(write(tmp_path, REPLACEMENT.replace("{replaces}", "replaces: true\n    ")))
+    assert catalog.definition("faithfulness").name == "Quoted"
+    assert catalog.create("faithfulness").run(output="a b", input="a b c").score == 1
+    assert len(catalog.ids()) == BUILTINS
+
+
+def test_replaces_with_nothing_to_replace_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, REPLACEMENT.replace("faithfulness:", "quoted:").replace("{replaces}", "replaces: true\n    "))
+    assert problem(path) == "catalog.yaml:3:5: scorers.quoted.replaces: no built-in scorer has the id 'quoted', so there is nothing to replace"
+
+
+def test_the_shipped_variant_extends_the_built_in_of_its_own_id_without_replaces() -> None:
+    variant = load_scorers(ROOT / "examples" / "variants" / "strict")
+    assert "strict/analyze.j2" in str(variant.files("hallucination"))

@@ -21,6 +21,9 @@ BUILTIN = builtin_catalog_path().parent
 
 runner = CliRunner()
 
+#: Where the built-in faithfulness scorer is defined, which a broken catalog reuses the id of.
+FAITHFULNESS_LINE = (BUILTIN / "scorers.yaml").read_text(encoding="utf-8").splitlines().index("  faithfulness:") + 1
+
 # (catalog folder, the exact lines `scorers check` prints for it), paths relative to HERE.
 BROKEN: list[tuple[str, list[str]]] = [
     ('boolean_score', [
@@ -28,6 +31,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('compute_name_misspelt', [
         "compute_name_misspelt/catalog.yaml:11:19: word-count.count.values.total: unknown name 'word'; did you mean 'words'?",
+    ]),
+    ('builtin_id_reused', [
+        f"builtin_id_reused/catalog.yaml:3:3: scorers.faithfulness: a built-in scorer has this id ({{builtin}}/scorers.yaml:{FAITHFULNESS_LINE}); write `replaces: true` in this scorer to replace it, `extends: faithfulness` to change it, or choose another id",
     ]),
     ('duplicate_step_id', [
         "duplicate_step_id/catalog.yaml:21:13: scorers.claims-check.steps.2.id: step id 'analyze' is used twice (first by step 2); step ids must be unique",

@@ -609,6 +609,8 @@ def compile_catalog(
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
+            if (replaced := source.replacement_problem(scorer_id)) is not None:
+                raise replaced
             duplicate = _first_duplicate_step(raw, scorer_id)
             if duplicate is not None:
                 raise duplicate
