@@ -223,3 +223,20 @@ def test_replaces_with_nothing_to_replace_is_refused(tmp_path: Path) -> None:
 def test_the_shipped_variant_extends_the_built_in_of_its_own_id_without_replaces() -> None:
     variant = load_scorers(ROOT / "examples" / "variants" / "strict")
     assert "strict/analyze.j2" in str(variant.files("hallucination"))
+
+
+def test_a_threshold_off_the_scores_scale_is_refused_naming_the_range(tmp_path: Path) -> None:
+    catalog = load_scorers(write(tmp_path, RATIO.replace("{score}", "(count.long / count.total if count.total else 0) * options.scale")))
+    scorer = catalog.create("long-words")
+    with pytest.raises(ConfigError, match=r"threshold for long-words: 70 is outside the range of long-words's scores, 0 to 1 \(the `scale` option\)"):
+        run_evals([EvalItem(output="a")], [scorer], store=None, thresholds={"long-words": 70})
+    # on a scale of 100, 70 is a pass line
+    assert run_evals([EvalItem(output="extraordinary")], [catalog.create("long-words", options={"scale": 100})], store=None, thresholds={"long-words": 70}).passed
+    with pytest.raises(ConfigError, match="hallucination: threshold 70 is outside the range of hallucination's scores, 0 to 1"):
+        builtin_catalog().create("hallucination", models=["openai/a", "openai/b"], aggregate="majority", threshold=70, api_key="sk-test")
+
+
+def test_a_score_not_on_the_scale_takes_any_threshold(tmp_path: Path) -> None:
+    catalog = load_scorers(write(tmp_path, RATIO.replace("{score}", "count.total")))
+    result = run_evals([EvalItem(output="one two three")], [catalog.create("long-words")], store=None, thresholds={"long-words": 2})
+    assert result.passed

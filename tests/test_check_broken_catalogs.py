@@ -60,6 +60,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('items_unknown_step', [
         "items_unknown_step/catalog.yaml:26:20: claims-check.score.values.hallucinated.items: unknown name 'analyse'; did you mean 'analyze'?",
     ]),
+    ('jury_threshold_off_scale', [
+        "jury_threshold_off_scale/catalog.yaml:8:18: scorers.strict-hallucination.judges.threshold: 70 is outside the range of strict-hallucination's scores, 0 to 1 (the `scale` option)",
+    ]),
     ('key_indented_wrongly', [
         'key_indented_wrongly/catalog.yaml:14:8: invalid YAML: wrong indentation: this line lines up with no key or item of the list that starts at line 8',
     ]),

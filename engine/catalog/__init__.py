@@ -29,6 +29,7 @@ from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from . import verified
 from .compile import compile_catalog
+from .lints import threshold_off_scale
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 from .templates import PromptTemplates
@@ -155,6 +156,8 @@ class Catalog:
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache)
         scorers = [self._single(plan, each, options, judge, middleware, response_cache) for each in chosen]
+        if threshold is not None and (off := threshold_off_scale(threshold, plan, scorers[0].options)):
+            raise ConfigError(f"{scorer_id}: threshold {off}")
         return Jury(
             scorers,
             aggregate=aggregate or (jury.aggregate if jury else "mean"),

@@ -45,7 +45,7 @@ from .answers import (
     with_rules,
 )
 from .expressions import Expression, Reducer
-from .lints import ScorerLints, values_below
+from .lints import ScorerLints, threshold_off_scale, values_below
 from .names import (
     ANY,
     NUMBER,
@@ -618,7 +618,11 @@ def compile_catalog(
                 definition = ScorerDefinition.model_validate({**raw, "id": scorer_id})
             except ValidationError as exc:
                 raise validation_error(exc, raw, f"scorers.{scorer_id}", source.path, ScorerDefinition) from None
-            compiled[scorer_id] = (definition, compiler.compile(definition, raw))
+            plan = compiler.compile(definition, raw)
+            if definition.judges is not None and (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())):
+                where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
+                raise ConfigError(f"scorers.{scorer_id}.judges.threshold: {off}", where.file, where.line or None, where.column)
+            compiled[scorer_id] = (definition, plan)
             if warnings is not None and scorer_id in source.scorers:
                 warnings += ScorerLints(definition, raw, compiler.templates, source.schemas_path, source.path).run()
         except CatalogErrors as exc:

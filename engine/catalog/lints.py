@@ -24,6 +24,7 @@ from ..errors import ConfigError
 from .names import Scope
 from .source import LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ComputeStep, LLMStep, ReducerSpec, ScorerDefinition, ScoreStep
+from ..scoring.plan import ScorerPlan, ScoreStepPlan
 from .templates import PromptTemplates, sandbox
 
 _environment = sandbox()
@@ -295,3 +296,36 @@ def _enums(schema: Any, path: list[str]) -> Iterator[tuple[str, list[tuple[str, 
     elif isinstance(schema, LocatedList):
         for child in schema:
             yield from _enums(child, path)
+
+
+# -- thresholds on the score's scale
+
+
+@functools.lru_cache(maxsize=1024)
+def _reads_scale(source: str) -> bool:
+    parsed = _parsed(source)
+    return parsed is not None and any(
+        node.attr == "scale" and isinstance(node.node, nodes.Name) and node.node.name == "options"
+        for node in [parsed, *parsed.find_all(nodes.Getattr)]
+        if isinstance(node, nodes.Getattr)
+    )
+
+
+def score_range(plan: ScorerPlan, options: Any) -> tuple[float, float] | None:
+    """The range of a scorer's scores, 0 to its `scale` option, when its score is on that
+    scale (its expression multiplies by `options.scale`, as every built-in's does); None when
+    the score's range cannot be known (a count, a sum of an author's own)."""
+    score = next((step.score for step in plan.steps if isinstance(step, ScoreStepPlan)), None)
+    scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not _reads_scale(str(getattr(score, "source", ""))):
+        return None
+    return 0.0, float(scale)
+
+
+def threshold_off_scale(threshold: float | None, plan: ScorerPlan, options: Any) -> str | None:
+    """Why `threshold` cannot be a pass line of the scorer's scores (say, 70 on a 0 to 1
+    scale), or None when it can."""
+    found = score_range(plan, options)
+    if threshold is None or found is None or found[0] <= threshold <= found[1]:
+        return None
+    return f"{threshold:g} is outside the range of {plan.id}'s scores, {found[0]:g} to {found[1]:g} (the `scale` option)"
