@@ -5,6 +5,7 @@ wording of the messages that name them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,26 @@ def test_a_score_not_on_the_scale_takes_any_threshold(tmp_path: Path) -> None:
     catalog = load_scorers(write(tmp_path, RATIO.replace("{score}", "count.total")))
     result = run_evals([EvalItem(output="one two three")], [catalog.create("long-words")], store=None, thresholds={"long-words": 2})
     assert result.passed
+
+
+DOCS = ROOT / "docs"
+LONG_WORDS = DOCS / "examples" / "long-words" / "catalog.yaml"
+
+
+def test_the_authoring_page_shows_the_long_words_catalog_as_it_is() -> None:
+    page = (DOCS / "authoring.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"<!-- catalog: examples/long-words/catalog.yaml -->\n```yaml\n(.*?)```", page, flags=re.DOTALL)
+    assert block == LONG_WORDS.read_text(encoding="utf-8")
+
+
+def test_the_long_words_example_runs_as_the_page_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert check_lines(monkeypatch, DOCS, "examples/long-words")[:2] == (0, [])  # its division is guarded: no warning
+    catalog = load_scorers(LONG_WORDS)
+    assert catalog.create("long-words").run(output="Extraordinary tale").score == 0.5
+    assert catalog.create("long-words", options={"min_letters": None}).run(output="a b").score == 1
+    result = run_evals([EvalItem(id="empty", output="  "), EvalItem(id="words", output="Extraordinary tale")], [catalog.create("long-words")], store=None)
+    [empty, words] = result.items
+    assert empty.results["long-words"].not_scorable == "long-words: the output has no words"
+    assert words.results["long-words"].score == 0.5
+    assert result.scores == {"long-words": 0.5}
+    assert result.summary["long-words"].not_scorable == 1

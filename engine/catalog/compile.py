@@ -77,6 +77,7 @@ from .spec import (
     SCORE_VARIABLES,
     ComputeStep,
     LLMStep,
+    NotScorableSpec,
     ReasonStep,
     ReducerSpec,
     ScorerDefinition,
@@ -491,7 +492,8 @@ class _StepCompiler:
                 + (" (write `1 if ... else 0` to turn a condition into a number)" if isinstance(shape, Boolean) else ""),
                 position(self.raw, self.at("score"), value=True),
             )
-        return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip)
+        on_skip = step.on_skip.not_scorable if isinstance(step.on_skip, NotScorableSpec) else step.on_skip
+        return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=on_skip)
 
     def compute_step(self, step: ComputeStep, skip_if: Evaluable | None) -> ComputeStepPlan:
         """Values computed in order, each seeing the ones before it; the step gives later

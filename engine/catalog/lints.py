@@ -110,11 +110,12 @@ class Division:
     guard: str
 
 
-def unguarded_divisions(source: str, counts: frozenset[str] = frozenset()) -> list[Division]:
+def unguarded_divisions(source: str, counts: frozenset[str] = frozenset(), guards: Sequence[set[str]] = ()) -> list[Division]:
     """The divisions of an expression by a count (see `_is_count`) that no condition around
-    them tests first (`a / n if n else 0`, `n and a / n`)."""
+    them tests first (`a / n if n else 0`, `n and a / n`), nor one of `guards` (what the
+    step's `skip_if` tests)."""
     parsed = _parsed(source)
-    return [] if parsed is None else list(_divisions(parsed, set(counts), []))
+    return [] if parsed is None else list(_divisions(parsed, set(counts), list(guards)))
 
 
 def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> Iterator[Division]:
@@ -173,6 +174,8 @@ class ScorerLints:
         self.schemas_path = schemas_path
         self.fallback = fallback
         self.warnings: list[ConfigError] = []
+        #: What the step being checked tests in its `skip_if`, known not to be 0 in its values.
+        self.guards: list[set[str]] = []
 
     def warn(self, message: str, place: Place | None) -> None:
         self.warnings.append(ConfigError(message, *(place or (self.fallback, None, None))))
@@ -187,11 +190,14 @@ class ScorerLints:
     def divisions(self) -> None:
         counts: set[str] = set()
         for index, step in enumerate(self.definition.steps):
+            self.guards = []
             loc: list[Any] = ["steps", index]
             label = f"{self.definition.id}.{step.id}"
             if step.skip_if:
                 self._division(step.skip_if, counts, [*loc, "skip_if"], f"{label}.skip_if")
             if isinstance(step, (ComputeStep, ScoreStep)):
+                # what the step's skip_if tests is known not to be 0 in its values and score
+                self.guards = [_reads(parsed)] if step.skip_if and (parsed := _parsed(step.skip_if)) is not None else []
                 local: set[str] = set()
                 for name, value in step.values.items():
                     where = [*loc, "values", name]
@@ -212,7 +218,7 @@ class ScorerLints:
                     counts |= {f"{step.id}.{name}" for name in local}
 
     def _division(self, source: str, counts: set[str], loc: list[Any], label: str) -> None:
-        for division in unguarded_divisions(source, frozenset(counts)):
+        for division in unguarded_divisions(source, frozenset(counts), self.guards):
             span = span_of(self.raw, loc)
             place = position(self.raw, loc, value=True)
             if span is not None and division.divisor is not None:

@@ -136,6 +136,15 @@ class ReasonStep(_StepBase):
     on_skip: str | None = Field(default=None, description="Template of the reason when skipped")
 
 
+class NotScorableSpec(_Strict):
+    """A score step's `on_skip` that leaves the item unscored: it is counted as not
+    scorable, with the reason, and kept out of the means (as an item without a needed field is)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    not_scorable: str = Field(min_length=1, description="Why such an item cannot be scored, shown with it")
+
+
 class ScoreStep(_StepBase):
     """Computes the score from earlier steps, without a model."""
 
@@ -143,7 +152,9 @@ class ScoreStep(_StepBase):
     values: dict[str, Union[ReducerSpec, str]] = Field(default_factory=dict, description="Named values, in order")
     score: str = Field(description="Expression of the final score")
     round: int | None = Field(default=2, ge=0)
-    on_skip: float | None = None
+    on_skip: float | NotScorableSpec | None = Field(
+        default=None, description="The score when skipped, or {not_scorable: reason} to leave the item unscored"
+    )
 
 
 class ComputeStep(_StepBase):

@@ -89,7 +89,8 @@ class ScoreStepPlan(StepPlan):
     values: Mapping[str, Evaluable]
     score: Evaluable
     round: int | None = 2
-    on_skip: float | None = None
+    #: The score when skipped; text is why the item is not scorable then.
+    on_skip: float | str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

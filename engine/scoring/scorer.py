@@ -343,6 +343,8 @@ class Scorer:
             return step.on_skip.render(scope)
         if isinstance(step, ScoreStepPlan):
             assert step.on_skip is not None
+            if isinstance(step.on_skip, str):
+                raise NotScorable(f"{self.id}: {step.on_skip}")
             return {"score": float(step.on_skip)}
         assert isinstance(step, (JudgeStepPlan, ComputeStepPlan))
         return plain(step.on_skip)
