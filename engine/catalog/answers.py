@@ -46,6 +46,15 @@ _KEYWORDS_BY_TYPE: dict[str, set[str]] = {
     "integer": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "boolean": set(),
 }
+#: Bounds every answer's strings and lists get unless their schema sets its own: a judge
+#: decoding under a JSON grammar (llama.cpp, vLLM) that starts repeating itself inside a
+#: string or a list is stopped by them, instead of generating until max_tokens. They are in
+#: the JSON schema sent to the judge and enforced when the answer is validated. A paragraph
+#: of text (about 250 tokens) is room for any reason or explanation, and several such strings
+#: still fit in the default max_tokens of a step (2048).
+DEFAULT_MAX_LENGTH = 1000
+DEFAULT_MAX_ITEMS = 100
+
 _CONSTRAINTS = {
     "minimum": "ge",
     "maximum": "le",
@@ -167,9 +176,11 @@ def _model_name(text: str) -> str:
 class SchemaCompiler:
     """Compiles one schema file; errors name the file and the line of the offending key."""
 
-    def __init__(self, data: Any, path: Path) -> None:
+    def __init__(self, data: Any, path: Path, bounded: bool = False) -> None:
         self.data = data
         self.path = path
+        #: An answer schema: strings and lists without bounds of their own get the defaults.
+        self.bounded = bounded
         self._definitions_key = "$defs" if isinstance(data, Mapping) and "$defs" in data else "definitions"
         definitions = data.get(self._definitions_key) if isinstance(data, Mapping) else None
         self.definitions: Mapping[str, Any] = definitions if isinstance(definitions, Mapping) else {}
@@ -279,9 +290,12 @@ class SchemaCompiler:
         if kind == "array":
             if "items" not in schema:
                 raise self.error("an array needs `items`", loc)
-            return list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc]
+            listed = list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc,valid-type]
+            return Annotated[listed, Field(max_length=DEFAULT_MAX_ITEMS)] if self.bounded and "maxItems" not in schema else listed
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
+        if kind == "string" and self.bounded and "maxLength" not in schema:
+            return Annotated[str, Field(max_length=DEFAULT_MAX_LENGTH)]
         return _SCALAR_TYPES[kind]
 
     def _nullable(self, schema: Mapping[str, Any], loc: list[Any]) -> tuple[Mapping[str, Any], list[Any]] | None:
@@ -382,6 +396,31 @@ def _described(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"description": schema["description"]} if "description" in schema else {}
 
 
+def answer_bounds(model: type[BaseModel]) -> list[str]:
+    """The bounds of an answer's lists and strings as the judge is sent them, one per field
+    (`verdicts ≤ 100 items`, `verdicts[].reason ≤ 1000 characters`), in schema order."""
+    schema = model.model_json_schema()
+    found: list[str] = []
+
+    def walk(node: Mapping[str, Any], path: str) -> None:
+        if "$ref" in node:
+            walk(schema.get("$defs", {})[str(node["$ref"]).rsplit("/", 1)[-1]], path)
+            return
+        for option in node.get("anyOf", []):
+            walk(option, path)
+        if "maxItems" in node:
+            found.append(f"{path} ≤ {node['maxItems']} items")
+        if "maxLength" in node:
+            found.append(f"{path} ≤ {node['maxLength']} characters")
+        if isinstance(node.get("items"), Mapping):
+            walk(node["items"], f"{path}[]")
+        for name, child in (node.get("properties") or {}).items():
+            walk(child, f"{path}.{name}" if path else name)
+
+    walk(schema, "")
+    return found
+
+
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
     """The Pydantic model of a schema file and the rules declared in it."""
-    return SchemaCompiler(data, path).compile(path.stem)
+    return SchemaCompiler(data, path, bounded=True).compile(path.stem)

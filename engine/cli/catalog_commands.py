@@ -15,6 +15,7 @@ import yaml
 from rich.table import Table
 
 from ..catalog import checked_summary, inspect_catalog
+from ..catalog.answers import answer_bounds
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from .app import app, console, errors
@@ -111,6 +112,12 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
             what += f"; skipped when {data['skip_if']}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
+    models = [(step.id, getattr(step, "answer_model", None)) for step in catalog.plan(scorer).steps]
+    bounded = [(step_id, answer_bounds(model)) for step_id, model in models if model is not None]
+    if bounded:
+        console.print("answer bounds (sent to the judge; the schema's own, else the defaults):", highlight=False)
+        for step_id, bounds in bounded:
+            console.print(f"  {step_id}: {'; '.join(bounds) or 'none'}", markup=False, highlight=False, soft_wrap=True)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
 

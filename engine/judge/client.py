@@ -176,7 +176,7 @@ class OpenAIJudge:
             )
             choice = completion.choices[0]
             if choice.finish_reason == "length":
-                raise AnswerCutOffError(cut_off_message(request), request.step)
+                raise AnswerCutOffError(cut_off_message(request, choice.message.content), request.step)
             message = choice.message
             text, thinking = split_thinking(message.content or "")
             return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
@@ -285,9 +285,46 @@ def _cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def cut_off_message(request: JudgeRequest) -> str:
+def cut_off_message(request: JudgeRequest, answer: str | None = None) -> str:
+    """Why an answer stopped at the token limit: a judge repeating itself (`answer`, as far
+    as it got, ends in the same piece again and again) would only repeat longer with more
+    tokens; otherwise the answer needed more room."""
     limit = f"at {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else "at the model's token limit"
+    piece = repeated_tail(answer or "")
+    if piece is not None:
+        shown = piece.strip() or piece
+        return (
+            f"the judge's answer was cut off {limit} while repeating itself ({shown[:40]!r} over and over): the judge was looping, "
+            "and more max_tokens would only make it loop longer; bound the answer's strings and lists in the schema "
+            "(maxLength, maxItems) or use a stronger judge model"
+        )
     return f"the judge's answer was cut off {limit}; raise max_tokens for this step (`judge: max_tokens:` of the scorer or of the step in the YAML)"
+
+
+def repeated_tail(text: str, longest: int = 200, least: int = 120) -> str | None:
+    """The piece `text` ends by repeating (at least three times, over `least` characters or
+    more), or None: a model caught in a loop writes the same words until it is stopped."""
+    for period in range(1, min(longest, len(text) // 3) + 1):
+        piece = text[-period:]
+        repeats = 1
+        while text.endswith(piece * (repeats + 1)):
+            repeats += 1
+        if repeats >= 3 and repeats * period >= least:
+            return piece
+    return None
+
+
+def _incomplete_text(exc: BaseException) -> str | None:
+    """The text of an answer Instructor found cut off (content, or a tool call's arguments)."""
+    completion = getattr(exc, "last_completion", None)
+    try:
+        message = completion.choices[0].message  # type: ignore[union-attr]
+    except (AttributeError, IndexError, TypeError):
+        return None
+    if message.content:
+        return str(message.content)
+    calls = getattr(message, "tool_calls", None) or []
+    return str(calls[0].function.arguments) if calls else None
 
 
 def _waited(config: JudgeConfig, elapsed: float) -> str:
@@ -318,7 +355,7 @@ def _judge_error(
     kind: type[JudgeError] = JudgeError
     fatal = False
     if isinstance(cause, IncompleteOutputException):
-        kind, message = AnswerCutOffError, cut_off_message(request)
+        kind, message = AnswerCutOffError, cut_off_message(request, _incomplete_text(cause))
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
