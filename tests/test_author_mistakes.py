@@ -5,6 +5,7 @@ wording of the messages that name them."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -136,6 +137,8 @@ def test_a_division_by_a_count_that_can_be_zero_is_a_warning_with_the_guard_to_w
     ]
     assert code == 0
     assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in; 1 warning" in summary
+    [shown] = json.loads(CliRunner().invoke(app, ["check", "catalog.yaml", "--json"]).stdout)
+    assert (shown["line"], shown["column"], shown["severity"]) == (14, 30, "warning")
 
 
 @pytest.mark.parametrize(

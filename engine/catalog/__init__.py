@@ -29,7 +29,7 @@ from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from . import verified
 from .compile import compile_catalog
-from .lints import threshold_off_scale
+from .lints import catalog_warnings, threshold_off_scale
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 from .templates import PromptTemplates
@@ -45,9 +45,9 @@ class Catalog:
         self.path = source.path
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
+        self._scorers = compile_catalog(source, self.files_read)
         #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
-        self.warnings: list[ConfigError] = []
-        self._scorers = compile_catalog(source, self.files_read, warnings=self.warnings)
+        self.warnings: list[ConfigError] = catalog_warnings(source, self._scorers)
 
     @property
     def providers(self) -> dict[str, Provider]:
@@ -249,7 +249,8 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         rows, files_read, warnings = summary(catalog), catalog.files_read, catalog.warnings
     else:
         files_read = set()
-        own_scorers = compile_catalog(source, files_read, with_inherited=False, warnings=warnings)
+        own_scorers = compile_catalog(source, files_read, with_inherited=False)
+        warnings = catalog_warnings(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     notes = {"own": len(source.scorers), "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings]}
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.

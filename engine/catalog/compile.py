@@ -45,7 +45,7 @@ from .answers import (
     with_rules,
 )
 from .expressions import Expression, Reducer
-from .lints import ScorerLints, threshold_off_scale, values_below
+from .lints import threshold_off_scale, values_below
 from .names import (
     ANY,
     NUMBER,
@@ -596,13 +596,12 @@ def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
 
 
 def compile_catalog(
-    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True, warnings: list[ConfigError] | None = None
+    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True
 ) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
     """Every scorer the source offers (only its own with `with_inherited=False`), validated
     and compiled, by id. Every problem of every scorer is gathered and raised at once
     (CatalogErrors); a scorer with a problem is not compiled further, the others are. `read`
-    is given the template and schema files used, `warnings` the warnings of the source's own
-    scorers (see lints.py)."""
+    is given the template and schema files used."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
@@ -625,8 +624,6 @@ def compile_catalog(
                 where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
                 raise ConfigError(f"scorers.{scorer_id}.judges.threshold: {off}", where.file, where.line or None, where.column)
             compiled[scorer_id] = (definition, plan)
-            if warnings is not None and scorer_id in source.scorers:
-                warnings += ScorerLints(definition, raw, compiler.templates, source.schemas_path, source.path).run()
         except CatalogErrors as exc:
             problems.extend(exc.problems)
         except ConfigError as exc:
@@ -635,8 +632,6 @@ def compile_catalog(
             continue  # its problems were recorded with the step's
     if problems:
         raise CatalogErrors(_unique(problems))
-    if warnings:
-        warnings[:] = _unique(warnings)
     if read is not None:
         read |= compiler.templates.found | compiler._schemas.keys()
     return compiled

@@ -22,7 +22,7 @@ from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
 from .names import Scope
-from .source import LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
+from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ComputeStep, LLMStep, ReducerSpec, ScorerDefinition, ScoreStep
 from ..scoring.plan import ScorerPlan, ScoreStepPlan
 from .templates import PromptTemplates, sandbox
@@ -162,6 +162,18 @@ def zero_division_hint(source: str) -> str:
         if divisor and whole:
             return f"; when {_bare(divisor)} can be 0, guard the division: `{_bare(whole)} if {_bare(divisor)} else 0`"
     return ""
+
+
+def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """The warnings of the scorers `source` defines itself (compiled clean), each once, in file order."""
+    templates = PromptTemplates(source.templates_path)
+    found: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
+    for scorer_id in source.scorers:
+        if scorer_id in compiled:
+            lints = ScorerLints(compiled[scorer_id][0], source.raw_definition(scorer_id), templates, source.schemas_path, source.path)
+            for warning in lints.run():
+                found.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
+    return sorted(found.values(), key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
 
 
 class ScorerLints:
