@@ -41,6 +41,7 @@ from ..errors import (
 from ..formatting import first_line, refusal
 from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
+from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .secrets import install_log_filter, remember_secret, scrub
 
@@ -231,7 +232,7 @@ class OpenAIJudge:
         usage = _usage(completion)
         choice = completion.choices[0]
         if choice.finish_reason == "length":
-            raise AnswerCutOffError(cut_off_message(request), request.step)
+            raise AnswerCutOffError(cut_off_message(request, _cut_text(choice.message)), request.step)
         try:
             return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
         except (ValidationError, ValueError) as refused:
@@ -384,42 +385,17 @@ def _cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def cut_off_message(request: JudgeRequest, answer: str | None = None) -> str:
-    """Why an answer stopped at the token limit: a judge repeating itself (`answer`, as far
-    as it got, ends in the same piece again and again) would only repeat longer with more
-    tokens; otherwise the answer needed more room."""
-    limit = f"at {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else "at the model's token limit"
-    piece = repeated_tail(answer or "")
-    if piece is not None:
-        shown = piece.strip() or piece
-        return (
-            f"the judge's answer was cut off {limit} while repeating itself ({shown[:40]!r} over and over): the judge was looping, "
-            "and more max_tokens would only make it loop longer; bound the answer's strings and lists in the schema "
-            "(maxLength, maxItems) or use a stronger judge model"
-        )
-    return f"the judge's answer was cut off {limit}; raise max_tokens for this step (`judge: max_tokens:` of the scorer or of the step in the YAML)"
-
-
-def repeated_tail(text: str, longest: int = 200, least: int = 120) -> str | None:
-    """The piece `text` ends by repeating (at least three times, over `least` characters or
-    more), or None: a model caught in a loop writes the same words until it is stopped."""
-    for period in range(1, min(longest, len(text) // 3) + 1):
-        piece = text[-period:]
-        repeats = 1
-        while text.endswith(piece * (repeats + 1)):
-            repeats += 1
-        if repeats >= 3 and repeats * period >= least:
-            return piece
-    return None
-
-
 def _incomplete_text(exc: BaseException) -> str | None:
-    """The text of an answer Instructor found cut off (content, or a tool call's arguments)."""
+    """The text of an answer Instructor found cut off."""
     completion = getattr(exc, "last_completion", None)
     try:
-        message = completion.choices[0].message  # type: ignore[union-attr]
+        return _cut_text(completion.choices[0].message)  # type: ignore[union-attr]
     except (AttributeError, IndexError, TypeError):
         return None
+
+
+def _cut_text(message: Any) -> str | None:
+    """What a cut-off answer got to: its text, or its tool call's arguments."""
     if message.content:
         return str(message.content)
     calls = getattr(message, "tool_calls", None) or []
