@@ -49,7 +49,7 @@ from .runs import (
     run_evals,
     run_repeated,
 )
-from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
+from .scoring import AnyScorer, JudgeVerdict, Jury, Run, RunInput, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import (
     assistant_text,
     extract_tool_calls,
@@ -109,6 +109,7 @@ __all__ = [
     "ResultRecord",
     "Run",
     "RunInfo",
+    "RunInput",
     "RunInputError",
     "SQLiteStore",
     "ScoreResult",

@@ -155,12 +155,12 @@ def test_at_run_time_a_zero_count_is_that_items_error_at_the_expressions_place(t
     scorer = load_scorers(path).create("long-words")
     assert scorer.run(output="extraordinary tale").score == 0.5
     with pytest.raises(DivisionByZero) as caught:
-        scorer.run(output="")
+        scorer.run(output="?!")  # not empty, but without a word
     assert str(caught.value) == (
         f"{path}:14:16: long-words.score.score: 'count.long / count.total * options.scale' failed: division by zero; "
         "when count.total can be 0, guard the division: `count.long / count.total if count.total else 0`"
     )
-    items = [EvalItem(id="empty", output=""), EvalItem(id="two", output="extraordinary tale")]
+    items = [EvalItem(id="empty", output="?!"), EvalItem(id="two", output="extraordinary tale")]
     result = run_evals(items, [scorer], store=None)
     [empty, two] = result.items
     assert two.results["long-words"].score == 0.5
@@ -261,9 +261,9 @@ def test_the_long_words_example_runs_as_the_page_says(monkeypatch: pytest.Monkey
     catalog = load_scorers(LONG_WORDS)
     assert catalog.create("long-words").run(output="Extraordinary tale").score == 0.5
     assert catalog.create("long-words", options={"min_letters": None}).run(output="a b").score == 1
-    result = run_evals([EvalItem(id="empty", output="  "), EvalItem(id="words", output="Extraordinary tale")], [catalog.create("long-words")], store=None)
+    result = run_evals([EvalItem(id="no words", output="?!"), EvalItem(id="words", output="Extraordinary tale")], [catalog.create("long-words")], store=None)
     [empty, words] = result.items
-    assert empty.results["long-words"].not_scorable == "long-words: the output has no words"
+    assert empty.results["long-words"].not_scorable == "the output has no words"
     assert words.results["long-words"].score == 0.5
     assert result.scores == {"long-words": 0.5}
     assert result.summary["long-words"].not_scorable == 1

@@ -77,8 +77,9 @@ class Catalog:
             found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
-            names = [name for name in (getattr(step, "prompt", None), step.judge.system if getattr(step, "judge", None) else None) if name]  # type: ignore[union-attr]
-            if definition.judge.system and step.kind != "score":
+            prompt, step_judge = getattr(step, "prompt", None), getattr(step, "judge", None)
+            names = [name for name in (prompt, getattr(step_judge, "system", None)) if name]
+            if definition.judge.system and prompt:  # the scorer's system message goes with every prompt
                 names.append(definition.judge.system)
             for name in dict.fromkeys(names):
                 for referenced in templates.referenced(name):

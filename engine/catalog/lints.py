@@ -21,10 +21,11 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
-from .names import Scope
+from ..scoring.plan import ScorerPlan
+from ..scoring.shapes import Scope
+from ..scoring.steps import ReducerSpec, step_kind
 from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
-from .spec import ComputeStep, LLMStep, ReducerSpec, ScorerDefinition, ScoreStep
-from ..scoring.plan import ScorerPlan, ScoreStepPlan
+from .spec import ScorerDefinition
 from .templates import PromptTemplates, sandbox
 
 _environment = sandbox()
@@ -140,16 +141,32 @@ def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> It
         yield from _divisions(child, counts, guards)
 
 
-def values_below(scope: Scope, values: Mapping[str, Any], raw: Any, loc: Sequence[Any]) -> Scope:
-    """The scope a step's first value is checked in: the step's values are computed in order,
-    so naming one that comes later says where it is defined."""
+def values_below(scope: Scope, step: Any, at: Sequence[Any], raw: Any, loc: Sequence[Any]) -> Scope:
+    """The scope of an expression written at `at` in `step`: when it belongs to one of the
+    step's named `values`, which are computed in order, naming a value that comes later says
+    where it is defined."""
+    values = _values(step)
+    if len(at) < 2 or at[0] != "values" or at[1] not in values:
+        return scope
+    names = list(values)
     below: dict[str, str] = {}
-    for name in values:
+    for name in names[names.index(at[1]) + 1 :]:
         if name not in scope.names:
-            place = position(raw, [*loc, name])
+            place = position(raw, [*loc, "values", name])
             line = f", line {place.line}" if place is not None else ""
             below[name] = f"{name!r} is defined below{line}: a value sees only the values above it"
     return Scope(scope.names, {**scope.unavailable, **below})
+
+
+def _values(step: Any) -> Mapping[str, Any]:
+    """A step's named values (expressions, or reducers), for the kinds that have them."""
+    values = getattr(step, "values", None)
+    return values if isinstance(values, Mapping) else {}
+
+
+def _text_field(step: Any, name: str) -> str | None:
+    value = getattr(step, name, None)
+    return value if isinstance(value, str) else None
 
 
 def zero_division_hint(source: str) -> str:
@@ -207,11 +224,12 @@ class ScorerLints:
             label = f"{self.definition.id}.{step.id}"
             if step.skip_if:
                 self._division(step.skip_if, counts, [*loc, "skip_if"], f"{label}.skip_if")
-            if isinstance(step, (ComputeStep, ScoreStep)):
+            values, score = _values(step), _text_field(step, "score")
+            if values or score:
                 # what the step's skip_if tests is known not to be 0 in its values and score
                 self.guards = [_reads(parsed)] if step.skip_if and (parsed := _parsed(step.skip_if)) is not None else []
                 local: set[str] = set()
-                for name, value in step.values.items():
+                for name, value in values.items():
                     where = [*loc, "values", name]
                     if isinstance(value, ReducerSpec):
                         for key in ("items", "where", "value"):
@@ -220,13 +238,15 @@ class ScorerLints:
                         if value.reduce == "count":
                             local.add(name)
                         continue
+                    if not isinstance(value, str):
+                        continue
                     self._division(value, counts | local, where, f"{label}.values.{name}")
                     parsed = _parsed(value)
                     if parsed is not None and _is_count(parsed, counts | local):
                         local.add(name)
-                if isinstance(step, ScoreStep):
-                    self._division(step.score, counts | local, [*loc, "score"], f"{label}.score")
-                else:
+                if score is not None:  # a score step: its values are its own
+                    self._division(score, counts | local, [*loc, "score"], f"{label}.score")
+                else:  # later steps read them as fields of the step's result
                     counts |= {f"{step.id}.{name}" for name in local}
 
     def _division(self, source: str, counts: set[str], loc: list[Any], label: str) -> None:
@@ -242,12 +262,13 @@ class ScorerLints:
     def enums(self) -> None:
         compared = self._strings_compared()
         for step in self.definition.steps:
-            if not isinstance(step, LLMStep):
+            name, template = _text_field(step, "answer_schema"), _text_field(step, "prompt")
+            if name is None or template is None:
                 continue
-            schema = next((folder / step.answer_schema for folder in self.schemas_path if (folder / step.answer_schema).is_file()), None)
+            schema = next((folder / name for folder in self.schemas_path if (folder / name).is_file()), None)
             if schema is None:
                 continue
-            prompt = self._prompt_text(step)
+            prompt = self._prompt_text(step, template)
             if prompt is None:
                 continue
             for field, values in _enums(load_yaml(schema), []):
@@ -256,14 +277,15 @@ class ScorerLints:
                         continue
                     self.warn(
                         f"{self.definition.id}.{step.id}: the enum value {value!r} of {field} is never mentioned in the prompt "
-                        f"{step.prompt} and no expression compares with it: say in the prompt when the judge should answer it",
+                        f"{template} and no expression compares with it: say in the prompt when the judge should answer it",
                         place,
                     )  # fmt: skip
 
-    def _prompt_text(self, step: LLMStep) -> str | None:
+    def _prompt_text(self, step: Any, prompt: str) -> str | None:
         """The text of the step's prompt, the templates it reaches and the system message."""
-        names = [step.prompt]
-        system = (step.judge.system if step.judge else None) or self.definition.judge.system
+        names = [prompt]
+        step_judge = getattr(step, "judge", None)
+        system = getattr(step_judge, "system", None) or self.definition.judge.system
         if system:
             names.append(system)
         texts = []
@@ -280,13 +302,10 @@ class ScorerLints:
         sources: list[str] = []
         for step in self.definition.steps:
             sources += [step.skip_if] if step.skip_if else []
-            if isinstance(step, (ComputeStep, ScoreStep)):
-                for value in step.values.values():
-                    sources += [part for part in (value.items, value.where, value.value) if part] if isinstance(value, ReducerSpec) else [value]
-            if isinstance(step, ScoreStep):
-                sources.append(step.score)
-            if isinstance(step, LLMStep):
-                sources += [rule.check for rule in step.rules]
+            for value in _values(step).values():
+                sources += [part for part in (value.items, value.where, value.value) if part] if isinstance(value, ReducerSpec) else [str(value)]
+            sources += [score] if (score := _text_field(step, "score")) else []
+            sources += [rule.check for rule in getattr(step, "rules", None) or []]
         found: set[str] = set()
         for source in sources:
             parsed = _parsed(source)
@@ -333,7 +352,7 @@ def score_range(plan: ScorerPlan, options: Any) -> tuple[float, float] | None:
     """The range of a scorer's scores, 0 to its `scale` option, when its score is on that
     scale (its expression multiplies by `options.scale`, as every built-in's does); None when
     the score's range cannot be known (a count, a sum of an author's own)."""
-    score = next((step.score for step in plan.steps if isinstance(step, ScoreStepPlan)), None)
+    score = next((getattr(step, "score", None) for step in plan.steps if step_kind(step.kind).result_part == "score"), None)
     scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
     if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not _reads_scale(str(getattr(score, "source", ""))):
         return None

@@ -375,18 +375,7 @@ class _Evaluation:
             started = datetime.now(timezone.utc)
             result = None
             try:
-                result = await scorer.arun(
-                    # A conversation item: the scorer takes its last reply from the turns.
-                    output=reply if item.turns is None or item.output is not None else None,
-                    input=item.input,
-                    ground_truth=item.ground_truth,
-                    run_id=f"{self.run}/{key}/{scorer.id}",
-                    context=item.context,
-                    turns=item.turns,
-                    expected_trajectory=item.expected_trajectory,
-                    metadata=item.metadata,
-                    sample=self.sample,
-                )
+                result = await scorer.ascore(item.run_input(reply, run_id=f"{self.run}/{key}/{scorer.id}"), sample=self.sample)
             except NotScorable as exc:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
             except JudgeError as exc:

@@ -38,7 +38,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError, NotScorable, ScorerError
 from ..formatting import one_line
-from ..scoring import AnyScorer, GetContext
+from ..scoring import AnyScorer, GetContext, RunInput
 from ..scoring.tracing import current_trace, within
 from ..scoring.transcripts import tool_result_context
 from ..store import ResultRecord, RunInfo, Store, open_store
@@ -80,16 +80,9 @@ class LiveStats(BaseModel):
 
 @dataclass
 class _Job:
-    run_id: str
+    given: RunInput  # its run_id is always set: the sampling is computed from it
     scorers: list[AnyScorer]
-    input: Any
-    output: Any
-    context: list[str] | None
-    ground_truth: Any
-    metadata: dict[str, Any] = field(default_factory=dict)
     trace: Any = None  # the agent's trace context, continued by the scorer runs
-    turns: list[Any] | None = None
-    expected_trajectory: list[Any] | None = None
 
 
 def sample_point(run_id: str, seed: int | None = None) -> float:
@@ -262,18 +255,11 @@ class LiveScorer:
                 self.stats.sampled[scorer.id] += 1
             self.stats.pending += 1
             self.stats.queued += 1
-        job = _Job(
-            run_id=run_id,
-            scorers=chosen,
-            input=input,
-            output=output,
-            context=list(context) if context is not None else None,
-            ground_truth=ground_truth,
-            metadata=metadata,
-            turns=turns,
-            expected_trajectory=expected_trajectory,
-            trace=current_trace(),
-        )
+        given = RunInput(
+            output=output, input=input, context=list(context) if context is not None else None, ground_truth=ground_truth,
+            metadata=metadata, turns=turns, expected_trajectory=expected_trajectory, run_id=run_id,
+        )  # fmt: skip
+        job = _Job(given=given, scorers=chosen, trace=current_trace())
         try:
             loop = self._ensure_loop()
             loop.call_soon_threadsafe(self._start, job)
@@ -340,21 +326,18 @@ class LiveScorer:
 
     async def _one(self, scorer: AnyScorer, job: _Job) -> None:
         started = datetime.now(timezone.utc)
-        context = job.context
-        if context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
+        given = job.given
+        if given.context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
             # No context given and none of the scorer's own: the reply's tool results are
             # what the agent based its answer on.
-            context = tool_result_context(job.output) or None
+            given = replace(given, context=tool_result_context(given.output) or None)
         common: dict[str, Any] = dict(
-            run=self.run, source="live", item_id=job.run_id, item_index=None, input=job.input, output=job.output,
-            context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
+            run=self.run, source="live", item_id=given.run_id, item_index=None, input=given.input, output=given.output,
+            context=given.context, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
         )  # fmt: skip
         try:
             with within(job.trace):  # the scorer run's span joins the agent's trace
-                result = await scorer.arun(
-                    job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
-                    turns=job.turns, expected_trajectory=job.expected_trajectory, metadata=job.metadata,
-                )  # fmt: skip
+                result = await scorer.ascore(given, get_context=self.get_context)
             record = result_record(scorer, result=result, **common)
         except NotScorable as exc:
             record = result_record(scorer, not_scorable=str(exc), **common)
