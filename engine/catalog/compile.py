@@ -32,7 +32,7 @@ from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, 
 from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
-from .lints import threshold_off_scale, values_below
+from .lints import replacement_problem, threshold_off_scale, values_below
 from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
 from .spec import RUN_VARIABLES, ScorerDefinition
@@ -458,7 +458,7 @@ def compile_catalog(
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
-            if (replaced := source.replacement_problem(scorer_id)) is not None:
+            if (replaced := replacement_problem(source, scorer_id)) is not None:
                 raise replaced
             duplicate = _first_duplicate_step(raw, scorer_id)
             if duplicate is not None:

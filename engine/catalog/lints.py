@@ -7,6 +7,10 @@ load time and shown by `scorers check` (they never stop a catalog from loading):
   expression compares with: the judge is never told when to give it, and nothing reads it.
 
 Each warning is a ConfigError placed at the text to change, so it reads like a problem.
+
+Also here, as they judge a scorer against what surrounds it rather than its own words: the
+refusal of a scorer that takes a built-in's id without `replaces: true`, and of a threshold
+outside the range of a scorer's scores.
 """
 
 from __future__ import annotations
@@ -179,6 +183,32 @@ def zero_division_hint(source: str) -> str:
         if divisor and whole:
             return f"; when {_bare(divisor)} can be 0, guard the division: `{_bare(whole)} if {_bare(divisor)} else 0`"
     return ""
+
+
+def replacement_problem(source: CatalogSource, scorer_id: str) -> ConfigError | None:
+    """A scorer of this file that takes the id of a built-in one must say it means to
+    (`replaces: true`): else every use of that id, the built-in's runs and docs included,
+    would silently get another scorer. A scorer that `extends` the built-in of its own id
+    names it, and changes it on purpose."""
+    raw = source.scorers.get(scorer_id)
+    if not isinstance(raw, Mapping):
+        return None
+    inherited = source.fallback.resolved() if source.fallback else {}
+    says = raw.get("replaces") is True
+    if scorer_id in inherited and raw.get("extends") != scorer_id and not says:
+        assert source.fallback is not None
+        where = position(source.fallback.scorers, [scorer_id])
+        builtin = f" ({where.file}:{where.line})" if where is not None else ""
+        place = position(source.scorers, [scorer_id]) or Place(str(source.path), 0, 0)
+        return ConfigError(
+            f"scorers.{scorer_id}: a built-in scorer has this id{builtin}; write `replaces: true` in this scorer to replace it, "
+            f"`extends: {scorer_id}` to change it, or choose another id",
+            place.file, place.line or None, place.column,
+        )  # fmt: skip
+    if says and scorer_id not in inherited:
+        place = position(raw, ["replaces"]) or Place(str(source.path), 0, 0)
+        return ConfigError(f"scorers.{scorer_id}.replaces: no built-in scorer has the id {scorer_id!r}, so there is nothing to replace", place.file, place.line or None, place.column)
+    return None
 
 
 def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:

@@ -462,31 +462,6 @@ class CatalogSource:
             merged.pop("replaces", None)
         return merged
 
-    def replacement_problem(self, scorer_id: str) -> ConfigError | None:
-        """A scorer of this file that takes the id of a built-in one must say it means to
-        (`replaces: true`): else every use of that id, the built-in's runs and docs included,
-        would silently get another scorer. A scorer that `extends` the built-in of its own id
-        names it, and changes it on purpose."""
-        raw = self.scorers.get(scorer_id)
-        if not isinstance(raw, Mapping):
-            return None
-        inherited = self.fallback.resolved() if self.fallback else {}
-        says = raw.get("replaces") is True
-        if scorer_id in inherited and raw.get("extends") != scorer_id and not says:
-            assert self.fallback is not None
-            where = position(self.fallback.scorers, [scorer_id])
-            builtin = f" ({where.file}:{where.line})" if where is not None else ""
-            place = position(self.scorers, [scorer_id]) or Place(str(self.path), 0, 0)
-            return ConfigError(
-                f"scorers.{scorer_id}: a built-in scorer has this id{builtin}; write `replaces: true` in this scorer to replace it, "
-                f"`extends: {scorer_id}` to change it, or choose another id",
-                place.file, place.line or None, place.column,
-            )  # fmt: skip
-        if says and scorer_id not in inherited:
-            place = position(raw, ["replaces"]) or Place(str(self.path), 0, 0)
-            return ConfigError(f"scorers.{scorer_id}.replaces: no built-in scorer has the id {scorer_id!r}, so there is nothing to replace", place.file, place.line or None, place.column)
-        return None
-
     def resolved(self) -> dict[str, Any]:
         """Every scorer this catalog offers, `extends` applied: its own, then the fallback's
         that it does not redefine."""
