@@ -30,6 +30,7 @@ from ..scoring.plan import ScorerPlan
 from . import verified
 from .compile import compile_catalog
 from .lints import catalog_warnings, threshold_off_scale
+from .monitors import Monitor, monitors_in
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 from .templates import PromptTemplates
@@ -48,6 +49,8 @@ class Catalog:
         self._scorers = compile_catalog(source, self.files_read)
         #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
         self.warnings: list[ConfigError] = catalog_warnings(source, self._scorers)
+        #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
+        self.monitors: list[Monitor] = catalog_monitors(source)
 
     @property
     def providers(self) -> dict[str, Provider]:
@@ -211,6 +214,12 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def catalog_monitors(source: CatalogSource) -> list[Monitor]:
+    """The monitors a catalog file declares, checked against the scorers it offers."""
+    known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
+    return monitors_in(source.data, source.path, known)
+
+
 def summary(catalog: Catalog) -> list[dict[str, Any]]:
     """One row per scorer, as `scorers list` shows them."""
     return [_row(catalog.definition(scorer_id), catalog.plan(scorer_id)) for scorer_id in catalog.ids()]
@@ -241,6 +250,7 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
+    catalog_monitors(source)  # its monitors too: a clean catalog remembered below had clean monitors
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)

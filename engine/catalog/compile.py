@@ -276,6 +276,7 @@ class ScorerCompiler:
             description=definition.description,
             direction=definition.direction,
             requires=tuple(definition.requires),
+            pairwise=definition.pairwise,
             steps=tuple(step for step in steps if step is not None),
             options_model=options_model,
             option_rules=tuple(option_rules),

@@ -101,6 +101,11 @@ class ScorerDefinition(_Strict):
         description="This scorer takes the place of the built-in scorer of the same id (without it, reusing a built-in's id is refused; "
         "a scorer that `extends` the built-in of its own id changes it and needs no `replaces`). Not inherited",
     )
+    pairwise: bool = Field(
+        default=False,
+        description="Judges two outputs of one input (`scorers pairwise`): `output` is shown first, `metadata.second_output` "
+        "second; the score is 1 when the first is better, 0 when the second is, 0.5 for a tie",
+    )
     abstract: bool = Field(
         default=False,
         description="A base whose options are completed later (by a scorer that `extends` it, or at creation): "
@@ -170,6 +175,9 @@ class CatalogFile(_Strict):
         description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
     )
     scorers: dict[str, dict[str, Any]]
+    monitors: Optional[dict[str, dict[str, Any]]] = Field(
+        default=None, description="Monitors over the live scores of these scorers: statistic, window, condition, alerts (docs/monitoring.md)"
+    )
 
 
 #: Step fields always written, even in a step that overrides one of a base scorer; the rest

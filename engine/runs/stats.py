@@ -66,6 +66,15 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
+def window_figures(
+    scores: Sequence[float], errors: int, not_scorable: int, direction: Direction, threshold: float | None = None, sampled: tuple[int, int] | None = None
+) -> dict[str, float | None]:
+    """A monitor's figures over one window's outcomes (`sampled`: replies queued for the scorer, replies seen)."""
+    outcomes, spread = len(scores) + errors + not_scorable, spread_of(scores, direction, threshold).model_dump()
+    rates = {"error_rate": _ratio(errors, outcomes), "not_scorable_rate": _ratio(not_scorable, outcomes), "sampled_rate": _ratio(*sampled) if sampled else None}
+    return {**spread, **rates, "outcomes": outcomes, "scored": len(scores), "mean": statistics.fmean(scores) if scores else None}
+
+
 def usage_cost(usage: ScorerUsage) -> float | None:
     """What stored token counts cost at today's prices (Batch API calls at its price);
     None when the model has no price."""

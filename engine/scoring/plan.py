@@ -95,6 +95,7 @@ class ScorerPlan:
     tpm: float | None = None
     jury: JuryPlan | None = None
     context_from_tool_results: bool = False
+    pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000
     long_input: Literal["refuse", "truncate"] = "refuse"
