@@ -92,6 +92,8 @@ def test_a_judge_looping_inside_its_answer_still_ends_with_a_score_within_second
     run = {field: value for field, value in RUN.items() if field in plan.requires or field == "output"}
     if scorer_id in OUTPUTS:
         run["output"] = OUTPUTS[scorer_id]
+    if builtin_catalog().definition(scorer_id).pairwise:
+        run["metadata"] = {"second_output": "The sky is green."}
     scorer = builtin_catalog().create(scorer_id, options=OPTIONS.get(scorer_id))
     started = time.perf_counter()
     result = scorer.run(**run)
