@@ -292,6 +292,7 @@ class ScorerCompiler:
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
             ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
+            threshold=definition.threshold,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
 

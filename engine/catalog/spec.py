@@ -84,6 +84,12 @@ class ScorerDefinition(_Strict):
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
+    threshold: Optional[float] = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Where a score flags an item (at or past it on the worse side) when agreement with labels is measured; "
+        "default half the scale. `scorers calibrate` finds the one that agrees best; a run's --threshold wins over it",
+    )
     empty_output: Literal["not_scorable", "score"] = Field(
         default="not_scorable",
         description="An empty output (no text and no tool call: '', only whitespace, a transcript with no assistant message): "

@@ -14,6 +14,7 @@ from . import (
     results,
     run_commands,
     tuning_commands,
+    workbench_command,
 )
 from .app import app, finish
 
@@ -31,4 +32,5 @@ __all__ = [
     "results",
     "run_commands",
     "tuning_commands",
+    "workbench_command",
 ]
