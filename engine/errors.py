@@ -69,6 +69,11 @@ class ExpressionError(ScorerError):
     """An author's expression failed while being evaluated (a missing field, a wrong type)."""
 
 
+class DivisionByZero(ExpressionError):
+    """An expression divided by a value that is 0 for this item (the length of an empty
+    list): that item's error, not a mistake in the scorer's configuration."""
+
+
 class StoreError(ScorerError):
     """A database could not be read or written while in use (a full disk, a lost connection,
     a file another process holds locked): `location` names it, without a password. What was
@@ -143,6 +148,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "ExpressionError",
+    "DivisionByZero",
     "InvalidAnswerError",
     "JudgeAuthenticationError",
     "JudgeCircuitOpenError",

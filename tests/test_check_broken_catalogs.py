@@ -21,13 +21,25 @@ BUILTIN = builtin_catalog_path().parent
 
 runner = CliRunner()
 
+#: Where the built-in faithfulness scorer is defined, which a broken catalog reuses the id of.
+FAITHFULNESS_LINE = (BUILTIN / "scorers.yaml").read_text(encoding="utf-8").splitlines().index("  faithfulness:") + 1
+
 # (catalog folder, the exact lines `scorers check` prints for it), paths relative to HERE.
 BROKEN: list[tuple[str, list[str]]] = [
     ('boolean_score', [
         "boolean_score/catalog.yaml:28:16: claims-check.score.score: 'hallucinated > 0.5' gives true or false, not a number (write `1 if ... else 0` to turn a condition into a number)",
     ]),
+    ('compute_name_misspelt', [
+        "compute_name_misspelt/catalog.yaml:11:19: word-count.count.values.total: unknown name 'word'; did you mean 'words'?",
+    ]),
+    ('builtin_id_reused', [
+        f"builtin_id_reused/catalog.yaml:3:3: scorers.faithfulness: a built-in scorer has this id ({{builtin}}/scorers.yaml:{FAITHFULNESS_LINE}); write `replaces: true` in this scorer to replace it, `extends: faithfulness` to change it, or choose another id",
+    ]),
     ('duplicate_step_id', [
         "duplicate_step_id/catalog.yaml:21:13: scorers.claims-check.steps.2.id: step id 'analyze' is used twice (first by step 2); step ids must be unique",
+    ]),
+    ('empty_not_a_number', [
+        "empty_not_a_number/catalog.yaml:12:20: scorers.strict-hallucination.steps.2.values.hallucinated.empty: expected a number, got 'none'",
     ]),
     ('enum_value_never_produced', [
         "enum_value_never_produced/catalog.yaml:27:37: claims-check.score.values.hallucinated.where: item.verdict is one of 'yes', 'no': comparing it with 'Yes' is never true; did you mean 'yes'?",
@@ -47,6 +59,12 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('items_unknown_step', [
         "items_unknown_step/catalog.yaml:26:20: claims-check.score.values.hallucinated.items: unknown name 'analyse'; did you mean 'analyze'?",
+    ]),
+    ('jury_threshold_off_scale', [
+        "jury_threshold_off_scale/catalog.yaml:8:18: scorers.strict-hallucination.judges.threshold: 70 is outside the range of strict-hallucination's scores, 0 to 1 (the `scale` option)",
+    ]),
+    ('key_indented_wrongly', [
+        'key_indented_wrongly/catalog.yaml:14:8: invalid YAML: wrong indentation: this line lines up with no key or item of the list that starts at line 8',
     ]),
     ('missing_schema', [
         "missing_schema/catalog.yaml:16:17: claims-check.analyze: schema 'hallucination_verdict.yaml' not found in {here}/missing_schema/schemas, {builtin}/schemas; did you mean 'hallucination_verdicts.yaml'?",
@@ -69,6 +87,15 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('option_rule_unknown_option', [
         "option_rule_unknown_option/catalog.yaml:6:47: scorers.strict-hallucination.option_rules 1 check: options has no field 'scael'; did you mean 'scale'? (fields of options: scale, language)",
     ]),
+    ('option_two_types', [
+        'option_two_types/catalog.yaml:9:15: `type: [integer, string]`: a value has one type; a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`',
+    ]),
+    ('ref_to_definitions', [
+        "ref_to_definitions/schemas/verdicts.yaml:15:13: `$ref` '#/definitions/Verdict': the definitions of this file are under `$defs`; write '#/$defs/Verdict'",
+    ]),
+    ('rule_check_single_equals', [
+        "rule_check_single_equals/catalog.yaml:8:39: strict-hallucination.analyze rule 1: invalid expression 'verdicts | length = preprocess.claims | length': chunk after expression; `=` sets a value: to compare, write `==`",
+    ]),
     ('rule_check_syntax', [
         "rule_check_syntax/catalog.yaml:19:42: claims-check.analyze rule 1: invalid expression 'verdicts | length == (preprocess.claims | length': unexpected end of template, expected ')'.",
     ]),
@@ -85,6 +112,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('skip_if_later_step', [
         "skip_if_later_step/catalog.yaml:7:46: strict-hallucination.preprocess.skip_if: 'analyze' is the result of step 'analyze', which runs after this one",
+    ]),
+    ('step_out_of_steps', [
+        'step_out_of_steps/catalog.yaml:12:5: invalid YAML: wrong indentation: a list item at the indentation of the keys of the mapping that starts at line 4; indent it under the key whose list it is in',
     ]),
     ('template_later_step', [
         "template_later_step/prompts/tone.j2:1:41: tone.judge: 'score' is the result of step 'score', which runs after this one",
@@ -119,6 +149,10 @@ BROKEN: list[tuple[str, list[str]]] = [
     ]),
     ('unknown_step_kind', [
         "unknown_step_kind/catalog.yaml:22:15: scorers.claims-check.steps.2.kind: unknown step kind 'scroe'; did you mean 'score'? (kinds: llm, reason, score, compute)",
+    ]),
+    ('value_defined_below', [
+        "value_defined_below/catalog.yaml:11:19: long-words.count.values.share: 'long' is defined below, line 13: a value sees only the values above it",
+        "value_defined_below/catalog.yaml:11:26: long-words.count.values.share: 'total' is defined below, line 12: a value sees only the values above it",
     ]),
 ]
 

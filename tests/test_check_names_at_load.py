@@ -31,6 +31,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 RUBRIC_CATALOG = """\
 scorers:
   rubric:
+    replaces: true                  # the built-in rubric scorer has this id
     name: Rubric
     description: Whether the reply follows the item's own rubric.
     direction: higher_is_better

@@ -29,6 +29,7 @@ from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from . import verified
 from .compile import compile_catalog
+from .lints import catalog_warnings, threshold_off_scale
 from .monitors import Monitor, monitors_in
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
@@ -46,6 +47,8 @@ class Catalog:
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
         self._scorers = compile_catalog(source, self.files_read)
+        #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
+        self.warnings: list[ConfigError] = catalog_warnings(source, self._scorers)
         #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
         self.monitors: list[Monitor] = catalog_monitors(source)
 
@@ -162,6 +165,8 @@ class Catalog:
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache, check_key)
         scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]
+        if threshold is not None and (off := threshold_off_scale(threshold, plan, scorers[0].options)):
+            raise ConfigError(f"{scorer_id}: threshold {off}")
         return Jury(
             scorers,
             aggregate=aggregate or (jury.aggregate if jury else "mean"),
@@ -231,11 +236,17 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     """The `summary` of a catalog (the built-in one when `path` is None) that compiles clean:
     remembered from an earlier compilation when nothing it depends on has changed since (see
     verified.py), else compiled now, raising every problem as loading the catalog does."""
+    return _checked(path)[0]
+
+
+def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`checked_summary`, and what `scorers check` says of the catalog beside it: how many
+    scorers the file defines (`own`) and its `warnings` (FILE, LINE, COLUMN, message)."""
     own = builtin_catalog_path() if path is None else catalog_file(path)
     builtin = own.resolve() == builtin_catalog_path().resolve()
-    rows = verified.recall(own)
-    if rows is not None:
-        return rows
+    found = verified.recall_with_notes(own)
+    if found is not None:
+        return found
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
@@ -243,17 +254,20 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
+    warnings: list[ConfigError] = []
     if inherited is None:
         catalog = Catalog(source)
-        rows, files_read = summary(catalog), catalog.files_read
+        rows, files_read, warnings = summary(catalog), catalog.files_read, catalog.warnings
     else:
         files_read = set()
         own_scorers = compile_catalog(source, files_read, with_inherited=False)
+        warnings = catalog_warnings(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
+    notes = {"own": len(source.scorers), "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings]}
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
     if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
-        verified.remember(own, catalogs, folders, compiled_state, rows)
-    return rows
+        verified.remember(own, catalogs, folders, compiled_state, rows, notes)
+    return rows, notes
 
 
 def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
@@ -276,16 +290,36 @@ def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
     return rows
 
 
+@dataclasses.dataclass(frozen=True)
+class CatalogCheck:
+    """What `scorers check` finds in one catalog file: its problems; when it has none, how
+    many scorers it offers (`scorers`, the built-in ones it does not redefine included) and
+    defines itself (`own`); and its warnings, which do not stop it from loading."""
+
+    problems: list[ConfigError]
+    scorers: int = 0
+    own: int = 0
+    warnings: list[ConfigError] = dataclasses.field(default_factory=list)
+
+
+def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
+    """Checks a catalog (the built-in one when `path` is None). Nothing is called and no key
+    is needed."""
+    try:
+        rows, notes = _checked(path)
+    except CatalogErrors as exc:
+        return CatalogCheck(list(exc.problems))
+    except ConfigError as exc:
+        return CatalogCheck([exc])
+    warnings = [ConfigError(message, file, line, column) for file, line, column, message in notes.get("warnings", [])]
+    return CatalogCheck([], len(rows), int(notes.get("own", len(rows))), warnings)
+
+
 def check_catalog(path: str | os.PathLike[str] | None) -> tuple[list[ConfigError], int]:
     """Every problem of a catalog (the built-in one when `path` is None), and how many
     scorers it offers when it has none. Nothing is called and no key is needed."""
-    try:
-        rows = checked_summary(path)
-    except CatalogErrors as exc:
-        return list(exc.problems), 0
-    except ConfigError as exc:
-        return [exc], 0
-    return [], len(rows)
+    found = inspect_catalog(path)
+    return found.problems, found.scorers
 
 
 def load_scorers(path: str | os.PathLike[str]) -> Catalog:
@@ -294,4 +328,4 @@ def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "load_scorers", "summary"]
+__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "load_scorers", "summary"]

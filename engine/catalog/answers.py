@@ -46,6 +46,15 @@ _KEYWORDS_BY_TYPE: dict[str, set[str]] = {
     "integer": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "boolean": set(),
 }
+#: Bounds every answer's strings and lists get unless their schema sets its own: a judge
+#: decoding under a JSON grammar (llama.cpp, vLLM) that starts repeating itself inside a
+#: string or a list is stopped by them, instead of generating until max_tokens. They are in
+#: the JSON schema sent to the judge and enforced when the answer is validated. A paragraph
+#: of text (about 250 tokens) is room for any reason or explanation, and several such strings
+#: still fit in the default max_tokens of a step (2048).
+DEFAULT_MAX_LENGTH = 1000
+DEFAULT_MAX_ITEMS = 100
+
 _CONSTRAINTS = {
     "minimum": "ge",
     "maximum": "le",
@@ -167,9 +176,11 @@ def _model_name(text: str) -> str:
 class SchemaCompiler:
     """Compiles one schema file; errors name the file and the line of the offending key."""
 
-    def __init__(self, data: Any, path: Path) -> None:
+    def __init__(self, data: Any, path: Path, bounded: bool = False) -> None:
         self.data = data
         self.path = path
+        #: An answer schema: strings and lists without bounds of their own get the defaults.
+        self.bounded = bounded
         self._definitions_key = "$defs" if isinstance(data, Mapping) and "$defs" in data else "definitions"
         definitions = data.get(self._definitions_key) if isinstance(data, Mapping) else None
         self.definitions: Mapping[str, Any] = definitions if isinstance(definitions, Mapping) else {}
@@ -246,7 +257,8 @@ class SchemaCompiler:
             if not isinstance(field_name, str) or not field_name.isidentifier() or field_name.startswith("_"):
                 raise self.error(f"property name {field_name!r} must be a plain identifier", field_loc)
             annotation = self._type(field_schema, name + _model_name(field_name), field_loc)
-            info = self._field_info(field_schema, field_loc)
+            # A value that may be null carries its bounds inside its type (see `_type`).
+            info = self._field_info(field_schema, field_loc) if self._nullable(field_schema, field_loc) is None else _described(field_schema)
             if field_name in required:
                 fields[field_name] = (annotation, Field(**info))
             elif "default" in field_schema:
@@ -261,6 +273,12 @@ class SchemaCompiler:
     def _type(self, schema: Any, name: str, loc: list[Any]) -> Any:
         if not isinstance(schema, Mapping):
             raise self.error("a property schema must be a mapping with a `type`", loc)
+        nullable = self._nullable(schema, loc)
+        if nullable is not None:
+            inner, inner_loc = nullable
+            annotation = self._type(inner, name, inner_loc)
+            bounds = {key: value for key, value in self._field_info(inner, inner_loc).items() if key != "description"}
+            return Optional[Annotated[annotation, Field(**bounds)] if bounds else annotation]  # noqa: UP045
         if "$ref" in schema:
             return self._reference(schema, loc)
         kind = schema.get("type")
@@ -272,10 +290,40 @@ class SchemaCompiler:
         if kind == "array":
             if "items" not in schema:
                 raise self.error("an array needs `items`", loc)
-            return list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc]
+            listed = list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc,valid-type]
+            return Annotated[listed, Field(max_length=DEFAULT_MAX_ITEMS)] if self.bounded and "maxItems" not in schema else listed
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
+        if kind == "string" and self.bounded and "maxLength" not in schema:
+            return Annotated[str, Field(max_length=DEFAULT_MAX_LENGTH)]
         return _SCALAR_TYPES[kind]
+
+    def _nullable(self, schema: Mapping[str, Any], loc: list[Any]) -> tuple[Mapping[str, Any], list[Any]] | None:
+        """The schema of the value, and where it is written, when `schema` says the value may
+        also be null in one of JSON Schema's two ways: `type: [T, "null"]`, or `anyOf` of a
+        schema and `{type: "null"}`. None for a schema that does not; any other union is refused."""
+        if not isinstance(schema, Mapping):
+            return None
+        for keyword in ("oneOf", "allOf", "not"):
+            if keyword in schema:
+                raise self.error(f"`{keyword}` is not supported; {_NULLABLE_FORMS}", [*loc, keyword])
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            others = [member for member in kind if member != "null"]
+            if len(others) != 1 or len(kind) != 2 or not isinstance(others[0], str):
+                raise self.error(f"`type: {_flow(kind)}`: a value has one type; {_NULLABLE_FORMS}", [*loc, "type"], value=True)
+            return {**schema, "type": others[0]}, loc
+        if "anyOf" not in schema:
+            return None
+        branches = schema["anyOf"]
+        extra = [key for key in schema if key != "anyOf" and key not in _ANNOTATION_KEYWORDS]
+        if extra:
+            raise self.error(f"keyword {extra[0]!r} cannot stand beside `anyOf`; put it in the schema that is not null", [*loc, extra[0]])
+        nulls = [index for index, branch in enumerate(branches or []) if isinstance(branch, Mapping) and branch.get("type") == "null" and len(branch) == 1]
+        if not isinstance(branches, list) or len(branches) != 2 or len(nulls) != 1:
+            raise self.error(f"`anyOf` is supported only for a value that may be null; {_NULLABLE_FORMS}", [*loc, "anyOf"])
+        index = 1 - nulls[0]
+        return branches[index], [*loc, "anyOf", index]
 
     def _reference(self, schema: Mapping[str, Any], loc: list[Any]) -> Any:
         """A local `$ref` (`#/$defs/Name`): the sub-schema written once under `$defs` and used
@@ -288,6 +336,8 @@ class SchemaCompiler:
         if not isinstance(reference, str) or not reference.startswith(("#/$defs/", "#/definitions/")):
             raise self.error(f"`$ref` {reference!r}: only local references are supported, written {prefix}Name", [*loc, "$ref"], value=True)
         target = reference.split("/", 2)[2]
+        if not reference.startswith(prefix) and target in self.definitions:
+            raise self.error(f"`$ref` {reference!r}: the definitions of this file are under `{self._definitions_key}`; write {prefix + target!r}", [*loc, "$ref"], value=True)
         if not reference.startswith(prefix) or target not in self.definitions:
             known = ", ".join(self.definitions) or "none"
             raise self.error(
@@ -335,6 +385,42 @@ class SchemaCompiler:
                 raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
 
 
+_NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
+
+
+def _flow(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _described(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"description": schema["description"]} if "description" in schema else {}
+
+
+def answer_bounds(model: type[BaseModel]) -> list[str]:
+    """The bounds of an answer's lists and strings as the judge is sent them, one per field
+    (`verdicts ≤ 100 items`, `verdicts[].reason ≤ 1000 characters`), in schema order."""
+    schema = model.model_json_schema()
+    found: list[str] = []
+
+    def walk(node: Mapping[str, Any], path: str) -> None:
+        if "$ref" in node:
+            walk(schema.get("$defs", {})[str(node["$ref"]).rsplit("/", 1)[-1]], path)
+            return
+        for option in node.get("anyOf", []):
+            walk(option, path)
+        if "maxItems" in node:
+            found.append(f"{path} ≤ {node['maxItems']} items")
+        if "maxLength" in node:
+            found.append(f"{path} ≤ {node['maxLength']} characters")
+        if isinstance(node.get("items"), Mapping):
+            walk(node["items"], f"{path}[]")
+        for name, child in (node.get("properties") or {}).items():
+            walk(child, f"{path}.{name}" if path else name)
+
+    walk(schema, "")
+    return found
+
+
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
     """The Pydantic model of a schema file and the rules declared in it."""
-    return SchemaCompiler(data, path).compile(path.stem)
+    return SchemaCompiler(data, path, bounded=True).compile(path.stem)

@@ -32,6 +32,7 @@ from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, 
 from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
+from .lints import replacement_problem, threshold_off_scale, values_below
 from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
 from .spec import RUN_VARIABLES, ScorerDefinition
@@ -107,7 +108,9 @@ class ScorerCompiler:
         shape = checker.expression(source)
         self.findings_in_yaml(checker.findings, data, loc, label)
         try:
-            return Expression(source, label), shape
+            compiled = Expression(source, label)
+            compiled.place = _placed(position(data, loc, value=True))
+            return compiled, shape
         except ConfigError as exc:
             if not checker.findings:
                 self.problem(exc.message, position(data, loc, value=True))
@@ -219,8 +222,9 @@ class ScorerCompiler:
         except ValidationError as exc:
             first = exc.errors()[0]
             place = position(raw, ["options", *first["loc"], "default"], value=True)
+            may_be_null = f'; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
             raise ConfigError(
-                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}",
+                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
                 *(place or (self.source.path, None, None)),
             ) from None
         shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
@@ -355,13 +359,16 @@ class _StepBuilder:
         return frozenset(self._read)
 
     def expression(self, source: str, *at: Any, scope: Scope | None = None) -> tuple[Evaluable, Shape]:
-        expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope or self.scope, ".".join([self.label, *map(str, at)]))
+        scope = values_below(scope or self.scope, self.step, at, self.raw, self.loc)
+        expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope, ".".join([self.label, *map(str, at)]))
         self._read |= _reads(expression)
         return expression, shape
 
     def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
         with self.placed(*at):
             reducer = Reducer(spec, ".".join([self.label, *map(str, at)]))
+        reducer.items.place = _placed(position(self.raw, self.at(*at, "items"), value=True))
+        reducer.per_item.place = _placed(position(self.raw, self.at(*at, "where" if spec.where is not None else "value"), value=True))
         self._read |= reducer.reads
         return reducer
 
@@ -413,6 +420,10 @@ class _StepBuilder:
         return with_rules(model, all_rules)
 
 
+def _placed(place: Place | None) -> str | None:
+    return f"{place.file}:{place.line}:{place.column}" if place is not None else None
+
+
 def _reads(evaluable: Evaluable) -> frozenset[str]:
     # Expressions and reducers compiled here know every name they read, functions included.
     return frozenset(getattr(evaluable, "reads", evaluable.names))
@@ -455,6 +466,8 @@ def compile_catalog(
     for scorer_id in ids:
         try:
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
+            if (replaced := replacement_problem(source, scorer_id)) is not None:
+                raise replaced
             duplicate = _first_duplicate_step(raw, scorer_id)
             if duplicate is not None:
                 raise duplicate
@@ -462,7 +475,11 @@ def compile_catalog(
                 definition = ScorerDefinition.model_validate({**raw, "id": scorer_id})
             except ValidationError as exc:
                 raise validation_error(exc, raw, f"scorers.{scorer_id}", source.path, ScorerDefinition) from None
-            compiled[scorer_id] = (definition, compiler.compile(definition, raw))
+            plan = compiler.compile(definition, raw)
+            if definition.judges is not None and (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())):
+                where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
+                raise ConfigError(f"scorers.{scorer_id}.judges.threshold: {off}", where.file, where.line or None, where.column)
+            compiled[scorer_id] = (definition, plan)
         except CatalogErrors as exc:
             problems.extend(exc.problems)
         except ConfigError as exc:

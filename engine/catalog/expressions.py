@@ -17,7 +17,9 @@ from jinja2 import TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, TemplateAssertionError, TemplateRuntimeError, UndefinedError
 from jinja2.parser import Parser
 
-from ..errors import ConfigError, ExpressionError
+from ..errors import ConfigError, DivisionByZero, ExpressionError
+from .lints import zero_division_hint
+from .wording import lone_equals
 from .spec import ReducerSpec
 from .templates import names_read, sandbox
 
@@ -68,20 +70,29 @@ class Expression:
     def __init__(self, source: str, where: str = "expression") -> None:
         self.source = source
         self.where = where
+        #: FILE:LINE:COLUMN where the expression is written, once the catalog knows it: an
+        #: error at run time names it.
+        self.place: str | None = None
         try:
             self.names, self.reads = _checked(source)
         except TemplateSyntaxError as exc:
-            raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}") from None
+            meant = "; `=` sets a value: to compare, write `==`" if lone_equals(source) is not None else ""
+            raise ConfigError(f"{where}: invalid expression {source!r}: {exc.message}{meant}") from None
 
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
             value = _compiled(self.source)(**variables)
-        except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
-            raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
+        except ZeroDivisionError:
+            raise DivisionByZero(f"{self._origin()}: {self.source!r} failed: division by zero{zero_division_hint(self.source)}") from None
+        except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, AttributeError) as exc:
+            raise ExpressionError(f"{self._origin()}: {self.source!r} failed: {exc}") from None
         if isinstance(value, Undefined):
             # e.g. a key the data does not have: an error here, never a silent value in a result.
-            raise ExpressionError(f"{self.where}: {self.source!r} failed: {value._undefined_message}")
+            raise ExpressionError(f"{self._origin()}: {self.source!r} failed: {value._undefined_message}")
         return value
+
+    def _origin(self) -> str:
+        return f"{self.place}: {self.where}" if self.place else self.where
 
     def __repr__(self) -> str:
         return f"Expression({self.source!r})"

@@ -22,6 +22,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..scoring.shapes import ANY, BOOLEAN, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text, shape_of
 from .suggest import did_you_mean
+from .wording import lone_equals
 
 # The shapes are imported from here by the catalog's other checks.
 __all__ = [
@@ -81,6 +82,9 @@ def syntax_finding(source: str, exc: TemplateSyntaxError, template: bool) -> Fin
         detail = f" ({message})" if template else ""
         prefix = "" if template else "invalid expression: "
         return Finding(f"{prefix}{what} {char} is never closed{detail}", line, rf"^.{{{column}}}(.)")
+    assignment = None if template else lone_equals(source)
+    if assignment is not None:
+        return Finding("invalid expression: `=` sets a value; to compare, write `==`", 1, rf"^.{{{assignment}}}(=)")
     at = re.search(r" at (\d+)$", message)
     if at is not None and not template:
         return Finding(f"invalid expression: {message}", 1, rf"^.{{{int(at.group(1)) - 3}}}(.)")
@@ -315,7 +319,7 @@ class NameChecker:
         if self.unknown_names_allowed:
             return ANY
         known = [*local, *self.scope.names]
-        meant = did_you_mean(name, known)
+        meant = did_you_mean(name, [*known, *self.environment.globals])  # a misspelt function too
         self.report(node, f"unknown name {name!r}" + (meant or f" (known here: {', '.join(known)})"), _name_pattern(name))
         return ANY
 

@@ -162,7 +162,8 @@ def load_yaml(path: Path) -> Any:
 
 def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
     """A YAML syntax error at the place to fix. For something left open (a quote, a bracket)
-    that is where it was opened, not where the parser gave up, lines later."""
+    that is where it was opened, not where the parser gave up, lines later; for a line
+    indented wrongly, that line."""
     problem = exc.problem or str(exc)
     gave_up = exc.problem_mark
     opened = exc.context_mark
@@ -172,9 +173,28 @@ def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
         return ConfigError(f"invalid YAML: the quote {char} opened here is not closed on its line ({problem} at line {gave_up.line + 1 if gave_up else '?'})", path, line, column)
     if exc.context and opened is not None and (gave_up is None or opened.line != gave_up.line):
         construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
+        if construct.startswith("a block ") and gave_up is not None:
+            # A block closes by indentation, so nothing was left open: the line the parser
+            # stopped at is the one indented wrongly (a key too far left, a step out of `steps:`).
+            block = "list" if construct == "a block collection" else construct.removeprefix("a block ")
+            what = (
+                f"a list item at the indentation of the keys of the {block} that starts at line {opened.line + 1}; indent it under the key whose list it is in"
+                if "found '-'" in problem
+                else f"this line lines up with no key or item of the {block} that starts at line {opened.line + 1}"
+            )
+            return ConfigError(f"invalid YAML: wrong indentation: {what}", path, gave_up.line + 1, gave_up.column + 1)
         where = f" at line {gave_up.line + 1}" if gave_up is not None else ""
         return ConfigError(f"invalid YAML: {construct} opened here is not closed ({problem}{where})", path, opened.line + 1, opened.column + 1)
     mark = gave_up or opened
+    if problem == "mapping values are not allowed here" and mark is not None and mark.buffer:
+        # `key: value` where only a value may be: a key indented further than its siblings.
+        text = mark.buffer.splitlines()[mark.line]
+        if ": " in text[: mark.column].lstrip().removeprefix("- "):
+            return ConfigError(f"invalid YAML: {problem}: a value holding ': ' must be quoted", path, mark.line + 1, mark.column + 1)
+        return ConfigError(
+            f"invalid YAML: wrong indentation: this key is indented further than the keys above it, inside a value ({problem})",
+            path, mark.line + 1, len(text) - len(text.lstrip()) + 1,
+        )  # fmt: skip
     if mark is None:
         return ConfigError(f"invalid YAML: {problem}", path)
     return ConfigError(f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1)
@@ -296,9 +316,15 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
         place = position(data, loc, value=True)
     else:
         place = position(data, loc, value=True)
+        if first["type"] in _NUMBER_ERRORS:
+            message = f"expected {_NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
     if place is None:
         return ConfigError(f"{field}: {message}", fallback_path)
     return ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column)
+
+
+#: pydantic's errors for a value that is not a number, said in an author's words.
+_NUMBER_ERRORS = {"float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number", "int_type": "a whole number"}
 
 
 def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
@@ -306,9 +332,14 @@ def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
     union (a step's `kind`) are dropped."""
     path: list[Any] = []
     node = data
-    for part in loc:
-        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and node.get("kind") == part:
-            continue
+    for index, part in enumerate(loc):
+        if isinstance(node, Mapping) and isinstance(part, str) and node.get("kind") == part:
+            following = loc[index + 1] if index + 1 < len(loc) else None
+            # the tag, unless it is also a key the rest of the location goes through (a score step's `score:`)
+            if part not in node or not (isinstance(node[part], Mapping) and following in node[part]):
+                continue
+        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and index + 1 < len(loc) and part[:1].isupper():
+            continue  # the member of a union pydantic tried (`ReducerSpec` of a score value)
         path.append(part)
         try:
             node = node[part]
@@ -428,6 +459,8 @@ class CatalogSource:
         del merged["extends"]
         if "abstract" not in raw:  # a scorer built on an abstract base is concrete unless it says otherwise
             merged.pop("abstract", None)
+        if "replaces" not in raw:  # what a base replaced, the scorer built on it does not
+            merged.pop("replaces", None)
         return merged
 
     def resolved(self) -> dict[str, Any]:

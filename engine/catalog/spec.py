@@ -103,6 +103,11 @@ class ScorerDefinition(_Strict):
         description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "
         "checked against the defaults at load time and against the given options when a scorer is created",
     )
+    replaces: bool = Field(
+        default=False,
+        description="This scorer takes the place of the built-in scorer of the same id (without it, reusing a built-in's id is refused; "
+        "a scorer that `extends` the built-in of its own id changes it and needs no `replaces`). Not inherited",
+    )
     pairwise: bool = Field(
         default=False,
         description="Judges two outputs of one input (`scorers pairwise`): `output` is shown first, `metadata.second_output` "

@@ -31,7 +31,7 @@ import yaml
 from ..scoring.steps import step_kinds
 
 #: Bumped when what a record holds changes.
-_FORMAT = 1
+_FORMAT = 2
 _ENGINE = Path(__file__).resolve().parent.parent
 
 
@@ -84,19 +84,28 @@ def _record_path(catalog: Path) -> Path:
 def recall(catalog: Path) -> list[dict[str, Any]] | None:
     """The scorers of `catalog` (id, name, direction, requires, judge, description), when it
     was found clean and nothing it depends on has changed since; else None."""
+    found = recall_with_notes(catalog)
+    return found[0] if found is not None else None
+
+
+def recall_with_notes(catalog: Path) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+    """`recall`'s scorers, and the notes remembered with them (what `scorers check` says of a
+    clean catalog: its warnings, how many scorers it defines)."""
     try:
         record = json.loads(_record_path(catalog).read_text(encoding="utf-8"))
         if record.get("catalog") != str(catalog.resolve()):
             return None
         if record.get("state") != state([Path(name) for name in record["catalogs"]], [Path(name) for name in record["folders"]]):
             return None
-        scorers = record["scorers"]
+        scorers, notes = record["scorers"], record.get("notes", {})
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return scorers if isinstance(scorers, list) else None
+    return (scorers, notes) if isinstance(scorers, list) and isinstance(notes, dict) else None
 
 
-def remember(catalog: Path, catalogs: Sequence[Path], folders: Sequence[Path], compiled_state: str, scorers: list[dict[str, Any]]) -> None:
+def remember(
+    catalog: Path, catalogs: Sequence[Path], folders: Sequence[Path], compiled_state: str, scorers: list[dict[str, Any]], notes: dict[str, Any] | None = None
+) -> None:
     """Records that `catalog` compiled clean in `compiled_state` (see `state`)."""
     record = {
         "catalog": str(catalog.resolve()),
@@ -104,6 +113,7 @@ def remember(catalog: Path, catalogs: Sequence[Path], folders: Sequence[Path], c
         "folders": [str(path.resolve()) for path in folders],
         "state": compiled_state,
         "scorers": scorers,
+        "notes": notes or {},
     }
     try:
         target = _record_path(catalog)

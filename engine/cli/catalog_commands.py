@@ -14,7 +14,8 @@ import typer
 import yaml
 from rich.table import Table
 
-from ..catalog import check_catalog, checked_summary
+from ..catalog import checked_summary, inspect_catalog
+from ..catalog.answers import answer_bounds
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from ..scoring.steps import step_kind
@@ -108,6 +109,12 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
             what += f"; skipped when {step.skip_if}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
+    models = [(step.id, getattr(step, "answer_model", None)) for step in catalog.plan(scorer).steps]
+    bounded = [(step_id, answer_bounds(model)) for step_id, model in models if model is not None]
+    if bounded:
+        console.print("answer bounds (sent to the judge; the schema's own, else the defaults):", highlight=False)
+        for step_id, bounds in bounded:
+            console.print(f"  {step_id}: {'; '.join(bounds) or 'none'}", markup=False, highlight=False, soft_wrap=True)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
 
@@ -248,14 +255,13 @@ def catalog_schema() -> None:
     print_json(catalog_json_schema())
 
 
-def _shown(problem: ConfigError) -> str:
+def _shown(problem: ConfigError, severity: str = "") -> str:
     """FILE:LINE:COLUMN: message, the file relative to the current folder when it is below it
     (as compilers print it, so editors and terminals can jump to it)."""
-    if problem.path is not None:
-        relative = os.path.relpath(problem.path)
-        if not relative.startswith(".."):
-            return str(ConfigError(problem.message, relative, problem.line, problem.column))
-    return str(problem)
+    path = problem.path
+    if path is not None and not os.path.relpath(path).startswith(".."):
+        path = os.path.relpath(path)
+    return str(ConfigError(severity + problem.message, path, problem.line, problem.column))
 
 
 @app.command("check")
@@ -266,20 +272,25 @@ def check_command(
 ) -> None:
     """Validate catalogs without a model or a key: every problem of every file, one line each
     (FILE:LINE:COLUMN: message); exit 1 when there is any."""
-    problems: list[ConfigError] = []
-    scorers = 0
     targets: list[Path | None] = list(paths) if paths else [None]
-    for path in targets:
-        found, count = check_catalog(path)
-        problems.extend(found)
-        scorers += count
+    checks = [inspect_catalog(path) for path in targets]
+    problems = [problem for check in checks for problem in check.problems]
+    warnings = [warning for check in checks for warning in check.warnings]
     if as_json:
-        print_json([{"file": p.path, "line": p.line, "column": p.column, "message": p.message} for p in problems])
+        found = [(problem, "error") for problem in problems] + [(warning, "warning") for warning in warnings]
+        print_json([{"file": p.path, "line": p.line, "column": p.column, "message": p.message, "severity": severity} for p, severity in found])
     else:
         for problem in problems:
             print(_shown(problem))
+        for warning in warnings:
+            print(_shown(warning, "warning: "))
     files = len(targets)
+    noted = f"; {len(warnings)} warning{'s' if len(warnings) > 1 else ''}" if warnings else ""
     if problems:
-        errors.print(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {files} catalog{'s' if files > 1 else ''}", highlight=False)
+        errors.print(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {files} catalog{'s' if files > 1 else ''}{noted}", highlight=False)
         raise typer.Exit(1)
-    errors.print(f"ok: {scorers} scorers in {files} catalog{'s' if files > 1 else ''}", highlight=False)
+    scorers = sum(check.scorers for check in checks)
+    own = [f"{check.own} defined in {target}" for target, check in zip(targets, checks) if target is not None]
+    builtin = scorers - sum(check.own for target, check in zip(targets, checks) if target is not None)
+    detail = f": {', '.join(own)}, {builtin} built-in" if own else ""
+    errors.print(f"ok: {scorers} scorers in {files} catalog{'s' if files > 1 else ''}{detail}{noted}", highlight=False)

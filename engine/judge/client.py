@@ -41,6 +41,7 @@ from ..errors import (
 from ..formatting import first_line, refusal
 from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
+from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .secrets import install_log_filter, remember_secret, scrub
 
@@ -176,7 +177,7 @@ class OpenAIJudge:
             )
             choice = completion.choices[0]
             if choice.finish_reason == "length":
-                raise AnswerCutOffError(cut_off_message(request), request.step)
+                raise AnswerCutOffError(cut_off_message(request, choice.message.content), request.step)
             message = choice.message
             text, thinking = split_thinking(message.content or "")
             return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
@@ -231,7 +232,7 @@ class OpenAIJudge:
         usage = _usage(completion)
         choice = completion.choices[0]
         if choice.finish_reason == "length":
-            raise AnswerCutOffError(cut_off_message(request), request.step)
+            raise AnswerCutOffError(cut_off_message(request, _cut_text(choice.message)), request.step)
         try:
             return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
         except (ValidationError, ValueError) as refused:
@@ -385,9 +386,21 @@ def _cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def cut_off_message(request: JudgeRequest) -> str:
-    limit = f"at {request.sampling.max_tokens} tokens" if request.sampling.max_tokens else "at the model's token limit"
-    return f"the judge's answer was cut off {limit}; raise max_tokens for this step (`judge: max_tokens:` of the scorer or of the step in the YAML)"
+def _incomplete_text(exc: BaseException) -> str | None:
+    """The text of an answer Instructor found cut off."""
+    completion = getattr(exc, "last_completion", None)
+    try:
+        return _cut_text(completion.choices[0].message)  # type: ignore[union-attr]
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _cut_text(message: Any) -> str | None:
+    """What a cut-off answer got to: its text, or its tool call's arguments."""
+    if message.content:
+        return str(message.content)
+    calls = getattr(message, "tool_calls", None) or []
+    return str(calls[0].function.arguments) if calls else None
 
 
 def _waited(config: JudgeConfig, elapsed: float) -> str:
@@ -418,7 +431,7 @@ def _judge_error(
     kind: type[JudgeError] = JudgeError
     fatal = False
     if isinstance(cause, IncompleteOutputException):
-        kind, message = AnswerCutOffError, cut_off_message(request)
+        kind, message = AnswerCutOffError, cut_off_message(request, _incomplete_text(cause))
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):

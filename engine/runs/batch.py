@@ -59,6 +59,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..catalog.lints import threshold_off_scale
 from ..errors import ConfigError, JudgeError, NotScorable, ScorerError, StoreError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
@@ -666,6 +667,10 @@ async def arun_evals(
     unknown = sorted(set(limits) - {scorer.id for scorer in listed})
     if unknown:
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
+    for scorer in listed:
+        judge = scorer.scorers[0] if isinstance(scorer, Jury) else scorer  # a jury's judges share the plan and options
+        if (off := threshold_off_scale(limits.get(scorer.id), judge.plan, judge.options)) is not None:
+            raise ConfigError(f"threshold for {scorer.id}: {off}")
     error_budget(max_errors, 0)  # a malformed budget fails before any work
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")

@@ -6,5 +6,6 @@ from __future__ import annotations
 from .anthropic_server import AnthropicServer
 from .assertions import assert_score
 from .judge_server import JudgeServer, Reply, Request
+from .looping import looping
 
-__all__ = ["AnthropicServer", "JudgeServer", "Reply", "Request", "assert_score"]
+__all__ = ["AnthropicServer", "JudgeServer", "Reply", "Request", "assert_score", "looping"]

@@ -14,6 +14,7 @@ order:
     server.latency = 0.5                                         # every answer takes 500 ms
     server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
     server.on("Claims", Reply.hang())                           # no answer until reset()
+    server.otherwise = looping()            # any schema: an answer looping until bounded (see looping.py)
 
 It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
 "batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
@@ -98,6 +99,23 @@ class Request:
         return None
 
     @property
+    def answer_schema(self) -> dict[str, Any] | None:
+        """The JSON schema the answer must follow (json_schema and tools modes)."""
+        response_format = self.body.get("response_format") or {}
+        if response_format.get("type") == "json_schema":
+            return dict(response_format["json_schema"].get("schema") or {})
+        tools = self.body.get("tools") or []
+        if tools:
+            function = tools[0].get("function", tools[0])
+            return dict(function.get("parameters") or function.get("input_schema") or {})
+        return None
+
+    @property
+    def max_tokens(self) -> int | None:
+        limit = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
+        return int(limit) if limit is not None else None
+
+    @property
     def is_reask(self) -> bool:
         return len(self.messages) > 2 or any(m.get("role") in ("assistant", "tool") for m in self.messages)
 
@@ -153,7 +171,6 @@ class Reply:
 
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
 
-
 class _Listener(ThreadingHTTPServer):
     # The default backlog of 5 pending connections drops some of the 64 that a concurrent
     # run opens at once (the client sees a reset and retries, which skews any timing).
@@ -170,6 +187,8 @@ class JudgeServer:
         self.requests: list[Request] = []
         self._scripts: dict[str | None, deque[Script]] = defaultdict(deque)
         self._sticky: dict[str | None, Script] = {}
+        #: What answers a request no script names (e.g. `looping()` for every schema).
+        self.otherwise: Script | None = None
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -206,6 +225,7 @@ class JudgeServer:
             self.requests.clear()
             self._scripts.clear()
             self._sticky.clear()
+            self.otherwise = None
             self.max_in_flight = self.in_flight
             self.latency = 0.0
             self._release.set()
@@ -323,6 +343,8 @@ class JudgeServer:
                 script = queue.popleft()
             elif name in self._sticky:
                 script = self._sticky[name]
+            elif self.otherwise is not None:
+                script = self.otherwise
             else:
                 return Reply.fail(500, f"the test server has no script for {name!r}")
         if callable(script) and not isinstance(script, Reply):

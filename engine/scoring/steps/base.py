@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...errors import ConfigError, ExpressionError
+from ...errors import ConfigError, DivisionByZero, ExpressionError
 from ...formatting import plain
 from ...judge import AsksJudge, JudgeAnswer, JudgeRequest, Sampling
 from ..answer_scope import answer_scope
@@ -159,6 +159,8 @@ class StepCall:
     def evaluate(self, expression: Evaluable, scope: Mapping[str, Any]) -> Any:
         try:
             return expression(scope)
+        except DivisionByZero:
+            raise  # this item's values made a count 0: the item's error, placed in the catalog
         except ExpressionError as exc:
             raise ConfigError(f"{self.scorer_id}: {exc}") from None
 

@@ -9,14 +9,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import ConfigError
+from ...errors import ConfigError, NotScorable
 from ..plan import Evaluable, StepPlan
 from ..results import StepRecord
 from ..shapes import ANY, NUMBER, Boolean, ListOf, Record, Scope, Shape, Text
 from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSpec
 from .reducers import ReducerSpec
+
+
+class NotScorableSpec(BaseModel):
+    """A score step's `on_skip` that leaves the item unscored: it is counted as not
+    scorable, with the reason, and kept out of the means (as an item without a needed field is)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    not_scorable: str = Field(min_length=1, description="Why such an item cannot be scored, shown with it")
 
 
 class ScoreStep(StepSpec):
@@ -26,7 +35,9 @@ class ScoreStep(StepSpec):
     values: dict[str, Union[ReducerSpec, str]] = Field(default_factory=dict, description="Named values, in order")
     score: str = Field(description="Expression of the final score")
     round: int | None = Field(default=2, ge=0)
-    on_skip: float | None = None
+    on_skip: float | NotScorableSpec | None = Field(
+        default=None, description="The score when skipped, or {not_scorable: reason} to leave the item unscored"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +48,8 @@ class ScoreStepPlan(StepPlan):
     values: Mapping[str, Evaluable]
     score: Evaluable
     round: int | None = 2
-    on_skip: float | None = None
+    #: The score when skipped; text is why the item is not scorable then.
+    on_skip: float | str | None = None
 
     def provides(self) -> frozenset[str]:
         return frozenset({"score", "score_values"})
@@ -75,7 +87,8 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
                 "score",
             )
         reads = build.names_read() - set(spec.values)
-        return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=spec.on_skip, reads=reads)
+        on_skip = spec.on_skip.not_scorable if isinstance(spec.on_skip, NotScorableSpec) else spec.on_skip
+        return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=on_skip, reads=reads)
 
     @staticmethod
     def reducer(spec: ReducerSpec, build: StepBuilder, scope: Scope, at: tuple[str, str]) -> Evaluable:
@@ -104,6 +117,8 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
 
     def skipped(self, plan: ScoreStepPlan, scope: Mapping[str, Any]) -> Any:
         assert plan.on_skip is not None  # the spec requires on_skip with skip_if
+        if isinstance(plan.on_skip, str):
+            raise NotScorable(plan.on_skip)
         return {"score": float(plan.on_skip)}
 
     async def run(self, plan: ScoreStepPlan, scope: Mapping[str, Any], call: StepCall) -> StepRecord:
