@@ -158,6 +158,8 @@ class Workshop:
         if standalone and self._own_definition():
             scorer = _plain(self.catalog.source.raw_definition(self.scorer_id))
             scorer["steps"] = [{**written, **step} if written.get("id") == self.step_id else written for written in scorer["steps"]]
+            if "extends" not in scorer and self.scorer_id in builtin_catalog():
+                scorer["replaces"] = True  # the whole definition stands in for the built-in of that id, on purpose
             catalog["schemas"] = "schemas"
             self._copy_own_files(folder)
         catalog["scorers"] = {self.scorer_id: scorer}
