@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ...errors import JudgeError, NotScorable, ScorerError
 from ...formatting import one_line, validation_line
+from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, ScoreResult
 from ...store import ResultRecord, Store
 from ..items import EvalItem, UniqueIds, UnreadableItem
@@ -63,6 +64,7 @@ class Evaluation:
         tally: Tally,
         budget: SpendBudget,
         writes: BatchedWrites | None,
+        slots: CallSlots,
         track_items: bool,
     ) -> None:
         self.scorers = scorers
@@ -74,8 +76,9 @@ class Evaluation:
         self.tally = tally
         self.budget = budget
         self.writes = writes
-        # The one bound: every target call and every scorer run holds a slot while it runs.
-        self.slots = asyncio.Semaphore(pace.concurrency)
+        # The run's bound on calls in flight: the judges' calls take it inside the scorers
+        # (so an item waiting for an answer holds none); a target call takes it here.
+        self.slots = slots
         # Ids seen so far, to refuse a duplicate in a one-shot iterator (files and lists are
         # checked before the run). Not with keep_results=False: that promises flat memory.
         self.unique_ids = UniqueIds("data") if pace.keep_results else None
@@ -165,7 +168,7 @@ class Evaluation:
             return None, None
         timeout = self.pace.target_timeout
         try:
-            async with self.slots:
+            async with self.slots.slot:
                 reply = await asyncio.wait_for(call_target(self.target, item.input), timeout)
             return as_reply(reply), None
         except asyncio.TimeoutError:
@@ -186,22 +189,21 @@ class Evaluation:
     async def _score(
         self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
     ) -> ScorerOutcome:
-        async with self.slots:
-            started = datetime.now(tz.utc)
-            result = None
-            try:
-                result = await ask_scorer(scorer, item, reply, f"{self.run}/{key}/{scorer.id}", self.pace.sample)
-            except NotScorable as exc:
-                record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
-            except JudgeError as exc:
-                if exc.fatal:
-                    self._stop(exc, owner)
-                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=str(exc), stage="scorer")
-            except Exception as exc:  # inputs, or a bug: this item only
-                message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
-                record = self._record(scorer, item, key, line, fingerprint, reply, started, error=message, stage="scorer")
-            else:
-                record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
+        started = datetime.now(tz.utc)
+        result = None
+        try:
+            result = await ask_scorer(scorer, item, reply, f"{self.run}/{key}/{scorer.id}", self.pace.sample)
+        except NotScorable as exc:
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
+        except JudgeError as exc:
+            if exc.fatal:
+                self._stop(exc, owner)
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, error=str(exc), stage="scorer")
+        except Exception as exc:  # inputs, or a bug: this item only
+            message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, error=message, stage="scorer")
+        else:
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.tally.counts.scored += 1
         if self.budget.metered and not record.error:
             self.budget.add(self.tally.aggregates[scorer.id].cost_of_steps(record.steps.values()))

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...judge import ResponseCache
+from ...judge import Chain, ResponseCache
+from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
@@ -65,9 +66,15 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
     return listed
 
 
-def _with_cache(scorer: AnyScorer, cache: ResponseCache) -> AnyScorer:
-    """`scorer` (or each judge of a jury) asking through `cache`."""
-    return each_judge(scorer, lambda member: member.with_judge(cache.wrap(member.judge)))
+def _through(scorer: AnyScorer, slots: CallSlots, cache: ResponseCache | None) -> AnyScorer:
+    """`scorer` (or each judge of a jury) asking through `cache`, then, for the calls the
+    cache does not answer, through the run's bound on calls in flight."""
+
+    def wrapped(member: Scorer) -> Scorer:
+        bounded = Chain(member.judge, [slots])
+        return member.with_judge(cache.wrap(bounded) if cache is not None else bounded)
+
+    return each_judge(scorer, wrapped)
 
 
 def _total_cost(summaries: Iterable[Any]) -> float | None:
@@ -92,10 +99,13 @@ async def evaluate(
     response_cache = await asyncio.to_thread(ResponseCache.of, cache)
     if response_cache is not None:
         await asyncio.to_thread(response_cache.new_session)
-        listed = [_with_cache(scorer, response_cache) for scorer in listed]
+    # The one bound of the run: every judge call and every target call holds a slot while
+    # it is in flight, whichever item it is for.
+    slots = CallSlots(pace.concurrency)
+    listed = [_through(scorer, slots, response_cache) for scorer in listed]
     source = data_source(data)
     opened = open_store(saving.store)
-    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened)
+    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened, slots=slots)
     try:
         await batch.run(source)
     finally:
@@ -120,7 +130,9 @@ class BatchRun:
         limits: Limits,
         saving: Saving,
         store: Store | None,
+        slots: CallSlots,
     ) -> None:
+        self.slots = slots
         self.data = data
         self.scorers = scorers
         self.target = target
@@ -150,7 +162,7 @@ class BatchRun:
                 lease.keep_renewing()
             self.evaluation = Evaluation(
                 scorers=self.scorers, target=self.target, pace=self.pace, run=self.name, store=self.store, resuming=resuming,
-                tally=self.tally, budget=self.budget, writes=self.writes,
+                tally=self.tally, budget=self.budget, writes=self.writes, slots=self.slots,
                 track_items=resuming and isinstance(self.data, (str, Path)),
             )  # fmt: skip
             await self._score_all(self.evaluation, source, ended_before)
