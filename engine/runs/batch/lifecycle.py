@@ -276,7 +276,8 @@ class BatchRun:
             stopped_by_kind=type(cause).__name__ if cause is not None else None,
             max_errors=budget,
             items=tally.in_order(),
-            passed=all(verdicts) and tally.counts.failed <= budget and cause is None,
+            # A run that did not score everything has not passed, whatever its means say.
+            passed=all(verdicts) and tally.counts.failed <= budget and cause is None and self.budget.stopped is None,
             duration_s=time.perf_counter() - self.clock,
             cost_usd=_total_cost(summary.values()),
             stopped=self.budget.stopped,
