@@ -134,7 +134,8 @@ class Agreement(BaseModel):
     labelled: int = Field(description="Items with both a human label and a judge score")
     binary: BinaryAgreement | None = None
     numeric: NumericAgreement | None = None
-    disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first")
+    disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first (the worst 1,000 at most)")
+    disagreement_count: int = Field(default=0, description="Every disagreement, also those past the listed ones")
 
 
 class FigureDelta(BaseModel):
