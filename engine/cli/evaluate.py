@@ -260,7 +260,7 @@ def eval_command(
     aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,

@@ -10,9 +10,11 @@
     result.scores        # {"hallucination": 0.15}: the mean per scorer id
     result.passed        # True / False (None without thresholds)
 
-One bound (`concurrency`) limits how many target calls and scorer runs are in flight at
-once, over all items and scorers. Items are read lazily from the data, a bounded window
-ahead, so a JSONL file of any size streams in constant memory (keep_results=False also
+One bound (`concurrency`) limits how many judge calls and target calls are in flight at
+once, over all items and scorers: an item waiting for a step's answer holds no slot, so
+other items' calls keep the pipe full (answers from the response cache take none).
+Items are read lazily from the data, at most twice `concurrency` of them in progress, so a
+JSONL file of any size streams in constant memory (keep_results=False also
 drops the per-item results and keeps only the aggregates). The per-item results keep the
 order of the input. A failing item (unreadable, target error, judge error) is recorded
 with its cause and never stops the others.
