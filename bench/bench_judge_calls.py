@@ -7,9 +7,10 @@ The loopback judge (engine.testing.JudgeServer) runs in a child process, so its 
 share the engine's interpreter; every answer takes `--latency` seconds. Printed:
 1. a cold 200-item hallucination batch (3 judge calls an item, response cache and results store
    on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
-   AsyncOpenAI loop sending the very same request bodies as independent requests with as many in
-   flight (aim: at most 1.10x), and to one sending them three in a row per item, as many items at
-   a time;
+   AsyncOpenAI loop sending the very same request bodies as independent requests with as many
+   in flight (aim: at most 1.10x), and to one sending them three in a row per item, as many
+   items at a time; then the same batch with a middleware answering every call after the
+   latency (the scheduling alone, against whole rounds of `concurrency` calls);
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
    the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -141,6 +143,18 @@ class AnswersItself:
         else:
             answer = {"reason": "The score follows from the verdicts."}
         return JudgeAnswer(value=request.response_model.model_validate(answer), usage=None)
+
+
+class AnswersAfter(AnswersItself):
+    """As AnswersItself, each answer after `latency` seconds: the batch's scheduling alone,
+    without the HTTP client's or Instructor's CPU."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+
+    async def __call__(self, request: Any, call_next: Any) -> Any:
+        await asyncio.sleep(self.latency)
+        return await super().__call__(request, call_next)
 
 
 def engine_batch(
@@ -310,6 +324,9 @@ def main() -> None:
         bare_wall = statistics.mean([bare_before, bare_after])
         chained_wall = statistics.mean([chained_before, chained_after])
 
+        # 1b. Scheduling alone: every answer after `latency`, no HTTP, no Instructor.
+        scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (AnswersAfter(arguments.latency),))
+
         # 3. The unchanged batch under a new run name.
         rerun_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "again")
         rerun_requests = slow.ask("count")
@@ -326,6 +343,9 @@ def main() -> None:
           f"  (runs: {chained_before:.2f} s, {chained_after:.2f} s)")  # fmt: skip
     print(f"   ratio engine / bare independent requests: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
     print(f"   ratio engine / bare chains: {engine_wall / chained_wall:.3f}x")
+    rounds = math.ceil(len(chains) * 3 / arguments.concurrency)
+    print(f"   scheduling alone (a middleware answers each call after {arguments.latency * 1000:.0f} ms; no HTTP, no Instructor): "
+          f"{scheduled_wall:.2f} s against {rounds * arguments.latency:.2f} s for {rounds} rounds of {arguments.concurrency} calls")  # fmt: skip
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
     print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
