@@ -206,7 +206,7 @@ class Evaluation:
             record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.tally.counts.scored += 1
         if self.budget.metered and not record.error:
-            self.budget.add(self.tally.aggregates[scorer.id].cost_of_steps(record.steps.values()))
+            self.budget.add(self.tally.aggregates[scorer.id].cost_of(record.steps, record.judges))
         record = await self._save(record)
         return outcome_of(record, result=result if record.ok else None)
 

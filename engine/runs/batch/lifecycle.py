@@ -19,7 +19,7 @@ from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_lo
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from ..shared import drive_shared
-from ..stats import flag_threshold, price_of
+from ..stats import flag_threshold, unpriced_models
 from ..targets import Target
 from .budget import SpendBudget, error_budget
 from .evaluation import Evaluation, Stopped
@@ -54,7 +54,7 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
     """The scorers, once every argument is known to be usable: nothing is called before."""
     listed = check_scorers(scorers)
     if limits.max_cost is not None:
-        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_of(scorer) is None})
+        unpriced = sorted({model for scorer in listed if scorer.plan.needs_judge for model in unpriced_models(scorer)})
         if unpriced:
             raise ConfigError(f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)")
     unknown = sorted(set(limits.thresholds) - {scorer.id for scorer in listed})
