@@ -41,7 +41,8 @@ run at once: finished results stay saved, the run ends `failed`, and a rerun con
 
 Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
 new items are started; the run is resumable) once this invocation's spend reaches it, or,
-for a run shared by workers, once the spend of all of them together does.
+for a run shared by workers, once the spend of all of them together does. A run so stopped
+has not passed (`passed` is False, `stopped` says why), whatever its means.
 
 The rooms of this package: `writes` (results saved in batches), `lease` (one process at a
 time per run), `resume` (what a resumed run may reuse), `evaluation` (one item, from its line

@@ -285,8 +285,10 @@ class BatchRun:
 
 
 async def drive(evaluation: Evaluation, source: NumberedSource, concurrency: int) -> None:
-    """Start items as they are read, at most a window of them at once: enough to keep every
-    slot busy, few enough that a huge data file is never held in memory."""
+    """Start items as they are read, at most twice `concurrency` of them in progress: while
+    some wait for an answer, the others' calls keep every call slot busy (a sequential
+    3-step scorer at concurrency 64 fills its rounds of 64 calls as a bare loop of
+    independent calls does), and a huge data file is never held in memory."""
     window = asyncio.Semaphore(concurrency * 2)
     running = evaluation.tasks
     failure: list[BaseException] = []
