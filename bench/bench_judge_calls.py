@@ -9,8 +9,9 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
    on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
    AsyncOpenAI loop sending the very same request bodies as independent requests with as many
    in flight (aim: at most 1.10x), and to one sending them three in a row per item, as many
-   items at a time; then the same batch with a middleware answering every call after the
-   latency (the scheduling alone, against whole rounds of `concurrency` calls);
+   items at a time; then the same batch with a middleware answering every call after
+   `--scheduling-latency` seconds (the scheduling alone, against whole rounds of `concurrency`
+   calls; a long latency keeps a loaded CPU from blurring it);
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
    the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
@@ -274,6 +275,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="Seconds per judge answer")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--stream-items", type=int, default=100_000)
+    parser.add_argument("--scheduling-latency", type=float, default=2.0,
+                        help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")  # fmt: skip
     parser.add_argument("--batch-only", action="store_true", help="Only figures 1 to 3: the batch, CPU per call, the re-run")
     parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
     arguments = parser.parse_args()
@@ -325,7 +328,8 @@ def main() -> None:
         chained_wall = statistics.mean([chained_before, chained_after])
 
         # 1b. Scheduling alone: every answer after `latency`, no HTTP, no Instructor.
-        scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (AnswersAfter(arguments.latency),))
+        answers_after = AnswersAfter(arguments.scheduling_latency)
+        scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (answers_after,))
 
         # 3. The unchanged batch under a new run name.
         rerun_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "again")
@@ -344,8 +348,9 @@ def main() -> None:
     print(f"   ratio engine / bare independent requests: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
     print(f"   ratio engine / bare chains: {engine_wall / chained_wall:.3f}x")
     rounds = math.ceil(len(chains) * 3 / arguments.concurrency)
-    print(f"   scheduling alone (a middleware answers each call after {arguments.latency * 1000:.0f} ms; no HTTP, no Instructor): "
-          f"{scheduled_wall:.2f} s against {rounds * arguments.latency:.2f} s for {rounds} rounds of {arguments.concurrency} calls")  # fmt: skip
+    print(f"   scheduling alone (a middleware answers each call after {arguments.scheduling_latency:g} s; no HTTP, no Instructor): "
+          f"{scheduled_wall:.2f} s against {rounds * arguments.scheduling_latency:.2f} s for {rounds} full rounds of {arguments.concurrency} calls"
+          f" ({scheduled_wall / (rounds * arguments.scheduling_latency):.3f}x)")  # fmt: skip
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
     print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
