@@ -145,6 +145,8 @@ def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path
         store.save(record("r", "a", score=0.5))
     with sqlite3.connect(path) as old:  # as written before labels were stored (schema 4)
         old.execute("ALTER TABLE results DROP COLUMN expected")
+        old.execute("ALTER TABLE results DROP COLUMN content_note")  # and what later schemas added
+        old.execute("DROP TABLE monitor_alerts")
         old.execute("PRAGMA user_version=4")
     with SQLiteStore(path) as store:
         store.save(record("r", "b", score=1.0, expected=True))

@@ -17,6 +17,7 @@ from rich.table import Table
 from ..catalog import check_catalog, checked_summary
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
+from ..scoring.steps import step_kind
 from .app import app, console, errors
 from .common import (
     ConfigOption,
@@ -102,13 +103,9 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     for column in ("step", "kind", "asks / computes"):
         steps.add_column(column, overflow="fold")
     for step in definition.steps:
-        data = step.model_dump(by_alias=True, exclude_none=True)
-        if step.kind == "score":
-            what = f"score = {data['score']}"
-        else:
-            what = f"{data['prompt']}" + (f" -> {data['schema']}" if data.get("schema") else " -> text")
-        if data.get("skip_if"):
-            what += f"; skipped when {data['skip_if']}"
+        what = step_kind(step.kind).describe(step)
+        if step.skip_if:
+            what += f"; skipped when {step.skip_if}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
     for role, path in files:

@@ -28,6 +28,7 @@ from ..errors import (
     JudgeError,
     JudgeRequestError,
     JudgeUnreachableError,
+    NotScorable,
     ScorerError,
 )
 from ..formatting import to_json
@@ -119,7 +120,7 @@ def one_line_errors(command: F) -> F:
         except Exception as exc:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
-            kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
+            kind = "not scorable" if isinstance(exc, NotScorable) else "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
                 errors.print(f"{kind}: {cli_words(scrub(str(problem)))}", markup=False, highlight=False, soft_wrap=True)

@@ -30,6 +30,7 @@ from ..store import (
     redact_url,
 )
 from .agreement_tables import print_agreement, print_comparison
+from .change_tables import print_run_changes
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -119,7 +120,8 @@ def results_command(
                 if comparison.items:
                     print_comparison(console, comparison)
                 else:
-                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item: nothing to compare.", highlight=False)
+                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item to measure agreement on.", highlight=False)
+            print_run_changes(console, results, run, compare)
             return
         if run is None:
             runs = results.runs()

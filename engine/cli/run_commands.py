@@ -10,6 +10,7 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from ..scoring import RunInput
 from ..scoring.preview import preview
 from .app import app, console
 from .common import (
@@ -74,7 +75,7 @@ def run_scorer(
         scorer, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
         **judge_choice(model, aggregate),
     )  # fmt: skip
-    result = scorer_object.run(
+    given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth),
@@ -82,6 +83,7 @@ def run_scorer(
         expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
         metadata=read_metadata(metadata),
     )
+    result = scorer_object.score(given)
     if as_json:
         print_json(result.to_dict())
         return

@@ -64,7 +64,8 @@ FIGURE_TITLES = {
 LOWER_IS_BETTER_FIGURES = frozenset({"mean_abs_error"})
 
 
-def _ratio(numerator: float, denominator: float) -> float | None:
+def ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator, None when there is nothing to divide by."""
     return numerator / denominator if denominator else None
 
 
@@ -90,7 +91,7 @@ def binary_figures(pairs: Sequence[tuple[bool, bool]]) -> Figures:
 def confusion_figures(c: Confusion) -> Figures:
     tp, fp, fn, tn = c.true_positive, c.false_positive, c.false_negative, c.true_negative
     n = tp + fp + fn + tn
-    precision, recall, specificity = _ratio(tp, tp + fp), _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+    precision, recall, specificity = ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(tn, tn + fp)
     observed = (tp + tn) / n
     # Chance agreement from each side's own rate of flagging (Cohen, 1960).
     chance = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
@@ -99,7 +100,7 @@ def confusion_figures(c: Confusion) -> Figures:
         "balanced_accuracy": (recall + specificity) / 2 if recall is not None and specificity is not None else None,
         "precision": precision,
         "recall": recall,
-        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "f1": ratio(2 * tp, 2 * tp + fp + fn),
         "kappa": (observed - chance) / (1 - chance) if chance < 1 else None,
     }
 

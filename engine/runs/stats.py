@@ -37,6 +37,7 @@ from .agreement import (
     numeric_figures,
     pearson,
     ranks,
+    ratio,
 )
 from .results import (
     Comparison,
@@ -73,7 +74,9 @@ __all__ = [
     "judge_models",
     "judge_steps",
     "unpriced_models",
+    "window_figures",
     "ranks",
+    "ratio",
     "scale_of",
     "spread_of",
     "usage_cost",
@@ -101,6 +104,15 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
         p50, p95 = cuts[49], cuts[94]
     pass_rate = None if threshold is None else sum(passes(score, threshold, direction) for score in scores) / len(scores)
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
+
+
+def window_figures(
+    scores: Sequence[float], errors: int, not_scorable: int, direction: Direction, threshold: float | None = None, sampled: tuple[int, int] | None = None
+) -> dict[str, float | None]:
+    """A monitor's figures over one window's outcomes (`sampled`: replies queued for the scorer, replies seen)."""
+    outcomes, spread = len(scores) + errors + not_scorable, spread_of(scores, direction, threshold).model_dump()
+    rates = {"error_rate": ratio(errors, outcomes), "not_scorable_rate": ratio(not_scorable, outcomes), "sampled_rate": ratio(*sampled) if sampled else None}
+    return {**spread, **rates, "outcomes": outcomes, "scored": len(scores), "mean": statistics.fmean(scores) if scores else None}
 
 
 def usage_cost(usage: ScorerUsage) -> float | None:

@@ -8,9 +8,13 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..judge.secrets import redact_url
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ClaimedItem,
+    ContentNote,
     Direction,
+    KeepsAlerts,
     KeepsBatchJobs,
     Outcome,
     ResultRecord,
@@ -57,7 +61,11 @@ def store_location(store: Store) -> str:
 
 
 __all__ = [
+    "CONTENT_FIELDS",
+    "AlertRecord",
     "BatchJob",
+    "ContentNote",
+    "KeepsAlerts",
     "ClaimedItem",
     "Direction",
     "KeepsBatchJobs",

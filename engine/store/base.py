@@ -29,6 +29,11 @@ Outcome = Literal["scored", "error", "not_scorable"]
 #: Where an error happened: the item could not be read, the target failed, the scorer
 #: (judge, inputs) failed, or the callback failed.
 Stage = Literal["item", "target", "scorer", "callback", "store"]
+#: What became of a field of an item a store did not keep whole: cut at the size limit, not
+#: kept at all, or cleared when the retention period ran out.
+ContentNote = Literal["truncated", "omitted", "expired"]
+#: The item fields whose content a store may limit (re-scoring reads them back).
+CONTENT_FIELDS = ("input", "output", "context", "ground_truth", "metadata")
 
 
 class ResultRecord(BaseModel):
@@ -56,6 +61,9 @@ class ResultRecord(BaseModel):
     ground_truth: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     expected: bool | float | None = Field(default=None, description="The item's human label for this scorer, if any")
+    content_note: dict[str, ContentNote] | None = Field(
+        default=None, description="Fields of the item not kept as given (live scoring's limits): truncated, omitted or expired"
+    )
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
     judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
     disagreement: bool | None = Field(default=None, description="A jury's judges disagreed")
@@ -244,6 +252,36 @@ class KeepsBatchJobs(Protocol):
 
     def batch_jobs(self, run: str) -> list[BatchJob]:
         """The run's batch jobs, oldest first."""
+        ...
+
+
+class AlertRecord(BaseModel):
+    """An alert a monitor sent: when its condition started holding (`alert`) or stopped
+    (`recovery`), with what it measured."""
+
+    monitor: str
+    scorer_id: str
+    kind: Literal["alert", "recovery"]
+    value: float | None = None
+    message: str
+    payload: dict[str, Any] = Field(default_factory=dict, description="The alert as sent: figures, window, worst items")
+    fired_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+@runtime_checkable
+class KeepsAlerts(Protocol):
+    """A store that keeps monitors' alerts and limits how long live items' content is kept
+    (both built-in stores do): `scorers monitor` shows the last alerts of every process."""
+
+    def save_alert(self, alert: AlertRecord) -> None: ...
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        """The newest alerts first (of one monitor, or of all)."""
+        ...
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        """Clear the item fields (CONTENT_FIELDS) of the run's live records finished before
+        `before`, keeping their scores; returns how many records were cleared."""
         ...
 
 

@@ -19,6 +19,8 @@ from ..errors import ConfigError
 from ..formatting import first_line, to_json
 from ..judge.secrets import redact_url, without_url_password
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ClaimedItem,
     ResultRecord,
@@ -118,10 +120,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
+    Migration(
+        6,
+        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
+        (
+            "ALTER TABLE results ADD COLUMN content_note JSON",
+            "CREATE TABLE monitor_alerts (id BIGSERIAL PRIMARY KEY, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, value DOUBLE PRECISION, message TEXT NOT NULL, payload JSON NOT NULL, fired_at TIMESTAMPTZ NOT NULL)",
+            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
@@ -397,6 +409,30 @@ class PostgresStore(SQLResults):
     def unfinished(self, run: str) -> int:
         rows = self._read("SELECT COUNT(*) AS n FROM work_items WHERE run = %s AND finished_at IS NULL", (run,))
         return int(rows[0]["n"])
+
+    # monitors and the retention of live items' content
+
+    def save_alert(self, alert: AlertRecord) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, _json(alert.payload), alert.fired_at),
+            )
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        where, parameters = ("WHERE monitor = %s", [monitor]) if monitor is not None else ("", [])
+        rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT %s", [*parameters, int(limit)])
+        return [AlertRecord.model_validate({key: value for key, value in row.items() if key != "id"}) for row in rows]
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"UPDATE results SET {cleared}, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s "
+                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                (_json({field: "expired" for field in CONTENT_FIELDS}), run, before),
+            )
+            return cursor.rowcount
 
     def close(self) -> None:
         self._pool.close()

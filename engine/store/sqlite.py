@@ -15,6 +15,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..formatting import to_json
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ResultRecord,
     RunInfo,
@@ -100,12 +102,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
+    Migration(
+        6,
+        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
+        (
+            "ALTER TABLE results ADD COLUMN content_note TEXT",
+            "CREATE TABLE monitor_alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, value REAL, message TEXT NOT NULL, payload TEXT NOT NULL, fired_at REAL NOT NULL)",
+            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
@@ -371,6 +383,37 @@ class SQLiteStore(SQLResults):
             )  # fmt: skip
             for row in rows
         ]
+
+    # monitors and the retention of live items' content
+
+    def save_alert(self, alert: AlertRecord) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at)),
+            )
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        where, parameters = ("WHERE monitor = ?", [monitor]) if monitor is not None else ("", [])
+        rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT ?", [*parameters, int(limit)])
+        return [
+            AlertRecord(
+                monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
+                payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]),
+            )  # fmt: skip
+            for row in rows
+        ]
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
+        note = to_json({field: "expired" for field in CONTENT_FIELDS})
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"UPDATE results SET {cleared}, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? "
+                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                (note, run, _timestamp(before)),
+            )
+            return cursor.rowcount
 
     def close(self) -> None:
         with self._lock:

@@ -35,18 +35,7 @@ class Stopped(Exception):
 
 async def ask_scorer(scorer: AnyScorer, item: EvalItem, reply: Any, run_id: str, sample: int) -> ScoreResult:
     """The one place the batch runner calls a scorer."""
-    return await scorer.arun(
-        # A conversation item: the scorer takes its last reply from the turns.
-        output=reply if item.turns is None or item.output is not None else None,
-        input=item.input,
-        ground_truth=item.ground_truth,
-        run_id=run_id,
-        context=item.context,
-        turns=item.turns,
-        expected_trajectory=item.expected_trajectory,
-        metadata=item.metadata,
-        sample=sample,
-    )
+    return await scorer.ascore(item.run_input(reply, run_id=run_id), sample=sample)
 
 
 class Evaluation:
