@@ -28,6 +28,7 @@ from .errors import (
     JudgeUnreachableError,
     RunInputError,
     ScorerError,
+    StoreError,
 )
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
 from .runs import (
@@ -145,6 +146,7 @@ __all__ = [
     "ScorerOutcome",
     "StepRecord",
     "Store",
+    "StoreError",
     "TokenUsage",
     "arun_batch_api",
     "arun_evals",

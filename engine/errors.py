@@ -2,7 +2,7 @@
 
 Catch by kind, as with httpx: `ConfigError` for what an author or a caller wrote wrong,
 `DataError` for a data file that cannot be read, `RunInputError` for values that do not
-fit a scorer, and `JudgeError` (with one subclass per way a judge call fails) for the model.
+fit a scorer, `StoreError` for a database that fails while in use, and `JudgeError` (with one subclass per way a judge call fails) for the model.
 """
 
 from __future__ import annotations
@@ -67,6 +67,20 @@ class NotScorable(RunInputError):
 
 class ExpressionError(ScorerError):
     """An author's expression failed while being evaluated (a missing field, a wrong type)."""
+
+
+class StoreError(ScorerError):
+    """A database could not be read or written while in use (a full disk, a lost connection,
+    a file another process holds locked): `location` names it, without a password. What was
+    kept before the failure stays kept."""
+
+    def __init__(self, message: str, location: str | None = None) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return self.message if self.location is None else f"{self.location}: {self.message}"
 
 
 class JudgeError(ScorerError):
@@ -142,4 +156,5 @@ __all__ = [
     "PlacedError",
     "RunInputError",
     "ScorerError",
+    "StoreError",
 ]

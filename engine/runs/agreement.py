@@ -20,9 +20,11 @@ from .results import Agreement, BinaryAgreement, Confusion, Disagreement, Figure
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
-#: Labelled items of each kind (true/false labels, numbers) the intervals are resampled from:
-#: all of them up to this many; beyond, a uniform sample of this many (see AgreementStream).
-SAMPLE_SIZE = 2000
+#: Items one bootstrap resample draws at most (see `bootstrap`).
+BOOTSTRAP_ITEMS = 1000
+#: Labelled items of each kind (true/false labels, numbers) a streamed agreement keeps to
+#: resample: all of them up to this many; beyond, a uniform sample of this many.
+SAMPLE_SIZE = BOOTSTRAP_ITEMS
 #: Disagreements listed (the worst); all of them are counted.
 WORST_KEPT = 1000
 
@@ -155,15 +157,15 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def _resampled(count: int, figures: Callable[[list[int]], Figures], resamples: int) -> tuple[Figures, dict[str, list[float]]]:
-    """Each figure on all `count` items, and its values over `resamples` resamples drawn
-    with replacement (sorted; a resample where a figure is undefined is left out)."""
+def _resampled(count: int, figures: Callable[[list[int]], Figures], resamples: int, size: int) -> tuple[Figures, dict[str, list[float]]]:
+    """Each figure on all `count` items, and its values over `resamples` resamples of `size`
+    items drawn with replacement (sorted; a resample where a figure is undefined is left out)."""
     everyone = list(range(count))
     point = figures(everyone)
     drawn: dict[str, list[float]] = {name: [] for name in point}
     generator = random.Random(SEED)
     for _ in range(resamples):
-        sample = generator.choices(everyone, k=count)
+        sample = generator.choices(everyone, k=size)
         for name, value in figures(sample).items():
             if value is not None:
                 drawn[name].append(value)
@@ -173,15 +175,25 @@ def _resampled(count: int, figures: Callable[[list[int]], Figures], resamples: i
 def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: int = RESAMPLES) -> dict[str, FigureEstimate]:
     """Each figure on all `count` items, with the 2.5th and 97.5th percentiles of the figure
     over `resamples` resamples of the items drawn with replacement (a resample where the
-    figure is undefined, e.g. no positive item, is left out of that figure's interval)."""
-    point, drawn = _resampled(count, figures, resamples)
+    figure is undefined, e.g. no positive item, is left out of that figure's interval).
+
+    Above `BOOTSTRAP_ITEMS` items, each resample draws that many (an m-out-of-n bootstrap)
+    and the interval's distance from the figure is narrowed by sqrt(m/n), as the spread of
+    a figure shrinks with the square root of the items: a run of 100,000 labelled items gets
+    its intervals in the time of one of 1,000."""
+    size = min(count, BOOTSTRAP_ITEMS)
+    point, drawn = _resampled(count, figures, resamples, size)
+    narrowed = math.sqrt(size / count) if count else 1.0
     estimates: dict[str, FigureEstimate] = {}
     for name, value in point.items():
         values = drawn[name]
         if value is None or len(values) < resamples // 2:
             estimates[name] = FigureEstimate(value=_rounded(value))
-        else:
-            estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(_percentile(values, 0.025)), high=_rounded(_percentile(values, 0.975)))
+            continue
+        low, high = _percentile(values, 0.025), _percentile(values, 0.975)
+        if size < count:
+            low, high = value + (low - value) * narrowed, value + (high - value) * narrowed
+        estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(low), high=_rounded(high))
     return estimates
 
 
@@ -192,7 +204,7 @@ def sampled_bootstrap(
     spread over resamples of the sample, narrowed by sqrt(sample / seen) as the spread of an
     average narrows with the number of items (the m-out-of-n bootstrap), around the `exact`
     figures of all items (a figure `exact` lacks is the sample's)."""
-    point, drawn = _resampled(sample_size, figures, resamples)
+    point, drawn = _resampled(sample_size, figures, resamples, sample_size)
     narrowing = math.sqrt(sample_size / seen)
     estimates: dict[str, FigureEstimate] = {}
     for name, on_sample in point.items():
@@ -211,7 +223,8 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _judged(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
+def judged_answers(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
+    """What each judge step of a result answered (claims, verdicts ...)."""
     return {step_id: record.result for step_id, record in steps.items() if record.kind == "llm" and not record.skipped}
 
 
@@ -254,8 +267,8 @@ class AgreementStream:
     grow with the run: exact counts (true/false labels) and running sums (numeric ones) give
     the figures of every item; the intervals are resampled from all items up to SAMPLE_SIZE
     of each kind, and beyond from a uniform sample of that many (reservoir sampling), narrowed
-    to the number of items (so a run of 2,000 labels or fewer gets exactly the intervals of a
-    bootstrap over all of them). Spearman's rho past SAMPLE_SIZE numeric labels is the
+    to the number of items (so a run of BOOTSTRAP_ITEMS labels or fewer gets exactly the
+    intervals of a bootstrap over all of them). Spearman's rho past SAMPLE_SIZE numeric labels is the
     sample's. The WORST_KEPT worst disagreements are listed; all are counted."""
 
     def __init__(self, threshold: float, direction: Direction, sample_size: int = SAMPLE_SIZE, worst_kept: int = WORST_KEPT) -> None:
@@ -342,7 +355,8 @@ class AgreementStream:
 
 
 def _disagreement(item: Labelled, gap: float, flagged: bool | None = None) -> Disagreement:
-    return Disagreement(
+    # Built from values already checked (a big run lists a thousand): not validated again.
+    return Disagreement.model_construct(
         item_id=item.item_id, index=item.index, score=item.score, expected=item.expected, flagged=flagged,
-        gap=round(gap, 4), reason=item.reason, judged=_judged(item.steps),
+        gap=round(gap, 4), reason=item.reason, judged=judged_answers(item.steps),
     )  # fmt: skip

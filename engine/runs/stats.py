@@ -19,6 +19,7 @@ from ..scoring.jury import passes
 from ..scoring.plan import Direction
 from ..store import ScorerUsage
 from .agreement import (
+    BOOTSTRAP_ITEMS,
     FIGURE_TITLES,
     LOWER_IS_BETTER_FIGURES,
     RESAMPLES,
@@ -34,6 +35,7 @@ from .agreement import (
     confusion_of,
     flags,
     human_flags,
+    judged_answers,
     numeric_figures,
     pearson,
     ranks,
@@ -49,6 +51,7 @@ from .results import (
 )
 
 __all__ = [
+    "BOOTSTRAP_ITEMS",
     "FIGURE_TITLES",
     "LOWER_IS_BETTER_FIGURES",
     "RESAMPLES",
@@ -68,6 +71,7 @@ __all__ = [
     "flag_threshold",
     "flags",
     "human_flags",
+    "judged_answers",
     "kappa",
     "numeric_figures",
     "pearson",

@@ -11,7 +11,7 @@ A new database is one more class with the methods of `Store`; the engine sees on
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -282,6 +282,49 @@ class KeepsAlerts(Protocol):
     def expire_content(self, run: str, before: datetime) -> int:
         """Clear the item fields (CONTENT_FIELDS) of the run's live records finished before
         `before`, keeping their scores; returns how many records were cleared."""
+class LabelledScore(NamedTuple):
+    """A scored item's score beside its human label, and nothing heavier: what agreement is
+    measured on, read in bulk (a plain tuple: a big run has a hundred thousand)."""
+
+    item_id: str
+    item_index: int | None
+    score: float
+    expected: bool | float
+    reason: str | None
+
+
+@runtime_checkable
+class ReadsInBulk(Protocol):
+    """A store that hands over a big run's figures without loading its records (both built-in
+    stores do, in SQL): `scorers results` and the report read a run of any size in flat
+    memory through it. A store without these methods is read record by record."""
+
+    def score_values(self, run: str, scorer: str) -> list[float]:
+        """The scorer's scores in the run (scored items only), in ascending order."""
+        ...
+
+    def labelled_scores(self, run: str, scorer: str) -> list[LabelledScore]:
+        """The scored items that carry a human label, in the data's order."""
+        ...
+
+    def item_ids(self, run: str, limit: int, every: int = 1) -> list[str]:
+        """Up to `limit` of the run's item ids, in the data's order, every `every`th one."""
+        ...
+
+    def item_count(self, run: str) -> int:
+        """How many items the run holds."""
+        ...
+
+    def ordered_ids(self, run: str) -> list[int]:
+        """The run's record ids in the data's order (then item id, then scorer id)."""
+        ...
+
+    def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
+        """The records of `ids`, in that order."""
+        ...
+
+    def step_ids(self, ids: list[int]) -> list[str]:
+        """The step ids of the records of `ids`, each once, in the order they first appear."""
         ...
 
 

@@ -4,6 +4,7 @@ begin (or resume) the run, drive its items, end it with a status, and sum it up.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -11,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError
+from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
@@ -28,6 +29,8 @@ from .options import Limits, Pace, Saving
 from .resume import check_resume, started_with
 from .tally import ItemCallback, Tally
 from .writes import BatchedWrites
+
+logger = logging.getLogger("engine.evals")
 
 CacheChoice = ResponseCache | str | Path | bool | None
 
@@ -143,7 +146,7 @@ class BatchRun:
         self.name = saving.run or default_run_name()
         self.shared = saving.share_work and isinstance(store, SharesWork)
         self.tally = Tally(scorers, limits.thresholds, pace.keep_results, on_item_complete)
-        self.writes = BatchedWrites(store, self.tally.store_failed) if store is not None else None
+        self.writes = BatchedWrites(store, self.tally.store_failed, self.tally.store_gave_up) if store is not None else None
         self.budget = SpendBudget(limits.max_cost, store, self.name, self.writes.flush if self.writes is not None else None)
         self.status: RunStatus = "failed"
         self.clock = time.perf_counter()
@@ -212,12 +215,11 @@ class BatchRun:
                 await drive(evaluation, source, self.pace.concurrency)
             if writes is not None:
                 await writes.flush()  # a result that cannot be saved decides the status too
+                self.tally.settle_unsaved()
             self.status = self._ended_status(evaluation)
             if self.status != "interrupted" and self.status != "failed" and self.store is not None:
                 if evaluation.seen is not None and not self.shared:
-                    # A whole pass over the run's own data file: results of items that are
-                    # no longer in it (removed, or now with another id) would skew the run.
-                    await asyncio.to_thread(self.store.prune_run, self.name, evaluation.seen)
+                    await self._prune(evaluation.seen)
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.status = "interrupted"
             raise
@@ -227,6 +229,15 @@ class BatchRun:
             if writes is not None:
                 writes.flush_now()
             self._end()
+
+    async def _prune(self, seen: set[str]) -> None:
+        """A whole pass over the run's own data file: results of items that are no longer in
+        it (removed, or now with another id) would skew the run."""
+        assert self.store is not None
+        try:
+            await asyncio.to_thread(self.store.prune_run, self.name, seen)
+        except StoreError as exc:  # they stay; the next whole pass drops them
+            logger.warning("could not drop the results of items no longer in the data: %s", exc.message)
 
     async def _drive_shared(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:
         assert isinstance(self.store, SharesWork)
@@ -242,25 +253,34 @@ class BatchRun:
         except Stopped:
             pass  # a fatal judge error stopped this worker (recorded as the stop cause)
 
+    def _stop(self) -> Exception | None:
+        """What stopped the run, if anything did: the judge, or a store that keeps failing."""
+        cause = self.evaluation.stop_cause if self.evaluation is not None else None
+        return cause or self.tally.store_failure
+
     def _ended_status(self, evaluation: Evaluation) -> RunStatus:
-        if evaluation.stop_cause is not None:
+        if self._stop() is not None:
             return "failed"
         if self.budget.stopped:
             return "interrupted"  # the budget: resumable like Ctrl-C
         return "incomplete" if self.tally.counts.failed else "complete"
 
     def _end(self) -> None:
+        self.tally.settle_unsaved()
         if self.store is None:
             return
-        counts, cause = self.tally.counts, self.evaluation.stop_cause if self.evaluation is not None else None
+        counts, cause = self.tally.counts, self._stop()
         last = {
             "status": self.status, "reused": counts.reused, "judged": counts.scored, "items": counts.items,
             "failed": counts.failed, "stopped_by": str(cause) if cause is not None else None,
         }  # fmt: skip
-        self.store.end_run(self.name, self.status, meta={"last_invocation": last})
+        try:
+            self.store.end_run(self.name, self.status, meta={"last_invocation": last})
+        except StoreError as exc:  # the run's figures are still reported
+            logger.warning("could not mark run %r %s in the store: %s", self.name, self.status, exc.message)
 
     def result(self) -> EvalResult:
-        tally, cause = self.tally, self.evaluation.stop_cause if self.evaluation is not None else None
+        tally, cause = self.tally, self._stop()
         summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
         budget = error_budget(self.limits.max_errors, tally.counts.items)
         verdicts = [item.passed for item in summary.values() if item.passed is not None]
@@ -302,7 +322,7 @@ async def drive(evaluation: Evaluation, source: NumberedSource, concurrency: int
     try:
         async for index, line, raw in numbered(source):
             await window.acquire()
-            if failure or evaluation.stop_cause is not None or evaluation.budget.reached():
+            if failure or evaluation.stop_cause is not None or evaluation.tally.store_failure is not None or evaluation.budget.reached():
                 break
             task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)

@@ -8,6 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
+from ...errors import StoreError
 from ...formatting import one_line
 from ...scoring import AnyScorer
 from ...store import ResultRecord, Stage
@@ -34,6 +35,13 @@ class Tally:
         self.items: dict[int, ItemResult] = {}
         self.keep_results = keep_results
         self.on_item_complete = on_item_complete
+        #: Saving results failed again and again: no new item is started (see store_gave_up).
+        self.store_failure: StoreError | None = None
+        # Items with a result the store did not keep, and items that failed anyway: an item
+        # is counted failed once, whichever comes first (see settle_unsaved).
+        self.unsaved: set[str] = set()
+        self.failed_keys: set[str] = set()
+        self.settled = 0
 
     def error(self, index: int, line: int, item_id: str | None, stage: Stage, error: str, scorer_id: str | None = None) -> None:
         self.errors.append(EvalError(index=index, line=line, item_id=item_id, scorer_id=scorer_id, stage=stage, error=error))
@@ -43,11 +51,30 @@ class Tally:
         """A batch of results that could not be written: each is a store error, counted, and
         judged again by a rerun (it is not in the store)."""
         line = record.item_index or 0  # the store keeps an item's 1-based line
-        self.error(max(line - 1, 0), line, record.item_id, "store", f"the result could not be saved: {one_line(exc)}", record.scorer_id)
+        reason = exc.message if isinstance(exc, StoreError) else one_line(exc)
+        self.error(max(line - 1, 0), line, record.item_id, "store", f"the result could not be saved: {reason}", record.scorer_id)
         aggregate = self.aggregates.get(record.scorer_id)
         if record.ok and aggregate is not None:
             aggregate.unsaved(record.score)
-            self.counts.failed += 1
+            self.counts.outcomes["scored"] -= 1
+            self.counts.outcomes["error"] += 1
+        self.unsaved.add(record.item_id)
+
+    def store_gave_up(self, cause: StoreError) -> None:
+        """Saves keep failing: start no new item (called from the writer's thread, so it only
+        sets the flag the loop reads). Items in flight finish; their answers stay in the
+        response cache, so a rerun once the store is fixed costs nothing for them."""
+        if self.store_failure is None:
+            where = f" in {cause.location}" if cause.location else ""
+            self.store_failure = StoreError(f"results could not be saved{where}: {cause.message}")
+
+    def settle_unsaved(self) -> None:
+        """An item whose results the store did not keep failed (once, even with several
+        scorers): a rerun judges it again."""
+        newly_failed = len(self.unsaved - self.failed_keys) - self.settled
+        self.counts.completed -= newly_failed
+        self.counts.failed += newly_failed
+        self.settled += newly_failed
 
     async def finish(self, result: ItemResult, stage: Stage) -> None:
         """One item done: counted, aggregated, kept (when asked) and told to the host."""
@@ -64,6 +91,7 @@ class Tally:
             self.counts.completed += 1
         else:
             self.counts.failed += 1
+            self.failed_keys.add(result.id or f"#{result.line}")
         self.counts.resumed += result.resumed
         if self.keep_results:
             self.items[result.index] = result

@@ -6,16 +6,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from ...store import ResultRecord, Store
+from ...errors import StoreError
+from ...formatting import one_line
+from ...store import ResultRecord, Store, store_location
 
 
 class BatchedWrites:
     """Results on their way to the store: written together, one transaction per batch, when
     `size` are waiting or every `every` seconds, and all of them when the run ends."""
 
-    def __init__(self, store: Store, failed: Callable[[ResultRecord, BaseException], None], size: int = 64, every: float = 0.5) -> None:
+    #: Failed saves after which the run stops starting items: results that cannot be kept
+    #: must not be paid for (a full disk, a database gone).
+    stop_after_failures = 3
+
+    def __init__(
+        self, store: Store, failed: Callable[[ResultRecord, BaseException], None], give_up: Callable[[StoreError], None], size: int = 64, every: float = 0.5
+    ) -> None:
         self.store = store
         self.failed = failed
+        self.give_up = give_up
+        self.failures = 0
         self.size = size
         self.every = every
         self.waiting: list[ResultRecord] = []
@@ -56,3 +66,7 @@ class BatchedWrites:
                     self.store.save(record)
                 except Exception as exc:
                     self.failed(record, exc)
+                    self.failures += 1
+                    if self.failures == self.stop_after_failures:
+                        cause = exc if isinstance(exc, StoreError) else StoreError(one_line(exc), store_location(self.store))
+                        self.give_up(cause)
