@@ -213,10 +213,11 @@ def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(
     assert result.counts.items < 20 and result.status == "interrupted"
     assert result.passed is False and "--max-cost" in (result.stopped or "")  # ... and still the run has not passed
 
-    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--concurrency", "1", "--no-cache", "--json",
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--concurrency", "1", "--no-cache", "--json",
                                 "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL)])  # fmt: skip
+    assert shown.exit_code == 1, shown.output
     verdict = json.loads(shown.stdout)
-    assert shown.exit_code == 1 and verdict["passed"] is False and verdict["status"] == "interrupted"
+    assert verdict["passed"] is False and verdict["status"] == "interrupted"
     assert "reached the budget" in verdict["stopped"]
 
 
