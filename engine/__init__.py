@@ -69,6 +69,7 @@ from .scoring.transcripts import (
     extract_tool_calls,
     extract_tool_results,
 )
+from .runs.align import AlignResult, aalign, align
 from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 
@@ -95,6 +96,9 @@ def create_hallucination_scorer(
 
 __all__ = [
     "Agreement",
+    "AlignResult",
+    "aalign",
+    "align",
     "CallbackAlert",
     "ContentPolicy",
     "LogAlert",

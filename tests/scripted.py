@@ -100,3 +100,4 @@ def script_word_overlap(judge: JudgeServer) -> None:
     judge.on("HallucinationVerdicts", hallucination)
     judge.on("FaithfulnessVerdicts", faithfulness)
     judge.on("Reason", {"reason": "Scored by word overlap with the context (a scripted stand-in judge)."})
+    judge.on("InstructionRewrite", {"instructions": "Decide, for each claim, whether the context states or implies it.", "summary": "shorter"})

@@ -53,3 +53,4 @@ def test_every_command_of_the_loop_runs(judge: JudgeServer, tmp_path: Path, monk
     assert (tmp_path / "baseline-vs-strict.html").is_file()
     assert len((tmp_path / "baseline.jsonl").read_text(encoding="utf-8").splitlines()) == 60
     assert (tmp_path / "baseline.csv").read_text(encoding="utf-8").startswith("item_id,")
+    assert len(judge.requests_for("InstructionRewrite")) == 1  # align asked its optimizer

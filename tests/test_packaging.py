@@ -27,3 +27,4 @@ def test_an_installed_package_ships_every_prompt_and_schema() -> None:
         expected = {path.relative_to(CHECKOUT / folder) for path in (CHECKOUT / folder).rglob("*") if path.is_file()}
         shipped = {path.relative_to(packaged / folder) for path in (packaged / folder).rglob("*") if path.is_file()}
         assert expected <= shipped, f"missing from the wheel: {sorted(map(str, expected - shipped))}"
+    assert (packaged / "optimizer" / "scorers.yaml").is_file()  # align's optimizer, a catalog of its own

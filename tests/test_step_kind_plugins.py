@@ -15,6 +15,7 @@ from pydantic import Field
 from typer.testing import CliRunner
 
 from engine import CatalogErrors, load_scorers
+from engine.catalog import check_catalog
 from engine.cli import app
 from engine.scoring.plan import Evaluable, StepPlan
 from engine.scoring.results import StepRecord
@@ -139,3 +140,16 @@ def test_show_describes_each_step_by_its_kind() -> None:
     shown = CliRunner().invoke(app, ["show", "completeness"])
     assert shown.exit_code == 0, shown.output
     assert "input_terms, output_terms, covered, missing" in shown.output and "score = coverage * options.scale" in shown.output
+
+
+def test_a_catalog_found_clean_with_a_kind_is_checked_again_without_it(tmp_path: Path) -> None:
+    path = catalog(tmp_path, SHOUTING)
+    register_step_kind(CountKind())
+    try:
+        problems, scorers = check_catalog(path)
+        assert problems == [] and scorers > 1  # clean, and remembered so
+        assert check_catalog(path) == ([], scorers)
+    finally:
+        unregister_step_kind("count")
+    problems, _ = check_catalog(path)
+    assert any("unknown step kind 'count'" in problem.message for problem in problems)

@@ -161,7 +161,7 @@ def test_repeat_sends_distinct_samples_and_reports_flips(judge: JudgeServer, tmp
     payload = json.loads(result.stdout)
     assert payload["runs"] == ["rep", "rep~2", "rep~3"]
     stability = payload["stability"]["hallucination"]
-    assert (stability["repeats"], stability["items"], stability["unstable"]) == (3, 5, 1)
+    assert (stability["repeats"], stability["items"], stability["unstable"], stability["consistency"]) == (3, 5, 1, 0.8)
     worst = stability["per_item"][0]
     assert (worst["item_id"], worst["scores"], worst["flips"]) == ("i2", [0.0, 1.0, 0.0], 1)
     assert [agreement["binary"]["accuracy"]["value"] for agreement in stability["agreement"]] == [0.8, 1.0, 0.8]

@@ -246,6 +246,9 @@ class ScorerCompiler:
             self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
         # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
         described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
+        for written in described["steps"]:
+            if written.get("examples") == []:
+                del written["examples"]  # a step without worked examples keeps the fingerprint it had before they existed
         hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
         scope = Scope({**_RUN_NAMES, "options": options_shape})
         later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in step_kind(step.kind).names(step)}
@@ -288,6 +291,7 @@ class ScorerCompiler:
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
             ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
+            threshold=definition.threshold,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
 
@@ -341,6 +345,9 @@ class _StepBuilder:
     def problem(self, message: str, *at: Any) -> None:
         self.scorer.problem(message, position(self.raw, self.at(*at), value=True))
 
+    def sees(self, names: Mapping[str, Shape]) -> None:
+        self.scope = self.scope.with_names(names)
+
     def gives(self, names: Mapping[str, Shape]) -> None:
         self.produced = names
 
@@ -352,7 +359,7 @@ class _StepBuilder:
         self._read |= _reads(expression)
         return expression, shape
 
-    def reducer(self, spec: ReducerSpec, *at: Any, scope: Scope | None = None) -> Evaluable:
+    def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
         with self.placed(*at):
             reducer = Reducer(spec, ".".join([self.label, *map(str, at)]))
         self._read |= reducer.reads

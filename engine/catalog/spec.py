@@ -27,7 +27,8 @@ RUN_VARIABLES = (
 )  # fmt: skip
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
-RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
+#: `examples`: an llm step's own worked examples, as its templates see them.
+RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank", "examples"}
 
 
 class _Strict(BaseModel):
@@ -83,6 +84,12 @@ class ScorerDefinition(_Strict):
     judges: Optional[JurySpec] = Field(default=None, description="A jury: a list of models, or models, aggregate, threshold, margin")
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
+    )
+    threshold: Optional[float] = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Where a score flags an item (at or past it on the worse side) when agreement with labels is measured; "
+        "default half the scale. `scorers calibrate` finds the one that agrees best; a run's --threshold wins over it",
     )
     empty_output: Literal["not_scorable", "score"] = Field(
         default="not_scorable",

@@ -4,6 +4,7 @@ the one Typer application."""
 from __future__ import annotations
 
 from . import (
+    align_command,
     cache_commands,
     catalog_commands,
     evaluate,
@@ -14,12 +15,14 @@ from . import (
     results,
     run_commands,
     tuning_commands,
+    workbench_command,
 )
 from .app import app, finish
 
 finish(app)
 
 __all__ = [
+    "align_command",
     "app",
     "cache_commands",
     "catalog_commands",
@@ -31,4 +34,5 @@ __all__ = [
     "results",
     "run_commands",
     "tuning_commands",
+    "workbench_command",
 ]

@@ -46,6 +46,7 @@ from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
 from .agreement_tables import agreement_line, print_agreement
+from .gates import GateScores, print_gates
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -305,6 +306,7 @@ def eval_command(
         bool, typer.Option("--batch-api", help="Send each step of all items as one provider Batch API job: half the price, answers within 24h")
     ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
+    gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     from . import tuning_commands as tuning  # the tuner's variants of this command
@@ -314,6 +316,7 @@ def eval_command(
     catalog = catalog_from(config)
     options = tuning.scorer_settings(option, scale)
     thresholds = parse_thresholds(threshold or [])
+    gated = GateScores(gate)
     error_budget(max_errors, 0)
     chosen = judge_choice(model, aggregate)
 
@@ -348,6 +351,8 @@ def eval_command(
         "--seed": seed if sample is not None else None,
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
+    if gate != "mean" and (compare is not None or repeat > 1):
+        raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
@@ -369,6 +374,7 @@ def eval_command(
     def advance(item: ItemResult) -> None:
         finished["items"] += 1
         finished["failed"] += not item.ok
+        gated.add(item)
         failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
         progress.update(task, advance=1, failed=failed)
         if plain is not None:
@@ -414,10 +420,12 @@ def eval_command(
         raise typer.Exit(130) from None
     if plain is not None:
         plain.update(finished["items"], finished["failed"], final=True)
+    result = gated.apply(result)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     else:
         _print_eval(result, shown_store, total, batch_api)
+        print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 

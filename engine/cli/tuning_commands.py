@@ -51,6 +51,7 @@ from .common import (
     print_json,
 )
 from .evaluate import count_items, parse_thresholds
+from .gates import consistency_table
 from .tables import figure, summary_table
 
 BaseUrlOption = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")]
@@ -119,6 +120,7 @@ def _print_errors(count: int, run: str) -> None:
 
 
 def print_repeated(repeated: RepeatedResult, worst: int = 10) -> None:
+    console.print(consistency_table(repeated.stability.values()))
     for stability in repeated.stability.values():
         console.print(
             f"[bold]{stability.scorer_id}[/bold] judged {stability.repeats} times on {stability.items} item(s): "

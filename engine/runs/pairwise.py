@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -142,10 +143,8 @@ async def _judge(scorer: AnyScorer, pair: Pair, first: Side) -> tuple[OrderVerdi
     shown = (pair.a, pair.b) if first == "a" else (pair.b, pair.a)
     item = pair.item
     try:
-        result = await scorer.arun(
-            shown[0], input=item.input, context=item.context, ground_truth=item.ground_truth,
-            metadata={**item.metadata, "second_output": assistant_text(shown[1])}, run_id=f"{item.id}:{first}-first",
-        )  # fmt: skip
+        given = replace(item.run_input(shown[0], run_id=f"{item.id}:{first}-first"), metadata={**item.metadata, "second_output": assistant_text(shown[1])})
+        result = await scorer.ascore(given)
     except (NotScorable, ScorerError) as exc:
         return OrderVerdict(first=first, error=str(exc)), {}
     except Exception as exc:

@@ -3,7 +3,7 @@ their causes, and summaries."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -188,6 +188,8 @@ class JuryAgreement(BaseModel):
 class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
+    gate: Literal["mean", "lower", "upper"] = Field(default="mean", description="What the threshold was compared with: the mean or a bound of its interval")
+    mean_interval: FigureEstimate | None = Field(default=None, description="The mean's bootstrap 95% interval (when the gate is a bound of it)")
     agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
     model: str | None = None
     judge_calls: int = Field(default=0, description="Steps answered by a provider")

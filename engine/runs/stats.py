@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -43,6 +44,7 @@ from .agreement import (
 )
 from .results import (
     Comparison,
+    FigureEstimate,
     FigureDelta,
     JuryAgreement,
     ScorerOutcome,
@@ -58,7 +60,9 @@ __all__ = [
     "SAMPLE_SIZE",
     "SEED",
     "WORST_KEPT",
+    "GATES",
     "Aggregate",
+    "Gate",
     "AgreementStream",
     "Figures",
     "Labelled",
@@ -70,9 +74,11 @@ __all__ = [
     "confusion_of",
     "flag_threshold",
     "flags",
+    "gate_passed",
     "human_flags",
     "judged_answers",
     "kappa",
+    "mean_estimate",
     "numeric_figures",
     "pearson",
     "judge_models",
@@ -302,8 +308,34 @@ def scale_of(scorer: AnyScorer) -> float:
 
 
 def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
-    """Where a score flags an item: the run's threshold for the scorer, else half the scale."""
-    return threshold if threshold is not None else scale_of(scorer) / 2
+    """Where a score flags an item: the run's threshold for the scorer, else the one its
+    definition sets (`threshold:`), else half the scale."""
+    if threshold is not None:
+        return threshold
+    return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
+
+
+Gate = Literal["mean", "lower", "upper"]
+GATES: tuple[Gate, ...] = ("mean", "lower", "upper")
+
+
+def mean_estimate(scores: Sequence[float]) -> FigureEstimate:
+    """The mean of the scores, with its bootstrap 95% interval."""
+    if not scores:
+        return FigureEstimate(value=None)
+    return bootstrap(len(scores), lambda picked: {"mean": sum(scores[i] for i in picked) / len(picked)})["mean"]
+
+
+def gate_passed(mean: FigureEstimate, threshold: float, direction: Direction, gate: Gate) -> bool:
+    """Whether a threshold gate passes, comparing the mean (`mean`) or a bound of its 95%
+    interval (`lower`, `upper`) with the threshold: the lower bound of a lower-is-better
+    score fails only when the whole interval is past the threshold, when the judge is sure.
+    Without an interval (too few items) the mean decides; without a mean, it fails."""
+    bound = {"mean": mean.value, "lower": mean.low, "upper": mean.high}[gate]
+    value = bound if bound is not None else mean.value
+    if value is None:
+        return False
+    return value <= threshold if direction == "lower_is_better" else value >= threshold
 
 
 def compare_labelled(

@@ -91,6 +91,7 @@ class Stability(BaseModel):
     threshold: float
     items: int
     unstable: int = Field(description="Items whose verdict is not the same in every repeat")
+    consistency: float | None = Field(default=None, description="Share of items whose verdict is the same in every repeat")
     flip_rate: float | None = Field(description="Share of (item, repeat) verdicts that differ from the item's majority")
     mean_spread: float | None = Field(description="Mean per-item standard deviation of the score")
     agreement: list[Agreement | None] = Field(default_factory=list, description="Agreement with the labels, per repeat")
@@ -175,6 +176,7 @@ def _stability(scorer: AnyScorer, results: list[EvalResult], threshold: float) -
         threshold=threshold,
         items=len(per_item),
         unstable=sum(1 for item in per_item if item.flips),
+        consistency=round(1 - sum(1 for item in per_item if item.flips) / len(per_item), 4) if per_item else None,
         flip_rate=round(disagreeing / verdicts, 4) if verdicts else None,
         mean_spread=round(statistics.fmean(spreads), 4) if spreads else None,
         agreement=[result.summary[scorer.id].agreement for result in results],
@@ -222,7 +224,7 @@ def run_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, **options: 
 
 # -------------------------------------------------------------------------------- calibrate
 
-Metric = Literal["f1", "kappa"]
+Metric = Literal["f1", "kappa", "balanced_accuracy"]
 
 
 class ThresholdPoint(BaseModel):

@@ -95,6 +95,8 @@ class ScorerPlan:
     tpm: float | None = None
     jury: JuryPlan | None = None
     context_from_tool_results: bool = False
+    #: Where a score flags an item, as the definition says (None: half the scale).
+    threshold: float | None = None
     pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000

@@ -9,6 +9,7 @@ order:
     server.on("Claims", {"claims": ["a", "b"]})                 # every Claims request
     server.on("HallucinationVerdicts", [first, second])         # one per request, in order
     server.on("Reason", lambda request: {"reason": request.prompt[:20]})
+    server.on("Claims", lambda request: {"claims": request.blocks("output")})   # answers read the prompt
     server.on("Claims", Reply.fail(429, headers={"retry-after": "0"}))
     server.latency = 0.5                                         # every answer takes 500 ms
     server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
@@ -59,6 +60,12 @@ class Request:
     def prompt(self) -> str:
         """The first user message: the rendered prompt of the step (re-asks come after it)."""
         return next((_text(m.get("content")) for m in self.messages if m.get("role") == "user"), "")
+
+    def blocks(self, tag: str) -> list[str]:
+        """The text of every `<tag>` block of the prompt, in order: what an answer scripted
+        on the prompt reads (`blocks("output")`, or `blocks("example_output")` for the worked
+        examples a step shows, so a scripted judge can answer better on items like them)."""
+        return re.findall(rf"<{re.escape(tag)}>\n(.*?)\n</{re.escape(tag)}>", self.prompt, re.DOTALL)
 
     @property
     def system(self) -> str:

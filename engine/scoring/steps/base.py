@@ -91,8 +91,8 @@ class StepBuilder(Protocol):
         """A compiled expression, its names checked, and the shape of what it gives."""
         ...
 
-    def reducer(self, spec: ReducerSpec, *at: Any, scope: Scope | None = None) -> Evaluable:
-        """A list reduced to one number; `items` must be a list, `where`/`value` see its items."""
+    def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
+        """A list reduced to one number, compiled (its names are checked by the kind, through `expression`)."""
         ...
 
     def template(self, name: str, *at: Any) -> Prompt:
@@ -122,6 +122,11 @@ class StepBuilder(Protocol):
 
     def placed(self, *at: Any) -> AbstractContextManager[None]:
         """A ConfigError raised inside without a place gets the place of the value at `at`."""
+        ...
+
+    def sees(self, names: Mapping[str, Shape]) -> None:
+        """Names only this step's own pieces read (its own data, such as an llm step's worked
+        examples), added to its scope before they are built."""
         ...
 
     def gives(self, names: Mapping[str, Shape]) -> None:

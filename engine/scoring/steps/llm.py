@@ -7,13 +7,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import ConfigError
 from ...formatting import plain
-from ..shapes import Shape, shape_of
-from .base import Rule, StepBuilder, StepFailed, StepJudge
+from ..results import StepRecord
+from ..shapes import TEXT, ListOf, Record, Shape, shape_of
+from .base import Rule, StepBuilder, StepCall, StepFailed, StepJudge
 from .judged import JudgedKind, JudgedPlan, JudgedSpec
+
+#: One of an llm step's worked examples, as its templates see it (the `examples` variable).
+WORKED_EXAMPLE = Record({"input": TEXT, "output": TEXT, "context": ListOf(TEXT), "answer": TEXT}, "a worked example")
+
+
+class WorkedExample(BaseModel):
+    """An item people judged, shown to the judge with the answer they gave. Its text is
+    data: a template renders it (prompts/partials/examples.j2) as material, never as
+    instructions. `scorers align` writes these; a tuner edits them like any other text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: str | None = None
+    output: str | None = None
+    context: list[str] | None = None
+    answer: str = Field(description="The answer people gave, in words")
 
 
 class LLMStep(JudgedSpec):
@@ -26,6 +43,9 @@ class LLMStep(JudgedSpec):
     judge: StepJudge | None = None
     rules: list[Rule] = Field(default_factory=list)
     on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
+    examples: list[WorkedExample] = Field(
+        default_factory=list, description="Worked examples the step's template shows the judge (the `examples` variable)"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +55,8 @@ class JudgeStepPlan(JudgedPlan):
     kind: str = "llm"
     answer_model: type[BaseModel]
     on_skip: Any = None
+    #: Worked examples (items people judged, with their answer) the prompt may show: its `examples`.
+    examples: tuple[Mapping[str, Any], ...] = ()
 
 
 class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
@@ -44,6 +66,7 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
     default_max_tokens = 2048
 
     def compile(self, spec: LLMStep, build: StepBuilder) -> JudgeStepPlan:
+        build.sees({"examples": ListOf(WORKED_EXAMPLE)})
         call = self.judge_call(spec, build)
         answer_model = build.answer_model(spec.answer_schema, "schema", rules=spec.rules)
         build.gives(self.answer_names(spec, answer_model))  # later steps are checked against it, even if this one failed
@@ -58,11 +81,15 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
         return JudgeStepPlan(
             id=spec.id, uses_context=spec.uses_context, prompt=call.prompt, system=call.system,
             answer_model=answer_model, sampling=call.sampling, on_skip=spec.on_skip, reads=build.names_read(),
+            examples=tuple(example.model_dump() for example in spec.examples),
         )  # fmt: skip
 
     @staticmethod
     def answer_names(spec: LLMStep, answer_model: type[BaseModel]) -> Mapping[str, Shape]:
         return {spec.id: shape_of(answer_model, spec.id)}
+
+    async def run(self, plan: JudgeStepPlan, scope: Mapping[str, Any], call: StepCall) -> StepRecord:
+        return await super().run(plan, {**scope, "examples": [dict(example) for example in plan.examples]}, call)
 
     def result(self, value: Any) -> Any:
         return plain(value)

@@ -14,7 +14,7 @@ from pydantic import Field
 from ...errors import ConfigError
 from ..plan import Evaluable, StepPlan
 from ..results import StepRecord
-from ..shapes import ANY, NUMBER, Boolean, ListOf, Record, Shape, Text
+from ..shapes import ANY, NUMBER, Boolean, ListOf, Record, Scope, Shape, Text
 from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSpec
 from .reducers import ReducerSpec
 
@@ -78,10 +78,10 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
         return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=spec.on_skip, reads=reads)
 
     @staticmethod
-    def reducer(spec: ReducerSpec, build: StepBuilder, scope: Any, at: tuple[str, str]) -> Evaluable:
+    def reducer(spec: ReducerSpec, build: StepBuilder, scope: Scope, at: tuple[str, str]) -> Evaluable:
         """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of its items."""
         where = f"{build.label}.{'.'.join(at)}"
-        reducer = build.reducer(spec, *at, scope=scope)
+        reducer = build.reducer(spec, *at)
         _, listed = build.expression(spec.items, *at, "items", scope=scope)
         if not isinstance(listed, ListOf) and listed is not ANY:
             lists = [f"{spec.items}.{name}" for name, shape in listed.fields.items() if isinstance(shape, ListOf)] if isinstance(listed, Record) else []

@@ -1,0 +1,203 @@
+"""`align`: a scorer that learns from people's labels, and changes only on evidence.
+
+    result = align("labelled.jsonl", "hallucination", metric="kappa", max_cost=2, store=".scorers/results.sqlite")
+    result.accepted, result.verdict, result.variant_dir
+
+The labelled items are split into train, dev and test (stratified, seeded). Candidates are
+tried on dev, one change at a time: worked examples (train items the judge got wrong, with
+people's answer, as an `examples:` list on the judging step), a rewrite of that step's
+instructions proposed by an optimizer (itself a scorer, in `optimizer/`), and the
+calibrated threshold. The best is measured once on test; it is accepted only when the paired
+bootstrap interval of the improvement lies above 0, and only then written, as a variant
+catalog beside the original. Every judge call is a stored batch run through the response
+cache: a rerun resumes and repeats no paid call.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...catalog import Catalog, builtin_catalog
+from ...errors import ConfigError
+from ...scoring import AnyScorer
+from ...store import Store
+from ...sync import run_sync
+from ..estimate import aestimate_evals
+from ..items import EvalItem, UnreadableItem, read_jsonl
+from ..stats import flag_threshold, scale_of
+from .results import AlignMetric, AlignResult, SplitSizes, Trial
+from .search import Search
+from .session import BudgetReached, CacheChoice, Progress, Session, metric_of, no_progress
+from .split import LabelledItem, split_items
+from .variants import Workshop
+from .write import write_variant
+
+METRICS: tuple[AlignMetric, ...] = ("kappa", "balanced_accuracy", "f1", "mae")
+
+
+def labelled_items(data: str | Path | Iterable[Any], scorer_id: str) -> tuple[list[LabelledItem], int]:
+    """The items labelled for the scorer, each with a stable id; and how many are not."""
+    where = str(data) if isinstance(data, (str, Path)) else "the data"
+    raws = read_jsonl(data) if isinstance(data, (str, Path)) else data
+    items: list[LabelledItem] = []
+    unlabelled = 0
+    seen: set[str] = set()
+    for number, raw in enumerate(raws, start=1):
+        if isinstance(raw, UnreadableItem):
+            raise ConfigError(raw.message)
+        try:
+            item = EvalItem.of(raw)
+        except (ValidationError, ValueError) as exc:
+            raise ConfigError(f"{where}: item {number}: {str(exc).splitlines()[0]}") from None
+        expected = item.expected_for(scorer_id)
+        if expected is None:
+            unlabelled += 1
+            continue
+        item_id = item.id or f"line-{number}"
+        if item_id in seen:
+            raise ConfigError(f"{where}: item {number}: the id {item_id!r} is used twice")
+        seen.add(item_id)
+        items.append(LabelledItem(id=item_id, raw={**dict(raw), "id": item_id}, expected=expected))
+    return items, unlabelled
+
+
+async def aalign(
+    data: str | Path | Iterable[Any],
+    scorer_id: str,
+    *,
+    catalog: Catalog | None = None,
+    metric: AlignMetric = "kappa",
+    trials: int = 8,
+    max_cost: float | None = None,
+    optimizer_model: str | None = None,
+    output_dir: str | Path | None = None,
+    run: str | None = None,
+    store: Store | str | Path | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    cache: CacheChoice = True,
+    on_event: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    **judge: Any,
+) -> AlignResult:
+    """Align `scorer_id` (of `catalog`, the built-in one by default) with the labels of
+    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `judge`
+    takes what `Catalog.create` does (model, base_url, mode, ...). `on_event(line)` hears
+    each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
+    bar). With `store`, a rerun under the same `run` reuses every result."""
+    if metric not in METRICS:
+        raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if trials < 1:
+        raise ConfigError(f"trials must be at least 1, got {trials}")
+    catalog = catalog or builtin_catalog()
+    items, unlabelled = labelled_items(data, scorer_id)
+    if metric == "mae" and all(isinstance(item.expected, bool) for item in items):
+        raise ConfigError("metric mae needs scores as labels; these labels are pass/fail (use kappa, balanced_accuracy or f1)")
+    split = split_items(items, seed, str(data) if isinstance(data, (str, Path)) else "the data")
+    sizes = SplitSizes(train=len(split.train), dev=len(split.dev), test=len(split.test), unlabelled=unlabelled)
+    say = on_event or (lambda message: None)
+    say(f"split (seed {seed}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
+    baseline = catalog.create(scorer_id, **judge)
+    direction = baseline.plan.direction
+    session = Session(
+        run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
+        metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
+        store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="align-") as folder:
+        search = Search(
+            session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, create_options=dict(judge), folder=Path(folder)), split=split, trials_left=trials,
+            base_threshold=flag_threshold(baseline, None), best_scorer=baseline,
+            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict=""),
+        )  # fmt: skip
+        result = search.result
+        result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
+        _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
+        try:
+            await _search(search, optimizer_model, output_dir)
+        except BudgetReached as stop:
+            result.stopped = str(stop)
+            result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
+    result.runs, result.cost_usd = session.runs, round(session.spent, 6)
+    return result
+
+
+async def _estimate(items: Sequence[LabelledItem], dev: Sequence[LabelledItem], test: Sequence[LabelledItem], baseline: AnyScorer, trials: int) -> float | None:
+    """What align costs at most: the baseline on every item, every trial on dev, the best on
+    test, at the price of a whole scorer run per item (cached and stored answers cost less)."""
+    estimate = await aestimate_evals([item.raw for item in items], [baseline])
+    cost = estimate.cost_high_usd if estimate.cost_high_usd is not None else estimate.cost_usd
+    if cost is None or not estimate.items:
+        return None
+    return cost / estimate.items * (len(items) + trials * len(dev) + len(test))
+
+
+def _say_estimate(say: Callable[[str], None], estimate: float | None, trials: int, max_cost: float | None) -> None:
+    if estimate is None:
+        say("estimate: the judge model has no price, so the cost is not known (--max-cost needs one)")
+        return
+    budget = f" (budget ${max_cost:g})" if max_cost is not None else ""
+    say(f"estimate: about ${estimate:.4f} at most for {trials} trial(s), before cached and stored answers{budget}")
+    if max_cost is not None and estimate > max_cost:
+        say("the estimate is above the budget: align stops when the budget is spent; the same command continues it")
+
+
+async def _search(search: Search, optimizer_model: str | None, output_dir: str | Path | None) -> None:
+    session, result, split = search.session, search.result, search.split
+    assert search.best_scorer is not None  # the scorer as it is, until a candidate beats it
+    search.baseline = await session.judge(search.best_scorer, [*split.train, *split.dev, *split.test], "baseline", "baseline on every item")
+    search.best_dev_labelled = search.labelled(split.dev)
+    result.baseline_dev = search.best_dev = metric_of(search.best_dev_labelled, search.base_threshold, session.direction, session.metric)
+    session.say(f"baseline: {session.metric} on dev {_shown(result.baseline_dev)}")
+    await search.examples()
+    await search.instructions(optimizer_model)
+    search.threshold()
+    if not search.best.changes_scorer and search.best.threshold is None:
+        result.verdict = f"No candidate beat the current scorer on dev ({session.metric} {_shown(result.baseline_dev)}): nothing was changed."
+        return
+    result.chosen, result.threshold = search.best.described(search.workshop.step_id), search.best.threshold
+    result.test = await search.test()
+    _decide(search, output_dir)
+
+
+def _decide(search: Search, output_dir: str | Path | None) -> None:
+    """Accepted only when the test interval of the improvement lies above 0 (below, for MAE)."""
+    result = search.result
+    delta = result.test_delta
+    changes = "; ".join(result.chosen)
+    if delta is None or delta.delta.low is None or delta.delta.high is None:
+        result.verdict = f"The best candidate on dev ({changes}) could not be measured on test: nothing was changed."
+        return
+    interval = f"{delta.delta.value:+.3f}, 95% interval {delta.delta.low:+.3f} to {delta.delta.high:+.3f}"
+    better = delta.delta.high < 0 if result.metric == "mae" else delta.delta.low > 0
+    if not better:
+        result.verdict = (
+            f"No candidate beat the current scorer beyond noise: the best on dev ({changes}) changed {delta.title} on test by "
+            f"{interval}, an interval that does not lie {'below' if result.metric == 'mae' else 'above'} 0. Nothing was changed."
+        )
+        return
+    result.accepted = True
+    folder = Path(output_dir) if output_dir is not None else Path("variants") / f"{result.scorer_id}-aligned"
+    result.variant_dir = str(folder)
+    result.verdict = (
+        f"Accepted: {changes}. On the untouched test split {delta.title} went from {_shown(delta.baseline)} to "
+        f"{_shown(delta.variant)} ({interval}). Written to {folder}."
+    )
+    write_variant(search.workshop, search.best, result, folder)
+
+
+def _shown(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def align(data: str | Path | Iterable[Any], scorer_id: str, **options: Any) -> AlignResult:
+    """Sync wrapper of `aalign` (same arguments)."""
+    return run_sync(aalign(data, scorer_id, **options))
+
+
+__all__ = ["AlignMetric", "AlignResult", "METRICS", "Trial", "aalign", "align", "labelled_items"]

@@ -1,0 +1,105 @@
+"""One align invocation's judge runs: each a stored batch run (named after what it judges,
+so a rerun resumes it and repeats no paid call), sharing the response cache, within the
+budget, and told to the caller as it goes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+from ...judge import ResponseCache
+from ...scoring import AnyScorer
+from ...scoring.plan import Direction
+from ...store import Store
+from ..batch import arun_evals
+from ..results import EvalResult, ItemResult
+from ..stats import Labelled, binary_figures, flags, human_flags, numeric_figures
+from ..tuning import labelled_of
+from .results import AlignMetric
+from .split import LabelledItem
+
+CacheChoice = ResponseCache | str | Path | bool | None
+#: Shows a run's progress: given what is judged and how many items, the callback each item calls.
+Progress = Callable[[str, int], AbstractContextManager[Callable[[ItemResult], None]]]
+
+
+@contextmanager
+def no_progress(what: str, total: int) -> Iterator[Callable[[ItemResult], None]]:
+    yield lambda item: None
+
+#: A change smaller than this is no change (floating point).
+_EPSILON = 1e-9
+
+
+class BudgetReached(Exception):
+    """The spend of this invocation reached `max_cost`: align stops, resumably."""
+
+
+def metric_of(labelled: Sequence[Labelled], threshold: float, direction: Direction, metric: AlignMetric) -> float | None:
+    """The metric align optimises, from the same figures `eval` reports."""
+    if not labelled:
+        return None
+    if metric == "mae":
+        return numeric_figures([(item.score, float(item.expected)) for item in labelled])["mean_abs_error"]
+    return binary_figures([(flags(item.score, threshold, direction), bool(item.expected)) for item in labelled])[metric]
+
+
+def improves(new: float | None, old: float | None, metric: AlignMetric) -> bool:
+    if new is None:
+        return False
+    if old is None:
+        return True
+    return new < old - _EPSILON if metric == "mae" else new > old + _EPSILON
+
+
+@dataclass
+class Session:
+    run: str
+    metric: AlignMetric
+    direction: Direction
+    human_threshold: float
+    store: Store | str | Path | None
+    cache: CacheChoice
+    concurrency: int
+    max_cost: float | None
+    on_event: Callable[[str], None]
+    progress: Progress = no_progress
+    spent: float = 0.0
+    runs: list[str] = field(default_factory=list)
+
+    def say(self, message: str) -> None:
+        self.on_event(message)
+
+    async def evaluate(self, raws: Sequence[dict[str, Any]], scorer: AnyScorer, name: str, what: str) -> EvalResult:
+        """A stored run of `scorer` over `raws`, within what is left of the budget."""
+        remaining = None if self.max_cost is None else self.max_cost - self.spent
+        if remaining is not None and remaining <= 0:
+            raise BudgetReached(f"the budget (${self.max_cost:g}) was spent before {what}")
+        with self.progress(what, len(raws)) as advance:
+            result = await arun_evals(
+                list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
+                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance,
+            )  # fmt: skip
+        self.spent += result.cost_usd or 0.0
+        self.runs.append(result.run)
+        cost = f", ${result.cost_usd:.4f}" if result.cost_usd else ""
+        self.say(f"{what}: {result.counts.items} item(s), {result.counts.reused} reused from run {result.run}, {result.counts.failed} failed{cost}")
+        if result.stopped:
+            raise BudgetReached(f"the budget (${self.max_cost:g}) was reached during {what}")
+        if result.stopped_by is not None:
+            raise ConfigError(f"{what}: the judge stopped the run: {result.stopped_by}")
+        return result
+
+    async def judge(self, scorer: AnyScorer, items: Sequence[LabelledItem], name: str, what: str) -> dict[str, Labelled]:
+        """Each item's score beside its label, by item id (items the scorer could not score
+        are left out). For a pass/fail metric, a score given as a label becomes a flag."""
+        result = await self.evaluate([item.raw for item in items], scorer, name, what)
+        labelled = labelled_of(result, scorer.id)
+        if self.metric != "mae":
+            labelled = [dataclasses.replace(item, expected=human_flags(item.expected, self.human_threshold, self.direction)) for item in labelled]
+        return {item.item_id: item for item in labelled}
