@@ -1,14 +1,17 @@
 """How close a batch run gets to the provider's limit: every figure of the engine's judge-call
 performance, against a bare `AsyncOpenAI` loop measured in the same run (not a test).
 
-    python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000]
+    python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000] [--batch-only]
 
 The loopback judge (engine.testing.JudgeServer) runs in a child process, so its work does not
 share the engine's interpreter; every answer takes `--latency` seconds. Printed:
 1. a cold 200-item hallucination batch (3 judge calls an item, response cache and results store
    on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
-   AsyncOpenAI loop sending the very same request bodies, three in a row per item, with the same
-   concurrency (aim: at most 1.10x);
+   AsyncOpenAI loop sending the very same request bodies as independent requests with as many
+   in flight (aim: at most 1.10x), and to one sending them three in a row per item, as many
+   items at a time; then the same batch with a middleware answering every call after
+   `--scheduling-latency` seconds (the scheduling alone, against whole rounds of `concurrency`
+   calls; a long latency keeps a loaded CPU from blurring it);
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
    the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -96,9 +100,10 @@ class Judge:
         self.process.join(5)
 
 
-def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: int) -> tuple[float, float]:
+def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: int, independent: bool = False) -> tuple[float, float]:
     """Send each chain's bodies one after another, `concurrency` chains at a time, with the
-    bare client and no validation; (wall seconds, CPU seconds)."""
+    bare client and no validation; with `independent`, every body on its own, `concurrency`
+    requests in flight (the floor for this many calls); (wall seconds, CPU seconds)."""
     import openai
 
     async def main() -> None:
@@ -110,7 +115,10 @@ def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: in
                 for body in bodies:
                     await client.chat.completions.create(**body)
 
-        await asyncio.gather(*(chain(bodies) for bodies in chains))
+        if independent:
+            await asyncio.gather(*(chain([body]) for bodies in chains for body in bodies))
+        else:
+            await asyncio.gather(*(chain(bodies) for bodies in chains))
         await client.close()
 
     started, cpu = time.perf_counter(), time.process_time()
@@ -136,6 +144,18 @@ class AnswersItself:
         else:
             answer = {"reason": "The score follows from the verdicts."}
         return JudgeAnswer(value=request.response_model.model_validate(answer), usage=None)
+
+
+class AnswersAfter(AnswersItself):
+    """As AnswersItself, each answer after `latency` seconds: the batch's scheduling alone,
+    without the HTTP client's or Instructor's CPU."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+
+    async def __call__(self, request: Any, call_next: Any) -> Any:
+        await asyncio.sleep(self.latency)
+        return await super().__call__(request, call_next)
 
 
 def engine_batch(
@@ -255,6 +275,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="Seconds per judge answer")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--stream-items", type=int, default=100_000)
+    parser.add_argument("--scheduling-latency", type=float, default=2.0,
+                        help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")  # fmt: skip
+    parser.add_argument("--batch-only", action="store_true", help="Only figures 1 to 3: the batch, CPU per call, the re-run")
     parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
     arguments = parser.parse_args()
 
@@ -288,17 +311,25 @@ def main() -> None:
         assert fast.ask("count") == calls_zero
         own_wall, own_cpu = engine_batch(data, arguments.concurrency, folder / "own.sqlite", folder / "own-cache.sqlite", "own", (AnswersItself(),))
 
-        # 1. The cold batch at `latency`, between two bare loops sending the same bodies.
+        # 1. The cold batch at `latency`, between two bare loops sending the same bodies as
+        # independent requests (and two sending them as chains, one item at a time per slot).
         os.environ["OPENAI_BASE_URL"] = slow.base_url
-        bare_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
+        bare_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency, independent=True)
+        chained_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
         slow.ask("reset")
         cache = folder / "responses.sqlite"
         engine_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "cold")
         requests = slow.ask("count")
         slow.ask("reset")
-        bare_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
+        chained_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
+        bare_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency, independent=True)
         slow.ask("reset")
         bare_wall = statistics.mean([bare_before, bare_after])
+        chained_wall = statistics.mean([chained_before, chained_after])
+
+        # 1b. Scheduling alone: every answer after `latency`, no HTTP, no Instructor.
+        answers_after = AnswersAfter(arguments.scheduling_latency)
+        scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (answers_after,))
 
         # 3. The unchanged batch under a new run name.
         rerun_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "again")
@@ -310,9 +341,16 @@ def main() -> None:
     items = arguments.items
     print(f"\n1. {items}-item hallucination batch, judge latency {arguments.latency * 1000:.0f} ms, concurrency {arguments.concurrency}")
     print(f"   engine (cache + store on): {engine_wall:6.2f} s  {items / engine_wall:6.1f} items/s  {requests} requests")
-    print(f"   bare AsyncOpenAI loop:     {bare_wall:6.2f} s  {items / bare_wall:6.1f} items/s  {len(chains) * 3} requests"
-          f"  (runs: {bare_before:.2f} s, {bare_after:.2f} s)")  # fmt: skip
-    print(f"   ratio engine / bare: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
+    print(f"   bare AsyncOpenAI loop, {len(chains) * 3} independent requests, {arguments.concurrency} in flight: {bare_wall:6.2f} s"
+          f"  (runs: {bare_before:.2f} s, {bare_after:.2f} s; floor {len(chains) * 3 * arguments.latency / arguments.concurrency:.2f} s)")
+    print(f"   bare AsyncOpenAI loop, the same requests as 3-call chains, {arguments.concurrency} chains at a time: {chained_wall:6.2f} s"
+          f"  (runs: {chained_before:.2f} s, {chained_after:.2f} s)")  # fmt: skip
+    print(f"   ratio engine / bare independent requests: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
+    print(f"   ratio engine / bare chains: {engine_wall / chained_wall:.3f}x")
+    rounds = math.ceil(len(chains) * 3 / arguments.concurrency)
+    print(f"   scheduling alone (a middleware answers each call after {arguments.scheduling_latency:g} s; no HTTP, no Instructor): "
+          f"{scheduled_wall:.2f} s against {rounds * arguments.scheduling_latency:.2f} s for {rounds} full rounds of {arguments.concurrency} calls"
+          f" ({scheduled_wall / (rounds * arguments.scheduling_latency):.3f}x)")  # fmt: skip
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
     print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
@@ -320,6 +358,8 @@ def main() -> None:
     print(f"   so: HTTP client {bare_cpu / calls_zero * 1000:.2f} ms, Instructor {(engine_cpu - bare_cpu - own_cpu) / calls_zero * 1000:.2f} ms, "
           f"the engine's own work {own_cpu / calls_zero * 1000:.2f} ms ({own_cpu / bare_cpu:.0%} of the HTTP client's)")  # fmt: skip
     print(f"\n3. unchanged re-run under a new run name: {rerun_wall:.2f} s, {rerun_requests} requests")
+    if arguments.batch_only:
+        return
     print_startup_times(folder)
     streamed = stream_memory(folder, arguments.stream_items)
     print(f"\n5. {arguments.stream_items:,} streamed items (no judge): peak RSS {streamed['peak_rss_mb']:.0f} MB, {streamed['seconds']:.1f} s")

@@ -188,8 +188,9 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     budget = 3 * 3 * PER_CALL  # about three items' worth
     stopped = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
                                   "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
-    assert stopped.exit_code == 0, stopped.output
+    assert stopped.exit_code == 1, stopped.output  # a run that did not score everything has not passed
     assert "stopped early" in stopped.stdout and "--max-cost" in stopped.stdout
+    assert "the run stopped before the end" in stopped.stderr and "to score the rest" in stopped.stderr
     with SQLiteStore(store) as results:
         assert results.get_run("capped").status == "interrupted"  # type: ignore[union-attr]
         done = len(results.query(run="capped"))
@@ -200,6 +201,24 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     with SQLiteStore(store) as results:
         assert len(results.query(run="capped")) == 30
         assert results.get_run("capped").status == "complete"  # type: ignore[union-attr]
+
+
+def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(20)])
+
+    result = run_evals(data, [create_hallucination_scorer()], concurrency=1, thresholds={"hallucination": 1.0}, max_cost=2 * 3 * PER_CALL, cache=False)
+
+    assert result.summary["hallucination"].passed is True  # every mean so far is within its threshold ...
+    assert result.counts.items < 20 and result.status == "interrupted"
+    assert result.passed is False and "--max-cost" in (result.stopped or "")  # ... and still the run has not passed
+
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--concurrency", "1", "--no-cache", "--json",
+                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL)])  # fmt: skip
+    assert shown.exit_code == 1, shown.output
+    verdict = json.loads(shown.stdout)
+    assert verdict["passed"] is False and verdict["status"] == "interrupted"
+    assert "reached the budget" in verdict["stopped"]
 
 
 def test_max_cost_needs_a_price(judge: JudgeServer, tmp_path: Path) -> None:

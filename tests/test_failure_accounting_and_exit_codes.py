@@ -116,6 +116,45 @@ def test_without_a_terminal_progress_lines_reach_stderr(judge: JudgeServer, tmp_
     assert lines[0].startswith("ci: 1/3 items, 0 failed") and lines[-1].startswith("ci: 3/3 items, 0 failed")
 
 
+def test_a_progress_line_also_while_every_call_waits_on_a_slow_judge(
+    judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.cli import evaluate as evaluate_module
+
+    monkeypatch.setattr(evaluate_module, "WAITING_LINE_EVERY_SECONDS", 0.2)
+    script_hallucination(judge, delay=1.5)  # the first answer of the only item takes 1.5 s
+    data = write_items(tmp_path / "data.jsonl", ["ok"])
+
+    result = evaluate(data, tmp_path / "r.sqlite", "--run", "slow", "--no-cache")
+
+    assert result.exit_code == 0  # type: ignore[attr-defined]
+    waiting = [line for line in result.stderr.splitlines() if line.startswith("slow: 0/1 items, 0 failed")]  # type: ignore[attr-defined]
+    assert len(waiting) >= 3 and all(line.endswith(", waiting for answers") for line in waiting), waiting
+
+
+@pytest.mark.slow
+def test_sigterm_with_json_says_the_run_did_not_pass(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge, delay=0.3)
+    data = write_items(tmp_path / "data.jsonl", [f"answer {n}" for n in range(20)])
+    store = tmp_path / "results.sqlite"
+    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store),
+               "--run", "term", "--concurrency", "1", "--no-cache", "--json"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not judge.requests and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    assert process.returncode == 130, stderr
+    verdict = json.loads(stdout)
+    assert verdict["passed"] is False and verdict["status"] == "interrupted" and "SIGTERM" in verdict["stopped"]
+
+
 @pytest.mark.slow
 def test_sigterm_keeps_finished_results_marks_the_run_and_prints_the_resume_command(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge, delay=0.2)

@@ -157,7 +157,10 @@ def test_a_server_that_keeps_failing_opens_the_circuit(judge: JudgeServer, tmp_p
 
     assert result.status == "failed"
     assert result.stopped_by is not None and "after 10 judge calls in a row" in result.stopped_by and "HTTP 500" in result.stopped_by
-    assert len(judge.requests_for("Claims")) == 11
+    # The first Claims succeeds, then ten failures in a row open the circuit. Concurrency
+    # counts calls, so a second item is in progress beside the first: the first item's two
+    # later (successful) calls may each break a run of failures, at most twice.
+    assert 11 <= len(judge.requests_for("Claims")) <= 13
 
 
 def test_an_unsupported_response_format_suggests_another_mode(judge: JudgeServer, tmp_path: Path) -> None:

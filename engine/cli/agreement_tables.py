@@ -79,7 +79,7 @@ def print_agreement(console: Console, scorer_id: str, direction: str, agreement:
             highlight=False,
         )
     if agreement.disagreements and worst:
-        table = Table(title=f"{scorer_id}: worst disagreements ({len(agreement.disagreements)} in all)", title_justify="left")
+        table = Table(title=f"{scorer_id}: worst disagreements ({max(agreement.disagreement_count, len(agreement.disagreements))} in all)", title_justify="left")
         for column in ("item", "score", "expected", "reason", "judge said"):
             table.add_column(column, overflow="fold")
         for item in agreement.disagreements[:worst]:

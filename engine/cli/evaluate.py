@@ -7,9 +7,10 @@ import math
 import os
 import shlex
 import signal
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -82,6 +83,8 @@ class ThrottleColumn(ProgressColumn):
 
 #: Without a terminal (a CI log), a progress line at most this often.
 PROGRESS_EVERY_SECONDS = 10.0
+#: ... and at least this often, also while no item finishes.
+WAITING_LINE_EVERY_SECONDS = 10.0
 
 
 def parse_thresholds(pairs: list[str]) -> dict[str, float]:
@@ -144,20 +147,48 @@ def _print_estimate(estimate: Estimate, data: Path) -> None:
 
 
 class _PlainProgress:
-    """Progress for a log without a terminal: one line on stderr every few seconds."""
+    """Progress for a log without a terminal: one line on stderr every few seconds, also
+    while no item finishes (a slow or hanging judge), so a CI log never looks stuck."""
 
     def __init__(self, name: str, total: int | None) -> None:
         self.name = name
         self.total = total
         self.started = self.last = time.monotonic()
+        self.done = self.failed = 0
+        self._lock = threading.Lock()
+        self._ended = threading.Event()
 
     def update(self, done: int, failed: int, final: bool = False) -> None:
-        now = time.monotonic()
-        if not final and now - self.last < PROGRESS_EVERY_SECONDS:
-            return
+        with self._lock:
+            self.done, self.failed = done, failed
+            now = time.monotonic()
+            if not final and now - self.last < PROGRESS_EVERY_SECONDS:
+                return
+            self._line(now)
+
+    def _line(self, now: float, waiting: str = "") -> None:
         self.last = now
         of = f"/{self.total}" if self.total is not None else ""
-        errors.print(f"{self.name}: {done}{of} items, {failed} failed, {now - self.started:.0f}s", markup=False, highlight=False)
+        line = f"{self.name}: {self.done}{of} items, {self.failed} failed, {now - self.started:.0f}s{waiting}"
+        errors.print(line, markup=False, highlight=False)
+
+    @contextmanager
+    def ticking(self) -> Iterator[None]:
+        """While the run lasts, a line every WAITING_LINE_EVERY_SECONDS in which no item finished."""
+        ticker = threading.Thread(target=self._tick, name="progress-line", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            self._ended.set()
+            ticker.join()
+
+    def _tick(self) -> None:
+        while not self._ended.wait(WAITING_LINE_EVERY_SECONDS):
+            with self._lock:
+                now = time.monotonic()
+                if now - self.last >= WAITING_LINE_EVERY_SECONDS:
+                    self._line(now, ", waiting for answers")
 
 
 @contextmanager
@@ -234,7 +265,7 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
 
 
-@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
+@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge or --max-cost stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses); 130 interrupted by Ctrl-C or SIGTERM.")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
@@ -243,7 +274,7 @@ def eval_command(
     aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,
@@ -362,7 +393,7 @@ def eval_command(
             )  # fmt: skip
 
     try:
-        with _sigterm_as_interrupt(), progress:
+        with _sigterm_as_interrupt(), progress, plain.ticking() if plain is not None else nullcontext():
             if batch_api:
                 result = run_batch_api(
                     selection, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
@@ -378,6 +409,9 @@ def eval_command(
                     cache=response_cache or False, max_cost=max_cost,
                 )  # fmt: skip
     except KeyboardInterrupt:
+        if as_json:  # a pipeline reading the verdict must not mistake silence for a pass
+            stopped = "interrupted (Ctrl-C or SIGTERM)"
+            print_json({"run": name, "status": "interrupted", "passed": False, "stopped": stopped, "items_saved": finished["items"]})
         errors.print(
             f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
             f"to score the rest, run: {_resume_command(data, name, same_settings)}",
@@ -408,6 +442,8 @@ def _verdict(result: EvalResult, resume: str) -> int:
         if result.stopped_by_kind in _SETUP_ERRORS:
             status = EXIT_USAGE
     else:
+        if result.stopped is not None:  # the budget: what is scored may look fine, the rest is not
+            reasons.append(f"the run stopped before the end: {result.stopped}")
         nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
         if nothing_scored:
             reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
@@ -421,4 +457,6 @@ def _verdict(result: EvalResult, resume: str) -> int:
         errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
         if result.stopped_by is not None or result.counts.failed:
             errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)
+        elif result.stopped is not None:
+            errors.print(f"to score the rest: {resume}", markup=False, highlight=False, soft_wrap=True)
     return status

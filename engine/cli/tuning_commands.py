@@ -61,7 +61,7 @@ OptionPairs = Annotated[Optional[list[str]], typer.Option("--option", help="Scor
 LimitOption = Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")]
 SampleOption = Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")]
 SeedOption = Annotated[int, typer.Option(help="Seed of --sample")]
-ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")]
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
 NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 

@@ -12,7 +12,7 @@ cluster), where a provider's rate limits no longer bind and one process is the b
 
 Each block of rows goes to one of `actors` async actors; each actor builds the scorers once
 and runs them over its block exactly as a batch run does (`arun_evals`), with its own bound
-of `concurrency` scorer runs in flight. With a store, every result is saved there as it
+of `concurrency` judge calls in flight. With a store, every result is saved there as it
 completes under the run name, and a rerun of the same run skips what is already scored. The
 output has the input's columns, the item's `id` (its identity in the run) and, per scorer,
 `<scorer>_score`, `<scorer>_reason` and `<scorer>_error`.

@@ -134,7 +134,8 @@ class Agreement(BaseModel):
     labelled: int = Field(description="Items with both a human label and a judge score")
     binary: BinaryAgreement | None = None
     numeric: NumericAgreement | None = None
-    disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first")
+    disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first (the worst 1,000 at most)")
+    disagreement_count: int = Field(default=0, description="Every disagreement, also those past the listed ones")
 
 
 class FigureDelta(BaseModel):
@@ -230,7 +231,8 @@ class EvalResult(BaseModel):
     max_errors: int = Field(default=0, description="Failed items the run may have and still pass")
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
     passed: bool = Field(
-        default=True, description="Every threshold met, no more failed items than max_errors, and the run not stopped: the CI verdict"
+        default=True,
+        description="Every threshold met, no more failed items than max_errors, and the run not stopped (by the judge or the budget): the CI verdict",
     )
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")

@@ -1,20 +1,15 @@
-"""Summaries of a run per scorer: running aggregates (no per-item memory), pass/fail
-against a threshold, and agreement with human labels told honestly: every figure with a
-bootstrap 95% interval, the disagreements worst first, and paired comparisons of two
-variants on the same items.
-
-Plain Python: a few hundred labelled items and a thousand resamples take well under a
-second, and the formulas are short enough to check by hand against the tests."""
+"""Summaries of a run per scorer: running aggregates (no per-item memory, labelled items
+included), pass/fail against a threshold, agreement with human labels (from
+`runs/agreement.py`: every figure with a bootstrap 95% interval, the disagreements worst
+first), and paired comparisons of two variants on the same items. Every figure a user sees
+comes from here."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-import random
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -24,26 +19,78 @@ from ..scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
 from ..scoring.jury import passes
 from ..scoring.plan import Direction
 from ..store import ScorerUsage
+from .agreement import (
+    BOOTSTRAP_ITEMS,
+    FIGURE_TITLES,
+    LOWER_IS_BETTER_FIGURES,
+    RESAMPLES,
+    SAMPLE_SIZE,
+    SEED,
+    WORST_KEPT,
+    AgreementStream,
+    Figures,
+    Labelled,
+    agreement_of,
+    binary_figures,
+    bootstrap,
+    confusion_of,
+    flags,
+    human_flags,
+    judged_answers,
+    numeric_figures,
+    pearson,
+    ranks,
+    ratio,
+)
 from .results import (
-    Agreement,
-    BinaryAgreement,
     Comparison,
-    Confusion,
-    Disagreement,
-    FigureDelta,
     FigureEstimate,
+    FigureDelta,
     JuryAgreement,
-    NumericAgreement,
     ScorerOutcome,
     ScorerSummary,
     VerdictChange,
 )
 
-RESAMPLES = 1000
-#: Items one bootstrap resample draws at most (see `bootstrap`).
-BOOTSTRAP_ITEMS = 1000
-SEED = 20240601  # fixed: the same data gives the same intervals on every run
-
+__all__ = [
+    "BOOTSTRAP_ITEMS",
+    "FIGURE_TITLES",
+    "LOWER_IS_BETTER_FIGURES",
+    "RESAMPLES",
+    "SAMPLE_SIZE",
+    "SEED",
+    "WORST_KEPT",
+    "GATES",
+    "Aggregate",
+    "Gate",
+    "AgreementStream",
+    "Figures",
+    "Labelled",
+    "ScoreSpread",
+    "agreement_of",
+    "binary_figures",
+    "bootstrap",
+    "compare_labelled",
+    "confusion_of",
+    "flag_threshold",
+    "flags",
+    "gate_passed",
+    "human_flags",
+    "judged_answers",
+    "kappa",
+    "mean_estimate",
+    "numeric_figures",
+    "pearson",
+    "judge_models",
+    "judge_steps",
+    "unpriced_models",
+    "window_figures",
+    "ranks",
+    "ratio",
+    "scale_of",
+    "spread_of",
+    "usage_cost",
+]
 
 class ScoreSpread(BaseModel):
     """How one scorer's scores of a run are spread: the median, the 95th percentile, and
@@ -74,7 +121,7 @@ def window_figures(
 ) -> dict[str, float | None]:
     """A monitor's figures over one window's outcomes (`sampled`: replies queued for the scorer, replies seen)."""
     outcomes, spread = len(scores) + errors + not_scorable, spread_of(scores, direction, threshold).model_dump()
-    rates = {"error_rate": _ratio(errors, outcomes), "not_scorable_rate": _ratio(not_scorable, outcomes), "sampled_rate": _ratio(*sampled) if sampled else None}
+    rates = {"error_rate": ratio(errors, outcomes), "not_scorable_rate": ratio(not_scorable, outcomes), "sampled_rate": ratio(*sampled) if sampled else None}
     return {**spread, **rates, "outcomes": outcomes, "scored": len(scores), "mean": statistics.fmean(scores) if scores else None}
 
 
@@ -116,9 +163,8 @@ class Aggregate:
         self.high = -math.inf
         self.errors = 0
         self.not_scorable = 0
-        # Labelled items only: what a human labelled is small enough to keep, and the
-        # disagreements must name them.
-        self.labelled: list[Labelled] = []
+        # Agreement with the human labels, taken as items stream in (flat memory).
+        self.agreement = AgreementStream(self.flag_threshold, scorer.plan.direction)
         self.usage = TokenUsage()
         self.judge_calls = 0
         self.cached_calls = 0
@@ -128,7 +174,7 @@ class Aggregate:
         # A jury's verdict line: its own threshold, else the run's.
         self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
-        self.jury_labelled: dict[str, list[Labelled]] = {}
+        self.jury_labelled: dict[str, AgreementStream] = {}  # per judge model
         self.jury_items = 0
         self.disagreements = 0
 
@@ -156,7 +202,7 @@ class Aggregate:
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
-                self.labelled.append(Labelled(item_id or "", index, outcome.score, expected, outcome.reason, outcome.steps))
+                self.agreement.add(Labelled(item_id or "", index, outcome.score, expected, outcome.reason, outcome.steps))
             if outcome.judges is not None:
                 self._add_jury(outcome, expected, item_id, index)
             self.count += 1
@@ -195,7 +241,7 @@ class Aggregate:
             not_scorable=self.not_scorable,
             threshold=self.threshold,
             passed=passed,
-            agreement=agreement_of(self.labelled, self.flag_threshold, direction) if self.labelled else None,
+            agreement=self.agreement.result() if self.agreement.labelled else None,
             model=self.scorer.judge.model,
             judge_calls=self.judge_calls,
             cached_calls=self.cached_calls,
@@ -217,7 +263,9 @@ class Aggregate:
             self.jury_verdicts.append([passes(judge.score, line, self.scorer.plan.direction) for judge in outcome.judges])
         if expected is not None:
             for judge in outcome.judges:
-                self.jury_labelled.setdefault(judge.model, []).append(Labelled(item_id or "", index, judge.score, expected))
+                if judge.model not in self.jury_labelled:
+                    self.jury_labelled[judge.model] = AgreementStream(self.flag_threshold, self.scorer.plan.direction)
+                self.jury_labelled[judge.model].add(Labelled(item_id or "", index, judge.score, expected))
 
     def _jury_summary(self) -> JuryAgreement | None:
         if not isinstance(self.scorer, Jury):
@@ -227,9 +275,7 @@ class Aggregate:
             items=self.jury_items,
             disagreements=self.disagreements,
             kappa=kappa(self.jury_verdicts) if self.jury_verdicts else None,
-            with_humans={
-                model: agreement_of(labelled, self.flag_threshold, self.scorer.plan.direction) for model, labelled in self.jury_labelled.items()
-            },
+            with_humans={model: stream.result() for model, stream in self.jury_labelled.items()},
         )
 
 
@@ -269,143 +315,6 @@ def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
     return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
 
 
-@dataclass(frozen=True)
-class Labelled:
-    """One item's judge score beside its human label."""
-
-    item_id: str
-    index: int | None
-    score: float
-    expected: float | bool
-    reason: str | None = None
-    steps: Mapping[str, StepRecord] = field(default_factory=dict)
-
-
-def flags(score: float, threshold: float, direction: Direction) -> bool:
-    """Whether a score flags its item: at or past the threshold on the scorer's worse side."""
-    return score >= threshold if direction == "lower_is_better" else score <= threshold
-
-
-Figures = dict[str, "float | None"]
-
-FIGURE_TITLES = {
-    "accuracy": "accuracy",
-    "balanced_accuracy": "balanced accuracy",
-    "precision": "precision",
-    "recall": "recall",
-    "f1": "F1",
-    "kappa": "Cohen's kappa",
-    "mean_abs_error": "mean absolute error",
-    "pearson": "Pearson r",
-    "spearman": "Spearman rho",
-}
-LOWER_IS_BETTER_FIGURES = frozenset({"mean_abs_error"})
-
-
-def _ratio(numerator: float, denominator: float) -> float | None:
-    return numerator / denominator if denominator else None
-
-
-def confusion_of(pairs: Sequence[tuple[bool, bool]]) -> Confusion:
-    """(judge flags, human flags) pairs counted."""
-    # Counted in plain integers, then one model: a bootstrap counts a thousand resamples.
-    cells = Counter(pairs)
-    return Confusion(
-        true_positive=cells[(True, True)], false_positive=cells[(True, False)],
-        false_negative=cells[(False, True)], true_negative=cells[(False, False)],
-    )  # fmt: skip
-
-
-def binary_figures(pairs: Sequence[tuple[bool, bool]]) -> Figures:
-    c = confusion_of(pairs)
-    tp, fp, fn, tn = c.true_positive, c.false_positive, c.false_negative, c.true_negative
-    n = tp + fp + fn + tn
-    precision, recall, specificity = _ratio(tp, tp + fp), _ratio(tp, tp + fn), _ratio(tn, tn + fp)
-    observed = (tp + tn) / n
-    # Chance agreement from each side's own rate of flagging (Cohen, 1960).
-    chance = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
-    return {
-        "accuracy": observed,
-        "balanced_accuracy": (recall + specificity) / 2 if recall is not None and specificity is not None else None,
-        "precision": precision,
-        "recall": recall,
-        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
-        "kappa": (observed - chance) / (1 - chance) if chance < 1 else None,
-    }
-
-
-def ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties sharing their average rank."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranked = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for position in range(start, end + 1):
-            ranked[order[position]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranked
-
-
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    covariance = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
-    spread = math.sqrt(sum((x - mean_x) ** 2 for x in xs) * sum((y - mean_y) ** 2 for y in ys))
-    return covariance / spread if spread else None
-
-
-def numeric_figures(pairs: Sequence[tuple[float, float]]) -> Figures:
-    """(judge score, human score) pairs."""
-    judge, human = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
-    return {
-        "mean_abs_error": sum(abs(a - b) for a, b in pairs) / len(pairs),
-        "pearson": pearson(judge, human),
-        "spearman": pearson(ranks(judge), ranks(human)),
-    }
-
-
-def _percentile(ordered: Sequence[float], fraction: float) -> float:
-    position = fraction * (len(ordered) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
-
-
-def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: int = RESAMPLES) -> dict[str, FigureEstimate]:
-    """Each figure on all `count` items, with the 2.5th and 97.5th percentiles of the figure
-    over `resamples` resamples of the items drawn with replacement (a resample where the
-    figure is undefined, e.g. no positive item, is left out of that figure's interval).
-
-    Above `BOOTSTRAP_ITEMS` items, each resample draws that many (an m-out-of-n bootstrap)
-    and the interval's distance from the figure is narrowed by sqrt(m/n), as the spread of
-    a figure shrinks with the square root of the items: a run of 100,000 labelled items gets
-    its intervals in the time of one of 1,000."""
-    everyone = list(range(count))
-    point = figures(everyone)
-    size = min(count, BOOTSTRAP_ITEMS)
-    narrowed = math.sqrt(size / count) if count else 1.0
-    drawn: dict[str, list[float]] = {name: [] for name in point}
-    generator = random.Random(SEED)
-    for _ in range(resamples):
-        sample = generator.choices(everyone, k=size)
-        for name, value in figures(sample).items():
-            if value is not None:
-                drawn[name].append(value)
-    estimates: dict[str, FigureEstimate] = {}
-    for name, value in point.items():
-        values = sorted(drawn[name])
-        if value is None or len(values) < resamples // 2:
-            estimates[name] = FigureEstimate(value=_rounded(value))
-        else:
-            low, high = _percentile(values, 0.025), _percentile(values, 0.975)
-            if size < count:
-                low, high = value + (low - value) * narrowed, value + (high - value) * narrowed
-            estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(low), high=_rounded(high))
-    return estimates
-
-
 Gate = Literal["mean", "lower", "upper"]
 GATES: tuple[Gate, ...] = ("mean", "lower", "upper")
 
@@ -427,50 +336,6 @@ def gate_passed(mean: FigureEstimate, threshold: float, direction: Direction, ga
     if value is None:
         return False
     return value <= threshold if direction == "lower_is_better" else value >= threshold
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
-
-def judged_answers(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
-    return {step_id: record.result for step_id, record in steps.items() if record.kind == "llm" and not record.skipped}
-
-
-def agreement_of(labelled: Sequence[Labelled], threshold: float, direction: Direction) -> Agreement:
-    """Figures for the boolean labels and for the numeric ones (a data set may hold both),
-    and every disagreement, worst first."""
-    booleans = [item for item in labelled if isinstance(item.expected, bool)]
-    numbers = [item for item in labelled if not isinstance(item.expected, bool)]
-    binary: BinaryAgreement | None = None
-    numeric: NumericAgreement | None = None
-    disagreements: list[Disagreement] = []
-    if booleans:
-        pairs = [(flags(item.score, threshold, direction), bool(item.expected)) for item in booleans]
-        estimates = bootstrap(len(pairs), lambda picked: binary_figures([pairs[i] for i in picked]))
-        binary = BinaryAgreement(labelled=len(pairs), threshold=threshold, confusion=confusion_of(pairs), **estimates)
-        for item, (judged, human) in zip(booleans, pairs):
-            if judged != human:
-                disagreements.append(_disagreement(item, abs(item.score - threshold), judged))
-    if numbers:
-        scored = [(item.score, float(item.expected)) for item in numbers]
-        estimates = bootstrap(len(scored), lambda picked: numeric_figures([scored[i] for i in picked]))
-        numeric = NumericAgreement(labelled=len(scored), **estimates)
-        disagreements += [_disagreement(item, abs(item.score - float(item.expected))) for item in numbers if item.score != item.expected]
-    disagreements.sort(key=lambda item: (-item.gap, item.index if item.index is not None else 0))
-    return Agreement(labelled=len(labelled), binary=binary, numeric=numeric, disagreements=disagreements)
-
-
-def _disagreement(item: Labelled, gap: float, flagged: bool | None = None) -> Disagreement:
-    # Built from values already checked (a big run has tens of thousands): not validated again.
-    return Disagreement.model_construct(
-        item_id=item.item_id, index=item.index, score=item.score, expected=item.expected, flagged=flagged,
-        gap=round(gap, 4), reason=item.reason, judged=judged_answers(item.steps),
-    )  # fmt: skip
-
-
-def human_flags(expected: float | bool, threshold: float, direction: Direction) -> bool:
-    return expected if isinstance(expected, bool) else flags(expected, threshold, direction)
 
 
 def compare_labelled(

@@ -1,0 +1,213 @@
+"""Per-item evaluation: read the item, reuse what a resumed run saved, get the reply (from
+the item or the target), run every pending scorer, and record each outcome. A failing item
+(unreadable, target error, judge error) is recorded with its cause and never stops the
+others; a judge failure that no retry can mend stops the run."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from datetime import timezone as tz
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...errors import JudgeError, NotScorable, ScorerError
+from ...formatting import one_line, validation_line
+from ...judge.middleware.slots import CallSlots
+from ...scoring import AnyScorer, ScoreResult
+from ...store import ResultRecord, Store
+from ..items import EvalItem, UniqueIds, UnreadableItem
+from ..records import outcome_of, result_record
+from ..results import ItemResult, ScorerOutcome
+from ..targets import Target, as_reply, call_target
+from .budget import SpendBudget
+from .options import Pace
+from .resume import saved_outcomes
+from .tally import Tally
+from .writes import BatchedWrites
+
+
+class Stopped(Exception):
+    """The run is stopping on a fatal judge error reported by another item: this item's
+    unfinished work is dropped, not recorded (a rerun does it)."""
+
+
+async def ask_scorer(scorer: AnyScorer, item: EvalItem, reply: Any, run_id: str, sample: int) -> ScoreResult:
+    """The one place the batch runner calls a scorer."""
+    return await scorer.ascore(item.run_input(reply, run_id=run_id), sample=sample)
+
+
+class Evaluation:
+    """One invocation of a batch run, item by item."""
+
+    def __init__(
+        self,
+        *,
+        scorers: list[AnyScorer],
+        target: Target | None,
+        pace: Pace,
+        run: str,
+        store: Store | None,
+        resuming: bool,
+        tally: Tally,
+        budget: SpendBudget,
+        writes: BatchedWrites | None,
+        slots: CallSlots,
+        track_items: bool,
+    ) -> None:
+        self.scorers = scorers
+        self.target = target
+        self.pace = pace
+        self.run = run
+        self.store = store
+        self.resuming = resuming
+        self.tally = tally
+        self.budget = budget
+        self.writes = writes
+        # The run's bound on calls in flight: the judges' calls take it inside the scorers
+        # (so an item waiting for an answer holds none); a target call takes it here.
+        self.slots = slots
+        # Ids seen so far, to refuse a duplicate in a one-shot iterator (files and lists are
+        # checked before the run). Not with keep_results=False: that promises flat memory.
+        self.unique_ids = UniqueIds("data") if pace.keep_results else None
+        self.stop_cause: JudgeError | None = None
+        self.stop_owner: asyncio.Task[Any] | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+        # The item ids of this pass over a data file, to drop results of items gone from it.
+        self.seen: set[str] | None = set() if track_items else None
+
+    async def _save(self, record: ResultRecord) -> ResultRecord:
+        """The record as it now stands. Results go to the store in batches; one that then
+        cannot be saved is counted as a store error (and judged again by a rerun)."""
+        if self.writes is not None:
+            await self.writes.add(record)
+        return record
+
+    async def item(self, index: int, line: int, raw: Any) -> None:
+        item = await self._readable(index, line, raw)
+        if item is None:
+            return
+        key, fingerprint = item.key(line), item.fingerprint
+        if self.seen is not None:
+            self.seen.add(key)
+        outcomes: dict[str, ScorerOutcome] = {}
+        stored_output: Any = None
+        if self.resuming and self.store is not None:
+            outcomes, stored_output = await saved_outcomes(self.store, self.run, key, fingerprint, self.scorers)
+        self.tally.counts.reused += len(outcomes)
+        pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
+        result = ItemResult(index=index, line=line, id=key, item=item, output=stored_output, resumed=not pending)
+        if pending:
+            started = datetime.now(tz.utc)
+            reply, error = await self._reply(item, stored_output)
+            result.output = reply
+            if error is not None:
+                result.error = error
+                for scorer in pending:
+                    record = self._record(scorer, item, key, line, fingerprint, reply, started, error=error, stage="target")
+                    outcomes[scorer.id] = outcome_of(await self._save(record))
+            else:
+                owner = asyncio.current_task()
+                scored = await asyncio.gather(*(self._score(scorer, item, key, line, fingerprint, reply, owner) for scorer in pending))
+                outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
+        # In the scorers' order, whatever order they finished or were loaded in.
+        result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
+        await self.tally.finish(result, "target")
+
+    async def _readable(self, index: int, line: int, raw: Any) -> EvalItem | None:
+        """The item, or None when it cannot be read (recorded as each scorer's error)."""
+        duplicate = self.unique_ids.duplicate(line, raw) if self.unique_ids is not None else None
+        if duplicate is not None:
+            await self._unreadable(index, line, duplicate)
+            return None
+        if isinstance(raw, UnreadableItem):
+            await self._unreadable(index, line, raw.message)
+            return None
+        try:
+            return EvalItem.of(raw)
+        except (ValidationError, ValueError) as exc:
+            await self._unreadable(index, line, validation_line(exc) if isinstance(exc, ValidationError) else str(exc))
+            return None
+
+    async def _unreadable(self, index: int, line: int, message: str) -> None:
+        """An item that cannot be read is each scorer's error, counted and stored like any other."""
+        key = f"#{line}"
+        if self.seen is not None:
+            self.seen.add(key)
+        started = datetime.now(tz.utc)
+        outcomes: dict[str, ScorerOutcome] = {}
+        for scorer in self.scorers:
+            record = result_record(
+                scorer, run=self.run, source="batch", item_id=key, item_index=line, input=None, output=None, context=None,
+                started_at=started, error=message, error_stage="item",
+            )  # fmt: skip
+            outcomes[scorer.id] = outcome_of(await self._save(record))
+        await self.tally.finish(ItemResult(index=index, line=line, id=None, error=message, results=outcomes), "item")
+
+    async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
+        if item.has_output:
+            # A conversation item is stored with its whole transcript as the reply.
+            return (item.output if item.output is not None else item.turns), None
+        if stored_output is not None:  # the same reply the saved scorers judged
+            return stored_output, None
+        if self.target is None:
+            # Nothing to produce a reply: scorers that need one find the item not scorable
+            # (and say so); the others (e.g. context precision) judge it as it is.
+            return None, None
+        timeout = self.pace.target_timeout
+        try:
+            async with self.slots.slot:
+                reply = await asyncio.wait_for(call_target(self.target, item.input), timeout)
+            return as_reply(reply), None
+        except asyncio.TimeoutError:
+            return None, f"the target did not answer within {timeout:g}s"
+        except Exception as exc:
+            return None, one_line(exc)
+
+    def _record(
+        self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, started: datetime, **kwargs: Any
+    ) -> ResultRecord:
+        error_stage = kwargs.pop("stage", None)
+        return result_record(
+            scorer, run=self.run, source="batch", item_id=key, item_index=line, item_hash=fingerprint, input=item.input,
+            output=reply, context=item.context, ground_truth=item.ground_truth, metadata=item.metadata,
+            expected=item.expected_for(scorer.id), started_at=started, error_stage=error_stage, **kwargs,
+        )  # fmt: skip
+
+    async def _score(
+        self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None
+    ) -> ScorerOutcome:
+        started = datetime.now(tz.utc)
+        result = None
+        try:
+            result = await ask_scorer(scorer, item, reply, f"{self.run}/{key}/{scorer.id}", self.pace.sample)
+        except NotScorable as exc:
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
+        except JudgeError as exc:
+            if exc.fatal:
+                self._stop(exc, owner)
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, error=str(exc), stage="scorer")
+        except Exception as exc:  # inputs, or a bug: this item only
+            message = str(exc) if isinstance(exc, ScorerError) else one_line(exc)
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, error=message, stage="scorer")
+        else:
+            record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
+        self.tally.counts.scored += 1
+        if self.budget.metered and not record.error:
+            self.budget.add(self.tally.aggregates[scorer.id].cost_of(record.steps, record.judges))
+        record = await self._save(record)
+        return outcome_of(record, result=result if record.ok else None)
+
+    def _stop(self, cause: JudgeError, owner: asyncio.Task[Any] | None) -> None:
+        """The first fatal judge error stops the run: every other item in flight (not the
+        `owner` task of the item that met it) is cancelled; what they finished is saved and
+        a rerun does the rest."""
+        if self.stop_cause is not None:
+            if owner is not None and owner is self.stop_owner:
+                return  # another scorer of the item that stopped the run: recorded with it
+            raise Stopped()
+        self.stop_cause, self.stop_owner = cause, owner
+        for task in self.tasks:
+            if task is not owner:
+                task.cancel()
