@@ -32,7 +32,7 @@ from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, 
 from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
-from .lints import replacement_problem, threshold_off_scale, values_below
+from .lints import duplicate_step_problem, jury_threshold_problem, replacement_problem, values_below
 from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
 from .spec import RUN_VARIABLES, ScorerDefinition
@@ -433,24 +433,6 @@ def _title(identifier: str) -> str:
     return "".join(part.capitalize() for part in identifier.replace("-", "_").split("_"))
 
 
-def _first_duplicate_step(raw: Any, scorer_id: str) -> ConfigError | None:
-    """A second step with the id of an earlier one, at its own `id:` (the spec would only
-    name the scorer)."""
-    steps = raw.get("steps") if isinstance(raw, Mapping) else None
-    if not isinstance(steps, list):
-        return None
-    seen: dict[Any, int] = {}
-    for index, step in enumerate(steps):
-        step_id = step.get("id") if isinstance(step, Mapping) else None
-        if step_id is None:
-            continue
-        if step_id in seen:
-            place = position(raw, ["steps", index, "id"], value=True)
-            return ConfigError(f"scorers.{scorer_id}.steps.{index}.id: step id {step_id!r} is used twice (first by step {seen[step_id] + 1}); step ids must be unique", *(place or (None, None, None)))
-        seen[step_id] = index
-    return None
-
-
 def compile_catalog(
     source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True
 ) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
@@ -468,17 +450,15 @@ def compile_catalog(
             raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
             if (replaced := replacement_problem(source, scorer_id)) is not None:
                 raise replaced
-            duplicate = _first_duplicate_step(raw, scorer_id)
-            if duplicate is not None:
+            if (duplicate := duplicate_step_problem(raw, scorer_id)) is not None:
                 raise duplicate
             try:
                 definition = ScorerDefinition.model_validate({**raw, "id": scorer_id})
             except ValidationError as exc:
                 raise validation_error(exc, raw, f"scorers.{scorer_id}", source.path, ScorerDefinition) from None
             plan = compiler.compile(definition, raw)
-            if definition.judges is not None and (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())):
-                where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
-                raise ConfigError(f"scorers.{scorer_id}.judges.threshold: {off}", where.file, where.line or None, where.column)
+            if (off_scale := jury_threshold_problem(definition, plan, raw, source)) is not None:
+                raise off_scale
             compiled[scorer_id] = (definition, plan)
         except CatalogErrors as exc:
             problems.extend(exc.problems)

@@ -211,6 +211,32 @@ def replacement_problem(source: CatalogSource, scorer_id: str) -> ConfigError | 
     return None
 
 
+def duplicate_step_problem(raw: Any, scorer_id: str) -> ConfigError | None:
+    """A second step with the id of an earlier one, at its own `id:` (the spec would only
+    name the scorer)."""
+    steps = raw.get("steps") if isinstance(raw, Mapping) else None
+    if not isinstance(steps, list):
+        return None
+    seen: dict[Any, int] = {}
+    for index, step in enumerate(steps):
+        step_id = step.get("id") if isinstance(step, Mapping) else None
+        if step_id is None:
+            continue
+        if step_id in seen:
+            place = position(raw, ["steps", index, "id"], value=True)
+            return ConfigError(f"scorers.{scorer_id}.steps.{index}.id: step id {step_id!r} is used twice (first by step {seen[step_id] + 1}); step ids must be unique", *(place or (None, None, None)))
+        seen[step_id] = index
+    return None
+
+
+def jury_threshold_problem(definition: ScorerDefinition, plan: ScorerPlan, raw: Any, source: CatalogSource) -> ConfigError | None:
+    """A jury's pass line off the scale of the scores it judges, at its line."""
+    if definition.judges is None or (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())) is None:
+        return None
+    where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
+    return ConfigError(f"scorers.{definition.id}.judges.threshold: {off}", where.file, where.line or None, where.column)
+
+
 def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
     """The warnings of the scorers `source` defines itself (compiled clean), each once, in file order."""
     templates = PromptTemplates(source.templates_path)
