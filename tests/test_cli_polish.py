@@ -73,7 +73,7 @@ def test_errors_name_flags_not_python_keywords(judge: JudgeServer) -> None:
 def test_no_key_error_names_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     shown = runner.invoke(app, ["run", "hallucination", "--output", "x", "--context", "c"])
     assert shown.exit_code == 2
-    assert "(or --base-url)" in shown.output and "--model openai/<model>" in shown.output
+    assert "(or --base-url)" in shown.output and "openai/<model>" in shown.output
     assert "api_key=" not in shown.output and "base_url=" not in shown.output
 
 

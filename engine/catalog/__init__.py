@@ -75,7 +75,7 @@ class Catalog:
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
             names = [name for name in (getattr(step, "prompt", None), step.judge.system if getattr(step, "judge", None) else None) if name]  # type: ignore[union-attr]
-            if definition.judge.system and step.kind != "score":
+            if definition.judge.system and getattr(step, "prompt", None):  # only a step that asks a judge
                 names.append(definition.judge.system)
             for name in dict.fromkeys(names):
                 for referenced in templates.referenced(name):

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from ..errors import NotScorable
+
 #: Words of any script: letters and digits, keeping inner apostrophes and hyphens ("don't", "e-mail").
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
 
@@ -261,7 +263,8 @@ def trajectory_match(actual: Any, expected: Any, order: str = "strict", match_ar
     if order not in _ORDERS:
         raise ValueError(f"trajectory_match(): order must be one of {', '.join(_ORDERS)}, got {order!r}")
     if expected is None:
-        raise ValueError("trajectory_match(): no expected steps (give the scorer's expected tools or the item's `expected_trajectory`)")
+        # What the item lacks, not a mistake in the expression: the item is not scorable.
+        raise NotScorable("no expected tool calls to compare with (neither the scorer's expected tools nor the item's)", parameter="expected_trajectory")
     calls = [_step(value) for value in _as_list(actual, "actual")]
     steps = [_step(value) for value in _as_list(expected, "expected")]
     pairs: list[tuple[int, int]]

@@ -8,7 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 import yaml
@@ -83,12 +83,15 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition.direction)} is better)", highlight=False)
     console.print(" ".join(definition.description.split()), markup=False, highlight=False, soft_wrap=True)
     console.print(f"needs: {', '.join(definition.requires)}", highlight=False)
-    judge = definition.judge.model_dump(exclude_none=True, exclude_unset=True)
-    if judge:
-        console.print(f"judge: {', '.join(f'{name}={value}' for name, value in judge.items())}", markup=False, highlight=False)
-    if definition.judges is not None:
-        jury = definition.judges
-        console.print(f"jury: {', '.join(jury.models)} ({jury.aggregate})", markup=False, highlight=False)
+    if catalog.plan(scorer).needs_judge:  # a computed scorer has no judge to show
+        judge = definition.judge.model_dump(exclude_none=True, exclude_unset=True)
+        if judge:
+            console.print(f"judge: {', '.join(f'{name}={value}' for name, value in judge.items())}", markup=False, highlight=False)
+        if definition.judges is not None:
+            jury = definition.judges
+            console.print(f"jury: {', '.join(jury.models)} ({jury.aggregate})", markup=False, highlight=False)
+    else:
+        console.print("judge: none (computed: no model, no key, no request)", highlight=False)
     if definition.options:
         options = Table(title="options", title_justify="left")
         for column in ("option", "type", "default", "meaning"):
@@ -103,16 +106,26 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
         steps.add_column(column, overflow="fold")
     for step in definition.steps:
         data = step.model_dump(by_alias=True, exclude_none=True)
-        if step.kind == "score":
-            what = f"score = {data['score']}"
-        else:
-            what = f"{data['prompt']}" + (f" -> {data['schema']}" if data.get("schema") else " -> text")
+        what = _step_summary(data)
         if data.get("skip_if"):
             what += f"; skipped when {data['skip_if']}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _step_summary(step: dict[str, Any]) -> str:
+    """What a step asks or computes, from the fields it has (whatever its kind): the prompt
+    and answer schema of a judge step, the expression of a score, the values of a compute step."""
+    parts: list[str] = []
+    if "prompt" in step:
+        parts.append(f"{step['prompt']} -> {step.get('schema') or 'text'}")
+    for name, value in (step.get("values") or {}).items():
+        parts.append(f"{name} = {value['reduce'] + ' of ' + value['items'] if isinstance(value, dict) else value}")
+    if "score" in step:
+        parts.append(f"score = {step['score']}")
+    return "; ".join(parts) or "-"
 
 
 _SCORER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")

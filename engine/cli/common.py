@@ -7,7 +7,6 @@ import json
 import logging
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -17,23 +16,23 @@ from typing import Annotated, Any, Optional, TypeVar, Union, get_args, get_origi
 
 import typer
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import (
     CatalogErrors,
     ConfigError,
     DataError,
-    JudgeAuthenticationError,
     JudgeError,
-    JudgeRequestError,
-    JudgeUnreachableError,
+    RunInputError,
     ScorerError,
 )
 from ..formatting import to_json
 from ..judge import install_log_filter, scrub
+from ..runs.items import other_encoding
 from ..scoring import AGGREGATIONS
-from .app import errors
+from .app import errors, suggestion
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,36 +62,40 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def exit_status(exc: BaseException) -> int:
     """2 for what the user must fix in how the command is set up (the configuration, the
-    arguments, a key or model the judge refuses), 1 for everything else that went wrong."""
-    if isinstance(exc, ConfigError):
+    arguments, a data file that cannot be used, a value the scorer needs, a key or model the
+    judge refuses), 1 for everything else that went wrong."""
+    if isinstance(exc, (ConfigError, DataError, RunInputError)):
         return EXIT_USAGE
-    if isinstance(exc, JudgeError) and exc.fatal and isinstance(exc, (JudgeAuthenticationError, JudgeRequestError, JudgeUnreachableError)):
+    if isinstance(exc, JudgeError) and exc.setup:
         return EXIT_USAGE
     return EXIT_FAILED
 
 
-# The library's errors tell a Python caller which keyword to pass; on the command line the
-# same advice names the flag instead.
-_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r" \(or pass api_key=\)"), ""),
-    (re.compile(r"\(or --base-url / base_url=\)"), "(or --base-url)"),
-    (re.compile(r"\(or base_url=\)"), "(or --base-url)"),
-    (re.compile(r"pass model='provider/model'"), "give --model provider/model"),
-    (re.compile(r"and name its model as 'openai/<model>'"), "and give --model openai/<model>"),
-    (
-        re.compile(r"pass options=\{'context': \[\.\.\.\]\} or a get_context callable when creating the scorer, or context=\[\.\.\.\] to run\(\) \(--context on the command line, a `context` field in a data file\)"),
-        "give --context (or a `context` field in each item of a data file)",
-    ),
-    (re.compile(r"give (--[\w-]+) on the command line, \w+=\.\.\. in Python, or"), r"give \1, or"),
-    (re.compile(r"option (\w+): unknown option \(known: "), r"--option \1: unknown option (known: "),
-)
+#: How the command line gives each argument an error can be about (the library's errors say
+#: it in Python words); an argument with no flag (`api_key`) gets no advice here.
+_FLAG_ADVICE: dict[str, str] = {
+    "base_url": " (or --base-url)",
+    "model": " (or give --model provider/model)",
+    "context": ": give --context (or a `context` field in each item of a data file)",
+}
 
 
-def cli_words(message: str) -> str:
-    """`message` with Python keywords replaced by the flags that do the same."""
-    for pattern, replacement in _CLI_WORDS:
-        message = pattern.sub(replacement, message)
-    return message
+def cli_advice(parameter: str | None) -> str:
+    """What ends a message about `parameter` on the command line: the flag that gives it."""
+    if parameter is None or parameter == "api_key":
+        return ""
+    if parameter in _FLAG_ADVICE:
+        return _FLAG_ADVICE[parameter]
+    if parameter.startswith("options."):
+        return f" (--option {parameter.removeprefix('options.')}=...)"
+    return f": give --{parameter.replace('_', '-')}, or the `{parameter}` field of each item in a data file"
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as the command line shows it: the flag named where the library names a
+    Python argument, keys masked."""
+    text = exc.described(cli_advice(exc.parameter)) if isinstance(exc, ScorerError) else str(exc)
+    return scrub(text)
 
 
 def one_line_errors(command: F) -> F:
@@ -122,7 +125,7 @@ def one_line_errors(command: F) -> F:
             kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
-                errors.print(f"{kind}: {cli_words(scrub(str(problem)))}", markup=False, highlight=False, soft_wrap=True)
+                errors.print(f"{kind}: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -134,6 +137,9 @@ def catalog_from(config: Path | None) -> Catalog:
 
 def _decode(data: bytes, where: str) -> str:
     """UTF-8 text (a byte-order mark is dropped), or one line naming where it is not."""
+    encoding = other_encoding(data[:64])
+    if encoding is not None:
+        raise DataError(f"the file is {encoding} text; save it as UTF-8", where)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -187,32 +193,65 @@ def _takes_text(annotation: Any) -> bool:
     return False
 
 
+def _accepts_none(annotation: Any) -> bool:
+    return (get_origin(annotation) is Union or type(annotation).__name__ == "UnionType") and type(None) in get_args(annotation)
+
+
+def yaml_value(raw: str, flag: str) -> Any:
+    """A value written on the command line, read as YAML (numbers, lists, true/false)."""
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        value = raw
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{flag}: must be a finite number, got {raw}")
+    return value
+
+
+def _option_value(name: str, raw: str, field: FieldInfo) -> Any:
+    """One `--option NAME=VALUE` as the option's schema types it: text stays text
+    (`language=no` is "no"), `null` is None only for an option that may be null, anything
+    else is read as YAML and checked against the option's type."""
+    annotation = field.annotation
+    if raw.strip() in ("null", "~") and _accepts_none(annotation):
+        return None
+    value = raw if _takes_text(annotation) else yaml_value(raw, f"--option {name}")
+    typed: Any = Annotated[annotation, *field.metadata] if field.metadata else annotation  # with its minimum, maximum ...
+    try:
+        return TypeAdapter(typed).validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        expected = str(first["msg"]).removeprefix("Input should be ")
+        raise ConfigError(f"--option {name}={raw}: expected {expected}") from None
+
+
 def parse_options(pairs: list[str], options_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    """NAME=VALUE pairs. A value is read as YAML (numbers, lists, true/false), except for
-    options whose type is text: `language=no` stays the string "no"."""
-    fields = options_model.model_fields if options_model is not None else {}
+    """NAME=VALUE pairs. Given a scorer's options model, every command reads `--option`
+    through it: an unknown name is refused with a did-you-mean, and each value is typed as
+    its option's schema says; without one, values are read as YAML."""
+    fields = options_model.model_fields if options_model is not None else None
     options: dict[str, Any] = {}
     for pair in pairs:
         name, separator, raw = pair.partition("=")
         name = name.strip()
         if not separator or not name:
             raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
-        if name in fields and _takes_text(fields[name].annotation):
-            options[name] = raw
-            continue
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
-            value = raw
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"--option {pair!r}: {name} must be a finite number")
-        options[name] = value
+        if fields is None:
+            options[name] = yaml_value(raw, f"--option {name}")
+        elif name in fields:
+            options[name] = _option_value(name, raw, fields[name])
+        else:
+            known = ", ".join(fields) or "none"
+            raise ConfigError(f"--option {name}: unknown option{suggestion(name, list(fields))} (known: {known})")
     return options
 
 
-def scorer_options(pairs: list[str] | None, context: list[str] | None, options_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    """`--option` pairs, plus the `--context` pieces as the `context` option."""
+def scorer_options(pairs: list[str] | None, context: list[str] | None, options_model: type[BaseModel], scale: float | None = None) -> dict[str, Any]:
+    """`--option` pairs read against the scorer's options, `--scale` as the `scale` option,
+    and the `--context` pieces as the `context` option."""
     options = parse_options(pairs or [], options_model)
+    if scale is not None:
+        options["scale"] = finite(scale, "--scale")
     if context:
         options["context"] = [str(read_value(piece)) for piece in context]
     return options

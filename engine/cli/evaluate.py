@@ -27,7 +27,8 @@ from rich.progress import (
 from rich.text import Text
 
 from ..catalog import Catalog
-from ..errors import ConfigError
+from .. import errors as error_kinds
+from ..errors import ConfigError, JudgeError
 from ..judge import ResponseCache, throttling
 from ..runs import (
     BatchProgress,
@@ -63,6 +64,7 @@ from .common import (
     judge_choice,
     one_line_errors,
     print_json,
+    scorer_options,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
@@ -268,13 +270,13 @@ def eval_command(
     tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)
-    options = tuning.scorer_settings(option, scale)
     thresholds = parse_thresholds(threshold or [])
     error_budget(max_errors, 0)
     chosen = judge_choice(model, aggregate)
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
         jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
+        options = scorer_options(option, None, source.plan(scorer_id).options_model, scale)
         return source.create(
             scorer_id, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
             rpm=rpm, tpm=tpm, **chosen, **jury_line,  # type: ignore[arg-type]
@@ -374,8 +376,11 @@ def eval_command(
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 
-#: Judge failures that stop a run and that the user fixes in the setup (key, model, mode, address).
-_SETUP_ERRORS = {"JudgeAuthenticationError", "JudgeRequestError", "JudgeUnreachableError"}
+def _fixed_in_setup(kind: str | None) -> bool:
+    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
+    model, mode, address), by its class name as the run records it."""
+    found = getattr(error_kinds, kind or "", None)
+    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
 
 
 def _verdict(result: EvalResult, resume: str) -> int:
@@ -384,7 +389,7 @@ def _verdict(result: EvalResult, resume: str) -> int:
     status = 0
     if result.stopped_by is not None:  # the one thing to fix; the rest follows from it
         reasons.append(f"the run stopped: {result.stopped_by}")
-        if result.stopped_by_kind in _SETUP_ERRORS:
+        if _fixed_in_setup(result.stopped_by_kind):
             status = EXIT_USAGE
     else:
         nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]

@@ -10,8 +10,9 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from ..scoring import ScorerPlan
 from ..scoring.preview import preview
-from .app import app, console
+from .app import app, console, suggestion
 from .common import (
     AggregateOption,
     ConfigOption,
@@ -30,6 +31,7 @@ from .common import (
     judge_choice,
     one_line_errors,
     parse_options,
+    yaml_value,
     print_json,
     read_metadata,
     read_value,
@@ -67,9 +69,7 @@ def run_scorer(
     (an unknown scorer or option, a key or model the judge refuses).
     """
     catalog = catalog_from(config)
-    options = scorer_options(option, context, catalog.plan(scorer).options_model)
-    if scale is not None:
-        options["scale"] = finite(scale, "--scale")
+    options = scorer_options(option, context, catalog.plan(scorer).options_model, scale)
     scorer_object = catalog.create(
         scorer, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
         **judge_choice(model, aggregate),
@@ -105,12 +105,24 @@ def _list_value(value: str | None, flag: str) -> list[Any] | None:
     """A list given inline (JSON or YAML) or as @file."""
     if value is None:
         return None
-    parsed = read_value(value) if value.startswith("@") else parse_options([f"value={value}"])["value"]
+    parsed = read_value(value) if value.startswith("@") else yaml_value(value, flag)
     if isinstance(parsed, str) and value.startswith("@"):
-        parsed = parse_options([f"value={parsed}"])["value"]
+        parsed = yaml_value(parsed, flag)
     if not isinstance(parsed, list):
         raise ConfigError(f"{flag} must be a list, got {type(parsed).__name__}")
     return parsed
+
+
+def _given_answers(pairs: list[str], plan: ScorerPlan) -> dict[str, Any]:
+    """`--answer STEP=ANSWER` pairs, each naming a step of the scorer that asks the judge."""
+    asking = [step.id for step in plan.steps if getattr(step, "prompt", None) is not None]  # a step with a prompt asks the judge
+    answers: dict[str, Any] = {}
+    for name, value in parse_options(pairs).items():
+        if name not in asking:
+            hint = suggestion(name, asking)
+            raise ConfigError(f"--answer {name}: {plan.id} has no step {name!r} that asks a judge{hint} (those that do: {', '.join(asking) or 'none'})")
+        answers[name] = yaml.safe_load(read_value(value)) if str(value).startswith("@") else value
+    return answers
 
 
 @app.command("preview")
@@ -130,7 +142,7 @@ def preview_prompts(
     """Show the exact prompts a scorer would send, without calling a judge."""
     catalog = catalog_from(config)
     options = scorer_options(option, context, catalog.plan(scorer).options_model)
-    answers = {name: (yaml.safe_load(read_value(value)) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    answers = _given_answers(answer or [], catalog.plan(scorer))
     shown = preview(
         catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata),

@@ -47,7 +47,7 @@ from .common import (
     StoreOption,
     judge_choice,
     one_line_errors,
-    parse_options,
+    scorer_options,
     print_json,
 )
 from .evaluate import count_items, parse_thresholds
@@ -63,13 +63,6 @@ SeedOption = Annotated[int, typer.Option(help="Seed of --sample")]
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")]
 NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
-
-
-def scorer_settings(option: list[str] | None, scale: float | None) -> dict[str, Any]:
-    options = parse_options(option or [])
-    if scale is not None:
-        options["scale"] = scale
-    return options
 
 
 def selected(data: Path, limit: int | None, sample: int | None, seed: int) -> Data:
@@ -253,10 +246,10 @@ def compare_command(
 ) -> None:
     """Run two variants of a scorer on the same items and compare their agreement with the labels."""
     quiet_item_warnings()
-    options = scorer_settings(option, scale)
     chosen = judge_choice(model, aggregate)
 
     def create(catalog: Catalog, scorer_id: str) -> AnyScorer:
+        options = scorer_options(option, None, catalog.plan(scorer_id).options_model, scale)
         return catalog.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen)  # type: ignore[arg-type]
 
     baseline, variant = variants(scorer, config or [], create)
@@ -309,7 +302,8 @@ def calibrate_command(
         raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
     quiet_item_warnings()
     catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
-    scorer_object = catalog.create(scorer, options=scorer_settings(option, scale), base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
+    options = scorer_options(option, None, catalog.plan(scorer).options_model, scale)
+    scorer_object = catalog.create(scorer, options=options, base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
     items = selected(data, limit, sample, seed)
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:

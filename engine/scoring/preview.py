@@ -58,6 +58,9 @@ class GivenAnswers:
         answer = self.answers[step]
         if response_model is None:
             return JudgeAnswer(value=str(answer), usage=None)
+        if not isinstance(answer, (dict, response_model)):
+            fields = ", ".join(response_model.model_fields)
+            raise ConfigError(f"the answer given for step {step!r} must be an object with the fields {fields}, e.g. '{{...}}'; got {answer!r}")
         try:
             return JudgeAnswer(value=response_model.model_validate(answer), usage=None)
         except ValidationError as exc:

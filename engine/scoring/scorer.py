@@ -199,11 +199,7 @@ class Scorer:
         given = {"output": output, "input": input, "ground_truth": ground_truth, "turns": turns, "expected_trajectory": expected_trajectory}
         for field, value in given.items():
             if field in self.plan.requires and value is None:
-                flag = field.replace("_", "-")
-                raise NotScorable(
-                    f"{self.id} needs `{field}` for every run: give --{flag} on the command line, "
-                    f"{field}=... in Python, or the `{field}` field of each item in a data file"
-                )
+                raise NotScorable(f"{self.id} needs `{field}` for every run", parameter=field)
         run_context = context_strings(context, "context") if context is not None else None
         if "context" in self.plan.requires and get_context is None and self.get_context is None:
             # Without get_context the context is already known: a run that has none fails
@@ -352,6 +348,8 @@ class Scorer:
             return expression(scope)
         except ExpressionError as exc:
             raise ConfigError(f"{self.id}: {exc}") from None
+        except NotScorable as exc:  # a function found the item lacks what it needs
+            raise NotScorable(f"{self.id}: {exc.message}", parameter=exc.parameter) from None
 
     def _compute(self, step: ComputeStepPlan, scope: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
