@@ -39,6 +39,12 @@ from .common import (
 )
 
 
+TurnsOption = Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")]
+ExpectedTrajectoryOption = Annotated[
+    Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
+]
+
+
 @app.command("run")
 @one_line_errors
 def run_scorer(
@@ -47,10 +53,8 @@ def run_scorer(
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
-    turns: Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")] = None,
-    expected_trajectory: Annotated[
-        Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
-    ] = None,
+    turns: TurnsOption = None,
+    expected_trajectory: ExpectedTrajectoryOption = None,
     model: ModelOption = None,
     aggregate: AggregateOption = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
@@ -133,6 +137,8 @@ def preview_prompts(
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
+    turns: TurnsOption = None,
+    expected_trajectory: ExpectedTrajectoryOption = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
     metadata: MetadataOption = None,
     option: ScorerOptions = None,
@@ -146,6 +152,7 @@ def preview_prompts(
     shown = preview(
         catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata),
+        turns=_list_value(turns, "--turns"), expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
     )  # fmt: skip
     if as_json:
         print(shown.model_dump_json(indent=2))

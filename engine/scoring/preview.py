@@ -75,6 +75,8 @@ def preview(
     answers: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    turns: Any = None,
+    expected_trajectory: Any = None,
 ) -> Preview:
     """Render the scorer's prompts for one output. Steps run in order until one needs a judge
     answer that `answers` (step id -> answer) does not hold; with every answer given, the
@@ -82,7 +84,9 @@ def preview(
     judge = GivenAnswers(answers or {})
     scorer = Scorer(plan, judge, dict(options or {}))
     try:
-        result = run_sync(scorer.arun(output, input=input, ground_truth=ground_truth, metadata=metadata))
+        result = run_sync(
+            scorer.arun(output, input=input, ground_truth=ground_truth, metadata=metadata, turns=turns, expected_trajectory=expected_trajectory)
+        )
     except _AnswerMissing as missing:
         return Preview(prompts=judge.prompts, needs_answer_for=missing.step)
     return Preview(prompts=judge.prompts, result=result)

@@ -13,6 +13,7 @@ order:
     server.latency = 0.5                                         # every answer takes 500 ms
     server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
     server.on("Claims", Reply.hang())                           # no answer until reset()
+    server.fallback = lambda request: {...}                     # any request no script names
 
 It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
 "batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
@@ -163,6 +164,8 @@ class JudgeServer:
         self.requests: list[Request] = []
         self._scripts: dict[str | None, deque[Script]] = defaultdict(deque)
         self._sticky: dict[str | None, Script] = {}
+        #: Answers a request that no script names (by default it gets HTTP 500).
+        self.fallback: Script | None = None
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -199,6 +202,7 @@ class JudgeServer:
             self.requests.clear()
             self._scripts.clear()
             self._sticky.clear()
+            self.fallback = None
             self.max_in_flight = self.in_flight
             self.latency = 0.0
             self._release.set()
@@ -316,6 +320,8 @@ class JudgeServer:
                 script = queue.popleft()
             elif name in self._sticky:
                 script = self._sticky[name]
+            elif self.fallback is not None:
+                script = self.fallback
             else:
                 return Reply.fail(500, f"the test server has no script for {name!r}")
         if callable(script) and not isinstance(script, Reply):
