@@ -314,3 +314,32 @@ def read_metadata(value: str | None) -> dict[str, Any] | None:
     if not isinstance(parsed, dict):
         raise ConfigError("--metadata: expected a mapping, e.g. '{rubric: \"Be brief.\"}'")
     return parsed
+
+
+def parse_thresholds(pairs: list[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, separator, raw = pair.partition("=")
+        try:
+            value = float(raw)
+        except ValueError:
+            separator = ""
+        else:
+            if not math.isfinite(value):
+                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
+            thresholds[name.strip()] = value
+        if not separator or not name.strip():
+            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
+    return thresholds
+
+
+def count_items(data: Path) -> int | None:
+    """How many items a data file holds (for the progress bar), without keeping them."""
+    try:
+        if data.suffix.lower() == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
+            return len(loaded) if isinstance(loaded, list) else None
+        with data.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, ValueError):
+        return None  # the run itself reports what is wrong with the file

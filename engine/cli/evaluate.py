@@ -45,6 +45,7 @@ from ..runs import (
 from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
+from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, print_agreement
 from .app import app, console, errors
 from .common import (
@@ -60,9 +61,11 @@ from .common import (
     StoreOption,
     TimeoutOption,
     catalog_from,
+    count_items,
     finite,
     judge_choice,
     one_line_errors,
+    parse_thresholds,
     print_json,
     scorer_options,
 )
@@ -83,35 +86,6 @@ class ThrottleColumn(ProgressColumn):
 
 #: Without a terminal (a CI log), a progress line at most this often.
 PROGRESS_EVERY_SECONDS = 10.0
-
-
-def parse_thresholds(pairs: list[str]) -> dict[str, float]:
-    thresholds: dict[str, float] = {}
-    for pair in pairs:
-        name, separator, raw = pair.partition("=")
-        try:
-            value = float(raw)
-        except ValueError:
-            separator = ""
-        else:
-            if not math.isfinite(value):
-                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
-            thresholds[name.strip()] = value
-        if not separator or not name.strip():
-            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
-    return thresholds
-
-
-def count_items(data: Path) -> int | None:
-    """How many items a data file holds (for the progress bar), without keeping them."""
-    try:
-        if data.suffix.lower() == ".json":
-            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
-            return len(loaded) if isinstance(loaded, list) else None
-        with data.open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
-    except (OSError, ValueError):
-        return None  # the run itself reports what is wrong with the file
 
 
 def _print_estimate(estimate: Estimate, data: Path) -> None:
@@ -265,8 +239,6 @@ def eval_command(
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
-    from . import tuning_commands as tuning  # the tuner's variants of this command
-
     tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)

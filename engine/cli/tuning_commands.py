@@ -45,12 +45,13 @@ from .common import (
     JsonFlag,
     ModelOption,
     StoreOption,
+    count_items,
     judge_choice,
     one_line_errors,
+    parse_thresholds,
     scorer_options,
     print_json,
 )
-from .evaluate import count_items, parse_thresholds
 from .tables import figure, summary_table
 
 BaseUrlOption = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")]
