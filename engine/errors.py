@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-#: How a Python caller gives each argument an error can be about; the command line has its
-#: own words for the same arguments (its flags), so neither rewrites the other's message.
+#: The fields of one run: an error about one says how to give it for one output and in a data file.
+RUN_FIELDS = ("output", "input", "context", "ground_truth", "turns", "expected_trajectory", "metadata")
+
+#: How a Python caller gives the arguments whose advice is more than `name=`; the command
+#: line has its own words for the same arguments (its flags), so neither rewrites the other.
 _PYTHON_ADVICE: dict[str, str] = {
     "api_key": " (or pass api_key=)",
-    "base_url": " (or base_url=)",
     "model": " (or pass model='provider/model')",
     "context": (
         ": pass options={'context': [...]} or a get_context callable when creating the scorer, or context=[...] "
@@ -31,7 +33,9 @@ def python_advice(parameter: str | None) -> str:
         return _PYTHON_ADVICE[parameter]
     if parameter.startswith("options."):
         return f" (options={{{parameter.removeprefix('options.')!r}: ...}})"
-    return f": pass {parameter}=... to run(), or the `{parameter}` field of each item in a data file"
+    if parameter in RUN_FIELDS:
+        return f": pass {parameter}=... to run(), or the `{parameter}` field of each item in a data file"
+    return f" ({parameter}=)"
 
 
 class ScorerError(Exception):

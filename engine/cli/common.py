@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
@@ -24,13 +24,14 @@ from ..errors import (
     CatalogErrors,
     ConfigError,
     DataError,
+    RUN_FIELDS,
     JudgeError,
     RunInputError,
     ScorerError,
 )
 from ..formatting import to_json
 from ..judge import install_log_filter, scrub
-from ..runs.items import other_encoding
+from ..runs.items import data_source, other_encoding
 from ..scoring import AGGREGATIONS
 from .app import errors, suggestion
 
@@ -86,9 +87,12 @@ def cli_advice(parameter: str | None) -> str:
         return ""
     if parameter in _FLAG_ADVICE:
         return _FLAG_ADVICE[parameter]
+    flag = f"--{parameter.replace('_', '-')}"
     if parameter.startswith("options."):
         return f" (--option {parameter.removeprefix('options.')}=...)"
-    return f": give --{parameter.replace('_', '-')}, or the `{parameter}` field of each item in a data file"
+    if parameter in RUN_FIELDS:
+        return f": give {flag}, or the `{parameter}` field of each item in a data file"
+    return f" ({flag})"
 
 
 def one_line(exc: BaseException) -> str:
@@ -197,6 +201,14 @@ def _accepts_none(annotation: Any) -> bool:
     return (get_origin(annotation) is Union or type(annotation).__name__ == "UnionType") and type(None) in get_args(annotation)
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML parser's complaint in one line: what it found and at which column."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        mark = exc.problem_mark
+        return f"{exc.problem}" + (f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "")
+    return str(exc).splitlines()[0]
+
+
 def yaml_value(raw: str, flag: str) -> Any:
     """A value written on the command line, read as YAML (numbers, lists, true/false)."""
     try:
@@ -213,8 +225,11 @@ def _option_value(name: str, raw: str, field: FieldInfo) -> Any:
     (`language=no` is "no"), `null` is None only for an option that may be null, anything
     else is read as YAML and checked against the option's type."""
     annotation = field.annotation
-    if raw.strip() in ("null", "~") and _accepts_none(annotation):
-        return None
+    if raw.strip() in ("null", "~"):
+        if _accepts_none(annotation):
+            return None  # unset: the scorer's behaviour without the option
+        default = "" if field.is_required() else f" (its default is {json.dumps(field.default, ensure_ascii=False)})"
+        raise ConfigError(f"--option {name}={raw}: {name} cannot be null; give a value or leave the option out{default}")
     value = raw if _takes_text(annotation) else yaml_value(raw, f"--option {name}")
     typed: Any = Annotated[annotation, *field.metadata] if field.metadata else annotation  # with its minimum, maximum ...
     try:
@@ -310,7 +325,7 @@ def read_metadata(value: str | None) -> dict[str, Any] | None:
     try:
         parsed = yaml.safe_load(raw) if isinstance(raw, str) else raw
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--metadata: not JSON or YAML: {exc}") from None
+        raise ConfigError(f"--metadata: not JSON or YAML: {yaml_problem(exc)}") from None
     if not isinstance(parsed, dict):
         raise ConfigError("--metadata: expected a mapping, e.g. '{rubric: \"Be brief.\"}'")
     return parsed
@@ -343,3 +358,22 @@ def count_items(data: Path) -> int | None:
             return sum(1 for line in handle if line.strip())
     except (OSError, ValueError):
         return None  # the run itself reports what is wrong with the file
+
+
+def refuse_unknown_labels(data: Path, scorer_ids: list[str]) -> None:
+    """A label by scorer id (`expected: {hallucination: true}`) that names no scorer of the
+    run is a typo that would silently leave the item unlabelled: refused, with the closest id."""
+    source = data_source(data)
+    assert isinstance(source, Iterable)  # a file's items are read in order
+    for line, item in source:
+        expected = item.get("expected") if isinstance(item, dict) else None
+        if not isinstance(expected, dict):
+            continue
+        for key in expected:
+            if key not in scorer_ids:
+                raise DataError(
+                    f"`expected` has a label for {key!r}, which is not a scorer of this run{suggestion(str(key), scorer_ids)} "
+                    f"(scorers: {', '.join(scorer_ids)})",
+                    data,
+                    line if data.suffix.lower() != ".json" else None,
+                )

@@ -260,7 +260,7 @@ def eval_command(
             "see the cost first with --estimate --batch-api"
         )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
-    selection = tuning.selected(data, limit, sample, seed)
+    selection = tuning.selected(data, limit, sample, seed, scorers)
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
         forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)
@@ -343,7 +343,7 @@ def eval_command(
         plain.update(finished["items"], finished["failed"], final=True)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
-    else:
+    elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
         _print_eval(result, shown_store, total, batch_api)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 

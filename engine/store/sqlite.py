@@ -153,7 +153,7 @@ class SQLiteStore(SQLResults):
             self._prepare(busy_timeout)
         except sqlite3.DatabaseError as exc:
             self._connection.close()
-            raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another --store / store= path") from None
+            raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another", parameter="store") from None
         except ConfigError:
             self._connection.close()
             raise
@@ -177,7 +177,8 @@ class SQLiteStore(SQLResults):
             if version == 0 and tables - _OUR_TABLES:
                 raise ConfigError(
                     f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
-                    "not a results store; give another --store / store= path"
+                    "not a results store; give another",
+                    parameter="store",
                 )
             for migration in pending(MIGRATIONS, version, where):
                 # Statement by statement: executescript() would commit the transaction.
