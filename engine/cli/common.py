@@ -360,9 +360,11 @@ def count_items(data: Path) -> int | None:
         return None  # the run itself reports what is wrong with the file
 
 
-def refuse_unknown_labels(data: Path, scorer_ids: list[str]) -> None:
-    """A label by scorer id (`expected: {hallucination: true}`) that names no scorer of the
-    run is a typo that would silently leave the item unlabelled: refused, with the closest id."""
+def refuse_unknown_labels(data: Path, scorer_ids: list[str], catalog_ids: list[str]) -> None:
+    """A label by scorer id (`expected: {hallucination: true}`) that names no scorer, neither
+    of the run nor of the catalog, is a typo that would silently leave the item unlabelled:
+    refused, with the closest id. (Labels for the catalog's other scorers belong to other runs.)"""
+    known = set(scorer_ids) | set(catalog_ids)
     source = data_source(data)
     assert isinstance(source, Iterable)  # a file's items are read in order
     for line, item in source:
@@ -370,10 +372,10 @@ def refuse_unknown_labels(data: Path, scorer_ids: list[str]) -> None:
         if not isinstance(expected, dict):
             continue
         for key in expected:
-            if key not in scorer_ids:
+            if key not in known:
                 raise DataError(
-                    f"`expected` has a label for {key!r}, which is not a scorer of this run{suggestion(str(key), scorer_ids)} "
-                    f"(scorers: {', '.join(scorer_ids)})",
+                    f"`expected` has a label for {key!r}, which is no scorer{suggestion(str(key), sorted(known))} "
+                    f"(this run's: {', '.join(scorer_ids)})",
                     data,
                     line if data.suffix.lower() != ".json" else None,
                 )

@@ -260,7 +260,7 @@ def eval_command(
             "see the cost first with --estimate --batch-api"
         )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
-    selection = tuning.selected(data, limit, sample, seed, scorers)
+    selection = tuning.selected(data, limit, sample, seed, scorers, [catalog])
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
         forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)

@@ -67,11 +67,12 @@ NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge aga
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 
 
-def selected(data: Path, limit: int | None, sample: int | None, seed: int, scorers: list[AnyScorer]) -> Data:
-    """The items of `data` to score, once the file is known to be usable with `scorers`."""
+def selected(data: Path, limit: int | None, sample: int | None, seed: int, scorers: list[AnyScorer], catalogs: list[Catalog]) -> Data:
+    """The items of `data` to score, once the file is known to be usable with `scorers` (of
+    `catalogs`)."""
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
-    refuse_unknown_labels(data, sorted({base_id(scorer.id) for scorer in scorers}))
+    refuse_unknown_labels(data, sorted({base_id(scorer.id) for scorer in scorers}), [scorer_id for catalog in catalogs for scorer_id in catalog.ids()])
     return select_items(data, limit, sample, seed)
 
 
@@ -257,7 +258,8 @@ def compare_command(
         return catalog.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen)  # type: ignore[arg-type]
 
     baseline, variant = variants(scorer, config or [], create)
-    items = selected(data, limit, sample, seed, [baseline, variant])
+    catalogs = [builtin_catalog(), *(load_scorers(catalog_file(path)) for path in config or [])]
+    items = selected(data, limit, sample, seed, [baseline, variant], catalogs)
     name = run or default_run_name(f"{data.stem}-compare")
     limits = variant_thresholds(parse_thresholds(threshold or []), [baseline, variant])
     eval_compared(
@@ -308,7 +310,7 @@ def calibrate_command(
     catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
     options = scorer_options(option, None, catalog.plan(scorer).options_model, scale)
     scorer_object = catalog.create(scorer, options=options, base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
-    items = selected(data, limit, sample, seed, [scorer_object])
+    items = selected(data, limit, sample, seed, [scorer_object], [catalog])
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
