@@ -57,8 +57,8 @@ ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Sc
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
 
-#: Exit statuses of every command (documented in the README and `scorers eval --help`).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: Exit statuses of every command (`EXIT_STATUSES` says what each means).
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def exit_status(exc: BaseException) -> int:
@@ -118,7 +118,7 @@ def one_line_errors(command: F) -> F:
             raise
         except KeyboardInterrupt:
             errors.print("interrupted")
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except BrokenPipeError:  # `scorers ... | head`: the reader has gone, nothing to say
             # Python flushes stdout again at exit; point it at /dev/null so that is silent too.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

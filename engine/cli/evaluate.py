@@ -51,6 +51,7 @@ from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
     AggregateOption,
     ConfigOption,
@@ -196,7 +197,7 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
 
 
-@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses).")
+@app.command("eval")
 @one_line_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
@@ -338,7 +339,7 @@ def eval_command(
             f"to score the rest, run: {_resume_command(data, name, same_settings)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if plain is not None:
         plain.update(finished["items"], finished["failed"], final=True)
     if as_json:

@@ -67,11 +67,7 @@ def run_scorer(
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Score one output and print the score and the reason.
-
-    Exit status: 0 scored; 1 the judge or the run failed; 2 a usage or configuration error
-    (an unknown scorer or option, a key or model the judge refuses).
-    """
+    """Score one output and print the score and the reason."""
     catalog = catalog_from(config)
     options = scorer_options(option, context, catalog.plan(scorer).options_model, scale)
     scorer_object = catalog.create(
