@@ -119,14 +119,66 @@ def test_estimate_renders_first_prompts_and_calls_no_judge(judge: JudgeServer, t
     assert "About 9 judge calls" in human.stdout and "no judge was called" in human.stdout
 
 
-def test_estimate_counts_first_questions_already_cached_as_free(judge: JudgeServer, tmp_path: Path) -> None:
+def test_estimate_counts_every_cached_answer_as_free(judge: JudgeServer, tmp_path: Path) -> None:
+    """Every step the cache answers is free, not only the first: an item scored before costs
+    nothing (the estimate used to predict its later steps as paid)."""
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
     cache = tmp_path / "c.sqlite"
     assert runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
+    again = json.loads(runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
+    assert again["scorers"][0]["cached_calls"] == 6 and again["scorers"][0]["calls"] == 0 and again["cost_usd"] == 0
     more = write_items(tmp_path / "more.jsonl", ["ok. WRONG", "fine", "new one"])
     estimate = json.loads(runner.invoke(app, ["eval", str(more), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
-    assert estimate["scorers"][0]["cached_calls"] == 2 and estimate["scorers"][0]["calls"] == 9 - 2
+    assert estimate["scorers"][0]["cached_calls"] == 6 and estimate["scorers"][0]["calls"] == 3
+
+
+def test_estimate_learns_answer_lengths_from_the_cache_and_comes_close_to_the_real_cost(judge: JudgeServer, tmp_path: Path) -> None:
+    """With nothing known, answers are assumed at a documented default per step, with a wide
+    range; after answers of the same steps are cached, their recorded lengths are used, and
+    the estimate comes within a few percent of what the run then really costs."""
+
+    def sized(answer: Any, request: Request) -> Reply:
+        # As a provider counts: prompt tokens from the prompt's size, answers of 200 tokens.
+        prompt = sum(len(str(message.get("content", ""))) for message in request.messages)
+        return Reply(answer=answer, usage=(prompt // 4, 200))
+
+    judge.on("Claims", lambda request: sized({"claims": claims_of(between(request.prompt, "output"))}, request))
+    judge.on("HallucinationVerdicts", lambda request: sized(
+        {"verdicts": [{"statement": claim, "verdict": "yes", "reason": "r"} for claim in numbered_claims(request.prompt)]}, request
+    ))  # fmt: skip
+    judge.on("Reason", lambda request: sized({"reason": "scripted"}, request))
+    cache = tmp_path / "c.sqlite"
+    first = write_items(tmp_path / "first.jsonl", [f"claim {n}. WRONG" for n in range(3)])
+    cold = json.loads(runner.invoke(app, ["eval", str(first), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
+    assert [(length["step"], length["typical"], length["seen"]) for length in cold["scorers"][0]["answers"]] == [
+        ("preprocess", 250, 0), ("analyze", 250, 0), ("generate_reason", 150, 0)
+    ]
+    assert cold["cost_low_usd"] < cold["cost_usd"] < cold["cost_high_usd"]
+    assert runner.invoke(app, ["eval", str(first), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
+
+    later = write_items(tmp_path / "later.jsonl", [f"other {n}. WRONG" for n in range(4)])
+    warm = json.loads(runner.invoke(app, ["eval", str(later), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
+    [scorer] = warm["scorers"]
+    assert [(length["step"], length["typical"], length["seen"]) for length in scorer["answers"]] == [
+        ("preprocess", 200, 3), ("analyze", 200, 3), ("generate_reason", 200, 3)
+    ]
+    paid = run_evals(str(later), [create_hallucination_scorer()], store=tmp_path / "r2.sqlite", run="paid", cache=cache)
+    assert paid.cost_usd is not None
+    assert warm["cost_usd"] == pytest.approx(paid.cost_usd, rel=0.05)  # prompts are counted at 4 characters a token
+    assert cold["cost_low_usd"] < paid.cost_usd < cold["cost_high_usd"]  # knowing nothing, the range is wide
+    shown = runner.invoke(app, ["eval", str(later), "--scorer", "hallucination", "--cache", str(cache), "--estimate"])
+    words = " ".join(shown.stdout.split())
+    assert "median of 7 cached answers" in words and " to $" in words  # the 3 of before, and the 4 just paid
+
+
+def test_estimate_needs_no_key(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--model", "openai/gpt-4o", "--estimate", "--no-cache"])
+    assert shown.exit_code == 0, shown.output
+    assert "About 6 judge calls" in shown.stdout
 
 
 def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path: Path) -> None:

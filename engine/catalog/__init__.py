@@ -115,6 +115,7 @@ class Catalog:
         aggregate: Aggregation | None = None,
         threshold: float | None = None,
         margin: float | None = None,
+        offline: bool = False,
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
@@ -133,7 +134,10 @@ class Catalog:
         `models` (two or more) makes a jury: every judge scores each run, combined by
         `aggregate` (mean, median, majority, strictest) with `threshold` as each judge's pass
         line and `margin` as the spread that counts as disagreement. A definition's
-        `judges:` is its default jury; an explicit `model` replaces it with one judge."""
+        `judges:` is its default jury; an explicit `model` replaces it with one judge.
+
+        `offline`: the scorer is only replayed without a judge (an estimate): a missing key
+        is not an error until a call is made."""
         plan = self.plan(scorer_id)
         if max_input_chars is not None:
             if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
@@ -149,10 +153,11 @@ class Catalog:
             base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, timeout=timeout, retries=retries,
             defaults=plan.judge_defaults, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm,
         )  # fmt: skip
+        check_key = not offline
         response_cache = ResponseCache.of(cache)
         if not chosen:
-            return self._single(plan, model, options, judge, middleware, response_cache)
-        scorers = [self._single(plan, each, options, judge, middleware, response_cache) for each in chosen]
+            return self._single(plan, model, options, judge, middleware, response_cache, check_key)
+        scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]
         return Jury(
             scorers,
             aggregate=aggregate or (jury.aggregate if jury else "mean"),
@@ -168,10 +173,12 @@ class Catalog:
         judge: dict[str, Any],
         middleware: Sequence[JudgeMiddleware],
         cache: ResponseCache | None,
+        check_key: bool,
     ) -> Scorer:
         config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
         scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
-        config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
+        if check_key:
+            config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
 
 

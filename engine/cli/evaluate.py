@@ -96,13 +96,23 @@ def _print_estimate(estimate: Estimate, data: Path) -> None:
     ]
     console.print(usage_table(f"estimate for {data}: {estimate.items} items (no judge was called)", rows))
     total = "-" if estimate.cost_usd is None else money(estimate.cost_usd)
+    if estimate.cost_low_usd is not None and estimate.cost_high_usd is not None:
+        total += f" (from {money(estimate.cost_low_usd)} to {money(estimate.cost_high_usd)})"
+    cached = sum(item.cached_calls for item in estimate.scorers)
     console.print(
-        f"About {sum(item.calls for item in estimate.scorers)} judge calls, {total} in all. First prompts are rendered "
-        f"exactly; later steps are assumed as long as the first, answers {estimate.answer_tokens} tokens unless a step "
-        "sets max_tokens; about 4 characters per token.",
+        f"About {sum(item.calls for item in estimate.scorers)} judge calls, {total} in all; {cached} question(s) answered by "
+        "the response cache, free. Prompts are rendered exactly up to the first question the cache cannot answer; later "
+        "steps are assumed as long; about 4 characters per token.",
         highlight=False,
     )
     for item in estimate.scorers:
+        lengths = ", ".join(
+            f"{length.step} {length.typical} ({length.low}-{length.high}; "
+            + (f"median of {length.seen} cached answers)" if length.seen else "default)")
+            for length in item.answers
+        )
+        if lengths:
+            console.print(f"{item.scorer_id} ({item.model}) answer tokens: {lengths}", highlight=False)
         if item.not_rendered:
             console.print(f"{item.scorer_id}: {item.not_rendered} item(s) could not be rendered (the run will say why).", highlight=False)
     if estimate.unreadable:
@@ -252,7 +262,7 @@ def eval_command(
         options = scorer_options(option, None, source.plan(scorer_id).options_model, scale)
         return source.create(
             scorer_id, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
-            rpm=rpm, tpm=tpm, **chosen, **jury_line,  # type: ignore[arg-type]
+            rpm=rpm, tpm=tpm, offline=estimate, **chosen, **jury_line,  # type: ignore[arg-type]
         )  # fmt: skip
 
     if batch_api and max_cost is not None:

@@ -166,21 +166,23 @@ class JudgeConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """What decides a judge's answer besides the request, what a response cache keys on:
         the model, where it is served, and how structured answers are asked for (never the key)."""
-        base_url, _ = self.endpoint()
-        return {"model": self.model, "endpoint": base_url or self.provider, "mode": self.mode}
+        return {"model": self.model, "endpoint": self._base_url()[0] or self.provider, "mode": self.mode}
 
     def where(self) -> str:
         """The endpoint, for messages (never the key)."""
+        return self._base_url()[0] or self.provider
+
+    def _base_url(self) -> tuple[str | None, bool]:
+        """The base URL after environment variables and the provider's default, and whether
+        it was moved from that default; no key is looked at."""
         provider = self.provider_preset()
         base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
-        return base_url or provider.base_url or self.provider
+        return base_url or provider.base_url, base_url is not None and base_url != provider.base_url
 
     def endpoint(self) -> tuple[str | None, str]:
         """(base_url, api_key) after applying environment variables and provider defaults."""
         provider = self.provider_preset()
-        base_url = self.base_url or next((os.environ[name] for name in provider.base_url_env if os.environ.get(name)), None)
-        overridden = base_url is not None and base_url != provider.base_url
-        base_url = base_url or provider.base_url
+        base_url, overridden = self._base_url()
         key = self.api_key.get_secret_value() if self.api_key else None
         if key is None and provider.api_key_env:
             key = os.environ.get(provider.api_key_env) or None

@@ -87,7 +87,7 @@ from .items import (
 from .records import outcome_of, result_record
 from .results import EvalCounts, EvalError, EvalResult, ItemResult, ScorerOutcome
 from .shared import drive_shared
-from .stats import Aggregate, flag_threshold, price_of, usage_cost
+from .stats import Aggregate, flag_threshold, unpriced_models, usage_cost
 from .targets import Target, as_reply, call_target
 
 logger = logging.getLogger("engine.evals")
@@ -399,7 +399,7 @@ class _Evaluation:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.counts.scored += 1
         if self.max_cost is not None and not record.error:
-            self.spent += self.aggregates[scorer.id].cost_of_steps(record.steps.values()) or 0.0
+            self.spent += self.aggregates[scorer.id].cost_of(record.steps, record.judges) or 0.0
         record = await self._save(record)
         return outcome_of(record, result=result if record.ok else None)
 
@@ -621,7 +621,7 @@ async def arun_evals(
     if max_cost is not None:
         if max_cost <= 0:
             raise ConfigError(f"max_cost must be a positive number of US dollars, got {max_cost!r}")
-        unpriced = sorted({scorer.judge.model for scorer in listed if scorer.plan.needs_judge and price_of(scorer) is None})
+        unpriced = sorted({model for scorer in listed if scorer.plan.needs_judge for model in unpriced_models(scorer)})
         if unpriced:
             raise ConfigError(
                 f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)"

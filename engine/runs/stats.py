@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from ..judge import TokenUsage
 from ..judge.prices import Price, price_table
-from ..scoring import AnyScorer, Jury, StepRecord
+from ..scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
 from ..scoring.jury import passes
 from ..scoring.plan import Direction
 from ..store import ScorerUsage
@@ -72,13 +72,24 @@ def usage_cost(usage: ScorerUsage) -> float | None:
     return price_table().cost(usage.model, usage.tokens(), usage.batch) if usage.model else None
 
 
-def price_of(scorer: AnyScorer) -> Price | None:
-    """The price of a scorer's judge calls: its model's, or, for a jury, the one price all its
-    judges share (a jury's steps are not told apart by judge, so mixed prices stay unknown)."""
+def judge_models(scorer: AnyScorer) -> list[str]:
+    """The models a scorer asks: its judge's, or every judge's of a jury."""
+    return [member.judge.model for member in scorer.scorers] if isinstance(scorer, Jury) else [scorer.judge.model]
+
+
+def unpriced_models(scorer: AnyScorer) -> list[str]:
+    """The models of `scorer` that the price table does not know."""
     table = price_table()
-    models = [member.judge.model for member in scorer.scorers] if isinstance(scorer, Jury) else [scorer.judge.model]
-    prices = {table.price(model) for model in models}
-    return prices.pop() if len(prices) == 1 else None
+    return [model for model in judge_models(scorer) if table.price(model) is None]
+
+
+def judge_steps(model: str, steps: Mapping[str, StepRecord], judges: Sequence[JudgeVerdict] | None) -> list[tuple[str, StepRecord]]:
+    """Every step of one result with the model that answered it: for a jury, each judge's own
+    steps (the result's steps are only those of the judge that stands for the verdict).
+    Juries stored before judges kept their steps fall back to those."""
+    if judges and any(judge.steps for judge in judges):
+        return [(judge.model, step) for judge in judges for step in judge.steps.values()]
+    return [(model, step) for step in steps.values()]
 
 
 class Aggregate:
@@ -99,7 +110,8 @@ class Aggregate:
         self.usage = TokenUsage()
         self.judge_calls = 0
         self.cached_calls = 0
-        self.price = price_of(scorer)
+        table = price_table()
+        self.prices: dict[str, Price | None] = {model: table.price(model) for model in judge_models(scorer)}
         self.cost = 0.0
         # A jury's verdict line: its own threshold, else the run's.
         self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
@@ -108,19 +120,27 @@ class Aggregate:
         self.jury_items = 0
         self.disagreements = 0
 
-    def cost_of_steps(self, steps: Iterable[StepRecord]) -> float | None:
-        """US dollars for the judge calls of `steps`, each at its own billing (a step asked
-        through the Batch API costs its batch price)."""
-        price = self.price
-        return None if price is None else sum(price.cost(step.usage, step.batch) for step in steps if step.usage is not None)
+    def cost_of(self, steps: Mapping[str, StepRecord], judges: Sequence[JudgeVerdict] | None) -> float | None:
+        """US dollars for the judge calls of one result (every judge of a jury, each at its
+        model's price), each call at its own billing (a step asked through the Batch API
+        costs its batch price); None when a judge's model has no price."""
+        total = 0.0
+        for model, step in judge_steps(self.scorer.judge.model, steps, judges):
+            if step.usage is None:
+                continue
+            price = self.prices.get(model)
+            if price is None:
+                return None
+            total += price.cost(step.usage, step.batch)
+        return total
 
     def add(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None = None, index: int | None = None) -> None:
-        for step in outcome.steps.values():
+        for _, step in judge_steps(self.scorer.judge.model, outcome.steps, outcome.judges):
             if step.usage is not None:
                 self.usage = self.usage + step.usage
                 self.judge_calls += 1
             self.cached_calls += step.cached
-        self.cost += self.cost_of_steps(outcome.steps.values()) or 0.0
+        self.cost += self.cost_of(outcome.steps, outcome.judges) or 0.0
         if outcome.ok:
             assert outcome.score is not None
             if expected is not None:
@@ -168,7 +188,7 @@ class Aggregate:
             judge_calls=self.judge_calls,
             cached_calls=self.cached_calls,
             usage=self.usage,
-            cost_usd=None if self.price is None else self.cost,
+            cost_usd=None if None in self.prices.values() else self.cost,
             jury=self._jury_summary(),
         )
 

@@ -143,6 +143,7 @@ class Jury:
                 reason=result.reason,
                 passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
                 usage=result.usage,
+                steps=result.steps,
             )
             for result in results
         ]

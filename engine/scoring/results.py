@@ -51,6 +51,9 @@ class JudgeVerdict(BaseModel):
     reason: str | None = None
     passed: bool | None = None
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    steps: dict[str, StepRecord] = Field(
+        default_factory=dict, description="This judge's own steps: its calls, tokens and answers count like any judge's"
+    )
 
 
 class ScoreResult(BaseModel):

@@ -294,19 +294,27 @@ class PostgresStore(SQLResults):
     def usage(self, run: str) -> list[ScorerUsage]:
         # Token counts per step live in the steps' JSON (a step answered by the response
         # cache has no usage and `cached: true`; one asked through the Batch API has
-        # `batch: true`, and is priced apart). Steps that asked no judge are left out.
+        # `batch: true`, and is priced apart). Steps that asked no judge are left out. A
+        # jury's calls are its judges' own steps, each under the judge's model.
         def tokens(field: str) -> str:
-            return f"SUM(COALESCE((s.value -> 'usage' ->> '{field}')::bigint, 0)) AS {field}"
+            return f"SUM(COALESCE((c.step -> 'usage' ->> '{field}')::bigint, 0)) AS {field}"
 
+        judges = "json_array_elements(CASE WHEN json_typeof(r.judges) = 'array' THEN r.judges ELSE '[]'::json END)"
+        judge_steps = "json_each(CASE WHEN json_typeof(j.value -> 'steps') = 'object' THEN j.value -> 'steps' ELSE '{}'::json END)"
         rows = self._read(
-            "SELECT r.scorer_id AS scorer_id, r.model AS model, "
-            "SUM(CASE WHEN json_typeof(s.value -> 'usage') = 'object' THEN 1 ELSE 0 END) AS judge_calls, "
-            "SUM(CASE WHEN (s.value ->> 'cached') = 'true' THEN 1 ELSE 0 END) AS cached_calls, "
+            "SELECT c.scorer_id AS scorer_id, c.model AS model, "
+            "SUM(CASE WHEN json_typeof(c.step -> 'usage') = 'object' THEN 1 ELSE 0 END) AS judge_calls, "
+            "SUM(CASE WHEN (c.step ->> 'cached') = 'true' THEN 1 ELSE 0 END) AS cached_calls, "
             + ", ".join(tokens(field) for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens"))
-            + ", COALESCE((s.value ->> 'batch') = 'true', false) AS batch"
+            + ", COALESCE((c.step ->> 'batch') = 'true', false) AS batch FROM ("
+            "SELECT r.id AS result_id, r.scorer_id AS scorer_id, r.model AS model, s.value AS step"
             " FROM results AS r, json_each(r.steps) AS s WHERE r.run = %s"
-            " AND (json_typeof(s.value -> 'usage') = 'object' OR (s.value ->> 'cached') = 'true') GROUP BY r.scorer_id, r.model, batch ORDER BY MIN(r.id), batch",
-            (run,),
+            f" AND NOT EXISTS (SELECT 1 FROM {judges} AS j, {judge_steps} AS s2)"
+            " UNION ALL SELECT r.id, r.scorer_id, j.value ->> 'model', s.value"
+            f" FROM results AS r, {judges} AS j, {judge_steps} AS s WHERE r.run = %s"
+            ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
+            " GROUP BY c.scorer_id, c.model, batch ORDER BY MIN(c.result_id), batch",
+            (run, run),
         )
         return [ScorerUsage.model_validate(dict(row)) for row in rows]
 

@@ -314,20 +314,27 @@ class SQLiteStore(SQLResults):
     def usage(self, run: str) -> list[ScorerUsage]:
         # Token counts per step live in the steps' JSON (a step answered by the response
         # cache has no usage and `cached: true`; one asked through the Batch API has
-        # `batch: true`, and is priced apart). Steps that asked no judge are left out.
+        # `batch: true`, and is priced apart). Steps that asked no judge are left out. A
+        # jury's calls are its judges' own steps, each under the judge's model.
         rows = self._read(
-            "SELECT r.scorer_id AS scorer_id, r.model AS model, "
-            "SUM(json_extract(s.value, '$.usage') IS NOT NULL) AS judge_calls, "
-            "SUM(COALESCE(json_extract(s.value, '$.cached'), 0)) AS cached_calls, "
-            "SUM(COALESCE(json_extract(s.value, '$.usage.prompt_tokens'), 0)) AS prompt_tokens, "
-            "SUM(COALESCE(json_extract(s.value, '$.usage.completion_tokens'), 0)) AS completion_tokens, "
-            "SUM(COALESCE(json_extract(s.value, '$.usage.cached_prompt_tokens'), 0)) AS cached_prompt_tokens, "
-            "SUM(COALESCE(json_extract(s.value, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens, "
-            "COALESCE(json_extract(s.value, '$.batch'), 0) AS batch "
-            "FROM results AS r, json_each(r.steps) AS s "
-            "WHERE r.run = ? AND (json_extract(s.value, '$.usage') IS NOT NULL OR json_extract(s.value, '$.cached')) "
-            "GROUP BY r.scorer_id, r.model, batch ORDER BY MIN(r.id), batch",
-            (run,),
+            "SELECT c.scorer_id AS scorer_id, c.model AS model, "
+            "SUM(json_extract(c.step, '$.usage') IS NOT NULL) AS judge_calls, "
+            "SUM(COALESCE(json_extract(c.step, '$.cached'), 0)) AS cached_calls, "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.prompt_tokens'), 0)) AS prompt_tokens, "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.completion_tokens'), 0)) AS completion_tokens, "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.cached_prompt_tokens'), 0)) AS cached_prompt_tokens, "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens, "
+            "COALESCE(json_extract(c.step, '$.batch'), 0) AS batch "
+            "FROM ("
+            "SELECT r.id AS result_id, r.scorer_id AS scorer_id, r.model AS model, s.value AS step "
+            "FROM results AS r, json_each(r.steps) AS s WHERE r.run = ? "
+            "AND NOT EXISTS (SELECT 1 FROM json_each(r.judges) AS j, json_each(j.value, '$.steps')) "
+            "UNION ALL SELECT r.id, r.scorer_id, json_extract(j.value, '$.model'), s.value "
+            "FROM results AS r, json_each(r.judges) AS j, json_each(j.value, '$.steps') AS s WHERE r.run = ?"
+            ") AS c "
+            "WHERE json_extract(c.step, '$.usage') IS NOT NULL OR json_extract(c.step, '$.cached') "
+            "GROUP BY c.scorer_id, c.model, batch ORDER BY MIN(c.result_id), batch",
+            (run, run),
         )
         return [ScorerUsage.model_validate({key: row[key] for key in row.keys()}) for row in rows]
 

@@ -164,6 +164,22 @@ class ResponseCache:
         """`get` without holding up the event loop on a remote storage."""
         return await self._off_the_loop(self.get, key)
 
+    async def stored_answer(self, key: str, request: JudgeRequest) -> tuple[Any, TokenUsage | None] | None:
+        """The stored answer to `request` (under its `cache_key`), validated as a fresh one
+        would be, with the usage of the call that first paid for it; None when the cache
+        holds no answer that passes. Not counted as a hit: nothing was asked."""
+        stored = await self.aget(key)
+        if stored is None:
+            return None
+        value = _revalidated(request, stored[0])
+        return None if value is _REFUSED else (value, stored[1])
+
+    def recent_usage(self, model: str, step: str, limit: int = 500) -> list[tuple[int, int]]:
+        """(prompt, completion) tokens of recent paid answers of `step` by `model`: an
+        estimate's evidence of how long such questions and answers are; empty when the
+        storage fails."""
+        return self._attempt(lambda: self.storage.recent_usage(model, step, limit), "unreadable") or []
+
     async def aput(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None) -> None:
         """`put` without holding up the event loop on a remote storage."""
         await self._off_the_loop(self.put, key, model, step, answer, usage)
@@ -327,12 +343,10 @@ class CachedCalls:
 
     async def _lead(self, request: JudgeRequest, key: str, call_next: CallNext) -> JudgeAnswer:
         cache = self.cache
-        stored = await cache.aget(key)
+        stored = await cache.stored_answer(key, request)
         if stored is not None:
-            value = _revalidated(request, stored[0])
-            if value is not _REFUSED:
-                cache.count(hit=True)
-                return JudgeAnswer(value=value, usage=None, cached=True)
+            cache.count(hit=True)
+            return JudgeAnswer(value=stored[0], usage=None, cached=True)
         answer = await call_next(request)
         cache.count(hit=False)
         await cache.aput(key, self.model, request.step, _stored_form(answer.value), answer.usage)

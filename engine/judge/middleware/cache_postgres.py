@@ -108,6 +108,15 @@ class PostgresResponses:
                 (key, model, step, _json(answer), _json(usage)),
             )
 
+    def recent_usage(self, model: str, step: str, limit: int) -> list[tuple[int, int]]:
+        with self._database() as db:
+            rows = db.execute(
+                "SELECT (usage ->> 'prompt_tokens')::bigint, (usage ->> 'completion_tokens')::bigint FROM scorers_responses "
+                "WHERE model = %s AND step = %s AND (usage ->> 'completion_tokens')::bigint > 0 ORDER BY created_at DESC LIMIT %s",
+                (model, step, limit),
+            ).fetchall()
+        return [(int(row[0] or 0), int(row[1])) for row in rows]
+
     def save_session(self, session: int | None, hits: int, misses: int) -> int:
         with self._database() as db:
             if session is None:

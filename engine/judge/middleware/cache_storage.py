@@ -57,6 +57,11 @@ class CacheStorage(Protocol):
         """Store (or replace) the answer under `key`."""
         ...
 
+    def recent_usage(self, model: str, step: str, limit: int) -> list[tuple[int, int]]:
+        """(prompt, completion) tokens of the latest `limit` answers of `step` by `model`
+        that a provider was paid for."""
+        ...
+
     def save_session(self, session: int | None, hits: int, misses: int) -> int:
         """Record a session's counters (a new session when `session` is None); its id."""
         ...
@@ -123,6 +128,15 @@ class SQLiteResponses:
                 "INSERT OR REPLACE INTO responses (key, model, step, answer, usage, created_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (key, model, step, json.dumps(answer, ensure_ascii=False), json.dumps(usage) if usage else None, now, now),
             )
+
+    def recent_usage(self, model: str, step: str, limit: int) -> list[tuple[int, int]]:
+        with self._database() as db:
+            rows = db.execute(
+                "SELECT json_extract(usage, '$.prompt_tokens'), json_extract(usage, '$.completion_tokens') FROM responses "
+                "WHERE model = ? AND step = ? AND json_extract(usage, '$.completion_tokens') > 0 ORDER BY created_at DESC LIMIT ?",
+                (model, step, limit),
+            ).fetchall()
+        return [(int(row[0] or 0), int(row[1])) for row in rows]
 
     def save_session(self, session: int | None, hits: int, misses: int) -> int:
         with self._database() as db:
