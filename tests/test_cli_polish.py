@@ -31,7 +31,7 @@ def test_flags_show_no_value_placeholder_and_values_no_python_types(command: str
     for line in shown.splitlines():
         if "--json" in line or "--help" in line or "--long" in line:
             assert "<" not in line and "TEXT" not in line, line
-        assert "list[str]" not in line and "<str>" not in line.split("│")[1 if "--" in line else 0], line
+        assert "list[str]" not in line and "<str>" not in line.split("│")[1 if "--" in line and "│" in line else 0], line
 
 
 def test_list_fits_80_columns_and_long_has_the_rest() -> None:

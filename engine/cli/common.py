@@ -231,7 +231,7 @@ def _option_value(name: str, raw: str, field: FieldInfo) -> Any:
         default = "" if field.is_required() else f" (its default is {json.dumps(field.default, ensure_ascii=False)})"
         raise ConfigError(f"--option {name}={raw}: {name} cannot be null; give a value or leave the option out{default}")
     value = raw if _takes_text(annotation) else yaml_value(raw, f"--option {name}")
-    typed: Any = Annotated[annotation, *field.metadata] if field.metadata else annotation  # with its minimum, maximum ...
+    typed: Any = Annotated[(annotation, *field.metadata)] if field.metadata else annotation  # with its minimum, maximum ...
     try:
         return TypeAdapter(typed).validate_python(value)
     except ValidationError as exc:

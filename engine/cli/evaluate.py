@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import shlex
 import signal
@@ -11,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import (
@@ -48,27 +47,20 @@ from ..store import is_postgres_url, redact_url
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, print_agreement
 from .app import app, console, errors
+from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
-    AggregateOption,
     ConfigOption,
     JsonFlag,
-    ModelOption,
-    RetriesOption,
-    ScorerOptions,
     StoreOption,
-    TimeoutOption,
     catalog_from,
     count_items,
-    finite,
-    judge_choice,
     one_line_errors,
     parse_thresholds,
     print_json,
-    scorer_options,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
@@ -209,13 +201,13 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
 
 @app.command("eval")
 @one_line_errors
+@flags(Selection)
+@flags(ScorerSetup)
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
+    setup: ScorerSetup,
+    subset: Selection,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
@@ -225,14 +217,7 @@ def eval_command(
         typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
     ] = None,
     max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
-    timeout: TimeoutOption = None,
-    retries: RetriesOption = None,
     config: ConfigOption = None,
-    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
-    option: ScorerOptions = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")] = None,
-    sample: Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0,
     repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
     compare: Annotated[
         Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
@@ -240,8 +225,6 @@ def eval_command(
     as_json: JsonFlag = False,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Response cache: a file or a postgresql:// URL (default: SCORERS_CACHE, else a file in the user cache directory)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
-    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None,
-    tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars (workers sharing a run: their spend together)")] = None,
     batch_api: Annotated[
@@ -255,15 +238,10 @@ def eval_command(
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
     error_budget(max_errors, 0)
-    chosen = judge_choice(model, aggregate)
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
-        jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
-        options = scorer_options(option, None, source.plan(scorer_id).options_model, scale)
-        return source.create(
-            scorer_id, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
-            rpm=rpm, tpm=tpm, offline=estimate, **chosen, **jury_line,  # type: ignore[arg-type]
-        )  # fmt: skip
+        jury_line: dict[str, Any] = {"threshold": thresholds[scorer_id]} if setup.is_jury and scorer_id in thresholds else {}
+        return setup.create(source, scorer_id, offline=estimate, **jury_line)
 
     if batch_api and max_cost is not None:
         raise ConfigError(
@@ -271,7 +249,7 @@ def eval_command(
             "see the cost first with --estimate --batch-api"
         )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
-    selection = tuning.selected(data, limit, sample, seed, scorers, [catalog])
+    selection = tuning.selected(data, subset, scorers, [catalog])
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
         forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)
@@ -282,11 +260,9 @@ def eval_command(
         return
     name = run or default_run_name(data.stem)
     same_settings: dict[str, object] = {
-        "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
+        "--scorer": scorer, "--config": config, **setup.resume_flags(),
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
-        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
-        "--timeout": timeout, "--retries": retries, "--option": option or [], "--limit": limit, "--sample": sample,
-        "--seed": seed if sample is not None else None,
+        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if compare is not None:

@@ -13,22 +13,17 @@ from ..formatting import to_json
 from ..scoring import ScorerPlan
 from ..scoring.preview import preview
 from .app import app, console, suggestion
+from .options import ScorerSetup, flags
 from .common import (
-    AggregateOption,
     ConfigOption,
     ContextOption,
     GroundTruthOption,
     InputOption,
     JsonFlag,
     MetadataOption,
-    ModelOption,
-    RetriesOption,
     ScorerArgument,
     ScorerOptions,
-    TimeoutOption,
     catalog_from,
-    finite,
-    judge_choice,
     one_line_errors,
     parse_options,
     yaml_value,
@@ -47,33 +42,22 @@ ExpectedTrajectoryOption = Annotated[
 
 @app.command("run")
 @one_line_errors
+@flags(ScorerSetup)
 def run_scorer(
     scorer: ScorerArgument,
+    setup: ScorerSetup,
     output: Annotated[Optional[str], typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")] = None,
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
     turns: TurnsOption = None,
     expected_trajectory: ExpectedTrajectoryOption = None,
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
-    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
     metadata: MetadataOption = None,
-    option: ScorerOptions = None,
-    timeout: TimeoutOption = None,
-    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Score one output and print the score and the reason."""
-    catalog = catalog_from(config)
-    options = scorer_options(option, context, catalog.plan(scorer).options_model, scale)
-    scorer_object = catalog.create(
-        scorer, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
-        **judge_choice(model, aggregate),
-    )  # fmt: skip
+    scorer_object = setup.create(catalog_from(config), scorer, context=context)
     result = scorer_object.run(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
