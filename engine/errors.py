@@ -121,6 +121,12 @@ class ExpressionError(ScorerError):
     """An author's expression failed while being evaluated (a missing field, a wrong type)."""
 
 
+class ValueRefused(ExpressionError, ValueError):
+    """A function of the expression library refused a value it was given (an unknown
+    language, an invalid pattern): its message is worded for a person, so it is shown as it
+    is rather than beside the expression that called the function."""
+
+
 class JudgeError(ScorerError):
     """The judge model could not give a valid answer for a step. The subclasses say why, so
     that a host can retry later on a rate limit but fix its key on an authentication error.
@@ -225,6 +231,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "ExpressionError",
+    "ValueRefused",
     "InvalidAnswerError",
     "JudgeAuthenticationError",
     "JudgeCircuitOpenError",

@@ -47,7 +47,7 @@ FIELDS: dict[str, Any] = {
 
 #: What a crash or a leak of the engine's insides looks like in a message.
 CRASH = re.compile(
-    r"unexpected error|Traceback|\b[A-Z]\w*(Error|Exception)\b|Input should be|' failed: |\{\{|\{%|KeyError|NoneType",
+    r"unexpected error|an internal error|Traceback|\b[A-Z]\w*(Error|Exception)\b|Input should be|' failed: |\{\{|\{%|KeyError|NoneType",
 )
 
 

@@ -17,7 +17,7 @@ from jinja2 import TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, TemplateAssertionError, TemplateRuntimeError, UndefinedError
 from jinja2.parser import Parser
 
-from ..errors import ConfigError, ExpressionError
+from ..errors import ConfigError, ExpressionError, ValueRefused
 from .spec import ReducerSpec
 from .templates import names_read, sandbox
 
@@ -76,6 +76,8 @@ class Expression:
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
             value = _compiled(self.source)(**variables)
+        except ValueRefused:
+            raise
         except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             raise ExpressionError(f"{self.where}: {self.source!r} failed: {exc}") from None
         if isinstance(value, Undefined):

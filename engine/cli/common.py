@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import sqlite3
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -29,7 +30,7 @@ from ..errors import (
     RunInputError,
     ScorerError,
 )
-from ..formatting import to_json
+from ..formatting import first_line, to_json
 from ..judge import install_log_filter, scrub
 from ..runs.items import data_source, other_encoding
 from ..scoring import AGGREGATIONS
@@ -97,8 +98,16 @@ def cli_advice(parameter: str | None) -> str:
 
 def one_line(exc: BaseException) -> str:
     """An error as the command line shows it: the flag named where the library names a
-    Python argument, keys masked."""
-    text = exc.described(cli_advice(exc.parameter)) if isinstance(exc, ScorerError) else str(exc)
+    Python argument, keys masked; what the engine did not foresee said as such, without the
+    names of Python's classes."""
+    if isinstance(exc, ScorerError):
+        text = exc.described(cli_advice(exc.parameter))
+    elif isinstance(exc, sqlite3.Error):
+        text = f"a database failed: {first_line(str(exc))} (the results store or the response cache; is its disk full or read-only?)"
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        text = f"an internal error: {first_line(str(exc)) or type(exc).__name__} (please report it; SCORERS_DEBUG=1 shows where it happened)"
     return scrub(text)
 
 
@@ -126,10 +135,9 @@ def one_line_errors(command: F) -> F:
         except Exception as exc:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
-            kind = "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
-                errors.print(f"{kind}: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
+                errors.print(f"error: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
