@@ -6,11 +6,17 @@ Around the call: parameters a model refuses are left out, a refused structured-o
 falls back to the next one, and a reasoning model's thinking is taken out of its answer
 before validation (see capabilities.py). Instructor and openai are imported on the first
 call, so that loading a catalog or starting the command line does not pay for them.
+
+In the json_schema and tools modes the first attempt is shaped by Instructor (once per
+answer model) but sent and validated here: Instructor's loop costs more CPU per call than
+the engine's own work. An answer that fails goes back to Instructor, whose parser and
+re-asks take it from there with the attempts left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 import weakref
@@ -125,16 +131,10 @@ class OpenAIJudge:
         base_url, key = self.config.endpoint()
         if key != NO_KEY:
             remember_secret(key)
-        modes = {
-            "json_schema": instructor.Mode.JSON_SCHEMA,
-            "tools": instructor.Mode.TOOLS,
-            "json": instructor.Mode.JSON,
-            "md_json": instructor.Mode.MD_JSON,
-        }
         cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode, self.observe_responses)
 
         def build() -> Any:
-            built = instructor.from_openai(self._sdk(base_url, key), mode=modes[mode])
+            built = instructor.from_openai(self._sdk(base_url, key), mode=_instructor_mode(mode))
             install_log_filter()  # the SDKs' loggers exist now that they are imported
             return built
 
@@ -153,7 +153,7 @@ class OpenAIJudge:
             parameters = capabilities.parameters(where, model, _wanted(request))
             try:
                 client, key = self._client(mode)
-                return await self._ask(client, request, parameters)
+                return await self._ask(client, request, parameters, mode)
             except (ConfigError, JudgeError):
                 raise
             except Exception as exc:
@@ -171,7 +171,7 @@ class OpenAIJudge:
                 mode = following
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
-    async def _ask(self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
+    async def _ask(self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any], mode: StructuredMode) -> JudgeAnswer:
         if request.response_model is None:
             completion = await client.chat.completions.create(
                 model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
@@ -182,8 +182,16 @@ class OpenAIJudge:
             message = choice.message
             text, thinking = split_thinking(message.content or "")
             return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
+        if mode in _DIRECT_MODES:
+            return await self._ask_directly(client, request, parameters, mode)
+        return await self._ask_instructor(client, request, request.messages, parameters, request.sampling.reasks)
+
+    async def _ask_instructor(
+        self, client: instructor.AsyncInstructor, request: JudgeRequest, messages: list[Any], parameters: dict[str, Any], reasks: int
+    ) -> JudgeAnswer:
         from instructor.core.hooks import Hooks
 
+        assert request.response_model is not None
         thoughts: list[str | None] = [None]
 
         def take_thinking(completion: Any) -> None:
@@ -194,13 +202,104 @@ class OpenAIJudge:
         hooks.on("completion:response", take_thinking)
         value, completion = await client.chat.completions.create_with_completion(
             model=self.config.model_name,
-            messages=request.messages,  # type: ignore[arg-type]
+            messages=messages,
             response_model=_prepared(request.response_model),
-            max_retries=request.sampling.reasks,  # Instructor's count of re-asks after the first attempt
+            max_retries=reasks,  # Instructor's count of re-asks after the first attempt
             hooks=hooks,
             **parameters,
         )
         return JudgeAnswer(value=value, usage=_usage(completion), thinking=thoughts[0])
+
+    async def _ask_directly(
+        self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any], mode: StructuredMode
+    ) -> JudgeAnswer:
+        """The first attempt without Instructor's per-call machinery (it walks the answer
+        model for async validators and builds a retry loop on every call, which cost more CPU
+        than the engine's own work): the request as Instructor shapes it for `mode`, built
+        once per answer model, and the answer validated against the answer model. What does
+        not pass goes to Instructor as it would: its parser on the same completion, then its
+        re-asks, with the attempts left."""
+        import instructor
+        from instructor.processing.response import handle_reask_kwargs, process_response_async
+
+        assert request.response_model is not None
+        prepared = _prepared(request.response_model)
+        instructor_mode = _instructor_mode(mode)
+        kwargs: dict[str, Any] = {"model": self.config.model_name, "messages": request.messages, **parameters, **_shaped(prepared, instructor_mode)}
+        sdk = client.client
+        assert sdk is not None  # Instructor's client over an SDK client always holds it
+        completion = await sdk.chat.completions.create(**kwargs)
+        thinking = _strip_thinking(completion)
+        usage = _usage(completion)
+        choice = completion.choices[0]
+        if choice.finish_reason == "length":
+            raise AnswerCutOffError(cut_off_message(request), request.step)
+        try:
+            return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
+        except (ValidationError, ValueError) as refused:
+            try:
+                value = await process_response_async(completion, response_model=prepared, mode=instructor_mode)
+                return JudgeAnswer(value=value, usage=usage, thinking=thinking)
+            except (ValidationError, ValueError, instructor.core.exceptions.InstructorError):
+                pass
+            if request.sampling.reasks < 1:
+                raise InvalidAnswerError(f"the judge's answer failed validation after 1 attempt(s): {_refusal_of(refused)}", request.step) from None
+            asked_again = handle_reask_kwargs(kwargs, instructor_mode, completion, refused)
+            try:
+                answer = await self._ask_instructor(client, request, asked_again["messages"], parameters, request.sampling.reasks - 1)
+            except instructor.core.exceptions.InstructorRetryException as failed:
+                failed.n_attempts += 1  # the first attempt was made here
+                raise
+            return JudgeAnswer(value=answer.value, usage=_added(usage, answer.usage), thinking=_joined(thinking, answer.thinking))
+
+
+#: The structured modes whose first attempt is sent and validated without Instructor's loop.
+_DIRECT_MODES: frozenset[StructuredMode] = frozenset({"json_schema", "tools"})
+
+# What Instructor adds to a request for an answer model in a mode (a response format, or a
+# tool and the choice of it), worked out once per model and mode.
+_shapes: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _shaped(prepared: type[BaseModel], mode: Any) -> dict[str, Any]:
+    per_mode = _shapes.setdefault(prepared, {})
+    if mode not in per_mode:
+        from instructor.processing.response import handle_response_model
+
+        _, shaped = handle_response_model(prepared, mode=mode, messages=[])
+        shaped.pop("messages", None)
+        per_mode[mode] = shaped
+    return per_mode[mode]
+
+
+@functools.cache
+def _instructor_mode(mode: StructuredMode) -> Any:
+    import instructor
+
+    modes = {"json_schema": instructor.Mode.JSON_SCHEMA, "tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON, "md_json": instructor.Mode.MD_JSON}
+    return modes[mode]
+
+
+def _answer_text(message: Any, mode: StructuredMode) -> str:
+    """The JSON of a structured answer: the tool call's arguments, or the message's text."""
+    if mode == "tools":
+        calls = message.tool_calls or []
+        if len(calls) != 1:
+            raise ValueError(f"expected one tool call, got {len(calls)}")
+        return str(calls[0].function.arguments)
+    if not message.content:
+        raise ValueError("the answer is empty")
+    return str(message.content)
+
+
+def _refusal_of(error: Exception) -> str:
+    return refusal(error) if isinstance(error, ValidationError) else first_line(str(error))
+
+
+def _added(first: TokenUsage | None, second: TokenUsage | None) -> TokenUsage | None:
+    if first is None or second is None:
+        return first or second
+    return first + second
 
 
 def _prepared(model: type[BaseModel]) -> type[BaseModel]:
