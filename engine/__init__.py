@@ -34,10 +34,24 @@ from .errors import (
     NotScorable,
     RunInputError,
     ScorerError,
+    StoreError,
 )
 from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
 from .runs import (
     Agreement,
+    CallbackAlert,
+    ContentPolicy,
+    LogAlert,
+    Monitor,
+    WebhookAlert,
+    check_monitors,
+    load_monitors,
+    pairs_from_items,
+    pairs_from_runs,
+    rescore,
+    run_pairwise,
+    score_changes,
+    slack_webhook,
     Comparison,
     EvalItem,
     EvalResult,
@@ -55,7 +69,7 @@ from .runs import (
     run_evals,
     run_repeated,
 )
-from .scoring import AnyScorer, JudgeVerdict, Jury, Run, Scorer, ScoreResult, StepRecord
+from .scoring import AnyScorer, JudgeVerdict, Jury, Run, RunInput, Scorer, ScoreResult, StepRecord
 from .scoring.transcripts import (
     assistant_text,
     extract_tool_calls,
@@ -87,6 +101,19 @@ def create_hallucination_scorer(
 
 __all__ = [
     "Agreement",
+    "CallbackAlert",
+    "ContentPolicy",
+    "LogAlert",
+    "Monitor",
+    "WebhookAlert",
+    "check_monitors",
+    "load_monitors",
+    "pairs_from_items",
+    "pairs_from_runs",
+    "rescore",
+    "run_pairwise",
+    "score_changes",
+    "slack_webhook",
     "AnyScorer",
     "AnswerCutOffError",
     "Catalog",
@@ -121,6 +148,7 @@ __all__ = [
     "ResultRecord",
     "Run",
     "RunInfo",
+    "RunInput",
     "RunInputError",
     "SQLiteStore",
     "ScoreResult",
@@ -130,6 +158,7 @@ __all__ = [
     "ScorerOutcome",
     "StepRecord",
     "Store",
+    "StoreError",
     "TokenUsage",
     "arun_batch_api",
     "arun_evals",

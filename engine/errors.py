@@ -2,7 +2,7 @@
 
 Catch by kind, as with httpx: `ConfigError` for what an author or a caller wrote wrong,
 `DataError` for a data file that cannot be read, `RunInputError` for values that do not
-fit a scorer, and `JudgeError` (with one subclass per way a judge call fails) for the model.
+fit a scorer, `StoreError` for a database that fails while in use, and `JudgeError` (with one subclass per way a judge call fails) for the model.
 """
 
 from __future__ import annotations
@@ -127,6 +127,20 @@ class ValueRefused(ExpressionError, ValueError):
     is rather than beside the expression that called the function."""
 
 
+class StoreError(ScorerError):
+    """A database could not be read or written while in use (a full disk, a lost connection,
+    a file another process holds locked): `location` names it, without a password. What was
+    kept before the failure stays kept."""
+
+    def __init__(self, message: str, location: str | None = None) -> None:
+        self.location = location
+        super().__init__(message)
+
+    def described(self, advice: str) -> str:
+        text = self.message + advice
+        return text if self.location is None else f"{self.location}: {text}"
+
+
 class JudgeError(ScorerError):
     """The judge model could not give a valid answer for a step. The subclasses say why, so
     that a host can retry later on a rate limit but fix its key on an authentication error.
@@ -249,4 +263,5 @@ __all__ = [
     "PlacedError",
     "RunInputError",
     "ScorerError",
+    "StoreError",
 ]

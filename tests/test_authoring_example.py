@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import load_scorers
+from engine.errors import NotScorable
 from engine.testing import JudgeServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -40,11 +41,19 @@ def test_the_example_scores_as_the_page_says(judge: JudgeServer) -> None:
     assert "gave a reply 5 out of 10" in result.explain_prompt
 
 
-def test_the_example_scores_an_empty_reply_without_a_request(judge: JudgeServer) -> None:
-    result = load_scorers(CATALOG).create("professional-tone").run(output="")
+def test_the_example_does_not_score_an_empty_reply_and_makes_no_request(judge: JudgeServer) -> None:
+    # Issue 20: an empty reply used to get the best score, 1.
+    with pytest.raises(NotScorable, match="professional-tone: the output is empty: there is nothing to judge"):
+        load_scorers(CATALOG).create("professional-tone").run(output="")
+    assert judge.requests == []
+
+
+def test_the_example_scores_a_reply_without_sentences_after_one_request(judge: JudgeServer) -> None:
+    judge.on("ToneSentences", {"sentences": []})
+    result = load_scorers(CATALOG).create("professional-tone").run(output="...")
     assert result.score == 1
     assert result.reason == "The output has no sentences to judge, so the score is 1."
-    assert judge.requests == []
+    assert [request.schema_name for request in judge.requests] == ["ToneSentences"]
 
 
 def test_the_example_options_are_checked() -> None:

@@ -39,7 +39,7 @@ def items(path: Path, *rows: dict[str, object]) -> Path:
 
 
 def one_error_line(result: object) -> str:
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]  # type: ignore[attr-defined]
+    lines = [line for line in result.stderr.splitlines() if line.startswith(("error:", "not scorable:"))]  # type: ignore[attr-defined]
     assert len(lines) == 1, result.stderr  # type: ignore[attr-defined]
     return lines[0]
 
@@ -64,7 +64,7 @@ def test_a_computed_scorer_without_expected_tools_says_what_to_give_in_one_line(
     result = runner.invoke(app, ["run", "tool-call-accuracy-computed", "--output", "Done."])
     assert result.exit_code == 2
     line = one_error_line(result)
-    assert line.startswith("error: tool-call-accuracy-computed: no expected tool calls") and "give --expected-trajectory" in line
+    assert line.startswith("not scorable: tool-call-accuracy-computed: no expected tool calls") and "give --expected-trajectory" in line
     assert "trajectory_match(" not in line and "failed:" not in line
 
 

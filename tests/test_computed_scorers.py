@@ -148,7 +148,8 @@ def test_tone_consistency_across_the_sentences_of_an_output() -> None:
     first, second = result.steps["tone"].result["sentence_sentiments"]
     mean = (first + second) / 2
     assert result.score == round(1 - ((first - mean) ** 2 + (second - mean) ** 2) / 2, 2)
-    assert score("tone-consistency", output="") == 1  # no sentences: nothing varies
+    with pytest.raises(NotScorable, match="tone-consistency: the output is empty"):  # issue 20: it used to score 1, the best
+        score("tone-consistency", output="")
     assert score("tone-consistency", output="Good. " * 3000) == 1
 
 

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine import (
+    CatalogErrors,
     ConfigError,
     JudgeError,
     Run,
     RunInputError,
     create_hallucination_scorer,
     create_scorer,
+    load_scorers,
 )
+from engine.errors import NotScorable
 from engine.testing import JudgeServer, Reply
 
 CONTEXT = [
@@ -70,16 +74,39 @@ def test_unknown_option_lists_the_known_ones() -> None:
         create_hallucination_scorer(options={"sacle": 2}, api_key="sk-x")
 
 
-@pytest.mark.parametrize("output", ["", "   \n", [{"role": "assistant", "content": ""}]])
-def test_empty_output_scores_zero_without_calling_the_judge(judge: JudgeServer, output: Any) -> None:
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [("", "empty"), ("   \n", "whitespace only"), ([{"role": "assistant", "content": ""}], "a transcript whose assistant messages say nothing")],
+)
+def test_empty_output_is_not_scorable_and_calls_no_judge(judge: JudgeServer, output: Any, why: str) -> None:
+    # Issue 20: an empty answer used to score 0 hallucination, the best score.
     calls: list[str] = []
     scorer = create_hallucination_scorer(options={"get_context": lambda run, step: calls.append(step) or CONTEXT})
-    result = scorer.run(output=output)
-    assert result.score == 0
+    with pytest.raises(NotScorable, match=f"hallucination: the output is {why}: there is nothing to judge"):
+        scorer.run(output=output)
     assert judge.requests == []
     assert calls == []  # nothing needed the context
-    assert result.reason and "no claims" in result.reason
+
+
+def test_a_scorer_that_says_so_scores_an_empty_output(judge: JudgeServer, tmp_path: Path) -> None:
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  lenient-hallucination:\n    extends: hallucination\n    empty_output: score\n", encoding="utf-8"
+    )
+    result = load_scorers(tmp_path / "catalog.yaml").create("lenient-hallucination", options={"context": CONTEXT}).run(output="")
+    assert result.score == 0
+    assert judge.requests == []
     assert result.to_dict()["skipped_steps"] == ["preprocess", "analyze", "generate_reason"]
+
+
+def test_empty_output_is_a_key_only_for_scorers_that_score_an_output(tmp_path: Path) -> None:
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  my-recall:\n    extends: context-recall\n    empty_output: score\n", encoding="utf-8"
+    )
+    with pytest.raises(CatalogErrors, match=r"catalog.yaml:4:5: scorers.my-recall.empty_output: only a scorer that requires `output`"):
+        load_scorers(tmp_path / "catalog.yaml")
+    (tmp_path / "catalog.yaml").write_text("scorers:\n  mine:\n    extends: hallucination\n    empty_output: zero\n", encoding="utf-8")
+    with pytest.raises(CatalogErrors, match=r"catalog.yaml:4:19: scorers.mine.empty_output: Input should be 'not_scorable' or 'score'"):
+        load_scorers(tmp_path / "catalog.yaml")
 
 
 def test_output_without_claims_scores_zero_after_one_call(judge: JudgeServer) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 import engine
 from engine import ConfigError, RunInputError
+from engine.errors import NotScorable
 from engine.testing import JudgeServer, Request
 
 MODEL = "openai/test-model"
@@ -73,12 +74,11 @@ def test_prompt_alignment_default_weight_and_direction(judge: JudgeServer) -> No
     assert engine.builtin_catalog().definition("prompt-alignment").direction == "higher_is_better"
 
 
-def test_prompt_alignment_empty_output_scores_zero_without_a_request(judge: JudgeServer) -> None:
-    result = engine.create_scorer("prompt-alignment", MODEL).run("   ", input="Explain mutexes.")
-
-    assert result.score == 0
+def test_prompt_alignment_empty_output_is_not_scorable_without_a_request(judge: JudgeServer) -> None:
+    # Issue 20: an empty answer is not scored (it used to score 0).
+    with pytest.raises(NotScorable, match="prompt-alignment: the output is whitespace only"):
+        engine.create_scorer("prompt-alignment", MODEL).run("   ", input="Explain mutexes.")
     assert judge.requests == []
-    assert "empty" in (result.reason or "")
 
 
 def test_prompt_alignment_reasks_when_a_verdict_is_missing(judge: JudgeServer) -> None:
@@ -150,12 +150,11 @@ def test_summarization_alignment_sets_the_score_when_lower_and_scale_applies(jud
     assert result.score == 1.67  # 1/3 * 5
 
 
-def test_summarization_empty_summary_scores_zero_without_a_request(judge: JudgeServer) -> None:
-    result = engine.create_scorer("summarization", MODEL).run("", input=SOURCE)
-
-    assert result.score == 0
+def test_summarization_empty_summary_is_not_scorable_without_a_request(judge: JudgeServer) -> None:
+    # Issue 20: an empty summary is not scored (it used to score 0).
+    with pytest.raises(NotScorable, match="summarization: the output is empty"):
+        engine.create_scorer("summarization", MODEL).run("", input=SOURCE)
     assert judge.requests == []
-    assert "summary is empty" in (result.reason or "")
 
 
 def test_summarization_reasks_when_a_question_has_no_verdict(judge: JudgeServer) -> None:
@@ -249,8 +248,9 @@ def test_answer_similarity_reasks_on_fewer_grades(judge: JudgeServer) -> None:
 def test_answer_similarity_empty_output_and_missing_ground_truth(judge: JudgeServer) -> None:
     scorer = engine.create_scorer("answer-similarity", MODEL)
 
-    result = scorer.run("", ground_truth="Water boils at 100 °C.")
-    assert result.score == 0 and judge.requests == []
+    with pytest.raises(NotScorable, match="answer-similarity: the output is empty"):  # issue 20: it used to score 0
+        scorer.run("", ground_truth="Water boils at 100 °C.")
+    assert judge.requests == []
 
     with pytest.raises(RunInputError, match="ground_truth"):
         scorer.run("Water boils at 100 °C.")
@@ -323,14 +323,13 @@ def test_tool_call_accuracy_without_calls_asks_whether_a_tool_was_needed(judge: 
     assert "Describe, in \"tool_name\", the kind of tool" in prompt  # no available_tools given
 
 
-def test_tool_call_accuracy_empty_output_scores_zero_without_a_request(judge: JudgeServer) -> None:
+def test_tool_call_accuracy_empty_output_is_not_scorable_without_a_request(judge: JudgeServer) -> None:
+    # Issue 20: an answer with neither text nor tool calls is not scored (it used to score 0).
     scorer = engine.create_scorer("tool-call-accuracy", MODEL)
 
-    result = scorer.run([{"role": "user", "content": QUESTION}, {"role": "assistant", "content": ""}], input=QUESTION)
-
-    assert result.score == 0
+    with pytest.raises(NotScorable, match="tool-call-accuracy: the output is a transcript whose assistant messages say nothing"):
+        scorer.run([{"role": "user", "content": QUESTION}, {"role": "assistant", "content": ""}], input=QUESTION)
     assert judge.requests == []
-    assert "neither text nor tool calls" in (result.reason or "")
 
 
 def test_tool_call_accuracy_reasks_on_fewer_verdicts_and_unknown_missed_tools(judge: JudgeServer) -> None:
@@ -397,10 +396,10 @@ def test_criteria_reasks_a_score_out_of_range(judge: JudgeServer) -> None:
     assert result.score == 1
 
 
-def test_criteria_empty_output_scores_zero_without_a_request(judge: JudgeServer) -> None:
-    result = engine.create_scorer("criteria", MODEL, options={"criteria": "Concise."}).run("")
-
-    assert result.score == 0
+def test_criteria_empty_output_is_not_scorable_without_a_request(judge: JudgeServer) -> None:
+    # Issue 20: an empty answer is not scored (it used to score 0).
+    with pytest.raises(NotScorable, match="criteria: the output is empty"):
+        engine.create_scorer("criteria", MODEL, options={"criteria": "Concise."}).run("")
     assert judge.requests == []
 
 

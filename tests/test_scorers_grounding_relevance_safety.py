@@ -23,6 +23,7 @@ from engine import (
     create_scorer,
     load_scorers,
 )
+from engine.errors import NotScorable
 from engine.testing import JudgeServer
 
 MODEL = "openai/test-model"
@@ -396,27 +397,33 @@ def test_bias_and_toxicity_without_items_score_zero(scorer_id: str, judge: Judge
 # --- edge cases these scorers share -----------------------------------------------------------
 
 
+@pytest.mark.parametrize("scorer_id", ["faithfulness", "answer-relevancy", "bias", "toxicity"])
 @pytest.mark.parametrize(
-    ("scorer_id", "expected"),
-    [("faithfulness", 2.0), ("answer-relevancy", 0.0), ("bias", 0.0), ("toxicity", 0.0)],
+    ("output", "why"), [("", "empty"), ("  \n ", "whitespace only"), ([{"role": "user", "content": "hi"}], "a transcript with no assistant message")]
 )
-@pytest.mark.parametrize("output", ["", "  \n ", [{"role": "user", "content": "hi"}]])
-def test_empty_output_makes_no_request(scorer_id: str, expected: float, output: Any, judge: JudgeServer) -> None:
+def test_empty_output_is_not_scorable_and_makes_no_request(scorer_id: str, output: Any, why: str, judge: JudgeServer) -> None:
+    # Issue 20: an empty answer used to get a score (faithfulness its best), with no request.
     run = {key: value for key, value in CASES[scorer_id].run.items() if key != "output"}
-    result = scorer(scorer_id, scale=2).run(output=output, **run)
-    assert result.score == expected
+    with pytest.raises(NotScorable, match=f"{scorer_id}: the output is {why}"):
+        scorer(scorer_id, scale=2).run(output=output, **run)
     assert judge.requests == []
-    assert result.reason and f"{expected:g}" in result.reason
-    assert set(result.to_dict()["skipped_steps"]) == {"preprocess", "analyze", "generate_reason"}
 
 
-@pytest.mark.parametrize("scorer_id", ["context-precision", "context-relevance"])
-def test_empty_context_makes_no_request(scorer_id: str, judge: JudgeServer) -> None:
-    run = {**CASES[scorer_id].run, "context": []}
-    result = scorer(scorer_id).run(**run)
-    assert result.score == 0.0
+@pytest.mark.parametrize("scorer_id", ["context-precision", "context-relevance", "faithfulness"])
+@pytest.mark.parametrize(("context", "what"), [([], "an empty list"), ([" ", ""], "only blank text")])
+def test_empty_context_is_not_scorable_and_makes_no_request(scorer_id: str, context: list[str], what: str, judge: JudgeServer) -> None:
+    # Issue 20: an empty context used to be judged (context-precision scored it 0).
+    run = {**CASES[scorer_id].run, "context": context}
+    with pytest.raises(NotScorable, match=f"{scorer_id} needs a context, and the context given is {what}"):
+        scorer(scorer_id).run(**run)
     assert judge.requests == []
-    assert "No context pieces" in (result.reason or "")
+
+
+def test_an_empty_context_from_get_context_is_not_scorable(judge: JudgeServer) -> None:
+    run = {**CASES["context-relevance"].run, "context": None}
+    with pytest.raises(NotScorable, match="context-relevance needs a context, and get_context gave an empty list"):
+        scorer("context-relevance", get_context=lambda run, step: []).run(**run)
+    assert judge.requests == []
 
 
 def test_empty_ground_truth_makes_no_request_for_context_recall(judge: JudgeServer) -> None:

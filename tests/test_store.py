@@ -133,7 +133,7 @@ def test_several_processes_write_one_store(tmp_path: Path) -> None:
     assert [process.exitcode for process in processes] == [0, 0, 0]
     with SQLiteStore(path) as store:
         assert len(store.query()) == 120
-        journal = store._connection.execute("PRAGMA journal_mode").fetchone()[0]
+        journal = store.database.connection.execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
 
 
@@ -144,7 +144,10 @@ def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path
     with SQLiteStore(path) as store:
         store.save(record("r", "a", score=0.5))
     with sqlite3.connect(path) as old:  # as written before labels were stored (schema 4)
+        old.execute("DROP INDEX results_outcomes")  # schema 6's, which reads the labels
         old.execute("ALTER TABLE results DROP COLUMN expected")
+        old.execute("ALTER TABLE results DROP COLUMN content_note")  # and what later schemas added
+        old.execute("DROP TABLE monitor_alerts")
         old.execute("PRAGMA user_version=4")
     with SQLiteStore(path) as store:
         store.save(record("r", "b", score=1.0, expected=True))

@@ -11,7 +11,7 @@ import pytest
 
 from engine.errors import ConfigError
 from engine.store import BatchJob, SQLiteStore
-from engine.store.migrations import Migration, check_sequence, pending
+from engine.db.migrations import Migration, check_sequence, pending
 from engine.store.sqlite import MIGRATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -29,6 +29,7 @@ from ..scoring import Aggregation, AnyScorer, Jury, Scorer
 from ..scoring.plan import ScorerPlan
 from . import verified
 from .compile import compile_catalog
+from .monitors import Monitor, monitors_in
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 from .templates import PromptTemplates
@@ -45,6 +46,8 @@ class Catalog:
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
         self._scorers = compile_catalog(source, self.files_read)
+        #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
+        self.monitors: list[Monitor] = catalog_monitors(source)
 
     @property
     def providers(self) -> dict[str, Provider]:
@@ -74,8 +77,9 @@ class Catalog:
             found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
-            names = [name for name in (getattr(step, "prompt", None), step.judge.system if getattr(step, "judge", None) else None) if name]  # type: ignore[union-attr]
-            if definition.judge.system and getattr(step, "prompt", None):  # only a step that asks a judge
+            prompt, step_judge = getattr(step, "prompt", None), getattr(step, "judge", None)
+            names = [name for name in (prompt, getattr(step_judge, "system", None)) if name]
+            if definition.judge.system and prompt:  # the scorer's system message goes with every prompt
                 names.append(definition.judge.system)
             for name in dict.fromkeys(names):
                 for referenced in templates.referenced(name):
@@ -205,6 +209,12 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def catalog_monitors(source: CatalogSource) -> list[Monitor]:
+    """The monitors a catalog file declares, checked against the scorers it offers."""
+    known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
+    return monitors_in(source.data, source.path, known)
+
+
 def summary(catalog: Catalog) -> list[dict[str, Any]]:
     """One row per scorer, as `scorers list` shows them."""
     return [_row(catalog.definition(scorer_id), catalog.plan(scorer_id)) for scorer_id in catalog.ids()]
@@ -229,6 +239,7 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
+    catalog_monitors(source)  # its monitors too: a clean catalog remembered below had clean monitors
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)

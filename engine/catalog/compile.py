@@ -2,8 +2,10 @@
 expressions and rules compiled, once, at load time, so that a broken file fails with its
 FILE:LINE:COLUMN and a run only does the work of the run.
 
-Every name an expression or template reads is checked here against what exists at that
-point of the scorer (see names.py). Problems are gathered, not raised one by one: a step
+Each step is compiled by its kind (`scoring/steps/`), through a `_StepBuilder` that checks
+every piece the kind asks for and places each problem in the author's file. Every name an
+expression or template reads is checked against what exists at that point of the scorer
+(see names.py). Problems are gathered, not raised one by one: a step
 that fails is reported and the next steps are still checked, and so are the other scorers,
 so that one pass (`scorers check`) lists every mistake.
 """
@@ -15,80 +17,27 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
-from ..scoring.plan import (
-    AnyStepPlan,
-    ComputeStepPlan,
-    Evaluable,
-    JudgeStepPlan,
-    JuryPlan,
-    ReasonStepPlan,
-    ScorerPlan,
-    ScoreStepPlan,
-)
+from ..scoring.plan import Evaluable, JuryPlan, ScorerPlan, StepPlan
+from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from ..scoring.transcripts import ToolCall, ToolResult
-from .answers import (
-    CompiledRule,
-    SchemaCompiler,
-    compile_rules,
-    compile_schema,
-    rule_failures,
-    with_rules,
-)
+from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
-from .names import (
-    ANY,
-    NUMBER,
-    TEXT,
-    Boolean,
-    Finding,
-    ListOf,
-    NameChecker,
-    Record,
-    Scope,
-    Shape,
-    Text,
-    referenced_templates,
-    shape_of,
-    syntax_finding,
-)
-from .source import (
-    CatalogSource,
-    Place,
-    load_yaml,
-    locate,
-    place_in,
-    position,
-    span_of,
-    validation_error,
-)
-from .spec import (
-    RUN_VARIABLES,
-    SCORE_VARIABLES,
-    ComputeStep,
-    LLMStep,
-    ReasonStep,
-    ReducerSpec,
-    ScorerDefinition,
-    ScoreStep,
-)
+from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
+from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
+from .spec import RUN_VARIABLES, ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, names_read
 
-#: max_tokens of a judge call when neither the scorer's nor the step's `judge:` sets it:
-#: room for a long list of claims or verdicts with reasons, and for a reason paragraph.
-DEFAULT_MAX_TOKENS = {"llm": 2048, "reason": 1024}
-
-T = TypeVar("T")
 
 #: What the run gives every step, whatever the scorer.
 _RUN_NAMES: dict[str, Shape] = {
@@ -111,30 +60,6 @@ _RUN_NAMES: dict[str, Shape] = {
 # A run variable added to the spec without a shape here is still known (its fields are not).
 _RUN_NAMES.update({name: ANY for name in RUN_VARIABLES if name not in _RUN_NAMES and name != "options"})
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
-
-
-class _StepFailed(Exception):
-    """A step had problems (already recorded); its plan is not built."""
-
-
-def produced_names(step: Any, plan: AnyStepPlan | None) -> dict[str, Shape]:
-    """The names a step adds for the steps after it. A new step kind only adds its case here;
-    with no plan (the step failed to compile) its names are known but not their shape."""
-    if step.kind == "score":
-        values = plan.values if isinstance(plan, ScoreStepPlan) else {}
-        return {"score": NUMBER, "score_values": Record({name: NUMBER for name in values}, "score_values")}
-    if step.kind == "reason":
-        return {step.id: TEXT}
-    answer_model = getattr(plan, "answer_model", None)
-    return {step.id: shape_of(answer_model, step.id) if answer_model is not None else ANY}
-
-
-def _names_of(step: Any) -> list[str]:
-    """The names a step will add, known before it is compiled (to tell "runs later" apart
-    from "unknown")."""
-    if step.kind == "score":
-        return list(SCORE_VARIABLES)
-    return list(step.produces()) if hasattr(step, "produces") else [step.id]
 
 
 class ScorerCompiler:
@@ -177,7 +102,7 @@ class ScorerCompiler:
 
     def expression(self, source: str, data: Any, loc: Sequence[Any], scope: Scope, label: str) -> tuple[Expression, Shape]:
         """A compiled expression whose names were checked (problems recorded); raises
-        _StepFailed when it cannot be compiled at all."""
+        StepFailed when it cannot be compiled at all."""
         checker = NameChecker(self.templates.environment, scope)
         shape = checker.expression(source)
         self.findings_in_yaml(checker.findings, data, loc, label)
@@ -186,7 +111,7 @@ class ScorerCompiler:
         except ConfigError as exc:
             if not checker.findings:
                 self.problem(exc.message, position(data, loc, value=True))
-            raise _StepFailed from None
+            raise StepFailed from None
 
     def rules(self, rules: Sequence[CompiledRule], scope: Scope, label: str, fallback: Path | None = None) -> None:
         """Checks the names of rules' checks and messages (a message names a variable the
@@ -208,7 +133,7 @@ class ScorerCompiler:
             self.templates.path_of(name)
         except ConfigError as exc:
             self.problem(f"{label}: {exc.message}{did_you_mean(name, self._template_names())}", position(data, loc, value=True))
-            raise _StepFailed from None
+            raise StepFailed from None
         failed = False
         names: set[str] = set()
         pending: list[tuple[str, bool]] = [(name, True)]
@@ -243,11 +168,11 @@ class ScorerCompiler:
             findings = checker.findings if shares_variables else [finding for finding in checker.findings if "not allowed" in finding.message]
             self.findings_in_file(findings, path, source, label)
         if failed:
-            raise _StepFailed
+            raise StepFailed
         try:
             return self.templates.load(name, frozenset(names))
         except TemplateSyntaxError as exc:  # already reported above, in the file at fault
-            raise _StepFailed from exc
+            raise StepFailed from exc
 
     def _template_names(self) -> list[str]:
         return [str(path.relative_to(folder)) for folder in self.templates.search_path for path in folder.rglob("*.j2")]
@@ -317,19 +242,20 @@ class ScorerCompiler:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             place = position(self.source.scorers, [definition.id])
             self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
+        if "empty_output" in raw and "output" not in definition.requires:
+            self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
         # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
         described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
         hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
         scope = Scope({**_RUN_NAMES, "options": options_shape})
-        later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in _names_of(step)}
+        later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in step_kind(step.kind).names(step)}
         scope = Scope(scope.names, later)
-        steps: list[AnyStepPlan | None] = []
+        steps: list[StepPlan | None] = []
         for index, step in enumerate(definition.steps):
-            compiler = _StepCompiler(self, definition, step, ["steps", index], raw, scope)
+            builder = _StepBuilder(self, definition, step, ["steps", index], raw, scope, hashed)
             try:
-                compiled = compiler.compile(hashed)
-                plan: AnyStepPlan | None = dataclasses.replace(compiled, reads=compiler.reads(compiled))
-            except _StepFailed:
+                plan: StepPlan | None = builder.build()
+            except StepFailed:
                 plan = None
             except ConfigError as exc:
                 self.problems.append(exc)
@@ -337,7 +263,7 @@ class ScorerCompiler:
             steps.append(plan)
             # Even a step with a problem tells the later steps what it gives, when it is known,
             # so that their own mistakes are found in the same pass.
-            scope = scope.with_names(compiler.produced if compiler.produced is not None else produced_names(step, plan))
+            scope = scope.with_names(builder.produced if builder.produced is not None else step_kind(step.kind).names(step))
         if self.problems:
             raise CatalogErrors(self.problems)
         return ScorerPlan(
@@ -346,6 +272,7 @@ class ScorerCompiler:
             description=definition.description,
             direction=definition.direction,
             requires=tuple(definition.requires),
+            pairwise=definition.pairwise,
             steps=tuple(step for step in steps if step is not None),
             options_model=options_model,
             option_rules=tuple(option_rules),
@@ -355,11 +282,13 @@ class ScorerCompiler:
             judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
             max_input_chars=definition.judge.max_input_chars,
             long_input=definition.judge.long_input,
+            empty_output=definition.empty_output,
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
             ) if definition.judges is not None else None,  # fmt: skip
             context_from_tool_results=definition.context_from_tool_results,
+            threshold=definition.threshold,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
 
@@ -370,190 +299,112 @@ def _is_include(parsed: nodes.Template, name: str) -> bool:
     return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
 
 
-class _StepCompiler:
-    """One step of one definition, compiled against the names its place in the scorer gives."""
+class _StepBuilder:
+    """One step of one definition, compiled by its kind against the names its place in the
+    scorer gives (the `StepBuilder` a kind's `compile` is given)."""
 
-    def __init__(
-        self, scorer: ScorerCompiler, definition: ScorerDefinition, step: LLMStep | ReasonStep | ScoreStep | ComputeStep, loc: list[Any], raw: Any, scope: Scope
-    ) -> None:
+    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: StepSpec, loc: list[Any], raw: Any, scope: Scope, hashed: dict[str, str]) -> None:  # fmt: skip
         self.scorer = scorer
         self.definition = definition
         self.step = step
         self.loc = loc
         self.raw = raw
+        self.hashed = hashed
         self.label = f"{definition.id}.{step.id}"
         #: What the step adds for later steps, when only compiling it can tell (a compute step's values).
-        self.produced: dict[str, Shape] | None = None
-        self.rule_reads: frozenset[str] = frozenset()  # what the answer's rules read (set with the answer model)
-        uses_context = getattr(step, "uses_context", False)
+        self.produced: Mapping[str, Shape] | None = None
+        self._read: set[str] = set()
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
-        self.scope = scope if uses_context else scope.without("context", _NO_CONTEXT)
+        self.scope = scope if getattr(step, "uses_context", False) else scope.without("context", _NO_CONTEXT)
+
+    def build(self) -> StepPlan:
+        """The step's plan, from its kind; raises StepFailed (problems recorded) or ConfigError."""
+        step = self.step
+        skip_if = self.scorer.expression(step.skip_if, self.raw, self.at("skip_if"), self.scope, f"{self.label}.skip_if")[0] if step.skip_if else None
+        if skip_if is not None:
+            self._read |= _reads(skip_if)
+        plan: StepPlan = step_kind(step.kind).compile(step, self)
+        return dataclasses.replace(plan, skip_if=skip_if, uses_context=getattr(step, "uses_context", False))
 
     def at(self, *fields: Any) -> list[Any]:
         return [*self.loc, *fields]
 
     @contextmanager
-    def placed(self, *fields: Any) -> Iterator[None]:
-        """A ConfigError without a place gets the place of the value at `fields`."""
+    def placed(self, *at: Any) -> Iterator[None]:
         try:
             yield
         except ConfigError as exc:
             if exc.path is not None:
                 raise
-            place = position(self.raw, self.at(*fields), value=True)
+            place = position(self.raw, self.at(*at), value=True)
             raise ConfigError(exc.message, *(place or (self.scorer.source.path, None, None))) from None
 
-    def compile(self, hashed: dict[str, str]) -> AnyStepPlan:
-        step, label = self.step, self.label
-        skip_if = self.scorer.expression(step.skip_if, self.raw, self.at("skip_if"), self.scope, f"{label}.skip_if")[0] if step.skip_if else None
-        if isinstance(step, ScoreStep):
-            return self.score_step(step, skip_if)
-        if isinstance(step, ComputeStep):
-            return self.compute_step(step, skip_if)
-        sampling_fields = set(Sampling.model_fields)
-        judge = self.definition.judge
-        sampling = Sampling.model_validate(judge.model_dump(include=sampling_fields, exclude_unset=True))
-        if step.judge is not None:
-            sampling = sampling.merged(Sampling.model_validate(step.judge.model_dump(include=sampling_fields, exclude_unset=True)))
-        if sampling.max_tokens is None:
-            # Every call has a limit: a small model can keep generating inside a JSON grammar.
-            sampling = sampling.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS[step.kind]})
-        system_name = (step.judge.system if step.judge else None) or judge.system
-        system_loc = self.at("judge", "system") if step.judge and step.judge.system else ["judge", "system"]
-        system = self._attempt(lambda: self.scorer.template(system_name, self.raw, system_loc, self.scope, label, hashed)) if system_name else None
-        prompt = self._attempt(lambda: self.scorer.template(step.prompt, self.raw, self.at("prompt"), self.scope, label, hashed))
-        answer_model = self.answer_model(hashed)
-        if prompt is None or (system_name and system is None):
-            if isinstance(step, LLMStep) and answer_model is not None:
-                self.produced = {step.id: shape_of(answer_model, step.id)}  # later steps are still checked against it
-            raise _StepFailed
-        if isinstance(step, ReasonStep):
-            skip_reason = self.skip_reason(step) if step.on_skip is not None else None
-            return ReasonStepPlan(
-                id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
-                answer_model=answer_model, sampling=sampling, on_skip=skip_reason,
-            )  # fmt: skip
-        assert answer_model is not None  # an llm step's schema is required by the spec
-        return JudgeStepPlan(
-            id=step.id, skip_if=skip_if, uses_context=step.uses_context, prompt=prompt, system=system,
-            answer_model=answer_model, sampling=sampling, on_skip=step.on_skip,
-        )  # fmt: skip
+    def problem(self, message: str, *at: Any) -> None:
+        self.scorer.problem(message, position(self.raw, self.at(*at), value=True))
 
-    def reads(self, plan: AnyStepPlan) -> frozenset[str]:
-        """The variables `plan` reads: its skip condition's, its templates' (includes too), its
-        answer rules', its values' and score's; a step waits for the earlier steps it reads."""
-        found: set[str] = set(_reads(plan.skip_if)) if plan.skip_if is not None else set()
-        if isinstance(plan, (JudgeStepPlan, ReasonStepPlan)):
-            found |= plan.prompt.names | (plan.system.names if plan.system is not None else frozenset()) | self.rule_reads
-            if isinstance(plan, ReasonStepPlan) and plan.on_skip is not None:
-                found |= plan.on_skip.names
-        elif isinstance(plan, ScoreStepPlan):
-            found |= _reads(plan.score).union(*(_reads(value) for value in plan.values.values())) - set(plan.values)
-        elif isinstance(plan, ComputeStepPlan):
-            found |= frozenset().union(*(_reads(value) for value in plan.values.values())) - set(plan.values)
-        return frozenset(found)
+    def gives(self, names: Mapping[str, Shape]) -> None:
+        self.produced = names
 
-    def _attempt(self, build: Callable[[], T]) -> T | None:
-        """Builds a part; a failure is recorded (None) and the step's other parts are still checked."""
-        try:
-            return build()
-        except _StepFailed:
-            return None
+    def names_read(self) -> frozenset[str]:
+        return frozenset(self._read)
 
-    def skip_reason(self, step: ReasonStep) -> CompiledPrompt:
-        assert step.on_skip is not None
-        source = step.on_skip
-        with self.placed("on_skip"):
-            prompt = self.scorer.templates.from_string(source, f"{self.label}.on_skip")
-        checker = NameChecker(self.scorer.templates.environment, self.scope)
-        checker.template(self.scorer.templates.environment.parse(source))
-        self.scorer.findings_in_yaml(checker.findings, self.raw, self.at("on_skip"), f"{self.label}.on_skip")
-        return prompt
+    def expression(self, source: str, *at: Any, scope: Scope | None = None) -> tuple[Evaluable, Shape]:
+        expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope or self.scope, ".".join([self.label, *map(str, at)]))
+        self._read |= _reads(expression)
+        return expression, shape
 
-    def score_step(self, step: ScoreStep, skip_if: Evaluable | None) -> ScoreStepPlan:
-        values: dict[str, Evaluable] = {}
-        scope = self.scope
-        for name, value in step.values.items():
-            where = f"{self.label}.values.{name}"
-            if isinstance(value, ReducerSpec):
-                values[name] = self.reducer(value, scope, self.at("values", name), where)
-            else:
-                values[name] = self.scorer.expression(value, self.raw, self.at("values", name), scope, where)[0]
-            scope = scope.with_names({name: NUMBER})
-        score, shape = self.scorer.expression(step.score, self.raw, self.at("score"), scope, f"{self.label}.score")
-        if isinstance(shape, (Boolean, Text, ListOf, Record)):
-            self.scorer.problem(
-                f"{self.label}.score: {step.score!r} gives {shape.describe()}, not a number"
-                + (" (write `1 if ... else 0` to turn a condition into a number)" if isinstance(shape, Boolean) else ""),
-                position(self.raw, self.at("score"), value=True),
-            )
-        return ScoreStepPlan(id=step.id, skip_if=skip_if, values=values, score=score, round=step.round, on_skip=step.on_skip)
-
-    def compute_step(self, step: ComputeStep, skip_if: Evaluable | None) -> ComputeStepPlan:
-        """Values computed in order, each seeing the ones before it; the step gives later
-        steps an object of them (its id), whose fields are known from the expressions."""
-        values: dict[str, Evaluable] = {}
-        shapes: dict[str, Shape] = {}
-        scope = self.scope
-        for name, source in step.values.items():
-            where = f"{self.label}.values.{name}"
-            values[name], shapes[name] = self.scorer.expression(source, self.raw, self.at("values", name), scope, where)
-            scope = scope.with_names({name: shapes[name]})
-        self.produced = {step.id: Record(shapes, step.id)}
-        return ComputeStepPlan(id=step.id, skip_if=skip_if, values=values, on_skip=step.on_skip)
-
-    def reducer(self, spec: ReducerSpec, scope: Scope, loc: list[Any], where: str) -> Reducer:
-        """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of its items."""
-        with self.placed(*loc[len(self.loc) :]):
-            reducer = Reducer(spec, where)
-        _, listed = self.scorer.expression(spec.items, self.raw, [*loc, "items"], scope, f"{where}.items")
-        if not isinstance(listed, ListOf) and listed is not ANY:
-            lists = [f"{spec.items}.{name}" for name, shape in listed.fields.items() if isinstance(shape, ListOf)] if isinstance(listed, Record) else []
-            hint = f"; did you mean {lists[0]!r}?" if len(lists) == 1 else (f" (lists there: {', '.join(lists)})" if lists else "")
-            what = f"has the fields {', '.join(listed.fields)}" if isinstance(listed, Record) else f"is {listed.describe()}"
-            self.scorer.problem(f"{where}.items: {spec.items!r} is not a list (it {what}){hint}", position(self.raw, [*loc, "items"], value=True))
-        item = listed.item if isinstance(listed, ListOf) else ANY
-        per_item = scope.with_names({"item": item, "rank": NUMBER})
-        if spec.where is not None:
-            self.scorer.expression(spec.where, self.raw, [*loc, "where"], per_item, f"{where}.where")
-        if spec.value is not None:
-            _, value = self.scorer.expression(spec.value, self.raw, [*loc, "value"], per_item, f"{where}.value")
-            if isinstance(value, (Boolean, Text, ListOf, Record)) and spec.reduce in ("mean", "sum", "min", "max"):
-                self.scorer.problem(
-                    f"{where}.value: {spec.value!r} gives {value.describe()}, not a number"
-                    + (" (count items with `reduce: ratio` or `count` and `where:`, or write `1 if ... else 0`)" if isinstance(value, Boolean) else ""),
-                    position(self.raw, [*loc, "value"], value=True),
-                )
+    def reducer(self, spec: ReducerSpec, *at: Any) -> Evaluable:
+        with self.placed(*at):
+            reducer = Reducer(spec, ".".join([self.label, *map(str, at)]))
+        self._read |= reducer.reads
         return reducer
 
-    def answer_model(self, hashed: dict[str, str]) -> type[BaseModel] | None:
-        step, label = self.step, self.label
-        assert not isinstance(step, (ScoreStep, ComputeStep))
-        if step.answer_schema is None:
+    def template(self, name: str, *at: Any) -> CompiledPrompt:
+        prompt = self.scorer.template(name, self.raw, self.at(*at), self.scope, self.label, self.hashed)
+        self._read |= prompt.names
+        return prompt
+
+    def inline_template(self, source: str, *at: Any) -> CompiledPrompt:
+        where = ".".join([self.label, *map(str, at)])
+        with self.placed(*at):
+            prompt = self.scorer.templates.from_string(source, where)
+        checker = NameChecker(self.scorer.templates.environment, self.scope)
+        checker.template(self.scorer.templates.environment.parse(source))
+        self.scorer.findings_in_yaml(checker.findings, self.raw, self.at(*at), where)
+        self._read |= prompt.names
+        return prompt
+
+    def sampling(self, step_judge: StepJudge | None, default_max_tokens: int) -> Sampling:
+        fields = set(Sampling.model_fields)
+        sampling = Sampling.model_validate(self.definition.judge.model_dump(include=fields, exclude_unset=True))
+        if step_judge is not None:
+            sampling = sampling.merged(Sampling.model_validate(step_judge.model_dump(include=fields, exclude_unset=True)))
+        if sampling.max_tokens is None:
+            # Every call has a limit: a small model can keep generating inside a JSON grammar.
+            sampling = sampling.model_copy(update={"max_tokens": default_max_tokens})
+        return sampling
+
+    def system(self, step_judge: StepJudge | None) -> CompiledPrompt | None:
+        name = (step_judge.system if step_judge else None) or self.definition.judge.system
+        if not name:
             return None
-        with self.placed("schema"):
-            schema_path = self.scorer.schema_file(step.answer_schema, position(self.raw, self.at("schema"), value=True), label)
-        hashed[f"schema:{step.answer_schema}"] = schema_path.read_text(encoding="utf-8")
-        model, rules = self.scorer.schema(schema_path)
-        if isinstance(step, LLMStep):
-            rules = [*rules, *compile_rules(step.rules, f"{label} rule", self.raw, self.at("rules"))]
-            # A rule sees the earlier steps and the fields of the answer it checks.
-            answer_fields = shape_of(model, f"{step.id}'s answer")
-            assert isinstance(answer_fields, Record)
-            self.scorer.rules(rules, self.scope.with_names(answer_fields.fields), f"{label} rule")
-        answer_model = with_rules(model, rules)
-        self.rule_reads = frozenset().union(*(rule.names for rule in rules))
-        if isinstance(step, ReasonStep) and model.model_fields.get("reason") is None:
-            raise ConfigError(f"{label}: a reason schema needs a `reason` string property", schema_path)
-        if isinstance(step, LLMStep) and step.on_skip is not None:
-            try:
-                answer_model.model_validate(step.on_skip)
-            except ValidationError as exc:
-                place = position(self.raw, self.at("on_skip"), value=True)
-                raise ConfigError(f"{label}.on_skip does not fit {step.answer_schema}: {exc.errors()[0]['msg']}", *(place or (None, None, None))) from None
-        return answer_model
+        loc = self.at("judge", "system") if step_judge and step_judge.system else ["judge", "system"]
+        prompt = self.scorer.template(name, self.raw, loc, self.scope, self.label, self.hashed)
+        self._read |= prompt.names
+        return prompt
 
-
+    def answer_model(self, schema: str, *at: Any, rules: Sequence[Rule] = (), rules_at: Sequence[Any] = ("rules",)) -> type[BaseModel]:
+        with self.placed(*at):
+            schema_path = self.scorer.schema_file(schema, position(self.raw, self.at(*at), value=True), self.label)
+        self.hashed[f"schema:{schema}"] = schema_path.read_text(encoding="utf-8")
+        model, schema_rules = self.scorer.schema(schema_path)
+        all_rules = [*schema_rules, *compile_rules(rules, f"{self.label} rule", self.raw, self.at(*rules_at))]
+        # A rule sees the earlier steps and the fields of the answer it checks.
+        answer_fields = shape_of(model, f"{self.step.id}'s answer")
+        assert isinstance(answer_fields, Record)
+        self.scorer.rules(all_rules, self.scope.with_names(answer_fields.fields), f"{self.label} rule")
+        self._read |= frozenset().union(*(rule.names for rule in all_rules))
+        return with_rules(model, all_rules)
 
 
 def _reads(evaluable: Evaluable) -> frozenset[str]:
@@ -610,7 +461,7 @@ def compile_catalog(
             problems.extend(exc.problems)
         except ConfigError as exc:
             problems.append(exc)
-        except _StepFailed:
+        except StepFailed:
             continue  # its problems were recorded with the step's
     if problems:
         raise CatalogErrors(_unique(problems))

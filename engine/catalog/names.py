@@ -6,82 +6,28 @@ never produce it, a true/false score: each is a finding with the place of the mi
 when one is close, the name meant.
 
 What a name holds is a `Shape`, read from the answer models (pydantic) and the options
-model; a step kind only has to say which names it adds (see `Scope.with_names`).
+model (see `scoring/shapes.py`); a step kind only says which names it adds.
 """
 
 from __future__ import annotations
 
 import functools
-
 import re
-import types
-import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from pydantic import BaseModel
 
+from ..scoring.shapes import ANY, BOOLEAN, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text, shape_of
 from .suggest import did_you_mean
 
-# ---------------------------------------------------------------------------- shapes
-
-
-@dataclass(frozen=True)
-class Shape:
-    """What a value may be; the base class knows nothing (any attribute may be read)."""
-
-    def describe(self) -> str:
-        return "a value"
-
-
-ANY = Shape()
-
-
-@dataclass(frozen=True)
-class Text(Shape):
-    enum: tuple[str, ...] | None = None
-
-    def describe(self) -> str:
-        return f"one of {', '.join(map(repr, self.enum))}" if self.enum else "text"
-
-
-@dataclass(frozen=True)
-class Number(Shape):
-    def describe(self) -> str:
-        return "a number"
-
-
-@dataclass(frozen=True)
-class Boolean(Shape):
-    def describe(self) -> str:
-        return "true or false"
-
-
-@dataclass(frozen=True)
-class ListOf(Shape):
-    item: Shape = ANY
-
-    def describe(self) -> str:
-        return "a list"
-
-
-@dataclass(frozen=True)
-class Record(Shape):
-    """A mapping with known fields (an answer, the options, a tool call)."""
-
-    fields: Mapping[str, Shape] = field(default_factory=dict)
-    what: str = "it"
-
-    def describe(self) -> str:
-        return f"{self.what} (fields: {', '.join(self.fields) or 'none'})"
-
-
-TEXT = Text()
-NUMBER = Number()
-BOOLEAN = Boolean()
+# The shapes are imported from here by the catalog's other checks.
+__all__ = [
+    "ANY", "BOOLEAN", "NUMBER", "TEXT", "Boolean", "Finding", "ListOf", "NameChecker", "Number", "Record", "Scope", "Shape", "Text",
+    "referenced_templates", "shape_of", "syntax_finding",
+]  # fmt: skip
 
 #: Methods a mapping answers to in expressions (`{...}.get(item.verdict, 0)`, `options.items()`).
 _MAPPING_METHODS = {"get", "items", "keys", "values"}
@@ -90,53 +36,6 @@ _LIST_METHODS = {"index", "count"}
 #: Names Jinja itself gives templates.
 _IMPLICIT_NAMES = {"loop", "self", "super", "caller", "varargs", "kwargs"}
 _UNSAFE_ATTRIBUTES = {"mro", "func_globals", "func_code", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_code", "ag_frame", "f_globals", "f_locals"}
-
-
-def shape_of(annotation: Any, what: str = "it") -> Shape:
-    """The shape of values a pydantic annotation allows."""
-    origin = typing.get_origin(annotation)
-    arguments = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return shape_of(arguments[0], what)
-    if origin is typing.Union or origin is types.UnionType:
-        present = [argument for argument in arguments if argument is not type(None)]
-        return shape_of(present[0], what) if len(present) == 1 else ANY
-    if origin is typing.Literal:
-        if all(isinstance(value, str) for value in arguments):
-            return Text(tuple(arguments))
-        if all(isinstance(value, bool) for value in arguments):
-            return BOOLEAN
-        return NUMBER if all(isinstance(value, (int, float)) for value in arguments) else ANY
-    if origin is list:
-        return ListOf(shape_of(arguments[0], f"an item of {what}") if arguments else ANY)
-    if annotation is bool:
-        return BOOLEAN
-    if annotation in (int, float):
-        return NUMBER
-    if annotation is str:
-        return TEXT
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return Record({name: shape_of(info.annotation, f"{what}.{name}") for name, info in annotation.model_fields.items()}, what)
-    return ANY
-
-
-# ---------------------------------------------------------------------------- scope
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The names an expression may read here, and why some others may not (a step that
-    runs later, the context in a step that does not declare it)."""
-
-    names: Mapping[str, Shape]
-    unavailable: Mapping[str, str] = field(default_factory=dict)
-
-    def with_names(self, added: Mapping[str, Shape]) -> Scope:
-        unavailable = {name: why for name, why in self.unavailable.items() if name not in added}
-        return Scope({**self.names, **added}, unavailable)
-
-    def without(self, name: str, why: str) -> Scope:
-        return Scope({key: value for key, value in self.names.items() if key != name}, {**self.unavailable, name: why})
 
 
 @dataclass(frozen=True)

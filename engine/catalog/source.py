@@ -381,6 +381,7 @@ class CatalogSource:
         except ValidationError as exc:
             raise validation_error(exc, data, "", self.path, CatalogFile) from None
         self.scorers: Mapping[str, Any] = data["scorers"]
+        self.data: Mapping[str, Any] = data  # as written, with places: sections other than scorers read it
         folder = self.path.parent
         self.templates_path: list[Path] = [folder / self.file.prompts, *(fallback.templates_path if fallback else [])]
         self.schemas_path: list[Path] = [folder / self.file.schemas, *(fallback.schemas_path if fallback else [])]

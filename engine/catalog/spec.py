@@ -1,6 +1,8 @@
 """Every word a scorer author may write, as pydantic models: the catalog file, a scorer,
-its steps of each kind, its judge settings, rules and reducers. Loading validates a catalog
-against these; `catalog_json_schema()` gives editors the same vocabulary.
+its judge settings and option rules. The words of each step kind are in that kind's
+module (`scoring/steps/`): a scorer's `steps` accept every registered kind. Loading
+validates a catalog against these; `catalog_json_schema()` gives editors the same
+vocabulary.
 
 Nothing here compiles or runs anything.
 """
@@ -9,9 +11,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from ..judge import Provider, Sampling
+from ..judge import Provider
+from ..scoring.steps import ReducerSpec as ReducerSpec  # read here by the expressions and answers of the catalog
+from ..scoring.steps import Rule as Rule
+from ..scoring.steps import StepJudge, StepSpec, step_kind, step_kinds, when_kinds_change
 
 RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
@@ -27,42 +32,6 @@ RESERVED_NAMES = {*RUN_VARIABLES, *SCORE_VARIABLES, "item", "rank"}
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Rule(_Strict):
-    """A check the judge's answer must pass, beyond its shape."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    check: str = Field(description="Expression over the answer's fields and earlier steps")
-    message: str = Field(description="Told to the judge when it fails (a template)")
-
-
-class ReducerSpec(_Strict):
-    """Turns the list found at `items` into one number.
-
-    - `ratio`: share of items for which `where` holds.
-    - `mean` / `sum` / `min` / `max`: of `value` computed per item.
-    - `count`: number of items for which `where` holds.
-    - `average_precision`: items are ranked; `where` marks the relevant ones; the mean of
-      precision@k over the ranks k of relevant items (0 when none is relevant).
-
-    `empty` is the number an empty list gives (a ratio of nothing is not defined otherwise).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    reduce: Literal["ratio", "mean", "sum", "min", "max", "count", "average_precision"]
-    items: str = Field(description="Expression giving the list, e.g. analyze.verdicts")
-    where: str | None = Field(default=None, description="Condition per item, sees `item`")
-    value: str | None = Field(default=None, description="Number per item, sees `item`")
-    empty: float = 0.0
-
-
-class StepJudge(Sampling):
-    """Per-step changes to the scorer's judge settings."""
-
-    system: str | None = Field(default=None, description="Template of the system message")
 
 
 class JudgeSpec(StepJudge):
@@ -101,79 +70,6 @@ class JurySpec(_Strict):
         return self
 
 
-class _StepBase(_Strict):
-    id: str
-    skip_if: str | None = Field(default=None, description="Expression; when true the step is not run")
-
-    @field_validator("id")
-    @classmethod
-    def _plain_id(cls, value: str) -> str:
-        if not value.isidentifier():
-            raise ValueError(f"step id {value!r} must be an identifier (letters, digits, _)")
-        return value
-
-
-class LLMStep(_StepBase):
-    """Asks the judge with a rendered template; the answer must pass the schema."""
-
-    kind: Literal["llm"]
-    prompt: str = Field(description="Template under the prompts folder")
-    answer_schema: str = Field(alias="schema", description="Schema file under the schemas folder")
-    uses_context: bool = False
-    judge: StepJudge | None = None
-    rules: list[Rule] = Field(default_factory=list)
-    on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
-
-
-class ReasonStep(_StepBase):
-    """Asks the judge to explain the score; the result is text."""
-
-    kind: Literal["reason"]
-    prompt: str
-    answer_schema: str | None = Field(default=None, alias="schema", description="Must have a `reason` string")
-    uses_context: bool = False
-    judge: StepJudge | None = None
-    on_skip: str | None = Field(default=None, description="Template of the reason when skipped")
-
-
-class ScoreStep(_StepBase):
-    """Computes the score from earlier steps, without a model."""
-
-    kind: Literal["score"]
-    values: dict[str, Union[ReducerSpec, str]] = Field(default_factory=dict, description="Named values, in order")
-    score: str = Field(description="Expression of the final score")
-    round: int | None = Field(default=2, ge=0)
-    on_skip: float | None = None
-
-
-class ComputeStep(_StepBase):
-    """Computes named values without a model, in order, each an expression that may call
-    the function library (words, keywords, similarity, sentiment, trajectory_match ...) and
-    read the values before it. The step's result (an object of the values) is the variable
-    named by its id."""
-
-    kind: Literal["compute"]
-    values: dict[str, str] = Field(description="Named values, in order: name -> expression")
-    on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
-
-    @field_validator("values")
-    @classmethod
-    def _value_names(cls, values: dict[str, str]) -> dict[str, str]:
-        if not values:
-            raise ValueError("a compute step needs at least one value")
-        for name in values:
-            if not name.isidentifier():
-                raise ValueError(f"value name {name!r} must be an identifier (letters, digits, _)")
-        return values
-
-    def produces(self) -> list[str]:
-        """The names later steps can read: the step's id (its values are its fields)."""
-        return [self.id]
-
-
-Step = Annotated[Union[LLMStep, ReasonStep, ScoreStep, ComputeStep], Field(discriminator="kind")]
-
-
 class ScorerDefinition(_Strict):
     """One scorer, as written in a catalog."""
 
@@ -188,17 +84,36 @@ class ScorerDefinition(_Strict):
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
+    threshold: Optional[float] = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Where a score flags an item (at or past it on the worse side) when agreement with labels is measured; "
+        "default half the scale. `scorers calibrate` finds the one that agrees best; a run's --threshold wins over it",
+    )
+    empty_output: Literal["not_scorable", "score"] = Field(
+        default="not_scorable",
+        description="An empty output (no text and no tool call: '', only whitespace, a transcript with no assistant message): "
+        "not_scorable (the default: the item is not scorable, with the reason, and never gets a score) or score (it is "
+        "scored like any other, for a scorer whose score of an empty output means something). Only for a scorer that "
+        "requires `output`",
+    )
     option_rules: list[Rule] = Field(
         default_factory=list,
         description="Checks over `options` that no single option's schema can say (e.g. 'one of two is set'); "
         "checked against the defaults at load time and against the given options when a scorer is created",
+    )
+    pairwise: bool = Field(
+        default=False,
+        description="Judges two outputs of one input (`scorers pairwise`): `output` is shown first, `metadata.second_output` "
+        "second; the score is 1 when the first is better, 0 when the second is, 0.5 for a tie",
     )
     abstract: bool = Field(
         default=False,
         description="A base whose options are completed later (by a scorer that `extends` it, or at creation): "
         "its option rules are not checked against its defaults at load time. Not inherited",
     )
-    steps: list[Step]
+    #: Every registered step kind's spec, told apart by `kind` (see `_accept_registered_kinds`).
+    steps: list[StepSpec]
 
     @model_validator(mode="after")
     def _check_steps(self) -> ScorerDefinition:
@@ -206,18 +121,38 @@ class ScorerDefinition(_Strict):
         duplicates = sorted({step_id for step_id in ids if ids.count(step_id) > 1})
         if duplicates:
             raise ValueError(f"step ids must be unique: {', '.join(duplicates)}")
-        kinds = [step.kind for step in self.steps]
-        if kinds.count("score") != 1:
-            raise ValueError("a scorer needs exactly one step of kind 'score'")
-        if kinds.count("reason") > 1 or ("reason" in kinds and kinds.index("reason") < kinds.index("score")):
-            raise ValueError("a scorer has at most one 'reason' step, after the 'score' step")
+        parts = [step_kind(step.kind).result_part for step in self.steps]
+        if parts.count("score") != 1:
+            raise ValueError(f"a scorer needs exactly one step of kind {_kinds_giving('score')}")
+        if parts.count("reason") > 1 or ("reason" in parts and parts.index("reason") < parts.index("score")):
+            raise ValueError(f"a scorer has at most one {_kinds_giving('reason')} step, after the {_kinds_giving('score')} step")
         for step in self.steps:
-            # The results of llm, compute and reason steps become variables named by their id.
-            if step.kind != "score" and step.id in RESERVED_NAMES:
+            # A step whose result is a variable named by its id must not hide a run variable
+            # (the score step gives `score` and `score_values`, whatever its id).
+            kind = step_kind(step.kind)
+            taken = RESERVED_NAMES - set(SCORE_VARIABLES) if kind.result_part == "score" else RESERVED_NAMES
+            if step.id in kind.names(step) and step.id in taken:
                 raise ValueError(f"step id {step.id!r} is a variable name already; avoid {sorted(RESERVED_NAMES)}")
-            if step.skip_if is not None and step.on_skip is None:
+            if step.skip_if is not None and getattr(step, "on_skip", None) is None:
                 raise ValueError(f"step {step.id!r} has skip_if but no on_skip (what the step gives when skipped)")
         return self
+
+
+def _kinds_giving(part: str) -> str:
+    return " or ".join(repr(name) for name, kind in step_kinds().items() if kind.result_part == part)
+
+
+def _accept_registered_kinds() -> None:
+    """`steps` validates each step against the spec of the kind it names, among the kinds
+    registered now; run again whenever a kind is registered."""
+    specs = tuple(kind.spec for kind in step_kinds().values())
+    field = ScorerDefinition.model_fields["steps"]
+    field.annotation = list[Annotated[Union[specs], Field(discriminator="kind")]]  # type: ignore[valid-type]
+    ScorerDefinition.model_rebuild(force=True)
+
+
+_accept_registered_kinds()
+when_kinds_change(_accept_registered_kinds)
 
 
 class CatalogDefaults(_Strict):
@@ -241,12 +176,9 @@ class CatalogFile(_Strict):
         description="More judge providers, by the prefix of 'provider/model': base_url, api_key_env, key_needed, mode, adapter",
     )
     scorers: dict[str, dict[str, Any]]
-
-
-class _EditorCatalog(CatalogFile):
-    """The catalog as an editor sees it: every scorer written out."""
-
-    scorers: dict[str, ScorerDefinition]  # type: ignore[assignment]
+    monitors: Optional[dict[str, dict[str, Any]]] = Field(
+        default=None, description="Monitors over the live scores of these scorers: statistic, window, condition, alerts (docs/monitoring.md)"
+    )
 
 
 #: Step fields always written, even in a step that overrides one of a base scorer; the rest
@@ -259,7 +191,9 @@ def catalog_json_schema() -> dict[str, Any]:
     keys are completed and described, and unknown keys and wrong types are underlined. It is
     lenient where a catalog is: a scorer that `extends` another, or takes keys from
     `defaults:`, writes only what it changes."""
-    schema = _EditorCatalog.model_json_schema(by_alias=True)
+    # Built here, not once: the scorers' step kinds are those registered now.
+    editor_catalog = create_model("_EditorCatalog", __base__=CatalogFile, scorers=(dict[str, ScorerDefinition], ...))
+    schema = editor_catalog.model_json_schema(by_alias=True)
     definitions: dict[str, Any] = schema.get("$defs", {})
     scorer = definitions["ScorerDefinition"]
     scorer["properties"].pop("id")

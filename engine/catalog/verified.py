@@ -4,7 +4,8 @@ need not compile an unchanged catalog again.
 A record is written only after a catalog compiled without a single problem, and it is used
 only when everything that compilation depended on is byte for byte the same: the catalog
 files (the host's and the built-in one), every file under their prompt and schema folders,
-any other file the compiler read, the engine's own source, and the versions of Python and of
+any other file the compiler read, the engine's own source, the step kinds registered (and
+the source of those from outside the engine), and the versions of Python and of
 the libraries that check a catalog. Any difference and the catalog is compiled again, so a
 mistake is always found by compiling, never hidden by a record. A record that cannot be read
 or written is simply not used.
@@ -27,6 +28,8 @@ import pydantic
 import pydantic_core
 import yaml
 
+from ..scoring.steps import step_kinds
+
 #: Bumped when what a record holds changes.
 _FORMAT = 1
 _ENGINE = Path(__file__).resolve().parent.parent
@@ -47,6 +50,13 @@ def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
     every file under the prompt and schema `folders` (so a file added in front of another
     counts too), the engine's source and the libraries' versions."""
     digest = hashlib.sha256(_engine_state())
+    for name, kind in sorted(step_kinds().items()):
+        # A step kind registered from outside the engine checks steps too: which one, and its source.
+        module = sys.modules.get(type(kind).__module__)
+        source = Path(module.__file__) if module is not None and module.__file__ else None
+        digest.update(f"kind\0{name}\0{type(kind).__module__}.{type(kind).__qualname__}\0".encode())
+        if source is not None and not source.resolve().is_relative_to(_ENGINE) and source.is_file():
+            digest.update(source.read_bytes() + b"\0")
     for path in catalogs:
         digest.update(f"catalog\0{path.resolve()}\0".encode() + (path.read_bytes() if path.is_file() else b"\1missing") + b"\0")
     for folder in folders:

@@ -8,10 +8,13 @@ from . import (
     catalog_commands,
     evaluate,
     judges_commands,
+    monitor_commands,
     report_command,
+    rescore_commands,
     results,
     run_commands,
     tuning_commands,
+    workbench_command,
 )
 from .app import app, finish
 
@@ -23,8 +26,11 @@ __all__ = [
     "catalog_commands",
     "evaluate",
     "judges_commands",
+    "monitor_commands",
     "report_command",
+    "rescore_commands",
     "results",
     "run_commands",
     "tuning_commands",
+    "workbench_command",
 ]

@@ -17,6 +17,7 @@ from rich.table import Table
 from ..catalog import check_catalog, checked_summary
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
+from ..scoring.steps import step_kind
 from .app import app, console, errors
 from .common import (
     ConfigOption,
@@ -105,27 +106,13 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     for column in ("step", "kind", "asks / computes"):
         steps.add_column(column, overflow="fold")
     for step in definition.steps:
-        data = step.model_dump(by_alias=True, exclude_none=True)
-        what = _step_summary(data)
-        if data.get("skip_if"):
-            what += f"; skipped when {data['skip_if']}"
+        what = step_kind(step.kind).describe(step)
+        if step.skip_if:
+            what += f"; skipped when {step.skip_if}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
-
-
-def _step_summary(step: dict[str, Any]) -> str:
-    """What a step asks or computes, from the fields it has (whatever its kind): the prompt
-    and answer schema of a judge step, the expression of a score, the values of a compute step."""
-    parts: list[str] = []
-    if "prompt" in step:
-        parts.append(f"{step['prompt']} -> {step.get('schema') or 'text'}")
-    for name, value in (step.get("values") or {}).items():
-        parts.append(f"{name} = {value['reduce'] + ' of ' + value['items'] if isinstance(value, dict) else value}")
-    if "score" in step:
-        parts.append(f"score = {step['score']}")
-    return "; ".join(parts) or "-"
 
 
 _SCORER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -27,6 +27,7 @@ from ..errors import (
     DataError,
     RUN_FIELDS,
     JudgeError,
+    NotScorable,
     RunInputError,
     ScorerError,
 )
@@ -135,9 +136,10 @@ def one_line_errors(command: F) -> F:
         except Exception as exc:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
+            kind = "not scorable" if isinstance(exc, NotScorable) else "error"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
-                errors.print(f"error: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
+                errors.print(f"{kind}: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]

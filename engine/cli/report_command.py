@@ -26,7 +26,7 @@ def report_command(
     """Write one HTML file (works offline, no server) with the figures, charts and every item."""
     if not is_postgres_url(store) and not Path(store).is_file():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store)
+    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None
     with closing(opened) as results:
         report = build_report(results, run, compare)
@@ -34,4 +34,5 @@ def report_command(
         output.write_text(render_report(report), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {output}: {exc.strerror}") from None
-    errors.print(f"wrote {output} ({len(report.items)} items, {len(report.sections)} scorer result(s)); open it in a browser", markup=False, highlight=False)
+    listed = f"{len(report.items)} items" if report.shown is None else f"{len(report.items)} of {report.item_count} items listed; every item: {report.export}"
+    errors.print(f"wrote {output} ({listed}, {len(report.sections)} scorer result(s)); open it in a browser", markup=False, highlight=False)

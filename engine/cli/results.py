@@ -12,13 +12,14 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..runs import where_item
-from ..runs.stats import ScoreSpread, spread_of, usage_cost
+from ..runs.stats import usage_cost
 from ..runs.stored import (
+    RunExport,
     compare_runs,
     existing_run,
     export_records,
-    run_records,
-    stored_agreement,
+    run_agreement,
+    run_spread,
 )
 from ..store import (
     RunSummary,
@@ -30,6 +31,7 @@ from ..store import (
     redact_url,
 )
 from .agreement_tables import print_agreement, print_comparison
+from .change_tables import print_run_changes
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
@@ -53,23 +55,22 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
 def _open_existing(store: str) -> Store:
     if not is_postgres_url(store) and not Path(store).exists():
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store)
+    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None
     return opened
 
 
 def _export(results: Store, run: str, form: str, output: Path | None) -> None:
     existing_run(results, run)
-    records = [record for records in run_records(results, run).values() for record in records]
-    records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
-    chunks = export_records(records, form)
+    records = RunExport(results, run)
+    chunks = export_records(records, form, records.step_ids() if form == "csv" else None)
     if output is None:
         for chunk in chunks:
             sys.stdout.write(chunk)
         return
     with output.open("w", encoding="utf-8", newline="") as handle:
         handle.writelines(chunks)
-    errors.print(f"wrote {len(records)} record(s) of run {run} to {output}", markup=False, highlight=False)
+    errors.print(f"wrote {records.count} record(s) of run {run} to {output}", markup=False, highlight=False)
 
 
 def _run_line(run: RunSummary) -> str:
@@ -119,7 +120,8 @@ def results_command(
                 if comparison.items:
                     print_comparison(console, comparison)
                 else:
-                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item: nothing to compare.", highlight=False)
+                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item to measure agreement on.", highlight=False)
+            print_run_changes(console, results, run, compare)
             return
         if run is None:
             runs = results.runs()
@@ -140,7 +142,7 @@ def results_command(
             raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
         stats = results.summary(run)
         limits = {**(found.meta.get("thresholds") or {}), **_thresholds(threshold or [])}
-        spreads = {item.scorer_id: _spread(results, run, item, limits.get(item.scorer_id)) for item in stats}
+        spreads = {item.scorer_id: run_spread(results, run, item.scorer_id, item.direction, limits.get(item.scorer_id)) for item in stats}
         worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
         failures = results.query(run=run, errors=True, limit=20)
         usage = usage_rows(results.usage(run))
@@ -167,10 +169,10 @@ def results_command(
             console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
         if any(row.judge_calls or row.cached_calls for row in usage):
             console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
-        for scorer_id, records in run_records(results, run).items():
-            agreement = stored_agreement(found, scorer_id, records, _thresholds(threshold or []).get(scorer_id))
+        for scorer in stats:
+            agreement = run_agreement(results, found, scorer.scorer_id, scorer.direction, _thresholds(threshold or []).get(scorer.scorer_id), shown=worst)
             if agreement is not None:
-                print_agreement(console, scorer_id, records[0].direction, agreement, worst=worst)
+                print_agreement(console, scorer.scorer_id, scorer.direction, agreement, worst=worst)
         for scorer_id, records in worst_items.items():
             if not records:
                 continue
@@ -193,7 +195,3 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
         limits[name] = float(value)
     return limits
 
-
-def _spread(results: Store, run: str, stats: ScoreStats, threshold: float | None) -> ScoreSpread:
-    scores = [record.score for record in results.query(run=run, scorer=stats.scorer_id, errors=False) if record.score is not None]
-    return spread_of(scores, stats.direction, threshold)

@@ -10,7 +10,7 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from ..scoring import ScorerPlan
+from ..scoring import RunInput, ScorerPlan
 from ..scoring.preview import preview
 from .app import app, console, suggestion
 from .options import ScorerSetup, flags
@@ -58,7 +58,7 @@ def run_scorer(
 ) -> None:
     """Score one output and print the score and the reason."""
     scorer_object = setup.create(catalog_from(config), scorer, context=context)
-    result = scorer_object.run(
+    given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth),
@@ -66,6 +66,7 @@ def run_scorer(
         expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
         metadata=read_metadata(metadata),
     )
+    result = scorer_object.score(given)
     if as_json:
         print_json(result.to_dict())
         return

@@ -219,13 +219,13 @@ class OpenAIJudge:
         once per answer model, and the answer validated against the answer model. What does
         not pass goes to Instructor as it would: its parser on the same completion, then its
         re-asks, with the attempts left."""
-        import instructor
-        from instructor.processing.response import handle_reask_kwargs, process_response_async
+        from instructor.core.exceptions import InstructorError, InstructorRetryException
+        from instructor.v2.core.registry import mode_registry
 
         assert request.response_model is not None
         prepared = _prepared(request.response_model)
-        instructor_mode = _instructor_mode(mode)
-        kwargs: dict[str, Any] = {"model": self.config.model_name, "messages": request.messages, **parameters, **_shaped(prepared, instructor_mode)}
+        handlers = mode_registry.get_handlers(client.provider, _instructor_mode(mode))
+        kwargs: dict[str, Any] = {"model": self.config.model_name, "messages": request.messages, **parameters, **_shaped(prepared, handlers, (client.provider, mode))}
         sdk = client.client
         assert sdk is not None  # Instructor's client over an SDK client always holds it
         completion = await sdk.chat.completions.create(**kwargs)
@@ -238,16 +238,18 @@ class OpenAIJudge:
             return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
         except (ValidationError, ValueError) as refused:
             try:
-                value = await process_response_async(completion, response_model=prepared, mode=instructor_mode)
+                value = handlers.response_parser(
+                    response=completion, response_model=prepared, validation_context=None, strict=None, stream=False, is_async=True
+                )
                 return JudgeAnswer(value=value, usage=usage, thinking=thinking)
-            except (ValidationError, ValueError, instructor.core.exceptions.InstructorError):
+            except (ValidationError, ValueError, InstructorError):
                 pass
             if request.sampling.reasks < 1:
                 raise InvalidAnswerError(f"the judge's answer failed validation after 1 attempt(s): {_refusal_of(refused)}", request.step) from None
-            asked_again = handle_reask_kwargs(kwargs, instructor_mode, completion, refused)
+            asked_again = handlers.reask_handler(kwargs=kwargs, response=completion, exception=refused)
             try:
                 answer = await self._ask_instructor(client, request, asked_again["messages"], parameters, request.sampling.reasks - 1)
-            except instructor.core.exceptions.InstructorRetryException as failed:
+            except InstructorRetryException as failed:
                 failed.n_attempts += 1  # the first attempt was made here
                 raise
             return JudgeAnswer(value=answer.value, usage=_added(usage, answer.usage), thinking=_joined(thinking, answer.thinking))
@@ -261,15 +263,14 @@ _DIRECT_MODES: frozenset[StructuredMode] = frozenset({"json_schema", "tools"})
 _shapes: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, dict[str, Any]]] = weakref.WeakKeyDictionary()
 
 
-def _shaped(prepared: type[BaseModel], mode: Any) -> dict[str, Any]:
-    per_mode = _shapes.setdefault(prepared, {})
-    if mode not in per_mode:
-        from instructor.processing.response import handle_response_model
-
-        _, shaped = handle_response_model(prepared, mode=mode, messages=[])
-        shaped.pop("messages", None)
-        per_mode[mode] = shaped
-    return per_mode[mode]
+def _shaped(prepared: type[BaseModel], handlers: Any, shape: tuple[Any, StructuredMode]) -> dict[str, Any]:
+    """`shape`: the provider and mode `handlers` are for."""
+    per_shape = _shapes.setdefault(prepared, {})
+    if shape not in per_shape:
+        _, shaped = handlers.request_handler(prepared, {})
+        shaped.pop("messages", None)  # these modes say what they want outside the messages
+        per_shape[shape] = shaped
+    return per_shape[shape]
 
 
 @functools.cache

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from ..db.urls import MASK
 
 WATCHED_LOGGERS = ("engine", "instructor", "openai", "anthropic", "httpx", "httpcore", "psycopg")
-MASK = "***"
 
 _secrets: set[str] = set()
 _lock = threading.Lock()
@@ -33,46 +33,6 @@ def scrub(text: str) -> str:
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
-    return text
-
-
-def url_passwords(url: str) -> list[str]:
-    """What in a database URL may be (part of) a password: the user-info's password and each
-    piece of it between unescaped `@` (libpq splits at the first `@`, Python at the last, so
-    an error may quote a half as a host name), decoded and as written, and a `password=`
-    parameter."""
-    parts = urlsplit(url)
-    found: list[str] = []
-    if "@" in parts.netloc:
-        userinfo = parts.netloc.rsplit("@", 1)[0]
-        password = userinfo.split(":", 1)[1] if ":" in userinfo else ""
-        pieces = [password, *password.split("@")]
-        found += [text for piece in pieces for text in (piece, unquote(piece))]
-    found += [value for name, value in parse_qsl(parts.query) if name == "password"]
-    return sorted({text for text in found if len(text) >= 4}, key=len, reverse=True)
-
-
-def redact_url(url: str) -> str:
-    """A database URL fit for messages and logs: its password replaced by ***."""
-    parts = urlsplit(url)
-    if "://" not in url:
-        return url
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{host}"
-    query = parts.query
-    if any(name == "password" for name, _ in parse_qsl(query)):
-        query = urlencode([(name, MASK if name == "password" else value) for name, value in parse_qsl(query)], safe="*")
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def without_url_password(text: str, url: str) -> str:
-    """`text` (a driver's error, say) with the URL and any piece of its password masked."""
-    text = text.replace(url, redact_url(url))
-    for secret in url_passwords(url):
-        text = text.replace(secret, MASK)
     return text
 
 

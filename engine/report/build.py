@@ -1,6 +1,11 @@
 """What a report shows, gathered from the store: per scorer its summary, agreement, score
-histogram and confusion matrix; per item every scorer's score, verdict, reason, the judge's
-answers and the exact prompts sent; and, for two runs, their comparison."""
+histogram and confusion matrix; per item every scorer's score, verdict (or why it could not
+be scored), reason, the judge's answers and the exact prompts sent; and, for two runs, their
+comparison.
+
+Figures come from the store's aggregates, the same functions `scorers results` shows. A big
+run's page lists its worst items and a sample, not every item, so it stays a few megabytes;
+it says how many it shows and the command that exports them all."""
 
 from __future__ import annotations
 
@@ -17,14 +22,23 @@ from ..runs.stats import compare_labelled, flags, usage_cost
 from ..runs.stored import (
     compare_runs,
     existing_run,
-    labelled_records,
-    run_records,
+    labelled_of,
+    run_agreement,
+    run_item_count,
+    run_item_ids,
+    run_scores,
     run_threshold,
-    stored_agreement,
+    scorer_order,
 )
 from ..store import Direction, ResultRecord, RunInfo, ScoreStats, Store
 
 BINS = 10
+#: A run of at most this many items lists every item; a bigger one, the worst of each scorer,
+#: its failures, and an even sample of the rest.
+EVERY_ITEM_UP_TO = 1000
+WORST_ITEMS = 50
+FAILED_ITEMS = 50
+SAMPLE_ITEMS = 200
 
 
 class Bar(BaseModel):
@@ -78,6 +92,7 @@ class Cell(BaseModel):
     agrees: bool | None = Field(description="The verdict matches the human label (None: no label)")
     reason: str | None
     error: str | None
+    not_scorable: str | None = Field(default=None, description="Why the scorer could not judge the item (then no score and no verdict)")
     steps: list[StepView]
 
 
@@ -115,6 +130,9 @@ class Report(BaseModel):
     columns: list[str] = Field(description="Section keys in the order of the items table's columns")
     labels: dict[str, str] = Field(description="Each section key's label")
     items: list[ItemRow]
+    item_count: int = Field(default=0, description="Items in the run(s), listed or not")
+    shown: str | None = Field(default=None, description="Which items the page lists, when not every one")
+    export: str = Field(default="", description="The command that exports every item")
     comparisons: list[Comparison]
     usage: list[UsageLine]
 
@@ -165,7 +183,7 @@ def _cell(key: str, record: ResultRecord, threshold: float) -> Cell:
     ]
     return Cell(
         key=key, score=record.score, flagged=flagged, agrees=None if flagged is None or human is None else flagged == human,
-        reason=record.reason, error=record.error, steps=steps,
+        reason=record.reason, error=record.error, not_scorable=record.not_scorable if record.error is None else None, steps=steps,
     )  # fmt: skip
 
 
@@ -175,34 +193,43 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     infos = [existing_run(store, name) for name in names]
     sections: list[ScorerSection] = []
     rows: dict[str, ItemRow] = {}
+    thresholds: dict[str, float] = {}
+    item_count, shown_notes = 0, []
     for info in infos:
-        for scorer_id, records in run_records(store, info.name).items():
+        stats = {item.scorer_id: item for item in store.summary(info.name)}
+        for scorer_id in scorer_order(info, stats):
             key = f"{info.name}:{scorer_id}"
-            threshold = run_threshold(info, scorer_id)
-            scores = [record.score for record in records if record.ok and record.score is not None]
-            stats = next((item for item in store.summary(info.name) if item.scorer_id == scorer_id), ScoreStats(scorer_id=scorer_id))
+            thresholds[key] = run_threshold(info, scorer_id)
+            direction = stats[scorer_id].direction
             sections.append(
                 ScorerSection(
-                    key=key, label=key if compare is not None else scorer_id, run=info.name, scorer_id=scorer_id, direction=records[0].direction, threshold=threshold, stats=stats,
-                    agreement=stored_agreement(info, scorer_id, records), histogram=histogram(scores),
+                    key=key, label=key if compare is not None else scorer_id, run=info.name, scorer_id=scorer_id, direction=direction,
+                    threshold=thresholds[key], stats=stats[scorer_id], agreement=run_agreement(store, info, scorer_id, direction),
+                    histogram=histogram(run_scores(store, info.name, scorer_id)),
                 )  # fmt: skip
             )
-            for record in records:
-                row = rows.get(record.item_id)
-                if row is None:
-                    row = rows[record.item_id] = ItemRow(
-                        item_id=record.item_id, index=record.item_index, input=_text(record.input), output=_text(record.output),
-                        context=list(record.context or []), expected=_expected(record.expected), cells=[], search="",
-                    )  # fmt: skip
-                elif not row.expected:
-                    row.expected = _expected(record.expected)
-                row.cells.append(_cell(key, record, threshold))
+        count = run_item_count(store, info.name)
+        item_count += count
+        records, note = _listed_records(store, info.name, list(stats), count)
+        if note is not None:
+            shown_notes.append(note if compare is None else f"{info.name}: {note}")
+        for record in records:
+            key = f"{info.name}:{record.scorer_id}"
+            row = rows.get(record.item_id)
+            if row is None:
+                row = rows[record.item_id] = ItemRow(
+                    item_id=record.item_id, index=record.item_index, input=_text(record.input), output=_text(record.output),
+                    context=list(record.context or []), expected=_expected(record.expected), cells=[], search="",
+                )  # fmt: skip
+            elif not row.expected:
+                row.expected = _expected(record.expected)
+            row.cells.append(_cell(key, record, thresholds.get(key, 0.5)))
     columns = [section.key for section in sections]
     ordered = sorted(rows.values(), key=lambda row: (row.index if row.index is not None else 1 << 62, row.item_id))
     for row in ordered:
         by_key = {cell.key: cell for cell in row.cells}
         row.cells = [by_key.get(key) or Cell(key=key, score=None, flagged=None, agrees=None, reason=None, error="not scored", steps=[]) for key in columns]
-        row.search = " ".join([row.item_id, row.input, row.output, *[cell.reason or "" for cell in row.cells]]).lower()
+        row.search = " ".join([row.item_id, row.input, row.output, *[cell.reason or cell.not_scorable or "" for cell in row.cells]]).lower()
     comparisons = compare_runs(store, run, compare) if compare is not None else []
     if compare is None and len(sections) == 2 and base_id(sections[0].scorer_id) == base_id(sections[1].scorer_id):
         comparisons = _variants_in_one_run(store, infos[0])
@@ -218,18 +245,41 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     ]  # fmt: skip
     return Report(
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
-        columns=columns, labels={section.key: section.label for section in sections}, items=ordered, comparisons=comparisons,
-        usage=usage,
+        columns=columns, labels={section.key: section.label for section in sections}, items=ordered, item_count=item_count,
+        shown="; ".join(shown_notes) or None, export=" · ".join(f"scorers results --run {name} --format csv" for name in names),
+        comparisons=comparisons, usage=usage,
     )  # fmt: skip
+
+
+def _listed_records(store: Store, run: str, scorers: list[str], count: int) -> tuple[list[ResultRecord], str | None]:
+    """The records of the items the page lists: every item of a run up to EVERY_ITEM_UP_TO
+    items; of a bigger one, each scorer's worst, the failures and an even sample (with a
+    note that says so)."""
+    if count <= EVERY_ITEM_UP_TO:
+        return store.query(run=run), None
+    chosen: dict[str, None] = {}
+    for scorer_id in scorers:
+        chosen.update((record.item_id, None) for record in store.query(run=run, scorer=scorer_id, errors=False, worst_first=True, limit=WORST_ITEMS))
+    failed = dict.fromkeys(record.item_id for record in store.query(run=run, errors=True, limit=FAILED_ITEMS))
+    chosen.update(failed)
+    worst = len(chosen) - len(failed)
+    sample = [item_id for item_id in run_item_ids(store, run, SAMPLE_ITEMS, every=max(count // SAMPLE_ITEMS, 1)) if item_id not in chosen]
+    chosen.update(dict.fromkeys(sample))
+    records = [record for item_id in chosen for record in store.item_records(run, item_id)]
+    note = (
+        f"{len(chosen):,} of {count:,} items listed: the {WORST_ITEMS} worst of each scorer ({worst:,} items), "
+        f"{len(failed):,} that failed, and an even sample of {len(sample):,}"
+    )
+    return records, note
 
 
 def _variants_in_one_run(store: Store, info: RunInfo) -> list[Comparison]:
     """A run made by `scorers compare` holds two variants of one scorer: compare them."""
-    records = run_records(store, info.name)
-    (a, first), (b, second) = records.items()
+    directions = {item.scorer_id: item.direction for item in store.summary(info.name)}
+    a, b = scorer_order(info, directions)
     return [
         compare_labelled(
-            labelled_records(first), labelled_records(second), names=(a, b),
-            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=first[0].direction,
+            labelled_of(store, info.name, a), labelled_of(store, info.name, b), names=(a, b),
+            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a],
         )  # fmt: skip
     ]

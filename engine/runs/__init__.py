@@ -13,7 +13,22 @@ from .batch import (
 )
 from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
 from .items import EvalItem, read_jsonl
-from .live import LiveScorer, LiveStats, attach_scorers
+from .live import LiveScorer, attach_scorers
+from .live_content import ContentPolicy
+from .live_sampling import LiveStats
+from .monitors import (
+    Alert,
+    CallbackAlert,
+    LogAlert,
+    Monitor,
+    MonitorCheck,
+    WebhookAlert,
+    check_monitors,
+    load_monitors,
+    slack_webhook,
+)
+from .pairwise import PairwiseResult, arun_pairwise, pairs_from_items, pairs_from_runs, run_pairwise
+from .rescore import RescoreResult, ScoreChanges, arescore, rescore, score_changes
 from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
 from .results import (
     Agreement,
@@ -46,6 +61,26 @@ from .tuning import (
 )
 
 __all__ = [
+    "Alert",
+    "CallbackAlert",
+    "ContentPolicy",
+    "LogAlert",
+    "Monitor",
+    "MonitorCheck",
+    "PairwiseResult",
+    "RescoreResult",
+    "ScoreChanges",
+    "WebhookAlert",
+    "arescore",
+    "arun_pairwise",
+    "check_monitors",
+    "load_monitors",
+    "pairs_from_items",
+    "pairs_from_runs",
+    "rescore",
+    "run_pairwise",
+    "score_changes",
+    "slack_webhook",
     "Calibration",
     "ComparedResult",
     "RepeatedResult",

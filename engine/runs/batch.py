@@ -59,7 +59,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError, JudgeError, NotScorable, ScorerError
+from ..errors import ConfigError, JudgeError, NotScorable, ScorerError, StoreError
 from ..formatting import one_line, validation_line
 from ..judge import ResponseCache
 from ..scoring import AnyScorer, Jury, Scorer, each_judge
@@ -100,9 +100,17 @@ class _BatchedWrites:
     """Results on their way to the store: written together, one transaction per batch, when
     `size` are waiting or every `every` seconds, and all of them when the run ends."""
 
-    def __init__(self, store: Store, failed: Callable[[ResultRecord, BaseException], None], size: int = 64, every: float = 0.5) -> None:
+    #: Failed saves after which the run stops starting items: results that cannot be kept
+    #: must not be paid for (a full disk, a database gone).
+    stop_after_failures = 3
+
+    def __init__(
+        self, store: Store, failed: Callable[[ResultRecord, BaseException], None], give_up: Callable[[StoreError], None], size: int = 64, every: float = 0.5
+    ) -> None:
         self.store = store
         self.failed = failed
+        self.give_up = give_up
+        self.failures = 0
         self.size = size
         self.every = every
         self.waiting: list[ResultRecord] = []
@@ -143,6 +151,10 @@ class _BatchedWrites:
                     self.store.save(record)
                 except Exception as exc:
                     self.failed(record, exc)
+                    self.failures += 1
+                    if self.failures == self.stop_after_failures:
+                        cause = exc if isinstance(exc, StoreError) else StoreError(one_line(exc), store_location(self.store))
+                        self.give_up(cause)
 
 
 #: How long a run's lease lasts without being renewed (a crashed process frees it then).
@@ -197,7 +209,14 @@ class _Evaluation:
         self.counts = EvalCounts()
         self.errors: list[EvalError] = []
         self.items: dict[int, ItemResult] = {}
-        self.writes = _BatchedWrites(store, self._store_failed) if store is not None else None
+        self.writes = _BatchedWrites(store, self._store_failed, self._store_gave_up) if store is not None else None
+        #: Saving results failed again and again: no new item is started (see _store_gave_up).
+        self.store_failure: StoreError | None = None
+        # Items with a result the store did not keep, and items that failed anyway: an item
+        # is counted failed once, whichever comes first (see settle_unsaved).
+        self.unsaved: set[str] = set()
+        self.failed_keys: set[str] = set()
+        self.settled = 0
         self.max_cost = max_cost
         self.spent = 0.0  # estimated US dollars of the judge calls made by this invocation
         #: (when to read again, the run's spend in the store, self.spent then): see over_shared_budget.
@@ -216,11 +235,30 @@ class _Evaluation:
         """A batch of results that could not be written: each is a store error, counted, and
         judged again by a rerun (it is not in the store)."""
         line = record.item_index or 0  # the store keeps an item's 1-based line
-        self._error(max(line - 1, 0), line, record.item_id, "store", f"the result could not be saved: {one_line(exc)}", record.scorer_id)
+        reason = exc.message if isinstance(exc, StoreError) else one_line(exc)
+        self._error(max(line - 1, 0), line, record.item_id, "store", f"the result could not be saved: {reason}", record.scorer_id)
         aggregate = self.aggregates.get(record.scorer_id)
         if record.ok and aggregate is not None:
             aggregate.unsaved(record.score)
-            self.counts.failed += 1
+            self.counts.outcomes["scored"] -= 1
+            self.counts.outcomes["error"] += 1
+        self.unsaved.add(record.item_id)
+
+    def _store_gave_up(self, cause: StoreError) -> None:
+        """Saves keep failing: start no new item (called from the writer's thread, so it only
+        sets the flag the loop reads). Items in flight finish; their answers stay in the
+        response cache, so a rerun once the store is fixed costs nothing for them."""
+        if self.store_failure is None:
+            where = f" in {cause.location}" if cause.location else ""
+            self.store_failure = StoreError(f"results could not be saved{where}: {cause.message}")
+
+    def settle_unsaved(self) -> None:
+        """An item whose results the store did not keep failed (once, even with several
+        scorers): a rerun judges it again."""
+        newly_failed = len(self.unsaved - self.failed_keys) - self.settled
+        self.counts.completed -= newly_failed
+        self.counts.failed += newly_failed
+        self.settled += newly_failed
 
     def over_budget(self) -> bool:
         if self.max_cost is not None and self.spent >= self.max_cost:
@@ -374,18 +412,7 @@ class _Evaluation:
             started = datetime.now(timezone.utc)
             result = None
             try:
-                result = await scorer.arun(
-                    # A conversation item: the scorer takes its last reply from the turns.
-                    output=reply if item.turns is None or item.output is not None else None,
-                    input=item.input,
-                    ground_truth=item.ground_truth,
-                    run_id=f"{self.run}/{key}/{scorer.id}",
-                    context=item.context,
-                    turns=item.turns,
-                    expected_trajectory=item.expected_trajectory,
-                    metadata=item.metadata,
-                    sample=self.sample,
-                )
+                result = await scorer.ascore(item.run_input(reply, run_id=f"{self.run}/{key}/{scorer.id}"), sample=self.sample)
             except NotScorable as exc:
                 record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
             except JudgeError as exc:
@@ -430,6 +457,7 @@ class _Evaluation:
             self.counts.completed += 1
         else:
             self.counts.failed += 1
+            self.failed_keys.add(result.id or f"#{result.line}")
         self.counts.resumed += result.resumed
         if self.keep_results:
             self.items[result.index] = result
@@ -709,7 +737,8 @@ async def arun_evals(
                 await _drive(evaluation, source, concurrency)
             if evaluation.writes is not None:
                 await evaluation.writes.flush()  # a result that cannot be saved decides the status too
-            if evaluation.stop_cause is not None:
+                evaluation.settle_unsaved()
+            if evaluation.stop_cause is not None or evaluation.store_failure is not None:
                 status = "failed"
             elif evaluation.stopped:
                 status = "interrupted"  # the budget: resumable like Ctrl-C
@@ -718,7 +747,10 @@ async def arun_evals(
                 if opened is not None and evaluation.seen is not None and not shared:
                     # A whole pass over the run's own data file: results of items that are
                     # no longer in it (removed, or now with another id) would skew the run.
-                    await asyncio.to_thread(opened.prune_run, name, evaluation.seen)
+                    try:
+                        await asyncio.to_thread(opened.prune_run, name, evaluation.seen)
+                    except StoreError as exc:  # they stay; the next whole pass drops them
+                        logger.warning("could not drop the results of items no longer in the data: %s", exc.message)
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -727,13 +759,18 @@ async def arun_evals(
                 flusher.cancel()
             if evaluation.writes is not None:
                 evaluation.writes.flush_now()
+            evaluation.settle_unsaved()
+            stop = evaluation.stop_cause or evaluation.store_failure
             if opened is not None:
                 last = {
                     "status": status, "reused": evaluation.counts.reused, "judged": evaluation.counts.scored,
                     "items": evaluation.counts.items, "failed": evaluation.counts.failed,
-                    "stopped_by": str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
+                    "stopped_by": str(stop) if stop is not None else None,
                 }  # fmt: skip
-                opened.end_run(name, status, meta={"last_invocation": last})
+                try:
+                    opened.end_run(name, status, meta={"last_invocation": last})
+                except StoreError as exc:  # the run's figures are still reported
+                    logger.warning("could not mark run %r %s in the store: %s", name, status, exc.message)
     finally:
         if lease is not None:
             if lease.renewing is not None:
@@ -748,6 +785,7 @@ async def arun_evals(
     budget = error_budget(max_errors, evaluation.counts.items)
     within_budget = evaluation.counts.failed <= budget
     verdicts = [item.passed for item in summary.values() if item.passed is not None]
+    stop = evaluation.stop_cause or evaluation.store_failure
     return EvalResult(
         run=name,
         store=store_location(opened) if opened is not None else None,
@@ -756,11 +794,11 @@ async def arun_evals(
         summary=summary,
         counts=evaluation.counts,
         errors=evaluation.errors,
-        stopped_by=str(evaluation.stop_cause) if evaluation.stop_cause is not None else None,
-        stopped_by_kind=type(evaluation.stop_cause).__name__ if evaluation.stop_cause is not None else None,
+        stopped_by=str(stop) if stop is not None else None,
+        stopped_by_kind=type(stop).__name__ if stop is not None else None,
         max_errors=budget,
         items=[evaluation.items[index] for index in sorted(evaluation.items)],
-        passed=all(verdicts) and within_budget and evaluation.stop_cause is None,
+        passed=all(verdicts) and within_budget and stop is None,
         duration_s=time.perf_counter() - started,
         cost_usd=_total_cost(summary.values()),
         stopped=evaluation.stopped,
@@ -783,7 +821,7 @@ async def _drive(evaluation: _Evaluation, source: NumberedSource, concurrency: i
     try:
         async for index, line, raw in numbered(source):
             await window.acquire()
-            if failure or evaluation.stop_cause is not None or evaluation.over_budget():
+            if failure or evaluation.stop_cause is not None or evaluation.store_failure is not None or evaluation.over_budget():
                 break
             task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)

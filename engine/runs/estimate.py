@@ -27,7 +27,7 @@ from ..judge import JudgeAnswer, JudgeRequest, ResponseCache, TokenUsage
 from ..judge.middleware.cache import cache_key
 from ..judge.prices import price_table
 from ..scoring import AnyScorer, Jury, Scorer
-from ..scoring.plan import JudgeStepPlan, ReasonStepPlan
+from ..scoring.plan import StepPlan
 from ..sync import run_sync
 from .items import Data, EvalItem, UnreadableItem, data_source, numbered
 
@@ -123,10 +123,7 @@ async def _replay(scorer: Scorer, item: EvalItem, cache: ResponseCache | None, e
     """One item through `scorer` with the cache as its only judge: what it would pay."""
     judge = _CacheReplay(scorer.judge.model, getattr(scorer.judge, "identity", None), cache)
     try:
-        await scorer.with_judge(judge).arun(
-            item.output, input=item.input, ground_truth=item.ground_truth, context=item.context,
-            turns=item.turns, expected_trajectory=item.expected_trajectory, metadata=item.metadata,
-        )  # fmt: skip
+        await scorer.with_judge(judge).ascore(item.run_input(item.output))
     except Exception:  # an item the run would reject is only counted here; the run says why
         if not judge.unanswered:
             estimate.not_rendered += 1
@@ -147,16 +144,16 @@ async def _replay(scorer: Scorer, item: EvalItem, cache: ResponseCache | None, e
             tally.prompt_tokens[step.id] += tally.typical_prompt(step.id, longest_unanswered)
 
 
-def _judge_steps(scorer: Scorer) -> list[JudgeStepPlan | ReasonStepPlan]:
-    return [step for step in scorer.plan.steps if isinstance(step, (JudgeStepPlan, ReasonStepPlan))]
+def _judge_steps(scorer: Scorer) -> list[StepPlan]:
+    return [step for step in scorer.plan.steps if step.sampling is not None]
 
 
-def _answer_length(step: JudgeStepPlan | ReasonStepPlan, seen: list[int]) -> AnswerLength:
-    cap = step.sampling.max_tokens
+def _answer_length(step: StepPlan, seen: list[int]) -> AnswerLength:
+    cap = step.sampling.max_tokens if step.sampling is not None else None
     if seen:
         typical, low, high = int(statistics.median(seen)), min(seen), max(seen)
     else:
-        typical = DEFAULT_ANSWER_TOKENS["reason" if isinstance(step, ReasonStepPlan) else "llm"]
+        typical = DEFAULT_ANSWER_TOKENS.get(step.kind, DEFAULT_ANSWER_TOKENS["llm"])
         low, high = int(typical * DEFAULT_RANGE[0]), int(typical * DEFAULT_RANGE[1])
     if cap:
         typical, low, high = min(typical, cap), min(low, cap), min(high, cap)

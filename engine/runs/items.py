@@ -15,7 +15,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator
 
 from ..errors import ConfigError, DataError
-from ..scoring import context_strings
+from ..scoring import RunInput, context_strings
 
 Data = Union[Iterable[Any], AsyncIterable[Any], str, Path]
 
@@ -96,6 +96,21 @@ class EvalItem(BaseModel):
     def has_output(self) -> bool:
         """Whether the item carries the reply to score (an output or a whole conversation)."""
         return ("output" in self.model_fields_set and self.output is not None) or self.turns is not None
+
+    def run_input(self, reply: Any, run_id: str | None = None) -> RunInput:
+        """What a scorer is given for this item, `reply` its output (the item's own, or the
+        target's). A conversation without an output of its own: the scorer takes the last
+        reply from the turns."""
+        return RunInput(
+            output=reply if self.turns is None or self.output is not None else None,
+            input=self.input,
+            context=self.context,
+            ground_truth=self.ground_truth,
+            turns=self.turns,
+            expected_trajectory=self.expected_trajectory,
+            metadata=self.metadata,
+            run_id=run_id,
+        )
 
     def key(self, line: int) -> str:
         """The item's identity in a run: its `id`, else its place in the data (`#7`: line 7),

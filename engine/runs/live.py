@@ -30,28 +30,29 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
-import hashlib
 import inspect
 import logging
 import os
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from ..errors import ConfigError, NotScorable, ScorerError
 from ..formatting import one_line
-from ..scoring import AnyScorer, GetContext
+from ..scoring import AnyScorer, GetContext, RunInput
 from ..scoring.tracing import current_trace, within
 from ..scoring.transcripts import tool_result_context
-from ..store import ResultRecord, RunInfo, Store, open_store
+from ..store import KeepsAlerts, ResultRecord, RunInfo, Store, open_store
 from .batch import check_scorers
+from .live_content import ContentPolicy, kept_content
+from .live_sampling import LiveStats, sample_point, sampling_rates
+from .monitors import Alert, Monitor, MonitorHub, as_monitors
 from .records import result_record
 from .targets import as_reply
 
@@ -64,55 +65,11 @@ RunFilter = Callable[[Mapping[str, Any]], bool]
 _INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
 
 
-class LiveStats(BaseModel):
-    """Counters since the scorer was created."""
-
-    calls: int = Field(default=0, description="Replies seen")
-    filtered: int = Field(default=0, description="Replies the filter turned away (or could not judge), before sampling")
-    queued: int = Field(default=0, description="Replies accepted for scoring (at least one scorer sampled)")
-    dropped: int = Field(default=0, description="Sampled replies refused because the queue was full (or after close)")
-    pending: int = Field(default=0, description="Replies queued or being scored now")
-    sampled: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it was sampled for")
-    scored: dict[str, int] = Field(default_factory=dict, description="Per scorer: scores recorded")
-    errors: dict[str, int] = Field(default_factory=dict, description="Per scorer: failures recorded")
-    not_scorable: dict[str, int] = Field(default_factory=dict, description="Per scorer: replies it could not judge (e.g. no context)")
-
-
 @dataclass
 class _Job:
-    run_id: str
+    given: RunInput  # its run_id is always set: the sampling is computed from it
     scorers: list[AnyScorer]
-    input: Any
-    output: Any
-    context: list[str] | None
-    ground_truth: Any
-    metadata: dict[str, Any] = field(default_factory=dict)
     trace: Any = None  # the agent's trace context, continued by the scorer runs
-    turns: list[Any] | None = None
-    expected_trajectory: list[Any] | None = None
-
-
-def sample_point(run_id: str, seed: int | None = None) -> float:
-    """Where a run falls in [0, 1): a hash of its id (and the seed), so a run is sampled at
-    rate r when this is below r. The same runs are picked by every scorer at one rate, on
-    every replay and in every process; a lower rate picks a subset of a higher one's runs."""
-    digest = hashlib.sha256(f"{seed if seed is not None else ''}:{run_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def _rates(sampling: float | Mapping[str, float], scorers: list[AnyScorer]) -> dict[str, float]:
-    ids = {scorer.id for scorer in scorers}
-    if isinstance(sampling, Mapping):
-        unknown = sorted(set(sampling) - ids)
-        if unknown:
-            raise ConfigError(f"sampling rate for {', '.join(unknown)}, which is not among the attached scorers")
-        rates = {scorer.id: float(sampling.get(scorer.id, 1.0)) for scorer in scorers}
-    else:
-        rates = {scorer.id: float(sampling) for scorer in scorers}
-    for scorer_id, rate in rates.items():
-        if not 0.0 <= rate <= 1.0:
-            raise ConfigError(f"sampling rate of {scorer_id} must be between 0 and 1, got {rate:g}")
-    return rates
 
 
 class LiveScorer:
@@ -124,7 +81,10 @@ class LiveScorer:
     `filter(metadata) -> bool` is checked first: runs it turns away are not sampled (a filter
     that raises turns the run away too, and is logged).
     `queue_size` bounds the replies waiting or being scored; `concurrency` how many are
-    scored at once. `keep` is the length of the
+    scored at once. `monitors` (Monitor objects or a YAML file) watch the outcomes and send
+    alerts from the background thread. `store_content` says what of each reply the store
+    keeps for re-scoring (True, False, or a ContentPolicy: fields, size limit, retention);
+    secrets are masked either way. `keep` is the length of the
     `results` and `errors` deques. `flush_at_exit` is how long the interpreter's exit waits
     for pending scores (0: not at all).
     """
@@ -144,9 +104,11 @@ class LiveScorer:
         seed: int | None = None,
         keep: int = 1000,
         flush_at_exit: float = 5.0,
+        monitors: Sequence[Monitor] | Monitor | str | Path | None = None,
+        store_content: ContentPolicy | bool | Mapping[str, Any] = True,
     ) -> None:
         self.scorers = check_scorers(scorers)
-        self.rates = _rates(sampling, self.scorers)
+        self.rates = sampling_rates(sampling, self.scorers)
         if queue_size < 1 or concurrency < 1:
             raise ConfigError("queue_size and concurrency must be at least 1")
         if get_context is not None and not callable(get_context):
@@ -163,6 +125,10 @@ class LiveScorer:
         self.queue_size = queue_size
         self.concurrency = concurrency
         self.flush_at_exit = flush_at_exit
+        self.content = ContentPolicy.of(store_content)
+        self.monitors = MonitorHub(as_monitors(monitors), self.store, {scorer.id for scorer in self.scorers}, run)
+        self._sending = 0  # alerts being delivered: flush waits for them too
+        self._expired_at: float | None = None  # when content was last expired (monotonic)
         self.stats = LiveStats(
             sampled={scorer.id: 0 for scorer in self.scorers},
             scored={scorer.id: 0 for scorer in self.scorers},
@@ -251,29 +217,25 @@ class LiveScorer:
                 self.stats.filtered += 1
                 return False
             chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id]]
-            if not chosen:
-                return False
-            if self._closed or self.stats.pending >= self.queue_size:
+            full = bool(chosen) and (self._closed or self.stats.pending >= self.queue_size)
+            if full:
                 self.stats.dropped += 1
                 if self.stats.dropped in (1, 10, 100, 1000) or self.stats.dropped % 10000 == 0:
                     logger.warning("live scoring queue full or closed: %d replies not scored so far", self.stats.dropped)
-                return False
-            for scorer in chosen:
-                self.stats.sampled[scorer.id] += 1
-            self.stats.pending += 1
-            self.stats.queued += 1
-        job = _Job(
-            run_id=run_id,
-            scorers=chosen,
-            input=input,
-            output=output,
-            context=list(context) if context is not None else None,
-            ground_truth=ground_truth,
-            metadata=metadata,
-            turns=turns,
-            expected_trajectory=expected_trajectory,
-            trace=current_trace(),
-        )
+            elif chosen:
+                for scorer in chosen:
+                    self.stats.sampled[scorer.id] += 1
+                self.stats.pending += 1
+                self.stats.queued += 1
+        if self.monitors and not self._closed:  # after close, nothing is sent (and no thread restarted)
+            self._alert_from_host(self.monitors.seen(set() if full else {scorer.id for scorer in chosen}))
+        if full or not chosen:
+            return False
+        given = RunInput(
+            output=output, input=input, context=list(context) if context is not None else None, ground_truth=ground_truth,
+            metadata=metadata, turns=turns, expected_trajectory=expected_trajectory, run_id=run_id,
+        )  # fmt: skip
+        job = _Job(given=given, scorers=chosen, trace=current_trace())
         try:
             loop = self._ensure_loop()
             loop.call_soon_threadsafe(self._start, job)
@@ -340,21 +302,18 @@ class LiveScorer:
 
     async def _one(self, scorer: AnyScorer, job: _Job) -> None:
         started = datetime.now(timezone.utc)
-        context = job.context
-        if context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
+        given = job.given
+        if given.context is None and self.get_context is None and scorer.context is None and scorer.get_context is None:
             # No context given and none of the scorer's own: the reply's tool results are
             # what the agent based its answer on.
-            context = tool_result_context(job.output) or None
+            given = replace(given, context=tool_result_context(given.output) or None)
         common: dict[str, Any] = dict(
-            run=self.run, source="live", item_id=job.run_id, item_index=None, input=job.input, output=job.output,
-            context=context, ground_truth=job.ground_truth, metadata=job.metadata, started_at=started,
+            run=self.run, source="live", item_id=given.run_id, item_index=None, input=given.input, output=given.output,
+            context=given.context, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
         )  # fmt: skip
         try:
             with within(job.trace):  # the scorer run's span joins the agent's trace
-                result = await scorer.arun(
-                    job.output, input=job.input, ground_truth=job.ground_truth, run_id=job.run_id, context=context, get_context=self.get_context,
-                    turns=job.turns, expected_trajectory=job.expected_trajectory, metadata=job.metadata,
-                )  # fmt: skip
+                result = await scorer.ascore(given, get_context=self.get_context)
             record = result_record(scorer, result=result, **common)
         except NotScorable as exc:
             record = result_record(scorer, not_scorable=str(exc), **common)
@@ -374,9 +333,12 @@ class LiveScorer:
             logger.warning("live scoring with %s failed: %s", scorer.id, record.error)
         if self.store is not None:
             try:
-                await asyncio.to_thread(self.store.save, record)
+                await asyncio.to_thread(self.store.save, kept_content(record, self.content))
             except Exception as exc:
                 logger.warning("live scoring could not store a result of %s: %s", scorer.id, one_line(exc))
+            await self._expire_content()
+        for monitor, alert in self.monitors.observe(record):
+            self._send_alert(monitor, alert)
         if self.on_result is not None:
             try:
                 returned = self.on_result(record)
@@ -391,13 +353,45 @@ class LiveScorer:
             if self.stats.pending == 0:
                 self._idle.notify_all()
 
+    # monitors and retention --------------------------------------------------------------
+
+    def _alert_from_host(self, alerts: list[tuple[Monitor, Alert]]) -> None:
+        for monitor, alert in alerts:  # sent from the scoring loop, never on the host's thread
+            try:
+                self._ensure_loop().call_soon_threadsafe(self._send_alert, monitor, alert)
+            except Exception as exc:
+                logger.warning("monitor %s could not send its %s: %s", monitor.name, alert.kind, one_line(exc))
+
+    def _send_alert(self, monitor: Monitor, alert: Alert) -> None:
+        with self._lock:
+            self._sending += 1
+
+        def sent(_: object) -> None:
+            with self._idle:
+                self._sending -= 1
+                self._idle.notify_all()
+
+        asyncio.get_running_loop().create_task(self.monitors.send(monitor, alert)).add_done_callback(sent)
+
+    async def _expire_content(self) -> None:
+        """At most once an hour: clear the item fields of this run's records older than the
+        retention period (scores stay)."""
+        kept_for, now = self.content.kept_for, time.monotonic()
+        if kept_for is None or not isinstance(self.store, KeepsAlerts) or (self._expired_at is not None and now - self._expired_at < 3600):
+            return
+        self._expired_at = now
+        try:
+            await asyncio.to_thread(self.store.expire_content, self.run, datetime.now(timezone.utc) - kept_for)
+        except Exception as exc:
+            logger.warning("live scoring could not clear expired content of run %r: %s", self.run, one_line(exc))
+
     # shutdown ----------------------------------------------------------------------------
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued reply is scored; False when `timeout` ran out first.
         (Blocking: from async code use `await aflush()`.)"""
         with self._idle:
-            return self._idle.wait_for(lambda: self.stats.pending == 0, timeout)
+            return self._idle.wait_for(lambda: self.stats.pending == 0 and self._sending == 0, timeout)
 
     async def aflush(self, timeout: float | None = None) -> bool:
         return await asyncio.to_thread(self.flush, timeout)

@@ -9,6 +9,7 @@ second, and the formulas are short enough to check by hand against the tests."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 import random
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +40,8 @@ from .results import (
 )
 
 RESAMPLES = 1000
+#: Items one bootstrap resample draws at most (see `bootstrap`).
+BOOTSTRAP_ITEMS = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
 
 
@@ -64,6 +67,15 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
         p50, p95 = cuts[49], cuts[94]
     pass_rate = None if threshold is None else sum(passes(score, threshold, direction) for score in scores) / len(scores)
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
+
+
+def window_figures(
+    scores: Sequence[float], errors: int, not_scorable: int, direction: Direction, threshold: float | None = None, sampled: tuple[int, int] | None = None
+) -> dict[str, float | None]:
+    """A monitor's figures over one window's outcomes (`sampled`: replies queued for the scorer, replies seen)."""
+    outcomes, spread = len(scores) + errors + not_scorable, spread_of(scores, direction, threshold).model_dump()
+    rates = {"error_rate": _ratio(errors, outcomes), "not_scorable_rate": _ratio(not_scorable, outcomes), "sampled_rate": _ratio(*sampled) if sampled else None}
+    return {**spread, **rates, "outcomes": outcomes, "scored": len(scores), "mean": statistics.fmean(scores) if scores else None}
 
 
 def usage_cost(usage: ScorerUsage) -> float | None:
@@ -250,8 +262,11 @@ def scale_of(scorer: AnyScorer) -> float:
 
 
 def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
-    """Where a score flags an item: the run's threshold for the scorer, else half the scale."""
-    return threshold if threshold is not None else scale_of(scorer) / 2
+    """Where a score flags an item: the run's threshold for the scorer, else the one its
+    definition sets (`threshold:`), else half the scale."""
+    if threshold is not None:
+        return threshold
+    return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
 
 
 @dataclass(frozen=True)
@@ -293,17 +308,12 @@ def _ratio(numerator: float, denominator: float) -> float | None:
 
 def confusion_of(pairs: Sequence[tuple[bool, bool]]) -> Confusion:
     """(judge flags, human flags) pairs counted."""
-    counts = Confusion()
-    for judged, human in pairs:
-        if judged and human:
-            counts.true_positive += 1
-        elif judged:
-            counts.false_positive += 1
-        elif human:
-            counts.false_negative += 1
-        else:
-            counts.true_negative += 1
-    return counts
+    # Counted in plain integers, then one model: a bootstrap counts a thousand resamples.
+    cells = Counter(pairs)
+    return Confusion(
+        true_positive=cells[(True, True)], false_positive=cells[(True, False)],
+        false_negative=cells[(False, True)], true_negative=cells[(False, False)],
+    )  # fmt: skip
 
 
 def binary_figures(pairs: Sequence[tuple[bool, bool]]) -> Figures:
@@ -366,13 +376,20 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
 def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: int = RESAMPLES) -> dict[str, FigureEstimate]:
     """Each figure on all `count` items, with the 2.5th and 97.5th percentiles of the figure
     over `resamples` resamples of the items drawn with replacement (a resample where the
-    figure is undefined, e.g. no positive item, is left out of that figure's interval)."""
+    figure is undefined, e.g. no positive item, is left out of that figure's interval).
+
+    Above `BOOTSTRAP_ITEMS` items, each resample draws that many (an m-out-of-n bootstrap)
+    and the interval's distance from the figure is narrowed by sqrt(m/n), as the spread of
+    a figure shrinks with the square root of the items: a run of 100,000 labelled items gets
+    its intervals in the time of one of 1,000."""
     everyone = list(range(count))
     point = figures(everyone)
+    size = min(count, BOOTSTRAP_ITEMS)
+    narrowed = math.sqrt(size / count) if count else 1.0
     drawn: dict[str, list[float]] = {name: [] for name in point}
     generator = random.Random(SEED)
     for _ in range(resamples):
-        sample = generator.choices(everyone, k=count)
+        sample = generator.choices(everyone, k=size)
         for name, value in figures(sample).items():
             if value is not None:
                 drawn[name].append(value)
@@ -382,7 +399,10 @@ def bootstrap(count: int, figures: Callable[[list[int]], Figures], resamples: in
         if value is None or len(values) < resamples // 2:
             estimates[name] = FigureEstimate(value=_rounded(value))
         else:
-            estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(_percentile(values, 0.025)), high=_rounded(_percentile(values, 0.975)))
+            low, high = _percentile(values, 0.025), _percentile(values, 0.975)
+            if size < count:
+                low, high = value + (low - value) * narrowed, value + (high - value) * narrowed
+            estimates[name] = FigureEstimate(value=_rounded(value), low=_rounded(low), high=_rounded(high))
     return estimates
 
 
@@ -390,7 +410,7 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _judged(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
+def judged_answers(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
     return {step_id: record.result for step_id, record in steps.items() if record.kind == "llm" and not record.skipped}
 
 
@@ -419,9 +439,10 @@ def agreement_of(labelled: Sequence[Labelled], threshold: float, direction: Dire
 
 
 def _disagreement(item: Labelled, gap: float, flagged: bool | None = None) -> Disagreement:
-    return Disagreement(
+    # Built from values already checked (a big run has tens of thousands): not validated again.
+    return Disagreement.model_construct(
         item_id=item.item_id, index=item.index, score=item.score, expected=item.expected, flagged=flagged,
-        gap=round(gap, 4), reason=item.reason, judged=_judged(item.steps),
+        gap=round(gap, 4), reason=item.reason, judged=judged_answers(item.steps),
     )  # fmt: skip
 
 

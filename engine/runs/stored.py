@@ -11,10 +11,10 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from ..store import ResultRecord, RunInfo, Store
+from ..store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store
 from .items import base_id
 from .results import Agreement, Comparison
-from .stats import Labelled, agreement_of, compare_labelled
+from .stats import Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 
@@ -68,6 +68,55 @@ def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], 
     return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
 
 
+def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
+    """The run's labelled scores of one scorer: only the columns agreement needs when the
+    store reads in bulk, so a run of any size is measured in flat memory."""
+    if isinstance(store, ReadsInBulk):
+        return [Labelled(row.item_id, row.item_index, row.score, row.expected, row.reason) for row in store.labelled_scores(run, scorer_id)]
+    return labelled_records(run_records(store, run).get(scorer_id, []))
+
+
+def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Direction, threshold: float | None = None, shown: int = 8) -> Agreement | None:
+    """`stored_agreement` read straight from the store; the judge's answers are read for the
+    `shown` worst disagreements only (the ones a table or the report shows)."""
+    labelled = labelled_of(store, run.name, scorer_id)
+    if not labelled:
+        return None
+    agreement = agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, direction)
+    for disagreement in agreement.disagreements[:shown]:
+        for record in store.item_records(run.name, disagreement.item_id):
+            if record.scorer_id == scorer_id:
+                disagreement.judged = judged_answers(record.steps)
+                disagreement.reason = record.reason
+    return agreement
+
+
+def run_scores(store: Store, run: str, scorer_id: str) -> list[float]:
+    """One scorer's scores in a stored run (scored items only)."""
+    if isinstance(store, ReadsInBulk):
+        return store.score_values(run, scorer_id)
+    return [record.score for record in store.query(run=run, scorer=scorer_id, errors=False) if record.score is not None]
+
+
+def run_spread(store: Store, run: str, scorer_id: str, direction: Direction, threshold: float | None) -> ScoreSpread:
+    """The median, 95th percentile and pass rate of one scorer's scores in a stored run."""
+    return spread_of(run_scores(store, run, scorer_id), direction, threshold)
+
+
+def run_item_count(store: Store, run: str) -> int:
+    if isinstance(store, ReadsInBulk):
+        return store.item_count(run)
+    return len({record.item_id for record in store.query(run=run)})
+
+
+def run_item_ids(store: Store, run: str, limit: int, every: int = 1) -> list[str]:
+    """Up to `limit` of the run's item ids in the data's order, every `every`th one."""
+    if isinstance(store, ReadsInBulk):
+        return store.item_ids(run, limit, every)
+    records = sorted(store.query(run=run), key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+    return list(dict.fromkeys(record.item_id for record in records))[::every][:limit]
+
+
 def paired_scorers(first: list[str], second: list[str]) -> list[tuple[str, str]]:
     """Which scorer of one run to compare with which of the other: the same id, else the
     same base id (variants), else the only scorer of each."""
@@ -86,21 +135,28 @@ def compare_runs(store: Store, baseline: str, variant: str) -> list[Comparison]:
     """Each scorer of run `baseline` against its counterpart in run `variant`, on the labelled
     items both scored."""
     runs = existing_run(store, baseline), existing_run(store, variant)
-    records = run_records(store, baseline), run_records(store, variant)
+    directions = ({item.scorer_id: item.direction for item in store.summary(baseline)}, {item.scorer_id: item.direction for item in store.summary(variant)})
     comparisons = []
-    for a, b in paired_scorers(list(records[0]), list(records[1])):
-        if records[0][a][0].direction != records[1][b][0].direction:
+    for a, b in paired_scorers(scorer_order(runs[0], directions[0]), scorer_order(runs[1], directions[1])):
+        if directions[0][a] != directions[1][b]:
             raise ConfigError(f"{a} and {b} score in opposite directions: they cannot be compared")
         comparisons.append(
             compare_labelled(
-                labelled_records(records[0][a]),
-                labelled_records(records[1][b]),
+                labelled_of(store, baseline, a),
+                labelled_of(store, variant, b),
                 names=(f"{baseline}:{a}", f"{variant}:{b}"),
                 thresholds=(run_threshold(runs[0], a), run_threshold(runs[1], b)),
-                direction=records[0][a][0].direction,
+                direction=directions[0][a],
             )
         )
     return comparisons
+
+
+def scorer_order(run: RunInfo, stored: Iterable[str]) -> list[str]:
+    """The scorers with records in `run`, in the order the run listed them."""
+    listed = list(run.meta.get("scorers", {}))
+    order = {scorer_id: position for position, scorer_id in enumerate(listed)}
+    return sorted(stored, key=lambda scorer_id: (order.get(scorer_id, len(order)), scorer_id))
 
 
 # ----------------------------------------------------------------------------------- export
@@ -122,9 +178,50 @@ def _cell(value: Any) -> Any:
     return to_json(value)
 
 
-def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
+#: Records read from the store at a time while exporting: a run of any size in flat memory.
+EXPORT_CHUNK = 500
+
+
+class RunExport:
+    """A stored run's records in the data's order, read a chunk at a time when the store
+    reads in bulk; `count` is how many have been read so far."""
+
+    def __init__(self, store: Store, run: str) -> None:
+        self.store = store
+        self.run = run
+        self.count = 0
+        self._ids = store.ordered_ids(run) if isinstance(store, ReadsInBulk) else None
+
+    def step_ids(self) -> list[str]:
+        """Every step id of the run's records, in the order they first appear."""
+        if self._ids is None or not isinstance(self.store, ReadsInBulk):
+            return list(dict.fromkeys(step for record in self._all() for step in record.steps))
+        found: dict[str, None] = {}
+        for start in range(0, len(self._ids), EXPORT_CHUNK):
+            found.update(dict.fromkeys(self.store.step_ids(self._ids[start : start + EXPORT_CHUNK])))
+        return list(found)
+
+    def __iter__(self) -> Iterator[ResultRecord]:
+        if self._ids is None or not isinstance(self.store, ReadsInBulk):
+            chunks: Iterable[list[ResultRecord]] = [self._all()]
+        else:
+            store, ids = self.store, self._ids
+            chunks = (store.records_by_id(ids[start : start + EXPORT_CHUNK]) for start in range(0, len(ids), EXPORT_CHUNK))
+        for chunk in chunks:
+            for record in chunk:
+                self.count += 1
+                yield record
+
+    def _all(self) -> list[ResultRecord]:
+        records = [record for records in run_records(self.store, self.run).values() for record in records]
+        records.sort(key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id, record.scorer_id))
+        return records
+
+
+def export_records(records: Iterable[ResultRecord], form: str, steps: list[str] | None = None) -> Iterator[str]:
     """Every record as text: CSV (one row per item and scorer, each step's result in a
-    `step:<id>` column as JSON), JSON Lines (one record per line) or one JSON list."""
+    `step:<id>` column as JSON; `steps` names those columns when known beforehand), JSON
+    Lines (one record per line) or one JSON list. Written as the records come."""
     if form not in EXPORT_FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {form!r}")
     if form == "jsonl":
@@ -132,9 +229,17 @@ def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
             yield record.model_dump_json() + "\n"
         return
     if form == "json":
-        yield json.dumps([record.model_dump(mode="json") for record in records], indent=2, ensure_ascii=False) + "\n"
+        # The same text as json.dumps(list, indent=2), one record at a time.
+        opened = False
+        for record in records:
+            text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            yield ("[\n  " if not opened else ",\n  ") + text
+            opened = True
+        yield "\n]\n" if opened else "[]\n"
         return
-    steps = list(dict.fromkeys(step for record in records for step in record.steps))
+    if steps is None:
+        records = list(records)
+        steps = list(dict.fromkeys(step for record in records for step in record.steps))
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([*_CSV_FIELDS, *(f"step:{step}" for step in steps)])
@@ -145,5 +250,5 @@ def export_records(records: list[ResultRecord], form: str) -> Iterator[str]:
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
-    if not records:
+    if buffer.tell():  # no record: the header alone
         yield buffer.getvalue()

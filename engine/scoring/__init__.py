@@ -7,6 +7,7 @@ from .context import ContextList, GetContext, context_strings
 from .jury import AGGREGATIONS, Aggregation, Jury, each_judge
 from .plan import ScorerPlan
 from .results import JudgeVerdict, Run, ScoreResult, StepRecord
+from .run_input import RunInput
 from .scorer import Scorer
 
 #: What the runners score with: one judge, or a jury of several.
@@ -21,6 +22,7 @@ __all__ = [
     "JudgeVerdict",
     "Jury",
     "Run",
+    "RunInput",
     "ScoreResult",
     "Scorer",
     "ScorerPlan",

@@ -37,7 +37,14 @@ class ContextSources:
 
     async def resolve(self, step_id: str, run: Run, run_context: ContextList | None, get_context: GetContext | None = None) -> ContextList:
         """The context for `step_id`. `get_context` given here (for this run) wins over the
-        scorer's own."""
+        scorer's own. A scorer that needs a context does not judge against an empty one."""
+        context = await self._found(step_id, run, run_context, get_context)
+        if self.required and not any(piece.strip() for piece in context):
+            source = "get_context gave" if (get_context or self.get_context) is not None else "the context given is"
+            raise NotScorable(f"{self.scorer_id} needs a context, and {source} {'only blank text' if context else 'an empty list'}: there is nothing to judge against")
+        return context
+
+    async def _found(self, step_id: str, run: Run, run_context: ContextList | None, get_context: GetContext | None) -> ContextList:
         getter = get_context or self.get_context
         if getter is not None:
             try:

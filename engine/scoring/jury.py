@@ -32,6 +32,7 @@ from ..sync import run_sync
 from .context import GetContext
 from .plan import Direction, ScorerPlan
 from .results import JudgeVerdict, ScoreResult
+from .run_input import RunInput
 from .scorer import Scorer
 from .tracing import record_score, scorer_span
 
@@ -112,23 +113,33 @@ class Jury:
     def __repr__(self) -> str:
         return f"Jury({self.id!r}, models={list(self.judge.models)!r}, aggregate={self.aggregate!r})"
 
-    def run(self, output: Any = None, **fields: Any) -> ScoreResult:
+    def run(self, output: Any = None, get_context: GetContext | None = None, **fields: Any) -> ScoreResult:
         """Score one output with every judge (sync wrapper of `arun`)."""
-        return run_sync(self.arun(output, **fields))
+        return self.score(RunInput(output=output, **fields), get_context=get_context)
 
-    async def arun(self, output: Any = None, **fields: Any) -> ScoreResult:
-        """Every judge scores `output` at once (the same fields as `Scorer.arun`). A judge
-        that fails fails the jury's result, naming the judge: a verdict of fewer judges than
-        asked would be read as the jury's."""
-        fields["run_id"] = fields.get("run_id") or str(uuid.uuid4())
-        with scorer_span(self.id, self.plan.fingerprint, fields["run_id"], self.judge.model) as span:
-            result = await self._arun(output, fields)
+    async def arun(self, output: Any = None, get_context: GetContext | None = None, sample: int = 0, **fields: Any) -> ScoreResult:
+        """Every judge scores `output` at once (the same fields as `Scorer.arun`)."""
+        return await self.ascore(RunInput(output=output, **fields), get_context=get_context, sample=sample)
+
+    def score(self, given: RunInput, get_context: GetContext | None = None) -> ScoreResult:
+        """Score one run input with every judge (sync wrapper of `ascore`)."""
+        return run_sync(self.ascore(given, get_context=get_context))
+
+    async def ascore(self, given: RunInput, get_context: GetContext | None = None, sample: int = 0) -> ScoreResult:
+        """Every judge scores the run input at once. A judge that fails fails the jury's
+        result, naming the judge: a verdict of fewer judges than asked would be read as the
+        jury's."""
+        given = given if given.run_id else given.with_run_id(str(uuid.uuid4()))
+        assert given.run_id is not None
+        with scorer_span(self.id, self.plan.fingerprint, given.run_id, self.judge.model) as span:
+            result = await self._ascore(given, get_context, sample)
             record_score(span, result.score, result.reason)
             return result
 
-    async def _arun(self, output: Any, fields: dict[str, Any]) -> ScoreResult:
+    async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
         started = time.perf_counter()
-        outcomes = await asyncio.gather(*(scorer.arun(output, **fields) for scorer in self.scorers), return_exceptions=True)
+        judged = (scorer.ascore(given, get_context=get_context, sample=sample) for scorer in self.scorers)
+        outcomes = await asyncio.gather(*judged, return_exceptions=True)
         results: list[ScoreResult] = []
         for scorer, outcome in zip(self.scorers, outcomes):
             if isinstance(outcome, BaseException):

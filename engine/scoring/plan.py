@@ -1,5 +1,6 @@
-"""What a scorer runs: a frozen plan, one type per step kind, built by the catalog with
-keywords. The scorer reads plans only, never the YAML they came from.
+"""What a scorer runs: a frozen plan of steps (each step kind's plan type lives in its own
+module under `steps/`), built by the catalog with keywords. The scorer reads plans only,
+never the YAML they came from.
 
 Templates, expressions and checks arrive compiled; this layer knows them only by the small
 protocols below, so it does not depend on how the catalog compiles them.
@@ -49,59 +50,22 @@ class Check(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class StepPlan:
+    """What every step's plan has; each step kind (`scoring/steps/`) adds its own fields."""
+
     id: str
+    #: The step kind's name (`kind:` in the YAML): which kind in the registry runs it.
+    kind: str
     skip_if: Evaluable | None = None
     uses_context: bool = False
     #: The variables the step reads: its templates', expressions' and answer rules' names.
     #: A step waits for the earlier steps it reads and runs beside the others.
     reads: frozenset[str] = frozenset()
+    #: How the judge is asked, for the steps that ask one (None: the step asks no judge).
+    sampling: Sampling | None = None
 
-
-@dataclass(frozen=True, kw_only=True)
-class JudgeStepPlan(StepPlan):
-    """Asks the judge with a rendered prompt; the answer must validate against `answer_model`."""
-
-    kind: Literal["llm"] = "llm"
-    prompt: Prompt
-    system: Prompt | None = None
-    answer_model: type[BaseModel]
-    sampling: Sampling
-    on_skip: Any = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReasonStepPlan(StepPlan):
-    """Asks the judge to explain the score; the result is text."""
-
-    kind: Literal["reason"] = "reason"
-    prompt: Prompt
-    system: Prompt | None = None
-    answer_model: type[BaseModel] | None = None
-    sampling: Sampling
-    on_skip: Prompt | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScoreStepPlan(StepPlan):
-    """Computes named values, then the score, from earlier steps, without a model."""
-
-    kind: Literal["score"] = "score"
-    values: Mapping[str, Evaluable]
-    score: Evaluable
-    round: int | None = 2
-    on_skip: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ComputeStepPlan(StepPlan):
-    """Computes named values, in order, without a model; the result is an object of them."""
-
-    kind: Literal["compute"] = "compute"
-    values: Mapping[str, Evaluable]
-    on_skip: Any = None
-
-
-AnyStepPlan = JudgeStepPlan | ReasonStepPlan | ScoreStepPlan | ComputeStepPlan
+    def provides(self) -> frozenset[str]:
+        """The variables the step's result sets for the steps after it."""
+        return frozenset({self.id})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +87,7 @@ class ScorerPlan:
     description: str
     direction: Direction
     requires: tuple[RunField, ...]
-    steps: tuple[AnyStepPlan, ...]
+    steps: tuple[StepPlan, ...]
     options_model: type[BaseModel]
     option_rules: tuple[Check, ...] = ()
     default_model: str | None = None
@@ -131,26 +95,27 @@ class ScorerPlan:
     tpm: float | None = None
     jury: JuryPlan | None = None
     context_from_tool_results: bool = False
+    #: Where a score flags an item, as the definition says (None: half the scale).
+    threshold: float | None = None
+    pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000
     long_input: Literal["refuse", "truncate"] = "refuse"
+    #: What an empty output is: not scorable (with the reason), or scored like any other.
+    empty_output: Literal["not_scorable", "score"] = "not_scorable"
     fingerprint: str
 
     @property
     def needs_judge(self) -> bool:
         """Whether a run asks a judge: a scorer made only of computed steps needs no model,
         no key and makes no request."""
-        return any(isinstance(step, (JudgeStepPlan, ReasonStepPlan)) for step in self.steps)
+        return any(step.sampling is not None for step in self.steps)
 
-    def step(self, step_id: str) -> AnyStepPlan:
+    def step(self, step_id: str) -> StepPlan:
         return next(step for step in self.steps if step.id == step_id)
 
-    def depends_on(self, step: AnyStepPlan) -> tuple[str, ...]:
+    def depends_on(self, step: StepPlan) -> tuple[str, ...]:
         """The ids of the earlier steps whose results `step` reads (a score step's result is
         read as `score` and `score_values`)."""
         earlier = self.steps[: self.steps.index(step)]
-        return tuple(
-            other.id
-            for other in earlier
-            if other.id in step.reads or (isinstance(other, ScoreStepPlan) and {"score", "score_values"} & step.reads)
-        )
+        return tuple(other.id for other in earlier if other.provides() & step.reads)

@@ -16,10 +16,9 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ConfigError
 from ..formatting import refusal
 from ..judge import JudgeAnswer, JudgeRequest
-from ..sync import run_sync
-from .context import ContextList
 from .plan import ScorerPlan
 from .results import ScoreResult
+from .run_input import RunInput
 from .scorer import Scorer
 
 
@@ -84,37 +83,9 @@ def preview(
     judge = GivenAnswers(answers or {})
     scorer = Scorer(plan, judge, dict(options or {}))
     try:
-        result = run_sync(
-            scorer.arun(output, input=input, ground_truth=ground_truth, metadata=metadata, turns=turns, expected_trajectory=expected_trajectory)
+        result = scorer.score(
+            RunInput(output=output, input=input, ground_truth=ground_truth, metadata=metadata, turns=turns, expected_trajectory=expected_trajectory)
         )
     except _AnswerMissing as missing:
         return Preview(prompts=judge.prompts, needs_answer_for=missing.step)
     return Preview(prompts=judge.prompts, result=result)
-
-
-class _FirstRequest(Exception):
-    def __init__(self, request: JudgeRequest) -> None:
-        self.request = request
-
-
-class _Capture:
-    """Stands in for the judge and stops the run at its first question."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    async def ask(self, request: JudgeRequest) -> JudgeAnswer:
-        raise _FirstRequest(request)
-
-
-async def first_request(
-    scorer: Scorer, output: Any = None, input: Any = None, ground_truth: Any = None, context: ContextList | None = None  # noqa: A002
-) -> JudgeRequest | None:
-    """The first question `scorer` would ask the judge for this output, rendered exactly,
-    without asking it (None when every judge step would be skipped)."""
-    capturing = scorer.with_judge(_Capture(scorer.judge.model))
-    try:
-        await capturing.arun(output, input=input, ground_truth=ground_truth, context=context)
-    except _FirstRequest as found:
-        return found.request
-    return None

@@ -250,3 +250,15 @@ def extract_tool_results(messages: Any) -> list[dict[str, Any]]:
             result = result.model_copy(update={"tool_name": result.tool_name or call.tool_name, "args": result.args if result.args is not None else call.args})
         completed.append(result.model_dump())
     return completed
+
+
+def empty_output(output: Any, text: str) -> str | None:
+    """What makes an output empty (`text` is what the assistant said in it), or None when it
+    is not: an output that says nothing and calls no tool gives a judge nothing to read."""
+    if text.strip() or extract_tool_calls(output):
+        return None
+    if isinstance(output, str):
+        return "whitespace only" if output else "empty"
+    if not any(message.get("role") == "assistant" for message in as_messages(output)):
+        return "a transcript with no assistant message"
+    return "a transcript whose assistant messages say nothing"

@@ -1,18 +1,24 @@
-"""Where results are kept: the `Store` interface and its implementations. This is the only
-layer that talks to a database."""
+"""Where results are kept: the `Store` interface and its implementations, over the storage
+floor (`engine/db`) that connects to the database."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..db import is_postgres_url, redact_url
 from ..errors import ConfigError
-from ..judge.secrets import redact_url
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ClaimedItem,
+    ContentNote,
     Direction,
+    KeepsAlerts,
     KeepsBatchJobs,
+    LabelledScore,
     Outcome,
+    ReadsInBulk,
     ResultRecord,
     RunInfo,
     RunLease,
@@ -27,16 +33,10 @@ from .base import (
 )
 from .sqlite import SQLiteStore
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(location: str | Path) -> bool:
-    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
-
-
-def open_store(store: Store | str | Path | None) -> Store | None:
+def open_store(store: Store | str | Path | None, *, reading: bool = False) -> Store | None:
     """A store from what a caller passes: a Store, a `postgresql://` URL, a SQLite file path,
-    or None."""
+    or None. `reading`: the caller only reads, so a file that cannot be written (a read-only
+    disk) is opened read-only instead of refused."""
     if store is None or isinstance(store, Store):
         return store
     if is_postgres_url(store):
@@ -46,7 +46,7 @@ def open_store(store: Store | str | Path | None) -> Store | None:
 
         return PostgresStore(str(store))
     if isinstance(store, (str, Path)):
-        return SQLiteStore(store)
+        return SQLiteStore(store, reading=reading)
     raise ConfigError(f"store must be a Store, a postgresql:// URL or a SQLite file path, got {type(store).__name__}")
 
 
@@ -57,11 +57,17 @@ def store_location(store: Store) -> str:
 
 
 __all__ = [
+    "CONTENT_FIELDS",
+    "AlertRecord",
     "BatchJob",
+    "ContentNote",
+    "KeepsAlerts",
     "ClaimedItem",
     "Direction",
     "KeepsBatchJobs",
+    "LabelledScore",
     "Outcome",
+    "ReadsInBulk",
     "ResultRecord",
     "RunInfo",
     "RunLease",

@@ -11,7 +11,7 @@ A new database is one more class with the methods of `Store`; the engine sees on
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,11 @@ Outcome = Literal["scored", "error", "not_scorable"]
 #: Where an error happened: the item could not be read, the target failed, the scorer
 #: (judge, inputs) failed, or the callback failed.
 Stage = Literal["item", "target", "scorer", "callback", "store"]
+#: What became of a field of an item a store did not keep whole: cut at the size limit, not
+#: kept at all, or cleared when the retention period ran out.
+ContentNote = Literal["truncated", "omitted", "expired"]
+#: The item fields whose content a store may limit (re-scoring reads them back).
+CONTENT_FIELDS = ("input", "output", "context", "ground_truth", "metadata")
 
 
 class ResultRecord(BaseModel):
@@ -56,6 +61,9 @@ class ResultRecord(BaseModel):
     ground_truth: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     expected: bool | float | None = Field(default=None, description="The item's human label for this scorer, if any")
+    content_note: dict[str, ContentNote] | None = Field(
+        default=None, description="Fields of the item not kept as given (live scoring's limits): truncated, omitted or expired"
+    )
     steps: dict[str, StepRecord] = Field(default_factory=dict, description="Per step: prompt, system prompt, result, usage, skipped")
     judges: list[JudgeVerdict] | None = Field(default=None, description="A jury's judges, each with its own score and reason")
     disagreement: bool | None = Field(default=None, description="A jury's judges disagreed")
@@ -244,6 +252,79 @@ class KeepsBatchJobs(Protocol):
 
     def batch_jobs(self, run: str) -> list[BatchJob]:
         """The run's batch jobs, oldest first."""
+        ...
+
+
+class AlertRecord(BaseModel):
+    """An alert a monitor sent: when its condition started holding (`alert`) or stopped
+    (`recovery`), with what it measured."""
+
+    monitor: str
+    scorer_id: str
+    kind: Literal["alert", "recovery"]
+    value: float | None = None
+    message: str
+    payload: dict[str, Any] = Field(default_factory=dict, description="The alert as sent: figures, window, worst items")
+    fired_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+@runtime_checkable
+class KeepsAlerts(Protocol):
+    """A store that keeps monitors' alerts and limits how long live items' content is kept
+    (both built-in stores do): `scorers monitor` shows the last alerts of every process."""
+
+    def save_alert(self, alert: AlertRecord) -> None: ...
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        """The newest alerts first (of one monitor, or of all)."""
+        ...
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        """Clear the item fields (CONTENT_FIELDS) of the run's live records finished before
+        `before`, keeping their scores; returns how many records were cleared."""
+class LabelledScore(NamedTuple):
+    """A scored item's score beside its human label, and nothing heavier: what agreement is
+    measured on, read in bulk (a plain tuple: a big run has a hundred thousand)."""
+
+    item_id: str
+    item_index: int | None
+    score: float
+    expected: bool | float
+    reason: str | None
+
+
+@runtime_checkable
+class ReadsInBulk(Protocol):
+    """A store that hands over a big run's figures without loading its records (both built-in
+    stores do, in SQL): `scorers results` and the report read a run of any size in flat
+    memory through it. A store without these methods is read record by record."""
+
+    def score_values(self, run: str, scorer: str) -> list[float]:
+        """The scorer's scores in the run (scored items only), in ascending order."""
+        ...
+
+    def labelled_scores(self, run: str, scorer: str) -> list[LabelledScore]:
+        """The scored items that carry a human label, in the data's order."""
+        ...
+
+    def item_ids(self, run: str, limit: int, every: int = 1) -> list[str]:
+        """Up to `limit` of the run's item ids, in the data's order, every `every`th one."""
+        ...
+
+    def item_count(self, run: str) -> int:
+        """How many items the run holds."""
+        ...
+
+    def ordered_ids(self, run: str) -> list[int]:
+        """The run's record ids in the data's order (then item id, then scorer id)."""
+        ...
+
+    def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
+        """The records of `ids`, in that order."""
+        ...
+
+    def step_ids(self, ids: list[int]) -> list[str]:
+        """The step ids of the records of `ids`, each once, in the order they first appear."""
         ...
 
 

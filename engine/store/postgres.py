@@ -10,15 +10,16 @@ Needs the `postgres` extra (psycopg 3 and psycopg_pool).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
-from ..formatting import first_line, to_json
-from ..judge.secrets import redact_url, without_url_password
+from ..db import Migration, check_sequence, split_statements
+from ..db.postgres import PostgresDatabase
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ClaimedItem,
     ResultRecord,
@@ -27,7 +28,6 @@ from .base import (
     RunStatus,
     ScorerUsage,
 )
-from .migrations import Migration, check_sequence, pending, split_statements
 from .sql import SQLResults
 
 if TYPE_CHECKING:
@@ -118,10 +118,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
+    Migration(
+        6,
+        "a big run's figures read from one index, not from its records (scorers results, the report)",
+        # Labels are JSON here, which a btree cannot hold: the rest of SQLite's index.
+        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, item_index, item_id)",),
+    ),
+    Migration(
+        7,
+        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
+        (
+            "ALTER TABLE results ADD COLUMN content_note JSON",
+            "CREATE TABLE monitor_alerts (id BIGSERIAL PRIMARY KEY, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, value DOUBLE PRECISION, message TEXT NOT NULL, payload JSON NOT NULL, fired_at TIMESTAMPTZ NOT NULL)",
+            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
@@ -134,13 +150,6 @@ _MIGRATION_LOCK = 7_715_123_001
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
 
 
-def _json(value: Any) -> Any:
-    from psycopg.types.json import Json
-
-    # Items may hold anything a host passes (dates, objects): stored as their text then.
-    return None if value is None else Json(value, dumps=to_json)
-
-
 class PostgresStore(SQLResults):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
@@ -149,42 +158,12 @@ class PostgresStore(SQLResults):
     runs_sql = f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
-        try:
-            import psycopg
-            from psycopg.rows import dict_row
-            from psycopg_pool import ConnectionPool
-        except ImportError:
-            raise ConfigError("a postgresql:// store needs the postgres extra: pip install 'llm-scorers[postgres]'") from None
         self.url = url
-        self.location = redact_url(url)
-        try:
-            # One direct connection first: a wrong URL or password fails here with the
-            # server's own reason, not as a pool timeout.
-            with psycopg.connect(url, connect_timeout=int(connect_timeout)) as connection:
-                self._migrate(connection)
-        except psycopg.OperationalError as exc:
-            message = first_line(without_url_password(str(exc), url))
-            raise ConfigError(f"cannot open the PostgreSQL store {self.location}: {message}") from None
-        self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_connections,
-            timeout=connect_timeout * 3,
-            kwargs={"row_factory": dict_row, "connect_timeout": int(connect_timeout)},
-            open=True,
-            name="llm-scorers",
-        )
-
-    def _migrate(self, connection: psycopg.Connection[Any]) -> None:
-        with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = connection.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = (row[0] if row else None) or 0
-            for migration in pending(MIGRATIONS, version, self.location):
-                for statement in migration.statements:
-                    connection.execute(statement)
-                connection.execute("INSERT INTO schema_version (version) VALUES (%s)", (migration.version,))
+        self.database = PostgresDatabase(
+            url, MIGRATIONS, what="store", named="PostgreSQL store", version_table="schema_version", migration_lock=_MIGRATION_LOCK,
+            max_connections=max_connections, connect_timeout=connect_timeout, wait_timeout=connect_timeout * 3,
+        )  # fmt: skip
+        self.location = self.database.location
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
@@ -195,15 +174,11 @@ class PostgresStore(SQLResults):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
-        # Leaving the pool's block commits (or rolls back on an exception).
-        with self._pool.connection() as connection:
-            yield connection
+    def _transaction(self) -> AbstractContextManager[psycopg.Connection[DictRow]]:
+        return self.database.transaction()
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[DictRow]:
-        with self._pool.connection() as connection:
-            return connection.execute(sql, parameters).fetchall()
+        return self.database.read(sql, parameters)
 
     # runs
 
@@ -214,7 +189,7 @@ class PostgresStore(SQLResults):
                 "INSERT INTO runs (name, source, status, created_at, updated_at, meta) VALUES (%s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (name) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, "
                 "meta = excluded.meta",
-                (run.name, run.source, run.status, run.created_at, now, _json(run.meta)),
+                (run.name, run.source, run.status, run.created_at, now, self.database.json_value(run.meta)),
             )
         stored = self.get_run(run.name)
         assert stored is not None
@@ -226,7 +201,7 @@ class PostgresStore(SQLResults):
             if meta:
                 row = db.execute("SELECT meta FROM runs WHERE name = %s FOR UPDATE", (name,)).fetchone()
                 merged = {**((row or {}).get("meta") or {}), **meta}
-                db.execute("UPDATE runs SET meta = %s WHERE name = %s", (_json(merged), name))
+                db.execute("UPDATE runs SET meta = %s WHERE name = %s", (self.database.json_value(merged), name))
 
     def delete_run(self, name: str) -> None:
         with self._transaction() as db:
@@ -280,7 +255,7 @@ class PostgresStore(SQLResults):
         for record in records:
             values = record.model_dump(include=set(_COLUMNS))
             for column in _JSON_COLUMNS:
-                values[column] = _json(values[column])
+                values[column] = self.database.json_value(values[column])
             rows.append([values[column] for column in _COLUMNS])
         placeholders = ", ".join("%s" for _ in _COLUMNS)
         updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
@@ -349,7 +324,7 @@ class PostgresStore(SQLResults):
             cursor.executemany(
                 "INSERT INTO work_items (run, item_index, item_id, payload) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (run, item_index) DO NOTHING",
-                [(run, index, item_id, _json(payload)) for index, item_id, payload in items],
+                [(run, index, item_id, self.database.json_value(payload)) for index, item_id, payload in items],
             )
 
     def reopen(self, run: str) -> int:
@@ -398,6 +373,30 @@ class PostgresStore(SQLResults):
         rows = self._read("SELECT COUNT(*) AS n FROM work_items WHERE run = %s AND finished_at IS NULL", (run,))
         return int(rows[0]["n"])
 
+    # monitors and the retention of live items' content
+
+    def save_alert(self, alert: AlertRecord) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, self.database.json_value(alert.payload), alert.fired_at),
+            )
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        where, parameters = ("WHERE monitor = %s", [monitor]) if monitor is not None else ("", [])
+        rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT %s", [*parameters, int(limit)])
+        return [AlertRecord.model_validate({key: value for key, value in row.items() if key != "id"}) for row in rows]
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"UPDATE results SET {cleared}, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s "
+                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                (self.database.json_value({field: "expired" for field in CONTENT_FIELDS}), run, before),
+            )
+            return cursor.rowcount
+
     def close(self) -> None:
-        self._pool.close()
+        self.database.close()
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .base import ResultRecord, RunInfo, RunSummary, ScoreStats, Source
+from .base import LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, Source
 
 
 class SQLResults:
@@ -34,6 +34,67 @@ class SQLResults:
     def _stored_moment(moment: datetime) -> Any:
         """A datetime as the timestamp columns hold it."""
         return moment
+
+    @staticmethod
+    def _label(stored: Any) -> Any:
+        """A JSON column (`expected`, `steps`) as a value (stored as JSON text or JSON)."""
+        return stored
+
+    # a big run read in bulk (ReadsInBulk): one column, not the records
+
+    def score_values(self, run: str, scorer: str) -> list[float]:
+        mark = self.placeholder
+        rows = self._read(
+            f"SELECT score FROM results WHERE run = {mark} AND scorer_id = {mark} AND error IS NULL AND score IS NOT NULL ORDER BY score",
+            (run, scorer),
+        )
+        return [float(row["score"]) for row in rows]
+
+    def labelled_scores(self, run: str, scorer: str) -> list[LabelledScore]:
+        mark = self.placeholder
+        # The reason is not read here (nor kept in the index): agreement reads it for the few
+        # disagreements it shows.
+        rows = self._read(
+            "SELECT item_id, item_index, score, expected FROM results "
+            f"WHERE run = {mark} AND scorer_id = {mark} AND error IS NULL AND score IS NOT NULL AND expected IS NOT NULL "
+            "ORDER BY item_index, item_id",
+            (run, scorer),
+        )
+        labelled = []
+        for row in rows:
+            expected = self._label(row["expected"])
+            if isinstance(expected, (bool, int, float)):
+                labelled.append(LabelledScore(row["item_id"], row["item_index"], row["score"], expected, None))
+        return labelled
+
+    def item_ids(self, run: str, limit: int, every: int = 1) -> list[str]:
+        mark = self.placeholder
+        rows = self._read(
+            f"SELECT item_id FROM (SELECT item_id, MIN(item_index) AS position FROM results WHERE run = {mark} GROUP BY item_id) AS items "
+            "ORDER BY position, item_id",
+            (run,),
+        )
+        return [row["item_id"] for row in rows[::every][:limit]]
+
+    def ordered_ids(self, run: str) -> list[int]:
+        rows = self._read(f"SELECT id, item_index, item_id, scorer_id FROM results WHERE run = {self.placeholder}", (run,))
+        rows = sorted(rows, key=lambda row: (row["item_index"] if row["item_index"] is not None else 1 << 62, row["item_id"], row["scorer_id"]))
+        return [int(row["id"]) for row in rows]
+
+    def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
+        if not ids:
+            return []
+        rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
+        return [self._record(rows[record_id]) for record_id in ids if record_id in rows]
+
+    def step_ids(self, ids: list[int]) -> list[str]:
+        if not ids:
+            return []
+        rows = {row["id"]: row["steps"] for row in self._read(f"SELECT id, steps FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
+        return list(dict.fromkeys(step for record_id in ids for step in (self._label(rows.get(record_id)) or {})))
+
+    def item_count(self, run: str) -> int:
+        return int(self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run,))[0]["n"])
 
     def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
         mark = self.placeholder
@@ -78,7 +139,7 @@ class SQLResults:
             parameters.append(self._stored_moment(until))
         if errors is not None:
             where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-        sql = "SELECT * FROM results"
+        sql = "SELECT id FROM results" if limit is not None else "SELECT * FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
         if worst_first:
@@ -87,8 +148,15 @@ class SQLResults:
         else:
             sql += " ORDER BY finished_at DESC, id DESC"
         if limit is not None:
+            # The few ids first (from an index for a run's scores), then only their records:
+            # sorting whole records would read every record of a big run.
             sql += f" LIMIT {mark}"
             parameters.append(int(limit))
+            ids = [row["id"] for row in self._read(sql, parameters)]
+            if not ids:
+                return []
+            rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(mark for _ in ids)})", ids)}
+            return [self._record(rows[record_id]) for record_id in ids]
         return [self._record(row) for row in self._read(sql, parameters)]
 
     def summary(self, run: str) -> list[ScoreStats]:
@@ -105,6 +173,5 @@ class SQLResults:
         summaries = []
         for row in self._read(self.runs_sql):
             run = self._run(row)
-            items = self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run.name,))[0]["n"]
-            summaries.append(RunSummary(**run.model_dump(), items=items, scorers=self.summary(run.name)))
+            summaries.append(RunSummary(**run.model_dump(), items=self.item_count(run.name), scorers=self.summary(run.name)))
         return summaries

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..db import Migration, check_sequence, split_statements
+from ..db.sqlite import SQLiteDatabase, failure_name, failure_reason
+from ..errors import ConfigError, StoreError
 from ..formatting import to_json
 from .base import (
+    CONTENT_FIELDS,
+    AlertRecord,
     BatchJob,
     ResultRecord,
     RunInfo,
@@ -22,7 +25,6 @@ from .base import (
     RunStatus,
     ScorerUsage,
 )
-from .migrations import Migration, check_sequence, pending, split_statements
 from .sql import SQLResults
 
 _RESULTS_DDL = """
@@ -67,7 +69,7 @@ CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
 CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
 """
 
-#: The schema, one migration per release that changed it (see migrations.py). Version 1 is
+#: The schema, one migration per release that changed it (see engine/db/migrations.py). Version 1 is
 #: the first released schema: its statements are idempotent because files of that release
 #: already hold its tables.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -100,12 +102,27 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
+    Migration(
+        6,
+        "a big run's figures read from one index, not from its records (scorers results, the report)",
+        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, expected, item_index, item_id, error, not_scorable)",),
+    ),
+    Migration(
+        7,
+        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
+        (
+            "ALTER TABLE results ADD COLUMN content_note TEXT",
+            "CREATE TABLE monitor_alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
+            "kind TEXT NOT NULL, value REAL, message TEXT NOT NULL, payload TEXT NOT NULL, fired_at REAL NOT NULL)",
+            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges")
+_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
@@ -122,6 +139,9 @@ def _from_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+_LABELS: dict[Any, bool | None] = {"true": True, "false": False, None: None}
+
+
 def _timestamp(moment: datetime) -> float:
     return moment.timestamp()
 
@@ -130,61 +150,44 @@ def _moment(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
+def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], None]:
+    def check(connection: sqlite3.Connection, version: int) -> None:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == 0 and tables - _OUR_TABLES:
+            raise ConfigError(
+                f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                "not a results store; give another",
+                parameter="store",
+            )
+
+    return check
+
+
 class SQLiteStore(SQLResults):
     """Results in one SQLite file, in WAL mode: readers never block the writer, and several
     processes may write the same file (each write is one short transaction, retried while
-    another process holds the lock for up to `busy_timeout` seconds)."""
+    another process holds the lock for up to `busy_timeout` seconds). `reading=True` (for
+    callers that only read) opens a file that cannot be written read-only."""
 
-    def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: str | Path, busy_timeout: float = 30.0, *, reading: bool = False) -> None:
         self.path = Path(path)
+        if str(path) != ":memory:" and self.path.is_dir():
+            raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
         try:
-            if str(path) != ":memory:":
-                if self.path.is_dir():
-                    raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            # One connection shared by the threads of this process, serialised by a lock: the
-            # writes are short, and it keeps a single writer per process as SQLite prefers.
-            self._connection = sqlite3.connect(str(path), timeout=busy_timeout, check_same_thread=False, isolation_level=None)
+            self.database = SQLiteDatabase(path, MIGRATIONS, busy_timeout=busy_timeout, reading=reading, before_migrating=_refuse_other_databases(str(path)))
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the results store {path}: {getattr(exc, 'strerror', None) or exc}") from None
-        self._connection.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        try:
-            self._prepare(busy_timeout)
-        except sqlite3.DatabaseError as exc:
-            self._connection.close()
-            raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another", parameter="store") from None
-        except ConfigError:
-            self._connection.close()
-            raise
+            if failure_name(exc) in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another", parameter="store") from None
+            reason = failure_reason(exc, self.path)
+            if "full" in reason or failure_name(exc).startswith("SQLITE_IOERR"):  # the disk's failure, not the path's
+                raise StoreError(f"cannot open the results store {path}: {reason}") from None
+            raise ConfigError(f"cannot open the results store {path}: {reason}") from None
 
-    def _prepare(self, busy_timeout: float) -> None:
-        with self._lock:
-            if str(self.path) != ":memory:":
-                self._connection.execute("PRAGMA journal_mode=WAL")
-            # NORMAL is durable across application crashes in WAL mode (only an OS crash can
-            # lose the last transactions), and much faster than FULL.
-            self._connection.execute("PRAGMA synchronous=NORMAL")
-            self._connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-            self._migrate(str(self.path))
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.database.transaction()
 
-    def _migrate(self, where: str) -> None:
-        # The version is read again inside the write transaction: two processes opening a new
-        # file at once must not both apply the same migration.
-        with self._transaction() as db:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if version == 0 and tables - _OUR_TABLES:
-                raise ConfigError(
-                    f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
-                    "not a results store; give another",
-                    parameter="store",
-                )
-            for migration in pending(MIGRATIONS, version, where):
-                # Statement by statement: executescript() would commit the transaction.
-                for statement in migration.statements:
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version={migration.version}")
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.database.read(sql, parameters)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -194,23 +197,6 @@ class SQLiteStore(SQLResults):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        # BEGIN IMMEDIATE takes the write lock up front, so a concurrent writer waits on the
-        # busy timeout instead of failing half-way with "database is locked".
-        with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
-
-    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._connection.execute(sql, parameters).fetchall()
 
     # runs
 
@@ -353,6 +339,11 @@ class SQLiteStore(SQLResults):
     def _stored_moment(moment: datetime) -> float:
         return _timestamp(moment)
 
+    @staticmethod
+    def _label(stored: Any) -> Any:
+        # Labels are true, false or a number: read without a JSON parse per row.
+        return _LABELS[stored] if stored in _LABELS else _from_json(stored)
+
     # provider batch jobs
 
     def save_batch_job(self, job: BatchJob) -> None:
@@ -373,6 +364,36 @@ class SQLiteStore(SQLResults):
             for row in rows
         ]
 
+    # monitors and the retention of live items' content
+
+    def save_alert(self, alert: AlertRecord) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at)),
+            )
+
+    def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
+        where, parameters = ("WHERE monitor = ?", [monitor]) if monitor is not None else ("", [])
+        rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT ?", [*parameters, int(limit)])
+        return [
+            AlertRecord(
+                monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
+                payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]),
+            )  # fmt: skip
+            for row in rows
+        ]
+
+    def expire_content(self, run: str, before: datetime) -> int:
+        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
+        note = to_json({field: "expired" for field in CONTENT_FIELDS})
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"UPDATE results SET {cleared}, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? "
+                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                (note, run, _timestamp(before)),
+            )
+            return cursor.rowcount
+
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        self.database.close()

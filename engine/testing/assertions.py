@@ -16,7 +16,7 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
-from ..scoring import AnyScorer, ScoreResult
+from ..scoring import AnyScorer, RunInput, ScoreResult
 
 
 @dataclass
@@ -74,7 +74,7 @@ def assert_score(
             raise ConfigError(exc.message + _TEST_ADVICE.get(exc.parameter or "", ""), exc.path, exc.line, exc.column) from None
     elif model or models or options:
         raise ConfigError("assert_score: model=, models= and options= apply to a scorer given by id; this one is already made")
-    result = scorer.run(output, input=input, ground_truth=ground_truth, context=list(context) if context is not None else None)
+    result = scorer.score(RunInput(output=output, input=input, ground_truth=ground_truth, context=context))
     failed = [
         f"{name.replace('_', ' ')} {value:g}"
         for name, value in bounds.items()
@@ -129,7 +129,7 @@ class Scorers:
         return self.catalog.create(scorer_id, options=options, **judge)
 
     def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
-        return self.create(scorer).run(output, context=list(context) if context is not None else None, **fields)
+        return self.create(scorer).score(RunInput(output=output, context=context, **fields))
 
     def assert_score(self, output: Any, scorer: str | AnyScorer, **expectations: Any) -> ScoreResult:
         """`assert_score` with this fixture's catalog and judge."""

@@ -8,7 +8,7 @@ which). Only validated answers are stored, never errors; a stored answer is vali
 when it is served, under the same rules as a fresh one, and one that no longer passes is
 asked again. Identical questions in flight at the same time are sent once.
 
-Storage is a private detail of the cache (`cache_storage.py`): one SQLite key-value file (not
+Storage is a private detail of the cache (`cache_storage.py`, over the storage floor `engine/db`): one SQLite key-value file (not
 a results store), in the user's cache directory unless a path is given, safe to share between
 the processes of a machine; or, given a `postgresql://` URL, tables in that database, shared
 by every process of a fleet.
@@ -32,15 +32,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ...errors import ConfigError
+from ...db import is_postgres_url, redact_url
+from ...errors import ConfigError, StoreError
 from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest, TokenUsage
-from ..secrets import redact_url
-from .cache_storage import CacheStats, CacheStorage, CacheStorageError, SQLiteResponses
+from .cache_storage import CacheStats, CachedResponses, open_postgres_responses, open_sqlite_responses
 
 logger = logging.getLogger("engine.cache")
 
 _schemas: weakref.WeakKeyDictionary[type[BaseModel], Any] = weakref.WeakKeyDictionary()
-_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def default_cache_location() -> str | Path:
@@ -76,18 +75,16 @@ def cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
 
 
 def is_database_url(location: object) -> bool:
-    return isinstance(location, str) and location.startswith(_POSTGRES_SCHEMES)
+    return is_postgres_url(location)
 
 
-def open_storage(location: str | os.PathLike[str]) -> CacheStorage:
+def open_storage(location: str | os.PathLike[str]) -> CachedResponses:
     """The storage at `location`: a `postgresql://` URL, else a SQLite file path."""
     if is_database_url(location):
-        from .cache_postgres import PostgresResponses  # psycopg is an optional extra
-
-        return PostgresResponses(str(location))
+        return open_postgres_responses(str(location))
     if isinstance(location, str) and "://" in location:
         raise ConfigError(f"response cache {redact_url(location)!r}: expected a file path or a postgresql:// URL")
-    return SQLiteResponses(Path(location).expanduser())
+    return open_sqlite_responses(Path(location).expanduser())
 
 
 class ResponseCache:
@@ -201,13 +198,13 @@ class ResponseCache:
             return None
         try:
             return action()
-        except CacheStorageError as exc:
+        except StoreError as exc:
             with self._lock:
                 warn = time.monotonic() >= self._paused_until
                 self._paused_until = time.monotonic() + self.pause_after_failure
             if warn:  # once per outage, not once per call
                 logger.warning(
-                    "response cache %s %s: %s (judging without it for the next %.0f s)", self.location, failure, exc, self.pause_after_failure
+                    "response cache %s %s: %s (judging without it for the next %.0f s)", self.location, failure, exc.message, self.pause_after_failure
                 )
             return None
 
@@ -232,8 +229,8 @@ class ResponseCache:
         # Asked for by the user, so a failure is theirs to see (one line), not a warning.
         try:
             return action()
-        except CacheStorageError as exc:
-            raise ConfigError(f"response cache {self.location}: {exc}") from None
+        except StoreError as exc:
+            raise ConfigError(f"response cache {self.location}: {exc.message}") from None
 
     # sessions of the hit rate
 

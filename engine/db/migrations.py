@@ -1,10 +1,12 @@
-"""Versioned schema migrations, shared by every store.
+"""Versioned schema migrations, shared by every database this package keeps (the results
+store and the response cache).
 
-A store's schema is a numbered list of migrations; the version a database is at is kept in
-the database itself (SQLite's `PRAGMA user_version`, a `schema_version` table in
-PostgreSQL). Opening a store applies, in one transaction, the migrations above that version,
-so a file or database written by an older release is upgraded in place and one written by a
-newer release is refused instead of being misread.
+A schema is a numbered list of migrations; the version a database is at is kept in the
+database itself (SQLite's `PRAGMA user_version` for a file of its own, a version table in
+PostgreSQL, one per schema since several may share a database). Opening applies, in one
+transaction, the migrations above that version, so a file or database written by an older
+release is upgraded in place and one written by a newer release is refused instead of being
+misread.
 
 Migrations are never edited once released: a change to the schema is one more migration.
 """

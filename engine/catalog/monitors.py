@@ -1,0 +1,235 @@
+"""What a monitor is: which scorer's results it watches, which figure over which window,
+the condition that raises an alert, and where alerts go. Written in YAML (a `monitors:`
+section of a catalog, or a file of its own; every problem named by FILE:LINE at load) or
+built in Python:
+
+    monitors:
+      hallucination_rising:
+        scorer: hallucination
+        statistic: mean            # mean, p50, p95, pass_rate, error_rate, not_scorable_rate, sampled_rate
+        window: 50                 # the last 50 outcomes; or a time span: 30m, 6h, 7d
+        above: 0.3                 # or below:
+        min_samples: 20
+        alert:
+          - webhook_env: SLACK_WEBHOOK_URL
+            format: slack
+          - log: warning
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+from .source import load_yaml, locate, validation_error
+from .suggest import did_you_mean
+
+Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate"]
+STATISTICS: tuple[str, ...] = Statistic.__args__  # type: ignore[attr-defined]
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_duration(text: str, what: str = "duration") -> timedelta:
+    """'90s', '30m', '6h', '7d', '2w' as a timedelta; anything else is one clear error."""
+    found = _DURATION.fullmatch(text)
+    if found is None or float(found.group(1)) <= 0:
+        raise ConfigError(f"{what} {text!r}: expected a positive number and a unit: 90s, 30m, 6h, 7d or 2w")
+    return timedelta(**{_UNITS[found.group(2)]: float(found.group(1))})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WebhookAlert(_Strict):
+    """A JSON POST of the alert; `format: slack` sends Slack's incoming-webhook shape. A
+    failed POST is retried `retries` times, waiting `backoff` seconds, then twice that, ..."""
+
+    webhook: str | None = Field(default=None, description="The URL to POST to (http or https)")
+    webhook_env: str | None = Field(default=None, description="The environment variable holding the URL (keeps a secret URL out of files)")
+    format: Literal["json", "slack"] = "json"
+    timeout: float = Field(default=10.0, gt=0, description="Seconds one POST may take")
+    retries: int = Field(default=4, ge=0, le=10)
+    backoff: float = Field(default=1.0, ge=0, description="Seconds before the first retry; doubled for each next one (at most 60)")
+
+    @model_validator(mode="after")
+    def _one_address(self) -> WebhookAlert:
+        if (self.webhook is None) == (self.webhook_env is None):
+            raise ValueError("give either `webhook` (the URL) or `webhook_env` (the variable holding it)")
+        if self.webhook is not None and not self.webhook.startswith(("http://", "https://")):
+            raise ValueError(f"webhook {self.webhook!r}: expected an http:// or https:// URL")
+        return self
+
+    def url(self) -> str:
+        if self.webhook is not None:
+            return self.webhook
+        assert self.webhook_env is not None
+        value = os.environ.get(self.webhook_env, "")
+        if not value.startswith(("http://", "https://")):
+            raise ConfigError(f"webhook_env {self.webhook_env}: the variable is not set to an http(s) URL")
+        return value
+
+    def where(self) -> str:
+        """The address for messages: scheme and host only (a webhook's path is its secret)."""
+        if self.webhook_env is not None:
+            return f"${self.webhook_env}"
+        assert self.webhook is not None
+        return "/".join(self.webhook.split("/")[:3])
+
+
+def slack_webhook(url: str | None = None, *, env: str | None = None, **settings: Any) -> WebhookAlert:
+    """The Slack preset: a webhook sending Slack's incoming-webhook message shape."""
+    return WebhookAlert(webhook=url, webhook_env=env, format="slack", **settings)
+
+
+class LogAlert(_Strict):
+    """One line on the `engine.monitors` logger."""
+
+    log: Literal["debug", "info", "warning", "error", "critical"] = "warning"
+
+
+_DEFAULT_TARGET: WebhookAlert | LogAlert | CallbackAlert = LogAlert()
+
+
+class CallbackAlert(BaseModel):
+    """A Python function called with the Alert (sync or async); Python only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    callback: Callable[[Any], Any]
+
+
+def _alert_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return {WebhookAlert: "webhook", LogAlert: "log", CallbackAlert: "callback"}.get(type(value))
+    if isinstance(value, Mapping):
+        for key, kind in (("webhook", "webhook"), ("webhook_env", "webhook"), ("log", "log"), ("callback", "callback")):
+            if key in value:
+                return kind
+    return None
+
+
+AlertTarget = Annotated[
+    Union[Annotated[WebhookAlert, Tag("webhook")], Annotated[LogAlert, Tag("log")], Annotated[CallbackAlert, Tag("callback")]],
+    Discriminator(
+        _alert_kind,
+        custom_error_type="alert_target",
+        custom_error_message="an alert target is {webhook: URL}, {webhook_env: VARIABLE}, {log: LEVEL}, or in Python {callback: function}",
+    ),
+]
+
+
+class Monitor(_Strict):
+    """A condition over a window of one scorer's results; see the module docstring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    name: str = Field(default="", description="Set from the key in YAML")
+    scorer: str = Field(description="The scorer id whose results are watched (as stored: a variant is `id@label`)")
+    statistic: Statistic
+    above: float | None = Field(default=None, description="Alert while the statistic is above this")
+    below: float | None = Field(default=None, description="Alert while the statistic is below this")
+    threshold: float | None = Field(default=None, description="The pass mark of pass_rate (a score at it passes)")
+    window: Union[int, str] = Field(default=100, description="The last N outcomes (a number), or a time span: 30m, 6h, 7d")
+    min_samples: int = Field(default=10, ge=1, description="No alert and no recovery on fewer outcomes (replies seen, for sampled_rate)")
+    run: str | None = Field(default=None, description="Only results of this run (default: every run of `source`)")
+    source: Literal["live", "batch", "any"] = "live"
+    worst: int = Field(default=3, ge=0, le=20, description="How many worst items an alert names")
+    alert: list[AlertTarget] = Field(default_factory=lambda: [_DEFAULT_TARGET])
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, value: int | str) -> int | str:
+        if isinstance(value, int):
+            if value < 1:
+                raise ValueError("a window of outcomes must hold at least 1")
+            return value
+        try:
+            parse_duration(value, "window")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _condition(self) -> Monitor:
+        if (self.above is None) == (self.below is None):
+            raise ValueError(f"monitor {self.name or self.scorer!r}: give exactly one of `above` and `below` (the condition that alerts)")
+        if self.statistic == "pass_rate" and self.threshold is None:
+            raise ValueError("statistic pass_rate needs `threshold` (the pass mark of a score)")
+        return self
+
+    @property
+    def span(self) -> timedelta | None:
+        """The time span of the window; None for a window of the last N outcomes."""
+        return parse_duration(self.window, "window") if isinstance(self.window, str) else None
+
+    def condition(self) -> str:
+        return f"{self.statistic} above {self.above:g}" if self.above is not None else f"{self.statistic} below {self.below:g}"
+
+    def window_text(self) -> str:
+        return f"last {self.window}" if isinstance(self.window, str) else f"last {self.window} outcomes"
+
+    def holds(self, value: float) -> bool:
+        """Whether the condition holds for this value of the statistic."""
+        if self.above is not None:
+            return value > self.above
+        assert self.below is not None  # one of the two, checked when the monitor is made
+        return value < self.below
+
+
+class _MonitorsSection(_Strict):
+    monitors: dict[str, Monitor]
+
+
+def load_monitors(path: str | Path, known_scorers: Collection[str] | None = None) -> list[Monitor]:
+    """The monitors of a YAML file's `monitors:` section (a catalog or a file of its own).
+    `known_scorers` (a catalog's ids) makes an unknown scorer id an error at its line."""
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, Mapping) or not isinstance(data.get("monitors"), Mapping):
+        raise ConfigError("no `monitors:` section (a mapping of monitor names to monitors)", path, locate(data, [])[1])
+    return monitors_in(data, path, known_scorers)
+
+
+def monitors_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None) -> list[Monitor]:
+    """The monitors of the `monitors:` section of a YAML file's data (none without one)."""
+    if data.get("monitors") is None:
+        return []
+    try:
+        section = _MonitorsSection.model_validate({"monitors": data["monitors"]})
+    except ValidationError as exc:
+        raise validation_error(exc, data, "", path, _MonitorsSection) from None
+    monitors = []
+    for name, monitor in section.monitors.items():
+        if known_scorers is not None and monitor.scorer.split("@", 1)[0] not in known_scorers:
+            file, line = locate(data, ["monitors", name, "scorer"])
+            hint = did_you_mean(monitor.scorer, list(known_scorers))
+            raise ConfigError(f"monitors.{name}.scorer: unknown scorer {monitor.scorer!r}{hint}", file or path, line)
+        monitors.append(monitor.model_copy(update={"name": name}))
+    return monitors
+
+
+def as_monitors(monitors: Any) -> list[Monitor]:
+    """Monitors from what a caller passes: Monitor objects, or the path of a YAML file."""
+    if monitors is None:
+        return []
+    if isinstance(monitors, (str, Path)):
+        return load_monitors(monitors)
+    found = [monitors] if isinstance(monitors, Monitor) else list(monitors)
+    for monitor in found:
+        if not isinstance(monitor, Monitor):
+            raise ConfigError(f"monitors must be Monitor objects or a YAML file path, got {type(monitor).__name__}")
+    names = [monitor.name or monitor.scorer for monitor in found]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(f"two monitors named {', '.join(repeated)}: give each its own `name`")
+    return [monitor if monitor.name else monitor.model_copy(update={"name": monitor.scorer}) for monitor in found]

@@ -1,0 +1,94 @@
+"""`scorers monitor`: each monitor's state over the stored results, its window's figures and
+the last alerts; `--watch` checks again every interval and sends the alerts."""
+
+from __future__ import annotations
+
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..catalog import catalog_file, load_scorers
+from ..catalog.monitors import Monitor, load_monitors
+from ..catalog.source import load_yaml
+from ..errors import ConfigError
+from ..runs.monitors import MonitorCheck, check_monitors
+from ..store import AlertRecord, KeepsAlerts, Store
+from .app import app, console
+from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
+from .results import _open_existing
+from .tables import figure
+
+MonitorsOption = Annotated[
+    Path, typer.Option("--monitors", help="A YAML file with a `monitors:` section: a catalog (--config) or a file of its own")
+]
+
+
+def read_monitors(path: Path) -> list[Monitor]:
+    """A catalog's monitors (their scorers checked against it), or a monitors file's."""
+    path = catalog_file(path)
+    data = load_yaml(path)
+    monitors = load_scorers(path).monitors if isinstance(data, dict) and "scorers" in data else load_monitors(path)
+    if not monitors:
+        raise ConfigError("the `monitors:` section is empty", path)
+    return monitors
+
+
+def _state(check: MonitorCheck) -> str:
+    if check.state == "alerting":
+        return "[bold red]ALERTING[/bold red]"
+    return "ok" if check.state == "ok" else f"[dim]{check.note or 'too few'}[/dim]"
+
+
+def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord]) -> None:
+    table = Table(title="monitors")
+    for column in ("monitor", "scorer", "condition", "window", "samples", "value", "mean", "p95", "errors", "state"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        figures = check.figures
+        table.add_row(
+            check.monitor, check.scorer, check.condition, check.window.size, str(check.window.samples), figure(check.value),
+            figure(figures.mean), figure(figures.p95), figure(figures.error_rate), _state(check),
+        )  # fmt: skip
+    console.print(table)
+    for check in checks:
+        if check.alert is not None:
+            console.print(f"sent: {check.alert.message()}", markup=False, highlight=False)
+    if alerts:
+        console.print("last alerts:", style="bold")
+        for alert in alerts:
+            console.print(f"  {alert.fired_at.astimezone():%Y-%m-%d %H:%M:%S} {alert.message}", markup=False, highlight=False)
+
+
+def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, last: int) -> None:
+    checks = check_monitors(results, monitors, send=send)
+    names = {monitor.name for monitor in monitors}
+    alerts = [alert for alert in results.alerts(limit=last * 4) if alert.monitor in names][:last] if isinstance(results, KeepsAlerts) else []
+    if as_json:
+        print_json({"monitors": [check.model_dump(mode="json") for check in checks], "alerts": [alert.model_dump(mode="json") for alert in alerts]})
+    else:
+        print_checks(checks, alerts)
+
+
+@app.command("monitor")
+@one_line_errors
+def monitor_command(
+    monitors: MonitorsOption,
+    store: StoreOption = DEFAULT_STORE,
+    watch: Annotated[bool, typer.Option("--watch", help="Check again every --interval seconds and send the alerts (Ctrl-C stops)")] = False,
+    interval: Annotated[float, typer.Option("--interval", min=1.0, help="Seconds between checks with --watch")] = 30.0,
+    send: Annotated[bool, typer.Option("--send/--no-send", help="Send the alert of a monitor whose state changed (default: with --watch only)")] = False,
+    last: Annotated[int, typer.Option("--last", min=0, help="How many of the last alerts to show")] = 10,
+    as_json: JsonFlag = False,
+) -> None:
+    """Each monitor's state over the stored results (every process writing to --store), its
+    window's figures, and the last alerts."""
+    found = read_monitors(monitors)
+    with closing(_open_existing(store)) as results:
+        _round(results, found, send or watch, as_json, last)
+        while watch:
+            time.sleep(interval)
+            _round(results, found, True, as_json, last)

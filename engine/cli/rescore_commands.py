@@ -1,0 +1,139 @@
+"""`scorers rescore` (stored items scored again by another scorer or version, as a new run)
+and `scorers pairwise` (two outputs per input, judged in both orders)."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..judge import ResponseCache
+from ..runs.pairwise import PairwiseResult, pairs_from_items, pairs_from_runs, run_pairwise
+from ..runs.rescore import rescore
+from ..store import open_store, redact_url
+from .app import app, console, errors
+from .common import (
+    DEFAULT_STORE,
+    ConfigOption,
+    JsonFlag,
+    ModelOption,
+    ScorerOptions,
+    StoreOption,
+    catalog_from,
+    judge_choice,
+    one_line_errors,
+    parse_options,
+    print_json,
+)
+from .results import _open_existing
+from .tables import figure, summary_table
+
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judgements in flight at once")]
+NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
+
+
+@app.command("rescore")
+@one_line_errors
+def rescore_command(
+    run: Annotated[str, typer.Option("--run", help="The stored run (batch or live) whose items to score again")],
+    scorer: Annotated[str, typer.Option("--scorer", help="The scorer to score them with (of --config, else built-in)")],
+    config: ConfigOption = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only items stored in this span: 90m, 24h, 7d")] = None,
+    from_scorer: Annotated[Optional[str], typer.Option("--from-scorer", help="Only the items this scorer of --run judged")] = None,
+    name: Annotated[Optional[str], typer.Option("--as", help="The new run's name (default: RUN-SCORER-time)")] = None,
+    model: ModelOption = None,
+    option: ScorerOptions = None,
+    store: StoreOption = DEFAULT_STORE,
+    concurrency: ConcurrencyOption = 8,
+    no_cache: NoCacheFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Score the items a run stored (output, input, context, ground truth, metadata) with
+    another scorer, or another version of it, as a new run; then compare the two with
+    `scorers results --run NEW --compare RUN`."""
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
+    with closing(_open_existing(store)) as results:
+        outcome = rescore(
+            results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
+            cache=False if no_cache else ResponseCache.of(True),
+        )  # fmt: skip
+        if as_json:
+            print_json(outcome.model_dump(mode="json", exclude={"result": {"items"}}))
+            return
+        console.print(summary_table(f"run {outcome.run}: {outcome.items} item(s) of {run} re-scored", results.summary(outcome.run)))
+    if outcome.skipped:
+        errors.print(f"{len(outcome.skipped)} stored item(s) not re-scored:", markup=False, highlight=False)
+        for skipped in outcome.skipped[:10]:
+            errors.print(f"  {skipped.item_id}: {skipped.reason}", markup=False, highlight=False)
+    errors.print(f"what changed: scorers results --run {outcome.run} --compare {run} --store {redact_url(store)}", markup=False, highlight=False)
+    if outcome.result.stopped_by:
+        errors.print(f"stopped: {outcome.result.stopped_by}", markup=False, highlight=False)
+        raise typer.Exit(1)
+
+
+def print_pairwise(result: PairwiseResult) -> None:
+    summary, labels = result.summary, result.labels
+    console.print(f"{result.scorer_id}: A = {labels['a']}, B = {labels['b']}, {summary.pairs} pair(s) judged in both orders", highlight=False)
+    table = Table()
+    for column in ("", "pairs", "share", "95% interval"):
+        table.add_column(column, justify="left" if not column else "right")
+    for word, count, rate in (("A wins", summary.a_wins, summary.a_win_rate), ("B wins", summary.b_wins, summary.b_win_rate), ("ties", summary.ties, summary.tie_rate)):
+        interval = "-" if rate.low is None else escape(f"[{figure(rate.low)}, {figure(rate.high)}]")
+        table.add_row(word, str(count), figure(rate.value), interval)
+    console.print(table)
+    console.print(
+        f"order-inconsistent pairs (counted as ties): {summary.inconsistent}; failed: {summary.errors}"
+        + (f"; saved as run {result.run}" if result.run else ""),
+        highlight=False,
+    )
+    for pair in result.pairs:
+        if pair.consistent is False:
+            verdicts = ", ".join(f"{order.first.upper()} first: {order.winner}" for order in pair.orders)
+            console.print(f"  inconsistent {pair.item_id}: {verdicts}", highlight=False)
+        elif pair.error is not None:
+            console.print(f"  [red]failed[/red] {pair.item_id}: {escape(pair.error)}", highlight=False)
+
+
+@app.command("pairwise")
+@one_line_errors
+def pairwise_command(
+    scorer: Annotated[str, typer.Option("--scorer", help="A pairwise scorer, e.g. preference")],
+    data: Annotated[Optional[Path], typer.Argument(help="Items as JSONL, each with outputs: {a: ..., b: ...}")] = None,
+    run: Annotated[Optional[list[str]], typer.Option("--run", help="Two stored runs, A then B: their outputs paired by item id")] = None,
+    config: ConfigOption = None,
+    model: ModelOption = None,
+    option: ScorerOptions = None,
+    store: StoreOption = DEFAULT_STORE,
+    save: Annotated[Optional[str], typer.Option("--as", help="Save the verdicts as this run of --store")] = None,
+    concurrency: ConcurrencyOption = 4,
+    as_json: JsonFlag = False,
+) -> None:
+    """Which of two outputs per input is better: each pair judged in both orders, win rates
+    with intervals, ties, and the pairs whose verdict changed with the order."""
+    if (data is None) == (not run):
+        raise ConfigError("give a data file (items with outputs: {a, b}) or --run BEFORE --run AFTER, not both")
+    if run and len(run) != 2:
+        raise ConfigError(f"--run: give exactly two runs (A then B), got {len(run)}")
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
+    opened = _open_existing(store) if run else open_store(store) if save else None
+    try:
+        if run:
+            assert opened is not None
+            pairs, labels = pairs_from_runs(opened, run[0], run[1]), (run[0], run[1])
+        else:
+            assert data is not None
+            pairs, labels = pairs_from_items(data), ("a", "b")
+        result = run_pairwise(pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency)
+    finally:
+        if opened is not None:
+            opened.close()
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        print_pairwise(result)
+

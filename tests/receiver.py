@@ -1,0 +1,52 @@
+"""A real HTTP receiver on 127.0.0.1 for alert tests: it counts and keeps every JSON body
+POSTed to it, and can be told to fail the first requests or to answer slowly."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class Receiver:
+    def __init__(self, fail_first: int = 0, status: int = 503, delay: float = 0.0) -> None:
+        self.bodies: list[Any] = []
+        self.attempts = 0
+        self.fail_first = fail_first
+        self.status = status
+        self.delay = delay
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with receiver._lock:
+                    receiver.attempts += 1
+                    failing = receiver.attempts <= receiver.fail_first
+                    if not failing:
+                        receiver.bodies.append(json.loads(body))
+                time.sleep(receiver.delay)
+                self.send_response(receiver.status if failing else 200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/T000/secret-path"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def kinds(self) -> list[str]:
+        return [body.get("kind", body.get("text", "")) for body in self.bodies]

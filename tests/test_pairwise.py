@@ -1,0 +1,111 @@
+"""Pairwise judging with the built-in preference scorer: every pair in both orders, both
+verdicts kept, a verdict that flips with the order counted as a tie and reported."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted import between, script_hallucination
+from typer.testing import CliRunner
+
+from engine import create_scorer, run_evals
+from engine.cli import app
+from engine.runs.pairwise import pairs_from_items, run_pairwise
+from engine.store import SQLiteStore
+from engine.testing import JudgeServer, Request
+
+runner = CliRunner()
+
+
+def script_preference(judge: JudgeServer) -> None:
+    """A judge that prefers the response saying 'good'; shown a pair marked BIASED it always
+    picks the first response shown (position bias)."""
+
+    def verdict(request: Request) -> dict[str, Any]:
+        first, second = between(request.prompt, "response_1"), between(request.prompt, "response_2")
+        if "BIASED" in first + second:
+            return {"comparison": "the first one reads better", "verdict": "response_1"}
+        if ("good" in first) == ("good" in second):
+            return {"comparison": "both are as good", "verdict": "tie"}
+        return {"comparison": "one says good", "verdict": "response_1" if "good" in first else "response_2"}
+
+    judge.on("PreferenceVerdict", verdict)
+
+
+ITEMS = [
+    {"id": "1", "input": "q1", "outputs": {"a": "a good answer", "b": "an answer"}},
+    {"id": "2", "input": "q2", "outputs": {"a": "an answer", "b": "a good answer"}},
+    {"id": "3", "input": "q3", "outputs": {"a": "good", "b": "good too"}},
+    {"id": "4", "input": "q4", "outputs": {"a": "BIASED one", "b": "another"}},
+]
+
+
+def test_each_pair_is_judged_in_both_orders_and_a_flip_is_a_reported_tie(judge: JudgeServer, tmp_path: Path) -> None:
+    script_preference(judge)
+    scorer = create_scorer("preference", options={"criteria": "The reply that says good is better."})
+    result = run_pairwise(pairs_from_items(ITEMS), scorer, store=tmp_path / "s.sqlite", run="ab")
+
+    assert len(judge.requests_for("PreferenceVerdict")) == 8  # four pairs, two orders each
+    verdicts = {pair.item_id: (pair.verdict, pair.consistent) for pair in result.pairs}
+    assert verdicts == {"1": ("a", True), "2": ("b", True), "3": ("tie", True), "4": ("tie", False)}
+    biased = result.pairs[3]
+    assert [(order.first, order.winner) for order in biased.orders] == [("a", "a"), ("b", "b")]
+    summary = result.summary
+    assert (summary.pairs, summary.a_wins, summary.b_wins, summary.ties, summary.inconsistent) == (4, 1, 1, 2, 1)
+    assert summary.a_win_rate.value == 0.25 and summary.tie_rate.value == 0.5
+    assert summary.a_win_rate.low is not None and summary.a_win_rate.low <= 0.25 <= summary.a_win_rate.high  # type: ignore[operator]
+    prompts = [request.prompt for request in judge.requests_for("PreferenceVerdict")]
+    assert all("The reply that says good is better." in prompt for prompt in prompts)
+    with SQLiteStore(tmp_path / "s.sqlite") as store:
+        records = {record.item_id: record for record in store.query(run="ab")}
+    assert records["1"].score == 1.0 and records["2"].score == 0.0 and records["4"].score == 0.5
+    stored = records["4"].metadata["pairwise"]
+    assert stored["consistent"] is False and [order["winner"] for order in stored["orders"]] == ["a", "b"]
+    assert set(records["1"].steps) == {"a_first.compare", "a_first.score", "a_first.generate_reason", "b_first.compare", "b_first.score", "b_first.generate_reason"}
+
+
+def test_two_stored_runs_are_paired_by_item_id_on_the_command_line(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    script_preference(judge)
+    store = str(tmp_path / "s.sqlite")
+    scorer = create_scorer("hallucination", options={"context": ["facts"]})
+    run_evals([{"id": "1", "input": "q1", "output": "ok"}, {"id": "2", "input": "q2", "output": "good ok"}, {"id": "x", "output": "ok"}], scorer, run="before", store=store)
+    run_evals([{"id": "1", "input": "q1", "output": "good ok"}, {"id": "2", "input": "q2", "output": "ok"}], scorer, run="after", store=store)
+
+    shown = runner.invoke(app, ["pairwise", "--run", "before", "--run", "after", "--scorer", "preference", "--store", store, "--as", "cmp"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "A = before, B = after, 2 pair(s) judged in both orders" in shown.output
+    assert "order-inconsistent pairs (counted as ties): 0; failed: 0; saved as run cmp" in shown.output
+    as_json = runner.invoke(app, ["pairwise", "--run", "before", "--run", "after", "--scorer", "preference", "--store", store, "--json"])
+    summary = json.loads(as_json.stdout)["summary"]
+    assert (summary["a_wins"], summary["b_wins"], summary["ties"]) == (1, 1, 0)
+
+
+def test_a_single_output_scorer_and_bad_pairs_are_refused_in_one_line(judge: JudgeServer, tmp_path: Path) -> None:
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"input": "q", "outputs": {"a": "x", "b": "y"}}) + "\n", encoding="utf-8")
+    refused = runner.invoke(app, ["pairwise", str(data), "--scorer", "hallucination"])
+    assert refused.exit_code == 2 and "hallucination judges one output, not two: give a pairwise scorer" in refused.output
+    data.write_text(json.dumps({"input": "q", "outputs": {"a": "x"}}) + "\n", encoding="utf-8")
+    bad = runner.invoke(app, ["pairwise", str(data), "--scorer", "preference"])
+    assert bad.exit_code != 0 and f"{data}:1: `outputs` must be an object with exactly the keys a and b" in bad.output
+    both = runner.invoke(app, ["pairwise", str(data), "--run", "a", "--run", "b", "--scorer", "preference"])
+    assert both.exit_code == 2 and "give a data file" in both.output
+
+
+def test_the_command_in_scorers_md_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script_preference(judge)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "scorers.md").read_text(encoding="utf-8")
+    (command,) = [line for block in re.findall(r"```bash\n(.*?)```", page, re.DOTALL) for line in block.splitlines() if "scorers pairwise" in line]
+    monkeypatch.chdir(tmp_path)
+    Path("pairs.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS), encoding="utf-8")
+    result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "4 pair(s) judged in both orders" in result.output and "inconsistent 4: A first: a, B first: b" in result.output
+    prompt = judge.requests_for("PreferenceVerdict")[0].prompt
+    assert "The better reply is shorter and still answers the question." in prompt
