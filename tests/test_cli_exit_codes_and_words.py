@@ -57,7 +57,7 @@ def test_show_works_for_a_computed_scorer_and_shows_no_judge() -> None:
     shown = runner.invoke(app, ["show", "keyword-coverage"])
     assert shown.exit_code == 0, shown.output
     assert "judge: none" in shown.stdout and "gpt-4o-mini" not in shown.stdout
-    assert "input_keywords = " in " ".join(shown.stdout.split())
+    assert "keywords" in shown.stdout and "compute" in shown.stdout  # its steps, whatever their kind
 
 
 def test_a_computed_scorer_without_expected_tools_says_what_to_give_in_one_line() -> None:
