@@ -7,8 +7,9 @@ Blocks are found, not listed, so a new page is covered as soon as it is written:
   this process, `pytest ...` as a process. Setting up the environment these tests already run
   in (`python3 -m venv`, `pip install`, the test suite's own command) is taken as done.
 - ```python blocks: run in order, one namespace per page, as a reader pastes them into one
-  session. A block (of any language) whose first line is a comment naming a file
-  (`# tests/test_answers.py`) is that file: written, for the commands after it.
+  session. A block (of any language) that names a file, after its language
+  (```yaml monitors.yaml) or in a first-line comment (`# tests/test_answers.py`), is that
+  file: written, for the commands after it.
 - A block that is not meant to run says so with `<!-- not run: why -->` on the line before it.
 """
 
@@ -38,12 +39,12 @@ BIN = Path(sys.executable).parent
 runner = CliRunner()
 
 #: Pages with a test of their own that runs their blocks in order with more checks.
-OWN_TESTS = {"docs/tuning.md": "tests/test_docs_tuning.py"}
+OWN_TESTS = {"docs/tuning.md": "tests/test_docs_tuning.py", "docs/monitoring.md": "tests/test_docs_monitoring.py"}
 
 #: Commands that set up the environment this suite already runs in.
 ENVIRONMENT = re.compile(r"^(python3? -m venv|(\S*/)?pip install|\.venv/bin/pytest -q$)")
 
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+FENCE = re.compile(r"^```(\w*)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->\s*$")
 FILE_NAME = re.compile(r"^(#|//)\s*([\w./-]+\.\w+)\s*$")
 
@@ -55,6 +56,8 @@ class Block:
     language: str
     code: str
     opted_out: str | None
+    #: The file the block is, when it names one (```yaml monitors.yaml, or a first-line comment).
+    file: str | None = None
 
 
 def pages() -> list[Path]:
@@ -68,7 +71,10 @@ def blocks(page: Path) -> list[Block]:
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         reason = NOT_RUN.search(before)
         line = text[: match.start()].count("\n") + 1
-        found.append(Block(str(page.relative_to(ROOT)), line, match.group(1), match.group(2), reason.group(1) if reason else None))
+        language, info, code = match.groups()
+        named = FILE_NAME.match(code.split("\n", 1)[0])
+        file = info.strip() or (named.group(2) if named else None)
+        found.append(Block(str(page.relative_to(ROOT)), line, language, code, reason.group(1) if reason else None, file))
     return found
 
 
@@ -78,7 +84,7 @@ def runnable(page: Path) -> list[Block]:
         block
         for block in blocks(page)
         if block.opted_out is None
-        and (block.language in ("bash", "sh", "shell", "python") or FILE_NAME.match(block.code.split("\n", 1)[0]))
+        and (block.language in ("bash", "sh", "shell", "python") or block.file is not None)
     ]
 
 
@@ -122,6 +128,8 @@ def workspace(tmp_path: Path) -> Path:
     (tmp_path / "reply.json").write_text(json.dumps(TRANSCRIPT), encoding="utf-8")
     (tmp_path / "run.json").write_text(json.dumps(TRANSCRIPT), encoding="utf-8")
     (tmp_path / "my_scorers.yaml").write_text(MY_SCORERS, encoding="utf-8")
+    pair = {"id": "p1", "input": "Where is the Eiffel Tower?", "outputs": {"a": "In Paris.", "b": "The Eiffel Tower is in Paris, France."}}
+    (tmp_path / "pairs.jsonl").write_text(json.dumps(pair) + "\n", encoding="utf-8")
     for run in ("before", "after"):
         stored = runner.invoke(app, ["eval", str(tmp_path / "data.jsonl"), "--scorer", "hallucination", "--run", run, "--store", str(tmp_path / ".scorers" / "results.sqlite")])
         assert stored.exit_code == 0, stored.output
@@ -177,10 +185,8 @@ def test_every_block_of_the_page_runs(page: Path, judge: JudgeServer, tmp_path: 
     env = dict(os.environ)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for block in runnable(page):
-        first = block.code.split("\n", 1)[0]
-        named = FILE_NAME.match(first)
-        if named:
-            path = where / named.group(2)
+        if block.file is not None:
+            path = where / block.file
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(block.code, encoding="utf-8")
         elif block.language == "python":
