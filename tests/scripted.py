@@ -101,3 +101,75 @@ def script_word_overlap(judge: JudgeServer) -> None:
     judge.on("FaithfulnessVerdicts", faithfulness)
     judge.on("Reason", {"reason": "Scored by word overlap with the context (a scripted stand-in judge)."})
     judge.on("InstructionRewrite", {"instructions": "Decide, for each claim, whether the context states or implies it.", "summary": "shorter"})
+
+
+def fitting(schema: dict[str, Any], defs: dict[str, Any], at_least: int = 0) -> Any:
+    """A value that fits a JSON Schema: lists as short as allowed (at least `at_least`
+    items), the first choice of an enum, the smallest number allowed."""
+    if "$ref" in schema:
+        return fitting(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, at_least)
+    for combined in ("anyOf", "oneOf", "allOf"):
+        if combined in schema:
+            choices = [choice for choice in schema[combined] if choice.get("type") != "null"] or schema[combined]
+            return fitting(choices[0], defs, at_least)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next(one for one in kind if one != "null")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: fitting(properties[name], defs, at_least) for name in schema.get("required", list(properties))}
+    if kind == "array":
+        count = max(schema.get("minItems", 0), at_least)
+        one = fitting(schema.get("items", {"type": "string"}), defs, at_least)
+        return [numbered(one, position) for position in range(count)]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", schema.get("exclusiveMinimum", 0) + (1 if kind == "integer" else 0.5))
+    if kind == "boolean":
+        return False
+    return "Paris"
+
+
+def numbered(value: Any, position: int) -> Any:
+    """`value` with its texts told apart from those of the other items of its list."""
+    if position == 0:
+        return value
+    if isinstance(value, str):
+        return f"{value} {position + 1}"
+    if isinstance(value, dict):
+        return {key: numbered(inner, position) for key, inner in value.items()}
+    return value
+
+
+#: The few answers whose rules ask more than the smallest answer its schema allows gives
+#: (every dimension assessed once), by schema title; every other answer is made up from its
+#: schema, so a new scorer needs no entry unless its rules are of this kind.
+ANSWERS: dict[str, Any] = {
+    "NoiseImpact": {
+        "dimensions": [
+            {"dimension": name, "impact": "none", "explanation": "Nothing changed."}
+            for name in ("content_accuracy", "completeness", "relevance", "consistency", "hallucination")
+        ],
+        "misled": False,
+    },
+}
+
+
+def answer_fitting(request: Request) -> Any:
+    """The scripted judge's answer to any step: the smallest answer its schema allows, with
+    one item in each list (one claim, one verdict for it; one verdict per context piece)."""
+    if request.schema_name in ANSWERS:
+        return ANSWERS[request.schema_name]
+    response_format = request.body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        schema = response_format["json_schema"]["schema"]
+    elif request.body.get("tools"):
+        schema = request.body["tools"][0]["function"]["parameters"]
+    else:
+        return "A scripted reason."
+    return fitting(schema, schema.get("$defs", {}), at_least=1)

@@ -78,14 +78,14 @@ def warm(judge_server: JudgeServer) -> None:
     """One run first: the first judge call of a process imports and builds the client (seconds
     on a busy machine), which is not the time a looping judge takes."""
     judge_server.reset()
-    judge_server.otherwise = looping()
+    judge_server.fallback = looping()
     builtin_catalog().create("bias", model="openai/test-model", base_url=judge_server.base_url, api_key="sk-test").run(output="Fine.")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("scorer_id", judged_scorers())
 def test_a_judge_looping_inside_its_answer_still_ends_with_a_score_within_seconds(warm: None, judge: JudgeServer, scorer_id: str) -> None:
-    judge.otherwise = looping()
+    judge.fallback = looping()
     for name, answer in ANSWERS.items():
         judge.on(name, looping(answer))
     plan = builtin_catalog().plan(scorer_id)
@@ -165,7 +165,7 @@ def test_an_authors_own_bounds_win_and_are_enforced(tmp_path: Path) -> None:
 
 
 def test_a_judge_bounded_by_the_schema_finishes(judge: JudgeServer, tmp_path: Path) -> None:
-    judge.otherwise = looping()
+    judge.fallback = looping()
     scorer = load_scorers(catalog_with(tmp_path, "maxLength: 300")).create("summary-check")
     assert scorer.run(output="A summary.").score == 0  # the looping judge answers false
     [request] = judge.requests
@@ -173,7 +173,7 @@ def test_a_judge_bounded_by_the_schema_finishes(judge: JudgeServer, tmp_path: Pa
 
 
 def test_a_judge_cut_off_while_repeating_itself_is_said_to_be_looping(judge: JudgeServer, tmp_path: Path) -> None:
-    judge.otherwise = looping()
+    judge.fallback = looping()
     scorer = load_scorers(catalog_with(tmp_path, "maxLength: 100000")).create("summary-check")  # as good as unbounded
     with pytest.raises(AnswerCutOffError) as caught:
         scorer.run(output="A summary.")
@@ -185,7 +185,7 @@ def test_a_judge_cut_off_while_repeating_itself_is_said_to_be_looping(judge: Jud
 def test_an_answer_cut_off_without_repeating_itself_still_asks_for_more_tokens(judge: JudgeServer, tmp_path: Path) -> None:
     from engine.testing import Reply
 
-    judge.otherwise = Reply.cut_off('{"evaluation": "The summary covers the first half of the text but then it')
+    judge.fallback = Reply.cut_off('{"evaluation": "The summary covers the first half of the text but then it')
     scorer = load_scorers(catalog_with(tmp_path, "")).create("summary-check")
     with pytest.raises(AnswerCutOffError, match="cut off at 600 tokens; raise max_tokens for this step"):
         scorer.run(output="A summary.")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,6 +18,22 @@ def test_layers_and_the_provider_boundary_hold() -> None:
     checked = subprocess.run([str(BIN / "lint-imports")], cwd=ROOT, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout[-3000:]
     assert "0 broken" in checked.stdout
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle anywhere in the engine, function-local imports included, between a
+    package and its own modules too (which the contract between siblings does not see):
+    every direct import whose target leads back to the importer is one."""
+    graph = grimp.build_graph("engine", exclude_type_checking_imports=True)
+    cycles = sorted(
+        {
+            tuple(sorted((module, imported)))
+            for module in graph.modules
+            for imported in graph.find_modules_directly_imported_by(module)
+            if graph.chain_exists(importer=imported, imported=module)
+        }
+    )
+    assert cycles == [], f"import cycles through: {cycles}"
 
 
 def test_the_command_line_starts_without_importing_the_provider_sdk() -> None:

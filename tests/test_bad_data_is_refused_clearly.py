@@ -69,7 +69,7 @@ def test_an_output_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
 
     result = runner.invoke(app, ["preview", "hallucination", "--output", f"@{reply}", "--context", "c"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a file that cannot be used is a usage error, like a missing one
     assert result.stderr == f"error: {reply}: not UTF-8 text: byte 0xe9 at offset 14 (line 2); save the file as UTF-8\n"
 
 
@@ -104,7 +104,7 @@ def test_an_output_file_that_is_not_a_transcript_is_refused(judge: JudgeServer, 
 
     result = runner.invoke(app, ["run", "hallucination", "--output", f"@{reply}", "--context", "c"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a file that cannot be used is a usage error, like a missing one
     assert result.stderr.startswith(f"error: {reply}: not a chat transcript: expected a list of messages with a `role`")
     assert judge.requests == []
 

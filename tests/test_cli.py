@@ -144,8 +144,9 @@ def test_preview_refuses_an_answer_the_judge_could_not_give() -> None:
 
 def test_output_is_only_asked_of_scorers_that_judge_one() -> None:
     missing = runner.invoke(app, ["preview", "hallucination", "--context", "c"])
-    # A run the scorer cannot judge says so (issue 20: not scorable, with the reason).
-    assert missing.exit_code == 1 and missing.stderr.startswith("not scorable: hallucination needs `output` for every run: give --output")
+    # A run the scorer cannot judge says so (not scorable, with the reason), with the exit
+    # status of a missing file: the value is the user's to give.
+    assert missing.exit_code == 2 and missing.stderr.startswith("not scorable: hallucination needs `output` for every run: give --output")
     context_only = runner.invoke(app, ["preview", "context-precision", "--input", "Who wrote Hamlet?", "--context", "Shakespeare wrote Hamlet.", "--ground-truth", "Shakespeare"])
     assert context_only.exit_code == 0, context_only.output
     assert "<context_1>\nShakespeare wrote Hamlet.\n</context_1>" in context_only.stdout

@@ -7,7 +7,7 @@ import pytest
 
 from engine import ConfigError
 from engine.catalog.expressions import Expression
-from engine.errors import ExpressionError
+from engine.errors import ExpressionError, NotScorable
 
 
 def evaluate(source: str, **variables: object) -> object:
@@ -101,7 +101,7 @@ def test_trajectory_match(expected: list[object], order: str, match_args: bool, 
 
 
 def test_trajectory_match_refuses_a_missing_expectation_and_bad_steps() -> None:
-    with pytest.raises(ExpressionError, match="no expected steps"):
+    with pytest.raises(NotScorable, match="no expected tool calls"):
         evaluate("trajectory_match(calls, none)", calls=CALLS)
     with pytest.raises(ExpressionError, match="a trajectory step must be"):
         evaluate("trajectory_match(calls, [3])", calls=CALLS)

@@ -317,7 +317,7 @@ def test_resuming_refuses_results_from_another_judge(judge: JudgeServer, tmp_pat
     script_hallucination(judge)
     store = tmp_path / "results.sqlite"
     run_evals(items("ok"), [create_hallucination_scorer(model="openai/model-a")], store=store, run="r")
-    with pytest.raises(ConfigError, match="another definition or judge.*--replace"):
+    with pytest.raises(ConfigError, match=r"another definition or judge.*start it over \(replace=\)"):
         run_evals(items("ok", "more"), [create_hallucination_scorer(model="openai/model-b")], store=store, run="r")
 
 

@@ -77,7 +77,7 @@ def test_resuming_with_another_option_or_model_is_refused_and_replace_starts_ove
     data = write(tmp_path / "data.jsonl", dataset())
     run_evals(data, [create_hallucination_scorer()], store=store, run="r", cache=False)
 
-    with pytest.raises(ConfigError, match=r"cannot resume run 'r': hallucination changed since .*--replace"):
+    with pytest.raises(ConfigError, match=r"cannot resume run 'r': hallucination changed since .*start it over \(replace=\)$"):
         run_evals(data, [create_hallucination_scorer(options={"scale": 10})], store=store, run="r", cache=False)
     with pytest.raises(ConfigError, match="hallucination changed since"):
         run_evals(data, [create_hallucination_scorer(mode="tools")], store=store, run="r", cache=False)

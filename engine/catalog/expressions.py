@@ -17,7 +17,7 @@ from jinja2 import TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, TemplateAssertionError, TemplateRuntimeError, UndefinedError
 from jinja2.parser import Parser
 
-from ..errors import ConfigError, DivisionByZero, ExpressionError
+from ..errors import ConfigError, DivisionByZero, ExpressionError, ValueRefused
 from .lints import zero_division_hint
 from .wording import lone_equals
 from .spec import ReducerSpec
@@ -82,6 +82,8 @@ class Expression:
     def __call__(self, variables: Mapping[str, Any]) -> Any:
         try:
             value = _compiled(self.source)(**variables)
+        except ValueRefused:
+            raise
         except ZeroDivisionError:
             raise DivisionByZero(f"{self._origin()}: {self.source!r} failed: division by zero{zero_division_hint(self.source)}") from None
         except (UndefinedError, SecurityError, TemplateRuntimeError, TypeError, ValueError, AttributeError) as exc:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from ..errors import NotScorable, ValueRefused
+
 #: Words of any script: letters and digits, keeping inner apostrophes and hyphens ("don't", "e-mail").
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
 
@@ -50,7 +52,7 @@ def _language_name(language: str, function: str) -> str:
     code = language.strip().lower()
     name = _LANGUAGES.get(code, code)
     if name not in _LANGUAGES.values():
-        raise ValueError(f"{function}(): unknown language {language!r} (use an ISO 639-1 code such as 'en', 'de', 'fr')")
+        raise ValueRefused(f"{function}(): unknown language {language!r} (use an ISO 639-1 code such as 'en', 'de', 'fr')")
     return name
 
 
@@ -94,7 +96,7 @@ def _stemmer(language: str) -> Any:
     import snowballstemmer
 
     if language not in snowballstemmer.algorithms():
-        raise ValueError(f"stems(): no stemmer for {language!r}")
+        raise ValueRefused(f"stems(): no stemmer for {language!r}")
     return snowballstemmer.stemmer(language)
 
 
@@ -113,7 +115,7 @@ def _stop_words(language: str) -> frozenset[str]:
     try:
         return frozenset(word.casefold() for word in get_stop_words(language))
     except StopWordError:
-        raise ValueError(f"keywords(): no stop-word list for {language!r}") from None
+        raise ValueRefused(f"keywords(): no stop-word list for {language!r}") from None
 
 
 def keywords(text: Any, language: str = "en") -> list[str]:
@@ -142,7 +144,7 @@ def similarity(first: Any, second: Any, method: str = "ratio") -> float:
         "ratio": fuzz.ratio, "partial": fuzz.partial_ratio, "token_sort": fuzz.token_sort_ratio, "token_set": fuzz.token_set_ratio,
     }  # fmt: skip
     if method not in methods:
-        raise ValueError(f"similarity(): method must be one of {', '.join(_SIMILARITY_METHODS)}, got {method!r}")
+        raise ValueRefused(f"similarity(): method must be one of {', '.join(_SIMILARITY_METHODS)}, got {method!r}")
     a, b = _text(first, "similarity"), _text(second, "similarity")
     if not a and not b:
         return 1.0
@@ -200,7 +202,7 @@ def _pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
     try:
         return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
-        raise ValueError(f"matches(): invalid regular expression {pattern!r}: {exc}") from None
+        raise ValueRefused(f"matches(): invalid regular expression {pattern!r}: {exc}") from None
 
 
 def matches(text: Any, pattern: str, ignore_case: bool = False) -> bool:
@@ -217,7 +219,7 @@ def lookup(data: Any, path: str) -> Any:
     try:
         return jmespath.search(path, data)
     except JMESPathError as exc:
-        raise ValueError(f"lookup(): invalid path {path!r}: {str(exc).splitlines()[0]}") from None
+        raise ValueRefused(f"lookup(): invalid path {path!r}: {str(exc).splitlines()[0]}") from None
 
 
 def _step(value: Any) -> tuple[str, Mapping[str, Any] | None]:
@@ -230,7 +232,7 @@ def _step(value: Any) -> tuple[str, Mapping[str, Any] | None]:
         args = value.get("args", value.get("arguments"))
         if isinstance(name, str):
             return name, args if isinstance(args, Mapping) else None
-    raise ValueError(f"a trajectory step must be a tool name or an object with `tool_name`, got {value!r}")
+    raise ValueRefused(f"a trajectory step must be a tool name or an object with `tool_name`, got {value!r}")
 
 
 def _fits(actual: tuple[str, Mapping[str, Any] | None], expected: tuple[str, Mapping[str, Any] | None], match_args: bool) -> bool:
@@ -259,9 +261,10 @@ def trajectory_match(actual: Any, expected: Any, order: str = "strict", match_ar
     (names of expected steps not matched), `extra` (names of calls that matched no step) and
     `exact` (the calls are exactly the expected steps, in order)."""
     if order not in _ORDERS:
-        raise ValueError(f"trajectory_match(): order must be one of {', '.join(_ORDERS)}, got {order!r}")
+        raise ValueRefused(f"trajectory_match(): order must be one of {', '.join(_ORDERS)}, got {order!r}")
     if expected is None:
-        raise ValueError("trajectory_match(): no expected steps (give the scorer's expected tools or the item's `expected_trajectory`)")
+        # What the item lacks, not a mistake in the expression: the item is not scorable.
+        raise NotScorable("no expected tool calls to compare with (neither the scorer's expected tools nor the item's)", parameter="expected_trajectory")
     calls = [_step(value) for value in _as_list(actual, "actual")]
     steps = [_step(value) for value in _as_list(expected, "expected")]
     pairs: list[tuple[int, int]]
@@ -317,7 +320,7 @@ def _as_list(value: Any, name: str) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+        raise ValueRefused(f"{name} must be a list, got {type(value).__name__}")
     return list(value)
 
 

@@ -13,6 +13,24 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 
+#: The exit statuses every command follows; the README's table says the same (a test checks).
+EXIT_STATUSES: tuple[tuple[int, str], ...] = (
+    (0, "done: the score printed, every item scored and every gate passed"),
+    (
+        1,
+        "the work failed: a --threshold not met, more items failed than --max-errors allows, the run stopped "
+        "before scoring every item (the judge failed, --max-cost reached), or `check` found problems",
+    ),
+    (
+        2,
+        "usage: an unknown scorer, option or flag; a data file or store that cannot be used (missing, empty, "
+        "duplicate ids, not UTF-8); a value the scorer needs and was not given; a key or model the judge refuses",
+    ),
+    (130, "interrupted by Ctrl-C or SIGTERM: what was scored is saved; the same command with --run NAME continues"),
+)
+EXIT_EPILOG = "Exit status: " + "; ".join(f"{status} {meaning}" for status, meaning in EXIT_STATUSES) + "."
+
+
 def suggestion(word: str, choices: list[str]) -> str:
     """' (did you mean X?)' for the closest choice, or ''."""
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
@@ -61,6 +79,7 @@ app = typer.Typer(
     cls=Group,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    epilog=EXIT_EPILOG,
 )
 console = Console()
 errors = Console(stderr=True)
@@ -87,7 +106,9 @@ def main(
 
 
 def finish(application: typer.Typer, command_class: type[Any] = Command) -> None:
-    """Give every registered command the help conventions above."""
+    """Give every registered command the help conventions above, and the exit statuses."""
     for info in application.registered_commands:
         if info.cls is None or info.cls is TyperCommand:
             info.cls = command_class
+        if info.epilog is None:
+            info.epilog = EXIT_EPILOG

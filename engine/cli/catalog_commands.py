@@ -8,7 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 import yaml
@@ -85,12 +85,15 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition.direction)} is better)", highlight=False)
     console.print(" ".join(definition.description.split()), markup=False, highlight=False, soft_wrap=True)
     console.print(f"needs: {', '.join(definition.requires)}", highlight=False)
-    judge = definition.judge.model_dump(exclude_none=True, exclude_unset=True)
-    if judge:
-        console.print(f"judge: {', '.join(f'{name}={value}' for name, value in judge.items())}", markup=False, highlight=False)
-    if definition.judges is not None:
-        jury = definition.judges
-        console.print(f"jury: {', '.join(jury.models)} ({jury.aggregate})", markup=False, highlight=False)
+    if catalog.plan(scorer).needs_judge:  # a computed scorer has no judge to show
+        judge = definition.judge.model_dump(exclude_none=True, exclude_unset=True)
+        if judge:
+            console.print(f"judge: {', '.join(f'{name}={value}' for name, value in judge.items())}", markup=False, highlight=False)
+        if definition.judges is not None:
+            jury = definition.judges
+            console.print(f"jury: {', '.join(jury.models)} ({jury.aggregate})", markup=False, highlight=False)
+    else:
+        console.print("judge: none (computed: no model, no key, no request)", highlight=False)
     if definition.options:
         options = Table(title="options", title_justify="left")
         for column in ("option", "type", "default", "meaning"):

@@ -7,34 +7,35 @@ import json
 import logging
 import math
 import os
-import re
+import sqlite3
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
 
 import typer
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import (
     CatalogErrors,
     ConfigError,
     DataError,
-    JudgeAuthenticationError,
+    RUN_FIELDS,
     JudgeError,
-    JudgeRequestError,
-    JudgeUnreachableError,
     NotScorable,
+    RunInputError,
     ScorerError,
 )
-from ..formatting import to_json
+from ..formatting import first_line, to_json
 from ..judge import install_log_filter, scrub
+from ..runs.items import data_source, other_encoding
 from ..scoring import AGGREGATIONS
-from .app import errors
+from .app import errors, suggestion
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,42 +59,57 @@ ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Sc
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
 
-#: Exit statuses of every command (documented in the README and `scorers eval --help`).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: Exit statuses of every command (`EXIT_STATUSES` says what each means).
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def exit_status(exc: BaseException) -> int:
     """2 for what the user must fix in how the command is set up (the configuration, the
-    arguments, a key or model the judge refuses), 1 for everything else that went wrong."""
-    if isinstance(exc, ConfigError):
+    arguments, a data file that cannot be used, a value the scorer needs, a key or model the
+    judge refuses), 1 for everything else that went wrong."""
+    if isinstance(exc, (ConfigError, DataError, RunInputError)):
         return EXIT_USAGE
-    if isinstance(exc, JudgeError) and exc.fatal and isinstance(exc, (JudgeAuthenticationError, JudgeRequestError, JudgeUnreachableError)):
+    if isinstance(exc, JudgeError) and exc.setup:
         return EXIT_USAGE
     return EXIT_FAILED
 
 
-# The library's errors tell a Python caller which keyword to pass; on the command line the
-# same advice names the flag instead.
-_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r" \(or pass api_key=\)"), ""),
-    (re.compile(r"\(or --base-url / base_url=\)"), "(or --base-url)"),
-    (re.compile(r"\(or base_url=\)"), "(or --base-url)"),
-    (re.compile(r"pass model='provider/model'"), "give --model provider/model"),
-    (re.compile(r"and name its model as 'openai/<model>'"), "and give --model openai/<model>"),
-    (
-        re.compile(r"pass options=\{'context': \[\.\.\.\]\} or a get_context callable when creating the scorer, or context=\[\.\.\.\] to run\(\) \(--context on the command line, a `context` field in a data file\)"),
-        "give --context (or a `context` field in each item of a data file)",
-    ),
-    (re.compile(r"give (--[\w-]+) on the command line, \w+=\.\.\. in Python, or"), r"give \1, or"),
-    (re.compile(r"option (\w+): unknown option \(known: "), r"--option \1: unknown option (known: "),
-)
+#: How the command line gives each argument an error can be about (the library's errors say
+#: it in Python words); an argument with no flag (`api_key`) gets no advice here.
+_FLAG_ADVICE: dict[str, str] = {
+    "base_url": " (or --base-url)",
+    "model": " (or give --model provider/model)",
+    "context": ": give --context (or a `context` field in each item of a data file)",
+}
 
 
-def cli_words(message: str) -> str:
-    """`message` with Python keywords replaced by the flags that do the same."""
-    for pattern, replacement in _CLI_WORDS:
-        message = pattern.sub(replacement, message)
-    return message
+def cli_advice(parameter: str | None) -> str:
+    """What ends a message about `parameter` on the command line: the flag that gives it."""
+    if parameter is None or parameter == "api_key":
+        return ""
+    if parameter in _FLAG_ADVICE:
+        return _FLAG_ADVICE[parameter]
+    flag = f"--{parameter.replace('_', '-')}"
+    if parameter.startswith("options."):
+        return f" (--option {parameter.removeprefix('options.')}=...)"
+    if parameter in RUN_FIELDS:
+        return f": give {flag}, or the `{parameter}` field of each item in a data file"
+    return f" ({flag})"
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as the command line shows it: the flag named where the library names a
+    Python argument, keys masked; what the engine did not foresee said as such, without the
+    names of Python's classes."""
+    if isinstance(exc, ScorerError):
+        text = exc.described(cli_advice(exc.parameter))
+    elif isinstance(exc, sqlite3.Error):
+        text = f"a database failed: {first_line(str(exc))} (the results store or the response cache; is its disk full or read-only?)"
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        text = f"an internal error: {first_line(str(exc)) or type(exc).__name__} (please report it; SCORERS_DEBUG=1 shows where it happened)"
+    return scrub(text)
 
 
 def one_line_errors(command: F) -> F:
@@ -112,7 +128,7 @@ def one_line_errors(command: F) -> F:
             raise
         except KeyboardInterrupt:
             errors.print("interrupted")
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except BrokenPipeError:  # `scorers ... | head`: the reader has gone, nothing to say
             # Python flushes stdout again at exit; point it at /dev/null so that is silent too.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -120,10 +136,10 @@ def one_line_errors(command: F) -> F:
         except Exception as exc:
             if os.environ.get("SCORERS_DEBUG"):  # the traceback, with every key masked
                 sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
-            kind = "not scorable" if isinstance(exc, NotScorable) else "error" if isinstance(exc, ScorerError) else f"unexpected error ({type(exc).__name__})"
+            kind = "not scorable" if isinstance(exc, NotScorable) else "error"
             # A catalog with several mistakes: one line each, as `scorers check` shows them.
             for problem in exc.problems if isinstance(exc, CatalogErrors) else [exc]:
-                errors.print(f"{kind}: {cli_words(scrub(str(problem)))}", markup=False, highlight=False, soft_wrap=True)
+                errors.print(f"{kind}: {one_line(problem)}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(exit_status(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -135,6 +151,9 @@ def catalog_from(config: Path | None) -> Catalog:
 
 def _decode(data: bytes, where: str) -> str:
     """UTF-8 text (a byte-order mark is dropped), or one line naming where it is not."""
+    encoding = other_encoding(data[:64])
+    if encoding is not None:
+        raise DataError(f"the file is {encoding} text; save it as UTF-8", where)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -188,32 +207,76 @@ def _takes_text(annotation: Any) -> bool:
     return False
 
 
+def _accepts_none(annotation: Any) -> bool:
+    return (get_origin(annotation) is Union or type(annotation).__name__ == "UnionType") and type(None) in get_args(annotation)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML parser's complaint in one line: what it found and at which column."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        mark = exc.problem_mark
+        return f"{exc.problem}" + (f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "")
+    return str(exc).splitlines()[0]
+
+
+def yaml_value(raw: str, flag: str) -> Any:
+    """A value written on the command line, read as YAML (numbers, lists, true/false)."""
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        value = raw
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{flag}: must be a finite number, got {raw}")
+    return value
+
+
+def _option_value(name: str, raw: str, field: FieldInfo) -> Any:
+    """One `--option NAME=VALUE` as the option's schema types it: text stays text
+    (`language=no` is "no"), `null` is None only for an option that may be null, anything
+    else is read as YAML and checked against the option's type."""
+    annotation = field.annotation
+    if raw.strip() in ("null", "~"):
+        if _accepts_none(annotation):
+            return None  # unset: the scorer's behaviour without the option
+        default = "" if field.is_required() else f" (its default is {json.dumps(field.default, ensure_ascii=False)})"
+        raise ConfigError(f"--option {name}={raw}: {name} cannot be null; give a value or leave the option out{default}")
+    value = raw if _takes_text(annotation) else yaml_value(raw, f"--option {name}")
+    typed: Any = Annotated[(annotation, *field.metadata)] if field.metadata else annotation  # with its minimum, maximum ...
+    try:
+        return TypeAdapter(typed).validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        expected = str(first["msg"]).removeprefix("Input should be ")
+        raise ConfigError(f"--option {name}={raw}: expected {expected}") from None
+
+
 def parse_options(pairs: list[str], options_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    """NAME=VALUE pairs. A value is read as YAML (numbers, lists, true/false), except for
-    options whose type is text: `language=no` stays the string "no"."""
-    fields = options_model.model_fields if options_model is not None else {}
+    """NAME=VALUE pairs. Given a scorer's options model, every command reads `--option`
+    through it: an unknown name is refused with a did-you-mean, and each value is typed as
+    its option's schema says; without one, values are read as YAML."""
+    fields = options_model.model_fields if options_model is not None else None
     options: dict[str, Any] = {}
     for pair in pairs:
         name, separator, raw = pair.partition("=")
         name = name.strip()
         if not separator or not name:
             raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
-        if name in fields and _takes_text(fields[name].annotation):
-            options[name] = raw
-            continue
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
-            value = raw
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"--option {pair!r}: {name} must be a finite number")
-        options[name] = value
+        if fields is None:
+            options[name] = yaml_value(raw, f"--option {name}")
+        elif name in fields:
+            options[name] = _option_value(name, raw, fields[name])
+        else:
+            known = ", ".join(fields) or "none"
+            raise ConfigError(f"--option {name}: unknown option{suggestion(name, list(fields))} (known: {known})")
     return options
 
 
-def scorer_options(pairs: list[str] | None, context: list[str] | None, options_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    """`--option` pairs, plus the `--context` pieces as the `context` option."""
+def scorer_options(pairs: list[str] | None, context: list[str] | None, options_model: type[BaseModel], scale: float | None = None) -> dict[str, Any]:
+    """`--option` pairs read against the scorer's options, `--scale` as the `scale` option,
+    and the `--context` pieces as the `context` option."""
     options = parse_options(pairs or [], options_model)
+    if scale is not None:
+        options["scale"] = finite(scale, "--scale")
     if context:
         options["context"] = [str(read_value(piece)) for piece in context]
     return options
@@ -272,7 +335,57 @@ def read_metadata(value: str | None) -> dict[str, Any] | None:
     try:
         parsed = yaml.safe_load(raw) if isinstance(raw, str) else raw
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--metadata: not JSON or YAML: {exc}") from None
+        raise ConfigError(f"--metadata: not JSON or YAML: {yaml_problem(exc)}") from None
     if not isinstance(parsed, dict):
         raise ConfigError("--metadata: expected a mapping, e.g. '{rubric: \"Be brief.\"}'")
     return parsed
+
+
+def parse_thresholds(pairs: list[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for pair in pairs:
+        name, separator, raw = pair.partition("=")
+        try:
+            value = float(raw)
+        except ValueError:
+            separator = ""
+        else:
+            if not math.isfinite(value):
+                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
+            thresholds[name.strip()] = value
+        if not separator or not name.strip():
+            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
+    return thresholds
+
+
+def count_items(data: Path) -> int | None:
+    """How many items a data file holds (for the progress bar), without keeping them."""
+    try:
+        if data.suffix.lower() == ".json":
+            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
+            return len(loaded) if isinstance(loaded, list) else None
+        with data.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, ValueError):
+        return None  # the run itself reports what is wrong with the file
+
+
+def refuse_unknown_labels(data: Path, scorer_ids: list[str], catalog_ids: list[str]) -> None:
+    """A label by scorer id (`expected: {hallucination: true}`) that names no scorer, neither
+    of the run nor of the catalog, is a typo that would silently leave the item unlabelled:
+    refused, with the closest id. (Labels for the catalog's other scorers belong to other runs.)"""
+    known = set(scorer_ids) | set(catalog_ids)
+    source = data_source(data)
+    assert isinstance(source, Iterable)  # a file's items are read in order
+    for line, item in source:
+        expected = item.get("expected") if isinstance(item, dict) else None
+        if not isinstance(expected, dict):
+            continue
+        for key in expected:
+            if key not in known:
+                raise DataError(
+                    f"`expected` has a label for {key!r}, which is no scorer{suggestion(str(key), sorted(known))} "
+                    f"(this run's: {', '.join(scorer_ids)})",
+                    data,
+                    line if data.suffix.lower() != ".json" else None,
+                )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import shlex
 import signal
@@ -12,7 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import (
@@ -28,7 +27,8 @@ from rich.progress import (
 from rich.text import Text
 
 from ..catalog import Catalog
-from ..errors import ConfigError
+from .. import errors as error_kinds
+from ..errors import ConfigError, JudgeError
 from ..judge import ResponseCache, throttling
 from ..runs import (
     BatchProgress,
@@ -45,25 +45,23 @@ from ..runs import (
 from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
+from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, print_agreement
 from .gates import GateScores, print_gates
 from .app import app, console, errors
+from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
-    AggregateOption,
     ConfigOption,
     JsonFlag,
-    ModelOption,
-    RetriesOption,
-    ScorerOptions,
     StoreOption,
-    TimeoutOption,
     catalog_from,
-    finite,
-    judge_choice,
+    count_items,
     one_line_errors,
+    parse_thresholds,
     print_json,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
@@ -85,35 +83,6 @@ class ThrottleColumn(ProgressColumn):
 PROGRESS_EVERY_SECONDS = 10.0
 #: ... and at least this often, also while no item finishes.
 WAITING_LINE_EVERY_SECONDS = 10.0
-
-
-def parse_thresholds(pairs: list[str]) -> dict[str, float]:
-    thresholds: dict[str, float] = {}
-    for pair in pairs:
-        name, separator, raw = pair.partition("=")
-        try:
-            value = float(raw)
-        except ValueError:
-            separator = ""
-        else:
-            if not math.isfinite(value):
-                raise ConfigError(f"--threshold {pair!r}: the threshold must be a finite number")
-            thresholds[name.strip()] = value
-        if not separator or not name.strip():
-            raise ConfigError(f"--threshold {pair!r}: expected SCORER_ID=NUMBER, e.g. hallucination=0.2")
-    return thresholds
-
-
-def count_items(data: Path) -> int | None:
-    """How many items a data file holds (for the progress bar), without keeping them."""
-    try:
-        if data.suffix.lower() == ".json":
-            loaded = json.loads(data.read_text(encoding="utf-8-sig"))
-            return len(loaded) if isinstance(loaded, list) else None
-        with data.open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
-    except (OSError, ValueError):
-        return None  # the run itself reports what is wrong with the file
 
 
 def _print_estimate(estimate: Estimate, data: Path) -> None:
@@ -265,15 +234,15 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
 
 
-@app.command("eval", epilog="Exit status: 0 every gate passed; 1 a threshold failed, more items failed than the error budget (max errors) allows, or the judge or --max-cost stopped the run; 2 a usage or configuration error (an unknown scorer or option, a data file that cannot be used, a key or model the judge refuses); 130 interrupted by Ctrl-C or SIGTERM.")
+@app.command("eval")
 @one_line_errors
+@flags(Selection)
+@flags(ScorerSetup)
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
+    setup: ScorerSetup,
+    subset: Selection,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
@@ -283,14 +252,7 @@ def eval_command(
         typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
     ] = None,
     max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
-    timeout: TimeoutOption = None,
-    retries: RetriesOption = None,
     config: ConfigOption = None,
-    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
-    option: ScorerOptions = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")] = None,
-    sample: Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0,
     repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
     compare: Annotated[
         Optional[Path], typer.Option("--compare", help="A catalog holding a variant of the scorer: run both on the same items and compare")
@@ -298,8 +260,6 @@ def eval_command(
     as_json: JsonFlag = False,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Response cache: a file or a postgresql:// URL (default: SCORERS_CACHE, else a file in the user cache directory)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
-    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None,
-    tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars (workers sharing a run: their spend together)")] = None,
     batch_api: Annotated[
@@ -309,23 +269,16 @@ def eval_command(
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
-    from . import tuning_commands as tuning  # the tuner's variants of this command
-
     tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)
-    options = tuning.scorer_settings(option, scale)
     thresholds = parse_thresholds(threshold or [])
     gated = GateScores(gate)
     error_budget(max_errors, 0)
-    chosen = judge_choice(model, aggregate)
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
-        jury_line = {"threshold": thresholds[scorer_id]} if "models" in chosen and scorer_id in thresholds else {}
-        return source.create(
-            scorer_id, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
-            rpm=rpm, tpm=tpm, offline=estimate, **chosen, **jury_line,  # type: ignore[arg-type]
-        )  # fmt: skip
+        jury_line: dict[str, Any] = {"threshold": thresholds[scorer_id]} if setup.is_jury and scorer_id in thresholds else {}
+        return setup.create(source, scorer_id, offline=estimate, **jury_line)
 
     if batch_api and max_cost is not None:
         raise ConfigError(
@@ -333,7 +286,7 @@ def eval_command(
             "see the cost first with --estimate --batch-api"
         )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
-    selection = tuning.selected(data, limit, sample, seed)
+    selection = tuning.selected(data, subset, scorers, [catalog])
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
         forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)
@@ -344,11 +297,9 @@ def eval_command(
         return
     name = run or default_run_name(data.stem)
     same_settings: dict[str, object] = {
-        "--scorer": scorer, "--model": model, "--base-url": base_url, "--mode": mode, "--config": config,
+        "--scorer": scorer, "--config": config, **setup.resume_flags(),
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
-        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None,
-        "--timeout": timeout, "--retries": retries, "--option": option or [], "--limit": limit, "--sample": sample,
-        "--seed": seed if sample is not None else None,
+        "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
@@ -417,20 +368,23 @@ def eval_command(
             f"to score the rest, run: {_resume_command(data, name, same_settings)}",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if plain is not None:
         plain.update(finished["items"], finished["failed"], final=True)
     result = gated.apply(result)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
-    else:
+    elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
         _print_eval(result, shown_store, total, batch_api)
         print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
 
 
-#: Judge failures that stop a run and that the user fixes in the setup (key, model, mode, address).
-_SETUP_ERRORS = {"JudgeAuthenticationError", "JudgeRequestError", "JudgeUnreachableError"}
+def _fixed_in_setup(kind: str | None) -> bool:
+    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
+    model, mode, address), by its class name as the run records it."""
+    found = getattr(error_kinds, kind or "", None)
+    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
 
 
 def _verdict(result: EvalResult, resume: str) -> int:
@@ -439,7 +393,7 @@ def _verdict(result: EvalResult, resume: str) -> int:
     status = 0
     if result.stopped_by is not None:  # the one thing to fix; the rest follows from it
         reasons.append(f"the run stopped: {result.stopped_by}")
-        if result.stopped_by_kind in _SETUP_ERRORS:
+        if _fixed_in_setup(result.stopped_by_kind):
             status = EXIT_USAGE
     else:
         if result.stopped is not None:  # the budget: what is scored may look fine, the rest is not

@@ -10,27 +10,23 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from ..scoring import RunInput
+from ..scoring import RunInput, ScorerPlan
 from ..scoring.preview import preview
-from .app import app, console
+from .app import app, console, suggestion
+from .options import ScorerSetup, flags
 from .common import (
-    AggregateOption,
     ConfigOption,
     ContextOption,
     GroundTruthOption,
     InputOption,
     JsonFlag,
     MetadataOption,
-    ModelOption,
-    RetriesOption,
     ScorerArgument,
     ScorerOptions,
-    TimeoutOption,
     catalog_from,
-    finite,
-    judge_choice,
     one_line_errors,
     parse_options,
+    yaml_value,
     print_json,
     read_metadata,
     read_value,
@@ -38,43 +34,30 @@ from .common import (
 )
 
 
+TurnsOption = Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")]
+ExpectedTrajectoryOption = Annotated[
+    Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
+]
+
+
 @app.command("run")
 @one_line_errors
+@flags(ScorerSetup)
 def run_scorer(
     scorer: ScorerArgument,
+    setup: ScorerSetup,
     output: Annotated[Optional[str], typer.Option(help="The output to judge; @file reads a file (a .json file may hold chat messages)")] = None,
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
-    turns: Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")] = None,
-    expected_trajectory: Annotated[
-        Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
-    ] = None,
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
-    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None,
+    turns: TurnsOption = None,
+    expected_trajectory: ExpectedTrajectoryOption = None,
     metadata: MetadataOption = None,
-    option: ScorerOptions = None,
-    timeout: TimeoutOption = None,
-    retries: RetriesOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Score one output and print the score and the reason.
-
-    Exit status: 0 scored; 1 the judge or the run failed; 2 a usage or configuration error
-    (an unknown scorer or option, a key or model the judge refuses).
-    """
-    catalog = catalog_from(config)
-    options = scorer_options(option, context, catalog.plan(scorer).options_model)
-    if scale is not None:
-        options["scale"] = finite(scale, "--scale")
-    scorer_object = catalog.create(
-        scorer, options=options, base_url=base_url, mode=mode, timeout=finite(timeout, "--timeout"), retries=retries,  # type: ignore[arg-type]
-        **judge_choice(model, aggregate),
-    )  # fmt: skip
+    """Score one output and print the score and the reason."""
+    scorer_object = setup.create(catalog_from(config), scorer, context=context)
     given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
@@ -107,12 +90,24 @@ def _list_value(value: str | None, flag: str) -> list[Any] | None:
     """A list given inline (JSON or YAML) or as @file."""
     if value is None:
         return None
-    parsed = read_value(value) if value.startswith("@") else parse_options([f"value={value}"])["value"]
+    parsed = read_value(value) if value.startswith("@") else yaml_value(value, flag)
     if isinstance(parsed, str) and value.startswith("@"):
-        parsed = parse_options([f"value={parsed}"])["value"]
+        parsed = yaml_value(parsed, flag)
     if not isinstance(parsed, list):
         raise ConfigError(f"{flag} must be a list, got {type(parsed).__name__}")
     return parsed
+
+
+def _given_answers(pairs: list[str], plan: ScorerPlan) -> dict[str, Any]:
+    """`--answer STEP=ANSWER` pairs, each naming a step of the scorer that asks the judge."""
+    asking = [step.id for step in plan.steps if getattr(step, "prompt", None) is not None]  # a step with a prompt asks the judge
+    answers: dict[str, Any] = {}
+    for name, value in parse_options(pairs).items():
+        if name not in asking:
+            hint = suggestion(name, asking)
+            raise ConfigError(f"--answer {name}: {plan.id} has no step {name!r} that asks a judge{hint} (those that do: {', '.join(asking) or 'none'})")
+        answers[name] = yaml.safe_load(read_value(value)) if str(value).startswith("@") else value
+    return answers
 
 
 @app.command("preview")
@@ -123,6 +118,8 @@ def preview_prompts(
     input: InputOption = None,  # noqa: A002
     context: ContextOption = None,
     ground_truth: GroundTruthOption = None,
+    turns: TurnsOption = None,
+    expected_trajectory: ExpectedTrajectoryOption = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
     metadata: MetadataOption = None,
     option: ScorerOptions = None,
@@ -132,10 +129,11 @@ def preview_prompts(
     """Show the exact prompts a scorer would send, without calling a judge."""
     catalog = catalog_from(config)
     options = scorer_options(option, context, catalog.plan(scorer).options_model)
-    answers = {name: (yaml.safe_load(read_value(value)) if str(value).startswith("@") else value) for name, value in parse_options(answer or []).items()}
+    answers = _given_answers(answer or [], catalog.plan(scorer))
     shown = preview(
         catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata),
+        turns=_list_value(turns, "--turns"), expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
     )  # fmt: skip
     if as_json:
         print(shown.model_dump_json(indent=2))

@@ -39,44 +39,32 @@ from ..scoring import AnyScorer
 from ..store import redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
+from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
-    AggregateOption,
     JsonFlag,
-    ModelOption,
     StoreOption,
-    judge_choice,
+    count_items,
     one_line_errors,
-    parse_options,
+    parse_thresholds,
+    refuse_unknown_labels,
     print_json,
 )
-from .evaluate import count_items, parse_thresholds
 from .gates import consistency_table
 from .tables import figure, summary_table
 
-BaseUrlOption = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")]
-ModeOption = Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")]
-ScaleOption = Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")]
-OptionPairs = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
-LimitOption = Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")]
-SampleOption = Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")]
-SeedOption = Annotated[int, typer.Option(help="Seed of --sample")]
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
 NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 
 
-def scorer_settings(option: list[str] | None, scale: float | None) -> dict[str, Any]:
-    options = parse_options(option or [])
-    if scale is not None:
-        options["scale"] = scale
-    return options
-
-
-def selected(data: Path, limit: int | None, sample: int | None, seed: int) -> Data:
+def selected(data: Path, subset: Selection, scorers: list[AnyScorer], catalogs: list[Catalog]) -> Data:
+    """The items of `data` to score, once the file is known to be usable with `scorers` (of
+    `catalogs`)."""
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
-    return select_items(data, limit, sample, seed)
+    refuse_unknown_labels(data, sorted({base_id(scorer.id) for scorer in scorers}), [scorer_id for catalog in catalogs for scorer_id in catalog.ids()])
+    return select_items(data, subset.limit, subset.sample, subset.seed)
 
 
 def quiet_item_warnings() -> None:
@@ -233,19 +221,14 @@ def variants(
 
 @app.command("compare")
 @one_line_errors
+@flags(Selection)
+@flags(ScorerSetup)
 def compare_command(
     data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id: two ids, or one id with two --config")],
+    setup: ScorerSetup,
+    subset: Selection,
     config: Annotated[Optional[list[Path]], typer.Option("--config", help="A catalog YAML holding a variant; repeat for the second")] = None,
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: BaseUrlOption = None,
-    mode: ModeOption = None,
-    scale: ScaleOption = None,
-    option: OptionPairs = None,
-    limit: LimitOption = None,
-    sample: SampleOption = None,
-    seed: SeedOption = 0,
     concurrency: ConcurrencyOption = 8,
     run: RunOption = None,
     store: StoreOption = DEFAULT_STORE,
@@ -255,14 +238,9 @@ def compare_command(
 ) -> None:
     """Run two variants of a scorer on the same items and compare their agreement with the labels."""
     quiet_item_warnings()
-    options = scorer_settings(option, scale)
-    chosen = judge_choice(model, aggregate)
-
-    def create(catalog: Catalog, scorer_id: str) -> AnyScorer:
-        return catalog.create(scorer_id, options=options, base_url=base_url, mode=mode, **chosen)  # type: ignore[arg-type]
-
-    baseline, variant = variants(scorer, config or [], create)
-    items = selected(data, limit, sample, seed)
+    baseline, variant = variants(scorer, config or [], setup.create)
+    catalogs = [builtin_catalog(), *(load_scorers(catalog_file(path)) for path in config or [])]
+    items = selected(data, subset, [baseline, variant], catalogs)
     name = run or default_run_name(f"{data.stem}-compare")
     limits = variant_thresholds(parse_thresholds(threshold or []), [baseline, variant])
     eval_compared(
@@ -286,20 +264,15 @@ def variant_thresholds(thresholds: dict[str, float], scorers: list[AnyScorer]) -
 
 @app.command("calibrate")
 @one_line_errors
+@flags(Selection)
+@flags(ScorerSetup)
 def calibrate_command(
     data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
     scorer: Annotated[str, typer.Option("--scorer", help="The scorer id to calibrate")],
+    setup: ScorerSetup,
+    subset: Selection,
     metric: Annotated[str, typer.Option(help="What the best threshold maximises: f1 or kappa")] = "f1",
     config: Annotated[Optional[Path], typer.Option("--config", help="A host catalog YAML (its scorers, prompts, schemas)")] = None,
-    model: ModelOption = None,
-    aggregate: AggregateOption = None,
-    base_url: BaseUrlOption = None,
-    mode: ModeOption = None,
-    scale: ScaleOption = None,
-    option: OptionPairs = None,
-    limit: LimitOption = None,
-    sample: SampleOption = None,
-    seed: SeedOption = 0,
     concurrency: ConcurrencyOption = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name: an existing run is reused, only missing items are judged")] = None,
     store: StoreOption = DEFAULT_STORE,
@@ -311,8 +284,8 @@ def calibrate_command(
         raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
     quiet_item_warnings()
     catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
-    scorer_object = catalog.create(scorer, options=scorer_settings(option, scale), base_url=base_url, mode=mode, **judge_choice(model, aggregate))  # type: ignore[arg-type]
-    items = selected(data, limit, sample, seed)
+    scorer_object = setup.create(catalog, scorer)
+    items = selected(data, subset, [scorer_object], [catalog])
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},

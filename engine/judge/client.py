@@ -32,6 +32,8 @@ from ..errors import (
     InvalidAnswerError,
     JudgeAuthenticationError,
     JudgeError,
+    JudgeModelNotFoundError,
+    JudgeModeUnsupportedError,
     JudgeRateLimitError,
     JudgeRequestError,
     JudgeServerError,
@@ -420,8 +422,9 @@ def _judge_error(
 ) -> JudgeError:
     """One typed, one-line error for a failed call through `sdk` (openai or anthropic: their
     exception classes have the same names). `elapsed` is how long the call took in all, with
-    its retries; `mode` the structured mode last tried. Failures no other request can mend (a refused key, an unknown model, an
-    unsupported response format) are marked fatal: a batch run stops on them."""
+    its retries; `mode` the structured mode last tried. Failures no other request can mend (a
+    refused key, an unknown model, an unsupported response format) are of kinds that stop a
+    batch run."""
     from instructor.core.exceptions import IncompleteOutputException
 
     cause = _cause(exc)
@@ -429,15 +432,15 @@ def _judge_error(
     where = config.where()
     waited = f" ({_waited(config, elapsed)})" if elapsed is not None else ""
     kind: type[JudgeError] = JudgeError
-    fatal = False
+    parameter: str | None = None
     if isinstance(cause, IncompleteOutputException):
         kind, message = AnswerCutOffError, cut_off_message(request, _incomplete_text(cause))
     elif isinstance(cause, ValidationError):
         kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
     elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
-        kind, fatal = JudgeAuthenticationError, True
+        kind = JudgeAuthenticationError
         variable = config.provider_preset().api_key_env or "the API key"
-        message = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check {variable} or api_key"
+        message, parameter = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check {variable}", "api_key"
     elif isinstance(cause, sdk.RateLimitError):
         kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
     elif isinstance(cause, sdk.APIStatusError):
@@ -446,20 +449,22 @@ def _judge_error(
         message = f"the judge at {where} answered HTTP {cause.status_code}: {detail}"
         if cause.status_code == 404 or (kind is JudgeRequestError and _about_the_model(detail)):
             message += f" (is {config.model_name!r} a model this server serves?)"
-            fatal = True
+            kind = JudgeModelNotFoundError
         elif kind is JudgeRequestError and _about_response_format(detail):
             used = mode or config.structured_mode
             alternatives = " or ".join(f"--mode {other}" for other in ("tools", "json", "md_json") if other != used)
             message += f" (this server may not support --mode {used}: try {alternatives})"
-            fatal = True
+            kind = JudgeModeUnsupportedError
     elif isinstance(cause, sdk.APITimeoutError):
         kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}"
     elif isinstance(cause, sdk.APIConnectionError):
         kind = JudgeUnreachableError
-        message = f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}{waited}; is the server running at that address (--base-url, OPENAI_BASE_URL)?"
+        variables = ", ".join(config.provider_preset().base_url_env) or "its base URL"
+        message = f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}{waited}; is the server running at that address (set by {variables})?"
+        parameter = "base_url"
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
-    return kind(_scrub(message, key), request.step, fatal=fatal)
+    return kind(_scrub(message, key), request.step, parameter=parameter)
 
 
 def _about_the_model(detail: str) -> bool:

@@ -187,7 +187,7 @@ class JudgeConfig(BaseModel):
         if key is None and provider.api_key_env:
             key = os.environ.get(provider.api_key_env) or None
         if provider.adapter == "azure" and base_url is None:
-            raise ConfigError(f"no Azure endpoint for {self.model!r}: set AZURE_OPENAI_ENDPOINT (or --base-url / base_url=)")
+            raise ConfigError(f"no Azure endpoint for {self.model!r}: set AZURE_OPENAI_ENDPOINT", parameter="base_url")
         if key is None:
             # A key is needed by the hosted service itself; a server given in its place
             # (a local one, a gateway) decides for itself, so none is demanded.
@@ -196,18 +196,18 @@ class JudgeConfig(BaseModel):
             else:
                 hosted = provider.adapter == "azure" or not overridden
             if provider.key_needed and hosted:
-                raise ConfigError(self._missing_key(provider))
+                raise self._missing_key(provider)
             key = NO_KEY  # local servers ignore it, but the SDK insists on one
         return base_url, key
 
-    def _missing_key(self, provider: Provider) -> str:
+    def _missing_key(self, provider: Provider) -> ConfigError:
         if provider.adapter == "openai" and provider.base_url is None:
-            return (
-                f"no judge configured for {self.model!r}: set {provider.api_key_env} (or pass api_key=), or set "
-                "OPENAI_BASE_URL (or base_url=) to a local OpenAI-compatible server such as "
-                "http://localhost:8000/v1 and name its model as 'openai/<model>'"
+            return ConfigError(
+                f"no judge configured for {self.model!r}: set {provider.api_key_env}, or point OPENAI_BASE_URL at a local "
+                "OpenAI-compatible server such as http://localhost:8000/v1 and name the model openai/<model>",
+                parameter="base_url",
             )
-        return f"no API key for {self.model!r}: set {provider.api_key_env} (or pass api_key=)"
+        return ConfigError(f"no API key for {self.model!r}: set {provider.api_key_env}", parameter="api_key")
 
 
 def resolve_judge(
@@ -237,7 +237,7 @@ def resolve_judge(
     else:
         chosen = model or os.environ.get("SCORERS_MODEL") or default_model
         if not chosen:
-            raise ConfigError(f"{owner}: no judge model; pass model='provider/model' or set SCORERS_MODEL")
+            raise ConfigError(f"{owner}: no judge model; set SCORERS_MODEL", parameter="model")
         base = JudgeConfig(model=chosen)
     values: dict[str, Any] = dict(base)
     if not isinstance(model, JudgeConfig):

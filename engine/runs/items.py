@@ -131,6 +131,34 @@ class UnreadableItem(BaseModel):
     message: str
 
 
+#: Byte-order marks of the encodings a text editor may save in place of UTF-8.
+_OTHER_ENCODINGS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def other_encoding(start: bytes) -> str | None:
+    """The name of the encoding a file starting with `start` is in, when it is not UTF-8
+    but says so (UTF-16 or UTF-32 with a byte-order mark, or UTF-16 without one: ASCII text
+    with every other byte zero)."""
+    for mark, name in _OTHER_ENCODINGS:
+        if start.startswith(mark):
+            return name
+    if len(start) >= 4 and (start[1::2].count(0) == len(start[1::2]) or start[0::2].count(0) == len(start[0::2])):
+        return "UTF-16"
+    return None
+
+
+def refuse_other_encoding(path: Path) -> None:
+    """One error naming the file's encoding, instead of every line blamed as not UTF-8."""
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(64)
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}") from None
+    encoding = other_encoding(start)
+    if encoding is not None:
+        raise DataError(f"the file is {encoding} text; save it as UTF-8", path)
+
+
 def _decoded(raw: bytes, path: Path, number: int) -> str | UnreadableItem:
     try:
         return raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is not part of the data
@@ -203,10 +231,16 @@ def data_source(data: Data) -> NumberedSource:
         path = Path(data)
         suffix = path.suffix.lower()
         if suffix in (".jsonl", ".ndjson"):
+            refuse_other_encoding(path)
             check_unique_ids(numbered_jsonl(path), str(path), "lines")
+            if next(numbered_jsonl(path), None) is None:
+                raise DataError("the file is empty: no items to score (one JSON object per line)", path)
             return numbered_jsonl(path)
         if suffix == ".json":
+            refuse_other_encoding(path)
             items = list(enumerate(_read_json_list(path), start=1))
+            if not items:
+                raise DataError("the file holds an empty list: no items to score", path)
             check_unique_ids(items, str(path))
             return items
         raise ConfigError(f"data file {path} must be .jsonl (one item per line) or .json (a list of items)")

@@ -65,9 +65,5 @@ class ContextSources:
             if from_tools:
                 return from_tools
         if self.required:
-            raise NotScorable(
-                f"{self.scorer_id} needs a context: pass options={{'context': [...]}} or a get_context callable "
-                "when creating the scorer, or context=[...] to run() (--context on the command line, a "
-                "`context` field in a data file)"
-            )
+            raise NotScorable(f"{self.scorer_id} needs a context", parameter="context")
         return []

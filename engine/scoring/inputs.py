@@ -46,11 +46,7 @@ def prepared_run(plan: ScorerPlan, given: RunInput) -> Run:
     present = {"output": output, "input": input, "ground_truth": given.ground_truth, "turns": turns, "expected_trajectory": given.expected_trajectory}
     for field, value in present.items():
         if field in plan.requires and value is None:
-            flag = field.replace("_", "-")
-            raise NotScorable(
-                f"{plan.id} needs `{field}` for every run: give --{flag} on the command line, "
-                f"{field}=... in Python, or the `{field}` field of each item in a data file"
-            )
+            raise NotScorable(f"{plan.id} needs `{field}` for every run", parameter=field)
     output_text = assistant_text(output)
     if "output" in plan.requires and plan.empty_output == "not_scorable":
         # A judge given nothing finds nothing wrong in it: the best score of many scorers.

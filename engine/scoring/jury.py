@@ -144,7 +144,7 @@ class Jury:
         for scorer, outcome in zip(self.scorers, outcomes):
             if isinstance(outcome, BaseException):
                 if isinstance(outcome, JudgeError):
-                    raise type(outcome)(f"judge {scorer.judge.model}: {outcome.message}", outcome.step, fatal=outcome.fatal) from outcome
+                    raise type(outcome)(f"judge {scorer.judge.model}: {outcome.message}", outcome.step, parameter=outcome.parameter) from outcome
                 raise outcome
             results.append(outcome)
         verdicts = [

@@ -57,6 +57,9 @@ class GivenAnswers:
         answer = self.answers[step]
         if response_model is None:
             return JudgeAnswer(value=str(answer), usage=None)
+        if not isinstance(answer, (dict, response_model)):
+            fields = ", ".join(response_model.model_fields)
+            raise ConfigError(f"the answer given for step {step!r} must be an object with the fields {fields}, e.g. '{{...}}'; got {answer!r}")
         try:
             return JudgeAnswer(value=response_model.model_validate(answer), usage=None)
         except ValidationError as exc:
@@ -71,6 +74,8 @@ def preview(
     answers: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    turns: Any = None,
+    expected_trajectory: Any = None,
 ) -> Preview:
     """Render the scorer's prompts for one output. Steps run in order until one needs a judge
     answer that `answers` (step id -> answer) does not hold; with every answer given, the
@@ -78,7 +83,9 @@ def preview(
     judge = GivenAnswers(answers or {})
     scorer = Scorer(plan, judge, dict(options or {}))
     try:
-        result = scorer.score(RunInput(output=output, input=input, ground_truth=ground_truth, metadata=metadata))
+        result = scorer.score(
+            RunInput(output=output, input=input, ground_truth=ground_truth, metadata=metadata, turns=turns, expected_trajectory=expected_trajectory)
+        )
     except _AnswerMissing as missing:
         return Preview(prompts=judge.prompts, needs_answer_for=missing.step)
     return Preview(prompts=judge.prompts, result=result)

@@ -156,7 +156,8 @@ def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], N
         if version == 0 and tables - _OUR_TABLES:
             raise ConfigError(
                 f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
-                "not a results store; give another --store / store= path"
+                "not a results store; give another",
+                parameter="store",
             )
 
     return check
@@ -176,7 +177,7 @@ class SQLiteStore(SQLResults):
             self.database = SQLiteDatabase(path, MIGRATIONS, busy_timeout=busy_timeout, reading=reading, before_migrating=_refuse_other_databases(str(path)))
         except (OSError, sqlite3.Error) as exc:
             if failure_name(exc) in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
-                raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another --store / store= path") from None
+                raise ConfigError(f"{path} is not a results database of llm-scorers ({exc}); give another", parameter="store") from None
             reason = failure_reason(exc, self.path)
             if "full" in reason or failure_name(exc).startswith("SQLITE_IOERR"):  # the disk's failure, not the path's
                 raise StoreError(f"cannot open the results store {path}: {reason}") from None

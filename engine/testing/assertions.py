@@ -38,6 +38,11 @@ def catalog_of(path: str | os.PathLike[str] | None) -> Catalog:
     return load_scorers(Path(chosen)) if chosen else builtin_catalog()
 
 
+#: How a test gives the arguments an error may be about; a key and an address come from the
+#: environment only, which the message itself names.
+_TEST_ADVICE = {"model": " (or pass model=, or run pytest with --scorers-model provider/model)"}
+
+
 def assert_score(
     output: Any,
     scorer: str | AnyScorer,
@@ -63,7 +68,10 @@ def assert_score(
         raise ConfigError("assert_score needs a bound: below=, above=, at_most= or at_least=")
     if isinstance(scorer, str):
         judge: dict[str, Any] = {"models": list(models)} if models else {"model": model or defaults.model}
-        scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, **judge)
+        try:
+            scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, **judge)
+        except ConfigError as exc:  # said as a test's author gives it: here a key comes from the environment only
+            raise ConfigError(exc.message + _TEST_ADVICE.get(exc.parameter or "", ""), exc.path, exc.line, exc.column) from None
     elif model or models or options:
         raise ConfigError("assert_score: model=, models= and options= apply to a scorer given by id; this one is already made")
     result = scorer.score(RunInput(output=output, input=input, ground_truth=ground_truth, context=context))

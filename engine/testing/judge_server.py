@@ -14,7 +14,8 @@ order:
     server.latency = 0.5                                         # every answer takes 500 ms
     server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
     server.on("Claims", Reply.hang())                           # no answer until reset()
-    server.otherwise = looping()            # any schema: an answer looping until bounded (see looping.py)
+    server.fallback = lambda request: {...}                     # any request no script names
+    server.fallback = looping()             # any schema: an answer looping until bounded (see looping.py)
 
 It also serves the Batch API as OpenAI documents it: `/v1/files` (upload with purpose
 "batch", `/v1/files/{id}/content`) and `/v1/batches` (create, retrieve). A batch is
@@ -187,8 +188,8 @@ class JudgeServer:
         self.requests: list[Request] = []
         self._scripts: dict[str | None, deque[Script]] = defaultdict(deque)
         self._sticky: dict[str | None, Script] = {}
-        #: What answers a request no script names (e.g. `looping()` for every schema).
-        self.otherwise: Script | None = None
+        #: Answers a request that no script names (by default it gets HTTP 500).
+        self.fallback: Script | None = None
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -225,7 +226,7 @@ class JudgeServer:
             self.requests.clear()
             self._scripts.clear()
             self._sticky.clear()
-            self.otherwise = None
+            self.fallback = None
             self.max_in_flight = self.in_flight
             self.latency = 0.0
             self._release.set()
@@ -343,8 +344,8 @@ class JudgeServer:
                 script = queue.popleft()
             elif name in self._sticky:
                 script = self._sticky[name]
-            elif self.otherwise is not None:
-                script = self.otherwise
+            elif self.fallback is not None:
+                script = self.fallback
             else:
                 return Reply.fail(500, f"the test server has no script for {name!r}")
         if callable(script) and not isinstance(script, Reply):

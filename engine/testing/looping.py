@@ -2,7 +2,7 @@
 grammar does: what the answer schema's bounds (`maxLength`) stop, and what runs on to the
 token limit without them.
 
-    server.otherwise = looping()                   # every schema no script names
+    server.fallback = looping()                   # every schema no script names
     server.on("Claims", looping(" and the sky"))   # one schema
 """
 

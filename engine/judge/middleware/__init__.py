@@ -29,12 +29,12 @@ class Chain:
 
     @property
     def response_cache(self) -> Any:
-        """The response cache in this chain (or the chain it wraps), if any."""
-        from .cache import CachedCalls
-
+        """The response cache in this chain (or the chain it wraps), if any: the first
+        middleware that keeps one says so by its own `response_cache`."""
         for middleware in self.middleware:
-            if isinstance(middleware, CachedCalls):
-                return middleware.cache
+            found = getattr(middleware, "response_cache", None)
+            if found is not None:
+                return found
         return getattr(self.judge, "response_cache", None)
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:

@@ -5,13 +5,14 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
 - Until one call has succeeded, calls go one at a time. A judge that refuses the key, does
   not know the model, rejects the response format or cannot be reached then costs one
   request, and every call waiting behind it gets the same error without a request.
-- Failures that no retry can mend are `fatal` (a batch run stops on them): the provider
-  adapter marks a refused key, an unknown model and an unsupported response format; here a
-  server that could not be reached, or did not answer in time after every retry, before any
-  call succeeded is marked too (once the judge has answered, losing it is left to the
-  retries and to the count below).
+- Failures that no retry can mend are of kinds that stop a batch run: the provider adapter
+  raises those for a refused key, an unknown model and an unsupported response format; here
+  a server that could not be reached, or did not answer in time after every retry, before
+  any call succeeded becomes `JudgeNeverReachedError` or `JudgeNeverAnsweredError` (once the
+  judge has answered, losing it is left to the retries and to the count below).
 - When the last `threshold` calls all failed, the circuit opens: the failure that opened it
-  is fatal, and calls during `cooldown` seconds fail at once. After that one probe call goes
+  becomes a `JudgeCircuitOpenError` (which stops a run), and calls during `cooldown` seconds
+  fail at once. After that one probe call goes
   through again (what matters to a long-lived live scorer); so it does `cooldown` seconds
   after a fatal failure, in case the key or the server was fixed meanwhile.
 """
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from ...errors import (
     JudgeCircuitOpenError,
     JudgeError,
+    JudgeNeverAnsweredError,
+    JudgeNeverReachedError,
     JudgeTimeoutError,
     JudgeUnreachableError,
 )
@@ -75,7 +78,7 @@ class CircuitBreaker:
                 circuit.fatal, circuit.proven = None, False  # probe again
             else:
                 error = circuit.fatal
-                raise type(error)(error.message, request.step, fatal=True)
+                raise type(error)(error.message, request.step, parameter=error.parameter)
         if circuit.opened_at is not None:
             waited = time.monotonic() - circuit.opened_at
             if waited < self.cooldown:
@@ -83,7 +86,6 @@ class CircuitBreaker:
                     f"not calling {self.endpoint} for {self.cooldown - waited:.0f}s more: its last {self.threshold} calls "
                     f"all failed (the last: {circuit.last_error})",
                     request.step,
-                    fatal=True,
                 )
             circuit.opened_at = None  # half-open: this call is the probe
 
@@ -91,22 +93,31 @@ class CircuitBreaker:
         try:
             answer = await call_next(request)
         except JudgeError as error:
-            self._failed(circuit, error)
-            raise
+            counted = self._failed(circuit, error)
+            if counted is error:
+                raise
+            raise counted from error
         circuit.proven = True
         circuit.failures = 0
         return answer
 
-    def _failed(self, circuit: _Circuit, error: JudgeError) -> None:
+    def _failed(self, circuit: _Circuit, error: JudgeError) -> JudgeError:
+        """Counts a failure; the error to raise: `error`, or one of a kind that stops a run
+        when no call to this judge has succeeded yet or too many in a row failed."""
         circuit.failures += 1
         circuit.last_error = error.message
-        if isinstance(error, (JudgeUnreachableError, JudgeTimeoutError)) and not circuit.proven:
-            error.fatal = True
-        if error.fatal:
+        if not circuit.proven and not error.stops_run:
+            if isinstance(error, JudgeUnreachableError):
+                error = JudgeNeverReachedError(error.message, error.step, parameter=error.parameter)
+            elif isinstance(error, JudgeTimeoutError):
+                error = JudgeNeverAnsweredError(error.message, error.step, parameter=error.parameter)
+        if error.stops_run:
             circuit.fatal, circuit.fatal_at = error, time.monotonic()
         elif circuit.failures >= self.threshold:
-            error.fatal = True
-            error.message = f"stopped after {circuit.failures} judge calls in a row to {self.endpoint} failed; the last: {error.message}"
+            error = JudgeCircuitOpenError(
+                f"stopped after {circuit.failures} judge calls in a row to {self.endpoint} failed; the last: {error.message}", error.step
+            )
             circuit.opened_at = time.monotonic()
             circuit.proven = False
             circuit.failures = 0
+        return error

@@ -296,6 +296,11 @@ class CachedCalls:
         self.identity: dict[str, Any] = getattr(judge, "identity")
         self.model = judge.model
 
+    @property
+    def response_cache(self) -> ResponseCache:
+        """The cache this middleware keeps (what `Chain.response_cache` finds)."""
+        return self.cache
+
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         cache = self.cache
         key = cache_key(self.identity, request)

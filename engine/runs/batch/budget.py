@@ -23,17 +23,17 @@ def error_budget(max_errors: int | str | None, items: int) -> int:
     if isinstance(max_errors, str):
         found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", max_errors)
         if not found:
-            raise ConfigError(f"max_errors {max_errors!r}: expected a number of items (5) or a share of them (5%)")
+            raise ConfigError(f"the error budget {max_errors!r}: expected a number of items (5) or a share of them (5%)", parameter="max_errors")
         number, percent = float(found.group(1)), found.group(2)
         if percent:
             if number > 100:
-                raise ConfigError(f"max_errors {max_errors!r}: a share is at most 100%")
+                raise ConfigError(f"the error budget {max_errors!r}: a share is at most 100%", parameter="max_errors")
             return int(items * number / 100)
         if number != int(number):
-            raise ConfigError(f"max_errors {max_errors!r}: a number of items is a whole number")
+            raise ConfigError(f"the error budget {max_errors!r}: a number of items is a whole number", parameter="max_errors")
         return int(number)
     if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
-        raise ConfigError(f"max_errors must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}")
+        raise ConfigError(f"the error budget must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}", parameter="max_errors")
     return max_errors
 
 

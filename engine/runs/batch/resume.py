@@ -42,10 +42,7 @@ def check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, A
                 "model, mode or sampling)"
             )
     if differences:
-        raise ConfigError(
-            f"cannot resume run {run!r}: {'; '.join(differences)}. Start it over with --replace (replace=True), "
-            "or give a new --run name"
-        )
+        raise ConfigError(f"cannot resume run {run!r}: {'; '.join(differences)}. Give it a new name, or start it over", parameter="replace")
 
 
 async def saved_outcomes(

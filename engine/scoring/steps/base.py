@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...errors import ConfigError, DivisionByZero, ExpressionError
+from ...errors import ConfigError, DivisionByZero, ExpressionError, NotScorable
 from ...formatting import plain
 from ...judge import AsksJudge, JudgeAnswer, JudgeRequest, Sampling
 from ..answer_scope import answer_scope
@@ -163,6 +163,8 @@ class StepCall:
             raise  # this item's values made a count 0: the item's error, placed in the catalog
         except ExpressionError as exc:
             raise ConfigError(f"{self.scorer_id}: {exc}") from None
+        except NotScorable as exc:  # a function found the item lacks what it needs
+            raise NotScorable(f"{self.scorer_id}: {exc.message}", parameter=exc.parameter) from None
 
     async def ask(self, request: JudgeRequest, scope: Mapping[str, Any]) -> JudgeAnswer:
         """The judge's answer; its rules see `scope` (the earlier steps' results)."""

@@ -1,0 +1,111 @@
+"""Option groups: flags that several commands take together, declared once as a dataclass
+whose fields are the flags. `@flags(Group)` adds a group's flags to a command, and the
+command receives them as one value instead of a parameter each."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Optional, TypeVar, get_args, get_type_hints
+
+import typer
+from typer.models import OptionInfo
+
+from ..catalog import Catalog
+from ..scoring import AnyScorer
+from .common import AggregateOption, ModelOption, RetriesOption, ScorerOptions, TimeoutOption, finite, judge_choice, scorer_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _in_panel(hint: Any, panel: str) -> Any:
+    """An Annotated option shown under `panel` in the command's help."""
+    kind, *extras = get_args(hint)
+    placed = []
+    for extra in extras:
+        if isinstance(extra, OptionInfo) and extra.rich_help_panel is None:
+            extra = copy.copy(extra)
+            extra.rich_help_panel = panel
+        placed.append(extra)
+    return Annotated[(kind, *placed)]
+
+
+def flags(group: type[Any]) -> Callable[[F], F]:
+    """Give the command the fields of `group` (a dataclass of Annotated typer options) as
+    flags, shown together in its help under the group's `panel`; the command's parameter
+    annotated with `group` receives them as one value."""
+    hints = {name: _in_panel(hint, group.panel) for name, hint in get_type_hints(group, include_extras=True).items() if name != "panel"}
+    fields = dataclasses.fields(group)
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)  # typer reads the annotations as objects
+        (target,) = [name for name, hint in get_type_hints(command).items() if hint is group]
+        added = [inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, annotation=hints[field.name], default=field.default) for field in fields]
+        kept = [parameter for parameter in signature.parameters.values() if parameter.name != target]
+        clash = {parameter.name for parameter in kept} & {parameter.name for parameter in added}
+        assert not clash, f"{command.__name__} declares {clash} beside the group {group.__name__}"
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = group(**{field.name: kwargs.pop(field.name) for field in fields if field.name in kwargs})
+            return command(*args, **kwargs, **{target: values})
+
+        wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@dataclasses.dataclass(frozen=True)
+class ScorerSetup:
+    """How each scorer of a command is set up: its judge (or jury) and its options."""
+
+    panel: ClassVar[str] = "Judge and scorer options"
+
+    model: ModelOption = None
+    aggregate: AggregateOption = None
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None
+    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None
+    timeout: TimeoutOption = None
+    retries: RetriesOption = None
+    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None
+    tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None
+    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None
+    option: ScorerOptions = None
+
+    def create(self, catalog: Catalog, scorer_id: str, *, context: list[str] | None = None, **more: Any) -> AnyScorer:
+        """The scorer `scorer_id` of `catalog` with these flags (its `--option`s read against
+        its own option schema); `more` are further keywords of `Catalog.create`."""
+        options = scorer_options(self.option, context, catalog.plan(scorer_id).options_model, self.scale)
+        return catalog.create(
+            scorer_id, options=options, base_url=self.base_url, mode=self.mode, timeout=finite(self.timeout, "--timeout"),  # type: ignore[arg-type]
+            retries=self.retries, rpm=self.rpm, tpm=self.tpm, **judge_choice(self.model, self.aggregate), **more,
+        )  # fmt: skip
+
+    @property
+    def is_jury(self) -> bool:
+        return len(self.model or []) > 1
+
+    def resume_flags(self) -> dict[str, object]:
+        """The flags that set this up again, for the command that continues a run."""
+        return {
+            "--model": self.model, "--base-url": self.base_url, "--mode": self.mode, "--timeout": self.timeout,
+            "--retries": self.retries, "--scale": self.scale, "--option": self.option or [],
+        }  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """Which items of a data file a command scores."""
+
+    panel: ClassVar[str] = "Which items"
+
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N items")] = None
+    sample: Annotated[Optional[int], typer.Option(min=1, help="N items drawn at random (reproducible with --seed)")] = None
+    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0
+
+    def resume_flags(self) -> dict[str, object]:
+        return {"--limit": self.limit, "--sample": self.sample, "--seed": self.seed if self.sample is not None else None}
