@@ -119,7 +119,12 @@ def sweep(catalog: Catalog, scorer_id: str, config: list[str], tmp_path: Path, j
     if getattr(catalog.definition(scorer_id), "pairwise", False):  # judges two outputs: `scorers pairwise`, not run or eval
         pairs = tmp_path / "pairs.jsonl"
         pairs.write_text(json.dumps({"id": "p1", **given_fields(catalog, scorer_id), "outputs": {"a": "Paris.", "b": "It is Paris."}}) + "\n", encoding="utf-8")
-        for command in (["show", scorer_id], ["pairwise", str(pairs), "--scorer", scorer_id, "--store", str(tmp_path / "r.sqlite"), *options]):
+        given = field_flags(catalog, scorer_id, tmp_path) + options + ["--second-output", "It is Paris."]
+        for command in (
+            ["show", scorer_id],
+            ["preview", scorer_id, *given],
+            ["pairwise", str(pairs), "--scorer", scorer_id, "--store", str(tmp_path / "r.sqlite"), *options],
+        ):
             assert_clean(runner.invoke(app, [*command, *config]), " ".join(command))
         return
     given = field_flags(catalog, scorer_id, tmp_path) + options

@@ -13,9 +13,11 @@ import pytest
 from scripted import between, script_hallucination
 from typer.testing import CliRunner
 
-from engine import create_scorer, run_evals
+from engine import builtin_catalog, create_scorer, run_evals
+from engine.errors import ConfigError
 from engine.cli import app
 from engine.runs.pairwise import pairs_from_items, run_pairwise
+from engine.scoring.preview import preview
 from engine.store import SQLiteStore
 from engine.testing import JudgeServer, Request
 
@@ -109,3 +111,39 @@ def test_the_command_in_scorers_md_runs(judge: JudgeServer, tmp_path: Path, monk
     assert "4 pair(s) judged in both orders" in result.output and "inconsistent 4: A first: a, B first: b" in result.output
     prompt = judge.requests_for("PreferenceVerdict")[0].prompt
     assert "The better reply is shorter and still answers the question." in prompt
+
+
+def test_preview_shows_a_pairwise_scorers_prompts_given_the_second_output(tmp_path: Path) -> None:
+    second = tmp_path / "second.txt"
+    second.write_text("It is Paris, in France.", encoding="utf-8")
+    criteria = ["--option", "criteria=The more precise reply is better."]
+    shown = runner.invoke(app, ["preview", "preference", "--input", "Capital of France?", "--output", "Paris.", "--second-output", f"@{second}", *criteria])
+    assert shown.exit_code == 0, shown.output
+    assert "<response_1>\nParis.\n</response_1>" in shown.output and "<response_2>\nIt is Paris, in France.\n</response_2>" in shown.output
+    assert "The more precise reply is better." in shown.output
+
+    missing = runner.invoke(app, ["preview", "preference", "--input", "q", "--output", "Paris.", *criteria])
+    assert missing.exit_code == 2 and "cannot render" not in missing.output
+    assert missing.output.strip() == "error: preference judges two outputs: give the second with --second-output TEXT (or @file)"
+    one = runner.invoke(app, ["preview", "hallucination", "--output", "x", "--context", "c", "--second-output", "y"])
+    assert one.exit_code == 2 and "--second-output: hallucination judges one output" in one.output
+
+
+def test_run_and_eval_of_a_pairwise_scorer_point_to_scorers_pairwise(judge: JudgeServer, tmp_path: Path) -> None:
+    criteria = ["--option", "criteria=Shorter is better."]
+    ran = runner.invoke(app, ["run", "preference", "--input", "q", "--output", "Paris.", "--model", "openai/scripted", *criteria])
+    assert ran.exit_code == 2 and len(ran.output.strip().splitlines()) == 1
+    assert "preference judges two outputs: score them with `scorers pairwise DATA --scorer preference`" in ran.output
+    data = tmp_path / "items.jsonl"
+    data.write_text(json.dumps({"id": "1", "input": "q", "output": "Paris."}) + "\n", encoding="utf-8")
+    evaluated = runner.invoke(app, ["eval", str(data), "--scorer", "preference", "--model", "openai/scripted", "--store", str(tmp_path / "r.sqlite"), *criteria])
+    assert evaluated.exit_code == 2 and "cannot render" not in evaluated.output
+    assert "preference judges two outputs: run it with run_pairwise (`scorers pairwise DATA --scorer preference`)" in evaluated.output
+
+
+def test_the_library_preview_of_a_pairwise_scorer_asks_for_the_second_output() -> None:
+    plan = builtin_catalog().plan("preference")
+    with pytest.raises(ConfigError, match=r"preference judges two outputs: give the second as metadata=\{'second_output': \.\.\.\}"):
+        preview(plan, "Paris.", input="q", options={"criteria": "Shorter is better."})
+    shown = preview(plan, "Paris.", input="q", options={"criteria": "Shorter is better."}, metadata={"second_output": "It is Paris."})
+    assert "<response_2>\nIt is Paris.\n</response_2>" in shown.prompts[0].prompt

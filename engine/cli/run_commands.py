@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from ..formatting import to_json
 from ..scoring import RunInput, ScorerPlan
 from ..scoring.preview import preview
+from ..scoring.transcripts import assistant_text
 from .app import app, console, suggestion
 from .options import ScorerSetup, flags
 from .common import (
@@ -57,7 +58,13 @@ def run_scorer(
     as_json: JsonFlag = False,
 ) -> None:
     """Score one output and print the score and the reason."""
-    scorer_object = setup.create(catalog_from(config), scorer, context=context)
+    catalog = catalog_from(config)
+    if catalog.plan(scorer).pairwise:  # one order alone would carry the judge's position bias
+        raise ConfigError(
+            f"{scorer} judges two outputs: score them with `scorers pairwise DATA --scorer {scorer}` (each pair in both orders), "
+            f"or see its prompts with `scorers preview {scorer} --output ... --second-output ...`"
+        )
+    scorer_object = setup.create(catalog, scorer, context=context)
     given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
@@ -120,6 +127,9 @@ def preview_prompts(
     ground_truth: GroundTruthOption = None,
     turns: TurnsOption = None,
     expected_trajectory: ExpectedTrajectoryOption = None,
+    second_output: Annotated[
+        Optional[str], typer.Option(help="For a pairwise scorer: the output shown second; @file reads a file (a .json file may hold chat messages)")
+    ] = None,
     answer: Annotated[Optional[list[str]], typer.Option("--answer", help="STEP=ANSWER: the judge's answer for a step (JSON/YAML, or @file), to render the steps after it")] = None,
     metadata: MetadataOption = None,
     option: ScorerOptions = None,
@@ -130,9 +140,17 @@ def preview_prompts(
     catalog = catalog_from(config)
     options = scorer_options(option, context, catalog.plan(scorer).options_model)
     answers = _given_answers(answer or [], catalog.plan(scorer))
+    given_metadata = read_metadata(metadata)
+    if catalog.plan(scorer).pairwise:
+        if second_output is None:
+            raise ConfigError(f"{scorer} judges two outputs: give the second with --second-output TEXT (or @file)")
+        # The same text `scorers pairwise` gives the judge as the second output.
+        given_metadata = {**(given_metadata or {}), "second_output": assistant_text(read_value(second_output, transcript=True))}
+    elif second_output is not None:
+        raise ConfigError(f"--second-output: {scorer} judges one output; the flag is for a pairwise scorer (one with `pairwise: true`)")
     shown = preview(
         catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
-        ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=read_metadata(metadata),
+        ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=given_metadata,
         turns=_list_value(turns, "--turns"), expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
     )  # fmt: skip
     if as_json:

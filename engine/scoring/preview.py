@@ -79,7 +79,10 @@ def preview(
 ) -> Preview:
     """Render the scorer's prompts for one output. Steps run in order until one needs a judge
     answer that `answers` (step id -> answer) does not hold; with every answer given, the
-    preview also holds the score the scorer would compute."""
+    preview also holds the score the scorer would compute. A pairwise scorer's second output
+    is `metadata["second_output"]`, as `run_pairwise` gives it."""
+    if plan.pairwise and "second_output" not in (metadata or {}):
+        raise ConfigError(f"{plan.id} judges two outputs: give the second as metadata={{'second_output': ...}}")
     judge = GivenAnswers(answers or {})
     scorer = Scorer(plan, judge, dict(options or {}))
     try:

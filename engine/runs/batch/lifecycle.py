@@ -47,6 +47,8 @@ def check_scorers(scorers: Sequence[AnyScorer] | AnyScorer) -> list[AnyScorer]:
     for scorer in listed:
         if not isinstance(scorer, (Scorer, Jury)):
             raise ConfigError(f"scorers must be Scorer or Jury objects (create_scorer(...)), got {type(scorer).__name__}")
+        if scorer.plan.pairwise:  # its template needs the second output, which only a pair has
+            raise ConfigError(f"{scorer.id} judges two outputs: run it with run_pairwise (`scorers pairwise DATA --scorer {scorer.id}`)")
     ids = [scorer.id for scorer in listed]
     duplicated = sorted({scorer_id for scorer_id in ids if ids.count(scorer_id) > 1})
     if duplicated:
