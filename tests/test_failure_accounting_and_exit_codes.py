@@ -241,3 +241,21 @@ def test_an_item_without_output_is_not_scorable_for_scorers_that_need_one(judge:
     outcomes = result.items[0].results
     assert outcomes["hallucination"].outcome == "not_scorable" and "needs `output`" in (outcomes["hallucination"].not_scorable or "")
     assert result.counts.outcomes["error"] == 0 and result.status == "complete"
+
+
+def test_a_run_that_scored_nothing_fails_and_says_why(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    empty = write_items(tmp_path / "empty.jsonl", ["", ""])
+    shown = evaluate(empty, tmp_path / "r.sqlite", "--json")
+    assert shown.exit_code == 1  # type: ignore[attr-defined]
+    verdict = json.loads(shown.stdout)  # type: ignore[attr-defined]
+    assert verdict["passed"] is False and verdict["summary"]["hallucination"]["passed"] is False
+    assert "error: nothing was scored by hallucination: 2 not scorable, 0 errors" in shown.stderr  # type: ignore[attr-defined]
+    table = evaluate(empty, tmp_path / "r.sqlite", "--run", "again")
+    assert table.exit_code == 1 and "FAIL" in table.stdout  # type: ignore[attr-defined]
+
+    in_python = run_evals([{"id": "1", "input": "q", "output": "", "context": ["c"]}], create_hallucination_scorer())
+    assert in_python.passed is False and in_python.summary["hallucination"].nothing_scored() is not None
+    # Some items scored: the others not being scorable does not fail the run.
+    mixed = evaluate(write_items(tmp_path / "mixed.jsonl", ["ok", ""]), tmp_path / "r.sqlite", "--json")
+    assert mixed.exit_code == 0 and json.loads(mixed.stdout)["passed"] is True  # type: ignore[attr-defined]

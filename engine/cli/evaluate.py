@@ -398,12 +398,10 @@ def _verdict(result: EvalResult, resume: str) -> int:
     else:
         if result.stopped is not None:  # the budget: what is scored may look fine, the rest is not
             reasons.append(f"the run stopped before the end: {result.stopped}")
-        nothing_scored = [item.scorer_id for item in result.summary.values() if item.count == 0]
-        if nothing_scored:
-            reasons.append(f"nothing was scored by {', '.join(nothing_scored)}")
+        reasons += [reason for item in result.summary.values() if (reason := item.nothing_scored()) is not None]
         if result.counts.failed > result.max_errors:
             reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
-        failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False]
+        failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False and item.count]
         if failed_gates:
             reasons.append(f"threshold not met by {', '.join(failed_gates)}")
     if reasons:

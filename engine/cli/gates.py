@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult
+from ..runs.results import run_passed
 from ..runs.stats import GATES, Gate, gate_passed, mean_estimate
 from ..runs.tuning import Stability
 from .app import console
@@ -44,8 +45,7 @@ class GateScores:
             estimate = mean_estimate(self.scores.get(scorer_id, []))
             passed = item.count > 0 and gate_passed(estimate, item.threshold, item.direction, self.gate)
             summary[scorer_id] = item.model_copy(update={"gate": self.gate, "mean_interval": estimate, "passed": passed})
-        verdicts = [item.passed for item in summary.values() if item.passed is not None]
-        passed = all(verdicts) and result.counts.failed <= result.max_errors and result.stopped_by is None
+        passed = run_passed(summary, result.counts.failed, result.max_errors, stopped=result.stopped_by is not None or result.stopped is not None)
         return result.model_copy(update={"summary": summary, "passed": passed})
 
 

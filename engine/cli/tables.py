@@ -33,8 +33,8 @@ def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreS
     """Per scorer: direction, the mean over scored items, min, max, how many items were
     scored of all (coverage), errors, and items the scorer could not judge (when any); with
     `spreads`, the median, the 95th percentile and the pass rate beside the mean; with
-    thresholds, the verdict."""
-    with_thresholds = any(getattr(item, "threshold", None) is not None for item in stats)
+    thresholds, or a scorer that scored nothing (which fails the run), the verdict."""
+    with_thresholds = any(getattr(item, "threshold", None) is not None or getattr(item, "passed", None) is False for item in stats)
     with_unscorable = any(item.not_scorable for item in stats)
     spread_columns = ["p50", "p95", "pass"] if spreads is not None else []
     columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["not scorable"] if with_unscorable else [])

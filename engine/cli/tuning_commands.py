@@ -92,9 +92,9 @@ def _total(data: Data) -> int | None:
 
 def fail_when_nothing_scored(results: list[EvalResult], as_json: bool) -> None:
     """Exit 1 when a threshold failed or a scorer scored nothing, as `eval` does."""
-    silent = sorted({item.scorer_id for result in results for item in result.summary.values() if item.count == 0})
+    silent = [reason for result in results for item in result.summary.values() if (reason := item.nothing_scored()) is not None]
     if silent and not as_json:
-        errors.print(f"error: nothing was scored by {', '.join(silent)}", markup=False, highlight=False)
+        errors.print(f"error: {'; '.join(dict.fromkeys(silent))}", markup=False, highlight=False, soft_wrap=True)
     if silent or any(result.passed is False for result in results):
         raise typer.Exit(1)
 

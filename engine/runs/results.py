@@ -187,7 +187,9 @@ class JuryAgreement(BaseModel):
 
 class ScorerSummary(ScoreStats):
     threshold: float | None = None
-    passed: bool | None = Field(default=None, description="Mean within the threshold (None without one)")
+    passed: bool | None = Field(
+        default=None, description="Mean within the threshold (None without one); False when nothing was scored, threshold or not"
+    )
     gate: Literal["mean", "lower", "upper"] = Field(default="mean", description="What the threshold was compared with: the mean or a bound of its interval")
     mean_interval: FigureEstimate | None = Field(default=None, description="The mean's bootstrap 95% interval (when the gate is a bound of it)")
     agreement: Agreement | None = Field(default=None, description="Only when items carry `expected` scores")
@@ -197,6 +199,12 @@ class ScorerSummary(ScoreStats):
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens of the judge calls, re-asks included")
     cost_usd: float | None = Field(default=None, description="Estimated from the price table (None: the model has no price)")
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
+
+    def nothing_scored(self) -> str | None:
+        """Why this scorer fails the run with no score at all (None when it scored something)."""
+        if self.count:
+            return None
+        return f"nothing was scored by {self.scorer_id}: {self.not_scorable} not scorable, {self.errors} error{'' if self.errors == 1 else 's'}"
 
 
 def _no_outcomes() -> dict[Outcome, int]:
@@ -232,8 +240,15 @@ class EvalResult(BaseModel):
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
     passed: bool = Field(
         default=True,
-        description="Every threshold met, no more failed items than max_errors, and the run not stopped (by the judge or the budget): the CI verdict",
+        description="Every scorer scored at least one item and met its threshold, no more failed items than max_errors, "
+        "and the run not stopped (by the judge or the budget): the CI verdict",
     )
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")
+
+
+def run_passed(summary: dict[str, ScorerSummary], failed: int, max_errors: int, stopped: bool) -> bool:
+    """The CI verdict of a run: every scorer passed (scored something, and met its threshold
+    when it has one), no more failed items than allowed, and the run not stopped early."""
+    return all(item.passed is not False for item in summary.values()) and failed <= max_errors and not stopped

@@ -227,9 +227,10 @@ class Aggregate:
         direction = self.scorer.plan.direction
         mean = self.total / self.count if self.count else None
         passed: bool | None = None
-        if self.threshold is not None:
-            # No score at all cannot pass: a CI gate must not turn green on a dead judge.
-            passed = mean is not None and (mean <= self.threshold if direction == "lower_is_better" else mean >= self.threshold)
+        if mean is None:  # no score at all cannot pass: a CI run must not turn green on a dead judge or empty outputs
+            passed = False
+        elif self.threshold is not None:
+            passed = mean <= self.threshold if direction == "lower_is_better" else mean >= self.threshold
         return ScorerSummary(
             scorer_id=self.scorer.id,
             direction=direction,

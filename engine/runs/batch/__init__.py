@@ -8,7 +8,7 @@
         thresholds={"hallucination": 0.2},        # optional: a pass/fail verdict for CI
     )
     result.scores        # {"hallucination": 0.15}: the mean per scorer id
-    result.passed        # True / False (None without thresholds)
+    result.passed        # True / False: False when a threshold is not met or a scorer scored nothing
 
 One bound (`concurrency`) limits how many judge calls and target calls are in flight at
 once, over all items and scorers: an item waiting for a step's answer holds no slot, so
@@ -110,8 +110,8 @@ async def arun_evals(
     starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
     must be at most the value for lower-is-better scorers, at least it otherwise.
     `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
-    have: `passed` is True only when every threshold is met, the failed items are within
-    that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    have: `passed` is True only when every scorer scored at least one item and met its
+    threshold, the failed items are within that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).

@@ -19,7 +19,7 @@ from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
-from ..results import EvalResult
+from ..results import EvalResult, run_passed
 from ..shared import drive_shared
 from ..stats import flag_threshold, unpriced_models
 from ..targets import Target
@@ -290,7 +290,6 @@ class BatchRun:
         tally, cause = self.tally, self._stop()
         summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
         budget = error_budget(self.limits.max_errors, tally.counts.items)
-        verdicts = [item.passed for item in summary.values() if item.passed is not None]
         return EvalResult(
             run=self.name,
             store=store_location(self.store) if self.store is not None else None,
@@ -304,7 +303,7 @@ class BatchRun:
             max_errors=budget,
             items=tally.in_order(),
             # A run that did not score everything has not passed, whatever its means say.
-            passed=all(verdicts) and tally.counts.failed <= budget and cause is None and self.budget.stopped is None,
+            passed=run_passed(summary, tally.counts.failed, budget, stopped=cause is not None or self.budget.stopped is not None),
             duration_s=time.perf_counter() - self.clock,
             cost_usd=_total_cost(summary.values()),
             stopped=self.budget.stopped,
