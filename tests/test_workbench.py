@@ -209,8 +209,10 @@ def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_pa
     _edit(page, "pane-b", analyze, lambda text: text.replace("Claims ({{ preprocess.claims | length }})", "Claims ({{ preprocess.clams | length }})"))
     problem = page.locator("#problems .problem")
     problem.wait_for()
-    assert f"mine/{analyze}:20:" in problem.inner_text() and "clams" in problem.inner_text()
-    assert page.locator("#pane-b .gutter div.bad").get_attribute("data-line") == "20"
+    built_in = (ROOT / analyze).read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(built_in, 1) if "Claims ({{ preprocess.claims | length }})" in text)
+    assert f"mine/{analyze}:{line}:" in problem.inner_text() and "clams" in problem.inner_text()
+    assert page.locator("#pane-b .gutter div.bad").get_attribute("data-line") == str(line)
     _edit(page, "pane-b", analyze, lambda text: text.replace("preprocess.clams", "preprocess.claims"))
     page.wait_for_selector("#problems-title:text('Checks: no problems')")
     assert page.locator("#pane-b .gutter div.bad").count() == 0
@@ -395,7 +397,10 @@ def test_stopping_the_server_keeps_what_the_run_finished(workbench: Workbench, j
 
     from engine.testing import Reply
 
+    # Slow enough that the run is still going when the server stops: calls, not items, fill
+    # the concurrency bound, so every item's claims are asked at once.
     judge.on("Claims", lambda request: Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, delay=0.3))
+    judge.on("Reason", lambda request: Reply(answer={"reason": "scripted"}, delay=3.0))
     started = _request(workbench, "/api/run", {"scorer": "hallucination", "data": str(PAIRS), "size": 16, "seed": 6, "files": {}})[1]
     deadline = time.monotonic() + 60
     while _request(workbench, "/api/status", {})[1]["run"]["done"] < 2 and time.monotonic() < deadline:
