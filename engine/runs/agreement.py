@@ -75,15 +75,20 @@ def confusion_of(pairs: Sequence[tuple[bool, bool]]) -> Confusion:
     """(judge flags, human flags) pairs counted."""
     counts = Confusion()
     for judged, human in pairs:
-        if judged and human:
-            counts.true_positive += 1
-        elif judged:
-            counts.false_positive += 1
-        elif human:
-            counts.false_negative += 1
-        else:
-            counts.true_negative += 1
+        count_into(counts, judged, human)
     return counts
+
+
+def count_into(counts: Confusion, judged: bool, human: bool) -> None:
+    """One (judge flags, human flags) pair added to `counts`."""
+    if judged and human:
+        counts.true_positive += 1
+    elif judged:
+        counts.false_positive += 1
+    elif human:
+        counts.false_negative += 1
+    else:
+        counts.true_negative += 1
 
 
 def binary_figures(pairs: Sequence[tuple[bool, bool]]) -> Figures:
@@ -291,7 +296,7 @@ class AgreementStream:
         self.labelled += 1
         if isinstance(item.expected, bool):
             judged, human = flags(item.score, self.threshold, self.direction), item.expected
-            self._count(judged, human)
+            count_into(self.confusion, judged, human)
             self.binary_seen += 1
             self._keep(self.binary_sample, self.binary_seen, _code(judged, human))
             if judged != human:
@@ -302,17 +307,6 @@ class AgreementStream:
             self._keep(self.numeric_sample, self.moments.count, (item.score, expected))
             if item.score != item.expected:
                 self._disagree(item, abs(item.score - expected), None)
-
-    def _count(self, judged: bool, human: bool) -> None:
-        counts = self.confusion
-        if judged and human:
-            counts.true_positive += 1
-        elif judged:
-            counts.false_positive += 1
-        elif human:
-            counts.false_negative += 1
-        else:
-            counts.true_negative += 1
 
     def _keep(self, sample: list[Any], seen: int, value: Any) -> None:
         """Reservoir sampling: after `seen` items, each is in the sample with the same chance."""
