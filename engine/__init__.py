@@ -10,73 +10,170 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
-from .errors import (
-    AnswerCutOffError,
-    CatalogErrors,
-    ConfigError,
-    DataError,
-    InvalidAnswerError,
-    JudgeAuthenticationError,
-    JudgeCircuitOpenError,
-    JudgeError,
-    JudgeModelNotFoundError,
-    JudgeModeUnsupportedError,
-    JudgeNeverAnsweredError,
-    JudgeNeverReachedError,
-    JudgeRateLimitError,
-    JudgeRequestError,
-    JudgeServerError,
-    JudgeTimeoutError,
-    JudgeUnreachableError,
-    NotScorable,
-    RunInputError,
-    ScorerError,
-    StoreError,
-)
-from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
-from .runs import (
-    Agreement,
-    CallbackAlert,
-    ContentPolicy,
-    LogAlert,
-    Monitor,
-    WebhookAlert,
-    check_monitors,
-    load_monitors,
-    pairs_from_items,
-    pairs_from_runs,
-    rescore,
-    run_pairwise,
-    score_changes,
-    slack_webhook,
-    Comparison,
-    EvalItem,
-    EvalResult,
-    ItemResult,
-    LiveScorer,
-    LiveStats,
-    ScorerOutcome,
-    arun_batch_api,
-    arun_evals,
-    as_variant,
-    attach_scorers,
-    read_jsonl,
-    run_batch_api,
-    run_compare,
-    run_evals,
-    run_repeated,
-)
-from .scoring import AnyScorer, JudgeVerdict, Jury, Run, RunInput, Scorer, ScoreResult, StepRecord
-from .scoring.transcripts import (
-    assistant_text,
-    extract_tool_calls,
-    extract_tool_results,
-)
-from .runs.align import AlignResult, aalign, align
-from .store import ResultRecord, RunInfo, SQLiteStore, Store
+if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers list` needs few of them
+    from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
+    from .errors import (
+        AnswerCutOffError,
+        CatalogErrors,
+        ConfigError,
+        DataError,
+        InvalidAnswerError,
+        JudgeAuthenticationError,
+        JudgeCircuitOpenError,
+        JudgeError,
+        JudgeModelNotFoundError,
+        JudgeModeUnsupportedError,
+        JudgeNeverAnsweredError,
+        JudgeNeverReachedError,
+        JudgeRateLimitError,
+        JudgeRequestError,
+        JudgeServerError,
+        JudgeTimeoutError,
+        JudgeUnreachableError,
+        NotScorable,
+        RunInputError,
+        ScorerError,
+        StoreError,
+    )
+    from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
+    from .runs import (
+        Agreement,
+        CallbackAlert,
+        ContentPolicy,
+        LogAlert,
+        Monitor,
+        WebhookAlert,
+        check_monitors,
+        load_monitors,
+        pairs_from_items,
+        pairs_from_runs,
+        rescore,
+        run_pairwise,
+        score_changes,
+        slack_webhook,
+        Comparison,
+        EvalItem,
+        EvalResult,
+        ItemResult,
+        LiveScorer,
+        LiveStats,
+        ScorerOutcome,
+        arun_batch_api,
+        arun_evals,
+        as_variant,
+        attach_scorers,
+        read_jsonl,
+        run_batch_api,
+        run_compare,
+        run_evals,
+        run_repeated,
+    )
+    from .scoring import AnyScorer, JudgeVerdict, Jury, Run, RunInput, Scorer, ScoreResult, StepRecord
+    from .scoring.transcripts import (
+        assistant_text,
+        extract_tool_calls,
+        extract_tool_results,
+    )
+    from .runs.align import AlignResult, aalign, align
+    from .store import ResultRecord, RunInfo, SQLiteStore, Store
+
+_LAZY_EXPORTS: dict[str, str] = {
+    "Catalog": ".catalog",
+    "ScorerDefinition": ".catalog",
+    "builtin_catalog": ".catalog",
+    "load_scorers": ".catalog",
+    "AnswerCutOffError": ".errors",
+    "CatalogErrors": ".errors",
+    "ConfigError": ".errors",
+    "DataError": ".errors",
+    "InvalidAnswerError": ".errors",
+    "JudgeAuthenticationError": ".errors",
+    "JudgeCircuitOpenError": ".errors",
+    "JudgeError": ".errors",
+    "JudgeModelNotFoundError": ".errors",
+    "JudgeModeUnsupportedError": ".errors",
+    "JudgeNeverAnsweredError": ".errors",
+    "JudgeNeverReachedError": ".errors",
+    "JudgeRateLimitError": ".errors",
+    "JudgeRequestError": ".errors",
+    "JudgeServerError": ".errors",
+    "JudgeTimeoutError": ".errors",
+    "JudgeUnreachableError": ".errors",
+    "NotScorable": ".errors",
+    "RunInputError": ".errors",
+    "ScorerError": ".errors",
+    "StoreError": ".errors",
+    "JudgeConfig": ".judge",
+    "JudgeMiddleware": ".judge",
+    "JudgeRequest": ".judge",
+    "TokenUsage": ".judge",
+    "Agreement": ".runs",
+    "CallbackAlert": ".runs",
+    "ContentPolicy": ".runs",
+    "LogAlert": ".runs",
+    "Monitor": ".runs",
+    "WebhookAlert": ".runs",
+    "check_monitors": ".runs",
+    "load_monitors": ".runs",
+    "pairs_from_items": ".runs",
+    "pairs_from_runs": ".runs",
+    "rescore": ".runs",
+    "run_pairwise": ".runs",
+    "score_changes": ".runs",
+    "slack_webhook": ".runs",
+    "Comparison": ".runs",
+    "EvalItem": ".runs",
+    "EvalResult": ".runs",
+    "ItemResult": ".runs",
+    "LiveScorer": ".runs",
+    "LiveStats": ".runs",
+    "ScorerOutcome": ".runs",
+    "arun_batch_api": ".runs",
+    "arun_evals": ".runs",
+    "as_variant": ".runs",
+    "attach_scorers": ".runs",
+    "read_jsonl": ".runs",
+    "run_batch_api": ".runs",
+    "run_compare": ".runs",
+    "run_evals": ".runs",
+    "run_repeated": ".runs",
+    "AnyScorer": ".scoring",
+    "JudgeVerdict": ".scoring",
+    "Jury": ".scoring",
+    "Run": ".scoring",
+    "RunInput": ".scoring",
+    "Scorer": ".scoring",
+    "ScoreResult": ".scoring",
+    "StepRecord": ".scoring",
+    "assistant_text": ".scoring.transcripts",
+    "extract_tool_calls": ".scoring.transcripts",
+    "extract_tool_results": ".scoring.transcripts",
+    "AlignResult": ".runs.align",
+    "aalign": ".runs.align",
+    "align": ".runs.align",
+    "ResultRecord": ".store",
+    "RunInfo": ".store",
+    "SQLiteStore": ".store",
+    "Store": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first read, so that `import engine`
+    (and every `scorers` command) loads only the layers it uses."""
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})
 
 
 def create_scorer(
@@ -88,6 +185,8 @@ def create_scorer(
     """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode and
     middleware (wrappers of every judge call, e.g. a cache), and for a jury of judges
     models=[...], aggregate, threshold, margin."""
+    from .catalog import builtin_catalog
+
     return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
 
 

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import engine.catalog as catalog_module
+import engine.catalog.compile as compile_module
 from engine.catalog import check_catalog, verified
 from engine.cli import app
 
@@ -51,13 +52,13 @@ def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The catalogs compiled from now on (a host catalog compiled without the built-in
     scorers it offers is listed with `(own scorers)` after its name)."""
     compiled: list[Any] = []
-    real = catalog_module.compile_catalog
+    real = compile_module.compile_catalog  # read when a catalog is compiled, not when engine.catalog is imported
 
     def counting(source: Any, read: Any = None, with_inherited: bool = True) -> Any:
         compiled.append(source.path if with_inherited else (source.path, "(own scorers)"))
         return real(source, read, with_inherited)
 
-    monkeypatch.setattr(catalog_module, "compile_catalog", counting)
+    monkeypatch.setattr(compile_module, "compile_catalog", counting)
     return compiled
 
 

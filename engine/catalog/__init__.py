@@ -12,28 +12,18 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CatalogErrors, ConfigError
-from ..judge import (
-    JudgeConfig,
-    JudgeMiddleware,
-    NoJudge,
-    Provider,
-    ResponseCache,
-    StructuredMode,
-    connect,
-    resolve_judge,
-)
-from ..scoring import Aggregation, AnyScorer, Jury, Scorer
-from ..scoring.plan import ScorerPlan
 from . import verified
-from .compile import compile_catalog
-from .lints import catalog_warnings, threshold_off_scale
-from .monitors import Monitor, monitors_in
 from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
-from .templates import PromptTemplates
+
+if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compiled, not for a remembered `scorers list`
+    from ..judge import JudgeConfig, JudgeMiddleware, Provider, ResponseCache, StructuredMode
+    from ..scoring import Aggregation, AnyScorer, Scorer
+    from ..scoring.plan import ScorerPlan
+    from .monitors import Monitor
 
 
 class Catalog:
@@ -46,6 +36,9 @@ class Catalog:
         self.path = source.path
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
+        from .compile import compile_catalog
+        from .lints import catalog_warnings
+
         self._scorers = compile_catalog(source, self.files_read)
         #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
         self.warnings: list[ConfigError] = catalog_warnings(source, self._scorers)
@@ -78,6 +71,8 @@ class Catalog:
         if source is not None:
             path, line = locate(source.scorers, [scorer_id])
             found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
+        from .templates import PromptTemplates
+
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
             prompt, step_judge = getattr(step, "prompt", None), getattr(step, "judge", None)
@@ -145,6 +140,10 @@ class Catalog:
 
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
+        from ..judge import NoJudge, ResponseCache
+        from ..scoring import Jury, Scorer
+        from .lints import threshold_off_scale
+
         plan = self.plan(scorer_id)
         if max_input_chars is not None:
             if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
@@ -184,6 +183,9 @@ class Catalog:
         cache: ResponseCache | None,
         check_key: bool,
     ) -> Scorer:
+        from ..judge import connect, resolve_judge
+        from ..scoring import Scorer
+
         config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
         scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
         if check_key:
@@ -217,6 +219,8 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
 def catalog_monitors(source: CatalogSource) -> list[Monitor]:
     """The monitors a catalog file declares, checked against the scorers it offers."""
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
+    from .monitors import monitors_in
+
     return monitors_in(source.data, source.path, known)
 
 
@@ -260,6 +264,9 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         rows, files_read, warnings = summary(catalog), catalog.files_read, catalog.warnings
     else:
         files_read = set()
+        from .compile import compile_catalog
+        from .lints import catalog_warnings
+
         own_scorers = compile_catalog(source, files_read, with_inherited=False)
         warnings = catalog_warnings(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]

@@ -1,38 +1,11 @@
-"""The `scorers` command: a thin client of the public API. Each module adds its commands to
-the one Typer application."""
+"""The `scorers` command: a thin client of the public API. Each command module adds its
+commands to the one Typer application; the application imports a module when one of its
+commands is first used (`COMMAND_MODULES` in .app), so a command loads only what it needs."""
 
 from __future__ import annotations
 
-from . import (
-    align_command,
-    cache_commands,
-    catalog_commands,
-    evaluate,
-    judges_commands,
-    monitor_commands,
-    report_command,
-    rescore_commands,
-    results,
-    run_commands,
-    tuning_commands,
-    workbench_command,
-)
 from .app import app, finish
 
 finish(app)
 
-__all__ = [
-    "align_command",
-    "app",
-    "cache_commands",
-    "catalog_commands",
-    "evaluate",
-    "judges_commands",
-    "monitor_commands",
-    "report_command",
-    "rescore_commands",
-    "results",
-    "run_commands",
-    "tuning_commands",
-    "workbench_command",
-]
+__all__ = ["app"]

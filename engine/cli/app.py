@@ -5,12 +5,14 @@ no value placeholder after flags, and a did-you-mean for a misspelled command.""
 from __future__ import annotations
 
 import difflib
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.main import get_command_from_info, get_command_name, get_group_from_info
 
 
 #: The exit statuses every command follows; the README's table says the same (a test checks).
@@ -61,8 +63,59 @@ class Command(TyperCommand):
         return _labelled(super().get_params(ctx))
 
 
+#: The module that registers each command, in the order `scorers --help` lists them. A
+#: command's module, and the runs, store, align or workbench code it needs, is imported when
+#: the command is run (or listed by --help), so `scorers list` starts without the rest.
+#: tests/test_cli_lazy_commands.py checks the table against what the modules register.
+COMMAND_MODULES: dict[str, str] = {
+    "compare": "tuning_commands",
+    "calibrate": "tuning_commands",
+    "align": "align_command",
+    "list": "catalog_commands",
+    "show": "catalog_commands",
+    "init": "catalog_commands",
+    "schema": "catalog_commands",
+    "check": "catalog_commands",
+    "eval": "evaluate",
+    "judges": "judges_commands",
+    "results": "results",
+    "monitor": "monitor_commands",
+    "report": "report_command",
+    "rescore": "rescore_commands",
+    "pairwise": "rescore_commands",
+    "run": "run_commands",
+    "preview": "run_commands",
+    "workbench": "workbench_command",
+    "cache": "cache_commands",
+}
+
+
 class Group(TyperGroup):
-    """The command group: an unknown command gets the closest known one suggested."""
+    """The command group: commands load on first use (see COMMAND_MODULES), and an unknown
+    command gets the closest known one suggested."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMAND_MODULES)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in COMMAND_MODULES:
+            import_module(f"{__package__}.{COMMAND_MODULES[cmd_name]}")
+            self._add_registered()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def _add_registered(self) -> None:
+        """Add the commands registered on `app` since this group was built."""
+        finish(app)
+        for info in app.registered_commands:
+            name = info.name or get_command_name(info.callback.__name__ if info.callback else "")
+            if name not in self.commands:
+                self.add_command(get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode), name)
+        for group in app.registered_groups:
+            if group.name and group.name not in self.commands:
+                sub = get_group_from_info(group, pretty_exceptions_short=app.pretty_exceptions_short, suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
+                self.add_command(sub, group.name)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""

@@ -3,62 +3,148 @@ clients of the scorer and of the store, never second copies of either."""
 
 from __future__ import annotations
 
-from .batch import (
-    arun_evals,
-    check_scorers,
-    default_run_name,
-    error_budget,
-    run_evals,
-    where_item,
-)
-from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
-from .items import EvalItem, read_jsonl
-from .live import LiveScorer, attach_scorers
-from .live_content import ContentPolicy
-from .live_sampling import LiveStats
-from .monitors import (
-    Alert,
-    CallbackAlert,
-    LogAlert,
-    Monitor,
-    MonitorCheck,
-    WebhookAlert,
-    check_monitors,
-    load_monitors,
-    slack_webhook,
-)
-from .pairwise import PairwiseResult, arun_pairwise, pairs_from_items, pairs_from_runs, run_pairwise
-from .rescore import RescoreResult, ScoreChanges, arescore, rescore, score_changes
-from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
-from .results import (
-    Agreement,
-    BinaryAgreement,
-    Comparison,
-    Disagreement,
-    EvalError,
-    EvalResult,
-    FigureDelta,
-    FigureEstimate,
-    ItemResult,
-    JuryAgreement,
-    NumericAgreement,
-    ScorerOutcome,
-    ScorerSummary,
-    VerdictChange,
-)
-from .tuning import (
-    Calibration,
-    ComparedResult,
-    RepeatedResult,
-    Stability,
-    arun_compare,
-    arun_repeated,
-    as_variant,
-    calibration,
-    labelled_of,
-    run_compare,
-    run_repeated,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+
+if TYPE_CHECKING:  # read on first use (PEP 562), so importing one part loads only what it uses
+    from .batch import (
+        arun_evals,
+        check_scorers,
+        default_run_name,
+        error_budget,
+        run_evals,
+        where_item,
+    )
+    from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
+    from .items import EvalItem, read_jsonl
+    from .live import LiveScorer, attach_scorers
+    from .live_content import ContentPolicy
+    from .live_sampling import LiveStats
+    from .monitors import (
+        Alert,
+        CallbackAlert,
+        LogAlert,
+        Monitor,
+        MonitorCheck,
+        WebhookAlert,
+        check_monitors,
+        load_monitors,
+        slack_webhook,
+    )
+    from .pairwise import PairwiseResult, arun_pairwise, pairs_from_items, pairs_from_runs, run_pairwise
+    from .rescore import RescoreResult, ScoreChanges, arescore, rescore, score_changes
+    from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
+    from .results import (
+        Agreement,
+        BinaryAgreement,
+        Comparison,
+        Disagreement,
+        EvalError,
+        EvalResult,
+        FigureDelta,
+        FigureEstimate,
+        ItemResult,
+        JuryAgreement,
+        NumericAgreement,
+        ScorerOutcome,
+        ScorerSummary,
+        VerdictChange,
+    )
+    from .tuning import (
+        Calibration,
+        ComparedResult,
+        RepeatedResult,
+        Stability,
+        arun_compare,
+        arun_repeated,
+        as_variant,
+        calibration,
+        labelled_of,
+        run_compare,
+        run_repeated,
+    )
+
+_LAZY_EXPORTS: dict[str, str] = {
+    "arun_evals": ".batch",
+    "check_scorers": ".batch",
+    "default_run_name": ".batch",
+    "error_budget": ".batch",
+    "run_evals": ".batch",
+    "where_item": ".batch",
+    "Estimate": ".estimate",
+    "ScorerEstimate": ".estimate",
+    "aestimate_evals": ".estimate",
+    "estimate_evals": ".estimate",
+    "EvalItem": ".items",
+    "read_jsonl": ".items",
+    "LiveScorer": ".live",
+    "attach_scorers": ".live",
+    "ContentPolicy": ".live_content",
+    "LiveStats": ".live_sampling",
+    "Alert": ".monitors",
+    "CallbackAlert": ".monitors",
+    "LogAlert": ".monitors",
+    "Monitor": ".monitors",
+    "MonitorCheck": ".monitors",
+    "WebhookAlert": ".monitors",
+    "check_monitors": ".monitors",
+    "load_monitors": ".monitors",
+    "slack_webhook": ".monitors",
+    "PairwiseResult": ".pairwise",
+    "arun_pairwise": ".pairwise",
+    "pairs_from_items": ".pairwise",
+    "pairs_from_runs": ".pairwise",
+    "run_pairwise": ".pairwise",
+    "RescoreResult": ".rescore",
+    "ScoreChanges": ".rescore",
+    "arescore": ".rescore",
+    "rescore": ".rescore",
+    "score_changes": ".rescore",
+    "BatchProgress": ".openai_batch",
+    "arun_batch_api": ".openai_batch",
+    "run_batch_api": ".openai_batch",
+    "Agreement": ".results",
+    "BinaryAgreement": ".results",
+    "Comparison": ".results",
+    "Disagreement": ".results",
+    "EvalError": ".results",
+    "EvalResult": ".results",
+    "FigureDelta": ".results",
+    "FigureEstimate": ".results",
+    "ItemResult": ".results",
+    "JuryAgreement": ".results",
+    "NumericAgreement": ".results",
+    "ScorerOutcome": ".results",
+    "ScorerSummary": ".results",
+    "VerdictChange": ".results",
+    "Calibration": ".tuning",
+    "ComparedResult": ".tuning",
+    "RepeatedResult": ".tuning",
+    "Stability": ".tuning",
+    "arun_compare": ".tuning",
+    "arun_repeated": ".tuning",
+    "as_variant": ".tuning",
+    "calibration": ".tuning",
+    "labelled_of": ".tuning",
+    "run_compare": ".tuning",
+    "run_repeated": ".tuning",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first read."""
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})
+
 
 __all__ = [
     "Alert",

@@ -1,0 +1,71 @@
+"""`scorers` imports a command's module when the command is used: the table naming each
+command's module must match what the modules register, and `scorers list` must not load
+the run, store, align or workbench code it does not need (that is its start-up time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from engine.cli import app
+
+
+def fresh_python(code: str, cache: Path) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, check=True, env={"XDG_CACHE_HOME": str(cache), "PATH": ""},
+    )  # fmt: skip
+    return result.stdout
+
+
+def test_the_command_table_names_every_registered_command_and_its_module(tmp_path: Path) -> None:
+    found = json.loads(
+        fresh_python(
+            """
+            import importlib, json, sys
+            import engine.cli
+            from typer.main import get_command_name
+            application = sys.modules["engine.cli.app"]
+            for module in set(application.COMMAND_MODULES.values()):
+                importlib.import_module("engine.cli." + module)
+            registered = {info.name or get_command_name(info.callback.__name__): info.callback.__module__ for info in application.app.registered_commands}
+            registered |= {group.name: group.typer_instance.registered_commands[0].callback.__module__ for group in application.app.registered_groups}
+            print(json.dumps({"table": {name: "engine.cli." + module for name, module in application.COMMAND_MODULES.items()}, "registered": registered}))
+            """,
+            tmp_path,
+        )
+    )
+    assert found["table"] == found["registered"]
+
+
+def test_scorers_list_loads_neither_runs_nor_store_nor_workbench(tmp_path: Path) -> None:
+    loaded = json.loads(
+        fresh_python(
+            """
+            import json, sys
+            from typer.testing import CliRunner
+            from engine.cli import app
+            result = CliRunner().invoke(app, ["list"])
+            assert result.exit_code == 0, result.output
+            print(json.dumps(sorted(sys.modules)))
+            """,
+            tmp_path,
+        )
+    )
+    heavy = [name for name in loaded if name.startswith(("engine.runs.batch", "engine.runs.align", "engine.store", "engine.workbench", "engine.report"))]
+    assert heavy == []
+
+
+def test_every_command_is_listed_in_help_and_runs_from_a_fresh_group() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("list", "check", "eval", "results", "align", "workbench", "pairwise", "cache"):
+        assert command in result.output
+    assert CliRunner().invoke(app, ["cache", "--help"]).exit_code == 0
+    misspelled = CliRunner().invoke(app, ["pairwyse"])
+    assert misspelled.exit_code == 2 and "did you mean 'pairwise'" in misspelled.output
