@@ -138,6 +138,7 @@ def create_app(settings: Settings) -> Starlette:
         "state": Session.state, "scorer": Session.scorer, "check": Session.check, "items": Session.items,
         "preview": Session.preview, "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
+        "aligned": Session.aligned, "accept": Session.accept,
     }  # fmt: skip
     async_routes: dict[str, Handler] = {"estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save}
     routes: list[BaseRoute] = [Route("/", page)]

@@ -15,10 +15,11 @@ from ..runs.stored import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration
 from ..scoring import AnyScorer
 from ..scoring.preview import preview
+from .aligned import accept_edits, aligned_variants
 from .datasets import DataItem, example_sets, read_items, stratified_sample
 from .runner import Runner, Sample
 from .thresholds import set_threshold
-from .workspace import EditorFile, Workspace
+from .workspace import NEW_CATALOG, EditorFile, Workspace
 
 
 def _text(body: dict[str, Any], name: str) -> str:
@@ -247,6 +248,22 @@ class Session:
         }  # fmt: skip
         progress = self.runner.start(scorer, sample, name=f"workbench-{scorer_id}-v{version}", meta=meta, kind="version")
         return {"written": written, "version": version, "run": progress.as_json()}
+
+    def aligned(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The aligned variants of the scorer found under the catalog folder, as align wrote them."""
+        return {"variants": aligned_variants(self.workspace, _text(body, "scorer"))}
+
+    def accept(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The page's edits with an aligned variant's changes brought in, and their diff
+        against what is saved; nothing is written until Save (which records the version)."""
+        scorer_id, folder = _text(body, "scorer"), _text(body, "folder")
+        edits = _edits(body)
+        catalog_text = edits.get(self.workspace.catalog_name) or self.workspace.saved_files().get(self.workspace.catalog_name) or NEW_CATALOG
+        made_own = self.variant({"scorer": scorer_id, "text": catalog_text})["text"]
+        files = {**edits, **accept_edits(self.workspace, folder, scorer_id, catalog_text, made_own)}
+        catalog, _ = self._catalog(files)  # a variant that does not load here is not offered
+        catalog.definition(scorer_id)
+        return {"files": files, "changes": self.workspace.diff(files), "catalog": str(self.workspace.folder)}
 
     def calibrate(self, body: dict[str, Any]) -> dict[str, Any]:
         """The threshold that agrees best with the labels on a run (`scorers calibrate`'s

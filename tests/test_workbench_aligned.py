@@ -1,0 +1,96 @@
+"""An aligned variant in the workbench: `scorers align -o` run into the catalog folder leaves a
+variant there; the workbench lists it for its scorer with align's own figures and diff, and
+Accept brings its changes into the catalog through the usual Save (diff first, version kept)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from test_workbench import PAIRS, _request, _wait, workbench  # noqa: F401 (the fixture)
+
+from engine import load_scorers
+from engine.catalog import builtin_catalog
+from engine.runs.align.results import AlignResult, SplitSizes
+from engine.runs.align.variants import Change, Workshop
+from engine.runs.align.write import write_variant
+from engine.runs.results import Comparison, FigureDelta, FigureEstimate, VerdictChange
+from engine.workbench.server import Workbench
+
+SENTENCE = "A claim the context does not state outright is a hallucination."
+
+
+def _aligned(folder: Path, tmp_path: Path) -> str:
+    """A variant of the built-in hallucination scorer written by align's own writer: its
+    judging template with one sentence more, and a calibrated threshold."""
+    workshop = Workshop(builtin_catalog(), "hallucination", {}, tmp_path / "candidates")
+    _, source = workshop.step_template()
+    change = Change(template=source.replace("Decide,", f"{SENTENCE}\nDecide,", 1), threshold=0.4)
+    kappa = FigureDelta(name="kappa", title="Cohen's kappa", baseline=0.41, variant=0.73, delta=FigureEstimate(value=0.32, low=0.12, high=0.5), improved=True, beyond_noise=True)
+    test = Comparison(baseline="before", variant="after", items=30, figures=[kappa], fixed=[VerdictChange(item_id="subtle-3", expected=True, baseline_score=0.0, variant_score=1.0)])
+    result = AlignResult(
+        scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=50, dev=30, test=30), baseline_dev=0.4, baseline_threshold=0.5,
+        chosen=["instructions: a claim not stated outright counts"], threshold=0.4, test=test, accepted=True, verdict="Accepted: kappa 0.41 -> 0.73.",
+    )  # fmt: skip
+    write_variant(workshop, change, result, folder)
+    return change.template or ""
+
+
+def test_an_aligned_variant_is_listed_with_align_s_figures_and_accepted_through_save(workbench: Workbench, tmp_path: Path) -> None:
+    template = _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
+    status, found = _request(workbench, "/api/aligned", {"scorer": "hallucination"})
+    assert status == 200, found
+    [variant] = found["variants"]
+    assert variant["folder"] == "variants/aligned" and variant["verdict"] == "Accepted: kappa 0.41 -> 0.73."
+    [kappa] = variant["test"]["figures"]
+    assert (kappa["baseline"], kappa["variant"], kappa["delta"]) == (0.41, 0.73, {"value": 0.32, "low": 0.12, "high": 0.5})
+    assert f"+{SENTENCE}" in variant["diff"] and variant["threshold"] == 0.4
+    assert _request(workbench, "/api/aligned", {"scorer": "faithfulness"})[1] == {"variants": []}
+
+    body = {"scorer": "hallucination", "folder": "variants/aligned", "files": {}}
+    status, accepted = _request(workbench, "/api/accept", body)
+    assert status == 200, accepted
+    assert not (tmp_path / "mine" / "scorers.yaml").exists()  # shown, not written, until Save
+    assert [change["path"] for change in accepted["changes"]] == ["scorers.yaml", "prompts/aligned/hallucination/analyze.j2"]
+    assert f"+{SENTENCE}" in accepted["changes"][1]["diff"]
+
+    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"]})
+    assert status == 200, saved
+    assert saved["version"] == 1 and _wait(workbench)["status"] == "complete"
+    catalog = load_scorers(tmp_path / "mine" / "scorers.yaml")
+    assert catalog.definition("hallucination").threshold == 0.4
+    assert (tmp_path / "mine" / "prompts" / "aligned" / "hallucination" / "analyze.j2").read_text(encoding="utf-8") == template
+    entry = yaml.safe_load((tmp_path / "mine" / "scorers.yaml").read_text(encoding="utf-8"))["scorers"]["hallucination"]
+    assert entry["extends"] == "hallucination" and entry["steps"][0]["prompt"] == "aligned/hallucination/analyze.j2"
+
+
+def test_a_variant_of_the_built_in_scorer_is_not_accepted_over_the_catalog_s_own(workbench: Workbench, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "scorers.yaml").write_text("# my own\nprompts: prompts\nscorers:\n  hallucination:\n    extends: hallucination\n    threshold: 0.2\n", encoding="utf-8")
+    _aligned(mine / "aligned", tmp_path)
+    status, refused = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
+    assert status == 400
+    assert refused["error"].startswith("aligned: aligned from the built-in hallucination, but this catalog writes its own hallucination")
+    status, refused = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "../elsewhere", "files": {}})
+    assert status == 400 and refused["error"].startswith("../elsewhere: no aligned variant there")
+
+
+def test_a_variant_of_the_catalog_s_own_scorer_replaces_its_entry_and_keeps_the_rest_of_the_file(workbench: Workbench, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    own = "# my own\nprompts: prompts\nscorers:\n  hallucination:  # tuned by hand\n    extends: hallucination\n    threshold: 0.2\n\n# the end\n"
+    (mine / "scorers.yaml").write_text(own, encoding="utf-8")
+    workshop = Workshop(load_scorers(mine / "scorers.yaml"), "hallucination", {}, tmp_path / "candidates")
+    _, source = workshop.step_template()
+    result = AlignResult(
+        scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=1, dev=1, test=1), baseline_dev=0.4, baseline_threshold=0.2,
+        chosen=["instructions"], test=Comparison(baseline="a", variant="b", items=1), accepted=True, verdict="Accepted.",
+    )  # fmt: skip
+    write_variant(workshop, Change(template=source.replace("Decide,", f"{SENTENCE}\nDecide,", 1)), result, mine / "aligned")
+    status, accepted = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
+    assert status == 200, accepted
+    text = accepted["files"]["scorers.yaml"]
+    assert text.startswith("# my own\nprompts: prompts\nscorers:\n  hallucination:\n") and text.endswith("\n\n# the end\n")
+    entry = yaml.safe_load(text)["scorers"]["hallucination"]
+    assert entry["threshold"] == 0.2 and entry["steps"][-1]["prompt"] == "aligned/hallucination/analyze.j2"
