@@ -5,9 +5,12 @@ Accept brings its changes into the catalog through the usual Save (diff first, v
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import yaml
-from test_workbench import PAIRS, _request, _wait, workbench  # noqa: F401 (the fixture)
+from test_workbench import PAIRS, _request, _wait, browser, workbench  # noqa: F401 (the fixtures)
 
 from engine import load_scorers
 from engine.catalog import builtin_catalog
@@ -94,3 +97,25 @@ def test_a_variant_of_the_catalog_s_own_scorer_replaces_its_entry_and_keeps_the_
     assert text.startswith("# my own\nprompts: prompts\nscorers:\n  hallucination:\n") and text.endswith("\n\n# the end\n")
     entry = yaml.safe_load(text)["scorers"]["hallucination"]
     assert entry["threshold"] == 0.2 and "aligned/hallucination/analyze.j2" in [step.get("prompt") for step in entry["steps"]]
+
+
+@pytest.mark.slow
+def test_accept_in_the_page_shows_the_diff_then_saves(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+    template = _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(workbench.url)
+    page.select_option("#scorer", "hallucination")
+    page.click("#tab-versions")
+    variant = page.locator("#aligned section[data-folder='variants/aligned']")
+    assert "Accepted: kappa 0.41 -> 0.73." in variant.inner_text() and "0.12 to 0.5" in variant.inner_text()
+    variant.get_by_role("button").click()
+    page.wait_for_selector("#save-dialog[open]")
+    assert f"+{SENTENCE}" in page.locator("#diffs").inner_text()
+    assert not (tmp_path / "mine" / "scorers.yaml").exists()
+    page.click("#save-confirm")
+    page.wait_for_function("document.querySelector('#progress-text').textContent.includes('recording version 1')")
+    assert (tmp_path / "mine" / "prompts" / "aligned" / "hallucination" / "analyze.j2").read_text(encoding="utf-8") == template
+    assert errors == []

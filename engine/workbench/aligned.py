@@ -47,7 +47,7 @@ def variant_folders(workspace: Workspace) -> list[Path]:
 
 def aligned_variants(workspace: Workspace, scorer_id: str) -> list[dict[str, Any]]:
     """Each aligned variant of `scorer_id` under the catalog folder, as align reported it."""
-    found = []
+    found: list[dict[str, Any]] = []
     for folder in variant_folders(workspace):
         try:
             result = _read_result(folder)

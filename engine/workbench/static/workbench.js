@@ -125,6 +125,7 @@ async function pickScorer(scorerId) {
   }
   await pickData();
   renderVersions();
+  renderAligned();
 }
 
 async function pickData() {
@@ -551,6 +552,40 @@ async function renderVersions() {
     el("td", {}, version.f1 ? figure(version.f1.value) : "-", el("br"), el("small", {text: version.f1 ? interval(version.f1) : ""})),
     el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}))));
   if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 6, text: "No saved version yet."})));
+}
+
+// Aligned variants: align's figures and diff as it wrote them; Accept puts the variant's files
+// in the editors and opens the Save dialog (its diff first; Save writes and records a version).
+async function renderAligned() {
+  if (!state.scorer) return;
+  const found = await api("aligned", {scorer: state.scorer});
+  if (!found.variants.length) { $("#aligned").replaceChildren(el("p", {class: "muted", text: "None for this scorer."})); return; }
+  $("#aligned").replaceChildren(...found.variants.map((variant) => {
+    if (variant.error) return el("p", {class: "muted", text: variant.error});
+    const rows = (variant.test ? variant.test.figures : []).map((row) => el("tr", {},
+      el("th", {scope: "row", text: row.title}), el("td", {text: figure(row.baseline)}), el("td", {text: figure(row.variant)}),
+      el("td", {text: signed(row.delta.value)}), el("td", {text: interval(row.delta)})));
+    const accept = el("button", {type: "button", text: `Accept ${variant.folder}…`});
+    accept.addEventListener("click", async () => {
+      try {
+        const made = await api("accept", {scorer: state.scorer, folder: variant.folder, files: edits()});
+        for (const [path, text] of Object.entries(made.files)) {
+          if (!state.files[path]) {
+            state.files[path] = {path, role: "template", origin: "yours", shown_from: path, text, language: path.endsWith(".j2") ? "jinja" : path.endsWith(".yaml") ? "yaml" : "text"};
+            state.order.push(path);
+          }
+          state.files[path].text = text;
+        }
+        showFile($("#pane-a"), state.catalogName);
+        $("#save").click();
+      } catch (error) { notice(error.message); }
+    });
+    return el("section", {class: "aligned-variant", "data-folder": variant.folder},
+      el("h4", {text: variant.folder}), el("p", {text: variant.verdict}),
+      el("table", {class: "figures"}, el("thead", {}, el("tr", {}, ...["figure", "before", "after", "change", "95% interval"].map((name) => el("th", {scope: "col", text: name})))), el("tbody", {}, ...rows)),
+      el("pre", {}, ...variant.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))),
+      accept);
+  }));
 }
 
 init().catch((error) => notice(error.message));
