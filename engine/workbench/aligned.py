@@ -41,8 +41,11 @@ def _aligned_diff(folder: Path) -> str:
 
 
 def variant_folders(workspace: Workspace) -> list[Path]:
-    """The folders below the catalog folder that hold an align.json and a scorers.yaml."""
-    return sorted(path.parent for path in workspace.folder.rglob("align.json") if (path.parent / "scorers.yaml").is_file())
+    """The folders one or two levels below the catalog folder (`aligned/`, `variants/aligned/`)
+    that hold an align.json and a scorers.yaml; not deeper, so a catalog folder that is a
+    whole repository is not walked through."""
+    found = [*workspace.folder.glob("*/align.json"), *workspace.folder.glob("*/*/align.json")]
+    return sorted(path.parent.resolve() for path in found if (path.parent / "scorers.yaml").is_file())
 
 
 def aligned_variants(workspace: Workspace, scorer_id: str) -> list[dict[str, Any]]:
