@@ -120,7 +120,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "load_monitors": ".runs",
     "pairs_from_items": ".runs",
     "pairs_from_runs": ".runs",
-    "rescore": ".runs",
+    "rescore": ".runs.rescoring",
     "run_pairwise": ".runs",
     "score_changes": ".runs",
     "slack_webhook": ".runs",

@@ -69,3 +69,21 @@ def test_every_command_is_listed_in_help_and_runs_from_a_fresh_group() -> None:
     assert CliRunner().invoke(app, ["cache", "--help"]).exit_code == 0
     misspelled = CliRunner().invoke(app, ["pairwyse"])
     assert misspelled.exit_code == 2 and "did you mean 'pairwise'" in misspelled.output
+
+
+def test_every_public_name_is_what_it_names_whatever_was_imported_before() -> None:
+    """A lazily exported name is never shadowed by a submodule of the same name, which the
+    import system binds on its parent package (`from engine import rescore` once gave the
+    module, not the function, after the CLI had imported it)."""
+    probe = (
+        "import importlib, pkgutil, types, engine, engine.runs\n"
+        "for found in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
+        "    if not found.name.startswith(('engine.workbench', 'engine.ray', 'engine.pytest_plugin')):\n"
+        "        importlib.import_module(found.name)\n"
+        "for package in (engine, engine.runs):\n"
+        "    for name in package.__all__:\n"
+        "        assert not isinstance(getattr(package, name), types.ModuleType), f'{package.__name__}.{name} is a module'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..runs.rescore import ScoreChanges, score_changes
+from ..runs.rescoring import ScoreChanges, score_changes
 from ..runs.stored import existing_run
 from ..store import Store
 from .tables import figure

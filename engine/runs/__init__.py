@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # read on first use (PEP 562), so importing one part loads on
         slack_webhook,
     )
     from .pairwise import PairwiseResult, arun_pairwise, pairs_from_items, pairs_from_runs, run_pairwise
-    from .rescore import RescoreResult, ScoreChanges, arescore, rescore, score_changes
+    from .rescoring import RescoreResult, ScoreChanges, arescore, rescore, score_changes
     from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
     from .results import (
         Agreement,
@@ -96,11 +96,11 @@ _LAZY_EXPORTS: dict[str, str] = {
     "pairs_from_items": ".pairwise",
     "pairs_from_runs": ".pairwise",
     "run_pairwise": ".pairwise",
-    "RescoreResult": ".rescore",
-    "ScoreChanges": ".rescore",
-    "arescore": ".rescore",
-    "rescore": ".rescore",
-    "score_changes": ".rescore",
+    "RescoreResult": ".rescoring",
+    "ScoreChanges": ".rescoring",
+    "arescore": ".rescoring",
+    "rescore": ".rescoring",
+    "score_changes": ".rescoring",
     "BatchProgress": ".openai_batch",
     "arun_batch_api": ".openai_batch",
     "run_batch_api": ".openai_batch",
