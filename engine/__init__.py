@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers list` needs few of them
     from .catalog import Catalog, ScorerDefinition, builtin_catalog, load_scorers
@@ -161,19 +162,7 @@ _LAZY_EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first read, so that `import engine`
-    (and every `scorers` command) loads only the layers it uses."""
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
 
 def create_scorer(

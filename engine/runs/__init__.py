@@ -3,8 +3,9 @@ clients of the scorer and of the store, never second copies of either."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 
 if TYPE_CHECKING:  # read on first use (PEP 562), so importing one part loads only what it uses
@@ -132,18 +133,7 @@ _LAZY_EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first read."""
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
 
 __all__ = [
