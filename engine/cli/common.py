@@ -311,6 +311,11 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
     return {"models": models, "aggregate": aggregate}
 
 
+#: How many judge calls a batch run keeps in flight (over all its items).
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
+NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
+
+
 DEFAULT_STORE = str(Path(".scorers") / "results.sqlite")
 StoreOption = Annotated[
     str,

@@ -23,6 +23,8 @@ from .common import (
     JsonFlag,
     ModelOption,
     ScorerOptions,
+    ConcurrencyOption,
+    NoCacheFlag,
     StoreOption,
     catalog_from,
     judge_choice,
@@ -33,8 +35,7 @@ from .common import (
 from .results import _open_existing
 from .tables import figure, summary_table
 
-ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judgements in flight at once")]
-NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
+PairsInFlightOption = Annotated[int, typer.Option(min=1, help="Judgements in flight at once")]
 
 
 @app.command("rescore")
@@ -110,7 +111,7 @@ def pairwise_command(
     option: ScorerOptions = None,
     store: StoreOption = DEFAULT_STORE,
     save: Annotated[Optional[str], typer.Option("--as", help="Save the verdicts as this run of --store")] = None,
-    concurrency: ConcurrencyOption = 4,
+    concurrency: PairsInFlightOption = 4,
     as_json: JsonFlag = False,
 ) -> None:
     """Which of two outputs per input is better: each pair judged in both orders, win rates

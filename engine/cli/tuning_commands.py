@@ -42,7 +42,9 @@ from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
+    ConcurrencyOption,
     JsonFlag,
+    NoCacheFlag,
     StoreOption,
     count_items,
     one_line_errors,
@@ -53,8 +55,6 @@ from .common import (
 from .gates import consistency_table
 from .tables import figure, summary_table
 
-ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
-NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 
 
