@@ -128,7 +128,7 @@ def accept_edits(workspace: Workspace, folder_name: str, scorer_id: str, catalog
     if result.threshold is not None:
         text = set_threshold(text, scorer_id, result.threshold)
     edits = {workspace.catalog_name: text}
-    prompts, schemas = workspace._folders()
+    prompts, schemas = workspace.file_folders()
     for kind, own in (("prompts", prompts), ("schemas", schemas)):
         root = folder / kind
         for path in sorted(root.rglob("*")) if root.is_dir() else []:

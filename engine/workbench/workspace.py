@@ -133,7 +133,7 @@ class Workspace:
         except ValueError:
             return str(path)
 
-    def _folders(self) -> tuple[str, str]:
+    def file_folders(self) -> tuple[str, str]:
         """The catalog's prompt and schema folders, relative to it (as it names them)."""
         try:
             loaded = yaml.safe_load(self.catalog_file.read_text(encoding="utf-8")) if self.catalog_file.is_file() else {}
@@ -160,7 +160,7 @@ class Workspace:
         files: dict[str, str] = {}
         if self.catalog_file.is_file():
             files[self.catalog_name] = self.catalog_file.read_text(encoding="utf-8")
-        for folder in self._folders():
+        for folder in self.file_folders():
             root = self.folder / folder
             if not root.is_dir():
                 continue
@@ -226,7 +226,7 @@ class Workspace:
         file, then each template and schema once. A built-in file is shown with the path
         in the catalog folder where an edit of it is written."""
         root = draft.parent.resolve()
-        prompts, schemas = self._folders()
+        prompts, schemas = self.file_folders()
         builtin_prompts, builtin_schemas = self.builtin_folder / "prompts", self.builtin_folder / "schemas"
         files = [EditorFile(self.catalog_name, "catalog", "yours", self.shown(self.catalog_file), draft.read_text(encoding="utf-8"), "yaml")]
         seen = {self.catalog_name}
@@ -307,7 +307,7 @@ class Workspace:
 
     def _builtin_counterpart(self, relative: str) -> Path | None:
         """The built-in template or schema a new file of the catalog folder shadows."""
-        for own, builtin in zip(self._folders(), ("prompts", "schemas")):
+        for own, builtin in zip(self.file_folders(), ("prompts", "schemas")):
             if relative.startswith(own.rstrip("/") + "/"):
                 path = self.builtin_folder / builtin / relative[len(own.rstrip("/")) + 1 :]
                 if path.is_file():
