@@ -18,6 +18,7 @@ import pytest
 from scripted import script_word_overlap
 from typer.testing import CliRunner
 
+from engine.catalog import builtin_catalog_path
 from engine.cli import app
 from engine.store import open_store
 from engine.testing import JudgeServer
@@ -103,7 +104,8 @@ def test_an_edit_of_a_built_in_template_is_saved_in_the_catalog_folder(workbench
 
 
 def test_the_built_in_catalog_is_not_a_catalog_to_edit(tmp_path: Path) -> None:
-    refused = runner.invoke(app, ["workbench", str(ROOT), "--no-browser", "--store", str(tmp_path / "r.sqlite")])
+    # The installed package's catalog: the checkout's own folder only when installed editable.
+    refused = runner.invoke(app, ["workbench", str(builtin_catalog_path().parent), "--no-browser", "--store", str(tmp_path / "r.sqlite")])
     assert refused.exit_code == 2
     assert "the built-in catalog of the installed package; give a folder of your own" in refused.stderr
 
