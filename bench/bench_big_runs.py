@@ -5,9 +5,10 @@ docs/performance.md (not a test).
 
 Fills an SQLite store with one run of `rows` labelled results of one scorer, as a batch run
 would leave them (input, output, context, label, two steps with their prompts and answers,
-tokens), by direct inserts in big transactions; then times `scorers results --run`,
-`scorers report` and `scorers results --run --format csv`, each in a process of its own, and
-prints its wall time, its peak resident memory and, for the report, the size of the page.
+tokens and usage rows), by direct inserts in big transactions; then times `scorers results
+--run`, `scorers report` and `scorers results --run --format csv`, each in a process of its
+own, and prints its wall time, its peak resident memory and, for the report, the size of the
+page.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def fill(path: Path, rows: int) -> None:
             "input": json.dumps(f"What is the answer to question {n}?"), "output": json.dumps(output),
             "context": json.dumps([f"Question {n} was answered in a report.", "The report lists every answer."]),
             "ground_truth": None, "metadata": json.dumps({"split": "test"}), "expected": json.dumps(chance.random() < 0.3),
-            "steps": None if not_scorable else json.dumps(steps), "judges": None, "disagreement": None,
+            "steps": None if not_scorable else json.dumps(steps), "judges": None, "disagreement": None, "content_note": None,
             "prompt_tokens": 730, "completion_tokens": 100, "total_tokens": 830, "latency_ms": 1700.0, "started_at": now, "finished_at": now,
         }  # fmt: skip
         batch.append([values[column] for column in _COLUMNS])
@@ -70,9 +71,15 @@ def fill(path: Path, rows: int) -> None:
             with store.database.transaction() as db:
                 db.executemany(f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders})", batch)
             batch = []
-    if batch:
-        with store.database.transaction() as db:
+    with store.database.transaction() as db:
+        if batch:
             db.executemany(f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders})", batch)
+        # Each judged record's calls and tokens, as saving it writes them: its two steps' sums.
+        db.execute(
+            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
+            "cached_prompt_tokens, reasoning_tokens) SELECT id, model, 0, 2, 0, 730, 100, 0, 0 FROM results WHERE run = ? AND steps IS NOT NULL",
+            (RUN,),
+        )
     store.close()
 
 

@@ -26,7 +26,6 @@ from .base import (
     RunInfo,
     RunLease,
     RunStatus,
-    ScorerUsage,
 )
 from .sql import SQLResults
 
@@ -89,6 +88,10 @@ CREATE TABLE work_items (
 CREATE INDEX work_items_open ON work_items (run, item_index) WHERE finished_at IS NULL
 """
 
+# A record's jury and each judge's steps as rows, for JSON that may hold something else.
+_JUDGES = "json_array_elements(CASE WHEN json_typeof(r.judges) = 'array' THEN r.judges ELSE '[]'::json END)"
+_JUDGE_STEPS = "json_each(CASE WHEN json_typeof(j.value -> 'steps') = 'object' THEN j.value -> 'steps' ELSE '{}'::json END)"
+
 #: Numbered like the SQLite store's migrations where the two hold the same tables, so one
 #: version means one set of features in either store.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -132,6 +135,34 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE TABLE monitor_alerts (id BIGSERIAL PRIMARY KEY, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
             "kind TEXT NOT NULL, value DOUBLE PRECISION, message TEXT NOT NULL, payload JSON NOT NULL, fired_at TIMESTAMPTZ NOT NULL)",
             "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
+        ),
+    ),
+    Migration(
+        8,
+        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps",
+        (
+            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
+            "CREATE TABLE result_usage (result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE, model TEXT, "
+            "batch BOOLEAN NOT NULL, judge_calls INTEGER NOT NULL, cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
+            "completion_tokens INTEGER NOT NULL, cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
+            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
+            # The figures of the results already stored, read from their steps as usage() did
+            # before this version (engine/store/sql.py's usage_of follows the same rules).
+            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
+            "cached_prompt_tokens, reasoning_tokens) "
+            "SELECT c.result_id, c.model, COALESCE((c.step ->> 'batch') = 'true', false) AS batch, "
+            "SUM(CASE WHEN json_typeof(c.step -> 'usage') = 'object' THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN (c.step ->> 'cached') = 'true' THEN 1 ELSE 0 END), "
+            + ", ".join(
+                f"SUM(COALESCE((c.step -> 'usage' ->> '{field}')::bigint, 0))"
+                for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens")
+            )
+            + " FROM ("
+            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s"
+            f" WHERE NOT EXISTS (SELECT 1 FROM {_JUDGES} AS j, {_JUDGE_STEPS} AS s2)"
+            f" UNION ALL SELECT r.id, j.value ->> 'model', s.value FROM results AS r, {_JUDGES} AS j, {_JUDGE_STEPS} AS s"
+            ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
+            " GROUP BY c.result_id, c.model, batch",
         ),
     ),
 )
@@ -259,39 +290,16 @@ class PostgresStore(SQLResults):
             rows.append([values[column] for column in _COLUMNS])
         placeholders = ", ".join("%s" for _ in _COLUMNS)
         updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
+        clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db, db.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
                 f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
                 rows,
             )
-
-    def usage(self, run: str) -> list[ScorerUsage]:
-        # Token counts per step live in the steps' JSON (a step answered by the response
-        # cache has no usage and `cached: true`; one asked through the Batch API has
-        # `batch: true`, and is priced apart). Steps that asked no judge are left out. A
-        # jury's calls are its judges' own steps, each under the judge's model.
-        def tokens(field: str) -> str:
-            return f"SUM(COALESCE((c.step -> 'usage' ->> '{field}')::bigint, 0)) AS {field}"
-
-        judges = "json_array_elements(CASE WHEN json_typeof(r.judges) = 'array' THEN r.judges ELSE '[]'::json END)"
-        judge_steps = "json_each(CASE WHEN json_typeof(j.value -> 'steps') = 'object' THEN j.value -> 'steps' ELSE '{}'::json END)"
-        rows = self._read(
-            "SELECT c.scorer_id AS scorer_id, c.model AS model, "
-            "SUM(CASE WHEN json_typeof(c.step -> 'usage') = 'object' THEN 1 ELSE 0 END) AS judge_calls, "
-            "SUM(CASE WHEN (c.step ->> 'cached') = 'true' THEN 1 ELSE 0 END) AS cached_calls, "
-            + ", ".join(tokens(field) for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens"))
-            + ", COALESCE((c.step ->> 'batch') = 'true', false) AS batch FROM ("
-            "SELECT r.id AS result_id, r.scorer_id AS scorer_id, r.model AS model, s.value AS step"
-            " FROM results AS r, json_each(r.steps) AS s WHERE r.run = %s"
-            f" AND NOT EXISTS (SELECT 1 FROM {judges} AS j, {judge_steps} AS s2)"
-            " UNION ALL SELECT r.id, r.scorer_id, j.value ->> 'model', s.value"
-            f" FROM results AS r, {judges} AS j, {judge_steps} AS s WHERE r.run = %s"
-            ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
-            " GROUP BY c.scorer_id, c.model, batch ORDER BY MIN(c.result_id), batch",
-            (run, run),
-        )
-        return [ScorerUsage.model_validate(dict(row)) for row in rows]
+            cursor.executemany(clear_usage, keys)
+            if usage_rows:
+                cursor.executemany(add_usage, usage_rows)
 
     @staticmethod
     def _record(row: DictRow) -> ResultRecord:

@@ -5,9 +5,54 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from .base import LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, Source
+from ..scoring import StepRecord
+from .base import LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, ScorerUsage, Source
+
+
+class ResultUsage(NamedTuple):
+    """What one record's judge calls of one model spent, through the Batch API or not: a row
+    of `result_usage`, written with the record so a run's usage is summed from these small
+    rows, not from every step's JSON."""
+
+    model: str | None
+    batch: bool
+    judge_calls: int
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int
+    reasoning_tokens: int
+
+
+USAGE_COLUMNS = ResultUsage._fields
+
+
+def usage_of(record: ResultRecord) -> list[ResultUsage]:
+    """The record's calls and tokens per (judge model, Batch API or not). A step answered by a
+    provider carries its usage; one answered by the response cache has none and is a cached
+    (free) call; a step that asked no judge is left out. A jury's calls are its judges' own
+    steps, each under the judge's model (the record's steps then repeat them); a jury stored
+    before judges kept their steps counts the record's steps under the record's model. Store
+    schema 8 filled the rows of older records by the same rules, in SQL."""
+    judged = [(judge.model, judge.steps) for judge in record.judges or [] if judge.steps]
+    sources: list[tuple[str | None, dict[str, StepRecord]]] = [*judged] if judged else [(record.model, record.steps)]
+    totals: dict[tuple[str | None, bool], list[int]] = {}
+    for model, steps in sources:
+        for step in steps.values():
+            if step.usage is None and not step.cached:
+                continue
+            figures = totals.setdefault((model, step.batch), [0] * 6)
+            usage = step.usage
+            figures[0] += usage is not None
+            figures[1] += step.cached
+            if usage is not None:
+                figures[2] += usage.prompt_tokens
+                figures[3] += usage.completion_tokens
+                figures[4] += usage.cached_prompt_tokens
+                figures[5] += usage.reasoning_tokens
+    return [ResultUsage(model, batch, *figures) for (model, batch), figures in totals.items()]
 
 
 class SQLResults:
@@ -158,6 +203,33 @@ class SQLResults:
             rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(mark for _ in ids)})", ids)}
             return [self._record(rows[record_id]) for record_id in ids]
         return [self._record(row) for row in self._read(sql, parameters)]
+
+    def _usage_rows(self, records: list[ResultRecord]) -> tuple[str, list[tuple[str, str, str]], str, list[tuple[Any, ...]]]:
+        """The statements (and their rows) that replace the `result_usage` rows of `records`,
+        run after the records themselves in the same transaction. A record is found by its
+        key, so a record saved again keeps its id and gets its new figures."""
+        mark = self.placeholder
+        key = f"run = {mark} AND item_id = {mark} AND scorer_id = {mark}"
+        latest = {(record.run, record.item_id, record.scorer_id): record for record in records}  # the last of a key saved wins
+        delete = f"DELETE FROM result_usage WHERE result_id = (SELECT id FROM results WHERE {key})"
+        insert = (
+            f"INSERT INTO result_usage (result_id, {', '.join(USAGE_COLUMNS)}) "
+            f"SELECT id, {', '.join(mark for _ in USAGE_COLUMNS)} FROM results WHERE {key}"
+        )
+        rows = [(*usage, *record_key) for record_key, record in latest.items() for usage in usage_of(record)]
+        return delete, list(latest), insert, rows
+
+    def usage(self, run: str) -> list[ScorerUsage]:
+        """Per scorer, judge model and Batch API or not, the run's calls and tokens (each
+        record's are kept beside it in `result_usage` when it is saved)."""
+        sums = ", ".join(f"SUM(u.{column}) AS {column}" for column in USAGE_COLUMNS if column not in ("model", "batch"))
+        rows = self._read(
+            f"SELECT r.scorer_id AS scorer_id, u.model AS model, u.batch AS batch, {sums} "
+            f"FROM results AS r JOIN result_usage AS u ON u.result_id = r.id WHERE r.run = {self.placeholder} "
+            "GROUP BY r.scorer_id, u.model, u.batch ORDER BY MIN(r.id), u.batch",
+            (run,),
+        )
+        return [ScorerUsage.model_validate(dict(row)) for row in rows]
 
     def summary(self, run: str) -> list[ScoreStats]:
         rows = self._read(

@@ -23,7 +23,6 @@ from .base import (
     RunInfo,
     RunLease,
     RunStatus,
-    ScorerUsage,
 )
 from .sql import SQLResults
 
@@ -117,10 +116,39 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
         ),
     ),
+    Migration(
+        8,
+        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps",
+        (
+            "CREATE TABLE result_usage (result_id INTEGER NOT NULL, model TEXT, batch INTEGER NOT NULL, judge_calls INTEGER NOT NULL, "
+            "cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+            "cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
+            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
+            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
+            "CREATE TRIGGER result_usage_goes_with_its_result AFTER DELETE ON results "
+            "BEGIN DELETE FROM result_usage WHERE result_id = OLD.id; END",
+            # The figures of the results already stored, read from their steps as usage() did
+            # before this version (engine/store/sql.py's usage_of follows the same rules).
+            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
+            "cached_prompt_tokens, reasoning_tokens) "
+            "SELECT c.result_id, c.model, COALESCE(json_extract(c.step, '$.batch'), 0) AS batch, "
+            "SUM(json_extract(c.step, '$.usage') IS NOT NULL), SUM(COALESCE(json_extract(c.step, '$.cached'), 0)), "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.completion_tokens'), 0)), "
+            "SUM(COALESCE(json_extract(c.step, '$.usage.cached_prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.reasoning_tokens'), 0)) "
+            "FROM ("
+            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s "
+            "WHERE NOT EXISTS (SELECT 1 FROM json_each(r.judges) AS j, json_each(j.value, '$.steps')) "
+            "UNION ALL SELECT r.id, json_extract(j.value, '$.model'), s.value "
+            "FROM results AS r, json_each(r.judges) AS j, json_each(j.value, '$.steps') AS s"
+            ") AS c "
+            "WHERE json_extract(c.step, '$.usage') IS NOT NULL OR json_extract(c.step, '$.cached') "
+            "GROUP BY c.result_id, c.model, batch",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
@@ -289,40 +317,16 @@ class SQLiteStore(SQLResults):
         latest: dict[str, float] = {}
         for record in records:
             latest[record.run] = max(latest.get(record.run, 0.0), _timestamp(record.finished_at))
+        clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db:
             db.executemany(
                 f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
                 f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
                 rows,
             )
+            db.executemany(clear_usage, keys)
+            db.executemany(add_usage, usage_rows)
             db.executemany("UPDATE runs SET updated_at = ? WHERE name = ?", [(moment, run) for run, moment in latest.items()])
-
-    def usage(self, run: str) -> list[ScorerUsage]:
-        # Token counts per step live in the steps' JSON (a step answered by the response
-        # cache has no usage and `cached: true`; one asked through the Batch API has
-        # `batch: true`, and is priced apart). Steps that asked no judge are left out. A
-        # jury's calls are its judges' own steps, each under the judge's model.
-        rows = self._read(
-            "SELECT c.scorer_id AS scorer_id, c.model AS model, "
-            "SUM(json_extract(c.step, '$.usage') IS NOT NULL) AS judge_calls, "
-            "SUM(COALESCE(json_extract(c.step, '$.cached'), 0)) AS cached_calls, "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.prompt_tokens'), 0)) AS prompt_tokens, "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.completion_tokens'), 0)) AS completion_tokens, "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.cached_prompt_tokens'), 0)) AS cached_prompt_tokens, "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.reasoning_tokens'), 0)) AS reasoning_tokens, "
-            "COALESCE(json_extract(c.step, '$.batch'), 0) AS batch "
-            "FROM ("
-            "SELECT r.id AS result_id, r.scorer_id AS scorer_id, r.model AS model, s.value AS step "
-            "FROM results AS r, json_each(r.steps) AS s WHERE r.run = ? "
-            "AND NOT EXISTS (SELECT 1 FROM json_each(r.judges) AS j, json_each(j.value, '$.steps')) "
-            "UNION ALL SELECT r.id, r.scorer_id, json_extract(j.value, '$.model'), s.value "
-            "FROM results AS r, json_each(r.judges) AS j, json_each(j.value, '$.steps') AS s WHERE r.run = ?"
-            ") AS c "
-            "WHERE json_extract(c.step, '$.usage') IS NOT NULL OR json_extract(c.step, '$.cached') "
-            "GROUP BY c.scorer_id, c.model, batch ORDER BY MIN(c.result_id), batch",
-            (run, run),
-        )
-        return [ScorerUsage.model_validate({key: row[key] for key in row.keys()}) for row in rows]
 
     @staticmethod
     def _record(row: sqlite3.Row) -> ResultRecord:
