@@ -90,6 +90,40 @@ def test_a_store_that_cannot_save_stops_the_run_and_a_rerun_costs_nothing_more(j
     assert paid + len(again_requests(judge, paid)) == clean
 
 
+def test_a_store_that_cannot_read_a_resumed_items_results_stops_the_run_with_its_summary(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    data = write_items(tmp_path / "data.jsonl", 5)
+    store = SQLiteStore(tmp_path / "r.sqlite")
+    first = run_evals(data, [create_hallucination_scorer()], store=store, run="grown")
+    assert first.status == "complete"
+    write_items(data, 12)  # the data grew: the rerun reads back the first five, judges the rest
+
+    def reads_fail(action: int, table: str | None, column: str | None, *_: object) -> int:
+        # The store's own SQLite refusing what resuming reads (a saved result's fingerprint);
+        # saving still works, so what the run did before the failure is kept.
+        return sqlite3.SQLITE_DENY if (action, table, column) == (sqlite3.SQLITE_READ, "results", "item_hash") else sqlite3.SQLITE_OK
+
+    def after_the_first_new_item(result: object) -> None:
+        if getattr(result, "id", None) == "i5":
+            store.database.connection.set_authorizer(reads_fail)
+
+    result = run_evals(data, [create_hallucination_scorer()], store=store, run="grown", concurrency=1, on_item_complete=after_the_first_new_item)
+
+    assert result.status == "failed" and result.passed is False and result.stopped_by_kind == "StoreError"
+    assert result.stopped_by is not None and result.stopped_by.startswith(f"saved results could not be read from {tmp_path / 'r.sqlite'}: ")
+    assert "item_hash" in result.stopped_by and "\n" not in result.stopped_by
+    assert 6 <= result.counts.items < 12 and result.counts.reused == 5
+    assert result.counts.completed + result.counts.failed == result.counts.items
+    store.database.connection.set_authorizer(None)
+    kept = {record.item_id for record in store.query(run="grown") if record.ok}
+    assert {f"i{n}" for n in range(6)} <= kept  # every saved result stays, the new one too
+    assert store.get_run("grown").status == "failed"  # type: ignore[union-attr]
+
+    again = run_evals(data, [create_hallucination_scorer()], store=store, run="grown")
+    store.close()
+    assert again.status == "complete" and again.counts.items == 12 and again.counts.reused >= 6
+
+
 def again_requests(judge: JudgeServer, before: int) -> list[object]:
     return list(judge.requests[before:])
 

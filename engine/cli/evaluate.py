@@ -216,8 +216,8 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
     if is_postgres_url(store):
         console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
-    if result.stopped_by_kind == "StoreError":  # not "saved": saving is what failed
-        console.print(f"Run {result.run} is kept in {store} only up to the failed saves; rerun it once the store can be written.", highlight=False)
+    if result.stopped_by_kind == "StoreError":  # not "saved": the store is what failed
+        console.print(f"Run {result.run} is kept in {store} up to where the store failed; rerun it once the store works again.", highlight=False)
         return
     console.print(f"Saved as run [bold]{result.run}[/bold] in {store} (see `scorers results --run {result.run}`).", highlight=False)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import JudgeError, NotScorable, ScorerError
+from ...errors import JudgeError, NotScorable, ScorerError, StoreError
 from ...formatting import one_line, validation_line
 from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, ScoreResult
@@ -29,8 +29,9 @@ from .writes import BatchedWrites
 
 
 class Stopped(Exception):
-    """The run is stopping on a fatal judge error reported by another item: this item's
-    unfinished work is dropped, not recorded (a rerun does it)."""
+    """The run is stopping (a fatal judge error reported by another item, a store that cannot
+    read this item's saved results): this item's unfinished work is dropped, not recorded (a
+    rerun does it)."""
 
 
 async def ask_scorer(scorer: AnyScorer, item: EvalItem, reply: Any, run_id: str, sample: int) -> ScoreResult:
@@ -94,7 +95,11 @@ class Evaluation:
         outcomes: dict[str, ScorerOutcome] = {}
         stored_output: Any = None
         if self.resuming and self.store is not None:
-            outcomes, stored_output = await saved_outcomes(self.store, self.run, key, fingerprint, self.scorers)
+            try:
+                outcomes, stored_output = await saved_outcomes(self.store, self.run, key, fingerprint, self.scorers)
+            except StoreError as exc:
+                self.tally.store_unreadable(exc)
+                raise Stopped() from exc
         self.tally.counts.reused += len(outcomes)
         pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
         result = ItemResult(index=index, line=line, id=key, item=item, output=stored_output, resumed=not pending)

@@ -64,9 +64,19 @@ class Tally:
         """Saves keep failing: start no new item (called from the writer's thread, so it only
         sets the flag the loop reads). Items in flight finish; their answers stay in the
         response cache, so a rerun once the store is fixed costs nothing for them."""
-        if self.store_failure is None:
-            where = f" in {cause.location}" if cause.location else ""
-            self.store_failure = StoreError(f"results could not be saved{where}: {cause.message}")
+        where = f" in {cause.location}" if cause.location else ""
+        self._store_stops(StoreError(f"results could not be saved{where}: {cause.message}"))
+
+    def store_unreadable(self, cause: StoreError) -> None:
+        """Resuming could not read an item's saved results: start no new item, as when saves
+        keep failing (judging the item blind could pay again for results already saved).
+        What was saved stays; a rerun once the store reads again goes on from there."""
+        where = f" from {cause.location}" if cause.location else ""
+        self._store_stops(StoreError(f"saved results could not be read{where}: {cause.message}"))
+
+    def _store_stops(self, failure: StoreError) -> None:
+        if self.store_failure is None:  # the first failure is the one to fix
+            self.store_failure = failure
 
     def settle_unsaved(self) -> None:
         """An item whose results the store did not keep failed (once, even with several
