@@ -150,6 +150,8 @@ def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path
         old.execute("DROP TABLE monitor_alerts")
         old.execute("DROP TRIGGER result_usage_goes_with_its_result")
         old.execute("DROP TABLE result_usage")
+        old.execute("DROP INDEX results_failures")
+        old.execute("DROP INDEX results_item_positions")
         old.execute("PRAGMA user_version=4")
     with SQLiteStore(path) as store:
         store.save(record("r", "b", score=1.0, expected=True))

@@ -282,7 +282,9 @@ class AgreementStream:
         self.sample_size = sample_size
         self.worst_kept = worst_kept
         self.labelled = 0
-        self.confusion = Confusion()
+        # (judge flags, human flags) pairs counted by their code (see _code): plain ints, as a
+        # big run adds a hundred thousand.
+        self._flag_counts = [0, 0, 0, 0]
         self.binary_seen = 0
         self.binary_sample: list[int] = []
         self.moments = _Moments()
@@ -292,21 +294,35 @@ class AgreementStream:
         self._worst: list[tuple[float, int, int, int, Labelled, bool | None]] = []
         self.disagreements = 0
 
+    @property
+    def confusion(self) -> Confusion:
+        counts = self._flag_counts
+        return Confusion(true_positive=counts[3], false_positive=counts[2], false_negative=counts[1], true_negative=counts[0])
+
     def add(self, item: Labelled) -> None:
+        self._add(item.score, item.expected, item.index, lambda: item)
+
+    def add_score(self, item_id: str, index: int | None, score: float, expected: float | bool, reason: str | None = None) -> None:
+        """`add` for an item read in bulk: its `Labelled` is made only if it is listed among
+        the worst disagreements (a big run adds a hundred thousand items)."""
+        self._add(score, expected, index, lambda: Labelled(item_id, index, score, expected, reason))
+
+    def _add(self, score: float, expected: float | bool, index: int | None, item: Callable[[], Labelled]) -> None:
         self.labelled += 1
-        if isinstance(item.expected, bool):
-            judged, human = flags(item.score, self.threshold, self.direction), item.expected
-            count_into(self.confusion, judged, human)
+        if isinstance(expected, bool):
+            judged = flags(score, self.threshold, self.direction)
+            code = _code(judged, expected)
+            self._flag_counts[code] += 1
             self.binary_seen += 1
-            self._keep(self.binary_sample, self.binary_seen, _code(judged, human))
-            if judged != human:
-                self._disagree(item, abs(item.score - self.threshold), judged)
+            self._keep(self.binary_sample, self.binary_seen, code)
+            if judged != expected:
+                self._disagree(item, index, abs(score - self.threshold), judged)
         else:
-            expected = float(item.expected)
-            self.moments.add(item.score, expected)
-            self._keep(self.numeric_sample, self.moments.count, (item.score, expected))
-            if item.score != item.expected:
-                self._disagree(item, abs(item.score - expected), None)
+            number = float(expected)
+            self.moments.add(score, number)
+            self._keep(self.numeric_sample, self.moments.count, (score, number))
+            if score != expected:
+                self._disagree(item, index, abs(score - number), None)
 
     def _keep(self, sample: list[Any], seen: int, value: Any) -> None:
         """Reservoir sampling: after `seen` items, each is in the sample with the same chance."""
@@ -317,23 +333,23 @@ class AgreementStream:
         if slot < self.sample_size:
             sample[slot] = value
 
-    def _disagree(self, item: Labelled, gap: float, flagged: bool | None) -> None:
+    def _disagree(self, item: Callable[[], Labelled], index: int | None, gap: float, flagged: bool | None) -> None:
         self.disagreements += 1
         # Worse: a wider gap, then an earlier item, then a true/false label before a number,
         # then the one met first.
-        entry = (round(gap, 4), -(item.index or 0), -(flagged is None), -self.disagreements, item, flagged)
+        rank = (round(gap, 4), -(index or 0), -(flagged is None), -self.disagreements)
         if len(self._worst) < self.worst_kept:
-            heapq.heappush(self._worst, entry)
-        elif entry[:4] > self._worst[0][:4]:
-            heapq.heapreplace(self._worst, entry)
+            heapq.heappush(self._worst, (*rank, item(), flagged))
+        elif rank > self._worst[0][:4]:
+            heapq.heapreplace(self._worst, (*rank, item(), flagged))
 
     def result(self) -> Agreement:
         binary: BinaryAgreement | None = None
         numeric: NumericAgreement | None = None
         if self.binary_seen:
-            codes = self.binary_sample
-            estimates = self._estimates(confusion_figures(self.confusion), self.binary_seen, lambda picked: _codes_figures([codes[i] for i in picked]))
-            binary = BinaryAgreement(labelled=self.binary_seen, threshold=self.threshold, confusion=self.confusion.model_copy(), **estimates)
+            codes, confusion = self.binary_sample, self.confusion
+            estimates = self._estimates(confusion_figures(confusion), self.binary_seen, lambda picked: _codes_figures([codes[i] for i in picked]))
+            binary = BinaryAgreement(labelled=self.binary_seen, threshold=self.threshold, confusion=confusion, **estimates)
         if self.moments.count:
             pairs = self.numeric_sample
             estimates = self._estimates(self.moments.figures(), self.moments.count, lambda picked: numeric_figures([pairs[i] for i in picked]))

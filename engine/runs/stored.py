@@ -14,7 +14,7 @@ from ..formatting import to_json
 from ..store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store
 from .items import base_id
 from .results import Agreement, Comparison
-from .stats import Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
+from .stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 
@@ -79,10 +79,20 @@ def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
 def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Direction, threshold: float | None = None, shown: int = 8) -> Agreement | None:
     """`stored_agreement` read straight from the store; the judge's answers are read for the
     `shown` worst disagreements only (the ones a table or the report shows)."""
-    labelled = labelled_of(store, run.name, scorer_id)
-    if not labelled:
-        return None
-    agreement = agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, direction)
+    flagged_at = run_threshold(run, scorer_id) if threshold is None else threshold
+    if isinstance(store, ReadsInBulk):
+        rows = store.labelled_scores(run.name, scorer_id)
+        if not rows:
+            return None
+        stream = AgreementStream(flagged_at, direction)
+        for row in rows:  # straight from the rows: a big run's hundred thousand
+            stream.add_score(row.item_id, row.item_index, row.score, row.expected, row.reason)
+        agreement = stream.result()
+    else:
+        labelled = labelled_of(store, run.name, scorer_id)
+        if not labelled:
+            return None
+        agreement = agreement_of(labelled, flagged_at, direction)
     for disagreement in agreement.disagreements[:shown]:
         for record in store.item_records(run.name, disagreement.item_id):
             if record.scorer_id == scorer_id:

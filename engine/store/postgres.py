@@ -139,8 +139,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         8,
-        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps",
+        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps; "
+        "a run's failures and its items' order read from indexes (scorers results, the report)",
         (
+            "CREATE INDEX results_failures ON results (run, finished_at) WHERE error IS NOT NULL",
+            "CREATE INDEX results_item_positions ON results (run, item_id, item_index)",
             # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
             "CREATE TABLE result_usage (result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE, model TEXT, "
             "batch BOOLEAN NOT NULL, judge_calls INTEGER NOT NULL, cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
