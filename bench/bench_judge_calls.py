@@ -422,7 +422,7 @@ def main() -> None:
         bare_wall = statistics.mean([bare_before, bare_after])
         chained_wall = statistics.mean([chained_before, chained_after])
 
-        # 1c. DeepEval's HallucinationMetric, the same items against the same judge.
+        # Figure 1 beside DeepEval's HallucinationMetric: the same items, the same judge, its defaults then tuned.
         deepeval = [deepeval_batch(deepeval_python, data, arguments.concurrency, slow, fast, folder, tuned) for tuned in (False, True)] if deepeval_python else None
 
         # 1b. Scheduling alone: every answer after `latency`, no HTTP, no Instructor.

@@ -31,7 +31,6 @@ QUIET = {
     "DEEPEVAL_DISABLE_DOTENV": "1",  # read no .env file of the working folder
     "DEEPEVAL_NO_INSPECT_PROMPT": "1",  # offer no `deepeval inspect` after the run
     "DEEPEVAL_EVAL_MODE": "llm",  # the judge model decides every verdict (its default)
-    "CONFIDENT_API_KEY": "",  # nothing uploaded to Confident AI
 }
 
 
@@ -74,6 +73,7 @@ def main() -> None:
                         help="DeepEval at its fastest: its result cache off, one HTTP client shared by its calls")  # fmt: skip
     arguments = parser.parse_args()
     os.environ.update(QUIET)
+    os.environ.pop("CONFIDENT_API_KEY", None)  # no key, so nothing is uploaded to Confident AI
     os.environ["OPENAI_API_KEY"] = "bench"
     with open(arguments.items, encoding="utf-8") as handle:
         items = json.load(handle)
