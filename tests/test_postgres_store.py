@@ -300,3 +300,26 @@ def test_human_labels_are_kept_beside_the_scores(postgres_url: str) -> None:
     finally:
         store.close()
     assert labels == {"a": True, "b": 0.25}
+
+
+def test_a_shared_run_whose_saves_fail_stops_claiming_and_paying(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    script_hallucination(judge, delay=0.02)
+    data = write_items(tmp_path / "items.jsonl", 60)
+    PostgresStore(postgres_url).close()  # the schema, then a server that refuses every result
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END $$ LANGUAGE plpgsql"
+        )
+        connection.execute("CREATE TRIGGER full_disk BEFORE INSERT ON results FOR EACH ROW EXECUTE FUNCTION refuse()")
+
+    result = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="full", concurrency=2)
+
+    assert result.status == "failed" and result.passed is False
+    assert result.stopped_by is not None and "No space left on device" in result.stopped_by
+    assert result.counts.items < 30, "the worker kept claiming (and paying for) items after its saves failed"
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("DROP TRIGGER full_disk ON results")
+    again = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="full", concurrency=2)
+    assert again.status == "complete" and again.counts.completed == 60  # nothing saved was lost, nothing is missing

@@ -252,10 +252,15 @@ class BatchRun:
         async def score_claimed(index: int, raw: Any) -> None:
             await evaluation.item(index, index + 1, raw)
 
+        async def stop_claiming() -> bool:
+            # As the local driver stops starting items: once the judge or the store has
+            # stopped the run (a failing save would otherwise be paid for item after item).
+            return self._stop() is not None or await self.budget.reached_by_all()
+
         try:
             await drive_shared(
                 self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
-                lease_s=self.saving.lease_seconds, stop_claiming=self.budget.reached_by_all,
+                lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming,
             )  # fmt: skip
         except Stopped:
             pass  # a fatal judge error stopped this worker (recorded as the stop cause)
