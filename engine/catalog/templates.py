@@ -76,30 +76,42 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
 
 _Key = tuple[str, str | None, str | None]
 
+#: Trees parsed in this process, by the syntax they were parsed with and their text, for every
+#: sandbox: the compiler's, the lints' and the rule messages' read the same texts. A tree does
+#: not depend on the name or file it was parsed for (they only word a syntax error, which is
+#: never remembered); the oldest are forgotten past `_TREES_KEPT`, so a long-lived process
+#: that loads edited catalogs does not grow.
+_trees: dict[tuple[object, str], nodes.Template] = {}
+_TREES_KEPT = 4096
+
 
 class _Sandbox(ImmutableSandboxedEnvironment):
     """The sandbox, doing each piece of a template's preparation once, and only when needed.
 
     Loading a catalog walks the same text many times (a partial every prompt includes, a
-    check repeated across scorers), once per step that reads it: `parse` remembers the trees
-    it built. `prepare` generates a template's code at once, so that Jinja's compile-time
-    errors come at load, and leaves compiling that code to Python until the template first
-    renders: `scorers check` and `scorers list` never render. The code is generated from the
-    remembered tree, which stays as parsed because the constant folding that would rewrite it
-    in place is off (`optimized=False`; it only saves work on constants, which prompts hardly
-    have)."""
+    check repeated across scorers, an expression the lints read again), once per step that
+    reads it: `parse` remembers the trees it built (see `_trees`). `prepare` generates a
+    template's code at once, so that Jinja's compile-time errors come at load, and leaves
+    compiling that code to Python until the template first renders: `scorers check` and
+    `scorers list` never render. The code is generated from the remembered tree, which stays
+    as parsed because the constant folding that would rewrite it in place is off
+    (`optimized=False`; it only saves work on constants, which prompts hardly have)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(optimized=False, **options)
-        self._trees: dict[_Key, nodes.Template] = {}
+        # What decides the tree of a text: the lexer (one per set of syntax options) and the extensions.
+        self._syntax = (self.lexer, tuple(sorted(self.extensions)))
         self._code: dict[_Key, str] = {}
         self._templates: dict[_Key, Template] = {}
 
     def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
-        key = (source, name, filename)
-        tree = self._trees.get(key)
-        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time
-            tree = self._trees[key] = super().parse(source, name, filename)
+        key = (self._syntax, source)
+        tree = _trees.get(key)
+        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time, for this name and file
+            tree = super().parse(source, name, filename)
+            if len(_trees) >= _TREES_KEPT:
+                del _trees[next(iter(_trees))]
+            _trees[key] = tree
         return tree
 
     def prepare(self, source: str, name: str | None = None, filename: str | None = None) -> Callable[[], Template]:
@@ -171,19 +183,28 @@ class PromptTemplates:
         #: Every template file found for a name (what a compilation depended on).
         self.found: set[Path] = set()
         self.environment: _Sandbox = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
+        # Each template is looked for and read once: every step that includes a partial reads it.
+        self._paths: dict[str, Path] = {}
+        self._sources: dict[str, str] = {}
 
     def path_of(self, name: str) -> Path:
+        found = self._paths.get(name)
+        if found is not None:
+            return found
         for folder in self.search_path:
             candidate = folder / name
             if candidate.is_file():
                 self.found.add(candidate)
+                self._paths[name] = candidate
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
     def source(self, name: str) -> tuple[Path, str]:
         """A template's file and text."""
         path = self.path_of(name)
-        return path, path.read_text(encoding="utf-8")
+        if name not in self._sources:
+            self._sources[name] = path.read_text(encoding="utf-8")
+        return path, self._sources[name]
 
     def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
         """A template prepared for rendering (its names are checked by the catalog compiler);
@@ -209,7 +230,7 @@ class PromptTemplates:
             if current in found:
                 continue
             found.append(current)
-            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
+            parsed = self.environment.parse(self.source(current)[1])
             pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
         return found
 
