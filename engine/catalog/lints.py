@@ -29,7 +29,7 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import ReducerSpec, step_kind
 from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ScorerDefinition
-from .templates import PromptTemplates, sandbox
+from .templates import PromptTemplates, parse_expression, sandbox
 
 _environment = sandbox()
 
@@ -40,6 +40,10 @@ _COUNTING_FUNCTIONS = {"len"}
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(source: str) -> nodes.Node | None:
+    try:
+        return parse_expression(source)  # as the compiler read it
+    except TemplateSyntaxError:
+        pass
     try:
         template = _environment.parse(f"{{{{ {source} }}}}")
     except TemplateSyntaxError:
@@ -118,6 +122,8 @@ def unguarded_divisions(source: str, counts: frozenset[str] = frozenset(), guard
     """The divisions of an expression by a count (see `_is_count`) that no condition around
     them tests first (`a / n if n else 0`, `n and a / n`), nor one of `guards` (what the
     step's `skip_if` tests)."""
+    if "/" not in source and "%" not in source:  # no division (`/`, `//`) nor remainder (`%`) to look for
+        return []
     parsed = _parsed(source)
     return [] if parsed is None else list(_divisions(parsed, set(counts), list(guards)))
 

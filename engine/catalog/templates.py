@@ -26,6 +26,7 @@ from jinja2 import (
     nodes,
 )
 from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
@@ -72,6 +73,12 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
     carry the name of a function (a step `sentences` beside the `sentences()` function), and
     the step that reads it must wait for it."""
     return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
+
+
+@functools.lru_cache(maxsize=2048)  # by tree, as `names_read`: the lints walk a partial once per prompt that includes it
+def _references(parsed: nodes.Template) -> tuple[str, ...]:
+    """The templates a tree includes, imports or extends, by name (those named by a variable left out)."""
+    return tuple(reference for reference in meta.find_referenced_templates(parsed) if reference)
 
 
 _Key = tuple[str, str | None, str | None]
@@ -149,6 +156,24 @@ def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
     # Also as filters, so `output | keywords` and `sentences | map('sentiment')` read naturally.
     environment.filters.update(FUNCTIONS)
     return environment
+
+
+@functools.lru_cache(maxsize=4096)  # by text: the compiler, the expressions and the lints read each one
+def parse_expression(source: str) -> nodes.Expr:
+    """An expression as Jinja's expression parser reads it; raises its TemplateSyntaxError
+    when anything is left after the expression (where `{{ source }}` in a template would
+    parse as a tuple, or as more than one output). When it parses, it is the tree `{{ source }}`
+    gives too, without the template's grammar around it to parse."""
+    parser = Parser(_expression_sandbox(), source, state="variable")
+    expression = parser.parse_expression()
+    if not parser.stream.eos:
+        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+    return expression
+
+
+@functools.cache
+def _expression_sandbox() -> _Sandbox:
+    return sandbox()
 
 
 class CompiledPrompt:
@@ -231,7 +256,7 @@ class PromptTemplates:
                 continue
             found.append(current)
             parsed = self.environment.parse(self.source(current)[1])
-            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
+            pending.extend(_references(parsed))
         return found
 
 
