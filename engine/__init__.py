@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         StoreError,
     )
     from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
+    from .runs.rescoring import rescore
     from .runs import (
         Agreement,
         CallbackAlert,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         load_monitors,
         pairs_from_items,
         pairs_from_runs,
-        rescore,
         run_pairwise,
         score_changes,
         slack_webhook,

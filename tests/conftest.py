@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -79,3 +82,21 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 def postgres_url(postgres_cluster: PostgresCluster) -> str:
     """A fresh, empty database of the session's cluster."""
     return postgres_cluster.new_database()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright (which downloads no browser of its own)."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs it with apt-get install -y chromium")
+        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()

@@ -4,45 +4,30 @@ bounded sample), and the disagreements listed are the worst of all of them."""
 
 from __future__ import annotations
 
-import gc
 import random
-import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from streamed_memory import streamed
 
 import engine
-from engine import ItemResult, run_evals
 from engine.runs.stats import SAMPLE_SIZE, WORST_KEPT, AgreementStream, Labelled, agreement_of
 
 
 @pytest.mark.slow
 def test_a_labelled_eval_streams_in_flat_memory_and_counts_every_label() -> None:
     total = 10_000
-    memory: dict[int, int] = {}
-    done = {"count": 0}
 
     def data() -> Iterator[dict[str, Any]]:
         for n in range(total):
             yield {"id": str(n), "input": f"order {n} shipped to Lyon on time", "output": f"Your order {n} shipped to Lyon.",
                    "expected": {"keyword-coverage": n % 3 == 0}}  # fmt: skip
 
-    def on_item_complete(item: ItemResult) -> None:
-        done["count"] += 1
-        if done["count"] in (2_000, total):
-            gc.collect()
-            memory[done["count"]] = tracemalloc.get_traced_memory()[0]
-
-    tracemalloc.start()
-    try:
-        result = run_evals(data(), [engine.create_scorer("keyword-coverage")], on_item_complete=on_item_complete, keep_results=False)
-    finally:
-        tracemalloc.stop()
-
+    result, grown = streamed(data(), total, engine.create_scorer("keyword-coverage"))
     assert result.counts.completed == total and not result.errors
     # Five times the labelled items, about the same memory: nothing grows per labelled item.
-    assert memory[total] - memory[2_000] < 2_000_000, memory
+    assert grown < 2_000_000, grown
     agreement = result.summary["keyword-coverage"].agreement
     assert agreement is not None and agreement.binary is not None and agreement.labelled == total
     # Every item scores 0.67, which never flags (0.5 and below does): the humans' flags are all missed.

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from stopped_runs import has_saved, stop_mid_run
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
@@ -117,24 +114,11 @@ def test_ctrl_c_keeps_completed_items_and_the_same_run_resumes(judge: JudgeServe
     script_hallucination(judge, delay=0.4)
     data = write_items(tmp_path / "data.jsonl", [f"answer {n}. WRONG" for n in range(40)])
     store = tmp_path / "results.sqlite"
-    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2"]
-    process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        saved = 0
-        deadline = time.monotonic() + 60
-        while saved < 3 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.1)
-            if store.exists():
-                with SQLiteStore(store) as results:
-                    saved = len(results.query(run="nightly", errors=False))
-        assert saved >= 3, "the run saved nothing while running"
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2"]
+    stopped = stop_mid_run(arguments, tmp_path, signal.SIGINT, when=has_saved(store, "nightly", at_least=3))
+    stderr = stopped.stderr
 
-    assert process.returncode == 130, stderr
+    assert stopped.returncode == 130, stderr
     assert "interrupted" in stderr and "--run nightly" in stderr
     with SQLiteStore(store) as results:
         assert results.get_run("nightly").status == "interrupted"  # type: ignore[union-attr]

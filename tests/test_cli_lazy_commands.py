@@ -4,12 +4,15 @@ the run, store, align or workbench code it does not need (that is its start-up t
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -87,3 +90,16 @@ def test_every_public_name_is_what_it_names_whatever_was_imported_before() -> No
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("package", ["engine", "engine.runs"])
+def test_every_name_imported_for_type_checkers_is_in_the_lazy_table_from_the_same_module(package: str) -> None:
+    """The TYPE_CHECKING imports (what mypy and editors see) and `_LAZY_EXPORTS` (what runs)
+    must name the same modules: a name in one list only type-checks but fails when read."""
+    module = importlib.import_module(package)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen = {alias.asname or alias.name: "." * node.level + (node.module or "") for node in guarded.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    table = module._LAZY_EXPORTS  # type: ignore[attr-defined]
+    assert seen == table
+    assert set(table) <= set(module.__all__)

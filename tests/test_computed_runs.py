@@ -4,19 +4,18 @@ that streams in flat memory."""
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from streamed_memory import streamed
 from typer.testing import CliRunner
 
 import engine
-from engine import ItemResult, LiveScorer, run_evals
+from engine import LiveScorer, run_evals
 from engine.cli import app
 from engine.runs.live import sample_point
 from engine.testing import JudgeServer
@@ -113,30 +112,17 @@ def test_live_filter_is_checked_before_sampling_and_never_raises(caplog: pytest.
 @pytest.mark.slow
 def test_a_20000_item_eval_of_a_computed_scorer_streams_in_flat_memory() -> None:
     total = 20_000
-    memory: dict[int, int] = {}
-    done = {"count": 0}
 
     def data() -> Iterator[dict[str, Any]]:
         for n in range(total):
             yield {"id": str(n), "input": f"order {n} shipped to Lyon on time", "output": f"Your order {n} shipped to Lyon."}
 
-    def on_item_complete(item: ItemResult) -> None:
-        done["count"] += 1
-        if done["count"] in (2_000, total):
-            gc.collect()
-            memory[done["count"]] = tracemalloc.get_traced_memory()[0]
-
-    tracemalloc.start()
-    try:
-        result = run_evals(data(), [engine.create_scorer("keyword-coverage")], on_item_complete=on_item_complete, keep_results=False)
-    finally:
-        tracemalloc.stop()
-
+    result, grown = streamed(data(), total, engine.create_scorer("keyword-coverage"))
     assert result.counts.completed == total and not result.errors
     # keywords of the input: shipped, lyon, time ("order" and numbers are not keywords); the output has two
     assert result.scores["keyword-coverage"] == pytest.approx(0.67)
     # Ten times the items, about the same memory: nothing grows per item.
-    assert memory[total] - memory[2_000] < 2_000_000, memory
+    assert grown < 2_000_000, grown
 
 
 def test_scorers_eval_of_computed_scorers_needs_no_judge(tmp_path: Path, judge: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,14 +5,11 @@ one thing each, progress shows in a CI log, and SIGTERM keeps what is done."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from stopped_runs import has_saved, stop_mid_run
 from engine.testing import JudgeServer
 from scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
@@ -137,21 +134,11 @@ def test_sigterm_with_json_says_the_run_did_not_pass(judge: JudgeServer, tmp_pat
     script_hallucination(judge, delay=0.3)
     data = write_items(tmp_path / "data.jsonl", [f"answer {n}" for n in range(20)])
     store = tmp_path / "results.sqlite"
-    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store),
-               "--run", "term", "--concurrency", "1", "--no-cache", "--json"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not judge.requests and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "term", "--concurrency", "1", "--no-cache", "--json"]
+    stopped = stop_mid_run(arguments, tmp_path, signal.SIGTERM, when=lambda: bool(judge.requests))
 
-    assert process.returncode == 130, stderr
-    verdict = json.loads(stdout)
+    assert stopped.returncode == 130, stopped.stderr
+    verdict = json.loads(stopped.stdout)
     assert verdict["passed"] is False and verdict["status"] == "interrupted" and "SIGTERM" in verdict["stopped"]
 
 
@@ -160,26 +147,13 @@ def test_sigterm_keeps_finished_results_marks_the_run_and_prints_the_resume_comm
     script_hallucination(judge, delay=0.2)
     data = write_items(tmp_path / "data.jsonl", [f"answer {n}. WRONG" for n in range(12)])
     store = tmp_path / "results.sqlite"
-    command = [str(Path(sys.executable).parent / "scorers"), "eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2", "--no-cache"]
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "nightly", "--concurrency", "2", "--no-cache"]
     # Without the response cache: the resume below must judge again exactly what was not saved.
-    process = subprocess.Popen(command, cwd=tmp_path, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        saved = 0
-        deadline = time.monotonic() + 60
-        while saved < 3 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.1)
-            if store.exists():
-                with SQLiteStore(store) as results:
-                    saved = len(results.query(run="nightly", errors=False))
-        process.send_signal(signal.SIGTERM)
-        sent = time.monotonic()
-        _, stderr = process.communicate(timeout=30)
-        assert time.monotonic() - sent < 3
-    finally:
-        if process.poll() is None:
-            process.kill()
+    stopped = stop_mid_run(arguments, tmp_path, signal.SIGTERM, when=has_saved(store, "nightly", at_least=3))
+    stderr = stopped.stderr
+    assert stopped.seconds_to_exit < 3
 
-    assert process.returncode == 130, stderr
+    assert stopped.returncode == 130, stderr
     assert "to score the rest, run: scorers eval" in stderr and "--run nightly" in stderr
     with SQLiteStore(store) as results:
         assert results.get_run("nightly").status == "interrupted"  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from receiver import Receiver
 from scripted import numbered_claims
 from typer.testing import CliRunner
@@ -51,6 +52,28 @@ def replies(live: LiveScorer, count: int, start: int) -> None:
     for n in range(start, start + count):
         live.submit(f"reply {n}", input=f"question {n}", run_id=f"trace-{n}")
     assert live.flush(timeout=30)
+
+
+def drifted_fleet(judge: JudgeServer, store: str | Path, hosts: int, replies_each: int) -> threading.Event:
+    """`hosts` live hosts (runs host-0, host-1, ...) write `replies_each` replies each to
+    `store` while the judge has drifted; clear the event returned to end the drift."""
+    drift = threading.Event()
+    drift.set()
+    script_drifting_judge(judge, drift)
+    for host in range(hosts):
+        live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, run=f"host-{host}")
+        replies(live, replies_each, host * replies_each)
+        live.close()
+    return drift
+
+
+def rising_monitor_file(path: Path, webhook: str, statistic: str = "mean", window: int | str = 10, **more: Any) -> Path:
+    """A monitors file as a user writes it: alert when the hallucination `statistic` over
+    `window` rises above 0.5. `more`: `min_samples`, and `backoff` for the webhook."""
+    backoff = {"backoff": more.pop("backoff")} if "backoff" in more else {}
+    monitor = {"scorer": "hallucination", "statistic": statistic, "above": 0.5, "window": window, **more, "alert": [{"webhook": webhook, **backoff}]}
+    path.write_text(yaml.safe_dump({"monitors": {"rising": monitor}}, sort_keys=False), encoding="utf-8")
+    return path
 
 
 def test_a_drift_in_the_judge_fires_one_alert_then_one_recovery(judge: JudgeServer, tmp_path: Path) -> None:
@@ -219,21 +242,10 @@ def test_a_monitor_must_watch_an_attached_scorer(judge: JudgeServer) -> None:
 
 
 def test_scorers_monitor_shows_state_figures_and_alerts_and_watch_sends_once(judge: JudgeServer, tmp_path: Path) -> None:
-    drift = threading.Event()
-    drift.set()
-    script_drifting_judge(judge, drift)
     store = tmp_path / "fleet.sqlite"
-    for process in range(2):  # two hosts write to one store
-        live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, run=f"host-{process}")
-        replies(live, 6, process * 6)
-        live.close()
+    drifted_fleet(judge, store, hosts=2, replies_each=6)  # two hosts write to one store
     with Receiver() as receiver:
-        path = tmp_path / "monitors.yaml"
-        path.write_text(
-            f"monitors:\n  rising:\n    scorer: hallucination\n    statistic: mean\n    above: 0.5\n    window: 1h\n    min_samples: 10\n"
-            f"    alert:\n      - webhook: {receiver.url}\n        backoff: 0.01\n",
-            encoding="utf-8",
-        )
+        path = rising_monitor_file(tmp_path / "monitors.yaml", receiver.url, window="1h", min_samples=10, backoff=0.01)
         shown = runner.invoke(app, ["monitor", "--monitors", str(path), "--store", str(store), "--json"])
         assert shown.exit_code == 0, shown.output
         (state,) = json.loads(shown.output)["monitors"]
@@ -248,20 +260,10 @@ def test_scorers_monitor_shows_state_figures_and_alerts_and_watch_sends_once(jud
 
 @pytest.mark.slow
 def test_scorers_monitor_watch_alerts_on_a_drift_and_on_its_end(judge: JudgeServer, tmp_path: Path) -> None:
-    drift = threading.Event()
-    drift.set()
-    script_drifting_judge(judge, drift)
     store = tmp_path / "fleet.sqlite"
-    live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store)
-    replies(live, 10, 0)
-    live.close()
+    drift = drifted_fleet(judge, store, hosts=1, replies_each=10)
     with Receiver() as receiver:
-        path = tmp_path / "monitors.yaml"
-        path.write_text(
-            f"monitors:\n  rising:\n    scorer: hallucination\n    statistic: mean\n    above: 0.5\n    window: 10\n"
-            f"    alert:\n      - webhook: {receiver.url}\n",
-            encoding="utf-8",
-        )
+        path = rising_monitor_file(tmp_path / "monitors.yaml", receiver.url)
         scorers = str(Path(sys.executable).parent / "scorers")
         watcher = subprocess.Popen([scorers, "monitor", "--monitors", str(path), "--store", str(store), "--watch", "--interval", "1"], stdout=subprocess.DEVNULL)
         try:

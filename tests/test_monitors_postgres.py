@@ -4,12 +4,11 @@ one database that a fleet of live hosts writes and one watcher reads."""
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from receiver import Receiver
-from test_monitors import replies, script_drifting_judge
+from test_monitors import drifted_fleet, rising_monitor_file
 from test_rescore import script_judge, strict_variant
 from typer.testing import CliRunner
 
@@ -44,20 +43,9 @@ def test_alerts_and_content_limits_are_kept_in_postgresql(judge: JudgeServer, po
 
 
 def test_one_watcher_alerts_once_over_a_fleet_writing_to_postgresql(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
-    drift = threading.Event()
-    drift.set()
-    script_drifting_judge(judge, drift)
-    for host in range(2):
-        live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=postgres_url, run=f"host-{host}")
-        replies(live, 5, host * 5)
-        live.close()
+    drifted_fleet(judge, postgres_url, hosts=2, replies_each=5)
     with Receiver() as receiver:
-        path = tmp_path / "monitors.yaml"
-        path.write_text(
-            f"monitors:\n  rising:\n    scorer: hallucination\n    statistic: p50\n    above: 0.5\n    window: 10\n    min_samples: 10\n"
-            f"    alert:\n      - webhook: {receiver.url}\n",
-            encoding="utf-8",
-        )
+        path = rising_monitor_file(tmp_path / "monitors.yaml", receiver.url, statistic="p50", min_samples=10)
         for _ in range(2):
             result = runner.invoke(app, ["monitor", "--monitors", str(path), "--store", postgres_url, "--send", "--json"])
             assert result.exit_code == 0, result.output

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,6 @@ from engine.testing import JudgeServer
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("SCORERS_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture
@@ -37,18 +34,6 @@ def report(judge: JudgeServer, tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def browser() -> Iterator[object]:
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def test_the_report_is_one_file_that_needs_no_network(report: Path) -> None:

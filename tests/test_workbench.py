@@ -28,7 +28,6 @@ from engine.workbench.server import Workbench
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "examples" / "halueval_qa_pairs.jsonl"
 ARTIFACTS = Path(os.environ.get("SCORERS_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 runner = CliRunner()
 
 
@@ -155,18 +154,6 @@ def _wait(workbench: Workbench) -> dict[str, Any]:
     raise AssertionError("the run did not end")
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def _edit(page: Any, pane: str, path: str, change: Any) -> None:

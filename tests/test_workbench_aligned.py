@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import yaml
-from test_workbench import PAIRS, _request, _wait, browser, workbench  # noqa: F401 (the fixtures)
+from test_workbench import PAIRS, _request, _wait, workbench  # noqa: F401 (the fixture)
 
 from engine import load_scorers
 from engine.catalog import builtin_catalog

@@ -17,6 +17,7 @@ from .common import (
     DEFAULT_STORE,
     ConfigOption,
     JsonFlag,
+    NoCacheFlag,
     StoreOption,
     catalog_from,
     one_line_errors,
@@ -55,7 +56,7 @@ def align_command(
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Name prefix of align's stored runs; the same name resumes (default align-SCORER-DATA-sSEED)")] = None,
     store: StoreOption = DEFAULT_STORE,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
+    no_cache: NoCacheFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Learn from labelled items: try worked examples, an instruction rewrite and the threshold on dev; keep the best only if test shows it beyond noise."""

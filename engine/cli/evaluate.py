@@ -8,7 +8,7 @@ import shlex
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -55,8 +55,10 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    ConcurrencyOption,
     ConfigOption,
     JsonFlag,
+    NoCacheFlag,
     StoreOption,
     catalog_from,
     count_items,
@@ -234,6 +236,58 @@ def _print_jury(scorer_id: str, jury: JuryAgreement) -> None:
         console.print(f"  {model} against the human labels: {agreement_line(agreement)}", highlight=False, soft_wrap=True)
 
 
+class _EvalProgress:
+    """What a run shows while it lasts: a progress bar on a terminal, else a line every few
+    seconds (_PlainProgress), and one line per change of a Batch API job."""
+
+    def __init__(self, name: str, total: int | None, also: Callable[[ItemResult], None]) -> None:
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
+            TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
+        )  # fmt: skip
+        self.plain = None if errors.is_terminal else _PlainProgress(name, total)
+        self.task = self.bar.add_task(name, total=total, failed="")
+        self.also = also
+        self.items = self.failed = 0
+        self.shown_jobs: dict[str, tuple[str, int, int]] = {}
+
+    @contextmanager
+    def showing(self) -> Iterator[None]:
+        with self.bar, self.plain.ticking() if self.plain is not None else nullcontext():
+            yield
+
+    def advance(self, item: ItemResult) -> None:
+        self.items += 1
+        self.failed += not item.ok
+        self.also(item)
+        self.bar.update(self.task, advance=1, failed=f"[red]{self.failed} failed[/red]" if self.failed else "")
+        if self.plain is not None:
+            self.plain.update(self.items, self.failed)
+
+    def job(self, job: BatchProgress) -> None:
+        state = (job.status, job.completed, job.failed)
+        if self.shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
+            self.shown_jobs[job.batch_id] = state
+            resumed = ", submitted before" if job.resumed else ""
+            self.bar.console.print(
+                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+
+    def finish(self) -> None:
+        if self.plain is not None:
+            self.plain.update(self.items, self.failed, final=True)
+
+
+def _say_interrupted(name: str, saved: int, shown_store: str, resume: str, as_json: bool) -> None:
+    if as_json:  # a pipeline reading the verdict must not mistake silence for a pass
+        print_json({"run": name, "status": "interrupted", "passed": False, "stopped": "interrupted (Ctrl-C or SIGTERM)", "items_saved": saved})
+    errors.print(
+        f"interrupted: {saved} item(s) of run {name} are saved in {shown_store}; to score the rest, run: {resume}",
+        markup=False, highlight=False, soft_wrap=True,
+    )  # fmt: skip
+
+
 @app.command("eval")
 @one_line_errors
 @flags(Selection)
@@ -243,7 +297,7 @@ def eval_command(
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
     setup: ScorerSetup,
     subset: Selection,
-    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")] = 8,
+    concurrency: ConcurrencyOption = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Start the run of this --run name over, forgetting its results")] = False,
     store: StoreOption = DEFAULT_STORE,
@@ -259,7 +313,7 @@ def eval_command(
     ] = None,
     as_json: JsonFlag = False,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Response cache: a file or a postgresql:// URL (default: SCORERS_CACHE, else a file in the user cache directory)")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")] = False,
+    no_cache: NoCacheFlag = False,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and cost to expect, without calling a judge")] = False,
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars (workers sharing a run: their spend together)")] = None,
     batch_api: Annotated[
@@ -314,63 +368,26 @@ def eval_command(
     if repeat > 1:
         tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)}, cache=response_cache or False)
         return
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
-    )  # fmt: skip
-    plain = None if errors.is_terminal else _PlainProgress(name, total)
-    finished = {"items": 0, "failed": 0}
-    task = progress.add_task(name, total=total, failed="")
-
-    def advance(item: ItemResult) -> None:
-        finished["items"] += 1
-        finished["failed"] += not item.ok
-        gated.add(item)
-        failed = f"[red]{finished['failed']} failed[/red]" if finished["failed"] else ""
-        progress.update(task, advance=1, failed=failed)
-        if plain is not None:
-            plain.update(finished["items"], finished["failed"])
-
-    shown_jobs: dict[str, tuple[str, int, int]] = {}
-
-    def show_job(job: BatchProgress) -> None:
-        state = (job.status, job.completed, job.failed)
-        if shown_jobs.get(job.batch_id) != state:  # one line per change, not per poll
-            shown_jobs[job.batch_id] = state
-            resumed = ", submitted before" if job.resumed else ""
-            progress.console.print(
-                f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
-                markup=False, highlight=False, soft_wrap=True,
-            )  # fmt: skip
-
+    shown = _EvalProgress(name, total, also=gated.add)
     try:
-        with _sigterm_as_interrupt(), progress, plain.ticking() if plain is not None else nullcontext():
+        with _sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
-                    selection, scorers, on_item_complete=advance, on_progress=show_job, run=name, store=store,
+                    selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, run=name, store=store,
                     thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
                     replace=replace, cache=response_cache or False,
                 )  # fmt: skip
-                budget = error_budget(max_errors, result.counts.items)
-                result = result.model_copy(update={"max_errors": budget})
+                result = result.model_copy(update={"max_errors": error_budget(max_errors, result.counts.items)})
             else:
                 result = run_evals(
-                    selection, scorers, on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+                    selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, run=name, store=store,
                     thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
                     cache=response_cache or False, max_cost=max_cost,
                 )  # fmt: skip
     except KeyboardInterrupt:
-        if as_json:  # a pipeline reading the verdict must not mistake silence for a pass
-            stopped = "interrupted (Ctrl-C or SIGTERM)"
-            print_json({"run": name, "status": "interrupted", "passed": False, "stopped": stopped, "items_saved": finished["items"]})
-        errors.print(
-            f"interrupted: {finished['items']} item(s) of run {name} are saved in {shown_store}; "
-            f"to score the rest, run: {_resume_command(data, name, same_settings)}",
-            markup=False, highlight=False, soft_wrap=True,
-        )  # fmt: skip
+        _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    if plain is not None:
-        plain.update(finished["items"], finished["failed"], final=True)
+    shown.finish()
     result = gated.apply(result)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))

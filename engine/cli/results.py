@@ -24,7 +24,6 @@ from ..runs.stored import (
 from ..store import (
     RunSummary,
     ScorerUsage,
-    ScoreStats,
     Store,
     is_postgres_url,
     open_store,
@@ -108,83 +107,96 @@ def results_command(
     opened = _open_existing(store)
     store = redact_url(store)  # named in the messages below
     with closing(opened) as results:
-        if run is not None and export is not None:
-            _export(results, run, export, output)
-            return
-        if run is not None and compare is not None:
-            comparisons = compare_runs(results, run, compare)
-            if as_json:
-                print_json([comparison.model_dump(mode="json") for comparison in comparisons])
-                return
-            for comparison in comparisons:
-                if comparison.items:
-                    print_comparison(console, comparison)
-                else:
-                    console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item to measure agreement on.", highlight=False)
-            print_run_changes(console, results, run, compare)
-            return
         if run is None:
-            runs = results.runs()
-            if as_json:
-                print_json([item.model_dump(mode="json") for item in runs])
-                return
-            table = Table(title=f"Runs in {store}")
-            for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
-                table.add_column(column, overflow="fold")
-            for item in runs:
-                updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-                table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
-            console.print(table)
-            return
-        found = results.get_run(run)
-        if found is None:
-            known = ", ".join(item.name for item in results.runs()[:10]) or "none"
-            raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
-        stats = results.summary(run)
-        limits = {**(found.meta.get("thresholds") or {}), **_thresholds(threshold or [])}
-        spreads = {item.scorer_id: run_spread(results, run, item.scorer_id, item.direction, limits.get(item.scorer_id)) for item in stats}
-        worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
-        failures = results.query(run=run, errors=True, limit=20)
-        usage = usage_rows(results.usage(run))
-        if as_json:
-            payload = {
-                "run": found.model_dump(mode="json"),
-                "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
-                "usage": [
-                    {"scorer_id": row.scorer_id, "model": row.model, "judge_calls": row.judge_calls, "cached_calls": row.cached_calls,
-                     **row.usage.model_dump(), "cost_usd": row.cost_usd, "batch_api": row.batch}
-                    for row in usage
-                ],  # fmt: skip
-                "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
-                "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
-                "last_invocation": found.meta.get("last_invocation"),
-            }
-            print_json(payload)
-            return
-        console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
-        last = _last_invocation(found.meta)
-        if last is not None:
-            console.print(last, markup=False, highlight=False)
-        if not limits:
-            console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
-        if any(row.judge_calls or row.cached_calls for row in usage):
-            console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
-        for scorer in stats:
-            agreement = run_agreement(results, found, scorer.scorer_id, scorer.direction, _thresholds(threshold or []).get(scorer.scorer_id), shown=worst)
-            if agreement is not None:
-                print_agreement(console, scorer.scorer_id, scorer.direction, agreement, worst=worst)
-        for scorer_id, records in worst_items.items():
-            if not records:
-                continue
-            table = Table(title=f"worst {scorer_id} items")
-            for column in ("item", "score", "reason"):
-                table.add_column(column, overflow="fold")
-            for record in records:
-                table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
-            console.print(table)
-        for record in failures:
-            where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
-            console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)
+            _show_runs(results, store, as_json)
+        elif export is not None:
+            _export(results, run, export, output)
+        elif compare is not None:
+            _show_comparison(results, run, compare, as_json)
+        else:
+            _show_run(results, run, store, worst, threshold or [], as_json)
+
+
+def _show_runs(results: Store, store: str, as_json: bool) -> None:
+    runs = results.runs()
+    if as_json:
+        print_json([item.model_dump(mode="json") for item in runs])
+        return
+    table = Table(title=f"Runs in {store}")
+    for column in ("run", "source", "status", "items", "updated", "scores (mean)"):
+        table.add_column(column, overflow="fold")
+    for item in runs:
+        updated = item.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        table.add_row(item.name, item.source, item.status, str(item.items), updated, _run_line(item))
+    console.print(table)
+
+
+def _show_comparison(results: Store, run: str, compare: str, as_json: bool) -> None:
+    comparisons = compare_runs(results, run, compare)
+    if as_json:
+        print_json([comparison.model_dump(mode="json") for comparison in comparisons])
+        return
+    for comparison in comparisons:
+        if comparison.items:
+            print_comparison(console, comparison)
+        else:
+            console.print(f"{comparison.baseline} and {comparison.variant} share no labelled item to measure agreement on.", highlight=False)
+    print_run_changes(console, results, run, compare)
+
+
+def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[str], as_json: bool) -> None:
+    """One run: its summary per scorer with spreads and pass rates, usage and cost, agreement
+    with labels, the worst items and the errors."""
+    found = results.get_run(run)
+    if found is None:
+        known = ", ".join(item.name for item in results.runs()[:10]) or "none"
+        raise ConfigError(f"no run named {run!r} in {store} (runs: {known})")
+    stats = results.summary(run)
+    given = _thresholds(threshold)
+    limits = {**(found.meta.get("thresholds") or {}), **given}
+    spreads = {item.scorer_id: run_spread(results, run, item.scorer_id, item.direction, limits.get(item.scorer_id)) for item in stats}
+    worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
+    failures = results.query(run=run, errors=True, limit=20)
+    usage = usage_rows(results.usage(run))
+    if as_json:
+        payload = {
+            "run": found.model_dump(mode="json"),
+            "scorers": [{**item.model_dump(mode="json"), **spreads[item.scorer_id].model_dump(mode="json")} for item in stats],
+            "usage": [
+                {"scorer_id": row.scorer_id, "model": row.model, "judge_calls": row.judge_calls, "cached_calls": row.cached_calls,
+                 **row.usage.model_dump(), "cost_usd": row.cost_usd, "batch_api": row.batch}
+                for row in usage
+            ],  # fmt: skip
+            "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
+            "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
+            "last_invocation": found.meta.get("last_invocation"),
+        }
+        print_json(payload)
+        return
+    console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
+    last = _last_invocation(found.meta)
+    if last is not None:
+        console.print(last, markup=False, highlight=False)
+    if not limits:
+        console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
+    if any(row.judge_calls or row.cached_calls for row in usage):
+        console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
+    for scorer in stats:
+        agreement = run_agreement(results, found, scorer.scorer_id, scorer.direction, given.get(scorer.scorer_id), shown=worst)
+        if agreement is not None:
+            print_agreement(console, scorer.scorer_id, scorer.direction, agreement, worst=worst)
+    for scorer_id, records in worst_items.items():
+        if not records:
+            continue
+        table = Table(title=f"worst {scorer_id} items")
+        for column in ("item", "score", "reason"):
+            table.add_column(column, overflow="fold")
+        for record in records:
+            table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
+        console.print(table)
+    for record in failures:
+        where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
+        console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)
 
 
 def _thresholds(pairs: list[str]) -> dict[str, float]:

@@ -22,19 +22,17 @@ import hashlib
 import json
 import statistics
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from ..errors import ConfigError, JudgeError
-from ..sync import run_sync
+from .calls import ScoringCalls
 from .context import GetContext
 from .plan import Direction, ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
-from .tracing import record_score, scorer_span
 
 Aggregation = Literal["mean", "median", "majority", "strictest"]
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -58,7 +56,7 @@ def passes(score: float, threshold: float, direction: Direction) -> bool:
     return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
-class Jury:
+class Jury(ScoringCalls):
     """Several judges scoring with one plan; see the module docstring."""
 
     def __init__(
@@ -113,28 +111,9 @@ class Jury:
     def __repr__(self) -> str:
         return f"Jury({self.id!r}, models={list(self.judge.models)!r}, aggregate={self.aggregate!r})"
 
-    def run(self, output: Any = None, get_context: GetContext | None = None, **fields: Any) -> ScoreResult:
-        """Score one output with every judge (sync wrapper of `arun`)."""
-        return self.score(RunInput(output=output, **fields), get_context=get_context)
-
-    async def arun(self, output: Any = None, get_context: GetContext | None = None, sample: int = 0, **fields: Any) -> ScoreResult:
-        """Every judge scores `output` at once (the same fields as `Scorer.arun`)."""
-        return await self.ascore(RunInput(output=output, **fields), get_context=get_context, sample=sample)
-
-    def score(self, given: RunInput, get_context: GetContext | None = None) -> ScoreResult:
-        """Score one run input with every judge (sync wrapper of `ascore`)."""
-        return run_sync(self.ascore(given, get_context=get_context))
-
-    async def ascore(self, given: RunInput, get_context: GetContext | None = None, sample: int = 0) -> ScoreResult:
-        """Every judge scores the run input at once. A judge that fails fails the jury's
-        result, naming the judge: a verdict of fewer judges than asked would be read as the
-        jury's."""
-        given = given if given.run_id else given.with_run_id(str(uuid.uuid4()))
-        assert given.run_id is not None
-        with scorer_span(self.id, self.plan.fingerprint, given.run_id, self.judge.model) as span:
-            result = await self._ascore(given, get_context, sample)
-            record_score(span, result.score, result.reason)
-            return result
+    @property
+    def scored_by(self) -> tuple[ScorerPlan, str]:
+        return self.plan, self.judge.model
 
     async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
         started = time.perf_counter()

@@ -14,24 +14,22 @@ import hashlib
 import json
 import math
 import time
-import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
-from ..sync import run_sync
+from .calls import ScoringCalls
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .inputs import context_within_limit, prepared_run, run_variables
 from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
 from .run_input import RunInput
 from .steps import StepCall, step_kind
-from .tracing import record_score, scorer_span
 
-class Scorer:
+class Scorer(ScoringCalls):
     """A scorer created from a plan, a judge and options. `judge_config` (how the judge is
     reached and asked) is part of the scorer's fingerprint when given."""
 
@@ -93,59 +91,9 @@ class Scorer:
     def __repr__(self) -> str:
         return f"Scorer({self.id!r}, model={self.judge.model!r})"
 
-    def run(
-        self,
-        output: Any = None,
-        input: Any = None,  # noqa: A002 - the name users know from the run's fields
-        ground_truth: Any = None,
-        run_id: str | None = None,
-        context: list[str] | None = None,
-        get_context: GetContext | None = None,
-        turns: list[Any] | None = None,
-        expected_trajectory: list[Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> ScoreResult:
-        """Score one output (sync wrapper of `arun`)."""
-        given = RunInput(
-            output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
-            expected_trajectory=expected_trajectory, metadata=metadata,
-        )  # fmt: skip
-        return self.score(given, get_context=get_context)
-
-    async def arun(
-        self,
-        output: Any = None,
-        input: Any = None,  # noqa: A002
-        ground_truth: Any = None,
-        run_id: str | None = None,
-        context: list[str] | None = None,
-        get_context: GetContext | None = None,
-        turns: list[Any] | None = None,
-        expected_trajectory: list[Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        sample: int = 0,
-    ) -> ScoreResult:
-        """Score one output; the fields are those of `RunInput`. `get_context` is for this
-        run only and wins over the scorer's own. `sample` numbers a repeated judgement of the
-        same output (each judge request carries it)."""
-        given = RunInput(
-            output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
-            expected_trajectory=expected_trajectory, metadata=metadata,
-        )  # fmt: skip
-        return await self.ascore(given, get_context=get_context, sample=sample)
-
-    def score(self, given: RunInput, get_context: GetContext | None = None) -> ScoreResult:
-        """Score one run input (sync wrapper of `ascore`)."""
-        return run_sync(self.ascore(given, get_context=get_context))
-
-    async def ascore(self, given: RunInput, get_context: GetContext | None = None, sample: int = 0) -> ScoreResult:
-        """Score one run input: what `arun` does, with the fields in one value."""
-        given = given if given.run_id else given.with_run_id(str(uuid.uuid4()))
-        assert given.run_id is not None
-        with scorer_span(self.id, self.plan.fingerprint, given.run_id, self.judge.model) as span:
-            result = await self._ascore(given, get_context, sample)
-            record_score(span, result.score, result.reason)
-            return result
+    @property
+    def scored_by(self) -> tuple[ScorerPlan, str]:
+        return self.plan, self.judge.model
 
     async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
         started = time.perf_counter()

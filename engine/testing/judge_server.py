@@ -177,6 +177,10 @@ class _Listener(ThreadingHTTPServer):
     # run opens at once (the client sees a reset and retries, which skews any timing).
     request_queue_size = 256
 
+    def __init__(self, judge: JudgeServer) -> None:
+        self.judge = judge
+        super().__init__(("127.0.0.1", 0), _ScriptedHandler)
+
 
 class JudgeServer:
     """The OpenAI-compatible server (POST /v1/chat/completions)."""
@@ -196,7 +200,7 @@ class JudgeServer:
         #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
         self.latency = 0.0
         self._release = threading.Event()  # set on reset: hanging replies end
-        self._http = _Listener(("127.0.0.1", 0), self._handler())
+        self._http = _Listener(self)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
@@ -390,98 +394,101 @@ class JudgeServer:
         error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error", "param": reply.param}
         return {"error": error}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+class _ScriptedHandler(BaseHTTPRequestHandler):
+    """One HTTP exchange with a JudgeServer: chat completions answered from its scripts,
+    and the Files and Batches routes of the Batch API."""
 
-            def log_message(self, *args: Any) -> None:
-                pass
+    protocol_version = "HTTP/1.1"
+    server: _Listener
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    # The client gave up waiting (its timeout ran out, the run was stopped):
-                    # nobody is left to answer, and a traceback on stderr would only
-                    # land in whatever test runs next.
-                    self.close_connection = True
+    def log_message(self, *args: Any) -> None:
+        pass
 
-            def _send_bytes(self, content: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(content)))
-                self.end_headers()
-                self.wfile.write(content)
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up waiting (its timeout ran out, the run was stopped):
+            # nobody is left to answer, and a traceback on stderr would only
+            # land in whatever test runs next.
+            self.close_connection = True
 
-            def do_GET(self) -> None:  # noqa: N802
-                path = self.path.split("?", 1)[0].rstrip("/")
-                file_content = re.fullmatch(r".*/files/([\w-]+)/content", path)
-                batch = re.fullmatch(r".*/batches/([\w-]+)", path)
-                if path.endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "tests"}]})
-                elif file_content and file_content.group(1) in server.files:
-                    self._send_bytes(server.files[file_content.group(1)][1])
-                elif batch and (found := server._poll_batch(batch.group(1))) is not None:
-                    self._send(200, found)
-                else:
-                    self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+    def _send_bytes(self, content: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        self.wfile.write(content)
 
-            def _upload(self, raw: bytes) -> None:
-                message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-                    b"Content-Type: " + self.headers.get("Content-Type", "").encode() + b"\r\n\r\n" + raw
-                )
-                fields = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
-                if "file" not in fields or "purpose" not in fields:
-                    self._send(400, {"error": {"message": "a file and a purpose are required", "type": "invalid_request_error"}})
-                    return
-                purpose = str(fields["purpose"].get_content()).strip()
-                content = fields["file"].get_payload(decode=True)
-                assert isinstance(content, bytes)
-                self._send(200, server._store_file(content, purpose, fields["file"].get_filename() or "upload"))
+    def do_GET(self) -> None:  # noqa: N802
+        judge = self.server.judge
+        path = self.path.split("?", 1)[0].rstrip("/")
+        file_content = re.fullmatch(r".*/files/([\w-]+)/content", path)
+        batch = re.fullmatch(r".*/batches/([\w-]+)", path)
+        if path.endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "tests"}]})
+        elif file_content and file_content.group(1) in judge.files:
+            self._send_bytes(judge.files[file_content.group(1)][1])
+        elif batch and (found := judge._poll_batch(batch.group(1))) is not None:
+            self._send(200, found)
+        else:
+            self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(length)
-                if self.path.rstrip("/").endswith("/files"):
-                    self._upload(raw)
-                    return
-                if self.path.rstrip("/").endswith("/batches"):
-                    self._send(*server._create_batch(json.loads(raw or b"{}")))
-                    return
-                body = json.loads(raw or b"{}")
-                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
-                with server._lock:
-                    server.requests.append(request)
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                try:
-                    if not self.path.split("?", 1)[0].endswith(server.route):
-                        self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
-                        return
-                    reply = server._next(request)
-                    if reply.hangs:
-                        with server._lock:
-                            release = server._release
-                        release.wait(timeout=300)
-                        self.close_connection = True
-                        return
-                    if reply.delay or server.latency:
-                        time.sleep(reply.delay + server.latency)
-                    if reply.status != 200:
-                        self._send(reply.status, server._error(reply), reply.headers)
-                    else:
-                        self._send(200, server._completion(request, reply), reply.headers)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
+    def do_POST(self) -> None:  # noqa: N802
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path.rstrip("/").endswith("/files"):
+            self._upload(raw)
+        elif self.path.rstrip("/").endswith("/batches"):
+            self._send(*self.server.judge._create_batch(json.loads(raw or b"{}")))
+        else:
+            self._answer(json.loads(raw or b"{}"))
 
-        return Handler
+    def _upload(self, raw: bytes) -> None:
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + self.headers.get("Content-Type", "").encode() + b"\r\n\r\n" + raw
+        )
+        fields = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
+        if "file" not in fields or "purpose" not in fields:
+            self._send(400, {"error": {"message": "a file and a purpose are required", "type": "invalid_request_error"}})
+            return
+        purpose = str(fields["purpose"].get_content()).strip()
+        content = fields["file"].get_payload(decode=True)
+        assert isinstance(content, bytes)
+        self._send(200, self.server.judge._store_file(content, purpose, fields["file"].get_filename() or "upload"))
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        """A model's request: recorded, counted in flight, and answered as scripted."""
+        judge = self.server.judge
+        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+        with judge._lock:
+            judge.requests.append(request)
+            judge.in_flight += 1
+            judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
+        try:
+            if not self.path.split("?", 1)[0].endswith(judge.route):
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+                return
+            reply = judge._next(request)
+            if reply.hangs:
+                with judge._lock:
+                    release = judge._release
+                release.wait(timeout=300)
+                self.close_connection = True
+                return
+            if reply.delay or judge.latency:
+                time.sleep(reply.delay + judge.latency)
+            if reply.status != 200:
+                self._send(reply.status, judge._error(reply), reply.headers)
+            else:
+                self._send(200, judge._completion(request, reply), reply.headers)
+        finally:
+            with judge._lock:
+                judge.in_flight -= 1
