@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
     from .capabilities import capabilities
     from .client import OpenAIJudge
     from .config import (
-        NO_KEY,
         PROVIDERS,
         JudgeConfig,
         Provider,
@@ -26,7 +25,6 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
     from .middleware.cache import ResponseCache, default_cache_location
     from .middleware.cache_storage import CacheStats
     from .middleware.limiter import LimiterStats, RateLimit, throttling
-    from .middleware.tracing import JudgeTracing, tracing_available
     from .protocol import (
         AsksJudge,
         CallNext,
@@ -36,21 +34,20 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
         NoJudge,
         TokenUsage,
     )
-    from .secrets import install_log_filter, remember_secret, scrub
+    from .secrets import install_log_filter, scrub
 
 _LAZY_EXPORTS: dict[str, str] = {
     "capabilities": ".capabilities",
     "OpenAIJudge": ".client",
-    **dict.fromkeys(["NO_KEY", "PROVIDERS", "JudgeConfig", "Provider", "Sampling", "StructuredMode", "resolve_judge"], ".config"),
+    **dict.fromkeys(["PROVIDERS", "JudgeConfig", "Provider", "Sampling", "StructuredMode", "resolve_judge"], ".config"),
     "Chain": ".middleware",
     "CircuitBreaker": ".middleware.breaker",
     "ResponseCache": ".middleware.cache",
     "default_cache_location": ".middleware.cache",
     "CacheStats": ".middleware.cache_storage",
     **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
-    **dict.fromkeys(["JudgeTracing", "tracing_available"], ".middleware.tracing"),
     **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
-    **dict.fromkeys(["install_log_filter", "remember_secret", "scrub"], ".secrets"),
+    **dict.fromkeys(["install_log_filter", "scrub"], ".secrets"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
