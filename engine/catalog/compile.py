@@ -179,7 +179,8 @@ class ScorerCompiler:
             # What Jinja's code generator refuses in a template that parsed (a block defined
             # twice, a loop assigning to `loop`, ...): at its line, or the step would be dropped unsaid.
             path, source = self.templates.source(name)
-            self.findings_in_file([Finding(f"template error: {exc.message}", exc.lineno, None)], path, source, name)
+            if not any(problem.path == str(path) and problem.line == exc.lineno for problem in self.problems):  # an unknown filter is named already
+                self.findings_in_file([Finding(f"template error: {exc.message}", exc.lineno, None)], path, source, name)
             raise StepFailed from None
 
     def _template_names(self) -> list[str]:

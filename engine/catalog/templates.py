@@ -97,9 +97,10 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     Loading a catalog walks the same text many times (a partial every prompt includes, a
     check repeated across scorers, an expression the lints read again), once per step that
-    reads it: `parse` remembers the trees it built (see `_trees`). `prepare` generates a
-    template's code at once, so that Jinja's compile-time errors come at load, and leaves
-    compiling that code to Python until the template first renders: `scorers check` and
+    reads it: `parse` remembers the trees it built (see `_trees`). `prepare` raises Jinja's
+    compile-time errors at load: it generates a template's code then when the tree holds
+    anything Jinja's code generator could refuse (see `_may_be_refused`), and otherwise when
+    the template first renders, where Python compiles that code too: `scorers check` and
     `scorers list` never render. The code is generated from the remembered tree, which stays
     as parsed because the constant folding that would rewrite it in place is off
     (`optimized=False`; it only saves work on constants, which prompts hardly have)."""
@@ -125,16 +126,33 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         """The template of `source`, to be had by calling the result; raises its syntax and
         compile-time errors (TemplateSyntaxError) now."""
         key = (source, name, filename)
-        if key not in self._code:
+        if key not in self._code and self._may_be_refused(self.parse(source, name, filename)):
             self._code[key] = self.compile(self.parse(source, name, filename), name, filename, raw=True)
         return functools.partial(self._template, key)
 
     def _template(self, key: _Key) -> Template:
         template = self._templates.get(key)
         if template is None:
+            if key not in self._code:
+                self._code[key] = self.compile(self.parse(*key), key[1], key[2], raw=True)
             code = compile(self._code[key], key[2] or "<template>", "exec")
             template = self._templates[key] = self.template_class.from_code(self, code, self.make_globals(None))
         return template
+
+    def _may_be_refused(self, tree: nodes.Template) -> bool:
+        """Whether Jinja's code generator could refuse the tree. It refuses only a block
+        defined twice, a macro or call block taking `caller` without a default, an `extends`
+        below the top level, a loop assigning to `loop`, and a filter or test it does not
+        know: a tree with no block, macro, call block or extends, whose loops never store
+        `loop` and whose filters and tests are all known, is always generated."""
+        if any(True for _ in tree.find_all((nodes.Block, nodes.Macro, nodes.CallBlock, nodes.Extends))):
+            return True
+        if any(name.ctx == "store" and name.name == "loop" for name in tree.find_all(nodes.Name)):
+            return True
+        return any(
+            node.name not in (self.filters if isinstance(node, nodes.Filter) else self.tests)
+            for node in tree.find_all((nodes.Filter, nodes.Test))
+        )
 
 
 def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
