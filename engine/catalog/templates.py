@@ -145,14 +145,16 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         below the top level, a loop assigning to `loop`, and a filter or test it does not
         know: a tree with no block, macro, call block or extends, whose loops never store
         `loop` and whose filters and tests are all known, is always generated."""
-        if any(True for _ in tree.find_all((nodes.Block, nodes.Macro, nodes.CallBlock, nodes.Extends))):
-            return True
-        if any(name.ctx == "store" and name.name == "loop" for name in tree.find_all(nodes.Name)):
-            return True
-        return any(
-            node.name not in (self.filters if isinstance(node, nodes.Filter) else self.tests)
-            for node in tree.find_all((nodes.Filter, nodes.Test))
-        )
+        for node in tree.find_all((nodes.Block, nodes.Macro, nodes.CallBlock, nodes.Extends, nodes.Name, nodes.Filter, nodes.Test)):
+            if isinstance(node, nodes.Name):
+                if node.ctx == "store" and node.name == "loop":
+                    return True
+            elif isinstance(node, (nodes.Filter, nodes.Test)):
+                if node.name not in (self.filters if isinstance(node, nodes.Filter) else self.tests):
+                    return True
+            else:
+                return True
+        return False
 
 
 def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
