@@ -1,7 +1,8 @@
 """How close a batch run gets to the provider's limit: every figure of the engine's judge-call
 performance, against a bare `AsyncOpenAI` loop measured in the same run (not a test).
 
-    python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000] [--batch-only]
+    python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000]
+                                      [--scheduling-latency 2] [--batch-only | --startup-only] [--deepeval-python PATH]
 
 The loopback judge (engine.testing.JudgeServer) runs in a child process, so its work does not
 share the engine's interpreter; every answer takes `--latency` seconds. Printed:
@@ -11,7 +12,12 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
    in flight (aim: at most 1.10x), and to one sending them three in a row per item, as many
    items at a time; then the same batch with a middleware answering every call after
    `--scheduling-latency` seconds (the scheduling alone, against whole rounds of `concurrency`
-   calls; a long latency keeps a loaded CPU from blurring it);
+   calls; a long latency keeps a loaded CPU from blurring it); then DeepEval's
+   HallucinationMetric over the same items against the same judge, `evaluate` at
+   max_concurrent = `concurrency`, run by bench/deepeval_hallucination.py in the interpreter
+   `--deepeval-python` names (by default this one, if it has DeepEval): with DeepEval's
+   defaults, then tuned (its result cache off, one HTTP client shared by its calls): items/s,
+   requests per item, and the engine's items/s against each (aim: at least 2x);
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
    the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
 3. the same batch again under a new run name: wall time and requests (must be 0);
@@ -65,6 +71,7 @@ def _serve(connection: Connection, latency: float) -> None:
     server.on("Claims", claims)
     server.on("HallucinationVerdicts", verdicts)
     server.on("Reason", {"reason": "The score follows from the verdicts."})
+    server.fallback = deepeval_answer
     connection.send(server.base_url)
     while True:
         command = connection.recv()
@@ -79,6 +86,20 @@ def _serve(connection: Connection, latency: float) -> None:
             server.stop()
             connection.send(None)
             return
+
+
+def deepeval_answer(request: Any) -> Any:
+    """DeepEval's HallucinationMetric asks for its answers under its own schema names
+    (json_schema mode); they are told apart by the schema's shape, whatever they are called:
+    a list of verdicts (one per context: the bench's items have one) or a reason."""
+    from engine.testing import Reply
+
+    properties = (request.answer_schema or {}).get("properties") or {}
+    if "verdicts" in properties:
+        return {"verdicts": [{"verdict": "yes", "reason": "scripted"}]}
+    if "reason" in properties:
+        return {"reason": "The score follows from the verdicts."}
+    return Reply.fail(400, f"the bench has no answer for schema {request.schema_name!r} (properties {sorted(properties)})")
 
 
 class Judge:
@@ -180,6 +201,48 @@ def chains_of(bodies: list[tuple[str | None, dict[str, Any]]]) -> list[list[dict
     return [list(chain) for chain in zip(*steps)]
 
 
+DEEPEVAL_RUNNER = ROOT / "bench" / "deepeval_hallucination.py"
+NO_DEEPEVAL = "DeepEval is not installed: pass --deepeval-python /path/to/python of an environment that has it"
+
+
+def deepeval_problem(python: str) -> str | None:
+    """Why `python` cannot run DeepEval, or None if it can (DeepEval is looked for, not
+    imported: that takes seconds)."""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('deepeval') is None)"
+    try:
+        found = subprocess.run([python, "-c", probe], capture_output=True, timeout=60)
+    except OSError as error:
+        return f"cannot run it ({error.strerror})"
+    except subprocess.TimeoutExpired:
+        return "it did not answer within 60 s"
+    return None if found.returncode == 0 else "DeepEval is not installed there"
+
+
+def deepeval_batch(
+    python: str, data: list[dict[str, Any]], concurrency: int, judge: Judge, warmup: Judge, folder: Path, tuned: bool
+) -> dict[str, Any]:
+    """DeepEval's HallucinationMetric over `data` in its own interpreter, its judge model sent
+    to `judge` (warmed up on `warmup`), with its defaults or `tuned`: the runner's figures,
+    and the requests `judge` saw."""
+    items = folder / "deepeval-items.json"
+    items.write_text(json.dumps([{key: item[key] for key in ("input", "output", "context")} for item in data]), encoding="utf-8")
+    work = folder / "deepeval"  # DeepEval writes its cache and last run (.deepeval/) in the working folder
+    work.mkdir(exist_ok=True)
+    judge.ask("reset")
+    command = [python, str(DEEPEVAL_RUNNER), str(items), "--base-url", judge.base_url, "--concurrency", str(concurrency), "--warmup-base-url", warmup.base_url]
+    command += ["--tuned"] if tuned else []
+    try:
+        ran = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return {"failed": "no result after 900 s"}
+    requests = judge.ask("count")
+    judge.ask("reset")
+    lines = ran.stdout.strip().splitlines()
+    if ran.returncode or not lines:
+        return {"failed": (ran.stderr.strip().splitlines() or [f"exit status {ran.returncode}"])[-1]}
+    return {**json.loads(lines[-1]), "requests": requests, "concurrency": concurrency, "tuned": tuned}
+
+
 STARTUP_COMMANDS = (["--help"], ["list"], ["check"], ["check", str(ROOT / "docs" / "examples" / "tone")])
 
 
@@ -269,17 +332,49 @@ def stream_memory(folder: Path, items: int) -> dict[str, float]:
     return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
 
 
+def print_deepeval(runs: list[dict[str, Any]] | None, items: int, engine_wall: float, requests: int, latency: float, concurrency: int) -> None:
+    """Figure 1's comparison with DeepEval: items/s and requests per item of each run, and the
+    engine's items/s against it, beside the most the engine's calls allow."""
+    if runs is None:
+        print(f"   {NO_DEEPEVAL}")
+        return
+    ours = items / engine_wall
+    ceiling = items / (requests * latency / concurrency)  # every slot busy all the time
+    for run in runs:
+        how = "tuned (result cache off, one shared HTTP client)" if run["tuned"] else "defaults"
+        if "failed" in run:
+            print(f"   DeepEval, {how}: the run failed: {run['failed']}")
+            continue
+        theirs = run["scored"] / run["seconds"]
+        print(f"   DeepEval {run['version']} HallucinationMetric, evaluate(max_concurrent={run['concurrency']}), {how}: "
+              f"{run['seconds']:6.2f} s  {theirs:6.1f} items/s  {run['requests']} requests ({run['requests'] / items:.2f} an item)")  # fmt: skip
+        if run["scored"] != run["items"]:  # a rate over part of the items compares nothing
+            print(f"      scored {run['scored']} of {run['items']} items, so no ratio; first error: {run['error']}")
+        else:
+            print(f"      ratio engine / DeepEval items/s: {ours / theirs:.2f}x  (aim: at least 2x; the engine {ours:.1f} items/s, "
+                  f"{requests / items:.2f} requests an item: at most {ceiling:.1f} items/s at this latency and concurrency)")  # fmt: skip
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=200)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=200, help="Items of the hallucination batch (figures 1 to 3)")
     parser.add_argument("--latency", type=float, default=0.5, help="Seconds per judge answer")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--stream-items", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=64, help="Judge calls in flight (DeepEval's max_concurrent)")
+    parser.add_argument("--stream-items", type=int, default=100_000, help="Items of the streamed file (figure 5)")
     parser.add_argument("--scheduling-latency", type=float, default=2.0,
                         help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")  # fmt: skip
     parser.add_argument("--batch-only", action="store_true", help="Only figures 1 to 3: the batch, CPU per call, the re-run")
     parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
+    parser.add_argument("--deepeval-python", metavar="PATH",
+                        help="The Python of an environment with DeepEval installed, for figure 1's comparison "
+                        "(default: this interpreter, if it has DeepEval; else the figure says it is not installed)")  # fmt: skip
     arguments = parser.parse_args()
+    deepeval_python: str | None = arguments.deepeval_python or sys.executable
+    problem = None if arguments.startup_only else deepeval_problem(str(deepeval_python))
+    if problem:
+        if arguments.deepeval_python:
+            parser.error(f"--deepeval-python {arguments.deepeval_python}: {problem}")
+        deepeval_python = None
 
     print(f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs")
     folder = Path(tempfile.mkdtemp(prefix="bench-judge-calls-"))
@@ -327,6 +422,9 @@ def main() -> None:
         bare_wall = statistics.mean([bare_before, bare_after])
         chained_wall = statistics.mean([chained_before, chained_after])
 
+        # Figure 1 beside DeepEval's HallucinationMetric: the same items, the same judge, its defaults then tuned.
+        deepeval = [deepeval_batch(deepeval_python, data, arguments.concurrency, slow, fast, folder, tuned) for tuned in (False, True)] if deepeval_python else None
+
         # 1b. Scheduling alone: every answer after `latency`, no HTTP, no Instructor.
         answers_after = AnswersAfter(arguments.scheduling_latency)
         scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (answers_after,))
@@ -351,12 +449,18 @@ def main() -> None:
     print(f"   scheduling alone (a middleware answers each call after {arguments.scheduling_latency:g} s; no HTTP, no Instructor): "
           f"{scheduled_wall:.2f} s against {rounds * arguments.scheduling_latency:.2f} s for {rounds} full rounds of {arguments.concurrency} calls"
           f" ({scheduled_wall / (rounds * arguments.scheduling_latency):.3f}x)")  # fmt: skip
+    print_deepeval(deepeval, items, engine_wall, requests, arguments.latency, arguments.concurrency)
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
     print(f"   bare AsyncOpenAI loop: {bare_cpu / calls_zero * 1000:.2f} ms  (wall {bare_wall0:.2f} s)")
     print(f"   engine with a middleware answering instead of a model: {own_cpu / calls_zero * 1000:.2f} ms  (wall {own_wall:.2f} s)")
-    print(f"   so: HTTP client {bare_cpu / calls_zero * 1000:.2f} ms, Instructor {(engine_cpu - bare_cpu - own_cpu) / calls_zero * 1000:.2f} ms, "
-          f"the engine's own work {own_cpu / calls_zero * 1000:.2f} ms ({own_cpu / bare_cpu:.0%} of the HTTP client's)")  # fmt: skip
+    above = engine_cpu - bare_cpu
+    print(f"   so: the engine and Instructor add {above / calls_zero * 1000:.2f} ms a call to the HTTP client's {bare_cpu / calls_zero * 1000:.2f} ms"
+          f" ({above / bare_cpu:.0%} of it; aim: at most 50%); the engine's own work, run alone: {own_cpu / calls_zero * 1000:.2f} ms"
+          f" ({own_cpu / bare_cpu:.0%})")  # fmt: skip
+    if own_cpu > above:
+        # Instructor's share is the difference of three noisy figures: not printed when it would be negative.
+        print("   (the engine run alone costs more than the difference above: Instructor's share is within the noise)")
     print(f"\n3. unchanged re-run under a new run name: {rerun_wall:.2f} s, {rerun_requests} requests")
     if arguments.batch_only:
         return
