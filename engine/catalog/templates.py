@@ -86,7 +86,7 @@ _Key = tuple[str, str | None, str | None]
 #: Trees parsed in this process, by the syntax they were parsed with and their text, for every
 #: sandbox: the compiler's, the lints' and the rule messages' read the same texts. A tree does
 #: not depend on the name or file it was parsed for (they only word a syntax error, which is
-#: never remembered); the oldest are forgotten past `_TREES_KEPT`, so a long-lived process
+#: never remembered); they are all forgotten past `_TREES_KEPT`, so a long-lived process
 #: that loads edited catalogs does not grow.
 _trees: dict[tuple[object, str], nodes.Template] = {}
 _TREES_KEPT = 4096
@@ -118,7 +118,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if tree is None:  # a syntax error is raised, never remembered: it is raised again next time, for this name and file
             tree = super().parse(source, name, filename)
             if len(_trees) >= _TREES_KEPT:
-                del _trees[next(iter(_trees))]
+                _trees.clear()  # one step, safe beside another thread's load; the next load parses again
             _trees[key] = tree
         return tree
 
