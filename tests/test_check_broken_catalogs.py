@@ -116,6 +116,9 @@ BROKEN: list[tuple[str, list[str]]] = [
     ('step_out_of_steps', [
         'step_out_of_steps/catalog.yaml:12:5: invalid YAML: wrong indentation: a list item at the indentation of the keys of the mapping that starts at line 4; indent it under the key whose list it is in',
     ]),
+    ('template_block_defined_twice', [
+        "template_block_defined_twice/prompts/tone.j2:3: tone.j2: template error: block 'reply' defined twice",
+    ]),
     ('template_later_step', [
         "template_later_step/prompts/tone.j2:1:41: tone.judge: 'score' is the result of step 'score', which runs after this one",
     ]),

@@ -132,14 +132,30 @@ def test_a_catalog_reading_a_file_outside_its_folders_is_not_remembered(tmp_path
     assert len(compilations) == 2
 
 
-def test_list_shows_the_same_scorers_remembered_or_compiled(tmp_path: Path, compilations: list[Path]) -> None:
+def test_list_shows_the_same_scorers_read_remembered_or_compiled(tmp_path: Path, compilations: list[Path]) -> None:
     path = write(tmp_path)
-    first = runner.invoke(app, ["list", "--config", str(path), "--json"])
-    again = runner.invoke(app, ["list", "--config", str(path), "--json"])
-    assert first.exit_code == again.exit_code == 0
-    assert json.loads(first.stdout) == json.loads(again.stdout)
-    assert {"id": "polite", "name": "Polite", "direction": "higher_is_better", "requires": ["output"], "judge": True, "description": "Whether the output is polite."} in json.loads(again.stdout)
-    assert len(compilations) == 1
+    listed = runner.invoke(app, ["list", "--config", str(path), "--json"])  # nothing remembered: read from the definitions
+    assert check_catalog(path) == ([], 38)  # compiled, and remembered
+    remembered = runner.invoke(app, ["list", "--config", str(path), "--json"])
+    assert listed.exit_code == remembered.exit_code == 0
+    assert json.loads(listed.stdout) == json.loads(remembered.stdout) == catalog_module.summary(catalog_module.load_scorers(path))
+    assert {"id": "polite", "name": "Polite", "direction": "higher_is_better", "requires": ["output"], "judge": True, "description": "Whether the output is polite."} in json.loads(listed.stdout)
+    assert compilations == [path.resolve(), path.resolve()]  # by check_catalog and load_scorers: `list` compiles nothing
+
+
+def test_list_reads_what_it_shows_and_leaves_templates_to_check(tmp_path: Path, compilations: list[Path]) -> None:
+    path = write(tmp_path)
+    (tmp_path / "prompts/polite.j2").write_text("{{ outptu }}\n", encoding="utf-8")
+    listed = runner.invoke(app, ["list", "--config", str(path), "--json"])
+    assert listed.exit_code == 0 and "polite" in [row["id"] for row in json.loads(listed.stdout)]
+    checked = runner.invoke(app, ["check", str(path)])
+    assert checked.exit_code == 1 and "polite.j2:1" in checked.stdout and "outptu" in checked.stdout
+    # What a row is read from is still refused, in one line at its place.
+    path.write_text(CATALOG.format(schema="verdict.yaml").replace("direction: higher_is_better", "direction: upwards"), encoding="utf-8")
+    refused = runner.invoke(app, ["list", "--config", str(path)])
+    assert refused.exit_code == 2 and "catalog.yaml:5" in refused.stderr and "direction" in refused.stderr and "Traceback" not in refused.output
+    assert compilations == [path.resolve()]  # check's alone
+    assert verified.recall(path) is None  # and nothing read by `list` alone is remembered as found clean
 
 
 def test_a_cache_folder_that_cannot_be_written_only_costs_a_compilation(tmp_path: Path, compilations: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -92,7 +92,7 @@ def test_every_public_name_is_what_it_names_whatever_was_imported_before() -> No
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("package", ["engine", "engine.runs"])
+@pytest.mark.parametrize("package", ["engine", "engine.runs", "engine.judge", "engine.scoring"])
 def test_every_name_imported_for_type_checkers_is_in_the_lazy_table_from_the_same_module(package: str) -> None:
     """The TYPE_CHECKING imports (what mypy and editors see) and `_LAZY_EXPORTS` (what runs)
     must name the same modules: a name in one list only type-checks but fails when read."""

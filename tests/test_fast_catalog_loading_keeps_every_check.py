@@ -15,7 +15,7 @@ from jinja2 import meta
 
 import engine.catalog.expressions as expressions
 from engine import CatalogErrors, ConfigError, load_scorers
-from engine.catalog import builtin_catalog
+from engine.catalog import builtin_catalog, builtin_catalog_path
 from engine.catalog.expressions import Expression
 from engine.catalog.source import LocatedDict, LocatedList, _FastLocatingLoader, _load_located, _LocatingLoader, load_yaml
 
@@ -188,3 +188,45 @@ def test_an_unknown_test_in_an_expression_is_reported_at_load_at_its_place(tmp_p
     problem = raised.value.problems[0]
     assert "unknown test 'yess'" in str(problem) or "No test named 'yess'" in str(problem)
     assert (problem.path, problem.line, problem.column) == (str(path), 13, column), str(problem)
+
+
+VERDICT = "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "line", "message"),
+    [
+        ("{% block a %}{% endblock %}\n{% block a %}{% endblock %}\n", 2, "block 'a' defined twice"),
+        ("{% for loop in [1] %}{{ output }}{% endfor %}\n", 1, "Can't assign to special loop variable"),
+        ("{% macro m(caller) %}{{ caller() }}{% endmacro %}\n", 1, 'special "caller" argument must be omitted'),
+        ("{% for x in [1] %}{% extends 'polite.j2' %}{% endfor %}\n", 1, "cannot use extend from a non top-level scope"),
+    ],
+    ids=["block-twice", "loop-variable", "caller-without-default", "extends-in-a-loop"],
+)
+def test_a_template_jinja_cannot_compile_is_reported_at_load_at_its_line(tmp_path: Path, prompt: str, line: int, message: str) -> None:
+    """What Jinja's code generator refuses in a template that parses: reported at load, not
+    dropped with its step, although a template's code is otherwise generated on first render."""
+    path = _write(tmp_path, {"catalog.yaml": "scorers:\n" + SCORER.format(id="only"), "prompts/polite.j2": "Is this polite?\n" + prompt, "schemas/verdict.yaml": VERDICT})
+    with pytest.raises(CatalogErrors) as raised:
+        load_scorers(path)
+    problems = [str(problem) for problem in raised.value.problems]
+    assert any(f"polite.j2:{line + 1}:" in problem and message in problem for problem in problems), problems
+
+
+def test_every_template_whose_code_waits_for_its_first_render_is_one_jinja_compiles() -> None:
+    """A template's code is generated at load only when Jinja could refuse it: every built-in
+    template (partials too) left for its first render is one Jinja's code generator accepts."""
+    environment = expressions.sandbox()
+    deferred = []
+    for path in sorted((builtin_catalog_path().parent / "prompts").rglob("*.j2")):
+        tree = environment.parse(path.read_text(encoding="utf-8"))
+        if not environment._may_be_refused(tree):
+            environment.compile(tree, raw=True)  # would raise TemplateAssertionError were the rule wrong
+            deferred.append(path.name)
+    assert len(deferred) > 20
+
+
+def test_a_prompt_whose_code_is_generated_on_first_render_renders_as_written() -> None:
+    prompt = builtin_catalog().plan("answer-relevancy").steps[0].prompt  # type: ignore[attr-defined]
+    text = prompt.render({"output": "Paris is the capital.", "input": "What is the capital of France?", "options": {}})
+    assert "<output>\nParis is the capital.\n</output>" in text

@@ -229,11 +229,32 @@ def summary(catalog: Catalog) -> list[dict[str, Any]]:
     return [_row(catalog.definition(scorer_id), catalog.plan(scorer_id)) for scorer_id in catalog.ids()]
 
 
-def _row(definition: ScorerDefinition, plan: ScorerPlan) -> dict[str, Any]:
+def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[str, Any]:
+    """A scorer's row, from its plan, or from its definition alone (whose step kinds say whether a judge is asked)."""
+    from ..scoring.steps import step_kind
+
+    judge = plan.needs_judge if plan is not None else any(getattr(step_kind(step.kind), "asks_judge", False) for step in definition.steps)
     return {
         "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
-        "judge": plan.needs_judge, "description": definition.description,
+        "judge": judge, "description": definition.description,
     }  # fmt: skip
+
+
+def listed_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The `summary` of a catalog (the built-in one when `path` is None) as `scorers list`
+    shows it: remembered when the catalog was found clean and nothing it depends on has
+    changed since (see verified.py), else read from its definitions as the spec validates
+    them, without compiling them: a mistake there (YAML, a key, a value, `extends`) is raised
+    as loading the catalog raises it; one in a template, a schema or an expression is for
+    `scorers check`, `run` and `load_scorers` to find. Nothing is remembered here."""
+    own = builtin_catalog_path() if path is None else catalog_file(path)
+    found = verified.recall(own)
+    if found is not None:
+        return found
+    builtin = own.resolve() == builtin_catalog_path().resolve()
+    from .definitions import definitions
+
+    return [_row(definition) for definition in definitions(CatalogSource(own, None if builtin else _builtin_source())).values()]
 
 
 def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
@@ -335,4 +356,4 @@ def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "load_scorers", "summary"]
+__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "listed_summary", "load_scorers", "summary"]

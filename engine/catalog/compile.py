@@ -32,9 +32,10 @@ from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, 
 from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
-from .lints import duplicate_step_problem, jury_threshold_problem, replacement_problem, values_below
+from .definitions import definition_of, offered, unique_problems
+from .lints import jury_threshold_problem, values_below
 from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
-from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of, validation_error
+from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of
 from .spec import RUN_VARIABLES, ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, names_read
@@ -174,8 +175,13 @@ class ScorerCompiler:
             raise StepFailed
         try:
             return self.templates.load(name, frozenset(names))
-        except TemplateSyntaxError as exc:  # already reported above, in the file at fault
-            raise StepFailed from exc
+        except TemplateSyntaxError as exc:
+            # What Jinja's code generator refuses in a template that parsed (a block defined
+            # twice, a loop assigning to `loop`, ...): at its line, or the step would be dropped unsaid.
+            path, source = self.templates.source(name)
+            if not any(problem.path == str(path) and problem.line == exc.lineno for problem in self.problems):  # an unknown filter is named already
+                self.findings_in_file([Finding(f"template error: {exc.message}", exc.lineno, None)], path, source, name)
+            raise StepFailed from None
 
     def _template_names(self) -> list[str]:
         return [str(path.relative_to(folder)) for folder in self.templates.search_path for path in folder.rglob("*.j2")]
@@ -443,19 +449,9 @@ def compile_catalog(
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
-    inherited = source.fallback.resolved() if source.fallback else {}
-    ids = [*source.scorers, *(scorer_id for scorer_id in inherited if scorer_id not in source.scorers)] if with_inherited else list(source.scorers)
-    for scorer_id in ids:
+    for scorer_id in offered(source, with_inherited):
         try:
-            raw = source.raw_definition(scorer_id) if scorer_id in source.scorers else inherited[scorer_id]
-            if (replaced := replacement_problem(source, scorer_id)) is not None:
-                raise replaced
-            if (duplicate := duplicate_step_problem(raw, scorer_id)) is not None:
-                raise duplicate
-            try:
-                definition = ScorerDefinition.model_validate({**raw, "id": scorer_id})
-            except ValidationError as exc:
-                raise validation_error(exc, raw, f"scorers.{scorer_id}", source.path, ScorerDefinition) from None
+            definition, raw = definition_of(source, scorer_id)
             plan = compiler.compile(definition, raw)
             if (off_scale := jury_threshold_problem(definition, plan, raw, source)) is not None:
                 raise off_scale
@@ -467,20 +463,7 @@ def compile_catalog(
         except StepFailed:
             continue  # its problems were recorded with the step's
     if problems:
-        raise CatalogErrors(_unique(problems))
+        raise CatalogErrors(unique_problems(problems))
     if read is not None:
         read |= compiler.templates.found | compiler._schemas.keys()
     return compiled
-
-
-def _unique(problems: list[ConfigError]) -> list[ConfigError]:
-    """Each problem once, in file order: a mistake in a shared template, or in a `defaults:`
-    block every scorer starts from, is found once per scorer or step but is one mistake."""
-    seen: set[Any] = set()
-    unique = []
-    for problem in problems:
-        key = (problem.path, problem.line, problem.column) if problem.line is not None else str(problem)
-        if key not in seen:
-            seen.add(key)
-            unique.append(problem)
-    return sorted(unique, key=lambda problem: (problem.path or "", problem.line or 0, problem.column or 0))

@@ -15,13 +15,12 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, TemplateAssertionError, TemplateRuntimeError, UndefinedError
-from jinja2.parser import Parser
 
 from ..errors import ConfigError, DivisionByZero, ExpressionError, ValueRefused
 from .lints import zero_division_hint
 from .wording import lone_equals
 from .spec import ReducerSpec
-from .templates import names_read, sandbox
+from .templates import names_read, parse_expression, sandbox
 
 _environment = sandbox()
 
@@ -32,10 +31,7 @@ def _checked(source: str) -> tuple[frozenset[str], frozenset[str]]:
     its syntax errors read the same), without generating its code: the variables it needs,
     and every name it reads (also those that are functions too, see `names_read`). Scorers
     repeat expressions ("not (output | trim)"), so each source is checked once per process."""
-    parser = Parser(_environment, source, state="variable")
-    expression = parser.parse_expression()
-    if not parser.stream.eos:
-        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+    expression = parse_expression(source)
     _refuse_unknown_filters_and_tests(expression, soft=False)
     reads = names_read(nodes.Template([nodes.Output([expression])]))
     # What it needs from the variables, as Jinja's `meta.find_undeclared_variables` says

@@ -8,9 +8,8 @@ load time and shown by `scorers check` (they never stop a catalog from loading):
 
 Each warning is a ConfigError placed at the text to change, so it reads like a problem.
 
-Also here, as they judge a scorer against what surrounds it rather than its own words: the
-refusal of a scorer that takes a built-in's id without `replaces: true`, and of a threshold
-outside the range of a scorer's scores.
+Also here, as it judges a scorer against what surrounds it rather than its own words: the
+refusal of a threshold outside the range of a scorer's scores.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import ReducerSpec, step_kind
 from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ScorerDefinition
-from .templates import PromptTemplates, sandbox
+from .templates import PromptTemplates, parse_expression, sandbox
 
 _environment = sandbox()
 
@@ -41,6 +40,10 @@ _COUNTING_FUNCTIONS = {"len"}
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(source: str) -> nodes.Node | None:
+    try:
+        return parse_expression(source)  # as the compiler read it
+    except TemplateSyntaxError:
+        pass
     try:
         template = _environment.parse(f"{{{{ {source} }}}}")
     except TemplateSyntaxError:
@@ -119,6 +122,8 @@ def unguarded_divisions(source: str, counts: frozenset[str] = frozenset(), guard
     """The divisions of an expression by a count (see `_is_count`) that no condition around
     them tests first (`a / n if n else 0`, `n and a / n`), nor one of `guards` (what the
     step's `skip_if` tests)."""
+    if "/" not in source and "%" not in source:  # no division (`/`, `//`) nor remainder (`%`) to look for
+        return []
     parsed = _parsed(source)
     return [] if parsed is None else list(_divisions(parsed, set(counts), list(guards)))
 
@@ -185,50 +190,6 @@ def zero_division_hint(source: str) -> str:
     return ""
 
 
-def replacement_problem(source: CatalogSource, scorer_id: str) -> ConfigError | None:
-    """A scorer of this file that takes the id of a built-in one must say it means to
-    (`replaces: true`): else every use of that id, the built-in's runs and docs included,
-    would silently get another scorer. A scorer that `extends` the built-in of its own id
-    names it, and changes it on purpose."""
-    raw = source.scorers.get(scorer_id)
-    if not isinstance(raw, Mapping):
-        return None
-    inherited = source.fallback.resolved() if source.fallback else {}
-    says = raw.get("replaces") is True
-    if scorer_id in inherited and raw.get("extends") != scorer_id and not says:
-        assert source.fallback is not None
-        where = position(source.fallback.scorers, [scorer_id])
-        builtin = f" ({where.file}:{where.line})" if where is not None else ""
-        place = position(source.scorers, [scorer_id]) or Place(str(source.path), 0, 0)
-        return ConfigError(
-            f"scorers.{scorer_id}: a built-in scorer has this id{builtin}; write `replaces: true` in this scorer to replace it, "
-            f"`extends: {scorer_id}` to change it, or choose another id",
-            place.file, place.line or None, place.column,
-        )  # fmt: skip
-    if says and scorer_id not in inherited:
-        place = position(raw, ["replaces"]) or Place(str(source.path), 0, 0)
-        return ConfigError(f"scorers.{scorer_id}.replaces: no built-in scorer has the id {scorer_id!r}, so there is nothing to replace", place.file, place.line or None, place.column)
-    return None
-
-
-def duplicate_step_problem(raw: Any, scorer_id: str) -> ConfigError | None:
-    """A second step with the id of an earlier one, at its own `id:` (the spec would only
-    name the scorer)."""
-    steps = raw.get("steps") if isinstance(raw, Mapping) else None
-    if not isinstance(steps, list):
-        return None
-    seen: dict[Any, int] = {}
-    for index, step in enumerate(steps):
-        step_id = step.get("id") if isinstance(step, Mapping) else None
-        if step_id is None:
-            continue
-        if step_id in seen:
-            place = position(raw, ["steps", index, "id"], value=True)
-            return ConfigError(f"scorers.{scorer_id}.steps.{index}.id: step id {step_id!r} is used twice (first by step {seen[step_id] + 1}); step ids must be unique", *(place or (None, None, None)))
-        seen[step_id] = index
-    return None
-
-
 def jury_threshold_problem(definition: ScorerDefinition, plan: ScorerPlan, raw: Any, source: CatalogSource) -> ConfigError | None:
     """A jury's pass line off the scale of the scores it judges, at its line."""
     if definition.judges is None or (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())) is None:
@@ -240,10 +201,11 @@ def jury_threshold_problem(definition: ScorerDefinition, plan: ScorerPlan, raw: 
 def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
     """The warnings of the scorers `source` defines itself (compiled clean), each once, in file order."""
     templates = PromptTemplates(source.templates_path)
+    schemas: dict[Path, Any] = {}  # each schema file read once, however many steps answer with it
     found: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
     for scorer_id in source.scorers:
         if scorer_id in compiled:
-            lints = ScorerLints(compiled[scorer_id][0], source.raw_definition(scorer_id), templates, source.schemas_path, source.path)
+            lints = ScorerLints(compiled[scorer_id][0], source.raw_definition(scorer_id), templates, source.schemas_path, source.path, schemas)
             for warning in lints.run():
                 found.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
     return sorted(found.values(), key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
@@ -252,11 +214,15 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
 class ScorerLints:
     """The warnings of one scorer as written (`raw`, with places), compiled clean."""
 
-    def __init__(self, definition: ScorerDefinition, raw: Any, templates: PromptTemplates, schemas_path: Sequence[Path], fallback: Path) -> None:
+    def __init__(
+        self, definition: ScorerDefinition, raw: Any, templates: PromptTemplates, schemas_path: Sequence[Path], fallback: Path, schemas: dict[Path, Any]
+    ) -> None:
         self.definition = definition
         self.raw = raw
         self.templates = templates
         self.schemas_path = schemas_path
+        #: The schema files read so far, by path (shared by the scorers of one catalog).
+        self.schemas = schemas
         self.fallback = fallback
         self.warnings: list[ConfigError] = []
         #: What the step being checked tests in its `skip_if`, known not to be 0 in its values.
@@ -327,7 +293,9 @@ class ScorerLints:
             prompt = self._prompt_text(step, template)
             if prompt is None:
                 continue
-            for field, values in _enums(load_yaml(schema), []):
+            if schema not in self.schemas:
+                self.schemas[schema] = load_yaml(schema)
+            for field, values in _enums(self.schemas[schema], []):
                 for value, place in values:
                     if value in compared or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", prompt, re.IGNORECASE):
                         continue

@@ -22,6 +22,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..scoring.shapes import ANY, BOOLEAN, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text, shape_of
 from .suggest import did_you_mean
+from .templates import parse_expression
 from .wording import lone_equals
 
 # The shapes are imported from here by the catalog's other checks.
@@ -159,6 +160,12 @@ class NameChecker:
 
     def expression(self, source: str) -> Shape:
         """The shape an expression gives; its problems are added to `findings`."""
+        try:
+            expression: nodes.Expr | None = parse_expression(source)
+        except TemplateSyntaxError:  # read again below as a template's `{{ }}`: it words the error as authors see it, or reads a tuple
+            expression = None
+        if expression is not None:
+            return self.infer(expression, {})
         try:
             parsed = self.environment.parse(f"{{{{ {source} }}}}")
         except TemplateSyntaxError as exc:

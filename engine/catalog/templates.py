@@ -26,6 +26,7 @@ from jinja2 import (
     nodes,
 )
 from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
@@ -74,48 +75,86 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
     return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
 
 
+@functools.lru_cache(maxsize=2048)  # by tree, as `names_read`: the lints walk a partial once per prompt that includes it
+def _references(parsed: nodes.Template) -> tuple[str, ...]:
+    """The templates a tree includes, imports or extends, by name (those named by a variable left out)."""
+    return tuple(reference for reference in meta.find_referenced_templates(parsed) if reference)
+
+
 _Key = tuple[str, str | None, str | None]
+
+#: Trees parsed in this process, by the syntax they were parsed with and their text, for every
+#: sandbox: the compiler's, the lints' and the rule messages' read the same texts. A tree does
+#: not depend on the name or file it was parsed for (they only word a syntax error, which is
+#: never remembered); they are all forgotten past `_TREES_KEPT`, so a long-lived process
+#: that loads edited catalogs does not grow.
+_trees: dict[tuple[object, str], nodes.Template] = {}
+_TREES_KEPT = 4096
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
     """The sandbox, doing each piece of a template's preparation once, and only when needed.
 
     Loading a catalog walks the same text many times (a partial every prompt includes, a
-    check repeated across scorers), once per step that reads it: `parse` remembers the trees
-    it built. `prepare` generates a template's code at once, so that Jinja's compile-time
-    errors come at load, and leaves compiling that code to Python until the template first
-    renders: `scorers check` and `scorers list` never render. The code is generated from the
-    remembered tree, which stays as parsed because the constant folding that would rewrite it
-    in place is off (`optimized=False`; it only saves work on constants, which prompts hardly
-    have)."""
+    check repeated across scorers, an expression the lints read again), once per step that
+    reads it: `parse` remembers the trees it built (see `_trees`). `prepare` raises Jinja's
+    compile-time errors at load: it generates a template's code then when the tree holds
+    anything Jinja's code generator could refuse (see `_may_be_refused`), and otherwise when
+    the template first renders, where Python compiles that code too: `scorers check` and
+    `scorers list` never render. The code is generated from the remembered tree, which stays
+    as parsed because the constant folding that would rewrite it in place is off
+    (`optimized=False`; it only saves work on constants, which prompts hardly have)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(optimized=False, **options)
-        self._trees: dict[_Key, nodes.Template] = {}
+        # What decides the tree of a text: the lexer (one per set of syntax options) and the extensions.
+        self._syntax = (self.lexer, tuple(sorted(self.extensions)))
         self._code: dict[_Key, str] = {}
         self._templates: dict[_Key, Template] = {}
 
     def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
-        key = (source, name, filename)
-        tree = self._trees.get(key)
-        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time
-            tree = self._trees[key] = super().parse(source, name, filename)
+        key = (self._syntax, source)
+        tree = _trees.get(key)
+        if tree is None:  # a syntax error is raised, never remembered: it is raised again next time, for this name and file
+            tree = super().parse(source, name, filename)
+            if len(_trees) >= _TREES_KEPT:
+                _trees.clear()  # one step, safe beside another thread's load; the next load parses again
+            _trees[key] = tree
         return tree
 
     def prepare(self, source: str, name: str | None = None, filename: str | None = None) -> Callable[[], Template]:
         """The template of `source`, to be had by calling the result; raises its syntax and
         compile-time errors (TemplateSyntaxError) now."""
         key = (source, name, filename)
-        if key not in self._code:
+        if key not in self._code and self._may_be_refused(self.parse(source, name, filename)):
             self._code[key] = self.compile(self.parse(source, name, filename), name, filename, raw=True)
         return functools.partial(self._template, key)
 
     def _template(self, key: _Key) -> Template:
         template = self._templates.get(key)
         if template is None:
+            if key not in self._code:
+                self._code[key] = self.compile(self.parse(*key), key[1], key[2], raw=True)
             code = compile(self._code[key], key[2] or "<template>", "exec")
             template = self._templates[key] = self.template_class.from_code(self, code, self.make_globals(None))
         return template
+
+    def _may_be_refused(self, tree: nodes.Template) -> bool:
+        """Whether Jinja's code generator could refuse the tree. It refuses only a block
+        defined twice, a macro or call block taking `caller` without a default, an `extends`
+        below the top level, a loop assigning to `loop`, and a filter or test it does not
+        know: a tree with no block, macro, call block or extends, whose loops never store
+        `loop` and whose filters and tests are all known, is always generated."""
+        for node in tree.find_all((nodes.Block, nodes.Macro, nodes.CallBlock, nodes.Extends, nodes.Name, nodes.Filter, nodes.Test)):
+            if isinstance(node, nodes.Name):
+                if node.ctx == "store" and node.name == "loop":
+                    return True
+            elif isinstance(node, (nodes.Filter, nodes.Test)):
+                if node.name not in (self.filters if isinstance(node, nodes.Filter) else self.tests):
+                    return True
+            else:
+                return True
+        return False
 
 
 def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
@@ -137,6 +176,24 @@ def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
     # Also as filters, so `output | keywords` and `sentences | map('sentiment')` read naturally.
     environment.filters.update(FUNCTIONS)
     return environment
+
+
+@functools.lru_cache(maxsize=4096)  # by text: the compiler, the expressions and the lints read each one
+def parse_expression(source: str) -> nodes.Expr:
+    """An expression as Jinja's expression parser reads it; raises its TemplateSyntaxError
+    when anything is left after the expression (where `{{ source }}` in a template would
+    parse as a tuple, or as more than one output). When it parses, it is the tree `{{ source }}`
+    gives too, without the template's grammar around it to parse."""
+    parser = Parser(_expression_sandbox(), source, state="variable")
+    expression = parser.parse_expression()
+    if not parser.stream.eos:
+        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+    return expression
+
+
+@functools.cache
+def _expression_sandbox() -> _Sandbox:
+    return sandbox()
 
 
 class CompiledPrompt:
@@ -171,19 +228,28 @@ class PromptTemplates:
         #: Every template file found for a name (what a compilation depended on).
         self.found: set[Path] = set()
         self.environment: _Sandbox = sandbox(FileSystemLoader([str(path) for path in self.search_path]))
+        # Each template is looked for and read once: every step that includes a partial reads it.
+        self._paths: dict[str, Path] = {}
+        self._sources: dict[str, str] = {}
 
     def path_of(self, name: str) -> Path:
+        found = self._paths.get(name)
+        if found is not None:
+            return found
         for folder in self.search_path:
             candidate = folder / name
             if candidate.is_file():
                 self.found.add(candidate)
+                self._paths[name] = candidate
                 return candidate
         raise ConfigError(f"template {name!r} not found in {', '.join(map(str, self.search_path)) or 'no folder'}")
 
     def source(self, name: str) -> tuple[Path, str]:
         """A template's file and text."""
         path = self.path_of(name)
-        return path, path.read_text(encoding="utf-8")
+        if name not in self._sources:
+            self._sources[name] = path.read_text(encoding="utf-8")
+        return path, self._sources[name]
 
     def load(self, name: str, names: frozenset[str] = frozenset()) -> CompiledPrompt:
         """A template prepared for rendering (its names are checked by the catalog compiler);
@@ -209,8 +275,8 @@ class PromptTemplates:
             if current in found:
                 continue
             found.append(current)
-            parsed = self.environment.parse(self.path_of(current).read_text(encoding="utf-8"))
-            pending.extend(reference for reference in meta.find_referenced_templates(parsed) if reference)
+            parsed = self.environment.parse(self.source(current)[1])
+            pending.extend(_references(parsed))
         return found
 
 

@@ -18,28 +18,37 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
-
-import jinja2
-import pydantic
-import pydantic_core
-import yaml
-
-from ..scoring.steps import step_kinds
 
 #: Bumped when what a record holds changes.
 _FORMAT = 2
 _ENGINE = Path(__file__).resolve().parent.parent
+#: The module of the step kind registry (see `_kinds_from_outside`).
+_REGISTRY = "engine.scoring.steps"
+#: The libraries that check a catalog: (distribution, module).
+_CHECKED_WITH = (("jinja2", "jinja2"), ("pydantic", "pydantic"), ("pydantic_core", "pydantic_core"), ("pyyaml", "yaml"))
+
+
+def _version(distribution: str, module: str) -> str:
+    """A library's version, from its installed metadata: importing the library to ask would
+    cost a remembered catalog more than the rest of its check."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:  # installed without metadata (vendored, frozen): the module says
+        return str(getattr(import_module(module), "__version__", "unknown"))
 
 
 @cache
 def _engine_state() -> bytes:
     """What decides the outcome of a compilation besides the catalog: the engine's source and
     the versions of what it checks with."""
-    digest = hashlib.sha256(f"{_FORMAT}|{sys.version}|{jinja2.__version__}|{pydantic.VERSION}|{pydantic_core.__version__}|{yaml.__version__}".encode())
+    versions = "|".join(_version(distribution, module) for distribution, module in _CHECKED_WITH)
+    digest = hashlib.sha256(f"{_FORMAT}|{sys.version}|{versions}".encode())
     for path in sorted(_ENGINE.rglob("*.py")):
         digest.update(str(path.relative_to(_ENGINE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.digest()
@@ -50,7 +59,7 @@ def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
     every file under the prompt and schema `folders` (so a file added in front of another
     counts too), the engine's source and the libraries' versions."""
     digest = hashlib.sha256(_engine_state())
-    for name, kind in sorted(step_kinds().items()):
+    for name, kind in sorted(_kinds_from_outside().items()):
         # A step kind registered from outside the engine checks steps too: which one, and its source.
         module = sys.modules.get(type(kind).__module__)
         source = Path(module.__file__) if module is not None and module.__file__ else None
@@ -67,6 +76,14 @@ def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
                 path = Path(root) / file
                 digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _kinds_from_outside() -> Mapping[str, Any]:
+    """The step kinds registered beside the built-in ones (whose source is the engine's, in
+    `_engine_state`). A kind is registered only through the registry's module: when nothing
+    has imported it yet, there is none, and a remembered catalog need not import it to know."""
+    registry = sys.modules.get(_REGISTRY)
+    return registry.kinds_from_outside() if registry is not None else {}
 
 
 def inside(paths: Iterable[Path], folders: Sequence[Path]) -> bool:

@@ -14,8 +14,7 @@ import typer
 import yaml
 from rich.table import Table
 
-from ..catalog import checked_summary, inspect_catalog
-from ..catalog.answers import answer_bounds
+from ..catalog import inspect_catalog, listed_summary
 from ..catalog.spec import catalog_json_schema
 from ..errors import ConfigError
 from ..scoring.steps import step_kind
@@ -48,7 +47,7 @@ def list_scorers(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the scorers of the catalog: id, which way is better, and what each judges."""
-    rows = checked_summary(config)
+    rows = listed_summary(config)
     if as_json:
         print_json(rows)
         return
@@ -75,6 +74,8 @@ def list_scorers(
 @one_line_errors
 def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     """Show one scorer: its definition, steps, options and the files it comes from."""
+    from ..catalog.answers import answer_bounds  # loads with a compiled catalog, not for `scorers list`
+
     catalog = catalog_from(config)
     definition = catalog.definition(scorer)
     files = catalog.files(scorer)

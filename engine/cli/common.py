@@ -33,8 +33,6 @@ from ..errors import (
 )
 from ..formatting import first_line, to_json
 from ..judge import install_log_filter, scrub
-from ..runs.items import data_source, other_encoding
-from ..scoring import AGGREGATIONS
 from .app import errors, suggestion
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -151,6 +149,8 @@ def catalog_from(config: Path | None) -> Catalog:
 
 def _decode(data: bytes, where: str) -> str:
     """UTF-8 text (a byte-order mark is dropped), or one line naming where it is not."""
+    from ..runs.items import other_encoding  # the runs load when a command reads data, not for `scorers list`
+
     encoding = other_encoding(data[:64])
     if encoding is not None:
         raise DataError(f"the file is {encoding} text; save it as UTF-8", where)
@@ -299,6 +299,8 @@ AggregateOption = Annotated[
 
 def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, Any]:
     """The keywords of Catalog.create for the `--model` flags: one judge, or a jury."""
+    from ..scoring import AGGREGATIONS  # the jury loads when a command judges, not for `scorers list`
+
     if aggregate is not None:
         if aggregate not in AGGREGATIONS:
             raise ConfigError(f"--aggregate {aggregate!r}: choose one of {', '.join(AGGREGATIONS)}")
@@ -379,6 +381,8 @@ def refuse_unknown_labels(data: Path, scorer_ids: list[str], catalog_ids: list[s
     """A label by scorer id (`expected: {hallucination: true}`) that names no scorer, neither
     of the run nor of the catalog, is a typo that would silently leave the item unlabelled:
     refused, with the closest id. (Labels for the catalog's other scorers belong to other runs.)"""
+    from ..runs.items import data_source
+
     known = set(scorer_ids) | set(catalog_ids)
     source = data_source(data)
     assert isinstance(source, Iterable)  # a file's items are read in order

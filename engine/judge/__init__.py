@@ -4,35 +4,52 @@ provider adapters and the middleware chain around them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .capabilities import capabilities
-from .client import OpenAIJudge
-from .config import (
-    NO_KEY,
-    PROVIDERS,
-    JudgeConfig,
-    Provider,
-    Sampling,
-    StructuredMode,
-    resolve_judge,
-)
-from .middleware import Chain
-from .middleware.breaker import CircuitBreaker
-from .middleware.cache import ResponseCache, default_cache_location
-from .middleware.cache_storage import CacheStats
-from .middleware.limiter import LimiterStats, RateLimit, throttling
-from .middleware.tracing import JudgeTracing, tracing_available
-from .protocol import (
-    AsksJudge,
-    CallNext,
-    JudgeAnswer,
-    JudgeMiddleware,
-    JudgeRequest,
-    NoJudge,
-    TokenUsage,
-)
-from .secrets import install_log_filter, remember_secret, scrub
+from ..lazy import lazy_exports
+
+if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the settings and the protocol, not the client
+    from .capabilities import capabilities
+    from .client import OpenAIJudge
+    from .config import (
+        PROVIDERS,
+        JudgeConfig,
+        Provider,
+        Sampling,
+        StructuredMode,
+        resolve_judge,
+    )
+    from .middleware import Chain
+    from .middleware.breaker import CircuitBreaker
+    from .middleware.cache import ResponseCache, default_cache_location
+    from .middleware.cache_storage import CacheStats
+    from .middleware.limiter import LimiterStats, RateLimit, throttling
+    from .protocol import (
+        AsksJudge,
+        CallNext,
+        JudgeAnswer,
+        JudgeMiddleware,
+        JudgeRequest,
+        NoJudge,
+        TokenUsage,
+    )
+    from .secrets import install_log_filter, scrub
+
+_LAZY_EXPORTS: dict[str, str] = {
+    "capabilities": ".capabilities",
+    "OpenAIJudge": ".client",
+    **dict.fromkeys(["PROVIDERS", "JudgeConfig", "Provider", "Sampling", "StructuredMode", "resolve_judge"], ".config"),
+    "Chain": ".middleware",
+    "CircuitBreaker": ".middleware.breaker",
+    "ResponseCache": ".middleware.cache",
+    "default_cache_location": ".middleware.cache",
+    "CacheStats": ".middleware.cache_storage",
+    **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
+    **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
+    **dict.fromkeys(["install_log_filter", "scrub"], ".secrets"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
 
 def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, cache: ResponseCache | None = None) -> AsksJudge:
@@ -42,6 +59,14 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
     (when OpenTelemetry is installed) and, innermost, the circuit breaker that makes a judge
     that cannot answer fail fast; `cache` stands in front of all, so a cached answer waits
     for no limit. The provider SDK is imported on the first call."""
+    from .client import OpenAIJudge
+    from .config import NO_KEY
+    from .middleware import Chain
+    from .middleware.breaker import CircuitBreaker
+    from .middleware.limiter import RateLimit
+    from .middleware.tracing import JudgeTracing, tracing_available
+    from .secrets import install_log_filter, remember_secret
+
     try:  # whatever the provider, its key is masked in every log record from now on
         _, key = config.endpoint()
         if key != NO_KEY:

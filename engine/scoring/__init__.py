@@ -3,15 +3,27 @@ through the judge protocol, and computes the score. It knows step kinds, never s
 
 from __future__ import annotations
 
-from .context import ContextList, GetContext, context_strings
-from .jury import AGGREGATIONS, Aggregation, Jury, each_judge
-from .plan import ScorerPlan
-from .results import JudgeVerdict, Run, ScoreResult, StepRecord
-from .run_input import RunInput
-from .scorer import Scorer
+from typing import TYPE_CHECKING
 
-#: What the runners score with: one judge, or a jury of several.
-AnyScorer = Scorer | Jury
+from ..lazy import lazy_exports
+
+if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs plans and step kinds, not the runner
+    from .context import ContextList, GetContext, context_strings
+    from .jury import AGGREGATIONS, Aggregation, AnyScorer, Jury, each_judge
+    from .plan import ScorerPlan
+    from .results import JudgeVerdict, Run, ScoreResult, StepRecord
+    from .run_input import RunInput
+    from .scorer import Scorer
+
+_LAZY_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["ContextList", "GetContext", "context_strings"], ".context"),
+    **dict.fromkeys(["AGGREGATIONS", "Aggregation", "Jury", "each_judge", "AnyScorer"], ".jury"),
+    "ScorerPlan": ".plan",
+    **dict.fromkeys(["JudgeVerdict", "Run", "ScoreResult", "StepRecord"], ".results"),
+    "RunInput": ".run_input",
+    "Scorer": ".scorer",
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
 __all__ = [
     "AGGREGATIONS",

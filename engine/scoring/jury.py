@@ -177,3 +177,7 @@ def each_judge(scorer: Scorer | Jury, change: Callable[[Scorer], Scorer]) -> Sco
         jury.scorers = [change(member) for member in scorer.scorers]
         return jury
     return change(scorer)
+
+
+#: What the runners score with: one judge, or a jury of several.
+AnyScorer = Scorer | Jury

@@ -66,14 +66,20 @@ def step_kinds() -> Mapping[str, AnyStepKind]:
     return MappingProxyType(_kinds)
 
 
+def kinds_from_outside() -> Mapping[str, AnyStepKind]:
+    """The kinds registered beside, or in place of, the built-in ones (a plug-in's, a test's):
+    the built-in kinds are the engine's own source, these may come from anywhere."""
+    return {name: kind for name, kind in _kinds.items() if _BUILT_IN.get(name) is not type(kind)}
+
+
 def when_kinds_change(listener: Callable[[], None]) -> None:
     """Call `listener` after every registration (the catalog's spec rebuilds its step union)."""
     _listeners.append(listener)
 
 
-_BUILT_IN = ("llm", "reason", "score", "compute")
-for _built_in in (LLMKind(), ReasonKind(), ScoreKind(), ComputeKind()):
-    register_step_kind(_built_in)
+_BUILT_IN: dict[str, type[AnyStepKind]] = {"llm": LLMKind, "reason": ReasonKind, "score": ScoreKind, "compute": ComputeKind}
+for _built_in in _BUILT_IN.values():
+    register_step_kind(_built_in())
 
 __all__ = [
     "AnyStepKind",
@@ -95,6 +101,7 @@ __all__ = [
     "StepKindBase",
     "StepSpec",
     "attempt",
+    "kinds_from_outside",
     "register_step_kind",
     "step_kind",
     "step_kinds",

@@ -189,6 +189,9 @@ class StepKind(Protocol[SpecT, PlanT]):
     #: "score": the step gives the scorer's score (a scorer has exactly one such step);
     #: "reason": its result is the score's reason (at most one, after the score).
     result_part: ResultPart
+    #: Whether a step of this kind asks the judge (its plan has a `sampling`): a scorer whose
+    #: steps never do needs no model, as `scorers list` says without compiling it.
+    asks_judge: bool
 
     def names(self, spec: SpecT) -> Mapping[str, Shape]:
         """The names the step gives later steps, known before it is compiled."""
@@ -222,6 +225,7 @@ class StepKindBase(Generic[SpecT, PlanT]):
     name: str
     spec: type[SpecT]
     result_part: ResultPart = None
+    asks_judge: bool = False
 
     def names(self, spec: SpecT) -> Mapping[str, Shape]:
         return {spec.id: ANY}

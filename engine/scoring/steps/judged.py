@@ -47,6 +47,7 @@ class JudgeCall:
 
 
 class JudgedKind(StepKindBase[JudgedSpecT, JudgedPlanT]):
+    asks_judge = True
     #: max_tokens of the call when neither the scorer's nor the step's `judge:` sets it.
     default_max_tokens: int
 
