@@ -228,7 +228,7 @@ class ScorerCompiler:
         except ValidationError as exc:
             first = exc.errors()[0]
             place = position(raw, ["options", *first["loc"], "default"], value=True)
-            may_be_null = f'; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
+            may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
             raise ConfigError(
                 f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
                 *(place or (self.source.path, None, None)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest
+from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
 
 class CallSlots:
