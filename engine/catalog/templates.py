@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -139,6 +139,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             template = self._templates[key] = self.template_class.from_code(self, code, self.make_globals(None))
         return template
 
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        # A plain dict, not Jinja's ChainMap over the environment's: every render and every
+        # expression copies its template's globals into a new context, and copying a ChainMap
+        # key by key was the largest part of the engine's own work per judge call. The
+        # sandbox's globals are set when it is made (see `sandbox`), before any template.
+        return {**self.globals, **(d or {})}
+
     def _may_be_refused(self, tree: nodes.Template) -> bool:
         """Whether Jinja's code generator could refuse the tree. It refuses only a block
         defined twice, a macro or call block taking `caller` without a default, an `extends`
@@ -163,6 +170,9 @@ def sandbox(loader: BaseLoader | None = None) -> _Sandbox:
     filters everywhere, so a name that works in a prompt works in a rule message too."""
     environment = _Sandbox(
         loader=loader,
+        # A catalog is what its files said when it loaded: an included partial is read once,
+        # not looked up on disk again at every render (as the template including it is not).
+        auto_reload=False,
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,

@@ -266,7 +266,9 @@ _shapes: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, dict[str, Any]]] =
 
 def _shaped(prepared: type[BaseModel], handlers: Any, shape: tuple[Any, StructuredMode]) -> dict[str, Any]:
     """`shape`: the provider and mode `handlers` are for."""
-    per_shape = _shapes.setdefault(prepared, {})
+    per_shape = _shapes.get(prepared)
+    if per_shape is None:  # not setdefault: a weak dictionary's is a slow walk in Python, and this runs on every call
+        per_shape = _shapes[prepared] = {}
     if shape not in per_shape:
         _, shaped = handlers.request_handler(prepared, {})
         shaped.pop("messages", None)  # these modes say what they want outside the messages

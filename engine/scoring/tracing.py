@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..judge.middleware.tracing import TRACER, capture_content, tracing_available
+from ..judge.middleware.tracing import capture_content, tracer, tracing_available
 
 _ENABLED = tracing_available()
 
@@ -22,11 +22,10 @@ def scorer_span(scorer_id: str, scorer_hash: str, run_id: str, model: str) -> It
     if not _ENABLED:
         yield None
         return
-    from opentelemetry import trace
     from opentelemetry.trace import Status, StatusCode
 
     attributes = {"scorers.scorer.id": scorer_id, "scorers.scorer.hash": scorer_hash, "scorers.run.id": run_id, "gen_ai.request.model": model}
-    with trace.get_tracer(TRACER).start_as_current_span(f"score {scorer_id}", attributes=attributes, record_exception=False) as span:
+    with tracer().start_as_current_span(f"score {scorer_id}", attributes=attributes, record_exception=False) as span:
         try:
             yield span
         except Exception as exc:
@@ -39,7 +38,7 @@ def record_score(span: Any, score: float, reason: str | None) -> None:
     if span is None:
         return
     span.set_attribute("scorers.score", score)
-    if reason is not None and capture_content():
+    if reason is not None and span.is_recording() and capture_content():
         span.set_attribute("scorers.reason", reason)
 
 
