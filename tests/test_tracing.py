@@ -110,3 +110,39 @@ def test_live_scoring_continues_the_agents_trace(judge: JudgeServer, spans: InMe
     (run,) = by_name(spans)["score hallucination"]
     assert run.context.trace_id == turn.get_span_context().trace_id
     assert run.parent is not None and run.parent.span_id == turn.get_span_context().span_id
+
+
+HOST_SETS_ITS_PROVIDER_LATE = """
+import os
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from engine import create_hallucination_scorer
+from engine.testing import JudgeServer
+
+judge = JudgeServer().start()
+judge.on("Claims", {"claims": ["Paris is the capital of France."]})
+judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+judge.on("Reason", {"reason": "All claims are supported."})
+os.environ.update(OPENAI_BASE_URL=judge.base_url, OPENAI_API_KEY="test")
+scorer = create_hallucination_scorer(options={"context": ["Paris is the capital of France."]})
+assert scorer.run(output="Paris.").score == 0  # no provider yet: no span, no error
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+scorer.run(output="Paris.")
+print(sorted(span.name for span in exporter.get_finished_spans()))
+judge.stop()
+"""
+
+
+def test_a_scorer_made_before_the_host_sets_its_provider_is_traced_once_it_is_set() -> None:
+    # A process sets its provider once, so this runs in a process of its own.
+    import subprocess
+    import sys
+
+    finished = subprocess.run([sys.executable, "-c", HOST_SETS_ITS_PROVIDER_LATE], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == str(sorted(["score hallucination", *["chat gpt-4o-mini"] * 3]))

@@ -126,10 +126,10 @@ class OpenAIJudge:
             base_url=base_url, api_key=key, timeout=config.timeout, max_retries=config.http_retries, http_client=self._http_client()
         )
 
-    def _client(self, mode: StructuredMode) -> tuple[instructor.AsyncInstructor, str]:
+    def _client(self, mode: StructuredMode, base_url: str | None, key: str) -> instructor.AsyncInstructor:
+        """The client for the endpoint and key `config.endpoint()` gave."""
         import instructor
 
-        base_url, key = self.config.endpoint()
         if key != NO_KEY:
             remember_secret(key)
         cache_key = ("openai", base_url, key, self.config.timeout, self.config.http_retries, self.config.api_version, mode, self.observe_responses)
@@ -139,22 +139,21 @@ class OpenAIJudge:
             install_log_filter()  # the SDKs' loggers exist now that they are imported
             return built
 
-        return shared_client(cache_key, build), key
+        return shared_client(cache_key, build)  # type: ignore[no-any-return]
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """The judge's answer: an instance of the request's response model, or text."""
         import openai
 
         config = self.config
-        where, model = config.where(), config.model_name
+        base_url, key = config.endpoint()  # once a call: it reads the environment
+        where, model = base_url or config.provider, config.model_name
         mode = capabilities.mode(where, model, config.structured_mode)
-        key = ""
         started = time.monotonic()
         for _ in range(_MAX_ADJUSTMENTS):
             parameters = capabilities.parameters(where, model, _wanted(request))
             try:
-                client, key = self._client(mode)
-                return await self._ask(client, request, parameters, mode)
+                return await self._ask(self._client(mode, base_url, key), request, parameters, mode)
             except (ConfigError, JudgeError):
                 raise
             except Exception as exc:

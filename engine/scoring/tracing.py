@@ -11,21 +11,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..judge.middleware.tracing import capture_content, tracer, tracing_available
+from ..judge.middleware.tracing import active_tracer, capture_content, tracing_available
 
 _ENABLED = tracing_available()
 
 
 @contextmanager
 def scorer_span(scorer_id: str, scorer_hash: str, run_id: str, model: str) -> Iterator[Any]:
-    """A span around one scorer run; yields it (None without OpenTelemetry)."""
-    if not _ENABLED:
+    """A span around one scorer run; yields it (None without OpenTelemetry, or before the
+    host has set a tracer provider)."""
+    tracer = active_tracer() if _ENABLED else None
+    if tracer is None:
         yield None
         return
     from opentelemetry.trace import Status, StatusCode
 
     attributes = {"scorers.scorer.id": scorer_id, "scorers.scorer.hash": scorer_hash, "scorers.run.id": run_id, "gen_ai.request.model": model}
-    with tracer().start_as_current_span(f"score {scorer_id}", attributes=attributes, record_exception=False) as span:
+    with tracer.start_as_current_span(f"score {scorer_id}", attributes=attributes, record_exception=False) as span:
         try:
             yield span
         except Exception as exc:
