@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import multiprocessing
@@ -202,7 +203,7 @@ def chains_of(bodies: list[tuple[str | None, dict[str, Any]]]) -> list[list[dict
 
 
 #: Rounds of each zero-latency measure (figure 2), alternating; the least CPU of each is shown.
-ZERO_LATENCY_ROUNDS = 3
+ZERO_LATENCY_ROUNDS = 5
 
 DEEPEVAL_RUNNER = ROOT / "bench" / "deepeval_hallucination.py"
 NO_DEEPEVAL = "DeepEval is not installed: pass --deepeval-python /path/to/python of an environment that has it"
@@ -404,13 +405,18 @@ def main() -> None:
         # rounds of each, as a second or two of CPU moves with whatever else the machine does.
         engine_rounds, bare_rounds, own_rounds = [], [], []
         for round_number in range(ZERO_LATENCY_ROUNDS):
+            # Each measure starts from a collected heap, so a full collection owed to earlier
+            # rounds' garbage does not land in whichever measure happens to cross its threshold.
+            gc.collect()
             engine_rounds.append(engine_batch(data, arguments.concurrency, folder / f"zero-{round_number}.sqlite", False, "zero"))
             calls_zero = fast.ask("count")
             chains = chains_of(fast.ask("bodies"))
             fast.ask("reset")
+            gc.collect()
             bare_rounds.append(bare_loop(fast.base_url, chains, arguments.concurrency))
             assert fast.ask("count") == calls_zero
             fast.ask("reset")
+            gc.collect()
             own_rounds.append(engine_batch(
                 data, arguments.concurrency, folder / f"own-{round_number}.sqlite", folder / f"own-cache-{round_number}.sqlite", "own", (AnswersItself(),)
             ))  # fmt: skip

@@ -10,7 +10,7 @@ import dataclasses
 import difflib
 import os
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,13 +37,18 @@ class Catalog:
         #: The template and schema files the scorers were compiled from.
         self.files_read: set[Path] = set()
         from .compile import compile_catalog
-        from .lints import catalog_warnings
 
         self._scorers = compile_catalog(source, self.files_read)
-        #: What may not be meant in the catalog's own scorers (see lints.py), in file order.
-        self.warnings: list[ConfigError] = catalog_warnings(source, self._scorers)
         #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
         self.monitors: list[Monitor] = catalog_monitors(source)
+
+    @cached_property
+    def warnings(self) -> list[ConfigError]:
+        """What may not be meant in the catalog's own scorers (see lints.py), in file order:
+        worked out when asked (`scorers check`, the workbench), not at every load of a run."""
+        from .lints import catalog_warnings
+
+        return catalog_warnings(self.source, self._scorers)
 
     @property
     def providers(self) -> dict[str, Provider]:
