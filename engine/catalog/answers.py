@@ -27,7 +27,6 @@ from pydantic import (
 )
 
 from ..errors import ConfigError, ExpressionError
-from ..formatting import plain
 from ..scoring.answer_scope import current_answer_scope
 from .expressions import Expression
 from .names import NameChecker, Scope
@@ -144,7 +143,7 @@ def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str 
         scope = current_answer_scope()
         if scope is None:  # validated outside a run (e.g. a default at load time): no steps to compare
             return self
-        failures = rule_failures(rules, {**scope, **plain(self.model_dump())})
+        failures = rule_failures(rules, {**scope, **self.model_dump()})  # already plain data
         if failures:
             raise ValueError("; ".join(failures))
         return self
