@@ -19,7 +19,8 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
    defaults, then tuned (its result cache off, one HTTP client shared by its calls): items/s,
    requests per item, and the engine's items/s against each (aim: at least 2x);
 2. CPU time per judge call at zero latency: the engine's, the bare loop's (the HTTP client), and
-   the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs);
+   the engine's own work (a middleware answers each call, so neither Instructor nor HTTP runs),
+   each the least of 5 alternating rounds started from a collected heap;
 3. the same batch again under a new run name: wall time and requests (must be 0);
 4. how fast `scorers --help`, `scorers list` and `scorers check` start (best of five; the
    catalog compiled, and unchanged since it was last found clean);
