@@ -219,64 +219,12 @@ class ScorerCompiler:
         return plan
 
     def _compile(self, definition: ScorerDefinition, raw: Any) -> ScorerPlan:
-        options_path, _ = locate(raw, ["options"])
-        options_model = SchemaCompiler(raw, Path(options_path or self.source.path)).properties_model(
-            raw.get("options") or {}, f"{_title(definition.id)}Options", ["options"]
-        )
-        try:
-            defaults = options_model()
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            place = position(raw, ["options", *first["loc"], "default"], value=True)
-            may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
-            raise ConfigError(
-                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
-                *(place or (self.source.path, None, None)),
-            ) from None
-        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
-        if shadowed:
-            # In expressions `options.values` is the mapping's method, never the option.
-            place = position(raw, ["options", shadowed[0]])
-            raise ConfigError(
-                f"scorers.{definition.id}.options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
-                *(place or (self.source.path, None, None)),
-            )
+        options_model, option_rules = self._options(definition, raw)
         options_shape = shape_of(options_model, "options")
-        option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
-        checked = len(self.problems)
-        self.rules(option_rules, Scope({"options": options_shape}), f"scorers.{definition.id}.option_rules")
-        # Rules that name what is not there were just reported; evaluating them would only fail again.
-        names_ok = len(self.problems) == checked
-        failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})
-        if failures:
-            # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
-            place = position(self.source.scorers, [definition.id])
-            self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
         if "empty_output" in raw and "output" not in definition.requires:
             self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
-        # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
-        described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
-        for written in described["steps"]:
-            if written.get("examples") == []:
-                del written["examples"]  # a step without worked examples keeps the fingerprint it had before they existed
-        hashed: dict[str, str] = {"definition": json.dumps(described, sort_keys=True)}
-        scope = Scope({**_RUN_NAMES, "options": options_shape})
-        later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in step_kind(step.kind).names(step)}
-        scope = Scope(scope.names, later)
-        steps: list[StepPlan | None] = []
-        for index, step in enumerate(definition.steps):
-            builder = _StepBuilder(self, definition, step, ["steps", index], raw, scope, hashed)
-            try:
-                plan: StepPlan | None = builder.build()
-            except StepFailed:
-                plan = None
-            except ConfigError as exc:
-                self.problems.append(exc)
-                plan = None
-            steps.append(plan)
-            # Even a step with a problem tells the later steps what it gives, when it is known,
-            # so that their own mistakes are found in the same pass.
-            scope = scope.with_names(builder.produced if builder.produced is not None else step_kind(step.kind).names(step))
+        hashed: dict[str, str] = {"definition": _described(definition)}
+        steps = self._steps(definition, raw, Scope({**_RUN_NAMES, "options": options_shape}), hashed)
         if self.problems:
             raise CatalogErrors(self.problems)
         return ScorerPlan(
@@ -304,6 +252,74 @@ class ScorerCompiler:
             threshold=definition.threshold,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
+
+
+    def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], list[CompiledRule]]:
+        """The scorer's options model and rules, its defaults checked against both."""
+        options_path, _ = locate(raw, ["options"])
+        options_model = SchemaCompiler(raw, Path(options_path or self.source.path)).properties_model(
+            raw.get("options") or {}, f"{_title(definition.id)}Options", ["options"]
+        )
+        try:
+            defaults = options_model()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            place = position(raw, ["options", *first["loc"], "default"], value=True)
+            may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
+            raise ConfigError(
+                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
+                *(place or (self.source.path, None, None)),
+            ) from None
+        shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
+        if shadowed:
+            # In expressions `options.values` is the mapping's method, never the option.
+            place = position(raw, ["options", shadowed[0]])
+            raise ConfigError(
+                f"scorers.{definition.id}.options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
+                *(place or (self.source.path, None, None)),
+            )
+        option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
+        checked = len(self.problems)
+        self.rules(option_rules, Scope({"options": shape_of(options_model, "options")}), f"scorers.{definition.id}.option_rules")
+        # Rules that name what is not there were just reported; evaluating them would only fail again.
+        names_ok = len(self.problems) == checked
+        failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})
+        if failures:
+            # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
+            place = position(self.source.scorers, [definition.id])
+            self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
+        return options_model, option_rules
+
+    def _steps(self, definition: ScorerDefinition, raw: Any, scope: Scope, hashed: dict[str, str]) -> list[StepPlan | None]:
+        """Each step's plan (None for a step with a problem, reported in `self.problems`);
+        `scope` holds what every step may read, `hashed` gathers the texts they depend on."""
+        later = {name: f"{name!r} is the result of step {step.id!r}, which runs after this one" for step in definition.steps for name in step_kind(step.kind).names(step)}
+        scope = Scope(scope.names, later)
+        steps: list[StepPlan | None] = []
+        for index, step in enumerate(definition.steps):
+            builder = _StepBuilder(self, definition, step, ["steps", index], raw, scope, hashed)
+            try:
+                plan: StepPlan | None = builder.build()
+            except StepFailed:
+                plan = None
+            except ConfigError as exc:
+                self.problems.append(exc)
+                plan = None
+            steps.append(plan)
+            # Even a step with a problem tells the later steps what it gives, when it is known,
+            # so that their own mistakes are found in the same pass.
+            scope = scope.with_names(builder.produced if builder.produced is not None else step_kind(step.kind).names(step))
+        return steps
+
+
+def _described(definition: ScorerDefinition) -> str:
+    """The definition as its fingerprint reads it."""
+    # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
+    described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
+    for written in described["steps"]:
+        if written.get("examples") == []:
+            del written["examples"]  # a step without worked examples keeps the fingerprint it had before they existed
+    return json.dumps(described, sort_keys=True)
 
 
 @functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
