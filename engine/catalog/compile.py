@@ -253,7 +253,6 @@ class ScorerCompiler:
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
 
-
     def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], list[CompiledRule]]:
         """The scorer's options model and rules, its defaults checked against both."""
         options_path, _ = locate(raw, ["options"])

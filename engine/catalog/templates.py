@@ -142,7 +142,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         # A plain dict, not Jinja's ChainMap over the environment's: every render and every
         # expression copies its template's globals into a new context, and copying a ChainMap
-        # key by key was the largest part of the engine's own work per judge call. The
+        # key by key was a large part of the engine's own work per judge call. The
         # sandbox's globals are set when it is made (see `sandbox`), before any template.
         return {**self.globals, **(d or {})}
 

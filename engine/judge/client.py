@@ -139,7 +139,8 @@ class OpenAIJudge:
             install_log_filter()  # the SDKs' loggers exist now that they are imported
             return built
 
-        return shared_client(cache_key, build)  # type: ignore[no-any-return]
+        client: instructor.AsyncInstructor = shared_client(cache_key, build)
+        return client
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """The judge's answer: an instance of the request's response model, or text."""
