@@ -19,16 +19,13 @@ from .capabilities import capabilities, refused_parameter
 from .client import (
     _MAX_ADJUSTMENTS,
     ResponseObserver,
-    _cause,
-    _error_message,
-    _error_param,
     _joined,
-    _judge_error,
     _wanted,
     observing_http_client,
     shared_client,
 )
 from .config import JudgeConfig
+from .failures import cause_of, error_message, error_param, judge_error
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 
 INSTALL = 'pip install "llm-scorers[anthropic]"'
@@ -89,11 +86,11 @@ class AnthropicJudge:
         )
         return sdk, structured, key
 
-    def _parameters(self, request: JudgeRequest) -> dict[str, Any]:
+    def _parameters(self, request: JudgeRequest, where: str) -> dict[str, Any]:
         wanted = _wanted(request)
         wanted["max_tokens"] = wanted.get("max_tokens") or DEFAULT_MAX_TOKENS
         accepted = accepted_parameters()
-        learned = capabilities.parameters(self.config.where(), self.config.model_name, wanted)
+        learned = capabilities.parameters(where, self.config.model_name, wanted)
         return {name: value for name, value in learned.items() if name in accepted}
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
@@ -102,7 +99,7 @@ class AnthropicJudge:
         key = ""
         started = time.monotonic()
         for _ in range(_MAX_ADJUSTMENTS):
-            parameters = self._parameters(request)
+            parameters = self._parameters(request, where)
             try:
                 sdk, structured, key = self._clients()
                 if request.response_model is None:
@@ -111,13 +108,13 @@ class AnthropicJudge:
             except ConfigError:
                 raise
             except Exception as exc:
-                cause = _cause(exc)
+                cause = cause_of(exc)
                 if isinstance(cause, anthropic.BadRequestError):
-                    refused = refused_parameter(_error_message(cause), _error_param(cause), parameters)
+                    refused = refused_parameter(error_message(cause), error_param(cause), parameters)
                     if refused is not None and refused != "max_tokens":
                         capabilities.refuse(where, model, refused)
                         continue
-                raise _judge_error(exc, self.config, key, request, anthropic, time.monotonic() - started) from exc
+                raise judge_error(exc, self.config, key, request, anthropic, time.monotonic() - started) from exc
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:

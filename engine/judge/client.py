@@ -1,6 +1,6 @@
 """Where the judge is called over the OpenAI API (OpenAI, Azure OpenAI, and every
 OpenAI-compatible server): an Instructor client over the `openai` SDK, structured calls with
-re-asks, token usage, and every failure turned into a typed, one-line `JudgeError`.
+re-asks, token usage, and every failure turned into a typed, one-line `JudgeError` (failures.py).
 
 Around the call: parameters a model refuses are left out, a refused structured-output mode
 falls back to the next one, and a reasoning model's thinking is taken out of its answer
@@ -21,7 +21,6 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -30,22 +29,16 @@ from ..errors import (
     AnswerCutOffError,
     ConfigError,
     InvalidAnswerError,
-    JudgeAuthenticationError,
     JudgeError,
-    JudgeModelNotFoundError,
-    JudgeModeUnsupportedError,
-    JudgeRateLimitError,
     JudgeRequestError,
-    JudgeServerError,
-    JudgeTimeoutError,
-    JudgeUnreachableError,
 )
 from ..formatting import first_line, refusal
 from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
-from .secrets import install_log_filter, remember_secret, scrub
+from .failures import cause_of, cut_text, error_message, error_param, judge_error
+from .secrets import install_log_filter, remember_secret
 
 if TYPE_CHECKING:
     import instructor
@@ -158,17 +151,17 @@ class OpenAIJudge:
             except (ConfigError, JudgeError):
                 raise
             except Exception as exc:
-                cause = _cause(exc)
+                cause = cause_of(exc)
                 if not isinstance(cause, openai.APIStatusError) or cause.status_code not in (400, 404, 422):
-                    raise _judge_error(exc, config, key, request, openai, time.monotonic() - started) from exc
-                message, param = _error_message(cause), _error_param(cause)
+                    raise judge_error(exc, config, key, request, openai, time.monotonic() - started) from exc
+                message, param = error_message(cause), error_param(cause)
                 refused = refused_parameter(message, param, parameters)
                 if refused is not None:
                     capabilities.refuse(where, model, refused)
                     continue
                 following = capabilities.fall_back(where, model, mode, first_line(message)) if request.response_model and refuses_mode(mode, message, param) else None
                 if following is None:
-                    raise _judge_error(exc, config, key, request, openai, time.monotonic() - started, mode) from exc
+                    raise judge_error(exc, config, key, request, openai, time.monotonic() - started, mode) from exc
                 mode = following
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
@@ -234,7 +227,7 @@ class OpenAIJudge:
         usage = _usage(completion)
         choice = completion.choices[0]
         if choice.finish_reason == "length":
-            raise AnswerCutOffError(cut_off_message(request, _cut_text(choice.message)), request.step)
+            raise AnswerCutOffError(cut_off_message(request, cut_text(choice.message)), request.step)
         try:
             return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
         except (ValidationError, ValueError) as refused:
@@ -380,122 +373,3 @@ def _usage(completion: Any) -> TokenUsage | None:
         cached_prompt_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
         reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )
-
-
-def _cause(exc: BaseException) -> BaseException:
-    from instructor.core.exceptions import InstructorRetryException
-
-    if isinstance(exc, InstructorRetryException) and exc.__cause__ is not None:
-        return exc.__cause__
-    return exc
-
-
-def _incomplete_text(exc: BaseException) -> str | None:
-    """The text of an answer Instructor found cut off."""
-    completion = getattr(exc, "last_completion", None)
-    try:
-        return _cut_text(completion.choices[0].message)  # type: ignore[union-attr]
-    except (AttributeError, IndexError, TypeError):
-        return None
-
-
-def _cut_text(message: Any) -> str | None:
-    """What a cut-off answer got to: its text, or its tool call's arguments."""
-    if message.content:
-        return str(message.content)
-    calls = getattr(message, "tool_calls", None) or []
-    return str(calls[0].function.arguments) if calls else None
-
-
-def _waited(config: JudgeConfig, elapsed: float) -> str:
-    attempts = config.http_retries + 1
-    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-    return f"{tries}, {elapsed:.0f}s in all; --timeout and --retries (SCORERS_TIMEOUT, SCORERS_RETRIES) change this"
-
-
-def _judge_error(
-    exc: BaseException,
-    config: JudgeConfig,
-    key: str,
-    request: JudgeRequest,
-    sdk: ModuleType,
-    elapsed: float | None = None,
-    mode: StructuredMode | None = None,
-) -> JudgeError:
-    """One typed, one-line error for a failed call through `sdk` (openai or anthropic: their
-    exception classes have the same names). `elapsed` is how long the call took in all, with
-    its retries; `mode` the structured mode last tried. Failures no other request can mend (a
-    refused key, an unknown model, an unsupported response format) are of kinds that stop a
-    batch run."""
-    from instructor.core.exceptions import IncompleteOutputException
-
-    cause = _cause(exc)
-    attempts = getattr(exc, "n_attempts", None)
-    where = config.where()
-    waited = f" ({_waited(config, elapsed)})" if elapsed is not None else ""
-    kind: type[JudgeError] = JudgeError
-    parameter: str | None = None
-    if isinstance(cause, IncompleteOutputException):
-        kind, message = AnswerCutOffError, cut_off_message(request, _incomplete_text(cause))
-    elif isinstance(cause, ValidationError):
-        kind, message = InvalidAnswerError, f"the judge's answer failed validation after {attempts} attempt(s): {refusal(cause)}"
-    elif isinstance(cause, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
-        kind = JudgeAuthenticationError
-        variable = config.provider_preset().api_key_env or "the API key"
-        message, parameter = f"the judge at {where} refused the API key (HTTP {cause.status_code}); check {variable}", "api_key"
-    elif isinstance(cause, sdk.RateLimitError):
-        kind, message = JudgeRateLimitError, f"the judge at {where} kept answering HTTP 429 (rate limit): {first_line(_error_message(cause))}"
-    elif isinstance(cause, sdk.APIStatusError):
-        kind = JudgeServerError if cause.status_code >= 500 else JudgeRequestError
-        detail = first_line(_error_message(cause))
-        message = f"the judge at {where} answered HTTP {cause.status_code}: {detail}"
-        if cause.status_code == 404 or (kind is JudgeRequestError and _about_the_model(detail)):
-            message += f" (is {config.model_name!r} a model this server serves?)"
-            kind = JudgeModelNotFoundError
-        elif kind is JudgeRequestError and _about_response_format(detail):
-            used = mode or config.structured_mode
-            alternatives = " or ".join(f"--mode {other}" for other in ("tools", "json", "md_json") if other != used)
-            message += f" (this server may not support --mode {used}: try {alternatives})"
-            kind = JudgeModeUnsupportedError
-    elif isinstance(cause, sdk.APITimeoutError):
-        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}"
-    elif isinstance(cause, sdk.APIConnectionError):
-        kind = JudgeUnreachableError
-        variables = ", ".join(config.provider_preset().base_url_env) or "its base URL"
-        message = f"cannot reach the judge at {where}: {first_line(str(cause.__cause__ or cause))}{waited}; is the server running at that address (set by {variables})?"
-        parameter = "base_url"
-    else:
-        message = f"{type(cause).__name__}: {first_line(str(cause))}"
-    return kind(_scrub(message, key), request.step, parameter=parameter)
-
-
-def _about_the_model(detail: str) -> bool:
-    lowered = detail.lower()
-    return "model" in lowered and any(words in lowered for words in ("not found", "does not exist", "unknown", "not exist", "no such"))
-
-
-def _about_response_format(detail: str) -> bool:
-    lowered = detail.lower()
-    return any(word in lowered for word in ("response_format", "json_schema", "response format", "structured output", "grammar"))
-
-
-def _error_body(error: Any) -> dict[str, Any]:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        nested = body.get("error")
-        return nested if isinstance(nested, dict) else body
-    return {}
-
-
-def _error_message(error: Any) -> str:
-    message = _error_body(error).get("message")
-    return str(message) if message else str(getattr(error, "message", error))
-
-
-def _error_param(error: Any) -> Any:
-    return _error_body(error).get("param")
-
-
-def _scrub(text: str, key: str) -> str:
-    text = scrub(text)
-    return text.replace(key, "***") if key and len(key) > 3 else text
