@@ -4,6 +4,8 @@ agent's trace."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -140,9 +142,6 @@ judge.stop()
 
 def test_a_scorer_made_before_the_host_sets_its_provider_is_traced_once_it_is_set() -> None:
     # A process sets its provider once, so this runs in a process of its own.
-    import subprocess
-    import sys
-
     finished = subprocess.run([sys.executable, "-c", HOST_SETS_ITS_PROVIDER_LATE], capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.strip() == str(sorted(["score hallucination", *["chat gpt-4o-mini"] * 3]))

@@ -219,8 +219,7 @@ class ScorerCompiler:
         return plan
 
     def _compile(self, definition: ScorerDefinition, raw: Any) -> ScorerPlan:
-        options_model, option_rules = self._options(definition, raw)
-        options_shape = shape_of(options_model, "options")
+        options_model, options_shape, option_rules = self._options(definition, raw)
         if "empty_output" in raw and "output" not in definition.requires:
             self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
         hashed: dict[str, str] = {"definition": _described(definition)}
@@ -253,8 +252,9 @@ class ScorerCompiler:
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
 
-    def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], list[CompiledRule]]:
-        """The scorer's options model and rules, its defaults checked against both."""
+    def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], Shape, list[CompiledRule]]:
+        """The scorer's options model, the shape expressions see of it, and its rules; the
+        defaults checked against both."""
         options_path, _ = locate(raw, ["options"])
         options_model = SchemaCompiler(raw, Path(options_path or self.source.path)).properties_model(
             raw.get("options") or {}, f"{_title(definition.id)}Options", ["options"]
@@ -277,9 +277,10 @@ class ScorerCompiler:
                 f"scorers.{definition.id}.options.{shadowed[0]}: the name is taken by mappings (`options.{shadowed[0]}` would not reach it); choose another",
                 *(place or (self.source.path, None, None)),
             )
+        options_shape = shape_of(options_model, "options")
         option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
         checked = len(self.problems)
-        self.rules(option_rules, Scope({"options": shape_of(options_model, "options")}), f"scorers.{definition.id}.option_rules")
+        self.rules(option_rules, Scope({"options": options_shape}), f"scorers.{definition.id}.option_rules")
         # Rules that name what is not there were just reported; evaluating them would only fail again.
         names_ok = len(self.problems) == checked
         failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})
@@ -287,7 +288,7 @@ class ScorerCompiler:
             # A concrete scorer must be usable as written: fail now, at the scorer's name in this file.
             place = position(self.source.scorers, [definition.id])
             self.problem(f"scorers.{definition.id}: options: {'; '.join(failures)}", place)
-        return options_model, option_rules
+        return options_model, options_shape, option_rules
 
     def _steps(self, definition: ScorerDefinition, raw: Any, scope: Scope, hashed: dict[str, str]) -> list[StepPlan | None]:
         """Each step's plan (None for a step with a problem, reported in `self.problems`);
