@@ -343,11 +343,7 @@ def eval_command(
     selection = tuning.selected(data, subset, scorers, [catalog])
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
-        forecast = estimate_evals(selection, scorers, response_cache, batch_api=batch_api)
-        if as_json:
-            print(json.dumps(forecast.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        else:
-            _print_estimate(forecast, data)
+        _show_estimate(selection, scorers, response_cache, batch_api, as_json, data)
         return
     name = run or default_run_name(data.stem)
     same_settings: dict[str, object] = {
@@ -358,31 +354,30 @@ def eval_command(
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
         raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
+    common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False}
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
         baseline, variant = tuning.variants(scorer, [config, compare] if config is not None else [compare], create)
         limits = tuning.variant_thresholds(thresholds, [baseline, variant])
-        tuning.eval_compared(selection, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)}, cache=response_cache or False)
+        tuning.eval_compared(selection, baseline, variant, as_json=as_json, concurrency=concurrency, thresholds=limits, **common)
         return
     if repeat > 1:
-        tuning.eval_repeated(selection, scorers, repeat=repeat, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=thresholds, meta={"data": str(data)}, cache=response_cache or False)
+        tuning.eval_repeated(selection, scorers, repeat=repeat, as_json=as_json, concurrency=concurrency, thresholds=thresholds, **common)
         return
     shown = _EvalProgress(name, total, also=gated.add)
     try:
         with _sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
-                    selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, run=name, store=store,
-                    thresholds=thresholds, keep_results=False, meta={"data": str(data)}, poll_interval=poll_interval,
-                    replace=replace, cache=response_cache or False,
+                    selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds,
+                    keep_results=False, poll_interval=poll_interval, replace=replace, **common,
                 )  # fmt: skip
                 result = result.model_copy(update={"max_errors": error_budget(max_errors, result.counts.items)})
             else:
                 result = run_evals(
-                    selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, run=name, store=store,
-                    thresholds=thresholds, max_errors=max_errors, replace=replace, keep_results=False, meta={"data": str(data)},
-                    cache=response_cache or False, max_cost=max_cost,
+                    selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds,
+                    max_errors=max_errors, replace=replace, keep_results=False, max_cost=max_cost, **common,
                 )  # fmt: skip
     except KeyboardInterrupt:
         _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
@@ -395,6 +390,14 @@ def eval_command(
         _print_eval(result, shown_store, total, batch_api)
         print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
+
+
+def _show_estimate(selection: Any, scorers: list[AnyScorer], cache: ResponseCache | None, batch_api: bool, as_json: bool, data: Path) -> None:
+    forecast = estimate_evals(selection, scorers, cache, batch_api=batch_api)
+    if as_json:
+        print(json.dumps(forecast.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        _print_estimate(forecast, data)
 
 
 def _fixed_in_setup(kind: str | None) -> bool:
