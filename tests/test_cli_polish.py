@@ -133,3 +133,17 @@ def test_the_shell_completes_commands_and_scorer_ids() -> None:
     assert complete("scorers sh", 1) == ["show"]
     assert complete("scorers show hal", 2) == ["hallucination"]
     assert "context-precision" in complete("scorers run context-", 2)
+
+
+def test_text_shaped_like_an_emoji_code_is_shown_as_written(tmp_path: Path) -> None:
+    catalog = tmp_path / "scorers.yaml"
+    catalog.write_text(
+        "scorers:\n  short-reply:\n    name: 'Short reply :warning:'\n    description: '1 when the reply is short :thumbs_up:'\n"
+        "    direction: higher_is_better\n    steps:\n      - id: score\n        kind: score\n"
+        '        score: "1 if (output | length) < 80 else 0"\n',
+        encoding="utf-8",
+    )
+    for command in (["list", "--config", str(catalog)], ["list", "--long", "--config", str(catalog)], ["show", "short-reply", "--config", str(catalog)]):
+        shown = runner.invoke(app, command, env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, shown.output
+        assert ":thumbs_up:" in shown.stdout and "👍" not in shown.stdout, shown.stdout

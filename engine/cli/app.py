@@ -135,8 +135,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     epilog=EXIT_EPILOG,
 )
-console = Console()
-errors = Console(stderr=True)
+# No emoji codes: a reason or an id holding `:warning:` is shown as written (and rich's
+# table of codes is not loaded for every command).
+console = Console(emoji=False)
+errors = Console(stderr=True, emoji=False)
 
 
 def package_version() -> str:
