@@ -111,6 +111,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         self._syntax = (self.lexer, tuple(sorted(self.extensions)))
         self._code: dict[_Key, str] = {}
         self._templates: dict[_Key, Template] = {}
+        # By tree: every rule of every step sharing a message asks again.
+        self._refusable: dict[nodes.Template, bool] = {}
 
     def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
         key = (self._syntax, source)
@@ -147,6 +149,14 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return {**self.globals, **(d or {})}
 
     def _may_be_refused(self, tree: nodes.Template) -> bool:
+        refusable = self._refusable.get(tree)
+        if refusable is None:
+            if len(self._refusable) >= _TREES_KEPT:
+                self._refusable.clear()  # as `_trees`: a long-lived sandbox does not grow
+            refusable = self._refusable[tree] = self._holds_refusable(tree)
+        return refusable
+
+    def _holds_refusable(self, tree: nodes.Template) -> bool:
         """Whether Jinja's code generator could refuse the tree. It refuses only a block
         defined twice, a macro or call block taking `caller` without a default, an `extends`
         below the top level, a loop assigning to `loop`, and a filter or test it does not

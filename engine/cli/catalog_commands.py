@@ -12,7 +12,6 @@ from typing import Annotated, Optional
 
 import typer
 import yaml
-from rich.table import Table
 
 from ..catalog import inspect_catalog, listed_summary
 from ..catalog.spec import catalog_json_schema
@@ -52,6 +51,8 @@ def list_scorers(
         print_json(rows)
         return
     if long:
+        from rich.table import Table
+
         table = Table(title="Scorers")
         for column in ("id", "name", "better", "needs", "judge", "description"):
             table.add_column(column, overflow="fold")
@@ -74,6 +75,8 @@ def list_scorers(
 @one_line_errors
 def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     """Show one scorer: its definition, steps, options and the files it comes from."""
+    from rich.table import Table  # only tables need it: `scorers check` starts without it
+
     from ..catalog.answers import answer_bounds  # loads with a compiled catalog, not for `scorers list`
 
     catalog = catalog_from(config)
