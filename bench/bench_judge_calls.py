@@ -7,7 +7,8 @@ performance, against a bare `AsyncOpenAI` loop measured in the same run (not a t
 The loopback judge (engine.testing.JudgeServer) runs in a child process, so its work does not
 share the engine's interpreter; every answer takes `--latency` seconds. Printed:
 1. a cold 200-item hallucination batch (3 judge calls an item, response cache and results store
-   on, as `scorers eval` runs it): wall time, items/s, requests, and the ratio to a bare
+   on, as `scorers eval` runs it), the median of 3 runs alternating with the bare loops below,
+   each with a new cache and store: wall time, items/s, requests, and the ratio to a bare
    AsyncOpenAI loop sending the very same request bodies as independent requests with as many
    in flight (aim: at most 1.10x), and to one sending them three in a row per item, as many
    items at a time; then the same batch with a middleware answering every call after
@@ -23,7 +24,8 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
    each the least of 5 alternating rounds started from a collected heap;
 3. the same batch again under a new run name: wall time and requests (must be 0);
 4. how fast `scorers --help`, `scorers list` and `scorers check` start (best of five; the
-   catalog compiled, and unchanged since it was last found clean);
+   catalog compiled, and unchanged since it was last found clean), beside a process that only
+   imports the libraries the command line is built on;
 5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge).
 """
 
@@ -205,6 +207,12 @@ def chains_of(bodies: list[tuple[str | None, dict[str, Any]]]) -> list[list[dict
 
 #: Rounds of each zero-latency measure (figure 2), alternating; the least CPU of each is shown.
 ZERO_LATENCY_ROUNDS = 5
+#: Runs of each batch at the judge's latency (figure 1), alternating; the median of each is shown.
+LATENCY_ROUNDS = 3
+
+
+def _seconds(runs: list[float]) -> str:
+    return ", ".join(f"{run:.2f} s" for run in runs)
 
 DEEPEVAL_RUNNER = ROOT / "bench" / "deepeval_hallucination.py"
 NO_DEEPEVAL = "DeepEval is not installed: pass --deepeval-python /path/to/python of an environment that has it"
@@ -448,21 +456,22 @@ def main() -> None:
             ))  # fmt: skip
         (engine_wall0, engine_cpu), (bare_wall0, bare_cpu), (own_wall, own_cpu) = (min(rounds, key=lambda r: r[1]) for rounds in (engine_rounds, bare_rounds, own_rounds))
 
-        # 1. The cold batch at `latency`, between two bare loops sending the same bodies as
-        # independent requests (and two sending them as chains, one item at a time per slot).
+        # 1. The cold batch at `latency` (a new response cache and results store each time),
+        # alternating with bare loops sending the same bodies as independent requests and as
+        # chains (one item at a time per slot): the median of each, every run printed, as a
+        # few seconds of wall time move with whatever else the machine does.
         os.environ["OPENAI_BASE_URL"] = slow.base_url
-        bare_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency, independent=True)
-        chained_before, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
-        slow.ask("reset")
-        cache = folder / "responses.sqlite"
-        engine_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "cold")
-        requests = slow.ask("count")
-        slow.ask("reset")
-        chained_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency)
-        bare_after, _ = bare_loop(slow.base_url, chains, arguments.concurrency, independent=True)
-        slow.ask("reset")
-        bare_wall = statistics.mean([bare_before, bare_after])
-        chained_wall = statistics.mean([chained_before, chained_after])
+        engine_runs, bare_runs, chained_runs = [], [], []
+        for round_number in range(LATENCY_ROUNDS):
+            bare_runs.append(bare_loop(slow.base_url, chains, arguments.concurrency, independent=True)[0])
+            slow.ask("reset")
+            cache, results = folder / f"responses-{round_number}.sqlite", folder / f"results-{round_number}.sqlite"
+            engine_runs.append(engine_batch(data, arguments.concurrency, results, cache, "cold")[0])
+            requests = slow.ask("count")
+            slow.ask("reset")
+            chained_runs.append(bare_loop(slow.base_url, chains, arguments.concurrency)[0])
+            slow.ask("reset")
+        engine_wall, bare_wall, chained_wall = (statistics.median(runs) for runs in (engine_runs, bare_runs, chained_runs))
 
         # Figure 1 beside DeepEval's HallucinationMetric: the same items, the same judge, its defaults then tuned.
         deepeval = [deepeval_batch(deepeval_python, data, arguments.concurrency, slow, fast, folder, tuned) for tuned in (False, True)] if deepeval_python else None
@@ -472,7 +481,7 @@ def main() -> None:
         scheduled_wall, _ = engine_batch(data, arguments.concurrency, folder / "scheduled.sqlite", False, "scheduled", (answers_after,))
 
         # 3. The unchanged batch under a new run name.
-        rerun_wall, _ = engine_batch(data, arguments.concurrency, folder / "results.sqlite", cache, "again")
+        rerun_wall, _ = engine_batch(data, arguments.concurrency, results, cache, "again")  # the last cold run's cache and store
         rerun_requests = slow.ask("count")
     finally:
         slow.stop()
@@ -480,11 +489,13 @@ def main() -> None:
 
     items = arguments.items
     print(f"\n1. {items}-item hallucination batch, judge latency {arguments.latency * 1000:.0f} ms, concurrency {arguments.concurrency}")
-    print(f"   engine (cache + store on): {engine_wall:6.2f} s  {items / engine_wall:6.1f} items/s  {requests} requests")
+    print(f"   engine (cache + store on): {engine_wall:6.2f} s  {items / engine_wall:6.1f} items/s  {requests} requests  (runs: {_seconds(engine_runs)})")
     print(f"   bare AsyncOpenAI loop, {len(chains) * 3} independent requests, {arguments.concurrency} in flight: {bare_wall:6.2f} s"
-          f"  (runs: {bare_before:.2f} s, {bare_after:.2f} s; floor {len(chains) * 3 * arguments.latency / arguments.concurrency:.2f} s)")
+          f"  (runs: {_seconds(bare_runs)}; floor {len(chains) * 3 * arguments.latency / arguments.concurrency:.2f} s)")
     print(f"   bare AsyncOpenAI loop, the same requests as 3-call chains, {arguments.concurrency} chains at a time: {chained_wall:6.2f} s"
-          f"  (runs: {chained_before:.2f} s, {chained_after:.2f} s)")  # fmt: skip
+          f"  (runs: {_seconds(chained_runs)})")  # fmt: skip
+    print(f"   (medians of {LATENCY_ROUNDS} alternating runs of each; ratios of the run pairs: "
+          f"{', '.join(f'{engine / bare:.3f}' for engine, bare in zip(engine_runs, bare_runs))})")
     print(f"   ratio engine / bare independent requests: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
     print(f"   ratio engine / bare chains: {engine_wall / chained_wall:.3f}x")
     rounds = math.ceil(len(chains) * 3 / arguments.concurrency)
