@@ -127,6 +127,27 @@ def test_a_configured_token_rate_holds_within_ten_percent(judge: JudgeServer) ->
     assert 9.0 <= rate <= 11.0, rate
 
 
+@pytest.mark.slow
+def test_a_token_rate_learned_from_a_shorter_question_holds_for_the_burst_after_it(judge: JudgeServer) -> None:
+    # The first call ("warm up", 7 characters) teaches the limiter how the judge counts
+    # tokens; the 31 asked together after it are longer. Every call uses 100 tokens.
+    judge.on(None, Reply.raw("fine", usage=(90, 10)))
+    ask_many(JudgeConfig(model=fresh_model(), tpm=60_000), 31, warmed_on=judge)  # 1,000 tokens a second: 10 calls
+    times = sorted(request.received_at for request in judge.requests)
+    rate = (len(times) - 1) / (times[-1] - times[0])
+    assert 9.0 <= rate <= 11.0, rate
+
+
+def test_a_judge_that_reports_no_usage_still_gets_many_calls_in_flight_under_a_token_rate(judge: JudgeServer) -> None:
+    # Some OpenAI-compatible servers leave `usage` out. The first call still goes alone, but
+    # after it the calls are paced by their estimates, not sent one at a time.
+    judge.latency = 0.3
+    judge.on(None, Reply.raw("fine", usage=None))
+    ask_many(JudgeConfig(model=fresh_model(), tpm=6_000_000), 8)
+    assert len(judge.requests) == 8
+    assert judge.max_in_flight >= 4, judge.max_in_flight
+
+
 def test_rate_limit_headers_are_read_as_providers_write_them() -> None:
     assert parse_duration("6m0s") == 360 and parse_duration("20ms") == 0.02 and parse_duration("1.5s") == 1.5
     assert parse_duration("soon") is None

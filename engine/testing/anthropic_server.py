@@ -52,7 +52,7 @@ class AnthropicServer(JudgeServer):
         else:
             content.append({"type": "text", "text": reply.text if reply.text is not None else json.dumps(reply.answer)})
             stop_reason = "end_turn"
-        input_tokens, output_tokens = reply.usage
+        input_tokens, output_tokens = reply.usage or (0, 0)  # the Messages API always reports usage
         return {
             "id": f"msg_{len(self.requests)}",
             "type": "message",

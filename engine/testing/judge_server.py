@@ -140,7 +140,7 @@ class Reply:
     error: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
-    usage: tuple[int, int] = (50, 10)
+    usage: tuple[int, int] | None = (50, 10)  # None: no `usage` in the answer, as some servers send
     cached_tokens: int = 0  # of the prompt tokens, reported as served from the prompt cache
     finish_reason: str | None = None
     hangs: bool = False
@@ -375,20 +375,22 @@ class JudgeServer:
             message["content"] = text
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
-        prompt_tokens, completion_tokens = reply.usage
-        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
-        if reply.reasoning_tokens:
-            usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
-        if reply.cached_tokens:
-            usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
-        return {
+        completion = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or finish_reason, "logprobs": None}],
-            "usage": usage,
         }
+        if reply.usage is not None:
+            prompt_tokens, completion_tokens = reply.usage
+            usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+            if reply.reasoning_tokens:
+                usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+            if reply.cached_tokens:
+                usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+            completion["usage"] = usage
+        return completion
 
     def _error(self, reply: Reply) -> dict[str, Any]:
         error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error", "param": reply.param}

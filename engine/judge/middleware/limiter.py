@@ -15,9 +15,13 @@ which the SDK alone cannot do:
   the matching `x-ratelimit-reset-*` time, before it answers 429 at all.
 `rpm` and `tpm` pace requests evenly (one every 60/rpm seconds; a request's tokens hold the
 next one back by tokens * 60/tpm seconds), so a configured rate holds over any window longer
-than a few calls. A request's tokens are estimated from its text, scaled by how the model's
-reported usage compared with the estimates so far (the first call under `tpm` goes alone to
-learn it), and the difference is settled when the usage arrives.
+than a few calls. A request's tokens are estimated when it leaves, not when it starts
+waiting: its prompt from its characters, at the tokens per character the model's reported
+usage showed so far, and its answer as long as the step's answers have been (at most
+`max_tokens`; before any answer, `max_tokens`). The first call under `tpm` goes alone to
+teach the estimates; the difference between a call's estimate and its usage is settled when
+the usage arrives, and the calls still waiting see the settlement, so an estimate that was off
+does not hold back (or let through) a whole burst.
 """
 
 from __future__ import annotations
@@ -32,13 +36,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..config import JudgeConfig
-from ..protocol import CallNext, JudgeAnswer, JudgeRequest
+from ..protocol import CallNext, JudgeAnswer, JudgeRequest, TokenUsage
 
 #: Seconds a model is paused after a 429 that does not say how long to wait.
 DEFAULT_PAUSE = 1.0
 #: How often a call held back by the in-flight allowance looks again. Calls wait like this
 #: only while a model is being throttled, and from any event loop of the process.
 _POLL = 0.02
+#: How often a call waiting for its share of `tpm` looks whether earlier calls' settlements moved its turn.
+_SETTLING = 0.05
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
@@ -111,7 +117,9 @@ class ModelLimiter:
         self.in_flight = 0
         self.rate_limited = 0
         self._last_cut = 0.0
-        self._token_ratio: float | None = None  # reported tokens / estimated tokens, smoothed
+        self._taught = False  # a call under `tpm` has come back: the others need not go alone
+        self._tokens_per_character: float | None = None  # of prompts, from reported usage, smoothed
+        self._answer_tokens: dict[str, float] = {}  # by step: its answers' tokens, smoothed
 
     def configure(self, rpm: float | None, tpm: float | None) -> None:
         """Set the rates (the latest setting wins; None leaves a rate as it is)."""
@@ -131,47 +139,66 @@ class ModelLimiter:
                 tpm=self.tpm,
             )
 
-    async def acquire(self, estimate: int) -> float:
-        """Wait for this call's turn: after any pause, at the paced rate, within the allowance.
-        Returns the tokens the call was charged (to settle in `release`)."""
-        while self.tpm is not None and self._token_ratio is None and self.in_flight > 0:
-            await asyncio.sleep(_POLL)  # the first call's usage teaches the estimate its scale
+    async def acquire(self, size: RequestSize) -> float:
+        """Wait for this call's turn: after any pause, at the paced rates, within the
+        allowance. Returns the tokens the call was charged (to settle in `release`)."""
+        while self.tpm is not None and not self._taught and self.in_flight > 0:
+            await asyncio.sleep(_POLL)  # the first call's usage teaches the estimates their scale
         with self._lock:
-            charged = estimate * (self._token_ratio or 1.0)
-            now = time.monotonic()
-            start = max(now, self.paused_until)
+            start = max(time.monotonic(), self.paused_until)
             if self.rpm is not None:
                 start = max(start, self._next_request)
                 self._next_request = start + 60.0 / self.rpm
-            if self.tpm is not None:
-                start = max(start, self._next_tokens)
-                self._next_tokens = start + charged * 60.0 / self.tpm
         while True:
             wait = start - time.monotonic()
             if wait > 0:
-                await asyncio.sleep(wait)
+                # Under `tpm` the turn moves as earlier calls settle: look again now and then.
+                await asyncio.sleep(wait if self.tpm is None else min(wait, _SETTLING))
             with self._lock:
                 now = time.monotonic()
                 if self.paused_until > now:  # a 429 arrived while this call waited
                     start = self.paused_until
                     continue
+                if self.tpm is not None and self._next_tokens > now:
+                    start = self._next_tokens
+                    continue
                 if self.in_flight < self.allowed:
                     self.in_flight += 1
+                    if self.tpm is None:
+                        return 0.0
+                    charged = self._estimate(size)
+                    self._next_tokens = max(now, self._next_tokens) + charged * 60.0 / self.tpm
                     return charged
             start = time.monotonic() + _POLL
 
-    def release(self, estimate: int, charged: float, used_tokens: int | None, succeeded: bool) -> None:
+    def _estimate(self, size: RequestSize) -> float:
+        prompt = size.characters * (self._tokens_per_character or 0.25) + 1
+        answer = self._answer_tokens.get(size.step)
+        if answer is None:
+            return prompt + (size.max_tokens or 0)
+        return prompt + (min(answer, size.max_tokens) if size.max_tokens else answer)
+
+    def release(self, size: RequestSize, charged: float, usage: TokenUsage | None, succeeded: bool) -> None:
         with self._lock:
             self.in_flight -= 1
-            if self.tpm is not None and used_tokens is not None:
-                # Settle the difference between what the call was charged and what it used.
-                self._next_tokens += (used_tokens - charged) * 60.0 / self.tpm
-                ratio = used_tokens / max(estimate, 1)
-                self._token_ratio = ratio if self._token_ratio is None else 0.8 * self._token_ratio + 0.2 * ratio
+            if self.tpm is not None:
+                self._taught = True
+                if usage is not None and usage.total_tokens:
+                    # Settle the difference between what the call was charged and what it used.
+                    self._next_tokens += (usage.total_tokens - charged) * 60.0 / self.tpm
+                    self._learn(size, usage)
             if succeeded and not math.isinf(self.allowed):
                 self.allowed += 1.0 / self.allowed
                 if self.allowed > 2 * max(self.in_flight, 1) + 64:
                     self.allowed = math.inf  # no longer the bound: stop counting
+
+    def _learn(self, size: RequestSize, usage: TokenUsage) -> None:
+        if usage.prompt_tokens and size.characters:
+            ratio = usage.prompt_tokens / size.characters
+            known = self._tokens_per_character
+            self._tokens_per_character = ratio if known is None else 0.8 * known + 0.2 * ratio
+        answer = self._answer_tokens.get(size.step)
+        self._answer_tokens[size.step] = usage.completion_tokens if answer is None else 0.8 * answer + 0.2 * usage.completion_tokens
 
     def observe(self, status: int, headers: Mapping[str, str]) -> None:
         """Read one HTTP response of this model (called by the client for every response)."""
@@ -220,11 +247,18 @@ def throttling() -> list[LimiterStats]:
     return found
 
 
-def estimated_tokens(request: JudgeRequest) -> int:
-    """A request's tokens before it is sent: about four characters per token of its messages,
-    plus the most it may answer."""
-    characters = sum(len(str(message.get("content", ""))) for message in request.messages)
-    return characters // 4 + 1 + (request.sampling.max_tokens or 0)
+@dataclass(frozen=True)
+class RequestSize:
+    """What a request's tokens are estimated from before it is sent."""
+
+    characters: int  # of its messages
+    max_tokens: int | None
+    step: str
+
+    @classmethod
+    def of(cls, request: JudgeRequest) -> RequestSize:
+        characters = sum(len(str(message.get("content", ""))) for message in request.messages)
+        return cls(characters, request.sampling.max_tokens, request.step)
 
 
 class RateLimit:
@@ -251,12 +285,14 @@ class RateLimit:
 
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         limiter = self.limiter
-        estimate = estimated_tokens(request) if limiter.tpm is not None else 0
-        charged = await limiter.acquire(estimate)
+        size = RequestSize.of(request) if limiter.tpm is not None else _UNSIZED
+        charged = await limiter.acquire(size)
         answer: JudgeAnswer | None = None
         try:
             answer = await call_next(request)
             return answer
         finally:
-            used = answer.usage.total_tokens if answer is not None and answer.usage is not None else None
-            limiter.release(estimate, charged, used, succeeded=answer is not None)
+            limiter.release(size, charged, answer.usage if answer is not None else None, succeeded=answer is not None)
+
+
+_UNSIZED = RequestSize(0, None, "")  # a call to a model without `tpm`: its size is not needed
