@@ -323,3 +323,39 @@ def test_a_shared_run_whose_saves_fail_stops_claiming_and_paying(judge: JudgeSer
         connection.execute("DROP TRIGGER full_disk ON results")
     again = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="full", concurrency=2)
     assert again.status == "complete" and again.counts.completed == 60  # nothing saved was lost, nothing is missing
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_leaves_no_item_finished_without_its_result(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    script_hallucination(judge, delay=0.02)
+    data = write_items(tmp_path / "items.jsonl", 20)
+    environment = {**os.environ, "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test"}
+    script = (
+        "import sys; from engine import create_hallucination_scorer, run_evals; "
+        "run_evals(sys.argv[1], [create_hallucination_scorer()], store=sys.argv[2], run='killed', concurrency=2, lease_seconds=2)"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", script, str(data), postgres_url], env=environment)
+    PostgresStore(postgres_url).close()  # the schema, if the worker has not made it yet
+
+    def finished() -> set[str]:
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            rows = connection.execute("SELECT item_id FROM work_items WHERE run = 'killed' AND finished_at IS NOT NULL").fetchall()
+        return {row[0] for row in rows}
+
+    deadline = time.monotonic() + 60
+    while len(finished()) < 2 and worker.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    worker.kill()  # as the machine would: no flush, no goodbye
+    worker.wait(timeout=30)
+
+    with PostgresStore(postgres_url) as store:
+        saved = {record.item_id for record in store.query(run="killed")}
+    finished_by_the_dead = finished()
+    assert finished_by_the_dead and finished_by_the_dead <= saved, f"finished without a result: {sorted(finished_by_the_dead - saved)}"
+    # Another worker takes the rest once the dead one's lease runs out: every item has its result.
+    again = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="killed", concurrency=2, lease_seconds=2)
+    assert again.status == "complete" and again.counts.completed == 20 - len(finished_by_the_dead)  # a worker counts the items it takes
+    with PostgresStore(postgres_url) as store:
+        assert sorted(record.item_id for record in store.query(run="killed")) == sorted(f"i{n}" for n in range(20))

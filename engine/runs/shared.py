@@ -59,12 +59,15 @@ async def drive_shared(
     rerun: bool,
     lease_s: float,
     stop_claiming: Callable[[], Awaitable[bool]] | None = None,
+    save: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Queue the items of `source`, then score claimed items with `score_item(index, raw)`
     until no item of the run is left unfinished, or until `stop_claiming()` (asked before
     each claim) says to take no more: the items being scored are finished, the rest are
-    left unclaimed. `rerun` (the run existed and had ended) queues its items again, so
-    failures are judged again and the rest loaded from the store."""
+    left unclaimed. `save()` writes the records of the items scored so far, when
+    `score_item` leaves them waiting: it is awaited before they are marked finished. `rerun`
+    (the run existed and had ended) queues its items again, so failures are judged again and
+    the rest loaded from the store."""
     chunk: list[tuple[int, str | None, Any]] = []
     async for index, _, raw in numbered(source):
         chunk.append((index, *_queued(raw)))
@@ -109,6 +112,10 @@ async def drive_shared(
             for task in done:
                 if task.exception() is not None:  # item failures are recorded, so only a bug of ours gets here
                     raise task.exception()  # type: ignore[misc]
+            if save is not None:
+                # Finished only once saved: a worker killed in between leaves the items open
+                # for another, never marked finished without their results.
+                await save()
             await asyncio.to_thread(store.finish, run, worker, finished)
     finally:
         heartbeat.cancel()

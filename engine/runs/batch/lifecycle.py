@@ -260,7 +260,7 @@ class BatchRun:
         try:
             await drive_shared(
                 self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
-                lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming,
+                lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
             )  # fmt: skip
         except Stopped:
             pass  # a fatal judge error stopped this worker (recorded as the stop cause)
