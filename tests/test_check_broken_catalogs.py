@@ -192,8 +192,51 @@ def test_every_problem_of_every_file_in_one_pass(monkeypatch: pytest.MonkeyPatch
 def test_a_valid_catalog_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     catalog = ROOT / "docs" / "examples" / "tone" / "catalog.yaml"
     code, lines, summary = check(monkeypatch, str(catalog))
-    assert (code, lines) == (0, [])
+    assert code == 0 and lines and all(": note: " in line for line in lines)  # nothing but notes of its default bounds
     assert f"ok: {len(load_scorers(catalog).ids())} scorers in 1 catalog" in summary
+
+
+TONE_NOTES = [
+    "docs/examples/tone/schemas/tone_judgements.yaml:5:3: note: judgements: at most 100 items in the judge's answer (the default bound; write maxItems to change it)",
+    "docs/examples/tone/schemas/tone_judgements.yaml:11:9: note: judgements[].sentence: at most 1000 characters in the judge's answer (the default bound; write maxLength to change it)",
+    "docs/examples/tone/schemas/tone_judgements.yaml:16:9: note: judgements[].reason: at most 1000 characters in the judge's answer (the default bound; write maxLength to change it)",
+    "docs/examples/tone/schemas/tone_sentences.yaml:5:3: note: sentences: at most 100 items in the judge's answer (the default bound; write maxItems to change it)",
+    "docs/examples/tone/schemas/tone_sentences.yaml:7:5: note: sentences[]: at most 1000 characters in the judge's answer (the default bound; write maxLength to change it)",
+]
+
+
+def test_check_notes_each_field_of_a_catalogs_own_schemas_left_to_a_default_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for attempt in ("compiled", "remembered"):
+        result = runner.invoke(app, ["check", "docs/examples/tone"])
+        assert (result.exit_code, result.stdout.splitlines()) == (0, TONE_NOTES), attempt
+        assert "warning" not in result.stderr and "note" not in result.stderr
+    assert TONE_NOTES[2] in (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")  # the line the docs quote
+    shown = json.loads(runner.invoke(app, ["check", "docs/examples/tone", "--json"]).stdout)
+    assert [(entry["line"], entry["severity"]) for entry in shown] == [(5, "note"), (11, "note"), (16, "note"), (5, "note"), (7, "note")]
+
+
+def test_bounds_an_author_wrote_and_the_built_in_schemas_get_no_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "labels.yaml").write_text(
+        "type: object\nrequired: [labels, why]\nproperties:\n"
+        "  labels: {type: array, maxItems: 5, items: {type: string, maxLength: 40}}\n"
+        "  why: {type: string, maxLength: 300}\n  mood: {type: string, enum: [calm, tense]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "labels.j2").write_text("Label the mood of {{ output | untrusted('output') }}: calm or tense.", encoding="utf-8")
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n"
+        "  labelled:\n    name: Labelled\n    description: labels the mood\n    direction: higher_is_better\n    requires: [output]\n"
+        "    steps:\n      - {id: label, kind: llm, prompt: labels.j2, schema: labels.yaml}\n"
+        "      - {id: score, kind: score, score: \"1 if label.mood == 'calm' else 0\"}\n"
+        "  strict-hallucination:\n    extends: hallucination\n",  # the built-in verdicts schema, unbounded fields and all
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "catalog.yaml"])
+    assert (result.exit_code, result.stdout) == (0, ""), result.output
 
 
 def test_without_a_path_the_built_in_catalog_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,6 +50,14 @@ class Catalog:
 
         return catalog_warnings(self.source, self._scorers)
 
+    @cached_property
+    def bound_notes(self) -> list[ConfigError]:
+        """Where the answer schemas of the catalog's own folder get the default bounds (see
+        answers.py), in file order: for `scorers check`."""
+        from .answers import catalog_bound_notes
+
+        return catalog_bound_notes(self.source, self._scorers)
+
     @property
     def providers(self) -> dict[str, Provider]:
         """The judge presets this catalog adds to the built-in ones."""
@@ -284,19 +292,24 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
-    warnings: list[ConfigError] = []
     if inherited is None:
         catalog = Catalog(source)
         rows, files_read, warnings = summary(catalog), catalog.files_read, catalog.warnings
+        bounds = [] if builtin else catalog.bound_notes  # the built-in schemas' bounds are the engine's own choice
     else:
         files_read = set()
+        from .answers import catalog_bound_notes
         from .compile import compile_catalog
         from .lints import catalog_warnings
 
         own_scorers = compile_catalog(source, files_read, with_inherited=False)
-        warnings = catalog_warnings(source, own_scorers)
+        warnings, bounds = catalog_warnings(source, own_scorers), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
-    notes = {"own": len(source.scorers), "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings]}
+    notes = {
+        "own": len(source.scorers),
+        "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings],
+        "bounds": [[note.path, note.line, note.column, note.message] for note in bounds],
+    }
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
     if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
         verified.remember(own, catalogs, folders, compiled_state, rows, notes)
@@ -327,12 +340,15 @@ def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
 class CatalogCheck:
     """What `scorers check` finds in one catalog file: its problems; when it has none, how
     many scorers it offers (`scorers`, the built-in ones it does not redefine included) and
-    defines itself (`own`); and its warnings, which do not stop it from loading."""
+    defines itself (`own`); its warnings, which do not stop it from loading; and where its
+    own answer schemas get the default bounds."""
 
     problems: list[ConfigError]
     scorers: int = 0
     own: int = 0
     warnings: list[ConfigError] = dataclasses.field(default_factory=list)
+    #: Where its own answer schemas are held to the default bounds: notes, not warnings.
+    bounds: list[ConfigError] = dataclasses.field(default_factory=list)
 
 
 def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
@@ -344,8 +360,8 @@ def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
         return CatalogCheck(list(exc.problems))
     except ConfigError as exc:
         return CatalogCheck([exc])
-    warnings = [ConfigError(message, file, line, column) for file, line, column, message in notes.get("warnings", [])]
-    return CatalogCheck([], len(rows), int(notes.get("own", len(rows))), warnings)
+    warnings, bounds = ([ConfigError(message, file, line, column) for file, line, column, message in notes.get(kind, [])] for kind in ("warnings", "bounds"))
+    return CatalogCheck([], len(rows), int(notes.get("own", len(rows))), warnings, bounds)
 
 
 def check_catalog(path: str | os.PathLike[str] | None) -> tuple[list[ConfigError], int]:

@@ -28,10 +28,11 @@ from pydantic import (
 
 from ..errors import ConfigError, ExpressionError
 from ..scoring.answer_scope import current_answer_scope
+from ..scoring.plan import ScorerPlan
 from .expressions import Expression
 from .names import NameChecker, Scope
-from .source import place_in, position, span_of
-from .spec import Rule
+from .source import CatalogSource, load_yaml, place_in, position, span_of
+from .spec import Rule, ScorerDefinition
 from .suggest import did_you_mean
 from .templates import names_read, sandbox
 
@@ -180,6 +181,8 @@ class SchemaCompiler:
         self.path = path
         #: An answer schema: strings and lists without bounds of their own get the defaults.
         self.bounded = bounded
+        #: Where the defaults were given: the field's place in `data`, and the bound.
+        self.defaulted: list[tuple[list[Any], str, int]] = []
         self._definitions_key = "$defs" if isinstance(data, Mapping) and "$defs" in data else "definitions"
         definitions = data.get(self._definitions_key) if isinstance(data, Mapping) else None
         self.definitions: Mapping[str, Any] = definitions if isinstance(definitions, Mapping) else {}
@@ -290,10 +293,14 @@ class SchemaCompiler:
             if "items" not in schema:
                 raise self.error("an array needs `items`", loc)
             listed = list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc,valid-type]
-            return Annotated[listed, Field(max_length=DEFAULT_MAX_ITEMS)] if self.bounded and "maxItems" not in schema else listed
+            if self.bounded and "maxItems" not in schema:
+                self.defaulted.append((loc, "maxItems", DEFAULT_MAX_ITEMS))
+                return Annotated[listed, Field(max_length=DEFAULT_MAX_ITEMS)]
+            return listed
         if "enum" in schema:
             return self._enum(schema["enum"], kind, [*loc, "enum"])
         if kind == "string" and self.bounded and "maxLength" not in schema:
+            self.defaulted.append((loc, "maxLength", DEFAULT_MAX_LENGTH))
             return Annotated[str, Field(max_length=DEFAULT_MAX_LENGTH)]
         return _SCALAR_TYPES[kind]
 
@@ -423,3 +430,45 @@ def answer_bounds(model: type[BaseModel]) -> list[str]:
 def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
     """The Pydantic model of a schema file and the rules declared in it."""
     return SchemaCompiler(data, path, bounded=True).compile(path.stem)
+
+
+def catalog_bound_notes(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """Where the answer schemas of the catalog's own schema folder, read by its own scorers
+    (compiled clean), get the default bounds: each field once, in file order. Notes, not
+    warnings: `scorers check` shows them so an author sees what the judge is sent."""
+    own_folder = source.schemas_path[0].resolve() if source.schemas_path else None
+    read: set[Path] = set()
+    for scorer_id in source.scorers:
+        for step in compiled[scorer_id][0].steps if scorer_id in compiled else ():
+            name = getattr(step, "answer_schema", None)
+            found = next((folder / name for folder in source.schemas_path if (folder / name).is_file()), None) if isinstance(name, str) else None
+            if found is not None and own_folder is not None and found.resolve().is_relative_to(own_folder):
+                read.add(found)
+    notes = [note for path in read for note in default_bounds(load_yaml(path), path)]
+    return sorted(notes, key=lambda note: (note.path or "", note.line or 0, note.column or 0))
+
+
+def default_bounds(data: Any, path: Path) -> list[ConfigError]:
+    """Where an answer schema (that compiles) leaves a string or a list to the default
+    bounds, each placed at the field, worded for its author (what `scorers check` notes)."""
+    compiler = SchemaCompiler(data, path, bounded=True)
+    compiler.compile(path.stem)
+    noted = []
+    for loc, keyword, bound in compiler.defaulted:
+        unit = "items" if keyword == "maxItems" else "characters"
+        message = f"{_field_path(loc)}: at most {bound} {unit} in the judge's answer (the default bound; write {keyword} to change it)"
+        noted.append(compiler.error(message, loc))
+    return noted
+
+
+def _field_path(loc: Sequence[Any]) -> str:
+    """A field's place in a schema as `answer_bounds` names it: `verdicts[].reason`."""
+    path, parts = "", list(loc)
+    while parts:
+        part = parts.pop(0)
+        if part in ("properties", "$defs", "definitions") and parts:
+            name = str(parts.pop(0))
+            path = f"{path}.{name}" if path else name
+        elif part == "items":
+            path += "[]"
+    return path or "the answer"

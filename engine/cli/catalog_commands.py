@@ -283,14 +283,17 @@ def check_command(
     checks = [inspect_catalog(path) for path in targets]
     problems = [problem for check in checks for problem in check.problems]
     warnings = [warning for check in checks for warning in check.warnings]
+    bounds = [note for check in checks for note in check.bounds]
     if as_json:
-        found = [(problem, "error") for problem in problems] + [(warning, "warning") for warning in warnings]
+        found = [(problem, "error") for problem in problems] + [(warning, "warning") for warning in warnings] + [(note, "note") for note in bounds]
         print_json([{"file": p.path, "line": p.line, "column": p.column, "message": p.message, "severity": severity} for p, severity in found])
     else:
         for problem in problems:
             print(_shown(problem))
         for warning in warnings:
             print(_shown(warning, "warning: "))
+        for note in bounds:
+            print(_shown(note, "note: "))
     files = len(targets)
     noted = f"; {len(warnings)} warning{'s' if len(warnings) > 1 else ''}" if warnings else ""
     if problems:
