@@ -138,6 +138,30 @@ def test_a_token_rate_learned_from_a_shorter_question_holds_for_the_burst_after_
     assert 9.0 <= rate <= 11.0, rate
 
 
+@pytest.mark.slow
+def test_under_both_rates_no_two_calls_leave_closer_than_the_request_rate_allows(judge: JudgeServer) -> None:
+    # 4 calls a second by rpm, 10 by tpm (100 tokens a call). The first question is far shorter
+    # than the others, so they are charged too much at first and their turns move earlier as
+    # the usage settles: the request rate must still hold between every two calls.
+    judge.latency = 0.3
+    judge.on(None, Reply.raw("fine", usage=(90, 10)))
+    config = JudgeConfig(model=fresh_model(), rpm=240, tpm=60_000)
+    judge_ = connect(config)
+
+    async def scenario() -> None:
+        await judge_.ask(JudgeRequest(messages=[{"role": "user", "content": "hi"}], sampling=Sampling(), step="s"))
+        judge.requests.clear()
+        await asyncio.gather(*(
+            judge_.ask(JudgeRequest(messages=[{"role": "user", "content": f"question number {n}"}], sampling=Sampling(), step="s")) for n in range(12)
+        ))  # fmt: skip
+
+    asyncio.run(scenario())
+    times = sorted(request.received_at for request in judge.requests)
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    assert min(gaps) >= 0.17, [round(gap, 3) for gap in gaps]  # 0.25 s apart, less a busy scheduler's lateness
+    assert (len(times) - 1) / (times[-1] - times[0]) <= 4.4
+
+
 def test_a_judge_that_reports_no_usage_still_gets_many_calls_in_flight_under_a_token_rate(judge: JudgeServer) -> None:
     # Some OpenAI-compatible servers leave `usage` out. The first call still goes alone, but
     # after it the calls are paced by their estimates, not sent one at a time.

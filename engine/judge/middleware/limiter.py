@@ -45,6 +45,8 @@ DEFAULT_PAUSE = 1.0
 _POLL = 0.02
 #: How often a call waiting for its share of `tpm` looks whether earlier calls' settlements moved its turn.
 _SETTLING = 0.05
+#: How late an `asyncio.sleep` may wake on a busy machine: a call leaving this late keeps the pace.
+_WAKE_UP = 0.02
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
@@ -144,32 +146,27 @@ class ModelLimiter:
         allowance. Returns the tokens the call was charged (to settle in `release`)."""
         while self.tpm is not None and not self._taught and self.in_flight > 0:
             await asyncio.sleep(_POLL)  # the first call's usage teaches the estimates their scale
-        with self._lock:
-            start = max(time.monotonic(), self.paused_until)
-            if self.rpm is not None:
-                start = max(start, self._next_request)
-                self._next_request = start + 60.0 / self.rpm
         while True:
-            wait = start - time.monotonic()
-            if wait > 0:
-                # Under `tpm` the turn moves as earlier calls settle: look again now and then.
-                await asyncio.sleep(wait if self.tpm is None else min(wait, _SETTLING))
             with self._lock:
                 now = time.monotonic()
-                if self.paused_until > now:  # a 429 arrived while this call waited
-                    start = self.paused_until
-                    continue
-                if self.tpm is not None and self._next_tokens > now:
-                    start = self._next_tokens
-                    continue
-                if self.in_flight < self.allowed:
-                    self.in_flight += 1
-                    if self.tpm is None:
-                        return 0.0
-                    charged = self._estimate(size)
-                    self._next_tokens = max(now, self._next_tokens) + charged * 60.0 / self.tpm
-                    return charged
-            start = time.monotonic() + _POLL
+                turn = max(self.paused_until, self._next_request if self.rpm is not None else 0.0, self._next_tokens if self.tpm is not None else 0.0)
+                if turn <= now:
+                    if self.in_flight < self.allowed:
+                        self.in_flight += 1
+                        return self._take_turn(size, now)
+                    turn = now + _POLL  # held back by the allowance in flight
+            # Under `tpm` the turn moves as earlier calls settle: look again now and then.
+            await asyncio.sleep(min(turn - now, _SETTLING) if self.tpm is not None else turn - now)
+
+    def _take_turn(self, size: RequestSize, now: float) -> float:
+        """The turns after a call leaving `now`, from the rates; the tokens it is charged."""
+        if self.rpm is not None:
+            self._next_request = _after(self._next_request, now, 60.0 / self.rpm)
+        if self.tpm is None:
+            return 0.0
+        charged = self._estimate(size)
+        self._next_tokens = _after(self._next_tokens, now, charged * 60.0 / self.tpm)
+        return charged
 
     def _estimate(self, size: RequestSize) -> float:
         prompt = size.characters * (self._tokens_per_character or 0.25) + 1
@@ -219,6 +216,14 @@ class ModelLimiter:
                 if wait:
                     with self._lock:
                         self.paused_until = max(self.paused_until, now + wait)
+
+
+def _after(turn: float, now: float, spacing: float) -> float:
+    """The next turn after a call whose turn was `turn` and that left `now`: `spacing` after
+    its turn when it left no later than a sleep wakes late (so the rate does not drift), else
+    `spacing` after now (a call held back by the other rate, or a model left idle, does not
+    let the next ones leave closer together)."""
+    return (turn if now - turn <= _WAKE_UP else now) + spacing
 
 
 _limiters: dict[tuple[str, str], ModelLimiter] = {}
