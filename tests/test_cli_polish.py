@@ -25,9 +25,9 @@ def test_version_and_completion() -> None:
     assert "--install-completion" in root and "--show-completion" in root
 
 
-@pytest.mark.parametrize("command", ["run", "eval", "list", "preview", "results", "judges", "show", "init"])
+@pytest.mark.parametrize("command", ["run", "eval", "list", "preview", "results", "judges", "show", "init", "cache", "cache stats", "cache clear"])
 def test_flags_show_no_value_placeholder_and_values_no_python_types(command: str) -> None:
-    shown = runner.invoke(app, [command, "--help"]).stdout
+    shown = runner.invoke(app, [*command.split(), "--help"]).stdout
     for line in shown.splitlines():
         if "--json" in line or "--help" in line or "--long" in line:
             assert "<" not in line and "TEXT" not in line, line

@@ -63,6 +63,13 @@ class Command(TyperCommand):
         return _labelled(super().get_params(ctx))
 
 
+class Subgroup(TyperGroup):
+    """A group of commands under one (`scorers cache ...`), with the same help conventions."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _labelled(super().get_params(ctx))
+
+
 #: The module that registers each command, in the order `scorers --help` lists them. A
 #: command's module, and the runs, store, align or workbench code it needs, is imported when
 #: the command is run (or listed by --help), so `scorers list` starts without the rest.
@@ -114,6 +121,8 @@ class Group(TyperGroup):
                 self.add_command(get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode), name)
         for group in app.registered_groups:
             if group.name and group.name not in self.commands:
+                if group.typer_instance is not None:
+                    finish(group.typer_instance)
                 sub = get_group_from_info(group, pretty_exceptions_short=app.pretty_exceptions_short, suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
                 self.add_command(sub, group.name)
 

@@ -15,10 +15,10 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..judge import ResponseCache, default_cache_location
 from ..judge.prices import user_prices_path
-from .app import app, console
+from .app import Subgroup, app, console
 from .common import JsonFlag, one_line_errors
 
-cache_app = typer.Typer(help="The response cache: judge answers kept on disk so a question is paid for once.", no_args_is_help=True)
+cache_app = typer.Typer(help="The response cache: judge answers kept on disk so a question is paid for once.", no_args_is_help=True, cls=Subgroup)
 app.add_typer(cache_app, name="cache")
 
 CacheOption = Annotated[
