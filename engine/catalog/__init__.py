@@ -97,8 +97,8 @@ class Catalog:
                     found.append((f"{step.id} template", str(templates.path_of(referenced))))
             schema = getattr(step, "answer_schema", None)
             if schema:
-                folder = next((folder for folder in self.source.schemas_path if (folder / schema).is_file()), None)
-                found.append((f"{step.id} schema", str(folder / schema) if folder else f"{schema} (missing)"))
+                schema_path = self.source.schema_file(schema)
+                found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{schema} (missing)"))
         return found
 
     def plan(self, scorer_id: str) -> ScorerPlan:

@@ -441,7 +441,7 @@ def catalog_bound_notes(source: CatalogSource, compiled: Mapping[str, tuple[Scor
     for scorer_id in source.scorers:
         for step in compiled[scorer_id][0].steps if scorer_id in compiled else ():
             name = getattr(step, "answer_schema", None)
-            found = next((folder / name for folder in source.schemas_path if (folder / name).is_file()), None) if isinstance(name, str) else None
+            found = source.schema_file(name) if isinstance(name, str) else None
             if found is not None and own_folder is not None and found.resolve().is_relative_to(own_folder):
                 read.add(found)
     notes = [note for path in read for note in default_bounds(load_yaml(path), path)]

@@ -193,9 +193,9 @@ class ScorerCompiler:
         return self._schemas[path]
 
     def schema_file(self, name: str, where: Place | None, label: str) -> Path:
-        for folder in self.source.schemas_path:
-            if (folder / name).is_file():
-                return folder / name
+        found = self.source.schema_file(name)
+        if found is not None:
+            return found
         folders = ", ".join(str(folder) for folder in self.source.schemas_path)
         known = [str(path.relative_to(folder)) for folder in self.source.schemas_path if folder.is_dir() for path in folder.rglob("*.yaml")]
         raise ConfigError(

@@ -205,25 +205,23 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     found: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
     for scorer_id in source.scorers:
         if scorer_id in compiled:
-            lints = ScorerLints(compiled[scorer_id][0], source.raw_definition(scorer_id), templates, source.schemas_path, source.path, schemas)
+            lints = ScorerLints(compiled[scorer_id][0], source, templates, schemas)
             for warning in lints.run():
                 found.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
     return sorted(found.values(), key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
 
 
 class ScorerLints:
-    """The warnings of one scorer as written (`raw`, with places), compiled clean."""
+    """The warnings of one scorer of `source` as written (`raw`, with places), compiled clean."""
 
-    def __init__(
-        self, definition: ScorerDefinition, raw: Any, templates: PromptTemplates, schemas_path: Sequence[Path], fallback: Path, schemas: dict[Path, Any]
-    ) -> None:
+    def __init__(self, definition: ScorerDefinition, source: CatalogSource, templates: PromptTemplates, schemas: dict[Path, Any]) -> None:
         self.definition = definition
-        self.raw = raw
+        self.source = source
+        self.raw = source.raw_definition(definition.id)
         self.templates = templates
-        self.schemas_path = schemas_path
         #: The schema files read so far, by path (shared by the scorers of one catalog).
         self.schemas = schemas
-        self.fallback = fallback
+        self.fallback = source.path
         self.warnings: list[ConfigError] = []
         #: What the step being checked tests in its `skip_if`, known not to be 0 in its values.
         self.guards: list[set[str]] = []
@@ -287,7 +285,7 @@ class ScorerLints:
             name, template = _text_field(step, "answer_schema"), _text_field(step, "prompt")
             if name is None or template is None:
                 continue
-            schema = next((folder / name for folder in self.schemas_path if (folder / name).is_file()), None)
+            schema = self.source.schema_file(name)
             if schema is None:
                 continue
             prompt = self._prompt_text(step, template)

@@ -421,6 +421,11 @@ class CatalogSource:
         self.defaults: Any = _merge(fallback.defaults, self.own_defaults) if fallback else self.own_defaults
         self._resolved: dict[str, Any] | None = None
 
+    def schema_file(self, name: str) -> Path | None:
+        """The file a step's `schema:` names: in the first schema folder holding it (this
+        catalog's own, then the built-in one), None when none does."""
+        return next((folder / name for folder in self.schemas_path if (folder / name).is_file()), None)
+
     def raw_definition(self, scorer_id: str, seen: tuple[str, ...] = ()) -> Any:
         """The scorer's mapping with `extends` applied. A base is a scorer of this file or,
         failing that (or when a scorer extends the built-in of its own id), a built-in."""
