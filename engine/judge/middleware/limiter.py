@@ -170,9 +170,7 @@ class ModelLimiter:
 
     def _estimate(self, size: RequestSize) -> float:
         prompt = size.characters * (self._tokens_per_character or 0.25) + 1
-        answer = self._answer_tokens.get(size.step)
-        if answer is None:
-            return prompt + (size.max_tokens or 0)
+        answer = self._answer_tokens.get(size.step, size.max_tokens or 0)
         return prompt + (min(answer, size.max_tokens) if size.max_tokens else answer)
 
     def release(self, size: RequestSize, charged: float, usage: TokenUsage | None, succeeded: bool) -> None:
@@ -191,11 +189,8 @@ class ModelLimiter:
 
     def _learn(self, size: RequestSize, usage: TokenUsage) -> None:
         if usage.prompt_tokens and size.characters:
-            ratio = usage.prompt_tokens / size.characters
-            known = self._tokens_per_character
-            self._tokens_per_character = ratio if known is None else 0.8 * known + 0.2 * ratio
-        answer = self._answer_tokens.get(size.step)
-        self._answer_tokens[size.step] = usage.completion_tokens if answer is None else 0.8 * answer + 0.2 * usage.completion_tokens
+            self._tokens_per_character = _smoothed(self._tokens_per_character, usage.prompt_tokens / size.characters)
+        self._answer_tokens[size.step] = _smoothed(self._answer_tokens.get(size.step), usage.completion_tokens)
 
     def observe(self, status: int, headers: Mapping[str, str]) -> None:
         """Read one HTTP response of this model (called by the client for every response)."""
@@ -216,6 +211,11 @@ class ModelLimiter:
                 if wait:
                     with self._lock:
                         self.paused_until = max(self.paused_until, now + wait)
+
+
+def _smoothed(known: float | None, seen: float) -> float:
+    """An estimate moved a fifth of the way towards what was just seen (the first sighting as it is)."""
+    return seen if known is None else 0.8 * known + 0.2 * seen
 
 
 def _after(turn: float, now: float, spacing: float) -> float:
