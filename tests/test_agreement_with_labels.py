@@ -9,7 +9,7 @@ from scripted import script_hallucination
 
 from engine import as_variant, create_hallucination_scorer, run_compare
 from engine.runs import run_evals
-from engine.runs.stats import (
+from engine.runs.measures.stats import (
     Labelled,
     agreement_of,
     binary_figures,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from engine.cli import app
 from engine.runs.results import FigureEstimate
-from engine.runs.stats import gate_passed, mean_estimate
+from engine.runs.measures.stats import gate_passed, mean_estimate
 from engine.testing import JudgeServer
 
 runner = CliRunner()

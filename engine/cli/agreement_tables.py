@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
-from ..runs.stats import FIGURE_TITLES
+from ..runs.measures.stats import FIGURE_TITLES
 from .tables import better_word, figure
 
 BINARY_FIGURES = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "kappa")

@@ -11,7 +11,7 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..runs import EvalResult, ItemResult
 from ..runs.results import run_passed
-from ..runs.stats import GATES, Gate, gate_passed, mean_estimate
+from ..runs.measures.stats import GATES, Gate, gate_passed, mean_estimate
 from ..runs.tuning import Stability
 from .app import console
 from .tables import figure, percent

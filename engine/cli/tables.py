@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from ..judge import TokenUsage
-from ..runs.stats import ScoreSpread
+from ..runs.measures.stats import ScoreSpread
 from ..store import ScoreStats
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..judge import ResponseCache, scrub
 from ..runs import ItemResult, aestimate_evals, arun_evals
-from ..runs.stats import flags, human_flags
-from ..runs.stored import compare_runs, existing_run, run_records, run_threshold, stored_agreement
+from ..runs.measures.stats import flags, human_flags
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
 from ..store import ResultRecord, Store

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from ...errors import ConfigError
 from ...store import Store
-from ..stats import usage_cost
+from ..measures.stats import usage_cost
 
 #: How often, at most, a worker of a shared run reads the whole run's spend (for --max-cost).
 _SHARED_SPEND_EVERY = 0.5

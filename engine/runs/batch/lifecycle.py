@@ -20,8 +20,8 @@ from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult, run_passed
-from ..shared import drive_shared
-from ..stats import flag_threshold, unpriced_models
+from .shared import drive_shared
+from ..measures.stats import flag_threshold, unpriced_models
 from ..targets import Target
 from .budget import SpendBudget, error_budget
 from .evaluation import Evaluation, Stopped

@@ -13,7 +13,7 @@ from ...formatting import one_line
 from ...scoring import AnyScorer
 from ...store import ResultRecord, Stage
 from ..results import EvalCounts, EvalError, ItemResult
-from ..stats import Aggregate
+from ..measures.stats import Aggregate
 
 logger = logging.getLogger("engine.evals")
 

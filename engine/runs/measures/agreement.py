@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..scoring import StepRecord
-from ..scoring.plan import Direction
-from .results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
+from ...scoring import StepRecord
+from ...scoring.plan import Direction
+from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run

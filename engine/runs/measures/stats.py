@@ -1,6 +1,6 @@
 """Summaries of a run per scorer: running aggregates (no per-item memory, labelled items
 included), pass/fail against a threshold, agreement with human labels (from
-`runs/agreement.py`: every figure with a bootstrap 95% interval, the disagreements worst
+`runs/measures/agreement.py`: every figure with a bootstrap 95% interval, the disagreements worst
 first), and paired comparisons of two variants on the same items. Every figure a user sees
 comes from here."""
 
@@ -13,12 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..judge import TokenUsage
-from ..judge.prices import Price, price_table
-from ..scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
-from ..scoring.jury import passes
-from ..scoring.plan import Direction
-from ..store import ScorerUsage
+from ...judge import TokenUsage
+from ...judge.prices import Price, price_table
+from ...scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
+from ...scoring.jury import passes
+from ...scoring.plan import Direction
+from ...store import ScorerUsage
 from .agreement import (
     BOOTSTRAP_ITEMS,
     FIGURE_TITLES,
@@ -42,7 +42,7 @@ from .agreement import (
     ranks,
     ratio,
 )
-from .results import (
+from ..results import (
     Comparison,
     FigureEstimate,
     FigureDelta,
