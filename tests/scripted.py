@@ -173,3 +173,9 @@ def answer_fitting(request: Request) -> Any:
     else:
         return "A scripted reason."
     return fitting(schema, schema.get("$defs", {}), at_least=1)
+
+
+def verdicts_on_claims(verdict: str = "no", reason: str = "r") -> Any:
+    """A script of hallucination (or faithfulness) verdicts: one per claim the prompt lists,
+    each echoing its claim, as the answer's bounds ask."""
+    return lambda request: {"verdicts": [{"statement": claim, "verdict": verdict, "reason": reason} for claim in numbered_claims(request.prompt)]}

@@ -46,9 +46,7 @@ class Catalog:
     def warnings(self) -> list[ConfigError]:
         """What may not be meant in the catalog's own scorers (see lints.py), in file order:
         worked out when asked (`scorers check`, the workbench), not at every load of a run."""
-        from .lints import catalog_warnings
-
-        return catalog_warnings(self.source, self._scorers)
+        return all_warnings(self.source, self._scorers)
 
     @cached_property
     def bound_notes(self) -> list[ConfigError]:
@@ -206,6 +204,16 @@ class Catalog:
         return scorer
 
 
+def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """The warnings of the scorers `source` defines itself: the lints', and the answer
+    fields left to a default bound (bound_lints.py), in file order."""
+    from .bound_lints import unbounded_answer_fields
+    from .lints import catalog_warnings
+
+    found = [*catalog_warnings(source, compiled), *unbounded_answer_fields(source, compiled)]
+    return sorted(found, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
+
+
 @cache
 def _builtin_source() -> CatalogSource:
     return CatalogSource(builtin_catalog_path(), None)
@@ -300,10 +308,9 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         files_read = set()
         from .answers import catalog_bound_notes
         from .compile import compile_catalog
-        from .lints import catalog_warnings
 
         own_scorers = compile_catalog(source, files_read, with_inherited=False)
-        warnings, bounds = catalog_warnings(source, own_scorers), catalog_bound_notes(source, own_scorers)
+        warnings, bounds = all_warnings(source, own_scorers), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     notes = {
         "own": len(source.scorers),

@@ -317,8 +317,9 @@ def _described(definition: ScorerDefinition) -> str:
     # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
     described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
     for written in described["steps"]:
-        if written.get("examples") == []:
-            del written["examples"]  # a step without worked examples keeps the fingerprint it had before they existed
+        for added in ("examples", "bounds"):
+            if written.get(added) in ([], {}):
+                del written[added]  # a step without them keeps the fingerprint it had before they existed
     return json.dumps(described, sort_keys=True)
 
 

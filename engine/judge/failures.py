@@ -27,6 +27,7 @@ from .config import JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeRequest
 from .secrets import scrub
+from .streaming import StoppedSending
 
 
 def cause_of(exc: BaseException) -> BaseException:
@@ -105,7 +106,7 @@ def judge_error(
             message += f" (this server may not support --mode {used}: try {alternatives})"
             kind = JudgeModeUnsupportedError
     elif isinstance(cause, sdk.APITimeoutError):
-        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}"
+        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}; nothing of an answer came"
     elif isinstance(cause, sdk.APIConnectionError):
         kind = JudgeUnreachableError
         variables = ", ".join(config.provider_preset().base_url_env) or "its base URL"
@@ -114,6 +115,17 @@ def judge_error(
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
     return kind(_scrub(message, key), request.step, parameter=parameter)
+
+
+def stopped_sending(stopped: StoppedSending, config: JudgeConfig, request: JudgeRequest) -> JudgeTimeoutError:
+    """A judge that fell silent midway through its answer, every time it was asked."""
+    tries = "once" if stopped.attempts == 1 else f"each of {stopped.attempts} times"
+    return JudgeTimeoutError(
+        f"the judge at {config.where()} stopped sending its answer for {stopped.silence:g}s, {tries} it was asked "
+        f"(the last time after {stopped.pieces} pieces of it): it is stuck, not slow (a judge still writing is waited for); "
+        "--timeout and --retries (SCORERS_TIMEOUT, SCORERS_RETRIES) change this",
+        request.step,
+    )
 
 
 def _about_the_model(detail: str) -> bool:

@@ -13,6 +13,7 @@ from ...judge import JudgeRequest, Sampling
 from ..plan import Prompt, StepPlan
 from ..results import StepRecord
 from .base import StepBuilder, StepCall, StepFailed, StepJudge, StepKindBase, StepSpec
+from .bounds import BoundPlan, FieldBounds, bounded_answer
 
 
 class JudgedSpec(StepSpec):
@@ -22,6 +23,7 @@ class JudgedSpec(StepSpec):
         prompt: str
         uses_context: bool
         judge: StepJudge | None
+        bounds: dict[str, FieldBounds]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +32,8 @@ class JudgedPlan(StepPlan):
     system: Prompt | None = None
     sampling: Sampling
     answer_model: type[BaseModel] | None = None
+    #: The answer's bounds, evaluated for each request (`bounds:` in the YAML).
+    bounds: tuple[BoundPlan, ...] = ()
 
 
 JudgedSpecT = TypeVar("JudgedSpecT", bound=JudgedSpec)
@@ -75,7 +79,8 @@ class JudgedKind(StepKindBase[JudgedSpecT, JudgedPlanT]):
         system_prompt = plan.system.render(scope) if plan.system is not None else None
         prompt = plan.prompt.render(scope)
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
-        request = JudgeRequest(messages=messages, sampling=plan.sampling, step=plan.id, response_model=plan.answer_model, sample=call.sample)
+        answer_model = bounded_answer(plan.answer_model, plan.bounds, scope, call, plan.id) if plan.answer_model is not None else None
+        request = JudgeRequest(messages=messages, sampling=plan.sampling, step=plan.id, response_model=answer_model, sample=call.sample)
         answer = await call.ask(request, scope)
         return StepRecord(
             id=plan.id,
