@@ -313,6 +313,26 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
     return {"models": models, "aggregate": aggregate}
 
 
+#: Which scores get a reason from the judge (engine/scoring/passing.py).
+ReasonsOption = Annotated[
+    str,
+    typer.Option(
+        "--reasons",
+        help="Which scores the judge explains: always, failing (those that do not pass the threshold), never, or on-demand "
+        "(each when its stored item is opened: scorers results --run NAME --item ID); the score is the same",
+    ),
+]
+
+
+def reasons_policy(value: str) -> Any:
+    """The `--reasons` value, checked."""
+    from ..scoring.passing import REASON_POLICIES
+
+    if value not in REASON_POLICIES:
+        raise ConfigError(f"--reasons {value!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="--reasons")
+    return value
+
+
 #: How many judge calls a batch run keeps in flight (over all its items).
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
 NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]

@@ -59,12 +59,14 @@ from .common import (
     ConfigOption,
     JsonFlag,
     NoCacheFlag,
+    ReasonsOption,
     StoreOption,
     catalog_from,
     count_items,
     one_line_errors,
     parse_thresholds,
     print_json,
+    reasons_policy,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
@@ -321,6 +323,7 @@ def eval_command(
     ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
+    reasons: ReasonsOption = "failing",
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     tuning.quiet_item_warnings()
@@ -350,11 +353,12 @@ def eval_command(
         "--scorer": scorer, "--config": config, **setup.resume_flags(),
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
+        "--reasons": reasons if reasons != "failing" else None,
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
         raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
-    common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False}
+    common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False, "reasons": reasons_policy(reasons)}
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")

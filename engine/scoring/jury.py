@@ -28,8 +28,9 @@ from typing import Literal, get_args
 
 from ..errors import ConfigError, JudgeError
 from .calls import ScoringCalls
+from .passing import score_passes
 from .context import GetContext
-from .plan import Direction, ScorerPlan
+from .plan import ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
@@ -49,11 +50,6 @@ class Panel:
     @property
     def model(self) -> str:
         return "+".join(self.models)
-
-
-def passes(score: float, threshold: float, direction: Direction) -> bool:
-    """Whether a score is on the good side of a threshold (a score at it passes)."""
-    return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
 class Jury(ScoringCalls):
@@ -131,7 +127,7 @@ class Jury(ScoringCalls):
                 model=result.model,
                 score=result.score,
                 reason=result.reason,
-                passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
+                passed=score_passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
                 usage=result.usage,
                 steps=result.steps,
             )

@@ -39,6 +39,9 @@ class StepRecord(BaseModel):
     usage: TokenUsage | None = None
     cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     batch: bool = Field(default=False, description="Asked through the provider's Batch API: billed at its batch price")
+    not_asked: str | None = Field(
+        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'never', 'on-demand'"
+    )
     duration_ms: float = 0.0
 
 

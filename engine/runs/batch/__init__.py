@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from ...scoring import AnyScorer
+from ...scoring.passing import ReasonPolicy
 from ...store import Store
 from ...sync import run_sync
 from ..items import Data
@@ -102,6 +103,7 @@ async def arun_evals(
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
+    reasons: ReasonPolicy = "always",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -133,10 +135,15 @@ async def arun_evals(
     result counts the items this process scored. `share_work=False` scores every item given
     here (the caller splits the work itself, as the Ray adapter does). Otherwise a second
     process resuming a run that one is running is refused.
+
+    `reasons` says which scores the judge explains: `always`, `failing` (the scores that do
+    not pass their threshold: the run's, else the scorer's `threshold:`, else half its scale),
+    `never`, or `on-demand` (none now; each when its stored item is opened, see
+    runs/stored/reasons.py). The scores are the same whatever it says.
     """
     return await evaluate(
         data, scorers, target, on_item_complete,
-        pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
+        pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample, reasons=reasons),
         limits=Limits(thresholds=dict(thresholds or {}), max_errors=max_errors, max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
         cache=cache,

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ...judge import TokenUsage
 from ...judge.prices import Price, price_table
 from ...scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
-from ...scoring.jury import passes
+from ...scoring.passing import score_passes as passes
 from ...scoring.plan import Direction
 from ...store import ScorerUsage
 from .agreement import (
