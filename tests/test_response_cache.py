@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from engine import JudgeConfig, SQLiteStore, builtin_catalog, create_hallucination_scorer, load_scorers, run_evals
 from engine.cli import app
 from engine.judge import JudgeRequest, OpenAIJudge, Sampling
-from engine.judge.middleware.cache import cache_key
+from engine.judge.middleware.shared import cache_key
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
