@@ -120,7 +120,7 @@ def catalog(tmp_path: Path, bounds: str, schema: str = "claims.yaml") -> Path:
 @pytest.mark.parametrize(
     ("bounds", "expected"),
     [
-        ('          claim: {max_items: 3}\n', r"catalog.yaml:8:18: bounded.preprocess.bounds: the answer has no list or string 'claim' \(it has: claims, claims\[\]\)"),
+        ('          claim: {max_items: 3}\n', r"catalog.yaml:8:18: bounded.preprocess.bounds: the answer has no list, string or number 'claim' \(it has: claims, claims\[\]\)"),
         ('          claims: {max_length: 3}\n', r"catalog.yaml:8:32: bounded.preprocess.bounds.claims.max_length: claims is a list; max_length bounds a string"),
         ('          claims: {max_items: "sentences(outptu) | length"}\n', r"catalog.yaml:8:42: bounded.preprocess.bounds.claims.max_items: unknown name 'outptu'; did you mean 'output'\?"),
         ('          claims: {max_items: -1}\n', r"catalog.yaml:8:31: bounded.preprocess.bounds.claims.max_items: must be a count of 0 or more"),
@@ -222,3 +222,16 @@ def test_hallucination_and_faithfulness_extract_claims_with_one_request_text(jud
     first, second = judge.requests_for("Claims")
     assert first.body == second.body  # the same question: one of them can answer both (see the shared-requests tests)
     assert numbered_claims(judge.requests_for("HallucinationVerdicts")[0].prompt) == [OUTPUT]
+
+
+def test_a_score_is_bounded_by_the_scorers_range(judge: JudgeServer) -> None:
+    from engine import create_scorer
+
+    # A small judge once answered 1000000000000000 for a score from 1 to 5.
+    judge.on("CriteriaEvaluation", [{"evaluation": "Good.", "score": 1000000000000000}, {"evaluation": "Good.", "score": 4}])
+    judge.on("Reason", {"reason": "r"})
+    result = create_scorer("criteria", options={"criteria": "The answer is polite.", "max_score": 7}).run(output="Thank you kindly.")
+    assert result.score == 0.5  # (4 - 1) / (7 - 1)
+    schema = sent_schema(judge, "CriteriaEvaluation")["properties"]["score"]
+    assert (schema["minimum"], schema["maximum"]) == (1, 7)
+    assert "The score 1000000000000000 is outside the range" in json.dumps(judge.requests_for("CriteriaEvaluation")[1].messages)  # the rule says it first

@@ -24,10 +24,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, model_validator
 
-Keyword = Literal["items", "min_items", "max_items", "max_length", "enum"]
-#: What each keyword bounds: a list's items, or a string.
+Keyword = Literal["items", "min_items", "max_items", "max_length", "enum", "minimum", "maximum"]
+#: What each keyword bounds: a list's items, a string, or a number.
 LIST_KEYWORDS: frozenset[str] = frozenset({"items", "min_items", "max_items"})
 STRING_KEYWORDS: frozenset[str] = frozenset({"max_length", "enum"})
+NUMBER_KEYWORDS: frozenset[str] = frozenset({"minimum", "maximum"})
 
 #: Characters per token of the longest answer a schema allows. English text takes about 4
 #: characters a token; JSON punctuation, digits and rare words fewer: 2.5 keeps a legitimate
@@ -47,12 +48,14 @@ class FieldBound:
 
     path: str
     keyword: Keyword
-    value: int | tuple[str, ...]
+    value: int | float | tuple[str, ...]
 
     def described(self) -> str:
         if self.keyword == "enum":
             assert isinstance(self.value, tuple)
             return f"{self.path}: one of {len(self.value)} given texts"
+        if self.keyword in NUMBER_KEYWORDS:
+            return f"{self.path}: {'at least' if self.keyword == 'minimum' else 'at most'} {self.value:g}"
         words = {"items": "exactly {}", "min_items": "at least {}", "max_items": "at most {}", "max_length": "at most {}"}
         unit = "characters" if self.keyword == "max_length" else "items"
         return f"{self.path}: {words[self.keyword].format(self.value)} {unit if self.value != 1 else unit[:-1]}"
@@ -147,7 +150,11 @@ def _tighten(node: dict[str, Any], bound: FieldBound) -> None:
         node["enum"] = list(dict.fromkeys(value))
         node.pop("maxLength", None)
         return
-    assert isinstance(value, int)
+    assert isinstance(value, (int, float))
+    if bound.keyword == "minimum":
+        node["minimum"] = max(value, node.get("minimum", value))
+    if bound.keyword == "maximum":
+        node["maximum"] = min(value, node.get("maximum", value))
     if bound.keyword in ("items", "max_items"):
         node["maxItems"] = min(value, node.get("maxItems", value))
     if bound.keyword in ("items", "min_items"):
@@ -183,7 +190,13 @@ def _problem(bound: FieldBound, value: Any) -> str | None:
             shown = ", ".join(json.dumps(text, ensure_ascii=False) for text in limit[:5]) + (", ..." if len(limit) > 5 else "")
             return f"{json.dumps(value, ensure_ascii=False)[:80]} is not one of the texts given; copy one exactly: {shown}"
         return None
-    assert isinstance(limit, int)
+    assert isinstance(limit, (int, float))
+    if bound.keyword in NUMBER_KEYWORDS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if (bound.keyword == "minimum" and value < limit) or (bound.keyword == "maximum" and value > limit):
+            return f"{value:g} is {'below' if bound.keyword == 'minimum' else 'above'} the {limit:g} allowed"
+        return None
     if bound.keyword == "max_length":
         if isinstance(value, str) and len(value) > limit:
             return f"{len(value)} characters, more than the {limit} allowed"
@@ -293,6 +306,8 @@ def _longest(node: Mapping[str, Any], definitions: Mapping[str, Any]) -> tuple[i
     if kind == "string":
         # Quotes, and escapes (a quotation mark, a newline) of a tenth of the characters.
         return (int(node["maxLength"] * 1.1) + 2, 1) if "maxLength" in node else None
+    if kind == "integer" and "minimum" in node and "maximum" in node:
+        return max(len(str(int(node["minimum"]))), len(str(int(node["maximum"])))), 1
     if kind in ("integer", "number"):
         return 24, 1
     if kind in ("boolean", "null"):

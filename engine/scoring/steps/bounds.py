@@ -23,7 +23,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ConfigError
-from ...judge.bounds import LIST_KEYWORDS, AnswerBounds, FieldBound, Keyword, bounded
+from ...judge.bounds import LIST_KEYWORDS, NUMBER_KEYWORDS, AnswerBounds, FieldBound, Keyword, bounded
 from ..plan import Evaluable
 from .base import StepBuilder, StepCall
 
@@ -39,6 +39,8 @@ class FieldBounds(BaseModel):
     max_items: int | str | None = Field(default=None, description="A list has at most this many items")
     max_length: int | str | None = Field(default=None, description="A string has at most this many characters")
     enum: str | None = Field(default=None, description="An expression giving the texts a string must be one of (e.g. preprocess.claims)")
+    minimum: float | str | None = Field(default=None, description="A number is at least this (e.g. options.min_score)")
+    maximum: float | str | None = Field(default=None, description="A number is at most this (e.g. options.max_score)")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class BoundPlan:
 
     path: str
     keyword: Keyword
-    value: int | Evaluable
+    value: int | float | Evaluable
 
 
 def compile_bounds(written: Mapping[str, FieldBounds], answer_model: type[BaseModel] | None, build: StepBuilder) -> tuple[BoundPlan, ...]:
@@ -64,28 +66,30 @@ def compile_bounds(written: Mapping[str, FieldBounds], answer_model: type[BaseMo
     for path, bounds in written.items():
         kind = fields.get(path)
         if kind is None:
-            known = ", ".join(name for name, found in fields.items() if found in ("array", "string")) or "none"
-            build.problem(f"{build.label}.bounds: the answer has no list or string {path!r} (it has: {known})", "bounds", path)
+            known = ", ".join(name for name, found in fields.items() if found in ("array", "string", "integer", "number")) or "none"
+            build.problem(f"{build.label}.bounds: the answer has no list, string or number {path!r} (it has: {known})", "bounds", path)
             continue
         for keyword in get_args(Keyword):
             value = getattr(bounds, keyword)
             if value is None:
                 continue
-            wanted = "array" if keyword in LIST_KEYWORDS else "string"
-            if kind != wanted:
+            wanted = "array" if keyword in LIST_KEYWORDS else ("number" if keyword in NUMBER_KEYWORDS else "string")
+            if kind != wanted and not (wanted == "number" and kind == "integer"):
                 build.problem(f"{build.label}.bounds.{path}.{keyword}: {path} is {_a(kind)}; {keyword} bounds {_a(wanted)}", "bounds", path, keyword)
                 continue
             if isinstance(value, str):
                 plans.append(BoundPlan(path, keyword, build.expression(value, "bounds", path, keyword)[0]))
-            elif isinstance(value, bool) or value < 0:
+            elif keyword in NUMBER_KEYWORDS:
+                plans.append(BoundPlan(path, keyword, value))
+            elif isinstance(value, bool) or value < 0 or not float(value).is_integer():
                 build.problem(f"{build.label}.bounds.{path}.{keyword}: must be a count of 0 or more, or an expression (got {value!r})", "bounds", path, keyword)
             else:
-                plans.append(BoundPlan(path, keyword, value))
+                plans.append(BoundPlan(path, keyword, int(value)))
     return tuple(plans)
 
 
 def _a(kind: str) -> str:
-    return {"array": "a list", "string": "a string", "enum": "a choice among fixed values", "object": "an object", "integer": "an integer"}.get(kind, f"a {kind}")
+    return {"array": "a list", "string": "a string", "enum": "a choice among fixed values", "object": "an object", "integer": "an integer", "number": "a number"}.get(kind, f"a {kind}")
 
 
 def _fields(node: Mapping[str, Any], definitions: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
@@ -115,7 +119,7 @@ def bounded_answer(model: type[BaseModel], plans: tuple[BoundPlan, ...], scope: 
 def _evaluated(plan: BoundPlan, scope: Mapping[str, Any], call: StepCall, step: str) -> FieldBound | None:
     """The bound for this request; None for an `enum` of no texts (no string is asked for
     then, as when there is no tool call to name: the list's count says so)."""
-    if isinstance(plan.value, int):
+    if isinstance(plan.value, (int, float)):
         return FieldBound(plan.path, plan.keyword, plan.value)
     value = call.evaluate(plan.value, scope)
     where = f"{call.scorer_id}.{step}.bounds.{plan.path}.{plan.keyword}"
@@ -123,6 +127,10 @@ def _evaluated(plan: BoundPlan, scope: Mapping[str, Any], call: StepCall, step: 
         if not isinstance(value, (list, tuple)) or not all(isinstance(text, str) for text in value):
             raise ConfigError(f"{where}: gave {value!r}, not a list of texts")
         return FieldBound(plan.path, plan.keyword, tuple(value)) if value else None
+    if plan.keyword in NUMBER_KEYWORDS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{where}: gave {value!r}, not a number")
+        return FieldBound(plan.path, plan.keyword, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ConfigError(f"{where}: gave {value!r}, not a count of 0 or more")
     if plan.keyword == "items" and not float(value).is_integer():
