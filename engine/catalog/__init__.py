@@ -129,6 +129,8 @@ class Catalog:
         threshold: float | None = None,
         margin: float | None = None,
         offline: bool = False,
+        escalate_to: str | JudgeConfig | None = None,
+        samples: int | None = None,
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
@@ -149,10 +151,15 @@ class Catalog:
         line and `margin` as the spread that counts as disagreement. A definition's
         `judges:` is its default jury; an explicit `model` replaces it with one judge.
 
+        `escalate_to` (a 'provider/model') makes a cascade: the scorer's judge (`model`)
+        scores every run, and a run it is unsure of goes to this one (scoring/cascade.py):
+        its score within `margin` of `threshold`, its `samples` disagreeing, or its answer
+        failing validation. A definition's `cascade:` is its default cascade.
+
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
         from ..judge import NoJudge, ResponseCache
-        from ..scoring import Jury, Scorer
+        from ..scoring import Cascade, Jury, Scorer
         from .lints import threshold_off_scale
 
         plan = self.plan(scorer_id)
@@ -172,6 +179,20 @@ class Catalog:
         )  # fmt: skip
         check_key = not offline
         response_cache = ResponseCache.of(cache)
+        cascade = plan.cascade if models is None and jury is None else None
+        strong = escalate_to or (cascade.escalate_to if cascade is not None else None)
+        if strong is not None:
+            if chosen:
+                raise ConfigError(f"{scorer_id}: a scorer judges with a jury or a cascade, not both", parameter="escalate_to")
+            cheap = self._single(plan, model, options, judge, middleware, response_cache, check_key)
+            if threshold is not None and (off := threshold_off_scale(threshold, plan, cheap.options)):
+                raise ConfigError(f"{scorer_id}: threshold {off}")
+            return Cascade(
+                cheap, self._single(plan, strong, options, judge, middleware, response_cache, check_key),
+                margin=margin if margin is not None else (cascade.margin if cascade else None),
+                samples=samples if samples is not None else (cascade.samples if cascade else 1),
+                threshold=threshold if threshold is not None else (cascade.threshold if cascade else None),
+            )  # fmt: skip
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache, check_key)
         scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
-from ..scoring.plan import Evaluable, JuryPlan, ScorerPlan, StepPlan
+from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
@@ -247,6 +247,7 @@ class ScorerCompiler:
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
             ) if definition.judges is not None else None,  # fmt: skip
+            cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
             threshold=definition.threshold,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],

@@ -46,7 +46,7 @@ from ..runs.results import JuryAgreement
 from ..scoring import AnyScorer
 from ..store import is_postgres_url, redact_url
 from . import tuning_commands as tuning  # the tuner's variants of this command
-from .agreement_tables import agreement_line, print_agreement
+from .agreement_tables import agreement_line, cascade_line, print_agreement
 from .gates import GateScores, print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
@@ -209,6 +209,8 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
         if summary.jury is not None:
             _print_jury(summary.scorer_id, summary.jury)
+        if summary.cascade is not None:
+            console.print(cascade_line(summary.scorer_id, summary.cascade), markup=False, highlight=False, soft_wrap=True)
     if counts.reused:
         console.print(f"{counts.reused} result(s) were reused from the store (same item, scorer and judge); {counts.scored} judged now.")
     for error in result.errors[:5]:

@@ -91,6 +91,7 @@ def run_scorer(
         console.print(f"(no reason asked of the judge: {why}; --reasons always asks for it)", style="dim", highlight=False)
     for verdict in result.judges or []:
         line = f"  {verdict.model}: {verdict.score:g}" + ("" if verdict.passed is None else (" pass" if verdict.passed else " fail"))
+        line += f" (asked because {verdict.escalation})" if verdict.escalation else ""
         console.print(line + (f" - {verdict.reason}" if verdict.reason else ""), markup=False, highlight=False, soft_wrap=True)
     if result.disagreement:
         console.print("The judges disagree on this output.", style="yellow", highlight=False)

@@ -46,8 +46,8 @@ class StepRecord(BaseModel):
 
 
 class JudgeVerdict(BaseModel):
-    """One judge of a jury: its own score and reason, and its pass/fail verdict when the
-    jury has a pass line."""
+    """One judge of a jury (or one judgement of a cascade): its own score and reason, and its
+    pass/fail verdict when there is a pass line."""
 
     model: str
     score: float
@@ -57,6 +57,8 @@ class JudgeVerdict(BaseModel):
     steps: dict[str, StepRecord] = Field(
         default_factory=dict, description="This judge's own steps: its calls, tokens and answers count like any judge's"
     )
+    decided: bool | None = Field(default=None, description="A cascade's judgement whose score is the result's")
+    escalation: str | None = Field(default=None, description="A cascade's strong judge: why the item was sent to it")
 
 
 class ScoreResult(BaseModel):
