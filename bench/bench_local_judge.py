@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -93,6 +94,20 @@ def judged_scorers() -> list[str]:
     return [scorer_id for scorer_id in catalog.ids() if catalog.plan(scorer_id).needs_judge]
 
 
+class RawLibraryText(logging.Handler):
+    """Log records carrying a library's raw text (Instructor logged its "Max retries exceeded"
+    with pydantic's error, which a program without logging set up prints on stderr)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if any(text in message for text in RAW_LIBRARY_TEXT):
+            self.seen.append(message.splitlines()[0])
+
+
 def run_one(scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     catalog = builtin_catalog()
     plan = catalog.plan(scorer_id)
@@ -104,6 +119,8 @@ def run_one(scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     if catalog.definition(scorer_id).pairwise:
         fields["metadata"] = {"second_output": SECOND_OUTPUT}
     row: dict[str, Any] = {"scorer": scorer_id, "load_before": load()}
+    raw = RawLibraryText()
+    logging.getLogger().addHandler(raw)
     started = time.perf_counter()
     try:
         scorer = catalog.create(scorer_id, model=arguments.model, base_url=arguments.base_url, mode=arguments.mode, options=OPTIONS.get(scorer_id))
@@ -120,6 +137,8 @@ def run_one(scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
         )  # fmt: skip
     row["seconds"] = round(time.perf_counter() - started, 1)
     row["load_after"] = load()
+    logging.getLogger().removeHandler(raw)
+    row["raw_logged"] = raw.seen
     return row
 
 
@@ -147,16 +166,20 @@ def main() -> None:
         else:
             what = f"{row['outcome']} ({row['kind']}): {' '.join(row['error'].split())[:400]}"
         late = "  PAST 60 s" if row["seconds"] > AIM_SECONDS else ""
+        if row["raw_logged"]:
+            what += f"; and logged a library's raw text: {row['raw_logged'][0][:120]!r}"
         print(f"{scorer_id:<20} {row['seconds']:6.1f} s{late}  [load {row['load_before']} -> {row['load_after']}]  {what}", flush=True)
     scored = sum(row["outcome"] == "scored" for row in rows)
     clear = sum(row["outcome"] == "clear error" for row in rows)
     unclear = sum(row["outcome"] == "unclear error" for row in rows)
     late = [row["scorer"] for row in rows if row["seconds"] > AIM_SECONDS]
+    logged = [row["scorer"] for row in rows if row["raw_logged"]]
     slowest = max(rows, key=lambda row: row["seconds"])
     print()
     print(f"{scored} of {len(rows)} score; {clear} fail with a clear error; {unclear} fail with a library's raw text; "
           f"{len(late)} ran past {AIM_SECONDS:g} s{(': ' + ', '.join(late)) if late else ''}; slowest {slowest['scorer']} "
           f"{slowest['seconds']:.1f} s; {sum(row['seconds'] for row in rows):.0f} s in all; load average at the end: {load()}")  # fmt: skip
+    print(f"a library's raw text logged (on stderr, for a program without logging set up) by {len(logged)}{(': ' + ', '.join(logged)) if logged else ''}")
     if arguments.json:
         print(json.dumps(rows, indent=2))
 

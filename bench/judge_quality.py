@@ -1,7 +1,7 @@
 """The judge-quality scorecard: every shipped labelled set, every scorer it labels, judged
 three times by one judge (not a test).
 
-    python bench/judge_quality.py --model PROVIDER/MODEL [--base-url URL] [--sample N] [--repeats 3]
+    python bench/judge_quality.py --model PROVIDER/MODEL [--base-url URL] [--sample N] [--repeats 3] [--set NAME ...]
 
 Printed per (set, scorer): the items judged, precision, recall, F1, balanced accuracy and
 Cohen's kappa with bootstrap 95% intervals (first repeat, at the scorer's default threshold,
@@ -130,6 +130,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--store", default=str(Path(".scorers") / "quality.sqlite"))
     parser.add_argument("--examples", type=Path, default=ROOT / "examples", help="Where the labelled sets are")
+    parser.add_argument("--set", action="append", choices=SETS, dest="sets", help="Only this shipped set (repeatable; default: all), e.g. for a slow local judge")
     parser.add_argument("--faithbench", type=Path, default=None, help="FaithBench.csv, scored too when given (not shipped: CC BY-NC-SA)")
     parser.add_argument("--json", action="store_true", help="Print the rows as JSON")
     arguments = parser.parse_args()
@@ -137,7 +138,7 @@ def main() -> None:
     if arguments.faithbench is not None and not arguments.faithbench.is_file():
         parser.error(f"--faithbench {arguments.faithbench}: no such file")
     rows = []
-    sets = [arguments.examples / name for name in SETS] + ([arguments.faithbench] if arguments.faithbench else [])
+    sets = [arguments.examples / name for name in (arguments.sets or SETS)] + ([arguments.faithbench] if arguments.faithbench else [])
     for path in sets:
         name = path.name
         for scorer_id in (labelled_scorers(path) if path.suffix != ".csv" else ["hallucination", "faithfulness"]):

@@ -162,7 +162,7 @@ def test_a_free_text_reason_is_bounded_by_its_length(judge: JudgeServer, tmp_pat
     judge.on("HallucinationVerdicts", verdicts_on_claims("no"))
     judge.on(None, "Nothing is made up.")
     load_scorers(tmp_path / "catalog.yaml").create("plain", options={"context": CONTEXT}).run(output="It is a.")
-    assert judge.requests_for(None)[0].body["max_tokens"] == 100 + 16  # 250 characters at 2.5 a token, and room
+    assert judge.requests_for(None)[0].body["max_tokens"] == 250 + 16  # 250 characters at one a token at most, and room
 
 
 def test_show_prints_the_bounds_a_sample_item_gets() -> None:

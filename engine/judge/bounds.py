@@ -31,12 +31,14 @@ STRING_KEYWORDS: frozenset[str] = frozenset({"max_length", "enum"})
 NUMBER_KEYWORDS: frozenset[str] = frozenset({"minimum", "maximum"})
 
 #: Characters per token of the longest answer a schema allows. English text takes about 4
-#: characters a token; JSON punctuation, digits and rare words fewer: 2.5 keeps a legitimate
-#: answer from being cut off.
-CHARS_PER_TOKEN = 2.5
+#: characters a token, but a token is never less than one character, and a small model
+#: caught in a loop inside a string writes one-character tokens (".", "!", a space): at one
+#: a character, an answer its schema allows is never cut off. A model that rambles is ended
+#: by the bounds themselves, which a server decoding under the schema enforces.
+CHARS_PER_TOKEN = 1.0
 #: Tokens of room per JSON value for the whitespace a grammar lets a model put around it
-#: (a newline and an indent), and for the answer as a whole.
-TOKENS_PER_VALUE = 4
+#: (newlines and an indent), and for the answer as a whole.
+TOKENS_PER_VALUE = 8
 TOKENS_PER_ANSWER = 16
 
 
