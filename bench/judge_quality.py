@@ -2,6 +2,7 @@
 three times by one judge (not a test).
 
     python bench/judge_quality.py --model PROVIDER/MODEL [--base-url URL] [--sample N] [--repeats 3] [--set NAME ...]
+                                  [--escalate-to PROVIDER/MODEL]
 
 Printed per (set, scorer): the items judged, precision, recall, F1, balanced accuracy and
 Cohen's kappa with bootstrap 95% intervals (first repeat, at the scorer's default threshold,
@@ -74,10 +75,12 @@ def shown(estimate: FigureEstimate | None) -> str:
 
 def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
-    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url)
+    cascade = {"escalate_to": arguments.escalate_to} if arguments.escalate_to else {}
+    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url, **cascade)
     items = faithbench_items(path) if path.suffix == ".csv" else path
     data = select_items(items, None, arguments.sample, arguments.seed)
-    run = f"quality-{path.stem}-{scorer_id}-{arguments.model.replace('/', '_')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
+    judge = scorer.judge.model
+    run = f"quality-{path.stem}-{scorer_id}-{judge.replace('/', '_').replace('>', '-to-')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
     # No response cache: every step is a real call, so calls and cost are those of a cold run;
     # the store still resumes a run that stopped.
     repeated = run_repeated(
@@ -101,13 +104,21 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
         store.close()
     costs = [usage_cost(usage) for usage in usages]
     return {
-        "set": path.name, "scorer": scorer_id, "judge": arguments.model, "date": datetime.date.today().isoformat(),
+        "set": path.name, "scorer": scorer_id, "judge": judge + _sent_on(first.summary[scorer.id].cascade), "date": datetime.date.today().isoformat(),
         "items": len(labelled), "repeats": arguments.repeats,
         **{name: getattr(binary, name) if binary is not None else None for name in FIGURES},
         "verdict_changed": None if stability.consistency is None else round(1 - stability.consistency, 4),
         "calls_per_100": round(100 * sum(usage.judge_calls + usage.cached_calls for usage in usages) / judged, 1),
         "cost_per_100": None if any(cost is None for cost in costs) else round(100 * sum(cost or 0.0 for cost in costs) / judged, 4),
     }  # fmt: skip
+
+
+def _sent_on(cascade: Any) -> str:
+    """A cascade's share of items and cost that reached its strong judge, for the judge cell."""
+    if cascade is None or not cascade.items:
+        return ""
+    cost = f", {cascade.strong_cost_share:.0%} of the cost" if cascade.strong_cost_share is not None else ""
+    return f" ({cascade.escalated / cascade.items:.0%} of items sent on{cost})"
 
 
 def markdown_row(row: dict[str, Any]) -> str:
@@ -124,6 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="The judge, as provider/model")
     parser.add_argument("--base-url", default=None, help="An OpenAI-compatible endpoint for the judge")
+    parser.add_argument("--escalate-to", default=None, help="A strong judge: a cascade from --model to it (its row names both)")
     parser.add_argument("--sample", type=int, default=None, help="N items of each set, drawn at random (reproducible with --seed)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="Times every item is judged (distinct samples)")
