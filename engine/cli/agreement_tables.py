@@ -11,6 +11,7 @@ from rich.table import Table
 from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
 from ..runs.measures.stats import FIGURE_TITLES
+from ..scoring.plan import Direction
 from ..scoring.threshold import past_word
 from .tables import better_word, figure
 
@@ -55,7 +56,7 @@ def agreement_line(agreement: Agreement) -> str:
     return f"{agreement.labelled} labelled: " + ", ".join(parts)
 
 
-def print_agreement(console: Console, scorer_id: str, direction: str, agreement: Agreement, worst: int = 5) -> None:
+def print_agreement(console: Console, scorer_id: str, direction: Direction, agreement: Agreement, worst: int = 5) -> None:
     table = Table(title=f"{scorer_id} against {agreement.labelled} human label(s)", title_justify="left")
     for column in ("figure", "value", "95% interval"):
         table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=True)
