@@ -83,7 +83,7 @@ class Session:
         with self.progress(what, len(raws)) as advance:
             result = await arun_evals(
                 list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
-                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance,
+                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance, kind="align",
             )  # fmt: skip
         self.spent += result.cost_usd or 0.0
         self.runs.append(result.run)

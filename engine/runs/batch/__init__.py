@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from ...scoring import AnyScorer
-from ...store import Store
+from ...store import RunKind, Store
 from ...sync import run_sync
 from ..items import Data
 from ..results import EvalResult
@@ -104,6 +104,7 @@ async def arun_evals(
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
+    kind: RunKind = "batch",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -124,7 +125,9 @@ async def arun_evals(
     one-shot iterator the repeated id is that item's error (not checked with
     keep_results=False, which scores a stream in flat memory). `sample` numbers a repeated
     judgement of the same data (see `eval --repeat`): every judge request carries it, so a
-    response cache serves each repeat its own answers.
+    response cache serves each repeat its own answers. `kind` says what makes the run (`rescore`,
+    `align` and the workbench set theirs): an existing run of another kind under the name
+    `run` (a live run, say) is refused, never resumed, pruned or overwritten.
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
@@ -143,7 +146,7 @@ async def arun_evals(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
         limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
-        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
+        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
     )  # fmt: skip
 

@@ -17,18 +17,19 @@ from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
-from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
+from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from .shared import drive_shared
 from ..measures.stats import flag_threshold, unpriced_models
+from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
 from .budget import SpendBudget
 from .evaluation import Evaluation, Stopped
 from .lease import Lease
 from .options import Limits, Pace, Saving
-from .resume import check_resume, started_with
+from .resume import resume_differences, started_with
 from .tally import ItemCallback, Tally
 from .writes import BatchedWrites
 
@@ -184,17 +185,13 @@ class BatchRun:
     async def _begin(self) -> tuple[bool, bool]:
         """Begin the run in the store, or resume it: (resuming, it had ended before)."""
         assert self.store is not None
-        store, name = self.store, self.name
         now = started_with(self.data, self.saving.meta, self.scorers)
-        previous = await asyncio.to_thread(store.get_run, name)
-        if previous is not None and self.saving.replace:
-            await asyncio.to_thread(store.delete_run, name)
-            previous = None
-        if previous is not None:
-            check_resume(name, previous.meta.get("started_with"), now, self.scorers)
-        await asyncio.to_thread(store.begin_run, RunInfo(name=name, source="batch", meta=self._run_meta(now)))
-        resuming = previous is not None or self.shared  # other workers may be saving into it now
-        return resuming, previous is not None and previous.status != "running"
+        claimed = await aclaim_run(
+            self.store, self.name, self.saving.kind, started_with=now, meta=self._run_meta(now), replace=self.saving.replace,
+            differences=lambda before: resume_differences(before, now, self.scorers),
+        )  # fmt: skip
+        resuming = claimed.resumed or self.shared  # other workers may be saving into it now
+        return resuming, claimed.ended_before
 
     def _run_meta(self, now: dict[str, Any]) -> dict[str, Any]:
         standard = self.limits.standard
@@ -210,7 +207,7 @@ class BatchRun:
             for scorer in self.scorers
         }
         sample = {"sample": self.pace.sample} if self.pace.sample else {}
-        return {**dict(self.saving.meta or {}), "scorers": scorers, "started_with": now, "concurrency": self.pace.concurrency,
+        return {**dict(self.saving.meta or {}), "scorers": scorers, "concurrency": self.pace.concurrency,
                 "thresholds": thresholds, "standard": standard.model_dump(mode="json"), **sample}  # fmt: skip
 
     async def _score_all(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...store import Store
+from ...store import RunKind, Store
 from ..verdict import Standard
 
 
@@ -50,6 +50,8 @@ class Saving:
     meta: Mapping[str, Any] | None = None
     lease_seconds: float = 60.0
     share_work: bool = True
+    #: What makes the run (runs/identity.py): a run of another kind is never written into.
+    kind: RunKind = "batch"
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:
