@@ -76,11 +76,11 @@ def test_the_cascade_agrees_with_people_nearly_as_the_strong_judge_for_a_share_o
     assert isinstance(cascade, Cascade) and cascade.judge.model == f"{CHEAP}>{STRONG}"
     result = run_evals(items, [cascade], cache=False)
 
-    # The cheap judge alone: right on 30 of the 40 it scores (the misleading ten wrong; its
-    # subtle 0.5s are flagged, at the threshold), none of the garbled five; the strong judge
-    # right on all 45; the cascade on 35 of 45: only the misleading ten, which the cheap judge
-    # was sure of, stay wrong.
-    assert (accuracy(cheap_alone), accuracy(strong_alone), accuracy(result)) == (0.75, 1.0, pytest.approx(35 / 45, abs=1e-4))
+    # The cheap judge alone: right on 20 of the 40 it scores (the misleading ten wrong, and its
+    # subtle 0.5s, on the threshold, pass), none of the garbled five; the strong judge right on
+    # all 45; the cascade on 35 of 45: only the misleading ten, which the cheap judge was sure
+    # of, stay wrong.
+    assert (accuracy(cheap_alone), accuracy(strong_alone), accuracy(result)) == (0.5, 1.0, pytest.approx(35 / 45, abs=1e-4))
     summary = result.summary["hallucination"].cascade
     assert summary is not None
     assert (summary.items, summary.escalated, summary.why) == (45, 15, {"near the threshold": 10, "failed validation": 5})

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from engine import ConfigError, create_hallucination_scorer, run_evals
 from engine.cli import app
-from engine.scoring.passing import score_passes
+from engine.scoring.threshold import passes
 from engine.store import open_store
 from engine.testing import JudgeServer
 
@@ -31,8 +31,8 @@ def items(tmp_path: Path) -> Path:
 
 
 def test_a_score_at_the_threshold_passes() -> None:
-    assert score_passes(0.5, 0.5, "lower_is_better") and score_passes(0.5, 0.5, "higher_is_better")
-    assert not score_passes(0.51, 0.5, "lower_is_better") and not score_passes(0.49, 0.5, "higher_is_better")
+    assert passes(0.5, 0.5, "lower_is_better") and passes(0.5, 0.5, "higher_is_better")
+    assert not passes(0.51, 0.5, "lower_is_better") and not passes(0.49, 0.5, "higher_is_better")
 
 
 @pytest.mark.parametrize(("policy", "asked"), [("always", 8), ("failing", 2), ("never", 0), ("on-demand", 0)])

@@ -28,7 +28,8 @@ import time
 from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError
 from .context import GetContext
 from .jury import Jury, Panel
-from .passing import pass_line, score_passes
+from .passing import pass_line
+from .threshold import passes
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
@@ -77,7 +78,7 @@ class Cascade(Jury):
         None when they do not."""
         line = pass_line(self.plan, self.cheap.options, self.threshold)
         direction = self.plan.direction
-        if len({score_passes(score, line, direction) for score in scores}) > 1:
+        if len({passes(score, line, direction) for score in scores}) > 1:
             return f"the cheap judge's {len(scores)} samples disagree ({', '.join(f'{score:g}' for score in scores)} against the threshold {line:g})"
         near = next((score for score in scores if abs(score - line) <= self.margin), None)
         if near is not None:
@@ -105,5 +106,5 @@ class Cascade(Jury):
         return final.model_copy(update={"model": self.judge.model, "judges": [*verdicts, strong], "duration_ms": (time.perf_counter() - started) * 1000})
 
     def _verdict(self, result: ScoreResult, line: float, decided: bool) -> JudgeVerdict:
-        passed = score_passes(result.score, line, self.plan.direction)
+        passed = passes(result.score, line, self.plan.direction)
         return JudgeVerdict(model=result.model, score=result.score, reason=result.reason, passed=passed, usage=result.usage, steps=result.steps, decided=decided)

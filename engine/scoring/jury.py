@@ -28,12 +28,12 @@ from typing import Literal, get_args
 
 from ..errors import ConfigError, JudgeError
 from .calls import ScoringCalls
-from .passing import score_passes
 from .context import GetContext
 from .plan import ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
+from .threshold import passes
 
 Aggregation = Literal["mean", "median", "majority", "strictest"]
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -129,7 +129,7 @@ class Jury(ScoringCalls):
                 model=result.model,
                 score=result.score,
                 reason=result.reason,
-                passed=score_passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
+                passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
                 usage=result.usage,
                 steps=result.steps,
             )

@@ -1,9 +1,6 @@
-"""Whether one score passes, and what a run does about the reasons of the scores that do.
-
-`score_passes` is the one rule for a single score: a score on the good side of the threshold
-for the scorer's direction passes, and a score equal to it passes too. The threshold of a
-run is the run's own for the scorer (a flag), else the scorer's `threshold:`, else half its
-scale (`pass_line`).
+"""What a run does about the reasons of the scores that pass (threshold.py says which do):
+the threshold of a run is the run's own for the scorer (a flag), else the scorer's
+`threshold:`, else half its scale (`pass_line`).
 
 A reason is not part of a score: it explains one. `ReasonPolicy` is which scores get one
 from the judge: every score (`always`), only those that do not pass (`failing`: a CI run
@@ -17,14 +14,10 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from .plan import Direction, ScorerPlan
+from .threshold import passes
 
 ReasonPolicy = Literal["always", "failing", "never", "on-demand"]
 REASON_POLICIES: tuple[str, ...] = get_args(ReasonPolicy)
-
-
-def score_passes(score: float, threshold: float, direction: Direction) -> bool:
-    """Whether `score` is on the good side of `threshold` (a score at it passes)."""
-    return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
 def pass_line(plan: ScorerPlan, options: Any, threshold: float | None = None) -> float:
@@ -43,5 +36,5 @@ def reason_wanted(policy: ReasonPolicy, score: float, line: float, direction: Di
     if policy == "always":
         return None
     if policy == "failing":
-        return "passing" if score_passes(score, line, direction) else None
+        return "passing" if passes(score, line, direction) else None
     return policy  # "never", "on-demand"

@@ -15,6 +15,7 @@ cache: a rerun resumes and repeats no paid call.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from pydantic import ValidationError
 from ...catalog import Catalog, builtin_catalog
 from ...errors import ConfigError
 from ...scoring import AnyScorer, Cascade
-from ...store import Store
+from ...store import Store, open_store
 from ...sync import run_sync
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
@@ -33,7 +34,8 @@ from ..measures.stats import flag_threshold, scale_of
 from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
-from .session import BudgetReached, CacheChoice, Progress, Session, metric_of, no_progress
+from ...errors import BudgetReached
+from .session import CacheChoice, Progress, Session, metric_of, no_progress
 from .split import LabelledItem, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -110,6 +112,7 @@ async def aalign(
         metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )  # fmt: skip
+    await asyncio.to_thread(_open_budget, session, store)
     if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
         result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
         try:
@@ -135,6 +138,17 @@ async def aalign(
             result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
     result.runs, result.cost_usd = session.runs, round(session.spent, 6)
     return result
+
+
+def _open_budget(session: Session, store: Store | str | Path | None) -> None:
+    opened = open_store(store, reading=True)
+    try:
+        session.open_budget(opened)
+    finally:
+        if opened is not None and opened is not store:
+            opened.close()
+    if session.limit is not None and session.limit.spent_before:
+        session.say(f"budget: ${session.limit.spent_before:.4f} of ${session.limit.max_cost:g} spent by earlier runs of this align")
 
 
 async def _estimate(items: Sequence[LabelledItem], dev: Sequence[LabelledItem], test: Sequence[LabelledItem], baseline: AnyScorer, trials: int) -> float | None:

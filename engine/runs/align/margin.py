@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...scoring import Cascade
-from ...scoring.passing import pass_line, score_passes
+from ...scoring.passing import pass_line
+from ...scoring.threshold import passes
 from ..measures.stats import Labelled, compare_labelled, human_flags, scale_of
 from .results import AlignResult, Trial
 from .session import Session, improves, metric_of
@@ -42,7 +43,7 @@ class Judged:
 def unsure(judged: Judged, margin: float, line: float, cascade: Cascade) -> bool:
     """Whether the cascade at `margin` sends the item on (as Cascade.escalation decides)."""
     cheap = judged.cheap
-    return not cheap or len({score_passes(score, line, cascade.plan.direction) for score in cheap}) > 1 or any(abs(score - line) <= margin for score in cheap)
+    return not cheap or len({passes(score, line, cascade.plan.direction) for score in cheap}) > 1 or any(abs(score - line) <= margin for score in cheap)
 
 
 def cascade_score(judged: Judged, margin: float, line: float, cascade: Cascade) -> float | None:
