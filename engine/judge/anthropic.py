@@ -34,7 +34,7 @@ from .config import JudgeConfig
 from .cut_off import cut_off_message
 from .failures import cause_of, error_message, error_param, judge_error, stopped_sending
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
-from .streaming import StoppedSending, anthropic_message, streamed
+from .streaming import StoppedSending, anthropic_message, streamed, whole_anthropic_message
 
 INSTALL = 'pip install "llm-scorers[anthropic]"'
 #: The Messages API requires a limit; this one leaves room for long verdict lists.
@@ -130,8 +130,8 @@ class AnthropicJudge:
         import httpx2
 
         return await streamed(
-            lambda: sdk.messages.create(**kwargs), anthropic_message, timeouts=(httpx2.TimeoutException, anthropic.APITimeoutError),
-            silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
+            lambda: sdk.messages.with_streaming_response.create(**kwargs), anthropic_message, whole_anthropic_message,
+            timeouts=(httpx2.TimeoutException, anthropic.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
         )  # fmt: skip
 
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:

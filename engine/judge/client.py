@@ -44,7 +44,7 @@ from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
 from .secrets import install_log_filter, remember_secret
-from .streaming import StoppedSending, chat_completion, streamed
+from .streaming import StoppedSending, chat_completion, streamed, whole_chat_completion
 
 if TYPE_CHECKING:
     import instructor
@@ -224,8 +224,8 @@ class OpenAIJudge:
         import openai
 
         return await streamed(
-            lambda: sdk.chat.completions.create(**kwargs), chat_completion, timeouts=(httpx2.TimeoutException, openai.APITimeoutError),
-            silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
+            lambda: sdk.chat.completions.with_streaming_response.create(**kwargs), chat_completion, whole_chat_completion,
+            timeouts=(httpx2.TimeoutException, openai.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
         )  # fmt: skip
 
 

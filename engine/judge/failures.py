@@ -27,7 +27,7 @@ from .config import JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeRequest
 from .secrets import scrub
-from .streaming import StoppedSending
+from .streaming import StoppedSending, StreamError
 
 
 def cause_of(exc: BaseException) -> BaseException:
@@ -105,6 +105,8 @@ def judge_error(
             alternatives = " or ".join(f"--mode {other}" for other in ("tools", "json", "md_json") if other != used)
             message += f" (this server may not support --mode {used}: try {alternatives})"
             kind = JudgeModeUnsupportedError
+    elif isinstance(cause, StreamError):
+        kind, message = JudgeServerError, f"the judge at {where} stopped its answer with an error: {first_line(str(cause))}"
     elif isinstance(cause, sdk.APITimeoutError):
         kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}; nothing of an answer came"
     elif isinstance(cause, sdk.APIConnectionError):

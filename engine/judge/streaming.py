@@ -5,22 +5,23 @@ between two pieces of the answer, not the whole answer's time: a slow local mode
 for minutes is waited for once, while one that stops sending is dropped after `--timeout`
 seconds of silence and asked again (`--retries` times).
 
-The pieces are gathered here into the SDK's own complete objects (a `ChatCompletion`, a
-`Message`) once the stream ends, in time linear in the answer's length (the SDKs' stream
-helpers rebuild or re-parse the whole answer at every piece).
+The SDKs send the request (and retry it, and raise their typed errors, until the answer
+starts); the server-sent events are read here to their end, as plain JSON, and gathered into
+the SDK's own complete object (a `ChatCompletion`, a `Message`) once. Read to the end, the
+connection goes back to the SDK's pool (the SDKs' streams stop at OpenAI's `[DONE]` and close
+it), and no object is built per piece. A server that answered without streaming (it refused
+`stream`) is read as one JSON answer.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 logger = logging.getLogger("engine.judge")
-
-T = TypeVar("T")
 
 
 class StoppedSending(Exception):
@@ -33,6 +34,10 @@ class StoppedSending(Exception):
         self.pieces = pieces
 
 
+class StreamError(Exception):
+    """An error event in the middle of a streamed answer (the server's own words)."""
+
+
 @dataclass
 class _Progress:
     """How far the current answer got: pieces received (about one token each)."""
@@ -40,30 +45,57 @@ class _Progress:
     pieces: int = 0
 
 
+Gather = Callable[[AsyncIterator[tuple[str | None, Any]], _Progress], Awaitable[Any]]
+
+
 async def streamed(
-    start: Callable[[], Awaitable[Any]], collect: Callable[[Any, _Progress], Awaitable[T]], *, timeouts: tuple[type[BaseException], ...], silence: float, retries: int, model: str
-) -> T:
-    """The answer of a streamed call: `start()` sends the request (the SDK retries it until
-    the answer starts), `collect(stream, progress)` reads it to the end. An answer that falls
-    silent for `silence` seconds midway (one of `timeouts` is raised while reading) is asked
-    again, up to `retries` times; after that, StoppedSending."""
+    start: Callable[[], Any], gather: Gather, whole: Callable[[Any], Any], *, timeouts: tuple[type[BaseException], ...], silence: float, retries: int, model: str
+) -> Any:
+    """The answer of a streamed call. `start()` is the SDK's request with a streaming
+    response (an async context manager: the SDK sends it, retries it and raises its typed
+    errors until the answer starts); `gather(events, progress)` reads the events to the end;
+    `whole(data)` reads an answer that came unstreamed. An answer that falls silent for
+    `silence` seconds midway (one of `timeouts` is raised while reading) is asked again, up to
+    `retries` times; after that, StoppedSending."""
     for attempt in range(retries + 1):
         progress = _Progress()
-        stream = await start()
+        answering = False
         try:
-            return await collect(stream, progress)
+            async with start() as response:
+                answering = True  # before this, a silence is the SDK's to retry and report
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    return whole(json.loads(await response.read()))
+                return await gather(_events(response), progress)
         except timeouts:
+            if not answering:
+                raise
             if attempt == retries:
                 raise StoppedSending(silence, retries + 1, progress.pieces) from None
             logger.warning(
                 "the judge %s sent nothing for %gs after %d pieces of its answer (stuck); asking again (%d of %d)",
                 model, silence, progress.pieces, attempt + 2, retries + 1,
             )  # fmt: skip
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                await close()
     raise AssertionError("unreachable")
+
+
+async def _events(response: Any) -> AsyncIterator[tuple[str | None, Any]]:
+    """(event name, data) of each server-sent event, to the end of the body; `[DONE]` and
+    comments left out."""
+    name: str | None = None
+    data: list[str] = []
+    async for line in response.iter_lines():
+        if not line:
+            if data:
+                text = "\n".join(data)
+                if text != "[DONE]":
+                    yield name, json.loads(text)
+            name, data = None, []
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+    if data and "\n".join(data) != "[DONE]":
+        yield name, json.loads("\n".join(data))
 
 
 @dataclass
@@ -73,38 +105,40 @@ class _ToolCall:
     arguments: list[str] = field(default_factory=list)
 
 
-async def chat_completion(stream: Any, progress: _Progress) -> Any:
+def _error(data: Any) -> None:
+    if isinstance(data, dict) and isinstance(data.get("error"), (dict, str)):
+        error = data["error"]
+        raise StreamError(str(error.get("message") if isinstance(error, dict) else error))
+
+
+async def chat_completion(events: AsyncIterator[tuple[str | None, Any]], progress: _Progress) -> Any:
     """OpenAI's `chat.completion.chunk`s gathered into the `ChatCompletion` a non-streamed
-    call would have returned (text, tool calls, `reasoning_content`, finish reason, usage).
-    A server that answered without streaming (it refused `stream`) is returned as it is."""
+    call would have returned (text, tool calls, `reasoning_content`, finish reason, usage)."""
     from openai.types.chat import ChatCompletion
 
-    if isinstance(stream, ChatCompletion):
-        return stream
     text: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, _ToolCall] = {}
     finish_reason, usage, first = None, None, None
-    async for chunk in stream:
+    async for _, chunk in events:
+        _error(chunk)
         first = first or chunk
-        if chunk.usage is not None:
-            usage = chunk.usage.model_dump()
-        for choice in chunk.choices[:1]:
-            delta = choice.delta
+        usage = chunk.get("usage") or usage
+        for choice in (chunk.get("choices") or [])[:1]:
+            delta = choice.get("delta") or {}
             progress.pieces += 1
-            if delta.content:
-                text.append(delta.content)
-            extra = delta.model_extra or {}
-            thought = extra.get("reasoning_content") or extra.get("reasoning")
+            if delta.get("content"):
+                text.append(delta["content"])
+            thought = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(thought, str):
                 reasoning.append(thought)
-            for call in delta.tool_calls or []:
-                gathered = calls.setdefault(call.index, _ToolCall())
-                gathered.id = call.id or gathered.id
-                if call.function is not None:
-                    gathered.name = call.function.name or gathered.name
-                    gathered.arguments.append(call.function.arguments or "")
-            finish_reason = choice.finish_reason or finish_reason
+            for call in delta.get("tool_calls") or []:
+                gathered = calls.setdefault(call.get("index", 0), _ToolCall())
+                gathered.id = call.get("id") or gathered.id
+                function = call.get("function") or {}
+                gathered.name = function.get("name") or gathered.name
+                gathered.arguments.append(function.get("arguments") or "")
+            finish_reason = choice.get("finish_reason") or finish_reason
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text or not calls else None}
     if calls:
         message["tool_calls"] = [
@@ -113,42 +147,49 @@ async def chat_completion(stream: Any, progress: _Progress) -> Any:
         ]
     if reasoning:
         message["reasoning_content"] = "".join(reasoning)
+    first = first or {}
     return ChatCompletion.model_validate({
-        "id": getattr(first, "id", None) or "streamed", "object": "chat.completion", "created": getattr(first, "created", None) or 0,
-        "model": getattr(first, "model", None) or "", "usage": usage,
+        "id": first.get("id") or "streamed", "object": "chat.completion", "created": first.get("created") or 0,
+        "model": first.get("model") or "", "usage": usage,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason or "stop", "logprobs": None}],
     })  # fmt: skip
 
 
-async def anthropic_message(stream: Any, progress: _Progress) -> Any:
+def whole_chat_completion(data: Any) -> Any:
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion.model_validate(data)
+
+
+async def anthropic_message(events: AsyncIterator[tuple[str | None, Any]], progress: _Progress) -> Any:
     """Anthropic's message events gathered into the `Message` a non-streamed call would
     have returned (text, tool use with its input, thinking, stop reason, usage)."""
     from anthropic.types import Message
 
-    if isinstance(stream, Message):
-        return stream
     message: dict[str, Any] = {}
     blocks: dict[int, dict[str, Any]] = {}
     pieces: dict[int, list[str]] = {}
-    async for event in stream:
-        kind = event.type
-        if kind == "message_start":
-            message = event.message.model_dump()
+    async for _, event in events:
+        kind = event.get("type")
+        if kind == "error":
+            _error(event)
+        elif kind == "message_start":
+            message = dict(event["message"])
         elif kind == "content_block_start":
-            blocks[event.index] = event.content_block.model_dump()
-            pieces[event.index] = []
+            blocks[event["index"]] = dict(event["content_block"])
+            pieces[event["index"]] = []
         elif kind == "content_block_delta":
             progress.pieces += 1
-            delta = event.delta
-            piece = getattr(delta, "text", None) or getattr(delta, "partial_json", None) or getattr(delta, "thinking", None)
+            delta = event["delta"]
+            piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking")
             if isinstance(piece, str):
-                pieces[event.index].append(piece)
-            if getattr(delta, "signature", None):
-                blocks[event.index]["signature"] = delta.signature
+                pieces[event["index"]].append(piece)
+            if delta.get("signature"):
+                blocks[event["index"]]["signature"] = delta["signature"]
         elif kind == "message_delta":
-            message["stop_reason"] = event.delta.stop_reason
-            message["stop_sequence"] = event.delta.stop_sequence
-            message.setdefault("usage", {})["output_tokens"] = event.usage.output_tokens
+            message["stop_reason"] = event["delta"].get("stop_reason")
+            message["stop_sequence"] = event["delta"].get("stop_sequence")
+            message.setdefault("usage", {})["output_tokens"] = (event.get("usage") or {}).get("output_tokens", 0)
     content = []
     for index in sorted(blocks):
         block, written = blocks[index], "".join(pieces[index])
@@ -162,3 +203,9 @@ async def anthropic_message(stream: Any, progress: _Progress) -> Any:
         content.append(block)
     message["content"] = content
     return Message.model_validate(message)
+
+
+def whole_anthropic_message(data: Any) -> Any:
+    from anthropic.types import Message
+
+    return Message.model_validate(data)

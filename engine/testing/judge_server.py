@@ -203,8 +203,9 @@ def _pieces(reply: Reply) -> Callable[[str], list[str]]:
     it is paced, else four pieces at most."""
 
     def cut(text: str) -> list[str]:
-        size = 4 if reply.every or reply.stall_after is not None else max(1, -(-len(text) // 4))
-        return [text[start : start + size] for start in range(0, len(text), size)] or [""]
+        if not reply.every and reply.stall_after is None:
+            return [text]  # all at once, as a fast server's one network write holds it
+        return [text[start : start + 4] for start in range(0, len(text), 4)] or [""]
 
     return cut
 
@@ -506,6 +507,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             for header, value in reply.headers.items():
                 self.send_header(header, value)
             self.end_headers()
+            paced = bool(reply.every) or reply.stall_after is not None
+            pending = b""
             for number, (name, data) in enumerate(events):
                 if reply.stall_after is not None and number == reply.stall_after + 1:  # the role chunk comes first
                     with judge._lock:
@@ -517,9 +520,12 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                     time.sleep(reply.every)
                 text = (f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
                 encoded = text.encode()
-                self.wfile.write(f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n")
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
+                pending += f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n"
+                if paced:  # each piece on the wire as it is written
+                    self.wfile.write(pending)
+                    self.wfile.flush()
+                    pending = b""
+            self.wfile.write(pending + b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
