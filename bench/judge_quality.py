@@ -104,7 +104,7 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
         store.close()
     costs = [usage_cost(usage) for usage in usages]
     return {
-        "set": path.name, "scorer": scorer_id, "judge": judge + _sent_on(first.summary[scorer.id].cascade), "date": datetime.date.today().isoformat(),
+        "set": path.name, "scorer": scorer_id, "judge": judge + _sent_on(getattr(first.summary[scorer.id], "cascade", None)), "date": datetime.date.today().isoformat(),
         "items": len(labelled), "repeats": arguments.repeats,
         **{name: getattr(binary, name) if binary is not None else None for name in FIGURES},
         "verdict_changed": None if stability.consistency is None else round(1 - stability.consistency, 4),
