@@ -41,7 +41,7 @@ class JudgeSpec(StepJudge):
     model: str | None = Field(default=None, description="Default 'provider/model'")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute to the judge model, for the whole process")
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to the judge model, for the whole process")
-    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="Seconds per judge call (default 60)")
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="Seconds the judge may send nothing, before or while it answers (default 60)")
     retries: int | None = Field(default=None, ge=0, le=10, description="Retries of a failed call: 429, 5xx, timeouts (default 2)")
     max_input_chars: int = Field(
         default=100_000, gt=0, description="Longest output, input or context (all pieces together) sent to the judge, in characters"

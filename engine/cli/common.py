@@ -57,7 +57,7 @@ MetadataOption = Annotated[
     Optional[str], typer.Option("--metadata", help="The item's metadata (the `metadata` variable): a JSON/YAML mapping, or @file")
 ]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
-TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
+TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds a judge may send nothing, before or while it answers, before it is asked again (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
 
 MaxErrorsOption = Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")]
