@@ -247,8 +247,9 @@ class AnswerCutOffError(JudgeError):
 
 class JudgeCircuitOpenError(JudgeError):
     """Too many calls in a row to one judge failed: further calls are refused for a while
-    instead of piling up more failures. `retry_after` says in how many seconds the next probe
-    call goes through (None: now), for callers that wait rather than stop (live scoring)."""
+    instead of piling up more failures. On a call refused without being sent, `retry_after`
+    says in how many seconds the next probe goes through, for callers that wait rather than
+    stop (live scoring); it is None on the failed call that opened the circuit."""
 
     stops_run = True
 

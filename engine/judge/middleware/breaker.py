@@ -123,9 +123,7 @@ class CircuitBreaker:
             reopened = bool(circuit.open_for)
             circuit.open_for = min(2 * circuit.open_for, self.cooldown) if reopened else self.first_probe
             what = "a probe call after the judge calls before it" if reopened else f"{circuit.failures} judge calls in a row"
-            error = JudgeCircuitOpenError(
-                f"stopped after {what} to {self.endpoint} failed; the last: {error.message}", error.step, retry_after=circuit.open_for
-            )
+            error = JudgeCircuitOpenError(f"stopped after {what} to {self.endpoint} failed; the last: {error.message}", error.step)
             circuit.opened_at = time.monotonic()
             circuit.proven = False
             circuit.failures = 0

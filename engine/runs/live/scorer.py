@@ -375,8 +375,8 @@ class LiveScorer:
                 with within(job.trace):  # the scorer run's span joins the agent's trace
                     return await scorer.ascore(given, get_context=self.get_context)
             except JudgeCircuitOpenError as exc:
-                pause = exc.retry_after or 0.0
-                if self._closed or waited + pause > CIRCUIT_WAIT:
+                pause = exc.retry_after
+                if pause is None or self._closed or waited + pause > CIRCUIT_WAIT:
                     raise
                 waited += pause + 0.05
                 await asyncio.sleep(pause + 0.05)
