@@ -237,3 +237,26 @@ def test_live_scoring_is_back_within_seconds_of_its_judge(judge: JudgeServer, mo
         live.submit("reply", input="q", run_id="at-close")
         assert live.close(timeout=0.001) in (True, False)
     assert "Task was destroyed but it is pending" not in caplog.text
+
+
+def test_a_command_that_must_write_to_a_read_only_store_is_refused_with_status_2(judge: JudgeServer, tmp_path: Path, small_disk: Path) -> None:
+    import subprocess
+
+    store = small_disk / "r.sqlite"
+    live_run(judge, store, replies=5)
+    remounted = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True)
+    if remounted.returncode != 0:
+        pytest.skip(f"cannot make the filesystem read-only here: {remounted.stderr.strip()}")
+    asked = len(judge.requests)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
+    for command in (
+        ["rescore", "--run", "agent-v1", "--scorer", "hallucination", "--as", "again", "--store", str(store)],
+        ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"],
+    ):
+        shown = runner.invoke(app, command)
+        assert shown.exit_code == 2, (command, shown.output)
+        assert "the file cannot be written (a read-only file or disk)" in shown.stderr and "Traceback" not in shown.output
+    assert len(judge.requests) == asked  # refused before any judge call
+    read = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store)])  # only reading: fine
+    assert read.exit_code == 0, read.output

@@ -39,6 +39,7 @@ from .app import errors, suggestion
 
 if TYPE_CHECKING:  # the runs load when a command runs something, not for `scorers list`
     from ..runs.verdict import Verdict
+    from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -142,6 +143,19 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
         if previous_interrupt == signal.SIG_IGN:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def existing_store(store: str, *, writing: bool = False) -> Store:
+    """The store at `store`, which must exist. A command that only reads it reads a store on
+    a read-only disk as it is; one that writes (`writing`) is refused at once, in one line,
+    when it cannot write there (before any judge is called)."""
+    from ..store import is_postgres_url, open_store  # the store loads when a command uses one, not for `scorers list`
+
+    if not is_postgres_url(store) and not Path(store).exists():
+        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
+    opened = open_store(store, reading=not writing)
+    assert opened is not None
+    return opened
 
 
 def fail_unless(verdict: Verdict) -> None:

@@ -18,8 +18,7 @@ from ..errors import ConfigError
 from ..runs.monitors import MonitorCheck, check_monitors
 from ..store import AlertDelivery, AlertRecord, KeepsAlerts, Store
 from .app import app, console, errors
-from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, one_line_errors, print_json, sigterm_as_interrupt
-from .results import _open_existing
+from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, existing_store, one_line_errors, print_json, sigterm_as_interrupt
 from .tables import figure
 
 MonitorsOption = Annotated[
@@ -102,7 +101,7 @@ def monitor_command(
     window's figures, and the last alerts. With --send, an alert no receiver has taken is
     kept and sent again on the next check, and the command exits 1 while any is left."""
     found = read_monitors(monitors)
-    with closing(_open_existing(store)) as results, sigterm_as_interrupt():
+    with closing(existing_store(store, writing=send or watch)) as results, sigterm_as_interrupt():
         undelivered = _round(results, found, send or watch, as_json, last)
         while watch:
             time.sleep(interval)
