@@ -84,21 +84,22 @@ class Catalog:
         if source is not None:
             path, line = locate(source.scorers, [scorer_id])
             found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
+        from ..scoring.steps import step_kind
         from .templates import PromptTemplates
 
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
-            prompt, step_judge = getattr(step, "prompt", None), getattr(step, "judge", None)
-            names = [name for name in (prompt, getattr(step_judge, "system", None)) if name]
-            if definition.judge.system and prompt:  # the scorer's system message goes with every prompt
-                names.append(definition.judge.system)
-            for name in dict.fromkeys(names):
+            kind = step_kind(step.kind)
+            written = kind.sources(step)
+            names = [template.text for template in written.templates]
+            # The step's own system template, else the scorer's, goes with every judge call.
+            system = written.system.text if written.system is not None else definition.judge.system if kind.asks_judge else None
+            for name in dict.fromkeys([*names, *([system] if system else [])]):
                 for referenced in templates.referenced(name):
                     found.append((f"{step.id} template", str(templates.path_of(referenced))))
-            schema = getattr(step, "answer_schema", None)
-            if schema:
-                schema_path = self.source.schema_file(schema)
-                found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{schema} (missing)"))
+            if written.schema is not None:
+                schema_path = self.source.schema_file(written.schema.text)
+                found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{written.schema.text} (missing)"))
         return found
 
     def plan(self, scorer_id: str) -> ScorerPlan:
@@ -246,7 +247,7 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
     """A scorer's row, from its plan, or from its definition alone (whose step kinds say whether a judge is asked)."""
     from ..scoring.steps import step_kind
 
-    judge = plan.needs_judge if plan is not None else any(getattr(step_kind(step.kind), "asks_judge", False) for step in definition.steps)
+    judge = plan.needs_judge if plan is not None else any(step_kind(step.kind).asks_judge for step in definition.steps)
     return {
         "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
         "judge": judge, "description": definition.description,

@@ -343,8 +343,10 @@ class _StepBuilder:
         #: What the step adds for later steps, when only compiling it can tell (a compute step's values).
         self.produced: Mapping[str, Shape] | None = None
         self._read: set[str] = set()
+        self.kind = step_kind(step.kind)
+        self.sources = self.kind.sources(step)
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
-        self.scope = scope if getattr(step, "uses_context", False) else scope.without("context", _NO_CONTEXT)
+        self.scope = scope if self.kind.uses_context(step) else scope.without("context", _NO_CONTEXT)
 
     def build(self) -> StepPlan:
         """The step's plan, from its kind; raises StepFailed (problems recorded) or ConfigError."""
@@ -352,8 +354,8 @@ class _StepBuilder:
         skip_if = self.scorer.expression(step.skip_if, self.raw, self.at("skip_if"), self.scope, f"{self.label}.skip_if")[0] if step.skip_if else None
         if skip_if is not None:
             self._read |= _reads(skip_if)
-        plan: StepPlan = step_kind(step.kind).compile(step, self)
-        return dataclasses.replace(plan, skip_if=skip_if, uses_context=getattr(step, "uses_context", False))
+        plan: StepPlan = self.kind.compile(step, self)
+        return dataclasses.replace(plan, skip_if=skip_if, uses_context=self.kind.uses_context(step))
 
     def at(self, *fields: Any) -> list[Any]:
         return [*self.loc, *fields]
@@ -381,7 +383,7 @@ class _StepBuilder:
         return frozenset(self._read)
 
     def expression(self, source: str, *at: Any, scope: Scope | None = None) -> tuple[Evaluable, Shape]:
-        scope = values_below(scope or self.scope, self.step, at, self.raw, self.loc)
+        scope = values_below(scope or self.scope, self.sources, at, self.raw, self.loc)
         expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope, ".".join([self.label, *map(str, at)]))
         self._read |= _reads(expression)
         return expression, shape

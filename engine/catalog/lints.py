@@ -26,7 +26,7 @@ from jinja2 import TemplateSyntaxError, nodes
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
-from ..scoring.steps import ReducerSpec, step_kind
+from ..scoring.steps import StepSources, step_kind
 from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression, sandbox
@@ -150,32 +150,21 @@ def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> It
         yield from _divisions(child, counts, guards)
 
 
-def values_below(scope: Scope, step: Any, at: Sequence[Any], raw: Any, loc: Sequence[Any]) -> Scope:
-    """The scope of an expression written at `at` in `step`: when it belongs to one of the
-    step's named `values`, which are computed in order, naming a value that comes later says
-    where it is defined."""
-    values = _values(step)
-    if len(at) < 2 or at[0] != "values" or at[1] not in values:
+def values_below(scope: Scope, sources: StepSources, at: Sequence[Any], raw: Any, loc: Sequence[Any]) -> Scope:
+    """The scope of an expression written at `at` in a step (`sources`, its pieces): when it
+    belongs to one of the step's named values, which are computed in order, naming a value
+    that comes later says where it is defined."""
+    written = tuple(at)
+    mine = next((index for index, value in enumerate(sources.values) if written[: len(value.at)] == value.at), None)
+    if mine is None:
         return scope
-    names = list(values)
     below: dict[str, str] = {}
-    for name in names[names.index(at[1]) + 1 :]:
-        if name not in scope.names:
-            place = position(raw, [*loc, "values", name])
+    for value in sources.values[mine + 1 :]:
+        if value.text not in scope.names:
+            place = position(raw, [*loc, *value.at])
             line = f", line {place.line}" if place is not None else ""
-            below[name] = f"{name!r} is defined below{line}: a value sees only the values above it"
+            below[value.text] = f"{value.text!r} is defined below{line}: a value sees only the values above it"
     return Scope(scope.names, {**scope.unavailable, **below})
-
-
-def _values(step: Any) -> Mapping[str, Any]:
-    """A step's named values (expressions, or reducers), for the kinds that have them."""
-    values = getattr(step, "values", None)
-    return values if isinstance(values, Mapping) else {}
-
-
-def _text_field(step: Any, name: str) -> str | None:
-    value = getattr(step, name, None)
-    return value if isinstance(value, str) else None
 
 
 def zero_division_hint(source: str) -> str:
@@ -244,30 +233,16 @@ class ScorerLints:
             label = f"{self.definition.id}.{step.id}"
             if step.skip_if:
                 self._division(step.skip_if, counts, [*loc, "skip_if"], f"{label}.skip_if")
-            values, score = _values(step), _text_field(step, "score")
-            if values or score:
-                # what the step's skip_if tests is known not to be 0 in its values and score
-                self.guards = [_reads(parsed)] if step.skip_if and (parsed := _parsed(step.skip_if)) is not None else []
-                local: set[str] = set()
-                for name, value in values.items():
-                    where = [*loc, "values", name]
-                    if isinstance(value, ReducerSpec):
-                        for key in ("items", "where", "value"):
-                            if getattr(value, key):
-                                self._division(getattr(value, key), counts | local, [*where, key], f"{label}.values.{name}.{key}")
-                        if value.reduce == "count":
-                            local.add(name)
-                        continue
-                    if not isinstance(value, str):
-                        continue
-                    self._division(value, counts | local, where, f"{label}.values.{name}")
-                    parsed = _parsed(value)
-                    if parsed is not None and _is_count(parsed, counts | local):
-                        local.add(name)
-                if score is not None:  # a score step: its values are its own
-                    self._division(score, counts | local, [*loc, "score"], f"{label}.score")
-                else:  # later steps read them as fields of the step's result
-                    counts |= {f"{step.id}.{name}" for name in local}
+                # what the step's skip_if tests is known not to be 0 in the rest of the step
+                self.guards = [_reads(parsed)] if (parsed := _parsed(step.skip_if)) is not None else []
+            written = step_kind(step.kind).sources(step)
+            local: set[str] = set()  # its values known to be counts, as its own expressions read them
+            for expression in written.expressions:
+                self._division(expression.text, counts | local, [*loc, *expression.at], ".".join([label, *map(str, expression.at)]))
+                value = next((value.text for value in written.values if value.at == expression.at), None)
+                if value is not None and (parsed := _parsed(expression.text)) is not None and _is_count(parsed, counts | local):
+                    local.add(value)
+            counts |= {f"{step.id}.{name}" for name in local}  # as later steps read them
 
     def _division(self, source: str, counts: set[str], loc: list[Any], label: str) -> None:
         for division in unguarded_divisions(source, frozenset(counts), self.guards):
@@ -282,13 +257,14 @@ class ScorerLints:
     def enums(self) -> None:
         compared = self._strings_compared()
         for step in self.definition.steps:
-            name, template = _text_field(step, "answer_schema"), _text_field(step, "prompt")
-            if name is None or template is None:
+            kind = step_kind(step.kind)
+            written = kind.sources(step)
+            if written.schema is None or not written.templates:
                 continue
-            schema = self.source.schema_file(name)
+            schema = self.source.schema_file(written.schema.text)
             if schema is None:
                 continue
-            prompt = self._prompt_text(step, template)
+            prompt = self._prompt_text(kind.asks_judge, written)
             if prompt is None:
                 continue
             if schema not in self.schemas:
@@ -299,15 +275,14 @@ class ScorerLints:
                         continue
                     self.warn(
                         f"{self.definition.id}.{step.id}: the enum value {value!r} of {field} is never mentioned in the prompt "
-                        f"{template} and no expression compares with it: say in the prompt when the judge should answer it",
+                        f"{written.templates[0].text} and no expression compares with it: say in the prompt when the judge should answer it",
                         place,
                     )  # fmt: skip
 
-    def _prompt_text(self, step: Any, prompt: str) -> str | None:
-        """The text of the step's prompt, the templates it reaches and the system message."""
-        names = [prompt]
-        step_judge = getattr(step, "judge", None)
-        system = getattr(step_judge, "system", None) or self.definition.judge.system
+    def _prompt_text(self, asks_judge: bool, written: StepSources) -> str | None:
+        """The text of the step's templates, those they reach and its system message."""
+        names = [template.text for template in written.templates]
+        system = written.system.text if written.system is not None else self.definition.judge.system if asks_judge else None
         if system:
             names.append(system)
         texts = []
@@ -323,11 +298,9 @@ class ScorerLints:
         """Every string an expression or rule of the scorer writes."""
         sources: list[str] = []
         for step in self.definition.steps:
+            written = step_kind(step.kind).sources(step)
             sources += [step.skip_if] if step.skip_if else []
-            for value in _values(step).values():
-                sources += [part for part in (value.items, value.where, value.value) if part] if isinstance(value, ReducerSpec) else [str(value)]
-            sources += [score] if (score := _text_field(step, "score")) else []
-            sources += [rule.check for rule in getattr(step, "rules", None) or []]
+            sources += [expression.text for expression in (*written.expressions, *written.rules)]
         found: set[str] = set()
         for source in sources:
             parsed = _parsed(source)

@@ -116,8 +116,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
             what += f"; skipped when {step.skip_if}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
-    models = [(step.id, getattr(step, "answer_model", None)) for step in catalog.plan(scorer).steps]
-    bounded = [(step_id, answer_bounds(model)) for step_id, model in models if model is not None]
+    bounded = [(step.id, answer_bounds(step.answer_model)) for step in catalog.plan(scorer).steps if step.answer_model is not None]
     if bounded:
         console.print("answer bounds (sent to the judge; the schema's own, else the defaults):", highlight=False)
         for step_id, bounds in bounded:

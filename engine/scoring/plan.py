@@ -62,6 +62,8 @@ class StepPlan:
     reads: frozenset[str] = frozenset()
     #: How the judge is asked, for the steps that ask one (None: the step asks no judge).
     sampling: Sampling | None = None
+    #: What the judge's answer must validate against (None: text, or no judge asked).
+    answer_model: type[BaseModel] | None = None
 
     def provides(self) -> frozenset[str]:
         """The variables the step's result sets for the steps after it."""

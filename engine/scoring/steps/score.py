@@ -15,7 +15,7 @@ from ...errors import ConfigError, NotScorable
 from ..plan import Evaluable, StepPlan
 from ..results import StepRecord
 from ..shapes import ANY, NUMBER, Boolean, ListOf, Record, Scope, Shape, Text
-from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSpec
+from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSources, StepSpec, Written
 from .reducers import ReducerSpec
 
 
@@ -69,6 +69,17 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
 
     def describe(self, spec: ScoreStep) -> str:
         return f"score = {spec.score}"
+
+    def sources(self, spec: ScoreStep) -> StepSources:
+        expressions: list[Written] = []
+        for name, value in spec.values.items():
+            if isinstance(value, ReducerSpec):
+                parts = {"items": value.items, "where": value.where, "value": value.value}
+                expressions += [Written(text, ("values", name, key)) for key, text in parts.items() if text is not None]
+            else:
+                expressions.append(Written(value, ("values", name)))
+        values = tuple(Written(name, ("values", name)) for name in spec.values)
+        return StepSources(values=values, expressions=(*expressions, Written(spec.score, ("score",))))
 
     def compile(self, spec: ScoreStep, build: StepBuilder) -> ScoreStepPlan:
         values: dict[str, Evaluable] = {}
