@@ -31,7 +31,8 @@ from ..scoring.answer_scope import current_answer_scope
 from ..scoring.plan import ScorerPlan
 from ..scoring.steps import step_kind
 from .expressions import Expression
-from .names import NameChecker, Scope
+from .names import Scope
+from .template_flow import TemplateChecker
 from .source import CatalogSource, load_yaml, place_in, position, span_of
 from .spec import Rule, ScorerDefinition
 from .suggest import did_you_mean
@@ -112,7 +113,7 @@ def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequ
             span = span_of(data, [*loc, index, field])
             # The checker says where inside the check or message it breaks (an unclosed
             # bracket, an unknown filter), and which name was meant.
-            checker = NameChecker(_message_environment, Scope({}))
+            checker = TemplateChecker(_message_environment, Scope({}))
             if field == "check":
                 checker.expression(rule.check)
             else:

@@ -99,6 +99,10 @@ class ScorerPlan:
     context_from_tool_results: bool = False
     #: Where a score flags an item, as the definition says (None: half the scale).
     threshold: float | None = None
+    #: Whether the scores run from 0 to the `scale` option (the score reads it, and fits it).
+    on_scale: bool = False
+    #: The range of the scores when it is known and they are not on the scale.
+    score_range: tuple[float, float] | None = None
     pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000

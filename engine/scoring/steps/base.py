@@ -164,6 +164,12 @@ class StepBuilder(Protocol):
         """Every name read by the pieces built so far: the plan's `reads`, less the step's own."""
         ...
 
+    def scores(self, shape: Shape, *at: Any) -> None:
+        """What the scorer's score can be, as the step gives it from the value at `at` (its
+        expression, or what a skipped step gives): a kind whose `result_part` is "score"
+        tells each one, and the catalog checks its range against the scorer's scale."""
+        ...
+
 
 def attempt(build: Callable[[], T]) -> T | None:
     """Builds a part; a failure was recorded (None), and the step's other parts can still be checked."""
