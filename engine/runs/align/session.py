@@ -18,7 +18,7 @@ from ...scoring.plan import Direction
 from ...store import Store
 from ..batch import arun_evals
 from ..results import EvalResult, ItemResult
-from ..stats import Labelled, binary_figures, flags, human_flags, numeric_figures
+from ..measures.stats import Labelled, binary_figures, flags, human_flags, numeric_figures
 from ..tuning import labelled_of
 from .results import AlignMetric
 from .split import LabelledItem
@@ -83,7 +83,7 @@ class Session:
         with self.progress(what, len(raws)) as advance:
             result = await arun_evals(
                 list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
-                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance,
+                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance, kind="align",
             )  # fmt: skip
         self.spent += result.cost_usd or 0.0
         self.runs.append(result.run)

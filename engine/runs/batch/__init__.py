@@ -58,12 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from ...scoring import AnyScorer
-from ...store import Store
+from ...store import RunKind, Store
 from ...sync import run_sync
 from ..items import Data
 from ..results import EvalResult
 from ..targets import Target
-from .budget import error_budget
+from ..verdict import Standard, error_budget
 from .lease import LEASE_SECONDS
 from .lifecycle import CacheChoice, check_scorers, default_run_name, evaluate
 from .options import Limits, Pace, Saving
@@ -93,6 +93,8 @@ async def arun_evals(
     store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
     max_errors: int | str | None = None,
+    min_coverage: float = 1.0,
+    gate: str = "mean",
     replace: bool = False,
     keep_results: bool = True,
     target_timeout: float | None = None,
@@ -102,16 +104,20 @@ async def arun_evals(
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
+    kind: RunKind = "batch",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
     `store` (a Store or a SQLite path) saves each result as it completes under the run name
     `run` (generated when omitted); an existing run of that name is resumed (`replace=True`
-    starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
-    must be at most the value for lower-is-better scorers, at least it otherwise.
-    `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
-    have: `passed` is True only when every scorer scored at least one item and met its
-    threshold, the failed items are within that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    starts it over). `result.passed` and `result.verdict` say whether the run passed, decided
+    by `runs/verdict.py` as for every runner: `thresholds` ({scorer_id: value}; else each
+    scorer's YAML `threshold:`) are pass lines the mean must meet (at most the value for
+    lower-is-better scorers, at least it otherwise; `gate="lower"`/`"upper"` compares that
+    bound of the mean's 95% interval instead); `min_coverage` (default 1.0) is the share of
+    the items each scorer must score (items that failed or were not scorable are not
+    covered); `max_errors` (N items, or "N%" of them; default 0) is how many failed items the
+    run may have; and a run stopped early never passes. `on_item_complete(item_result)`
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).
@@ -119,7 +125,9 @@ async def arun_evals(
     one-shot iterator the repeated id is that item's error (not checked with
     keep_results=False, which scores a stream in flat memory). `sample` numbers a repeated
     judgement of the same data (see `eval --repeat`): every judge request carries it, so a
-    response cache serves each repeat its own answers.
+    response cache serves each repeat its own answers. `kind` says what makes the run (`rescore`,
+    `align` and the workbench set theirs): an existing run of another kind under the name
+    `run` (a live run, say) is refused, never resumed, pruned or overwritten.
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
@@ -137,8 +145,8 @@ async def arun_evals(
     return await evaluate(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
-        limits=Limits(thresholds=dict(thresholds or {}), max_errors=max_errors, max_cost=max_cost),
-        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
+        limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
+        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
     )  # fmt: skip
 

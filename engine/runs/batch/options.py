@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...store import Store
+from ...store import RunKind, Store
+from ..verdict import Standard
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,9 @@ class Pace:
 
 @dataclass(frozen=True)
 class Limits:
-    """What the run must meet to pass, and what it may spend."""
+    """What the run must meet to pass (its verdict's standard), and what it may spend."""
 
-    thresholds: Mapping[str, float] = field(default_factory=dict)
-    max_errors: int | str | None = None
+    standard: Standard = field(default_factory=Standard)
     max_cost: float | None = None
 
     def __post_init__(self) -> None:
@@ -50,6 +50,8 @@ class Saving:
     meta: Mapping[str, Any] | None = None
     lease_seconds: float = 60.0
     share_work: bool = True
+    #: What makes the run (runs/identity.py): a run of another kind is never written into.
+    kind: RunKind = "batch"
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:
