@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +21,7 @@ from engine import load_scorers
 from engine.catalog import builtin_catalog_path, inspect_catalog
 from engine.cli import app
 from engine.errors import CatalogErrors, ConfigError
+from engine.testing import JudgeServer
 
 HERE = Path(__file__).resolve().parent / "meaning_catalogs"
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,3 +182,45 @@ def test_json_gives_each_warning_its_code(monkeypatch: pytest.MonkeyPatch) -> No
     assert [(entry["line"], entry["severity"], entry["code"]) for entry in shown] == [(6, "warning", "maybe-undefined")]
     again = inspect_catalog(HERE / "set_inside_if")  # remembered: the code is kept with the warning
     assert [getattr(warning, "code", None) for warning in again.warnings] == ["maybe-undefined"]
+
+
+def _workbench_check(folder: Path, store: Path) -> dict[str, Any]:
+    from engine.workbench.server import Workbench
+
+    started = Workbench(folder, store).start()
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{started.port}/api/check", data=json.dumps({"files": {}}).encode(),
+            headers={"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}"},
+        )
+        with urllib.request.urlopen(request) as response:
+            found: dict[str, Any] = json.loads(response.read().decode())
+            return found
+    finally:
+        started.stop()
+
+
+def test_a_threshold_off_the_scale_is_refused_by_run_eval_and_the_workbench(tmp_path: Path, judge: JudgeServer) -> None:
+    [line] = next(expected for folder, _, expected in MISTAKES if folder == "threshold_off_scale")
+    message = line.split(": ", 1)[1]
+    catalog = HERE / "threshold_off_scale" / "catalog.yaml"
+    ran = runner.invoke(app, ["run", "clarity", "--config", str(catalog), "--output", "A clear reply.", "--model", "openai/gpt-4o-mini"])
+    assert ran.exit_code == 2 and f"{catalog}:8:16: {message}" in ran.output
+    data = tmp_path / "items.jsonl"
+    data.write_text('{"id": "a", "output": "A clear reply."}\n', encoding="utf-8")
+    evaluated = runner.invoke(app, ["eval", str(data), "--scorer", "clarity", "--config", str(catalog), "--model", "openai/gpt-4o-mini", "--store", str(tmp_path / "r.sqlite")])
+    assert evaluated.exit_code == 2 and f"{catalog}:8:16: {message}" in evaluated.output
+    assert not judge.requests
+    shutil.copytree(HERE / "threshold_off_scale", tmp_path / "mine")
+    [problem] = _workbench_check(tmp_path / "mine", tmp_path / "r.sqlite")["problems"]
+    assert (problem["path"], problem["line"], problem["column"], problem["message"]) == ("catalog.yaml", 8, 16, message)
+
+
+def test_the_workbench_shows_warnings_beside_problems_at_their_lines(tmp_path: Path) -> None:
+    shutil.copytree(HERE / "set_inside_if", tmp_path / "mine")
+    found = _workbench_check(tmp_path / "mine", tmp_path / "r.sqlite")
+    [line] = next(expected for folder, _, expected in MISTAKES if folder == "set_inside_if")
+    assert found["problems"] == []
+    [warning] = found["warnings"]
+    assert (warning["path"], warning["line"], warning["column"]) == ("prompts/tone/judge.j2", 6, 4)
+    assert warning["shown"].endswith(line.split(": ", 1)[1]) and "warning: " in warning["shown"]
