@@ -91,6 +91,9 @@ def written(node: nodes.Node) -> str | None:
     if isinstance(node, nodes.BinExpr):
         left, right = written(node.left), written(node.right)
         return f"({left} {operator_symbol(node)} {right})" if left and right else None
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        items = [written(item) for item in node.items]
+        return f"[{', '.join(items)}]" if None not in items else None  # type: ignore[arg-type]
     if isinstance(node, nodes.Neg):
         inner = written(node.node)
         return f"-{inner}" if inner else None

@@ -86,7 +86,7 @@ class TemplateChecker(NameChecker):
                 self.infer(default, local)
             # A macro reads the template's names when it is called: any set in the template.
             before, self._declared = self._declared, self._declared | self._stored
-            self.scoped(node.body, inner, "the macro", node.lineno)
+            self.scoped(node.body, inner, "the macro", node.lineno, local)
             self._declared = before
         elif isinstance(node, nodes.CallBlock):
             self.infer(node.call, local)
@@ -103,9 +103,14 @@ class TemplateChecker(NameChecker):
                 self.set(name if isinstance(name, str) else name[1], ANY, local, node.lineno)
         elif isinstance(node, nodes.With):
             inner = dict(local)
+            self._sets.append({})
             for target, value in zip(node.targets, node.values):
                 self.bind(target, self.infer(value, local), inner, node.lineno)
-            self.scoped(node.body, inner, "`{% with %}`", node.lineno, local)
+            targets = self._sets.pop()
+            assigned = self.scoped(node.body, inner, "`{% with %}`", node.lineno, local)
+            for name in targets.keys() - assigned.keys():
+                if name not in local and name not in self.scope.names:
+                    local[_GONE + name] = _Note(why=f"is set only inside `{{% with %}}` at line {node.lineno}", shape=inner.get(name, ANY))
         elif isinstance(node, (nodes.FilterBlock, nodes.Block)):
             if isinstance(node, nodes.FilterBlock):
                 self.infer(node.filter, local)
