@@ -5,7 +5,6 @@ step whose answer has a rating from 0 to 5, a boolean, an enum and a list of up 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
