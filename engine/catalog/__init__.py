@@ -378,7 +378,7 @@ def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
         return CatalogCheck(list(exc.problems))
     except ConfigError as exc:
         return CatalogCheck([exc])
-    from .findings import CatalogWarning
+    from .warning import CatalogWarning
 
     warnings: list[ConfigError] = [CatalogWarning(message, file, line, column, code=code) for file, line, column, message, code in notes.get("warnings", [])]
     bounds = [ConfigError(message, file, line, column) for file, line, column, message in notes.get("bounds", [])]

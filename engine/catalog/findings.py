@@ -9,8 +9,6 @@ from typing import Literal
 
 from jinja2 import nodes
 
-from ..errors import ConfigError
-
 Severity = Literal["error", "warning"]
 
 
@@ -26,16 +24,6 @@ class Finding:
     pattern: str | None = None
     severity: Severity = "error"
     code: str | None = None
-
-
-class CatalogWarning(ConfigError):
-    """What loads and runs but may not be meant, placed at the text to change: `scorers check`
-    prints it as a warning, and an author who means it silences it at its line with a comment
-    `# scorers: ignore[code]` (`{# scorers: ignore[code] #}` in a template)."""
-
-    def __init__(self, message: str, path: str | None = None, line: int | None = None, column: int | None = None, *, code: str) -> None:
-        self.code = code
-        super().__init__(message, path, line, column)
 
 
 def name_pattern(name: str) -> str:

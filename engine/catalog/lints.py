@@ -24,7 +24,8 @@ from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
-from .findings import CatalogWarning, bare, written
+from .findings import bare, written
+from .warning import CatalogWarning
 from .silencing import silenced
 from .yaml_surprises import surprises_in
 from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, position

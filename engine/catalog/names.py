@@ -52,6 +52,11 @@ def declared_in(parsed: nodes.Template) -> frozenset[str]:
     return frozenset(stored | {node.name for node in parsed.find_all(nodes.Macro)})
 
 
+#: Shapes read from a scope, stamped with where they come from (by the shape read, and that):
+#: every step reads the same answer fields and options again.
+_STAMPED: dict[tuple[int, frozenset[str], bool], tuple[Shape, Shape]] = {}
+
+
 class NameChecker(Operations):
     """Walks the Jinja AST of an expression and reports what cannot work (or may not be meant)."""
 
@@ -205,10 +210,16 @@ class NameChecker(Operations):
             return shape
         parts = path.split(".")
         root = ".".join(parts[:2]) if parts[0] == "options" else parts[0]
-        found = replace(shape, sources=frozenset({root}) | self.scope.tied_to(root))
-        if isinstance(found, Number) and root in self.scope.constrained:
-            return replace(found, tight=False)  # its rules may hold it narrower than its schema
-        return found
+        sources = frozenset({root}) | self.scope.tied_to(root)
+        loose = root in self.scope.constrained  # its rules may hold it narrower than its schema
+        key = (id(shape), sources, loose)
+        kept = _STAMPED.get(key)
+        if kept is None or kept[0] is not shape:
+            stamped = replace(shape, sources=sources, tight=False) if loose and isinstance(shape, Number) else replace(shape, sources=sources)
+            if len(_STAMPED) >= 4096:
+                _STAMPED.clear()
+            kept = _STAMPED[key] = (shape, stamped)  # the shape kept too: its id is not reused while kept
+        return kept[1]
 
     def name(self, node: nodes.Name, local: Mapping[str, Shape]) -> Shape:
         name = node.name

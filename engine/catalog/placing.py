@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .findings import CatalogWarning, Finding
+from .findings import Finding
+from .warning import CatalogWarning
 from .source import CatalogSource, Place, place_in, position, span_of
 
 

@@ -4,8 +4,11 @@ the shortest answer the schema accepts (every answer is cut off)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import types
+import typing
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -78,48 +81,58 @@ def _breaks(keyword: str, value: float, bound: float) -> bool:
 
 
 def least_answer(model: type[BaseModel]) -> tuple[str, list[str]]:
-    """The shortest answer (as compact JSON) the model's schema accepts, and what makes it
-    long: the fields that must hold at least many characters or items."""
-    schema = model.model_json_schema()
-    definitions = schema.get("$defs", {})
+    """The shortest answer (as compact JSON) the answer model accepts, and what makes it long:
+    the fields that must hold at least many characters or items. Read from the model's fields
+    (their types and constraints), once per model."""
+    return _least_answer(model)
+
+
+@functools.lru_cache(maxsize=256)
+def _least_answer(model: type[BaseModel]) -> tuple[str, list[str]]:
     long: list[str] = []
 
-    def least(node: Mapping[str, Any], where: str) -> Any:
-        if "$ref" in node:
-            return least(definitions.get(str(node["$ref"]).rsplit("/", 1)[-1], {}), where)
-        options = node.get("anyOf")
-        if isinstance(options, list):
-            found = [least(option, where) for option in options]
-            return min(found, key=lambda value: len(json.dumps(value, separators=(",", ":"))))
-        if "const" in node:
-            return node["const"]
-        if isinstance(node.get("enum"), list) and node["enum"]:
-            return min(node["enum"], key=lambda value: len(json.dumps(value)))
-        kind = node.get("type")
-        if kind == "null":
-            return None
-        if kind == "string":
-            size = int(node.get("minLength", 0))
+    def least(annotation: Any, constraints: list[Any], where: str) -> Any:
+        origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin is typing.Annotated:
+            return least(arguments[0], [*constraints, *arguments[1:]], where)
+        if origin is typing.Union or origin is types.UnionType:
+            return None if type(None) in arguments else least(arguments[0], constraints, where)
+        if origin is typing.Literal:
+            return min(arguments, key=lambda value: len(json.dumps(value)))
+        bounds = _constraints(constraints)
+        if origin is list:
+            size = int(bounds.get("min_length", 0))
+            if size >= 2:
+                long.append(f"{where} needs at least {size} items")
+            return [least(arguments[0] if arguments else Any, [], f"{where}[]") for _ in range(size)]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return {name: least(info.annotation, list(info.metadata), f"{where}.{name}" if where else name) for name, info in annotation.model_fields.items() if info.is_required()}
+        if annotation is str:
+            size = int(bounds.get("min_length", 0))
             if size >= 40:
                 long.append(f"{where} needs at least {size} characters")
             return "x" * size
-        if kind in ("integer", "number"):
-            low = node.get("minimum", node.get("exclusiveMinimum", 0))
-            return int(math.ceil(low)) if isinstance(low, (int, float)) and low > 0 else 0
-        if kind == "boolean":
+        if annotation in (int, float):
+            low = bounds.get("ge", bounds.get("gt", 0))
+            return max(0, int(math.ceil(low)))
+        if annotation is bool:
             return False
-        if kind == "array":
-            size = int(node.get("minItems", 0))
-            if size >= 2:
-                long.append(f"{where} needs at least {size} items")
-            item = node.get("items", {})
-            return [least(item, f"{where}[]") for _ in range(size)] if isinstance(item, Mapping) else []
-        properties = node.get("properties", {})
-        required = node.get("required", [])
-        return {name: least(child, f"{where}.{name}" if where else name) for name, child in properties.items() if name in required}
+        return {} if origin is dict else None
 
-    shortest = least(schema, "")
+    shortest = least(model, [], "")
     return json.dumps(shortest, separators=(",", ":"), ensure_ascii=False), long
+
+
+def _constraints(found: list[Any]) -> dict[str, float]:
+    bounds: dict[str, float] = {}
+    for constraint in found:
+        if isinstance(getattr(constraint, "metadata", None), list):  # a FieldInfo inside Annotated
+            bounds.update(_constraints(constraint.metadata))
+        for name in ("ge", "gt", "min_length"):
+            value = getattr(constraint, name, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                bounds[name] = value
+    return bounds
 
 
 def least_tokens(answer: str) -> int:
