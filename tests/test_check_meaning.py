@@ -224,3 +224,30 @@ def test_the_workbench_shows_warnings_beside_problems_at_their_lines(tmp_path: P
     [warning] = found["warnings"]
     assert (warning["path"], warning["line"], warning["column"]) == ("prompts/tone/judge.j2", 6, 4)
     assert warning["shown"].endswith(line.split(": ", 1)[1]) and "warning: " in warning["shown"]
+
+
+AUTHORING = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+
+
+def test_the_docs_quote_each_check_as_it_prints() -> None:
+    section = AUTHORING[AUTHORING.index("### What `check` understands of a scorer") : AUTHORING.index("## Checks across options")]
+    quoted = [line for block in re.findall(r"```text\n(.*?)```", section, re.DOTALL) for line in block.splitlines()]
+    assert sorted(quoted) == sorted(line for _, _, expected in MISTAKES for line in expected)  # every case, each as printed
+
+
+def test_the_docs_silencing_comments_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    section = AUTHORING[AUTHORING.index("**Silencing a warning.**") :]
+    yaml_line = re.search(r"```yaml\n(.*?)\n```", section, re.DOTALL)
+    jinja_line = re.search(r"```jinja\n(.*?)\n```", section, re.DOTALL)
+    assert yaml_line is not None and jinja_line is not None
+    shutil.copytree(HERE / "comparison_never_true", tmp_path / "comparison_never_true")
+    catalog = tmp_path / "comparison_never_true" / "catalog.yaml"
+    text = catalog.read_text(encoding="utf-8")
+    written = next(line for line in text.splitlines() if 'where: "item.rating > 7"' in line)
+    catalog.write_text(text.replace(written, " " * (len(written) - len(written.lstrip())) + yaml_line.group(1).strip()), encoding="utf-8")
+    shutil.copytree(HERE / "counter_in_loop", tmp_path / "counter_in_loop")
+    template = tmp_path / "counter_in_loop" / "prompts" / "tone" / "reason.j2"
+    lines = template.read_text(encoding="utf-8").splitlines()
+    lines.insert(6, jinja_line.group(1))  # alone on the line above the warned one (line 7)
+    template.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert check(monkeypatch, tmp_path, "comparison_never_true", "counter_in_loop") == (0, [])
