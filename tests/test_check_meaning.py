@@ -251,3 +251,23 @@ def test_the_docs_silencing_comments_silence(tmp_path: Path, monkeypatch: pytest
     lines.insert(6, jinja_line.group(1))  # alone on the line above the warned one (line 7)
     template.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert check(monkeypatch, tmp_path, "comparison_never_true", "counter_in_loop") == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [
+        ("100000000000w", "catalog.yaml:8:13: monitors.rising.window: window '100000000000w': too long (at most 3650d)"),
+        ("99999999999d", "catalog.yaml:8:13: monitors.rising.window: window '99999999999d': too long (at most 3650d)"),
+        ("99999999999999999999999", "catalog.yaml:8:13: monitors.rising.window: a window of 99999999999999999999999 outcomes is more than a monitor reads (at most 1000000): write a time span (30m, 6h, 7d) for a longer one"),
+    ],
+)
+def test_a_huge_monitor_window_is_one_line_at_its_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: str, expected: str) -> None:
+    # It was "an internal error: Python int too large to convert to C int", with no place.
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  strict:\n    extends: hallucination\nmonitors:\n  rising:\n    scorer: strict\n    statistic: mean\n"
+        f"    window: {window}\n    above: 0.3\n",
+        encoding="utf-8",
+    )
+    assert check(monkeypatch, tmp_path, "catalog.yaml") == (1, [expected])
+    monitors = runner.invoke(app, ["monitor", "--monitors", "catalog.yaml", "--store", str(tmp_path / "r.sqlite")])
+    assert monitors.exit_code == 2 and expected in monitors.output and "internal error" not in monitors.output
