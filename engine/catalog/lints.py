@@ -26,9 +26,10 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .warning import CatalogWarning
+from .schema_limits import subschemas
 from .silencing import silenced
 from .yaml_surprises import surprises_in
-from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, position
+from .source import CatalogSource, LocatedList, Place, load_yaml, position
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression, sandbox
 
@@ -192,22 +193,10 @@ class ScorerLints:
 def _enums(schema: Any, path: list[str]) -> Iterator[tuple[str, list[tuple[str, Place | None]]]]:
     """Every string `enum` of a schema file as written: the field it belongs to, and each
     value with its place."""
-    if isinstance(schema, LocatedDict):
-        values = schema.get("enum")
+    for field, node in subschemas(schema, path):
+        values = node.get("enum")
         if isinstance(values, LocatedList) and all(isinstance(value, str) for value in values):
-            yield ".".join(path) or "the answer", list(zip(values, values.item_places))
-        for key, value in schema.items():
-            if key == "properties" and isinstance(value, Mapping):
-                for name, child in value.items():
-                    yield from _enums(child, [*path, str(name)])
-            elif key in ("$defs", "definitions") and isinstance(value, Mapping):
-                for name, child in value.items():
-                    yield from _enums(child, [str(name)])
-            elif key in ("items", "anyOf"):
-                yield from _enums(value, path)
-    elif isinstance(schema, LocatedList):
-        for child in schema:
-            yield from _enums(child, path)
+            yield field or "the answer", list(zip(values, values.item_places))
 
 
 def yaml_warnings(files: set[Path]) -> list[ConfigError]:

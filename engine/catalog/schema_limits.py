@@ -33,21 +33,30 @@ def refused_defaults(data: Any, path: Path) -> list[ConfigError]:
 
 
 def _defaults(schema: Any, path: list[str]) -> Iterator[tuple[str, Mapping[str, Any], Any, str]]:
-    if not isinstance(schema, LocatedDict):
-        return
-    if "default" in schema and path:
-        why = _refusal(schema, schema["default"])
-        if why is not None:
-            yield ".".join(path), schema, schema["default"], why
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, Mapping):
-            for name, child in value.items():
-                yield from _defaults(child, [*path, str(name)])
-        elif key in ("$defs", "definitions") and isinstance(value, Mapping):
-            for name, child in value.items():
-                yield from _defaults(child, [str(name)])
-        elif key == "items":
-            yield from _defaults(value, [*path, "items"] if path else ["items"])
+    for field, node in subschemas(schema, path):
+        if "default" in node and field:
+            why = _refusal(node, node["default"])
+            if why is not None:
+                yield field, node, node["default"], why
+
+
+def subschemas(schema: Any, path: list[str]) -> Iterator[tuple[str, LocatedDict]]:
+    """Every schema inside a schema file as written (its properties, their items, the
+    definitions under `$defs`, the branches of `anyOf`), with the field it describes."""
+    if isinstance(schema, LocatedDict):
+        yield ".".join(path), schema
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                for name, child in value.items():
+                    yield from subschemas(child, [*path, str(name)])
+            elif key in ("$defs", "definitions") and isinstance(value, Mapping):
+                for name, child in value.items():
+                    yield from subschemas(child, [str(name)])
+            elif key in ("items", "anyOf"):
+                yield from subschemas(value, path)
+    elif isinstance(schema, list):
+        for child in schema:
+            yield from subschemas(child, path)
 
 
 def _refusal(schema: Mapping[str, Any], value: Any) -> str | None:
