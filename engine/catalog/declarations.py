@@ -47,8 +47,9 @@ class Reporter(Protocol):
 
 #: The option a score on the scorer's scale reads (docs/authoring.md: "0 to `scale`").
 SCALE = "options.scale"
-#: Options every scorer has without declaring them.
-_IMPLICIT_OPTIONS = {"context", "get_context"}
+#: Options the engine reads itself, whatever the steps read: every scorer's context, and the
+#: scale (the default threshold is half of it).
+_ENGINE_OPTIONS = {"context", "get_context", "scale"}
 #: Filters that take a number and give one: bound to what is directly on their left only.
 _NUMBER_FILTERS = {"abs", "round", "int", "float"}
 
@@ -223,7 +224,7 @@ class Declarations:
         options = own.get("options") if isinstance(own, Mapping) else None
         for name in options if isinstance(options, Mapping) else {}:
             assert isinstance(options, Mapping)
-            if options[name] is None or name in _IMPLICIT_OPTIONS or self.uses.reads_option(str(name)):
+            if options[name] is None or name in _ENGINE_OPTIONS or self.uses.reads_option(str(name)):
                 continue
             self.compiler.warning(
                 "unused-option",
