@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scripted import script_hallucination
+from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
@@ -143,3 +143,58 @@ def test_rescore_with_nothing_to_score_makes_no_run_and_fails(judge: JudgeServer
     assert shown.exit_code == 2 and "nothing to re-score: run 'agent-v1' holds no stored item to score again in that time (--since)" in shown.stderr
     with SQLiteStore(store) as opened:
         assert "empty" not in {run.name for run in opened.runs()}
+
+
+def _priced_items(path: Path, count: int) -> Path:
+    return data_file(path, [f"claim {number}" for number in range(count)])
+
+
+def _stored_cost(store: Path, run: str) -> float:
+    from engine.judge.prices import price_table
+
+    with SQLiteStore(store) as opened:
+        return sum(price_table().cost(row.model or "", row.tokens(), row.batch) or 0.0 for row in opened.usage(run))
+
+
+def test_a_budget_holds_at_any_concurrency_and_every_view_shows_one_spend(judge: JudgeServer, tmp_path: Path) -> None:
+    """`--max-cost` at concurrency 32 spent 7.6 times its budget, and the stop line, the cost
+    table and the store each told another figure: now no call leaves that could pass it."""
+    script_priced(judge)
+    data, store = _priced_items(tmp_path / "d.jsonl", 200), tmp_path / "r.sqlite"
+    budget = 10 * 3 * PER_CALL + FIRST_CALL_HOLD  # ten items' worth, and room for each step's first call
+    shown = runner.invoke(
+        app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", "--concurrency", "32",
+              "--max-cost", f"{budget:.8f}", "--no-cache", "--json"],
+    )  # fmt: skip
+    assert shown.exit_code == 1, shown.output
+    payload = json.loads(shown.stdout)
+    spent = payload["cost_usd"]
+    assert payload["status"] == "interrupted" and payload["passed"] is False
+    assert 0.5 * budget < spent <= budget  # every answer costs what the first of its step did: no estimate missed
+    assert spent == payload["summary"]["hallucination"]["cost_usd"]
+    assert f"the run has spent ${spent:.4f}" in payload["stopped"]
+    assert abs(_stored_cost(store, "capped") - spent) < 1e-9
+    table = runner.invoke(
+        app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", "--concurrency", "32",
+              "--max-cost", f"{budget:.8f}", "--no-cache"],
+    )  # fmt: skip
+    words = " ".join(table.stdout.split())
+    assert table.exit_code == 1 and f"${spent:.4f}" in words  # the cost table and the stop line: the same figure
+
+
+def test_a_budget_covers_the_run_across_reruns_unless_raised(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    data, store = _priced_items(tmp_path / "d.jsonl", 30), tmp_path / "r.sqlite"
+    budget = 3 * 3 * PER_CALL + FIRST_CALL_HOLD
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", "--concurrency", "4", "--no-cache"]
+    assert runner.invoke(app, [*arguments, "--max-cost", f"{budget:.8f}"]).exit_code == 1
+    spent = _stored_cost(store, "capped")
+    calls = len(judge.requests)
+    again = runner.invoke(app, [*arguments, "--max-cost", f"{budget:.8f}", "--json"])
+    assert again.exit_code == 1 and json.loads(again.stdout)["status"] == "interrupted"
+    assert len(judge.requests) - calls <= 1  # at most a call that found no room and was not sent...
+    assert _stored_cost(store, "capped") == spent  # ... so the same budget is not spent twice
+    raised = runner.invoke(app, [*arguments, "--max-cost", "1"])
+    assert raised.exit_code == 0, raised.output
+    with SQLiteStore(store) as opened:
+        assert len(opened.query(run="capped")) == 30

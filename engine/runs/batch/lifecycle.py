@@ -25,7 +25,7 @@ from ..measures.stats import flag_threshold, unpriced_models
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
-from .budget import SpendBudget
+from .budget import RunBudget
 from .evaluation import Evaluation, Stopped
 from .lease import Lease
 from .options import Limits, Pace, Saving
@@ -78,12 +78,14 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
     return listed
 
 
-def _through(scorer: AnyScorer, slots: CallSlots, cache: ResponseCache | None) -> AnyScorer:
+def _through(scorer: AnyScorer, slots: CallSlots, cache: ResponseCache | None, budget: RunBudget) -> AnyScorer:
     """`scorer` (or each judge of a jury) asking through `cache`, then, for the calls the
-    cache does not answer, through the run's bound on calls in flight."""
+    cache does not answer, through the run's bound on calls in flight and, once a call has
+    its slot and is about to leave, through the run's spend limit."""
 
     def wrapped(member: Scorer) -> Scorer:
-        bounded = Chain(member.judge, [slots])
+        spending = [budget.limit.for_model(member.judge.model)] if budget.limit is not None else []
+        bounded = Chain(member.judge, [slots, *spending])
         return member.with_judge(cache.wrap(bounded) if cache is not None else bounded)
 
     return each_judge(scorer, wrapped)
@@ -114,10 +116,11 @@ async def evaluate(
     # The one bound of the run: every judge call and every target call holds a slot while
     # it is in flight, whichever item it is for.
     slots = CallSlots(pace.concurrency)
-    listed = [_through(scorer, slots, response_cache) for scorer in listed]
     source = data_source(data)
     opened = open_store(saving.store)
-    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened, slots=slots)
+    budget = RunBudget(limits.max_cost, opened, saving.run or default_run_name())
+    listed = [_through(scorer, slots, response_cache, budget) for scorer in listed]
+    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened, slots=slots, budget=budget)
     try:
         await batch.run(source)
     finally:
@@ -143,6 +146,7 @@ class BatchRun:
         saving: Saving,
         store: Store | None,
         slots: CallSlots,
+        budget: RunBudget,
     ) -> None:
         self.slots = slots
         self.data = data
@@ -152,11 +156,12 @@ class BatchRun:
         self.limits = limits
         self.saving = saving
         self.store = store
-        self.name = saving.run or default_run_name()
+        self.name = budget.run
         self.shared = saving.share_work and isinstance(store, SharesWork)
         self.tally = Tally(scorers, limits.standard, pace.keep_results, on_item_complete)
         self.writes = BatchedWrites(store, self.tally.store_failed, self.tally.store_gave_up) if store is not None else None
-        self.budget = SpendBudget(limits.max_cost, store, self.name, self.writes.flush if self.writes is not None else None)
+        self.budget = budget
+        budget.flush = self.writes.flush if self.writes is not None else None
         self.status: RunStatus = "failed"
         self.clock = time.perf_counter()
         self.evaluation: Evaluation | None = None
@@ -170,6 +175,7 @@ class BatchRun:
                 lease = Lease(self.store, self.name)
                 await asyncio.to_thread(lease.take)
             resuming, ended_before = await self._begin() if self.store is not None else (False, False)
+            await self.budget.start(resuming)
             if lease is not None:
                 lease.keep_renewing()
             self.evaluation = Evaluation(
@@ -272,7 +278,7 @@ class BatchRun:
     def _ended_status(self, evaluation: Evaluation) -> RunStatus:
         if self._stop() is not None:
             return "failed"
-        if self.budget.stopped:
+        if self.budget.reached():
             return "interrupted"  # the budget: resumable like Ctrl-C
         return "incomplete" if self.tally.counts.failed else "complete"
 
@@ -280,6 +286,8 @@ class BatchRun:
         self.tally.settle_unsaved()
         if self.store is None:
             return
+        if self.shared:
+            self.budget.read_run_spend()
         counts, cause = self.tally.counts, self._stop()
         last = {
             "status": self.status, "reused": counts.reused, "judged": counts.scored, "items": counts.items,
@@ -294,9 +302,11 @@ class BatchRun:
         tally, cause = self.tally, self._stop()
         judged = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
         summary = {scorer_id: figures for scorer_id, (figures, _) in judged.items()}
+        cost = _total_cost(summary.values())
+        stopped = self.budget.stopped(cost, shared=self.shared)
         verdict = decide(
             [scorer_verdict for _, scorer_verdict in judged.values()], self.limits.standard, items=tally.counts.items, failed_items=tally.counts.failed,
-            stopped_by=str(cause) if cause is not None else None, stopped=self.budget.stopped,
+            stopped_by=str(cause) if cause is not None else None, stopped=stopped,
         )  # fmt: skip
         return EvalResult(
             run=self.name,
@@ -314,8 +324,8 @@ class BatchRun:
             verdict=verdict,
             passed=verdict.passed,
             duration_s=time.perf_counter() - self.clock,
-            cost_usd=_total_cost(summary.values()),
-            stopped=self.budget.stopped,
+            cost_usd=cost,
+            stopped=stopped,
         )
 
 
@@ -337,7 +347,14 @@ async def drive(evaluation: Evaluation, source: NumberedSource, concurrency: int
     try:
         async for index, line, raw in numbered(source):
             await window.acquire()
+            # Under a budget, an item starts only when what is left covers it beside the items
+            # in flight: money goes to finishing items, not to first steps of many.
+            while running and not evaluation.budget.room_for_another(len(running)):
+                await asyncio.wait(set(running), return_when=asyncio.FIRST_COMPLETED)
             if failure or evaluation.stop_cause is not None or evaluation.tally.store_failure is not None or evaluation.budget.reached():
+                break
+            if not evaluation.budget.room_for_another(len(running)):
+                evaluation.budget.out_of_room()
                 break
             task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)
