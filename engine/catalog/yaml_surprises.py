@@ -64,6 +64,8 @@ _FOUND: dict[str, tuple[Surprise, ...]] = {}
 
 def remember(path: str, found: list[Surprise]) -> None:
     if found:
+        if len(_FOUND) >= 1024:
+            _FOUND.clear()  # a long-lived process reading many drafts (the workbench) does not grow
         _FOUND[path] = tuple(found)
     else:
         _FOUND.pop(path, None)
