@@ -106,6 +106,7 @@ WARNED = [
     ({"score": "(1 if (verdict.claims | length) <= 10 else 0) * options.scale"}, "is always true: verdict.claims | length is 0 to 10 [constant-condition]"),
     ({"score": "verdict.rating / 5 * options.scale", "skip_if": "count.words < 0"}, "`count.words < 0` is never true: count.words is 0 or more [constant-condition]"),
     ({"prompt": PROMPT + "Reply to: {{ input }}\n"}, "input may be none (an item may come without one: the scorer does not require `input`)"),
+    ({"score": "verdict.rating / 5 * options.scale", "skip_if": "input | length > 2000"}, "input may be none (an item may come without one: the scorer does not require `input`), and `| length` then fails"),
 ]
 
 
@@ -134,6 +135,8 @@ GUARDED = [
     {"prompt": PROMPT + "Reply to: {{ input or 'no question' }}\n"},
     {"prompt": PROMPT + "Reply to: {{ input | default('no question', true) }}\n"},
     {"prompt": PROMPT + "Reply to: {{ input }}\n", "requires": "[output, input]"},
+    {"score": "verdict.rating / 5 * options.scale", "skip_if": "(input or '') | length > 2000"},
+    {"score": "verdict.rating / 5 * options.scale", "skip_if": "input is not none and input | length > 2000"},
     {"prompt": "{% set ns = namespace(count=0) %}{% for word in output.split() %}{% set ns.count = ns.count + 1 %}{% endfor %}" + PROMPT + "{{ ns.count }} words.\n"},
     {"prompt": "{% if input %}{% set asked = input %}{% else %}{% set asked = 'nothing' %}{% endif %}" + PROMPT + "Asked: {{ asked }}\n"},
     {"prompt": "{% if input %}{% set asked = input %}{% endif %}" + PROMPT + "{% if input %}Asked: {{ asked }}{% endif %}\n"},

@@ -275,7 +275,7 @@ class ScorerCompiler(Placing):
         options_shape = shape_of(options_model, "options")
         option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
         checked = len(self.problems)
-        self.rules(option_rules, Scope({"options": options_shape}), f"scorers.{definition.id}.option_rules")
+        self.rules(option_rules, Scope({"options": as_read(options_shape, None)}), f"scorers.{definition.id}.option_rules")
         # Rules that name what is not there were just reported; evaluating them would only fail again.
         names_ok = len(self.problems) == checked
         failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})

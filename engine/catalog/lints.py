@@ -86,8 +86,11 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     templates = PromptTemplates(source.templates_path)
     schemas: dict[Path, Any] = {}  # each schema file read once, however many steps answer with it
     unique: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
+    builtin = [place.resolve() for place in (source.fallback.path, *source.fallback.templates_path[:1], *source.fallback.schemas_path[:1])] if source.fallback else []
     for warning in found:
-        unique.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
+        # The built-in scorers a host catalog offers as they are: their files are not the host's to change.
+        if warning.path is None or not any(Path(warning.path).resolve().is_relative_to(place) for place in builtin):
+            unique.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
     files = {source.path}
     for scorer_id in source.scorers:
         if scorer_id in compiled:

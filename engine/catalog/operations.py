@@ -102,6 +102,8 @@ class Operations:
             self.report(node, f"unknown filter {name!r}{did_you_mean(name, self.environment.filters)}", rf"\|\s*({name})\b")
             return ANY
         what = written(node.node) if node.node is not None else None
+        if base.nullable and node.node is not None and name in _SEQUENCE_FILTERS | _NUMBER_FILTERS:
+            self.may_be_none(node.node, f"`| {name}` then fails")
         if isinstance(base, (Number, Boolean)) and name in _SEQUENCE_FILTERS and not isinstance(node.node, (nodes.List, nodes.Tuple)):
             self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes a list or text, so it fails for every item", rf"\|\s*({name})\b")
             return ANY
