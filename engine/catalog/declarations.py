@@ -7,7 +7,8 @@
 - its own options, each read by some template, expression or rule (else passing it changes
   nothing);
 - its steps that ask a judge, each read by a later step (else its call is paid for nothing),
-  its worked examples shown by the step's prompt, and its context read where it is declared.
+  its worked examples shown by the step's prompt, and its context read where it is declared;
+- the token limit of each judge step against the shortest answer its schema accepts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Reporter(Protocol):
     def problem(self, message: str, place: Place | None) -> None: ...
 
     def warning(self, code: str, message: str, place: Place | None) -> None: ...
+
 
 #: The option a score on the scorer's scale reads (docs/authoring.md: "0 to `scale`").
 SCALE = "options.scale"
@@ -133,13 +135,16 @@ class Declarations:
         return ScoreRange(False, (min(number.low for number in known), max(number.high for number in known)))
 
     def off_scale(self, number: Number, loc: Sequence[Any], on_scale: bool) -> None:
+        """A score whose range leaves the scale: refused when it reads the scale, a warning when
+        it never does; said only when the ends of its range are values it takes (a range found
+        from values read together is a bound, and what they allow together may fit)."""
         assert self.scale is not None
+        if not number.tight:
+            return
         where = ".".join(map(str, [self.definition.id, *self._step_label(loc)]))
         skipped = loc[-1] == "on_skip"
         what = f"the score when the step is skipped is {number.span()}" if skipped else f"the score can be {number.span()}"
         scale = f"0 to {self.scale:g} (`options.scale`)"
-        if not number.tight:
-            return  # its ends are bounds, not values it takes: what the values read together allow may fit
         if on_scale:
             self.compiler.problem(f"{where}: {what}, outside the scale of the scores, {scale}{self._binding_hint(loc)}", self.place(loc))
             return
