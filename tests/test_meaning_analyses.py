@@ -166,3 +166,19 @@ def test_a_template_is_read_with_jinjas_own_scoping(tmp_path: Path, template: st
     catalog(tmp_path, prompt=template + "\n" + PROMPT)
     code, lines = findings(tmp_path)
     assert code == 1 and any(expected in line for line in lines), lines
+
+
+def test_a_score_that_never_reads_the_scale_and_leaves_it_is_a_warning(tmp_path: Path) -> None:
+    catalog(tmp_path, score="verdict.rating")
+    code, lines = findings(tmp_path)
+    assert code == 0 and lines == [
+        "warning: judged.score.score: the score can be 0 to 5, but the scorer's scale is 0 to 1 (`options.scale`), which the score never reads: "
+        "bring it to 0..1 and multiply by options.scale, or drop the option (`scale: null` under options) [score-off-scale]"
+    ]
+
+
+def test_the_score_a_skipped_step_gives_is_held_to_the_scale(tmp_path: Path) -> None:
+    path = catalog(tmp_path, skip_if="not count.words")
+    path.write_text(path.read_text(encoding="utf-8").replace("on_skip: 0", "on_skip: 5"), encoding="utf-8")
+    code, lines = findings(tmp_path)
+    assert code == 1 and lines == ["judged.score.on_skip: the score when the step is skipped is 5, outside the scale of the scores, 0 to 1 (`options.scale`)"]
