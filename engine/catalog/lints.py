@@ -90,18 +90,25 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     for warning in found:
         # The built-in scorers a host catalog offers as they are: their files are not the host's to change.
         if warning.path is None or not any(Path(warning.path).resolve().is_relative_to(place) for place in builtin):
-            unique.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
+            unique.setdefault(_place_and_kind(warning), warning)
     files = {source.path}
     for scorer_id in source.scorers:
         if scorer_id in compiled:
             lints = ScorerLints(compiled[scorer_id][0], source, templates, schemas)
             for warning in lints.run():
-                unique.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
+                unique.setdefault(_place_and_kind(warning), warning)
             files |= lints.schema_files()
     for warning in yaml_warnings(files):
-        unique.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
+        unique.setdefault(_place_and_kind(warning), warning)
     kept = [warning for warning in unique.values() if not silenced(warning)]
     return sorted(kept, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
+
+
+def _place_and_kind(warning: ConfigError) -> tuple[str | None, int | None, int | None, str]:
+    """What makes a warning one: a shared template's warning is found for every step that
+    renders it, and is one warning (an enum's value is one per value: its message says which)."""
+    code = getattr(warning, "code", None)
+    return warning.path, warning.line, warning.column, code if code and code != "unexplained-enum" else warning.message
 
 
 class ScorerLints:
