@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
@@ -67,7 +68,9 @@ class WebhookAlert(_Strict):
     webhook: str | None = Field(default=None, description="The URL to POST to (http or https)")
     webhook_env: str | None = Field(default=None, description="The environment variable holding the URL (keeps a secret URL out of files)")
     format: Literal["json", "slack"] = "json"
-    timeout: float = Field(default=10.0, gt=0, description="Seconds one POST may take")
+    timeout: float = Field(
+        default=30.0, gt=0, description="Seconds one POST may take (a request not answered in time is sent again, with the same episode)"
+    )
     retries: int = Field(default=4, ge=0, le=10)
     backoff: float = Field(default=1.0, ge=0, description="Seconds before the first retry; doubled for each next one (at most 60)")
 
@@ -89,11 +92,14 @@ class WebhookAlert(_Strict):
         return value
 
     def where(self) -> str:
-        """The address for messages: scheme and host only (a webhook's path is its secret)."""
+        """The address for messages: scheme, host and port only (a webhook's user-info, path
+        and query may hold its secret)."""
         if self.webhook_env is not None:
             return f"${self.webhook_env}"
         assert self.webhook is not None
-        return "/".join(self.webhook.split("/")[:3])
+        parts = urlsplit(self.webhook)
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}"
 
 
 def slack_webhook(url: str | None = None, *, env: str | None = None, **settings: Any) -> WebhookAlert:
