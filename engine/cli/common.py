@@ -33,6 +33,7 @@ from ..errors import (
     RunInputError,
     ScorerError,
 )
+from .. import errors as errors_module
 from ..formatting import first_line, to_json
 from ..scrub import install_log_filter, scrub
 from .app import errors, suggestion
@@ -143,6 +144,13 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
         if previous_interrupt == signal.SIG_IGN:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fixed_in_setup(kind: str | None) -> bool:
+    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
+    model, mode, address), by its class name as the run records it."""
+    found = getattr(errors_module, kind or "", None)
+    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
 
 
 def existing_store(store: str, *, writing: bool = False) -> Store:

@@ -26,8 +26,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..catalog import Catalog
-from .. import errors as error_kinds
-from ..errors import ConfigError, JudgeError
+from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
 from ..runs import (
     BatchProgress,
@@ -65,6 +64,7 @@ from .common import (
     count_items,
     one_line_errors,
     parse_thresholds,
+    fixed_in_setup,
     sigterm_as_interrupt,
     print_json,
 )
@@ -371,7 +371,7 @@ def eval_command(
     shown.finish()
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
-    elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
+    elif not fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
         _print_eval(result, shown_store, total, batch_api)
         print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
@@ -385,20 +385,13 @@ def _show_estimate(selection: Any, scorers: list[AnyScorer], cache: ResponseCach
         _print_estimate(forecast, data)
 
 
-def _fixed_in_setup(kind: str | None) -> bool:
-    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
-    model, mode, address), by its class name as the run records it."""
-    found = getattr(error_kinds, kind or "", None)
-    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
-
-
 def _verdict(result: EvalResult, resume: str) -> int:
     """The exit status, with one line on stderr saying why when it is not 0 (the verdict's
     reasons, as every runner states them)."""
     verdict = result.verdict
     if verdict.passed:
         return 0
-    status = EXIT_USAGE if result.stopped_by is not None and _fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
+    status = EXIT_USAGE if result.stopped_by is not None and fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
     errors.print(f"error: {'; '.join(verdict.reasons)}", markup=False, highlight=False, soft_wrap=True)
     if result.stopped_by is not None or result.counts.failed:
         errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)

@@ -14,6 +14,7 @@ from ..errors import ConfigError
 from ..runs import where_item
 from ..runs.measures.stats import usage_cost
 from ..runs.stored.reading import (
+    stored_verdict,
     RunExport,
     compare_runs,
     existing_run,
@@ -151,6 +152,7 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
     worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
     failures = results.query(run=run, errors=True, limit=20)
     usage = usage_rows(results.usage(run))
+    verdict = stored_verdict(results, found) if found.kind != "live" else None
     if as_json:
         payload = {
             "run": found.model_dump(mode="json"),
@@ -163,10 +165,14 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
             "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
             "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             "last_invocation": found.meta.get("last_invocation"),
+            "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
         }
         print_json(payload)
         return
-    console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
+    console.print(summary_table(f"run {run} ({found.kind}, {found.status})", stats, spreads))
+    if verdict is not None:
+        said = "passed" if verdict.passed else f"did not pass: {'; '.join(verdict.reasons)}"
+        console.print(f"verdict: {said}", markup=False, highlight=False, soft_wrap=True)
     last = _last_invocation(found.meta)
     if last is not None:
         console.print(last, markup=False, highlight=False)
