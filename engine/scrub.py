@@ -60,7 +60,8 @@ _HTTP_CREDENTIAL = re.compile(r"(?i)\b(Basic|Bearer|Token)\s+[A-Za-z0-9._~+/\-]{
 #: A field named like a secret inside text: `"password": "hunter2"`, `api_key=abc`, `secret: xyz`.
 _FIELD_IN_TEXT = re.compile(
     # Quotes may be escaped: a value quoted inside JSON text that is itself a JSON string.
-    rf"(?i)((?:\\?[\"'])?[\w.-]*{SECRET_FIELD}(?:\\?[\"'])?\s*[:=]\s*)"
+    # A field name starts a word: `/etc/passwd: ...` names a file, not a password.
+    rf"(?i)((?<![\w./\\-])(?:\\?[\"'])?[\w.-]*{SECRET_FIELD}(?:\\?[\"'])?\s*[:=]\s*)"
     r"(\\?\"(?:[^\"\\]|\\[^\"])*\\?\"|\\?'(?:[^'\\]|\\[^'])*\\?'|[^\s,;}&\"'<>\\]+)"
 )
 

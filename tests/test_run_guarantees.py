@@ -260,3 +260,71 @@ def test_a_command_that_must_write_to_a_read_only_store_is_refused_with_status_2
     assert len(judge.requests) == asked  # refused before any judge call
     read = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store)])  # only reading: fine
     assert read.exit_code == 0, read.output
+
+
+def test_numeric_labels_a_scorer_cannot_give_are_that_item_s_error(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    rows = [
+        {"id": "fine", "output": "ok", "context": ["c"], "expected": {"hallucination": 0}},
+        {"id": "two", "output": "ok", "context": ["c"], "expected": {"hallucination": 2}},
+        {"id": "minus", "output": "ok", "context": ["c"], "expected": -1},
+    ]
+    result = run_evals(rows, create_hallucination_scorer())
+    assert result.counts.outcomes == {"scored": 1, "error": 2, "not_scorable": 0} and result.passed is False
+    messages = {error.item_id: error.error for error in result.errors}
+    assert messages["two"] == "`expected` for hallucination is 2, which is not a score it gives (0 to 1); a pass/flag label is true or false"
+    assert "is -1" in messages["minus"]
+    assert result.summary["hallucination"].agreement is not None and result.summary["hallucination"].agreement.labelled == 1
+
+
+def test_a_monitor_with_enough_outcomes_but_no_score_says_so(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine.testing import Reply
+
+    judge.on("Claims", Reply.fail(400, "scripted judge failure"))
+    store = tmp_path / "r.sqlite"
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["c"]}), store=store)
+    for number in range(20):
+        live.submit("reply", input="q", run_id=f"r{number}")
+    assert live.close(timeout=30)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 20, min_samples: 10}\n", encoding="utf-8")
+    shown = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--json"])
+    note = json.loads(shown.stdout)["monitors"][0]["note"]
+    assert note == "no mean over the 20 outcomes: none was scored (each failed or was not scorable)"  # not "20 of the 10 samples needed"
+
+
+def test_sigterm_ends_monitor_watch_as_ctrl_c_does(judge: JudgeServer, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "r.sqlite"
+    live_run(judge, store, replies=3)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
+    scorers = str(Path(sys.executable).with_name("scorers"))
+    process = subprocess.Popen([scorers, "monitor", "--monitors", str(monitors), "--store", str(store), "--watch", "--interval", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))  # fmt: skip
+    time.sleep(3)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+
+
+def test_a_live_reply_whose_scoring_failed_keeps_its_context_for_rescoring(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine.testing import Reply
+
+    judge.on("Claims", Reply.fail(400, "scripted judge failure"))
+    store = tmp_path / "r.sqlite"
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["the facts"]}), store=store)
+    live.submit("reply", input="q", run_id="r1")
+    assert live.close(timeout=30)
+    with SQLiteStore(store) as opened:
+        [record] = opened.query(run="live")
+    assert record.error is not None and record.context == ["the facts"]
+    script_hallucination(judge)
+    again = runner.invoke(app, ["rescore", "--run", "live", "--scorer", "hallucination", "--as", "again", "--store", str(store), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["result"]["counts"]["outcomes"] == {"scored": 1, "error": 0, "not_scorable": 0}

@@ -100,3 +100,11 @@ def test_a_webhook_s_credentials_reach_no_log_and_no_error(judge: JudgeServer, t
         load_monitors(monitors)
     assert "Pa55w0rdXYZ" not in str(refused.value) and "T0kenValue999" not in str(refused.value)
     assert "m.yaml:" in str(refused.value)
+
+
+def test_what_only_looks_like_a_field_name_is_left_as_it_is() -> None:
+    from engine.scrub import scrub
+
+    assert scrub("data /etc/passwd: not found") == "data /etc/passwd: not found"
+    assert scrub("max_tokens: 2048, total_tokens=55") == "max_tokens: 2048, total_tokens=55"
+    assert scrub("X-Api-Key: zzzz1234") == "X-Api-Key: ***"

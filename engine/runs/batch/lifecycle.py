@@ -262,13 +262,10 @@ class BatchRun:
             # stopped the run (a failing save would otherwise be paid for item after item).
             return self._stop() is not None or await self.budget.reached_by_all()
 
-        try:
-            await drive_shared(
-                self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
-                lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
-            )  # fmt: skip
-        except Stopped:
-            pass  # a fatal judge error stopped this worker (recorded as the stop cause)
+        await drive_shared(
+            self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
+            lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
+        )  # fmt: skip
 
     def _stop(self) -> Exception | None:
         """What stopped the run, if anything did: the judge, or a store that keeps failing."""

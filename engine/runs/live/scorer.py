@@ -325,9 +325,12 @@ class LiveScorer:
             # No context given and none of the scorer's own: the reply's tool results are
             # what the agent based its answer on.
             given = replace(given, context=tool_result_context(given.output) or None)
+        # The context the reply was judged against, kept with every outcome: a reply whose
+        # scoring failed can then be scored again later (scorers rescore) against the same.
+        context = given.context if given.context is not None else scorer.context
         common: dict[str, Any] = dict(
             run=self.run, source="live", item_id=given.run_id, item_index=None, input=given.input, output=given.output,
-            context=given.context, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
+            context=list(context) if context is not None else None, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
         )  # fmt: skip
         try:
             result = await self._scored(scorer, given, job)

@@ -157,8 +157,10 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
     span = WindowSpan(size=monitor.window_text(), first_at=points[0].at if points else None, last_at=points[-1].at if points else None, samples=samples)
     value = value_of(monitor, figures)
     common = dict(monitor=monitor.name, scorer=monitor.scorer, condition=monitor.condition(), window=span, figures=figures, value=value)
-    if samples < monitor.min_samples or value is None:
+    if samples < monitor.min_samples:
         return MonitorCheck(**common, state="too few", note=f"{samples} of the {monitor.min_samples} samples needed")  # type: ignore[arg-type]
+    if value is None:  # enough outcomes, none with what the statistic reads (every one an error, say)
+        return MonitorCheck(**common, state="too few", note=f"no {monitor.statistic} over the {samples} outcomes: {_why_none(figures)}")  # type: ignore[arg-type]
     holding = monitor.holds(value)
     alert = None
     if holding != alerting:
@@ -168,6 +170,12 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
             episode=uuid.uuid4().hex if holding else episode,
         )  # fmt: skip
     return MonitorCheck(**common, state="alerting" if holding else "ok", alert=alert)  # type: ignore[arg-type]
+
+
+def _why_none(figures: WindowFigures) -> str:
+    if not figures.scored:
+        return "none was scored (each failed or was not scorable)"
+    return "the statistic needs what the window lacks"
 
 
 def worst_items(monitor: Monitor, points: Iterable[Point], direction: Direction) -> list[WorstItem]:
