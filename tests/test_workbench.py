@@ -43,6 +43,7 @@ def _request(workbench: Workbench, path: str, body: dict[str, Any] | None = None
     headers = {"Content-Type": "application/json"}
     if token == "cookie":
         headers["Cookie"] = f"scorers_workbench={workbench.token}"
+        headers["X-Workbench-Session"] = workbench.session_key
     if host is not None:
         headers["Host"] = host
     data = json.dumps(body).encode() if body is not None else None

@@ -16,7 +16,7 @@ from ..runs.tuning import calibration
 from ..scoring import AnyScorer
 from ..scoring.preview import preview
 from .aligned import accept_edits, aligned_variants
-from .datasets import DataItem, example_sets, read_items, stratified_sample
+from .datasets import DataItem, DataSets, read_items, stratified_sample
 from .runner import Runner, Sample
 from .thresholds import set_threshold
 from .workspace import NEW_CATALOG, EditorFile, Workspace
@@ -54,6 +54,7 @@ class Session:
         self.workspace = Workspace(catalog)
         self.runner = runner
         self.data = data
+        self.datasets = DataSets(data, Path.cwd())
         self.model = model
         self._items: dict[str, list[DataItem]] = {}
         #: Per scorer, the runs started here in order: before anything is saved, a run is
@@ -70,9 +71,10 @@ class Session:
         return self.workspace.load(draft), draft
 
     def _data_items(self, data: str) -> list[DataItem]:
-        key = str(Path(data).resolve())
+        path = self.datasets.path(data)
+        key = str(path.resolve())
         if key not in self._items:
-            self._items[key] = read_items(Path(data))
+            self._items[key] = read_items(path)
         return self._items[key]
 
     def _scorer(self, catalog: Catalog, scorer_id: str) -> AnyScorer:
@@ -101,7 +103,7 @@ class Session:
         scorers = [{"id": scorer_id, "origin": "yours" if scorer_id in own else "built-in"} for scorer_id in sorted(ids, key=lambda scorer_id: (scorer_id not in own, scorer_id))]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
-            "scorers": scorers, "datasets": example_sets(self.data), "busy": self.runner.busy,
+            "scorers": scorers, "datasets": self.datasets.offered, "busy": self.runner.busy,
         }  # fmt: skip
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -173,16 +175,18 @@ class Session:
 
     async def estimate(self, body: dict[str, Any]) -> dict[str, Any]:
         scorer_id = _text(body, "scorer")
+        sample = self._sample(body, scorer_id)
         catalog, _ = self._catalog(_edits(body))
-        return await self.runner.estimate(self._scorer(catalog, scorer_id), self._sample(body, scorer_id))
+        return await self.runner.estimate(self._scorer(catalog, scorer_id), sample)
 
     async def run(self, body: dict[str, Any]) -> dict[str, Any]:
         """Start a run of the draft on the sample (resumed when this draft already ran on it)."""
         if self.runner.busy:
             raise ConfigError("a run is going on; stop it first")
         scorer_id = _text(body, "scorer")
+        sample = self._sample(body, scorer_id)
         catalog, draft = self._catalog(_edits(body))
-        scorer, sample = self._scorer(catalog, scorer_id), self._sample(body, scorer_id)
+        scorer = self._scorer(catalog, scorer_id)
         self.workspace.pinned = {draft}  # the run renders from it; the run before has ended
         progress = self.runner.start(scorer, sample)
         runs = self.history.setdefault(scorer_id, [])

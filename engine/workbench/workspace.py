@@ -25,8 +25,12 @@ from ..catalog import Catalog, builtin_catalog_path, catalog_file, load_scorers
 from ..catalog.source import position
 from ..errors import CatalogErrors, ConfigError
 
-#: What a catalog folder holds that the workbench copies into a draft and may write.
+#: What a catalog's prompt and schema folders hold that the workbench copies into a draft.
 TEXT_SUFFIXES = {".yaml", ".yml", ".j2", ".jinja", ".json", ".txt", ".md"}
+#: What the workbench may write: templates under the catalog's prompt folder, schemas under
+#: its schema folder (and the catalog file itself); no other file of the folder.
+TEMPLATE_SUFFIXES = {".j2", ".jinja", ".jinja2", ".txt", ".md"}
+SCHEMA_SUFFIXES = {".yaml", ".yml", ".json"}
 
 NEW_CATALOG = "prompts: prompts\nschemas: schemas\nscorers: {}\n"
 
@@ -112,15 +116,31 @@ class Workspace:
     # ------------------------------------------------------------------------- paths
 
     def target(self, relative: str) -> Path:
-        """Where an edit of `relative` is written: inside the catalog folder, or refused."""
+        """Where an edit of `relative` is written: the catalog file, a template under its prompt
+        folder or a schema under its schema folder, inside the catalog folder; else refused."""
         if not relative or "\\" in relative or relative.startswith("/") or "\x00" in relative:
             raise OutsideCatalog(f"{relative!r}: the workbench writes only inside the catalog folder {self.folder}")
         path = (self.folder / relative).resolve()
-        if self.folder not in path.parents or path.suffix not in TEXT_SUFFIXES:
-            raise OutsideCatalog(f"{relative!r}: the workbench writes only catalog files inside the catalog folder {self.folder}")
         if any(self._inside(path, place) for place in self.protected):
             raise OutsideCatalog(f"{relative!r}: that is a file of the installed package; edits of built-in scorers go to the catalog folder")
+        prompts, schemas = ((self.folder / folder).resolve() for folder in self.file_folders())
+        own = (
+            path == self.catalog_file
+            or (prompts in path.parents and path.suffix in TEMPLATE_SUFFIXES)
+            or (schemas in path.parents and path.suffix in SCHEMA_SUFFIXES)
+        )
+        if self.folder not in path.parents or not own:
+            raise OutsideCatalog(
+                f"{relative!r}: the workbench writes only the catalog's own files inside the catalog folder {self.folder}: "
+                f"{self.catalog_name}, templates under {self.shown_folder(prompts)}/ and schemas under {self.shown_folder(schemas)}/"
+            )
         return path
+
+    def shown_folder(self, folder: Path) -> str:
+        try:
+            return folder.relative_to(self.folder).as_posix()
+        except ValueError:
+            return str(folder)
 
     @staticmethod
     def _inside(path: Path, place: Path) -> bool:

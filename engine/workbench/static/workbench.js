@@ -37,9 +37,13 @@ function label(expected) {
   return typeof expected === "boolean" ? (expected ? "flag" : "pass") : figure(expected);
 }
 
+// Every API request carries the key the server wrote into this page (see app.py): a page of
+// another origin has no way to read it, nor to send the header without the server's consent.
+const SESSION = document.querySelector('meta[name="workbench-session"]').content;
+
 async function api(name, body) {
   const response = await fetch(`/api/${name}`, {
-    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body || {}),
+    method: "POST", headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify(body || {}),
   });
   const payload = await response.json().catch(() => ({error: `the workbench answered ${response.status}`}));
   if (!response.ok) throw new Error(payload.error || `error ${response.status}`);
@@ -85,6 +89,7 @@ async function init() {
   setupSave();
   await pickScorer(preferred.id);
   await pollRun(true);
+  window.workbenchReady = true;
 }
 
 async function pickScorer(scorerId) {
