@@ -93,7 +93,7 @@ def test_an_edit_of_a_built_in_template_is_saved_in_the_catalog_folder(workbench
     builtin = ROOT / "prompts" / "hallucination" / "analyze.j2"
     before = builtin.read_text(encoding="utf-8")
     edited = before.replace("Decide,", "When you hesitate, say yes. Decide,")
-    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": {"prompts/hallucination/analyze.j2": edited}}
+    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": {"prompts/hallucination/analyze.j2": edited}, "bases": {"prompts/hallucination/analyze.j2": None}}
     status, diff = _request(workbench, "/api/diff", body)
     assert status == 200 and [change["path"] for change in diff["changes"]] == ["scorers.yaml", "prompts/hallucination/analyze.j2"]
     assert "+When you hesitate, say yes. Decide," in diff["changes"][1]["diff"]
@@ -290,7 +290,7 @@ def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(w
     best = found["calibration"]["best"]["threshold"]
     assert found["text"] == f"scorers:\n  hallucination:\n    extends: hallucination\n    threshold: {best:g}\n"
     edited = {**body, "files": {"scorers.yaml": found["text"]}}
-    assert _request(workbench, "/api/check", edited)[1] == {"problems": []}
+    assert _request(workbench, "/api/check", edited)[1]["problems"] == []
     _request(workbench, "/api/run", edited)
     rerun = _wait(workbench)["run"]
     assert rerun != run
@@ -444,7 +444,7 @@ def test_a_catalog_with_problems_opens_to_be_fixed(judge: JudgeServer, tmp_path:
         assert [(problem["path"], problem["line"]) for problem in problems] == [("scorers.yaml", 4)]
         assert "nmae" in problems[0]["message"]
         fixed = {"scorers.yaml": "scorers:\n  strict:\n    extends: hallucination\n    name: Strict\n"}
-        assert _request(started, "/api/check", {"files": fixed})[1] == {"problems": []}
+        assert _request(started, "/api/check", {"files": fixed})[1]["problems"] == []
         assert len(_request(started, "/api/scorer", {"scorer": "strict", "files": fixed})[1]["files"]) > 1
     finally:
         started.stop()

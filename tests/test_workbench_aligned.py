@@ -57,7 +57,7 @@ def test_an_aligned_variant_is_listed_with_align_s_figures_and_accepted_through_
     assert [change["path"] for change in accepted["changes"]] == ["scorers.yaml", "prompts/aligned/hallucination/analyze.j2"]
     assert f"+{SENTENCE}" in accepted["changes"][1]["diff"]
 
-    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"]})
+    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"], "bases": accepted["bases"]})
     assert status == 200, saved
     assert saved["version"] == 1 and _wait(workbench)["status"] == "complete"
     catalog = load_scorers(tmp_path / "mine" / "scorers.yaml")

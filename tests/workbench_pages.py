@@ -91,7 +91,7 @@ class Tab:
     def __init__(self, context: Any, workbench: Workbench, width: int = 1280, height: int = 800) -> None:
         self.page = context.new_page()
         self.page.set_viewport_size({"width": width, "height": height})
-        self.page.set_default_timeout(60_000)
+        self.page.set_default_timeout(30_000)
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.workbench = workbench

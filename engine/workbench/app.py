@@ -38,7 +38,7 @@ from ..store import Store
 from .datasets import NotOffered
 from .runner import Runner
 from .session import Session
-from .workspace import OutsideCatalog
+from .workspace import OutsideCatalog, SaveConflict
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "scorers_workbench"
@@ -143,6 +143,8 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
         body: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
         try:
             value = await asyncio.to_thread(handler, session, body) if blocking else await handler(session, body)
+        except SaveConflict as exc:
+            return JSONResponse({"error": scrub(str(exc)), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
         except (OutsideCatalog, NotOffered) as exc:
             return JSONResponse({"error": scrub(str(exc))}, status_code=403)
         except (ScorerError, ValueError, OSError) as exc:
@@ -157,7 +159,7 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
 def create_app(settings: Settings) -> Starlette:
     """The workbench for one catalog folder; `settings.token` guards every request."""
     runner = Runner(settings.store, settings.cache, settings.concurrency, settings.max_cost)
-    session = Session(settings.catalog, runner, data=settings.data, model=settings.model)
+    session = Session(settings.catalog, runner, data=settings.data, model=settings.model, drafts=settings.drafts)
 
     # The page carries the session key the API asks for: only a page read from here knows it.
     html = (STATIC / "index.html").read_text(encoding="utf-8").replace('content="SESSION-KEY"', f'content="{settings.session_key}"', 1)
@@ -177,7 +179,7 @@ def create_app(settings: Settings) -> Starlette:
         "state": Session.state, "scorer": Session.scorer, "check": Session.check, "items": Session.items,
         "preview": Session.preview, "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
-        "aligned": Session.aligned, "accept": Session.accept,
+        "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft,
     }  # fmt: skip
     async_routes: dict[str, Handler] = {"estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save}
     routes: list[BaseRoute] = [Route("/", page)]

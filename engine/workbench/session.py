@@ -6,20 +6,22 @@ request's JSON and returns JSON; the work is done by the engine's own API (the c
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog, builtin_catalog
-from ..errors import ConfigError
+from ..errors import ConfigError, ScorerError
 from ..runs.stored import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration
 from ..scoring import AnyScorer
 from ..scoring.preview import preview
 from .aligned import accept_edits, aligned_variants
+from .drafts import Drafts, default_folder
 from .datasets import DataItem, DataSets, read_items, stratified_sample
 from .runner import Runner, Sample
 from .thresholds import set_threshold
-from .workspace import NEW_CATALOG, EditorFile, Workspace
+from .workspace import NEW_CATALOG, EditorFile, Workspace, version_of
 
 
 def _text(body: dict[str, Any], name: str) -> str:
@@ -40,6 +42,13 @@ def _number(body: dict[str, Any], name: str, default: int, low: int = 0) -> int:
     return number
 
 
+def _bases(body: dict[str, Any]) -> dict[str, str | None]:
+    bases = body.get("bases") or {}
+    if not isinstance(bases, dict) or not all(isinstance(key, str) and (value is None or isinstance(value, str)) for key, value in bases.items()):
+        raise ConfigError("bases: expected a mapping of catalog paths to the saved text each was edited from (null: no file)")
+    return bases
+
+
 def _edits(body: dict[str, Any]) -> dict[str, str]:
     files = body.get("files") or {}
     if not isinstance(files, dict) or not all(isinstance(key, str) and isinstance(value, str) for key, value in files.items()):
@@ -50,8 +59,10 @@ def _edits(body: dict[str, Any]) -> dict[str, str]:
 class Session:
     """One workbench: its catalog folder, the data sets it offers, and its runner."""
 
-    def __init__(self, catalog: Path, runner: Runner, data: Path | None = None, model: str | None = None) -> None:
+    def __init__(self, catalog: Path, runner: Runner, data: Path | None = None, model: str | None = None, drafts: Path | None = None) -> None:
         self.workspace = Workspace(catalog)
+        self.started = secrets.token_hex(8)
+        self.drafts = Drafts(drafts or default_folder(), self.workspace.catalog_file, self.started)
         self.runner = runner
         self.data = data
         self.datasets = DataSets(data, Path.cwd())
@@ -92,8 +103,11 @@ class Session:
     # ----------------------------------------------------------------------- routes
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The catalog folder, its scorers (yours first) and the data sets to offer. A catalog
-        with problems still opens (on the built-in scorers and the ids it names), to be fixed."""
+        """The catalog folder, its scorers (yours first), the data sets to offer (the one given
+        with --data first) and the unsaved work to restore (this tab's draft, else the latest;
+        one written before this start of the workbench opens on the data set given now). A
+        catalog with problems still opens (on the built-in scorers and the ids it names), to
+        be fixed."""
         try:
             catalog, _ = self._catalog({})
         except ConfigError:
@@ -101,9 +115,14 @@ class Session:
         own = set(catalog.source.scorers) if catalog is not None else set(self.workspace.written_ids())
         ids = catalog.ids() if catalog is not None else [*own, *(scorer_id for scorer_id in builtin_catalog().ids() if scorer_id not in own)]
         scorers = [{"id": scorer_id, "origin": "yours" if scorer_id in own else "built-in"} for scorer_id in sorted(ids, key=lambda scorer_id: (scorer_id not in own, scorer_id))]
+        tab = body.get("tab")
+        draft = self.drafts.get(tab if isinstance(tab, str) else None)
+        if draft is not None and self.data is not None and draft.get("started") != self.started:
+            draft["data"] = self.datasets.offered[0]["path"]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
-            "scorers": scorers, "datasets": self.datasets.offered, "busy": self.runner.busy,
+            "scorers": scorers, "datasets": self.datasets.offered, "given_data": self.datasets.offered[0]["path"] if self.data else None,
+            "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
         }  # fmt: skip
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +135,7 @@ class Session:
         except ConfigError:  # the catalog file alone, to fix what `check` reports
             text = draft.read_text(encoding="utf-8")
             shown = self.workspace.shown(self.workspace.catalog_file)
-            only = EditorFile(self.workspace.catalog_name, "catalog", "yours", shown, text, "yaml")
+            only = EditorFile(self.workspace.catalog_name, "catalog", "yours", shown, text, "yaml", self.workspace.saved_files().get(self.workspace.catalog_name))
             return {"scorer": scorer_id, "files": [only.as_json()], "yours": scorer_id in self.workspace.written_ids(), "origins": [], "last_version": self._last_version(scorer_id)}
         catalog.definition(scorer_id)  # an unknown id: one line, with the closest known
         files = self.workspace.scorer_files(catalog, draft, scorer_id)
@@ -141,9 +160,12 @@ class Session:
         return {"text": text + entry}
 
     def check(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The draft's problems, as `scorers check` prints them, at their files and lines."""
+        """The draft's problems, as `scorers check` prints them, at their files and lines; and
+        which of the files the page holds (`versions`: path -> version) were saved since."""
         draft = self.workspace.draft(_edits(body))
-        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)]}
+        given = body.get("versions")
+        versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
+        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)], "changed": self.workspace.changed_since(versions)}
 
     def items(self, body: dict[str, Any]) -> dict[str, Any]:
         data = _text(body, "data")
@@ -230,28 +252,44 @@ class Session:
         return {"changes": self.workspace.diff(_edits(body)), "catalog": str(self.workspace.folder)}
 
     async def save(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Write the edited files (only those that changed, only inside the catalog folder),
-        then record the version: the saved scorer run on the sample as the run
-        `workbench-<scorer>-v<N>` (its answers come from the response cache when this draft
-        was run on the sample already)."""
+        """Write the edited files (only those that changed, only the catalog's own files, only
+        where the file on disk is still the one they were edited from: `bases`), then record
+        the version: the saved scorer run on the sample as the run `workbench-<scorer>-v<N>`
+        (its answers come from the response cache when this draft was run on the sample
+        already). A conflict writes nothing (SaveConflict: the page shows the three texts)."""
         if self.runner.busy:
             raise ConfigError("a run is going on; stop it or wait for it before saving")
         scorer_id = _text(body, "scorer")
         edits = _edits(body)
-        catalog, _ = self._catalog(edits)  # a draft with problems is not saved
+        bases = _bases(body)
+        self._catalog(edits)  # a draft with problems is not saved
         sample = self._sample(body, scorer_id)
-        written = self.workspace.save(edits)
+        written = self.workspace.save(edits, bases)
+        self.drafts.saved(written)
+        shown = [self.workspace.shown(self.workspace.target(relative)) for relative in written]
+        versions = {relative: version_of(text) for relative, text in {**edits, **written}.items()}
         saved = self.workspace.load(self.workspace.catalog_file)
-        scorer = self._scorer(saved, scorer_id)
+        try:
+            scorer = self._scorer(saved, scorer_id)
+        except ScorerError as exc:  # written; the version is measured once a judge is configured
+            return {"written": shown, "versions": versions, "version": None, "run": None, "version_error": exc.described("")}
         version = self.runner.next_version(scorer_id)
+        accepted = body.get("accepted") if isinstance(body.get("accepted"), str) else None
         meta = {
             "workbench": {
                 "version": version, "scorer": scorer_id, "catalog": str(self.workspace.catalog_file),
-                "fingerprint": scorer.plan.fingerprint, "files": written, "sample": sample.as_json(),
+                "fingerprint": scorer.plan.fingerprint, "files": shown, "sample": sample.as_json(),
+                **({"accepted": accepted} if accepted else {}),
             }
         }  # fmt: skip
         progress = self.runner.start(scorer, sample, name=f"workbench-{scorer_id}-v{version}", meta=meta, kind="version")
-        return {"written": written, "version": version, "run": progress.as_json()}
+        return {"written": shown, "versions": versions, "version": version, "run": progress.as_json()}
+
+    def draft(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Keep the page's unsaved work (see drafts.py): on every pause in typing, and when the
+        scorer, data set, sample or run shown changes."""
+        self.drafts.put(_text(body, "tab"), body.get("draft"))
+        return {"kept": True}
 
     def aligned(self, body: dict[str, Any]) -> dict[str, Any]:
         """The aligned variants of the scorer found under the catalog folder, as align wrote them."""
@@ -267,7 +305,8 @@ class Session:
         files = {**edits, **accept_edits(self.workspace, folder, scorer_id, catalog_text, made_own)}
         catalog, _ = self._catalog(files)  # a variant that does not load here is not offered
         catalog.definition(scorer_id)
-        return {"files": files, "changes": self.workspace.diff(files), "catalog": str(self.workspace.folder)}
+        saved = self.workspace.saved_files()
+        return {"files": files, "bases": {path: saved.get(path) for path in files}, "changes": self.workspace.diff(files), "catalog": str(self.workspace.folder)}
 
     def calibrate(self, body: dict[str, Any]) -> dict[str, Any]:
         """The threshold that agrees best with the labels on a run (`scorers calibrate`'s

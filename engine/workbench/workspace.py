@@ -12,6 +12,7 @@ never changed).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -42,6 +43,42 @@ class OutsideCatalog(ConfigError):
     """A write aimed outside the catalog's folder (or into the installed package)."""
 
 
+def version_of(text: str | None) -> str | None:
+    """A short digest of a file's saved text (None: no such file): what a page edits from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A file saved by someone else (another tab, another person) since the page began editing
+    it: the page's text, what is saved now, and what both started from (None: no file)."""
+
+    path: str
+    shown: str
+    yours: str
+    theirs: str | None
+    base: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        def diff(before: str | None, after: str | None, name: str) -> str:
+            lines = difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True), fromfile="base", tofile=name)
+            return "".join(lines)
+
+        return {
+            "path": self.path, "shown": self.shown, "yours": self.yours, "theirs": self.theirs, "base": self.base,
+            "theirs_version": version_of(self.theirs), "yours_diff": diff(self.base, self.yours, "yours"), "theirs_diff": diff(self.base, self.theirs, "theirs"),
+        }  # fmt: skip
+
+
+class SaveConflict(ConfigError):
+    """A save refused because files changed on disk since they were edited: nothing written."""
+
+    def __init__(self, conflicts: list[Conflict]) -> None:
+        self.conflicts = conflicts
+        names = ", ".join(conflict.shown for conflict in conflicts)
+        super().__init__(f"{names}: saved elsewhere since you began editing (another tab or person); nothing was written: choose which to keep")
+
+
 @dataclass(frozen=True)
 class EditorFile:
     """One file of a scorer as the editor shows it: where an edit is written (`path`,
@@ -53,9 +90,15 @@ class EditorFile:
     shown_from: str
     text: str
     language: str
+    #: The file's text as saved in the catalog folder (None: no such file yet): a save of an
+    #: edit is refused when the file on disk is no longer this.
+    base: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "role": self.role, "origin": self.origin, "shown_from": self.shown_from, "text": self.text, "language": self.language}
+        return {
+            "path": self.path, "role": self.role, "origin": self.origin, "shown_from": self.shown_from, "text": self.text,
+            "language": self.language, "base": self.base, "version": version_of(self.base),
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -248,7 +291,9 @@ class Workspace:
         root = draft.parent.resolve()
         prompts, schemas = self.file_folders()
         builtin_prompts, builtin_schemas = self.builtin_folder / "prompts", self.builtin_folder / "schemas"
-        files = [EditorFile(self.catalog_name, "catalog", "yours", self.shown(self.catalog_file), draft.read_text(encoding="utf-8"), "yaml")]
+        saved = self.saved_files()
+        catalog_text = draft.read_text(encoding="utf-8")
+        files = [EditorFile(self.catalog_name, "catalog", "yours", self.shown(self.catalog_file), catalog_text, "yaml", saved.get(self.catalog_name))]
         seen = {self.catalog_name}
         for role, where in catalog.files(scorer_id)[1:]:
             found = Path(where.removesuffix(" (missing)")).resolve()
@@ -264,7 +309,7 @@ class Workspace:
                 continue
             seen.add(relative)
             kind = "schema" if role.endswith("schema") else "template"
-            files.append(EditorFile(relative, kind, origin, shown_from, found.read_text(encoding="utf-8"), _language(relative)))
+            files.append(EditorFile(relative, kind, origin, shown_from, found.read_text(encoding="utf-8"), _language(relative), saved.get(relative)))
         return files
 
     def origins(self, catalog: Catalog, draft: Path, scorer_id: str) -> list[dict[str, str]]:
@@ -334,17 +379,32 @@ class Workspace:
                     return path
         return None
 
-    def save(self, edits: Mapping[str, str]) -> list[str]:
-        """Write the edited files that differ from what is saved; the paths written."""
+    def changed_since(self, versions: Mapping[str, str | None]) -> list[str]:
+        """The files (of `versions`: path -> the version a page holds) saved since."""
+        saved = self.saved_files()
+        return sorted(relative for relative, version in versions.items() if version_of(saved.get(relative)) != version)
+
+    def save(self, edits: Mapping[str, str], bases: Mapping[str, str | None]) -> dict[str, str]:
+        """Write the edited files that differ from what is saved, each only if what is saved is
+        still the text it was edited from (`bases`: path -> that text, None for no file);
+        otherwise nothing is written and the conflicts are raised. Returns the files written
+        (path -> text)."""
         edits = self._with_catalog_file(edits)
         targets = {relative: self.target(relative) for relative in edits}
         saved = self.saved_files()
-        written = []
-        for relative, text in edits.items():
-            if saved.get(relative) == text:
-                continue
+        changed = {relative: text for relative, text in edits.items() if saved.get(relative) != text}
+        missing = [relative for relative in changed if relative not in bases and not (relative == self.catalog_name and relative not in saved)]
+        if missing:
+            raise ConfigError(f"{', '.join(missing)}: the save does not say which version it was edited from; reload the page")
+        conflicts = [
+            Conflict(relative, self.shown(targets[relative]), text, saved.get(relative), bases.get(relative))
+            for relative, text in changed.items()
+            if relative in bases and saved.get(relative) != bases[relative]
+        ]
+        if conflicts:
+            raise SaveConflict(conflicts)
+        for relative, text in changed.items():
             path = targets[relative]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            written.append(self.shown(path))
-        return written
+        return changed

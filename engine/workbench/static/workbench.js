@@ -2,11 +2,22 @@
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
+// Every file the page holds, by its path in the catalog folder: the current scorer's, and any
+// edited one (edits of the catalog's files outlive a change of scorer). Each has its `text`,
+// the `original` text the editor started from (a built-in file's own text for a file not yet
+// in the catalog), the `base` saved text it was edited from (null: no file) and its `version`.
 const state = {
-  scorer: null, data: null, files: {}, order: [], original: {}, problems: [], run: null,
-  report: null, lastVersion: null, yours: false, catalogName: null, checkSerial: 0,
+  scorer: null, data: null, files: {}, order: [], problems: [], run: null,
+  report: null, lastVersion: null, yours: false, catalogName: null, checkSerial: 0, warned: {},
 };
 let editors = [];
+
+// This tab's id: its unsaved work is kept on the server under it (a reload finds it again).
+const TAB = sessionStorage.getItem("workbench-tab") || (() => {
+  const id = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+  sessionStorage.setItem("workbench-tab", id);
+  return id;
+})();
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -46,23 +57,76 @@ async function api(name, body) {
     method: "POST", headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify(body || {}),
   });
   const payload = await response.json().catch(() => ({error: `the workbench answered ${response.status}`}));
-  if (!response.ok) throw new Error(payload.error || `error ${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(payload.error || `error ${response.status}`), {payload, status: response.status});
   return payload;
 }
 
-function notice(message) {
+// The line under the header: what went wrong (or, as "info", what the page did for you).
+function notice(message, kind = "error") {
   const box = $("#notice");
   box.textContent = message || "";
+  box.className = kind;
   box.hidden = !message;
 }
+
+// A file's text as it is written: the editor holds "\n" line ends, a file written with "\r\n" keeps them.
+function written(file) { return file.crlf ? file.text.replace(/\n/g, "\r\n") : file.text; }
+function isEdited(file) { return file.text !== file.original; }
 
 // The files edited since they were loaded or saved: what a draft writes over the catalog.
 function edits() {
   const changed = {};
-  for (const path of state.order) {
-    if (state.files[path].text !== state.original[path]) changed[path] = state.files[path].text;
-  }
+  for (const [path, file] of Object.entries(state.files)) if (isEdited(file)) changed[path] = written(file);
   return changed;
+}
+// For each edited file, the saved text it was edited from: a save over a newer one is refused.
+function bases() {
+  const found = {};
+  for (const [path, file] of Object.entries(state.files)) if (isEdited(file)) found[path] = file.base;
+  return found;
+}
+function versions() {
+  return Object.fromEntries(Object.entries(state.files).map(([path, file]) => [path, file.version]));
+}
+
+// A file as the server sends it, made ready for the editor (see `state`).
+function fileOf(sent) {
+  const crlf = sent.text.includes("\r\n");
+  const text = sent.text.replace(/\r\n/g, "\n");
+  return {...sent, crlf, text, original: text};
+}
+
+// ------------------------------------------------------------------------- unsaved work
+
+// What the server keeps of this tab's work (drafts.py): the edited files with the texts they
+// were edited from, and what is picked. Sent at every pause in typing and every change of pick.
+function draftBody() {
+  const files = {};
+  for (const [path, file] of Object.entries(state.files)) {
+    if (isEdited(file)) files[path] = {text: file.text, original: file.original, base: file.base, crlf: file.crlf, role: file.role, origin: file.origin, shown_from: file.shown_from, language: file.language};
+  }
+  return {scorer: state.scorer, data: state.data, size: Number($("#size").value), seed: Number($("#seed").value), run: state.report ? state.report.run : null, files};
+}
+function keepDraft(now = false) {
+  clearTimeout(keepDraft.timer);
+  keepDraft.pending = true;
+  const send = async () => {
+    keepDraft.pending = false;
+    try { await api("draft", {tab: TAB, draft: draftBody()}); } catch (error) { notice(`Your unsaved work could not be kept on the server: ${error.message}`); }
+  };
+  if (now) return send();
+  keepDraft.timer = setTimeout(send, 250);
+}
+
+function renderEdited() {
+  const count = Object.values(state.files).filter(isEdited).length;
+  $("#save").textContent = count ? `Save… (${count} edited)` : "Save…";
+  for (const pane of document.querySelectorAll(".pane")) {
+    for (const option of pane.querySelector(".file-pick").options) {
+      const file = state.files[option.value];
+      option.textContent = `${isEdited(file) ? "● " : ""}${option.value}${file.origin === "built-in" ? " (built-in)" : ""}${isEdited(file) ? " (edited)" : ""}`;
+    }
+  }
 }
 
 // ------------------------------------------------------------------------------ picking
@@ -73,64 +137,99 @@ async function init() {
     pane.querySelector(".file-pick").addEventListener("change", () => showFile(pane, pane.querySelector(".file-pick").value));
     return editor;
   });
-  const found = await api("state");
+  const found = await api("state", {tab: TAB});
   $("#catalog").textContent = `your catalog: ${found.catalog}`;
   for (const scorer of found.scorers) {
     $("#scorer").append(el("option", {value: scorer.id, text: `${scorer.id}${scorer.origin === "yours" ? " (yours)" : ""}`}));
   }
   for (const data of found.datasets) $("#data").append(el("option", {value: data.path, text: data.name, title: data.path}));
-  const preferred = found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
+  const draft = found.draft;
+  const preferred = (draft && found.scorers.find((scorer) => scorer.id === draft.scorer))
+    || found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
   $("#scorer").value = preferred.id;
+  if (draft) {
+    // Unsaved work comes back as it was left: its files, data set, sample and seed.
+    for (const [path, file] of Object.entries(draft.files || {})) state.files[path] = {...file, path, version: undefined};
+    if (draft.data && [...$("#data").options].some((option) => option.value === draft.data)) $("#data").value = draft.data;
+    if (draft.size) $("#size").value = draft.size;
+    if (draft.seed !== undefined && draft.seed !== null) $("#seed").value = draft.seed;
+  }
   $("#scorer").addEventListener("change", () => pickScorer($("#scorer").value));
-  $("#data").addEventListener("change", () => pickData());
+  $("#data").addEventListener("change", () => { pickData(); keepDraft(); });
   $("#item").addEventListener("change", () => refreshPreview());
+  for (const input of ["#size", "#seed"]) $(input).addEventListener("input", () => keepDraft());
   setupTabs();
   setupRun();
   setupSave();
+  setupLeaving();
   await pickScorer(preferred.id);
+  const restored = Object.keys(edits()).length;
+  if (restored) notice(`Your unsaved edits of ${restored} file${restored > 1 ? "s" : ""} are back (kept by the workbench as you typed). Save writes them into your catalog.`, "info");
   await pollRun(true);
+  if (!state.report && draft && draft.run) await showReport(draft.run, true);
   window.workbenchReady = true;
 }
 
+// Leaving with unsaved edits asks first; what is pending is sent to the server on the way out.
+function setupLeaving() {
+  window.addEventListener("beforeunload", (event) => {
+    if (!Object.keys(edits()).length) return;
+    event.preventDefault();
+    event.returnValue = "";
+  });
+  window.addEventListener("pagehide", () => {
+    if (!keepDraft.pending) return;
+    clearTimeout(keepDraft.timer);
+    fetch("/api/draft", {method: "POST", keepalive: true, headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify({tab: TAB, draft: draftBody()})});
+  });
+  // Ctrl+S (Cmd+S) saves, through the diff as the Save button does.
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s") {
+      event.preventDefault();
+      if (!document.querySelector("dialog[open]")) openSave();
+    }
+  });
+}
+
 async function pickScorer(scorerId) {
-  if (state.scorer && Object.keys(edits()).length && !confirm("Leave your unsaved edits of this scorer?")) {
-    $("#scorer").value = state.scorer;
+  notice("");
+  let loaded;
+  try {
+    loaded = await api("scorer", {scorer: scorerId, files: edits()});
+  } catch (error) {
+    notice(error.message);
+    $("#scorer").value = state.scorer || scorerId;
     return;
   }
-  notice("");
-  const loaded = await api("scorer", {scorer: scorerId, files: {}});
   state.scorer = scorerId;
   state.yours = loaded.yours;
   state.lastVersion = loaded.last_version;
-  state.files = {};
+  // An edited file keeps its text and the version it was edited from; the others are as saved.
+  for (const path of Object.keys(state.files)) if (!isEdited(state.files[path])) delete state.files[path];
   state.order = [];
-  state.original = {};
-  for (const file of loaded.files) {
-    state.files[file.path] = file;
-    state.order.push(file.path);
-    state.original[file.path] = file.text;  // a built-in file as the package has it: an edit of it becomes yours
+  for (const sent of loaded.files) {
+    const kept = state.files[sent.path];
+    state.files[sent.path] = kept ? {...fileOf(sent), text: kept.text, original: kept.original, base: kept.base, crlf: kept.crlf, version: kept.version === undefined ? (kept.base === sent.base ? sent.version : null) : kept.version} : fileOf(sent);
+    state.order.push(sent.path);
   }
   state.catalogName = loaded.files[0].path;
   $("#make-yours").hidden = loaded.yours;
   for (const pane of document.querySelectorAll(".pane")) {
     const pick = pane.querySelector(".file-pick");
-    pick.replaceChildren(...state.order.map((path) => el("option", {value: path, text: `${path}${state.files[path].origin === "built-in" ? " (built-in)" : ""}`})));
+    pick.replaceChildren(...state.order.map((path) => el("option", {value: path, text: path})));
   }
   // The panes keep their files when the scorer is loaded again (after a save).
   const shownBefore = $("#pane-b").dataset.path;
   const firstTemplate = state.order.find((path) => state.files[path].role === "template") || state.order[0];
   showFile($("#pane-a"), state.catalogName);
-  showFile($("#pane-b"), scorerId === showFile.scorer && state.files[shownBefore] ? shownBefore : firstTemplate);
+  showFile($("#pane-b"), scorerId === showFile.scorer && state.order.includes(shownBefore) ? shownBefore : firstTemplate);
   showFile.scorer = scorerId;
+  renderEdited();
   renderOrigins(loaded.origins);
-  if (state.lastVersion && state.lastVersion.sample) {
-    $("#size").value = state.lastVersion.sample.size;
-    $("#seed").value = state.lastVersion.sample.seed;
-    if ([...$("#data").options].some((option) => option.value === state.lastVersion.sample.data)) $("#data").value = state.lastVersion.sample.data;
-  }
   await pickData();
   renderVersions();
   renderAligned();
+  keepDraft();
 }
 
 async function pickData() {
@@ -160,6 +259,17 @@ function showFile(pane, path) {
   markProblems();
 }
 
+// A file's text changed by the page (a threshold set, a variant accepted): as if typed.
+function setText(path, text) {
+  state.files[path].text = text;
+  for (const [index, pane] of [...document.querySelectorAll(".pane")].entries()) {
+    if (pane.dataset.path === path) editors[index].set(text, state.files[path].language, `Editor: ${path}`);
+  }
+  renderEdited();
+  keepDraft();
+  check();
+}
+
 function edited(pane, text) {
   const path = pane.dataset.path;
   state.files[path].text = text;
@@ -167,6 +277,8 @@ function edited(pane, text) {
   for (const [index, other] of [...document.querySelectorAll(".pane")].entries()) {
     if (other !== pane && other.dataset.path === path) editors[index].set(text, state.files[path].language, `Editor: ${path}`);
   }
+  renderEdited();
+  keepDraft();
   clearTimeout(edited.timer);
   edited.timer = setTimeout(() => check(), 350);
 }
@@ -181,7 +293,7 @@ async function check() {
   const serial = ++state.checkSerial;
   let found;
   try {
-    found = await api("check", {files: edits()});
+    found = await api("check", {files: edits(), versions: versions()});
   } catch (error) {
     notice(error.message);
     return;
@@ -199,7 +311,25 @@ async function check() {
         onclick: () => jumpTo(problem)}))));
   }
   markProblems();
+  await savedElsewhere(found.changed || []);
   if (!found.problems.length) refreshPreview();
+}
+
+// Files saved by someone else (another tab, another person) since this page loaded them: one
+// not edited here is shown as saved now; an edited one is said to be in conflict, which Save
+// shows in full before anything is written.
+async function savedElsewhere(paths) {
+  const fresh = paths.filter((path) => state.files[path] && !isEdited(state.files[path]));
+  const clashing = paths.filter((path) => state.files[path] && isEdited(state.files[path]) && state.warned[path] !== state.files[path].version);
+  if (fresh.length) {
+    for (const path of fresh) delete state.files[path];
+    await pickScorer(state.scorer);
+    notice(`${fresh.join(", ")} ${fresh.length > 1 ? "were" : "was"} saved elsewhere (another tab or person): shown as saved now.`, "info");
+  }
+  if (clashing.length) {
+    for (const path of clashing) state.warned[path] = state.files[path].version;
+    notice(`${clashing.join(", ")} ${clashing.length > 1 ? "were" : "was"} saved elsewhere since you began editing: Save will show yours, theirs and the text you started from, and write nothing until you choose.`);
+  }
 }
 
 function markProblems() {
@@ -488,41 +618,110 @@ async function openItem(itemId) {
 
 // ---------------------------------------------------------------------- save, versions
 
-function setupSave() {
-  $("#save").addEventListener("click", async () => {
-    if (state.problems.length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
-    const found = await api("diff", {files: edits()});
-    $("#save-where").textContent = found.changes.length
-      ? `Into ${found.catalog} (never committed: review it with git as usual). Then the saved scorer is measured on the sample (${$("#size").value} items, seed ${$("#seed").value}); what this draft already ran is answered by the cache.`
-      : `Nothing changed since the last save; saving records a version of the scorer as it is, measured on the sample.`;
-    $("#diffs").replaceChildren(...found.changes.map((change) => el("section", {class: "diff"},
-      el("h3", {text: `${change.shown}${change.new === "yes" ? " (new in your catalog)" : ""}`}),
-      el("pre", {}, ...change.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))))));
-    $("#save-dialog").showModal();
+// Save: the diff of every edited file first; then the files are written (unless one was saved
+// elsewhere meanwhile: the three texts are shown and nothing is written until you choose) and
+// the version is recorded.
+async function openSave() {
+  if (state.problems.length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
+  let found;
+  try { found = await api("diff", {files: edits()}); } catch (error) { notice(error.message); return; }
+  $("#save-where").textContent = found.changes.length
+    ? `Into ${found.catalog} (never committed: review it with git as usual). Then the saved scorer is measured on the sample (${$("#size").value} items, seed ${$("#seed").value}); what this draft already ran is answered by the cache.`
+    : `Nothing changed since the last save; saving records a version of the scorer as it is, measured on the sample.`;
+  $("#diffs").replaceChildren(...found.changes.map((change) => el("section", {class: "diff"},
+    el("h3", {text: `${change.shown}${change.new === "yes" ? " (new in your catalog)" : ""}`}), diffBlock(change.diff))));
+  $("#save-dialog").showModal();
+}
+
+function diffBlock(diff) {
+  return el("pre", {}, ...diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"})));
+}
+
+async function save() {
+  let saved;
+  try {
+    saved = await api("save", {...sampleBody(), bases: bases(), accepted: state.accepting || null});
+  } catch (error) {
+    if (error.status === 409 && error.payload.conflicts) { showConflicts(error.payload.conflicts); return; }
+    notice(error.message);
+    return;
+  }
+  notice("");
+  state.accepting = null;
+  for (const [path, version] of Object.entries(saved.versions)) {
+    const file = state.files[path];
+    if (!file) continue;
+    file.original = file.text;
+    file.base = written(file);
+    file.version = version;
+  }
+  await pickScorer(state.scorer);
+  await keepDraft(true);
+  const what = saved.written.join(", ") || "no file (unchanged)";
+  if (saved.version === null) {
+    $("#progress-text").textContent = `Saved ${what}. The version is not measured: ${saved.version_error}`;
+    notice(`Saved ${what}. The version is not measured: ${saved.version_error}`);
+    return;
+  }
+  $("#progress-text").textContent = `Saved ${what}; recording version ${saved.version}…`;
+  showTab("tab-run");
+  pollRun();
+}
+
+// A save refused because a file changed on disk since it was edited here: yours, theirs and
+// the text both started from, side by side; nothing is written until one is chosen.
+function showConflicts(conflicts) {
+  $("#conflicts").replaceChildren(...conflicts.map((conflict) => el("section", {class: "conflict", "data-path": conflict.path},
+    el("h3", {text: conflict.shown}),
+    el("div", {class: "three"},
+      el("div", {class: "yours"}, el("h4", {text: "Yours (changes from the base)"}), diffBlock(conflict.yours_diff || "(no change)")),
+      el("div", {class: "theirs"}, el("h4", {text: conflict.theirs === null ? "Theirs: the file was deleted" : "Theirs, saved meanwhile (changes from the base)"}), diffBlock(conflict.theirs_diff || "(no change)")),
+      el("div", {class: "base"}, el("h4", {text: conflict.base === null ? "Base: no file yet (you began from the built-in one)" : "Base: the text you began from"}), el("pre", {text: conflict.base || ""}))))));
+  state.conflicts = conflicts;
+  $("#conflict-dialog").showModal();
+}
+
+function setupConflicts() {
+  $("#conflict-cancel").addEventListener("click", () => { $("#conflict-dialog").close(); notice("Nothing was written: your edits are kept here (and on the server) as they were."); });
+  $("#conflict-mine").addEventListener("click", async () => {
+    $("#conflict-dialog").close();
+    for (const conflict of state.conflicts) {
+      const file = state.files[conflict.path];
+      file.base = conflict.theirs;  // yours now replaces theirs, knowingly
+      file.version = conflict.theirs_version;
+    }
+    await save();
   });
+  $("#conflict-theirs").addEventListener("click", async () => {
+    $("#conflict-dialog").close();
+    for (const conflict of state.conflicts) {
+      const file = state.files[conflict.path];
+      if (conflict.theirs === null) { file.text = file.original; continue; }
+      file.text = file.original = conflict.theirs.replace(/\r\n/g, "\n");
+      file.base = conflict.theirs;
+      file.version = conflict.theirs_version;
+    }
+    await pickScorer(state.scorer);
+    notice(`Took the saved ${state.conflicts.map((conflict) => conflict.shown).join(", ")}; your edits of ${state.conflicts.length > 1 ? "them are" : "it are"} dropped.`, "info");
+    check();
+  });
+}
+
+function setupSave() {
+  setupConflicts();
+  $("#save").addEventListener("click", () => openSave());
   $("#save-cancel").addEventListener("click", () => $("#save-dialog").close());
   $("#item-close").addEventListener("click", () => $("#item-dialog").close());
   $("#save-confirm").addEventListener("click", async () => {
     $("#save-dialog").close();
-    try {
-      const saved = await api("save", sampleBody());
-      notice("");
-      for (const path of state.order) state.original[path] = state.files[path].text;
-      await pickScorer(state.scorer);
-      $("#progress-text").textContent = `Saved ${saved.written.join(", ") || "no file (unchanged)"}; recording version ${saved.version}…`;
-      showTab("tab-run");
-      pollRun();
-    } catch (error) {
-      notice(error.message);
-    }
+    await save();
   });
   $("#make-yours").addEventListener("click", async () => {
     const path = state.catalogName;
     const made = await api("variant", {scorer: state.scorer, text: state.files[path].text});
-    state.files[path].text = made.text;
+    setText(path, made.text);
     showFile($("#pane-a"), path);
     $("#make-yours").hidden = true;
-    check();
   });
   $("#calibrate").addEventListener("click", async () => {
     try {
@@ -536,12 +735,11 @@ function setupSave() {
       apply.onclick = async () => {
         try {
           const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, text: state.files[state.catalogName].text});
-          state.files[state.catalogName].text = set.text;
+          setText(state.catalogName, set.text);
           showFile($("#pane-a"), state.catalogName);
           apply.hidden = true;
           $("#make-yours").hidden = true;
           $("#calibration").textContent += ` Set in ${state.catalogName} (not saved yet): run again to see the figures there.`;
-          check();
         } catch (error) { notice(error.message); }
       };
     } catch (error) { notice(error.message); }
@@ -576,13 +774,15 @@ async function renderAligned() {
         const made = await api("accept", {scorer: state.scorer, folder: variant.folder, files: edits()});
         for (const [path, text] of Object.entries(made.files)) {
           if (!state.files[path]) {
-            state.files[path] = {path, role: "template", origin: "yours", shown_from: path, text, language: path.endsWith(".j2") ? "jinja" : path.endsWith(".yaml") ? "yaml" : "text"};
-            state.order.push(path);
+            const base = made.bases[path] === undefined ? null : made.bases[path];
+            state.files[path] = {path, role: "template", origin: "yours", shown_from: path, text, original: base === null ? "" : base, base, version: null, crlf: false,
+              language: path.endsWith(".j2") ? "jinja" : path.endsWith(".yaml") ? "yaml" : "text"};
           }
-          state.files[path].text = text;
+          setText(path, text.replace(/\r\n/g, "\n"));
         }
+        state.accepting = variant.folder;
         showFile($("#pane-a"), state.catalogName);
-        $("#save").click();
+        openSave();
       } catch (error) { notice(error.message); }
     });
     return el("section", {class: "aligned-variant", "data-folder": variant.folder},
