@@ -219,7 +219,7 @@ def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_pa
     page.wait_for_selector("#view-results:not([hidden]) #agreement tr[data-figure='f1']")
     first_f1 = page.locator("#agreement tr[data-figure='f1'] td").first.inner_text()
     assert page.locator("#results-head").inner_text().startswith("Run workbench-hallucination-")
-    assert "20 items, 20 labelled" in page.locator("#results-head").inner_text()
+    assert "20 of 20 items scored" in page.locator("#results-head").inner_text()
     assert page.locator("#items tbody tr").count() == 20
     assert page.locator("#comparison-box").is_hidden()
     # With the run's answers, the preview shows the later steps too.

@@ -90,8 +90,8 @@ def test_a_draft_survives_a_reload_and_a_restart_with_its_data_sample_and_seed(f
 
 def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_nothing_until_chosen(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
-        first = Tab(browser_context, workbench).open()
-        second = Tab(browser_context, workbench).open()
+        first = Tab(browser_context, workbench).open().sample(2)
+        second = Tab(browser_context, workbench).open().sample(2)
         first.edit("pane-b", ANALYZE, lambda text: text.replace("Decide,", "FIRST TAB. Decide,"))
         second.edit("pane-b", ANALYZE, lambda text: text.replace("Decide,", "SECOND TAB. Decide,"))
         first.page.keyboard.press("Control+s")
@@ -99,6 +99,7 @@ def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_
         saved = folders["catalog"] / ANALYZE
         first.page.wait_for_function("document.querySelector('#save').textContent === 'Save…'")
         assert "FIRST TAB." in saved.read_text(encoding="utf-8")
+        wait_run(workbench)  # the version is recorded (a save waits for a run going on)
 
         # The second tab, edited from the built-in text, saves: refused, the three texts shown.
         second.page.keyboard.press("Control+s")
@@ -119,6 +120,7 @@ def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_
         second.page.click("#conflict-mine")
         second.page.wait_for_function("document.querySelector('#save').textContent === 'Save…'")
         assert "SECOND TAB." in saved.read_text(encoding="utf-8") and "FIRST TAB." not in saved.read_text(encoding="utf-8")
+        wait_run(workbench)
 
         # The first tab, not edited since, is told and shows the saved text; an edit there
         # followed by "take theirs" drops it.
@@ -137,7 +139,7 @@ def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_
 def test_a_file_saved_elsewhere_and_not_edited_here_is_shown_as_saved(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
         stale = Tab(browser_context, workbench).open()
-        writer = Tab(browser_context, workbench).open()
+        writer = Tab(browser_context, workbench).open().sample(2)
         writer.edit("pane-b", ANALYZE, lambda text: text.replace("Decide,", "WRITTEN ELSEWHERE. Decide,"))
         writer.page.keyboard.press("Control+s")
         writer.page.click("#save-confirm")
@@ -152,7 +154,7 @@ def test_a_file_saved_elsewhere_and_not_edited_here_is_shown_as_saved(folders: d
 
 def test_ctrl_s_and_cmd_s_open_the_diff_and_write_nothing_until_confirmed(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
-        tab = Tab(browser_context, workbench).open()
+        tab = Tab(browser_context, workbench).open().sample(2)
         tab.edit("pane-b", ANALYZE, lambda text: text.replace("Decide,", "Saved by keys. Decide,"))
         for keys in ("Control+s", "Meta+s"):
             tab.page.locator("#pane-b textarea").focus()

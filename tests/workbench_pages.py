@@ -107,6 +107,14 @@ class Tab:
         area = self.page.locator(f"#{pane} textarea")
         area.fill(change(area.input_value()))
 
+    def sample(self, size: int) -> Tab:
+        """Runs and saved versions measure `size` items (a small sample keeps a test quick)."""
+        self.page.click("#tab-run")
+        self.page.fill("#size", str(size))
+        self.page.dispatch_event("#size", "change")
+        self.page.click("#tab-preview")
+        return self
+
     def text(self, selector: str) -> str:
         return str(self.page.locator(selector).inner_text())
 

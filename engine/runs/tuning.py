@@ -270,6 +270,27 @@ def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric 
     return Calibration(scorer_id=scorer.id, metric=metric, labelled=len(labelled), points=points, best=best, agreement=agreement)
 
 
+def calibration_caution(found: Calibration) -> str | None:
+    """Why the best threshold of a sweep is not worth taking, in one line (None when it is):
+    it agrees with the labels no more than chance (kappa 0 or below, or undefined), or it
+    flags every item, or none; the figure the sweep maximised can still look good there."""
+    best = found.best
+    if best is None:
+        return None
+    reasons = []
+    if best.kappa is None:
+        reasons.append("no kappa (every verdict the same): it agrees with the labels no more than chance")
+    elif best.kappa <= 0:
+        reasons.append(f"kappa {round(best.kappa, 3):g}: it agrees with the labels no more than chance")
+    if best.flagged == found.labelled:
+        reasons.append(f"it flags all {found.labelled} items")
+    elif best.flagged == 0:
+        reasons.append(f"it flags none of the {found.labelled} items")
+    if not reasons:
+        return None
+    return f"Not a threshold to use: {'; '.join(reasons)}. The scores do not tell the labelled items apart; change the prompt, or label more items."
+
+
 __all__ = [
     "Calibration",
     "ComparedResult",
@@ -282,6 +303,7 @@ __all__ = [
     "as_variant",
     "base_id",
     "calibration",
+    "calibration_caution",
     "labelled_of",
     "repeat_run_name",
     "run_compare",

@@ -36,6 +36,7 @@ from ..errors import ScorerError
 from ..judge import ResponseCache, scrub
 from ..store import Store
 from .datasets import NotOffered
+from .messages import one_line
 from .runner import Runner
 from .session import Session
 from .workspace import OutsideCatalog, SaveConflict
@@ -144,11 +145,11 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
         try:
             value = await asyncio.to_thread(handler, session, body) if blocking else await handler(session, body)
         except SaveConflict as exc:
-            return JSONResponse({"error": scrub(str(exc)), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
+            return JSONResponse({"error": one_line(exc), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
         except (OutsideCatalog, NotOffered) as exc:
-            return JSONResponse({"error": scrub(str(exc))}, status_code=403)
+            return JSONResponse({"error": one_line(exc)}, status_code=403)
         except (ScorerError, ValueError, OSError) as exc:
-            return JSONResponse({"error": scrub(str(exc))}, status_code=400)
+            return JSONResponse({"error": one_line(exc)}, status_code=400)
         except Exception as exc:  # a bug of ours: one line on the page, never a key
             return JSONResponse({"error": f"unexpected error ({type(exc).__name__}): {scrub(str(exc))}"}, status_code=500)
         return JSONResponse(value)

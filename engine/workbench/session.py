@@ -13,7 +13,7 @@ from typing import Any
 from ..catalog import Catalog, builtin_catalog
 from ..errors import ConfigError, ScorerError
 from ..runs.stored import existing_run, labelled_records, run_records
-from ..runs.tuning import calibration
+from ..runs.tuning import calibration, calibration_caution
 from ..scoring import AnyScorer
 from ..scoring.preview import preview
 from .aligned import accept_edits, aligned_variants
@@ -163,9 +163,16 @@ class Session:
         """The draft's problems, as `scorers check` prints them, at their files and lines; and
         which of the files the page holds (`versions`: path -> version) were saved since."""
         draft = self.workspace.draft(_edits(body))
+        catalog, problems = self.workspace.checked(draft)
+        definition = None
+        if catalog is not None and isinstance(body.get("scorer"), str):  # what a run of this draft would be
+            try:
+                definition = catalog.plan(body["scorer"]).fingerprint
+            except ConfigError:
+                definition = None
         given = body.get("versions")
         versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
-        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)], "changed": self.workspace.changed_since(versions)}
+        return {"problems": [problem.as_json() for problem in problems], "changed": self.workspace.changed_since(versions), "definition": definition}
 
     def items(self, body: dict[str, Any]) -> dict[str, Any]:
         data = _text(body, "data")
@@ -316,7 +323,7 @@ class Session:
         existing_run(self.runner.store, run)
         records = run_records(self.runner.store, run).get(scorer_id, [])
         swept = calibration(catalog.create(scorer_id, model=self.model), labelled_records(records), metric=body.get("metric") or "f1")
-        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json")}
+        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": calibration_caution(swept)}
         if body.get("apply") and swept.best is not None:
             text = _text(body, "text")
             try:

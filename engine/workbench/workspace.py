@@ -259,13 +259,16 @@ class Workspace:
 
     def problems(self, draft: Path) -> list[Problem]:
         """Every problem of the draft, as `scorers check` reports it for the saved files."""
+        return self.checked(draft)[1]
+
+    def checked(self, draft: Path) -> tuple[Catalog | None, list[Problem]]:
+        """The draft loaded (None when it has problems), and its problems."""
         try:
-            self.load(draft)
+            return self.load(draft), []
         except CatalogErrors as exc:
-            return [self._problem(problem, draft.parent) for problem in exc.problems]
+            return None, [self._problem(problem, draft.parent) for problem in exc.problems]
         except ConfigError as exc:
-            return [self._problem(exc, draft.parent)]
-        return []
+            return None, [self._problem(exc, draft.parent)]
 
     def _problem(self, problem: ConfigError, root: Path) -> Problem:
         relative: str | None = None

@@ -293,13 +293,14 @@ async function check() {
   const serial = ++state.checkSerial;
   let found;
   try {
-    found = await api("check", {files: edits(), versions: versions()});
+    found = await api("check", {files: edits(), versions: versions(), scorer: state.scorer});
   } catch (error) {
     notice(error.message);
     return;
   }
   if (serial !== state.checkSerial) return;  // a later keystroke's check wins
   state.problems = found.problems;
+  if (found.definition) state.definition = found.definition;
   const list = $("#problems");
   if (!found.problems.length) {
     $("#problems-title").textContent = "Checks: no problems";
@@ -443,6 +444,33 @@ function setupRun() {
   });
 }
 
+function plural(count, word) { return `${count} ${word}${count === 1 ? "" : "s"}`; }
+function sentence(text) { return text ? text[0].toUpperCase() + text.slice(1) : ""; }
+const STATUS_WORDS = {complete: "complete", incomplete: "incomplete", failed: "failed", stopped: "stopped", interrupted: "stopped", running: "running"};
+
+// Whether running now would continue `run` (the same draft on the same sample), so that "run
+// again to finish it" is true; a run of an earlier draft or another sample is not continued.
+function continues(run) {
+  const sample = run.sample || {};
+  return run.definition && run.definition === state.definition && sample.data === state.data
+    && Number(sample.size) === Number($("#size").value) && Number(sample.seed) === Number($("#seed").value);
+}
+
+// A run that did not score every item says why at the top of every view, with what its
+// figures stand on.
+function renderBanner(run) {
+  const banner = $("#run-banner");
+  const partial = run && run.status !== "running" && (run.status !== "complete" || (run.scored !== undefined && run.scored < run.total));
+  banner.hidden = !partial;
+  if (!partial) return;
+  const status = STATUS_WORDS[run.status] || run.status;
+  banner.replaceChildren(
+    el("strong", {text: `Run ${status}: `}), `${run.coverage || ""}.`,
+    run.cause ? ` ${sentence(run.cause)}${/[.!?]$/.test(run.cause) ? "" : "."}` : "",
+    el("span", {class: "muted", text: ` (${run.run})`}));
+  banner.className = run.status === "failed" ? "failed" : "partial";
+}
+
 async function pollRun(once = false) {
   const found = await api("status", {});
   const run = found.run;
@@ -452,50 +480,68 @@ async function pollRun(once = false) {
   $("#progress-box").hidden = false;
   $("#progress").max = Math.max(run.total, 1);
   $("#progress").value = run.done;
-  const what = run.kind === "version" ? "Recording the version" : "Run";
+  const what = run.kind === "version" ? "Recording the version" : run.kind === "item" ? "Running one item" : "Run";
   let text = `${what}: ${run.done} of ${run.total} items${run.failed ? `, ${run.failed} failed` : ""}`;
   if (!running) {
-    text += ` (${run.status}${run.error ? `: ${run.error}` : ""})`;
-    const spent = run.cost_usd === null ? "" : `, about $${run.cost_usd.toFixed(4)}`;
-    text += `. ${run.judge_calls} judge call(s), ${run.cached_calls} answered by the cache${spent}` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    const status = STATUS_WORDS[run.status] || run.status;
+    text = `${what} ${status}: ${run.coverage || `${run.done} of ${run.total} items`}.`;
+    if (run.error) text += ` ${sentence(run.error)}${/[.!?]$/.test(run.error) ? "" : "."}`;
+    const spent = run.cost_usd === null ? ", cost unknown (no price for this model)" : `, about $${run.cost_usd.toFixed(4)}`;
+    text += ` ${plural(run.judge_calls, "judge call")}, ${run.cached_calls} answered by the cache${spent} (as the results store records them)` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    if (run.status === "stopped" || run.status === "interrupted") {
+      text += continues(run) ? " Run again to finish it: the items done are kept and reused." : " It was of an earlier draft or another sample: Run now starts a new run of the draft as it is.";
+    }
     estimate();
   }
-  if (run.status === "stopped") text += ". Run again to finish it: the items done are kept and reused.";
   $("#progress-text").textContent = text;
   $("#run").disabled = running;
   $("#stop").disabled = !running;
   $("#save").disabled = running;
   if (running) {
+    renderBanner(null);
     setTimeout(() => pollRun(), 400);
-  } else if (!once || run.done) {
+    return;
+  }
+  renderBanner({...run, cause: run.error});
+  if (!once || run.done) {
     if (run.kind === "version") {
       const loaded = await api("versions", {scorer: state.scorer});
       state.lastVersion = loaded.versions[0] || null;
       await renderVersions();
       if (!once) showTab("tab-versions");
+    } else if (run.kind === "item") {
+      refreshPreview();
     } else if (run.scorer === state.scorer) {
-      await showReport(run.run);
+      await showReport(run.run, once);
     }
   }
 }
 
 // ------------------------------------------------------------------------------- results
 
-async function showReport(run) {
+async function showReport(run, quietly = false) {
   let report;
   try {
     report = await api("report", {scorer: state.scorer, run});
   } catch (error) {
-    notice(error.message);
+    if (!quietly) notice(error.message);
     return;
   }
   state.report = report;
+  keepDraft();
+  renderBanner(report);
   $("#results-empty").hidden = true;
   $("#results").hidden = false;
   const agreement = report.agreement;
-  $("#results-head").textContent = `Run ${report.run} (${report.status}): ${report.items.length} items` +
-    (agreement ? `, ${agreement.labelled} labelled` : "") + (report.errors ? `, ${report.errors} failed` : "") +
-    `. A score ${report.direction === "lower_is_better" ? "at or above" : "at or below"} ${figure(report.threshold)} flags an item.`;
+  const earlier = report.definition && state.definition && report.definition !== state.definition ? " It was of an earlier draft than the one in the editors." : "";
+  $("#results-head").textContent = `Run ${report.run} (${STATUS_WORDS[report.status] || report.status}): ${report.coverage}.` +
+    ` A score ${report.direction === "lower_is_better" ? "at or above" : "at or below"} ${figure(report.threshold)} flags an item.${earlier}`;
+  // No figure without the items it stands on.
+  const labelled = agreement ? agreement.labelled : 0;
+  $("#agreement-coverage").textContent = agreement
+    ? `On ${report.scored} of ${report.total} items (those scored${labelled < report.scored ? `; ${labelled} of them labelled` : ", all labelled"}).`
+    : `No figure: ${report.scored ? "none of the items scored is labelled" : "no item was scored"} (${report.coverage}).`;
+  $("#agreement-coverage").className = report.scored < report.total ? "coverage partial" : "coverage";
   const rows = [];
   if (agreement && agreement.binary) {
     const names = {accuracy: "accuracy", balanced_accuracy: "balanced accuracy", precision: "precision", recall: "recall", f1: "F1", kappa: "Cohen's kappa"};
@@ -512,8 +558,9 @@ async function showReport(run) {
   renderComparison(report);
   renderItems(report);
   $("#calibration").textContent = "";
+  $("#calibration-warning").hidden = true;
   $("#apply-threshold").hidden = true;
-  showTab("tab-results");
+  if (!quietly) showTab("tab-results");
   // The preview shows every step for an item the run has answers for.
   const ran = new Set(report.items.map((item) => item.item_id));
   if (!ran.has($("#item").value) && report.items.length && [...$("#item").options].some((option) => option.value === report.items[0].item_id)) {
@@ -728,7 +775,9 @@ function setupSave() {
       const found = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits()});
       const best = found.calibration.best;
       if (!best) { $("#calibration").textContent = "No threshold can be measured (needs flag/pass labels and scores)."; return; }
-      $("#calibration").textContent = `Best threshold ${figure(best.threshold)}: F1 ${figure(best.f1)}, kappa ${figure(best.kappa)}, accuracy ${figure(best.accuracy)} (now ${figure(state.report.threshold)}).`;
+      $("#calibration").textContent = `Best threshold ${figure(best.threshold)}: F1 ${figure(best.f1)}, kappa ${figure(best.kappa)}, accuracy ${figure(best.accuracy)}, flags ${best.flagged} of ${found.calibration.labelled} (now ${figure(state.report.threshold)}; on ${state.report.coverage}).`;
+      $("#calibration-warning").textContent = found.caution || "";
+      $("#calibration-warning").hidden = !found.caution;
       const apply = $("#apply-threshold");
       apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}`;
       apply.hidden = false;
@@ -751,7 +800,7 @@ async function renderVersions() {
   const found = await api("versions", {scorer: state.scorer});
   $("#versions tbody").replaceChildren(...found.versions.map((version) => el("tr", {"data-version": version.version},
     el("th", {scope: "row"}, `v${version.version}`, el("br"), el("code", {text: version.run})),
-    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {text: version.items}),
+    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {class: version.cause ? "partial" : "", title: version.cause || "", text: version.coverage}),
     el("td", {}, version.f1 ? figure(version.f1.value) : "-", el("br"), el("small", {text: version.f1 ? interval(version.f1) : ""})),
     el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}))));
   if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 6, text: "No saved version yet."})));
