@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         StoreError,
     )
     from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
-    from .runs.rescoring import rescore
+    from .runs.stored.rescoring import rescore
     from .runs import (
         Agreement,
         CallbackAlert,
@@ -121,7 +121,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "load_monitors": ".runs",
     "pairs_from_items": ".runs",
     "pairs_from_runs": ".runs",
-    "rescore": ".runs.rescoring",
+    "rescore": ".runs.stored.rescoring",
     "run_pairwise": ".runs",
     "score_changes": ".runs",
     "slack_webhook": ".runs",

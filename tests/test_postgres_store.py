@@ -202,7 +202,7 @@ def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_r
 ) -> None:
     from test_costs import PER_CALL, script_priced
 
-    from engine.runs.stats import usage_cost
+    from engine.runs.measures.stats import usage_cost
 
     script_priced(judge)
     judge.latency = 0.5  # an item (three calls) takes 1.5 s: three workers score about two a second

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
 from engine.cli import app
-from engine.runs.live_sampling import sample_point
-from engine.runs.rescoring import rescore, score_changes
+from engine.runs.live.sampling import sample_point
+from engine.runs.stored.rescoring import rescore, score_changes
 from engine.testing import JudgeServer
 
 runner = CliRunner()

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from workbench_pages import PAIRS, Tab, browser_context, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
 
 from engine.cli import app
-from engine.runs.stats import usage_cost
+from engine.runs.measures.stats import usage_cost
 from engine.store import open_store
 from engine.testing import JudgeServer, Reply, Request
 
@@ -40,7 +40,7 @@ def test_a_run_the_judge_refuses_shows_its_cause_on_every_view_and_its_figures_o
         tab.page.click("#tab-run")
         tab.page.click("#run")
         banner = tab.page.locator("#run-banner")
-        banner.wait_for()
+        tab.page.wait_for_selector("#view-results:not([hidden]) #results-head:has-text('scored')")
         for view in VIEWS:
             tab.page.click(f"#{view}")
             assert banner.is_visible(), view
@@ -116,5 +116,5 @@ def test_calibrate_warns_when_the_best_threshold_agrees_no_more_than_chance(judg
         tab.page.click("#calibrate")
         tab.page.wait_for_selector("#calibration:has-text('Best threshold')")
         warning = tab.text("#calibration-warning")
-        assert "kappa 0" in warning and "flags all 10 items" in warning, warning
+        assert "kappa 0" in warning and "flags none of the 10 items" in warning, warning
         assert tab.page.locator("#calibration-warning").is_visible()

@@ -14,7 +14,7 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs.pairwise import PairwiseResult, pairs_from_items, pairs_from_runs, run_pairwise
-from ..runs.rescoring import rescore
+from ..runs.stored.rescoring import rescore
 from ..store import open_store, redact_url
 from .app import app, console, errors
 from .common import (

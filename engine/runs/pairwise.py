@@ -26,8 +26,8 @@ from ..store import ResultRecord, RunInfo, Store, open_store
 from ..sync import run_sync
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
-from .stats import bootstrap
-from .stored import existing_run, run_records
+from .measures.stats import bootstrap
+from .stored.reading import existing_run, run_records
 
 Side = Literal["a", "b"]
 Verdict = Literal["a", "b", "tie"]

@@ -20,9 +20,9 @@ from typing import Any
 
 from ..judge import ResponseCache
 from ..runs import ItemResult, aestimate_evals, arun_evals
+from ..runs.measures.stats import flags, human_flags, usage_cost
 from ..runs.results import coverage_line
-from ..runs.stats import flags, human_flags, usage_cost
-from ..runs.stored import compare_runs, existing_run, run_records, run_threshold, stored_agreement
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
 from ..errors import StoreError

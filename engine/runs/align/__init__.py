@@ -27,9 +27,9 @@ from ...errors import ConfigError
 from ...scoring import AnyScorer
 from ...store import Store
 from ...sync import run_sync
-from ..estimate import aestimate_evals
+from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
-from ..stats import flag_threshold, scale_of
+from ..measures.stats import flag_threshold, scale_of
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from .session import BudgetReached, CacheChoice, Progress, Session, metric_of, no_progress

@@ -18,7 +18,7 @@ from ...scoring.plan import Direction
 from ...store import Store
 from ..batch import arun_evals
 from ..results import EvalResult, ItemResult
-from ..stats import Labelled, binary_figures, flags, human_flags, numeric_figures
+from ..measures.stats import Labelled, binary_figures, flags, human_flags, numeric_figures
 from ..tuning import labelled_of
 from .results import AlignMetric
 from .split import LabelledItem

@@ -63,7 +63,7 @@ from ...sync import run_sync
 from ..items import Data
 from ..results import EvalResult
 from ..targets import Target
-from .budget import error_budget
+from ..verdict import Standard, error_budget
 from .lease import LEASE_SECONDS
 from .lifecycle import CacheChoice, check_scorers, default_run_name, evaluate
 from .options import Limits, Pace, Saving
@@ -93,6 +93,8 @@ async def arun_evals(
     store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
     max_errors: int | str | None = None,
+    min_coverage: float = 1.0,
+    gate: str = "mean",
     replace: bool = False,
     keep_results: bool = True,
     target_timeout: float | None = None,
@@ -107,11 +109,14 @@ async def arun_evals(
 
     `store` (a Store or a SQLite path) saves each result as it completes under the run name
     `run` (generated when omitted); an existing run of that name is resumed (`replace=True`
-    starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
-    must be at most the value for lower-is-better scorers, at least it otherwise.
-    `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
-    have: `passed` is True only when every scorer scored at least one item and met its
-    threshold, the failed items are within that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    starts it over). `result.passed` and `result.verdict` say whether the run passed, decided
+    by `runs/verdict.py` as for every runner: `thresholds` ({scorer_id: value}; else each
+    scorer's YAML `threshold:`) are pass lines the mean must meet (at most the value for
+    lower-is-better scorers, at least it otherwise; `gate="lower"`/`"upper"` compares that
+    bound of the mean's 95% interval instead); `min_coverage` (default 1.0) is the share of
+    the items each scorer must score (items that failed or were not scorable are not
+    covered); `max_errors` (N items, or "N%" of them; default 0) is how many failed items the
+    run may have; and a run stopped early never passes. `on_item_complete(item_result)`
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).
@@ -137,7 +142,7 @@ async def arun_evals(
     return await evaluate(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
-        limits=Limits(thresholds=dict(thresholds or {}), max_errors=max_errors, max_cost=max_cost),
+        limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
         cache=cache,
     )  # fmt: skip

@@ -1,40 +1,17 @@
-"""The run's budgets: how many failed items it may have and still pass (`max_errors`), and
-how much its judge calls may cost before it stops starting new items (`max_cost`)."""
+"""What a run may spend: how much its judge calls may cost before it stops starting new
+items (`max_cost`)."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 
-from ...errors import ConfigError
 from ...store import Store
-from ..stats import usage_cost
+from ..measures.stats import usage_cost
 
 #: How often, at most, a worker of a shared run reads the whole run's spend (for --max-cost).
 _SHARED_SPEND_EVERY = 0.5
-
-
-def error_budget(max_errors: int | str | None, items: int) -> int:
-    """How many failed items a run may have and still pass: N, or N% of its items."""
-    if max_errors is None:
-        return 0
-    if isinstance(max_errors, str):
-        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", max_errors)
-        if not found:
-            raise ConfigError(f"the error budget {max_errors!r}: expected a number of items (5) or a share of them (5%)", parameter="max_errors")
-        number, percent = float(found.group(1)), found.group(2)
-        if percent:
-            if number > 100:
-                raise ConfigError(f"the error budget {max_errors!r}: a share is at most 100%", parameter="max_errors")
-            return int(items * number / 100)
-        if number != int(number):
-            raise ConfigError(f"the error budget {max_errors!r}: a number of items is a whole number", parameter="max_errors")
-        return int(number)
-    if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
-        raise ConfigError(f"the error budget must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}", parameter="max_errors")
-    return max_errors
 
 
 class SpendBudget:

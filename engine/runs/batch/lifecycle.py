@@ -19,11 +19,12 @@ from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
-from ..results import EvalResult, run_passed
-from ..shared import drive_shared
-from ..stats import flag_threshold, unpriced_models
+from ..results import EvalResult
+from .shared import drive_shared
+from ..measures.stats import flag_threshold, unpriced_models
+from ..verdict import decide
 from ..targets import Target
-from .budget import SpendBudget, error_budget
+from .budget import SpendBudget
 from .evaluation import Evaluation, Stopped
 from .lease import Lease
 from .options import Limits, Pace, Saving
@@ -63,14 +64,14 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
         unpriced = sorted({model for scorer in listed if scorer.plan.needs_judge for model in unpriced_models(scorer)})
         if unpriced:
             raise ConfigError(f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)")
-    unknown = sorted(set(limits.thresholds) - {scorer.id for scorer in listed})
+    thresholds = limits.standard.thresholds
+    unknown = sorted(set(thresholds) - {scorer.id for scorer in listed})
     if unknown:
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
     for scorer in listed:
         judge = scorer.scorers[0] if isinstance(scorer, Jury) else scorer  # a jury's judges share the plan and options
-        if (off := threshold_off_scale(limits.thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
+        if (off := threshold_off_scale(thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
             raise ConfigError(f"threshold for {scorer.id}: {off}")
-    error_budget(limits.max_errors, 0)  # a malformed budget fails before any work
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
     return listed
@@ -152,7 +153,7 @@ class BatchRun:
         self.store = store
         self.name = saving.run or default_run_name()
         self.shared = saving.share_work and isinstance(store, SharesWork)
-        self.tally = Tally(scorers, limits.thresholds, pace.keep_results, on_item_complete)
+        self.tally = Tally(scorers, limits.standard, pace.keep_results, on_item_complete)
         self.writes = BatchedWrites(store, self.tally.store_failed, self.tally.store_gave_up) if store is not None else None
         self.budget = SpendBudget(limits.max_cost, store, self.name, self.writes.flush if self.writes is not None else None)
         self.status: RunStatus = "failed"
@@ -196,7 +197,8 @@ class BatchRun:
         return resuming, previous is not None and previous.status != "running"
 
     def _run_meta(self, now: dict[str, Any]) -> dict[str, Any]:
-        thresholds = dict(self.limits.thresholds)
+        standard = self.limits.standard
+        thresholds = {scorer.id: line for scorer in self.scorers if (line := standard.threshold_for(scorer.id, scorer.plan.threshold)) is not None}
         scorers = {
             scorer.id: {
                 "hash": scorer.fingerprint,
@@ -209,7 +211,7 @@ class BatchRun:
         }
         sample = {"sample": self.pace.sample} if self.pace.sample else {}
         return {**dict(self.saving.meta or {}), "scorers": scorers, "started_with": now, "concurrency": self.pace.concurrency,
-                "thresholds": thresholds, **sample}  # fmt: skip
+                "thresholds": thresholds, "standard": standard.model_dump(mode="json"), **sample}  # fmt: skip
 
     async def _score_all(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:
         """Drive every item, and decide the run's status (also when it is interrupted)."""
@@ -293,8 +295,12 @@ class BatchRun:
 
     def result(self) -> EvalResult:
         tally, cause = self.tally, self._stop()
-        summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
-        budget = error_budget(self.limits.max_errors, tally.counts.items)
+        judged = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
+        summary = {scorer_id: figures for scorer_id, (figures, _) in judged.items()}
+        verdict = decide(
+            [scorer_verdict for _, scorer_verdict in judged.values()], self.limits.standard, items=tally.counts.items, failed_items=tally.counts.failed,
+            stopped_by=str(cause) if cause is not None else None, stopped=self.budget.stopped,
+        )  # fmt: skip
         return EvalResult(
             run=self.name,
             store=store_location(self.store) if self.store is not None else None,
@@ -303,12 +309,13 @@ class BatchRun:
             summary=summary,
             counts=tally.counts,
             errors=tally.errors,
+            not_scorable=tally.not_scorable,
             stopped_by=str(cause) if cause is not None else None,
             stopped_by_kind=type(cause).__name__ if cause is not None else None,
-            max_errors=budget,
+            max_errors=verdict.max_errors,
             items=tally.in_order(),
-            # A run that did not score everything has not passed, whatever its means say.
-            passed=run_passed(summary, tally.counts.failed, budget, stopped=cause is not None or self.budget.stopped is not None),
+            verdict=verdict,
+            passed=verdict.passed,
             duration_s=time.perf_counter() - self.clock,
             cost_usd=_total_cost(summary.values()),
             stopped=self.budget.stopped,

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import ConfigError
 from ...store import Store
+from ..verdict import Standard
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,9 @@ class Pace:
 
 @dataclass(frozen=True)
 class Limits:
-    """What the run must meet to pass, and what it may spend."""
+    """What the run must meet to pass (its verdict's standard), and what it may spend."""
 
-    thresholds: Mapping[str, float] = field(default_factory=dict)
-    max_errors: int | str | None = None
+    standard: Standard = field(default_factory=Standard)
     max_cost: float | None = None
 
     def __post_init__(self) -> None:

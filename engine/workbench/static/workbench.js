@@ -535,7 +535,7 @@ async function showReport(run, quietly = false) {
   const agreement = report.agreement;
   const earlier = report.definition && state.definition && report.definition !== state.definition ? " It was of an earlier draft than the one in the editors." : "";
   $("#results-head").textContent = `Run ${report.run} (${STATUS_WORDS[report.status] || report.status}): ${report.coverage}.` +
-    ` A score ${report.direction === "lower_is_better" ? "at or above" : "at or below"} ${figure(report.threshold)} flags an item.${earlier}`;
+    ` A score ${report.direction === "lower_is_better" ? "above" : "below"} ${figure(report.threshold)} flags an item (a score on it passes).${earlier}`;
   // No figure without the items it stands on.
   const labelled = agreement ? agreement.labelled : 0;
   $("#agreement-coverage").textContent = agreement

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import (
+from ...errors import (
     AnswerCutOffError,
     ConfigError,
     InvalidAnswerError,
@@ -37,8 +37,8 @@ from ..errors import (
     JudgeRequestError,
     JudgeServerError,
 )
-from ..formatting import refusal
-from ..judge import (
+from ...formatting import refusal
+from ...judge import (
     Chain,
     CircuitBreaker,
     JudgeAnswer,
@@ -47,7 +47,7 @@ from ..judge import (
     OpenAIJudge,
     TokenUsage,
 )
-from ..judge.batch_api import (
+from ...judge.batch_api import (
     MAX_JOB_BYTES,
     MAX_JOB_REQUESTS,
     TOO_LARGE,
@@ -60,12 +60,12 @@ from ..judge.batch_api import (
     split_jobs,
     usage_of,
 )
-from ..scoring import AnyScorer, Jury, Scorer, each_judge
-from ..store import BatchJob, KeepsBatchJobs, Store, open_store
-from ..sync import run_sync
-from .batch import CacheChoice, ItemCallback, arun_evals, check_scorers
-from .items import Data
-from .results import EvalResult
+from ...scoring import AnyScorer, Jury, Scorer, each_judge
+from ...store import BatchJob, KeepsBatchJobs, Store, open_store
+from ...sync import run_sync
+from ..batch import CacheChoice, ItemCallback, arun_evals, check_scorers
+from ..items import Data
+from ..results import EvalResult
 
 logger = logging.getLogger("engine.evals")
 

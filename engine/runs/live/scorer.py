@@ -43,18 +43,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, NotScorable, ScorerError
-from ..formatting import one_line
-from ..scoring import AnyScorer, GetContext, RunInput
-from ..scoring.tracing import current_trace, within
-from ..scoring.transcripts import tool_result_context
-from ..store import KeepsAlerts, ResultRecord, RunInfo, Store, open_store
-from .batch import check_scorers
-from .live_content import ContentPolicy, kept_content
-from .live_sampling import LiveStats, sample_point, sampling_rates
-from .monitors import Alert, Monitor, MonitorHub, as_monitors
-from .records import result_record
-from .targets import as_reply
+from ...errors import ConfigError, NotScorable, ScorerError
+from ...formatting import one_line
+from ...scoring import AnyScorer, GetContext, RunInput
+from ...scoring.tracing import current_trace, within
+from ...scoring.transcripts import tool_result_context
+from ...store import KeepsAlerts, ResultRecord, RunInfo, Store, open_store
+from ..batch import check_scorers
+from .content import ContentPolicy, kept_content
+from .sampling import LiveStats, sample_point, sampling_rates
+from ..monitors import Alert, Monitor, MonitorHub, as_monitors
+from ..records import result_record
+from ..targets import as_reply
 
 logger = logging.getLogger("engine.live")
 

@@ -15,16 +15,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..catalog.monitors import parse_duration
-from ..errors import ConfigError
-from ..scoring import AnyScorer
-from ..store import ResultRecord, Store
-from ..sync import run_sync
-from .batch import arun_evals, default_run_name
-from .items import EvalItem, base_id
-from .results import EvalResult, FigureEstimate
-from .stats import bootstrap
-from .stored import existing_run, paired_scorers, run_records
+from ...catalog.monitors import parse_duration
+from ...errors import ConfigError
+from ...scoring import AnyScorer
+from ...store import ResultRecord, Store
+from ...sync import run_sync
+from ..batch import arun_evals, default_run_name
+from ..items import EvalItem, base_id
+from ..results import EvalResult, FigureEstimate
+from ..measures.stats import bootstrap
+from .reading import existing_run, paired_scorers, run_records
 
 
 class SkippedItem(BaseModel):
