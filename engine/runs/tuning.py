@@ -31,6 +31,7 @@ from .measures.stats import (
     compare_labelled,
     flag_threshold,
     flags,
+    read_label,
     scale_of,
 )
 
@@ -213,6 +214,7 @@ async def arun_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, *, t
         names=(baseline.id, variant.id),
         thresholds=(flag_threshold(baseline, limits.get(baseline.id)), flag_threshold(variant, limits.get(variant.id))),
         direction=baseline.plan.direction,
+        scale=scale_of(baseline),
     )
     return ComparedResult(result=result, baseline=baseline.id, variant=variant.id, comparison=comparison)
 
@@ -250,11 +252,13 @@ class Calibration(BaseModel):
 
 
 def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric = "f1") -> Calibration:
-    """Sweep the threshold over the distinct judge scores. Items labelled with a number are
-    flagged by the humans when that number is past half the scale."""
+    """Sweep the threshold over the distinct judge scores. Labels are read as every figure
+    reads them (`read_label`); items labelled with another number are flagged by the humans
+    when that number is past half the scale."""
     direction = scorer.plan.direction
-    human_threshold = scale_of(scorer) / 2
-    humans = [item.expected if isinstance(item.expected, bool) else flags(item.expected, human_threshold, direction) for item in labelled]
+    scale = scale_of(scorer)
+    labels = [read_label(item.expected, scale, direction) for item in labelled]
+    humans = [label.flagged if label.flagged is not None else flags(float(item.expected), scale / 2, direction) for item, label in zip(labelled, labels)]
     points: list[ThresholdPoint] = []
     for threshold in sorted({item.score for item in labelled}):
         judged = [flags(item.score, threshold, direction) for item in labelled]

@@ -20,9 +20,9 @@ from typing import Any
 
 from ..judge import ResponseCache
 from ..runs import ItemResult, aestimate_evals, arun_evals
-from ..runs.measures.stats import flags, human_flags, usage_cost
+from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.results import coverage_line
-from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
 from ..errors import StoreError
@@ -208,7 +208,7 @@ class Runner:
         info = existing_run(self.store, run)
         records = run_records(self.store, run).get(scorer_id, [])
         agreement = stored_agreement(info, scorer_id, records)
-        threshold = run_threshold(info, scorer_id)
+        threshold, scale = run_threshold(info, scorer_id), run_scale(info, scorer_id)
         direction: Direction = records[0].direction if records else "higher_is_better"
         comparison = None
         if baseline is not None and baseline != run and self.store.get_run(baseline) is not None and records:
@@ -222,8 +222,8 @@ class Runner:
             "cause": run_cause(info, records),
             "definition": info.meta.get("scorers", {}).get(scorer_id, {}).get("definition"), "sample": info.meta.get("sample"),
             "agreement": agreement.model_dump(mode="json") if agreement is not None else None,
-            "distribution": _distribution(records, max([1.0, *scores])),
-            "items": [_item_row(record, threshold, direction) for record in records],
+            "distribution": _distribution(records, max([1.0, *scores]), direction, scale),
+            "items": [_item_row(record, threshold, direction, scale) for record in records],
             "comparison": comparison, "baseline": baseline if comparison is not None else None,
             "errors": stats.errors,
         }  # fmt: skip
@@ -272,9 +272,17 @@ def run_cause(run: RunInfo, records: list[ResultRecord]) -> str | None:
     return one_line(Exception(first)) if first is not None else None
 
 
-def _item_row(record: ResultRecord, threshold: float, direction: Direction) -> dict[str, Any]:
+def _human(record: ResultRecord, threshold: float, direction: Direction, scale: float | None) -> bool | None:
+    """Whether the label flags the item, read as every figure reads it (`read_label`)."""
+    if record.expected is None:
+        return None
+    label = read_label(record.expected, scale, direction)
+    return label.flagged if label.flagged is not None else human_flags(record.expected, threshold, direction)
+
+
+def _item_row(record: ResultRecord, threshold: float, direction: Direction, scale: float | None) -> dict[str, Any]:
     flagged = flags(record.score, threshold, direction) if record.score is not None else None
-    human = human_flags(record.expected, threshold, direction) if record.expected is not None else None
+    human = _human(record, threshold, direction, scale)
     return {
         "item_id": record.item_id, "line": record.item_index, "score": record.score, "expected": record.expected,
         "flagged": flagged, "agrees": None if flagged is None or human is None else flagged == human,
@@ -282,13 +290,15 @@ def _item_row(record: ResultRecord, threshold: float, direction: Direction) -> d
     }  # fmt: skip
 
 
-def _distribution(records: list[ResultRecord], scale: float) -> list[dict[str, Any]]:
-    """Scores in equal bins over 0..scale, counted apart for items humans flag and pass."""
+def _distribution(records: list[ResultRecord], scale: float, direction: Direction, scorer_scale: float | None) -> list[dict[str, Any]]:
+    """Scores in equal bins over 0..scale, counted apart for items humans flag and pass (a
+    label that says neither, such as a score of 0.4, is counted as unlabelled here)."""
     bins = [{"low": round(scale * n / DISTRIBUTION_BINS, 4), "high": round(scale * (n + 1) / DISTRIBUTION_BINS, 4), "flag": 0, "pass": 0, "unlabelled": 0} for n in range(DISTRIBUTION_BINS)]
     for record in records:
         if not record.ok or record.score is None:
             continue
         index = min(int(record.score / scale * DISTRIBUTION_BINS), DISTRIBUTION_BINS - 1) if scale else 0
-        label = "unlabelled" if record.expected is None else ("flag" if record.expected is True else "pass" if record.expected is False else "unlabelled")
+        said = read_label(record.expected, scorer_scale, direction).flagged if record.expected is not None else None
+        label = "unlabelled" if said is None else "flag" if said else "pass"
         bins[max(index, 0)][label] += 1
     return bins

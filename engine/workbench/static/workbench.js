@@ -571,13 +571,13 @@ async function showReport(run, quietly = false) {
 
 function renderConfusion(agreement) {
   const table = $("#confusion");
-  if (!agreement || !agreement.binary) { table.replaceChildren(el("caption", {text: "(numeric labels: no matrix)"})); return; }
+  if (!agreement || !agreement.binary) { table.replaceChildren(el("caption", {text: agreement ? "(labels are scores, not flag/pass: no matrix)" : "(no labelled item scored)"})); return; }
   const c = agreement.binary.confusion;
   table.replaceChildren(
     el("thead", {}, el("tr", {}, el("td"), el("th", {scope: "col", text: "judge flags"}), el("th", {scope: "col", text: "judge passes"}))),
     el("tbody", {},
-      el("tr", {}, el("th", {scope: "row", text: "humans flag"}), el("td", {class: "right", text: c.true_positive}), el("td", {class: "wrong", text: c.false_negative})),
-      el("tr", {}, el("th", {scope: "row", text: "humans pass"}), el("td", {class: "wrong", text: c.false_positive}), el("td", {class: "right", text: c.true_negative}))));
+      el("tr", {}, el("th", {scope: "row", text: "humans flag"}), el("td", {class: "right", "data-cell": "true_positive", text: c.true_positive}), el("td", {class: "wrong", "data-cell": "false_negative", text: c.false_negative})),
+      el("tr", {}, el("th", {scope: "row", text: "humans pass"}), el("td", {class: "wrong", "data-cell": "false_positive", text: c.false_positive}), el("td", {class: "right", "data-cell": "true_negative", text: c.true_negative}))));
 }
 
 function renderDistribution(bins) {
