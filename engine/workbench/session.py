@@ -299,8 +299,33 @@ class Session:
         return {"kept": True}
 
     def aligned(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The aligned variants of the scorer found under the catalog folder, as align wrote them."""
-        return {"variants": aligned_variants(self.workspace, _text(body, "scorer"))}
+        """The aligned variants of the scorer found under the catalog folder, as align wrote
+        them; each says the version that accepted it (then it is not offered again), and warns
+        when align measured it against a built-in file that this catalog overrides (its figures
+        then compare with the built-in scorer, not with yours)."""
+        scorer_id = _text(body, "scorer")
+        accepted = {version["accepted"]: version["version"] for version in self.runner.versions(scorer_id) if version.get("accepted")}
+        overridden = self._overridden(scorer_id)
+        variants = aligned_variants(self.workspace, scorer_id)
+        for variant in variants:
+            if "error" in variant:
+                continue
+            variant["accepted_in"] = accepted.get(variant["folder"])
+            if variant["from_builtin"] and overridden:
+                variant["warning"] = (
+                    f"align measured this variant against the built-in {scorer_id}, but your catalog overrides {', '.join(overridden)}: "
+                    f"its figures are not a comparison with your scorer (align yours: scorers align ... --config {self.workspace.shown(self.workspace.catalog_file)})"
+                )
+        return {"variants": variants}
+
+    def _overridden(self, scorer_id: str) -> list[str]:
+        """The built-in templates and schemas of a scorer that the saved catalog replaces with its own."""
+        try:
+            catalog, draft = self._catalog({})
+            files = self.workspace.scorer_files(catalog, draft, scorer_id)
+        except ConfigError:
+            return []
+        return [file.path for file in files if file.origin == "yours" and file.role != "catalog" and self.workspace.builtin_counterpart(file.path) is not None]
 
     def accept(self, body: dict[str, Any]) -> dict[str, Any]:
         """The page's edits with an aligned variant's changes brought in, and their diff

@@ -366,14 +366,14 @@ class Workspace:
             before = saved.get(relative)
             if before == text:
                 continue
-            builtin = self._builtin_counterpart(relative) if before is None else None
+            builtin = self.builtin_counterpart(relative) if before is None else None
             source = f"a/{relative}" if before is not None else f"built-in {self.shown(builtin)}" if builtin is not None else "/dev/null"
             original = before if before is not None else builtin.read_text(encoding="utf-8") if builtin is not None else ""
             lines = difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=source, tofile=f"b/{relative}")
             changes.append({"path": relative, "shown": self.shown(self.folder / relative), "new": "yes" if before is None else "no", "diff": "".join(lines)})
         return changes
 
-    def _builtin_counterpart(self, relative: str) -> Path | None:
+    def builtin_counterpart(self, relative: str) -> Path | None:
         """The built-in template or schema a new file of the catalog folder shadows."""
         for own, builtin in zip(self.file_folders(), ("prompts", "schemas")):
             if relative.startswith(own.rstrip("/") + "/"):

@@ -508,6 +508,7 @@ async function pollRun(once = false) {
       const loaded = await api("versions", {scorer: state.scorer});
       state.lastVersion = loaded.versions[0] || null;
       await renderVersions();
+      await renderAligned();
       if (!once) showTab("tab-versions");
     } else if (run.kind === "item") {
       refreshPreview();
@@ -836,9 +837,10 @@ async function renderAligned() {
     });
     return el("section", {class: "aligned-variant", "data-folder": variant.folder},
       el("h4", {text: variant.folder}), el("p", {text: variant.verdict}),
+      variant.warning ? el("p", {class: "warning", role: "note", text: sentence(variant.warning) + "."}) : "",
       el("table", {class: "figures"}, el("thead", {}, el("tr", {}, ...["figure", "before", "after", "change", "95% interval"].map((name) => el("th", {scope: "col", text: name})))), el("tbody", {}, ...rows)),
       el("pre", {}, ...variant.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))),
-      accept);
+      variant.accepted_in ? el("p", {class: "accepted", text: `Accepted in v${variant.accepted_in}: it is in your catalog.`}) : accept);
   }));
 }
 
