@@ -134,7 +134,8 @@ Handler = Callable[[Session, dict[str, Any]], Any]
 def _route(session: Session, handler: Handler, blocking: bool = True) -> Callable[[Request], Awaitable[Response]]:
     """A JSON route: the body in, the handler's value out; a mistake of the user's (a bad
     path, an unknown scorer, a file outside the catalog) is one line with status 400 (403
-    for a write outside the catalog folder)."""
+    for a write outside the catalog folder), naming files as the tuner finds them."""
+    words = session.workspace.words
 
     async def endpoint(request: Request) -> Response:
         try:
@@ -145,13 +146,13 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
         try:
             value = await asyncio.to_thread(handler, session, body) if blocking else await handler(session, body)
         except SaveConflict as exc:
-            return JSONResponse({"error": one_line(exc), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
+            return JSONResponse({"error": words(one_line(exc)), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
         except (OutsideCatalog, NotOffered) as exc:
-            return JSONResponse({"error": one_line(exc)}, status_code=403)
+            return JSONResponse({"error": words(one_line(exc))}, status_code=403)
         except (ScorerError, ValueError, OSError) as exc:
-            return JSONResponse({"error": one_line(exc)}, status_code=400)
+            return JSONResponse({"error": words(one_line(exc))}, status_code=400)
         except Exception as exc:  # a bug of ours: one line on the page, never a key
-            return JSONResponse({"error": f"unexpected error ({type(exc).__name__}): {scrub(str(exc))}"}, status_code=500)
+            return JSONResponse({"error": f"unexpected error ({type(exc).__name__}): {words(scrub(str(exc)))}"}, status_code=500)
         return JSONResponse(value)
 
     return endpoint
@@ -178,11 +179,14 @@ def create_app(settings: Settings) -> Starlette:
 
     blocking_routes: dict[str, Handler] = {
         "state": Session.state, "scorer": Session.scorer, "check": Session.check, "items": Session.items,
-        "preview": Session.preview, "status": Session.status, "report": Session.report, "item": Session.item,
+        "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
-        "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft,
+        "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft, "file": Session.file,
     }  # fmt: skip
-    async_routes: dict[str, Handler] = {"estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save}
+    async_routes: dict[str, Handler] = {
+        "estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save, "preview": Session.preview,
+        "run_item": Session.run_item,
+    }  # fmt: skip
     routes: list[BaseRoute] = [Route("/", page)]
     for name, handler in blocking_routes.items():
         routes.append(Route(f"/api/{name}", _route(session, handler), methods=["POST"]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,8 @@ class Runner:
         self.concurrency = concurrency
         self.max_cost = max_cost
         self.current: RunProgress | None = None
+        #: How a message names files (the session's catalog folder, never a temporary draft).
+        self.words: Callable[[str], str] = lambda text: text
 
     @property
     def busy(self) -> bool:
@@ -135,12 +137,12 @@ class Runner:
         except asyncio.CancelledError:
             progress.status, progress.error = "stopped", STOPPED
         except Exception as exc:  # a run that cannot start (a key, a model): one line on the page
-            progress.status, progress.error = "failed", one_line(exc)
+            progress.status, progress.error = "failed", self.words(one_line(exc))
         else:
             progress.status = "stopped" if result.status == "interrupted" else result.status
             progress.reused = result.counts.reused
             cause = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
-            progress.error = one_line(Exception(cause)) if cause is not None else None
+            progress.error = self.words(one_line(Exception(cause))) if cause is not None else None
         await asyncio.to_thread(self._settle, progress)
 
     def _settle(self, progress: RunProgress) -> None:
@@ -188,7 +190,7 @@ class Runner:
                 "fingerprint": recorded.get("fingerprint"), "files": recorded.get("files", []), "sample": recorded.get("sample"),
                 "accepted": recorded.get("accepted"), "status": summary.status, "items": len(records),
                 "coverage": coverage_line(self.scorer_stats(summary.name, scorer_id), _sample_items(summary)),
-                "cause": run_cause(summary, records),
+                "cause": self.words(run_cause(summary, records) or "") or None,
                 "f1": binary.f1.model_dump() if binary else None, "kappa": binary.kappa.model_dump() if binary else None,
                 "accuracy": binary.accuracy.model_dump() if binary else None,
             })  # fmt: skip
@@ -219,11 +221,11 @@ class Runner:
         return {
             "run": run, "status": info.status, "threshold": threshold, "direction": direction,
             "coverage": coverage_line(stats, _sample_items(info)), "scored": stats.count, "total": max(_sample_items(info) or 0, stats.total),
-            "cause": run_cause(info, records),
+            "cause": self.words(run_cause(info, records) or "") or None,
             "definition": info.meta.get("scorers", {}).get(scorer_id, {}).get("definition"), "sample": info.meta.get("sample"),
             "agreement": agreement.model_dump(mode="json") if agreement is not None else None,
             "distribution": _distribution(records, max([1.0, *scores]), direction, scale),
-            "items": [_item_row(record, threshold, direction, scale) for record in records],
+            "items": [_item_row(record, threshold, direction, scale, self.words) for record in records],
             "comparison": comparison, "baseline": baseline if comparison is not None else None,
             "errors": stats.errors,
         }  # fmt: skip
@@ -245,14 +247,6 @@ class Runner:
                 for step in record.steps.values()
             ],
         }  # fmt: skip
-
-    def answers(self, run: str, scorer_id: str, item_id: str) -> dict[str, Any]:
-        """The judge's stored answers per step for an item, to preview the steps after them."""
-        detail = self.item(run, scorer_id, item_id)
-        if detail is None:
-            return {}
-        # The reason step keeps its text, not the answer it was validated as: it is not given.
-        return {step["id"]: step["result"] for step in detail["steps"] if step["kind"] == "llm" and not step["skipped"] and step["result"] is not None}
 
 
 def _sample_items(run: RunInfo) -> int | None:
@@ -280,13 +274,13 @@ def _human(record: ResultRecord, threshold: float, direction: Direction, scale: 
     return label.flagged if label.flagged is not None else human_flags(record.expected, threshold, direction)
 
 
-def _item_row(record: ResultRecord, threshold: float, direction: Direction, scale: float | None) -> dict[str, Any]:
+def _item_row(record: ResultRecord, threshold: float, direction: Direction, scale: float | None, words: Callable[[str], str]) -> dict[str, Any]:
     flagged = flags(record.score, threshold, direction) if record.score is not None else None
     human = _human(record, threshold, direction, scale)
     return {
         "item_id": record.item_id, "line": record.item_index, "score": record.score, "expected": record.expected,
         "flagged": flagged, "agrees": None if flagged is None or human is None else flagged == human,
-        "reason": record.reason, "error": record.error or record.not_scorable,
+        "reason": record.reason, "error": words(record.error or record.not_scorable or "") or None,
     }  # fmt: skip
 
 

@@ -6,18 +6,21 @@ request's JSON and returns JSON; the work is done by the engine's own API (the c
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import secrets
 from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog, builtin_catalog
-from ..errors import ConfigError, ScorerError
+from ..errors import ConfigError, RunInputError, ScorerError
 from ..runs.stored.reading import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration, calibration_caution
 from ..scoring import AnyScorer
-from ..scoring.preview import preview
 from .aligned import accept_edits, aligned_variants
 from .drafts import Drafts, default_folder
+from .messages import one_line
+from .previews import StoredAnswer, preview_item, stored_answers
 from .datasets import DataItem, DataSets, read_items, stratified_sample
 from .runner import Runner, Sample
 from .thresholds import set_threshold
@@ -64,6 +67,7 @@ class Session:
         self.started = secrets.token_hex(8)
         self.drafts = Drafts(drafts or default_folder(), self.workspace.catalog_file, self.started)
         self.runner = runner
+        runner.words = self.workspace.words
         self.data = data
         self.datasets = DataSets(data, Path.cwd())
         self.model = model
@@ -71,6 +75,8 @@ class Session:
         #: Per scorer, the runs started here in order: before anything is saved, a run is
         #: compared with the one before it.
         self.history: dict[str, list[str]] = {}
+        #: Per scorer, the one-item runs started for a preview (not compared with anything).
+        self.item_runs: dict[str, list[str]] = {}
 
     def close(self) -> None:
         self.workspace.close()
@@ -160,19 +166,18 @@ class Session:
         return {"text": text + entry}
 
     def check(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The draft's problems, as `scorers check` prints them, at their files and lines; and
-        which of the files the page holds (`versions`: path -> version) were saved since."""
+        """What `scorers check` finds in the draft (its problems, else its warnings and notes),
+        at files and lines the tuner can open; and which of the files the page holds
+        (`versions`: path -> version) were saved since."""
         draft = self.workspace.draft(_edits(body))
-        catalog, problems = self.workspace.checked(draft)
-        definition = None
-        if catalog is not None and isinstance(body.get("scorer"), str):  # what a run of this draft would be
-            try:
-                definition = catalog.plan(body["scorer"]).fingerprint
-            except ConfigError:
-                definition = None
         given = body.get("versions")
         versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
-        return {"problems": [problem.as_json() for problem in problems], "changed": self.workspace.changed_since(versions), "definition": definition}
+        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)], "changed": self.workspace.changed_since(versions)}
+
+    def file(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A file to open at a problem's line: the catalog's, a built-in one, or the built-in
+        catalog file (read-only)."""
+        return self.workspace.file(_text(body, "path")).as_json()
 
     def items(self, body: dict[str, Any]) -> dict[str, Any]:
         data = _text(body, "data")
@@ -180,27 +185,67 @@ class Session:
         found = self._data_items(data)
         return {"items": [{"id": item.item_id, "line": item.line, "label": item.label_for(scorer_id) if scorer_id else None} for item in found[:2000]], "total": len(found)}
 
-    def preview(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The exact prompts of every step for one item, as `scorers preview` renders them;
-        with the judge's answers stored by a run of this item, the later steps too."""
+    async def preview(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The exact prompts of every step for one item, as `scorers preview` renders them,
+        with the answers the later steps need taken from the response cache or the last run of
+        the item (previews.py); when one is missing, what running this one item would cost."""
         scorer_id, data, item_id = _text(body, "scorer"), _text(body, "data"), _text(body, "item")
-        catalog, _ = self._catalog(_edits(body))
-        item = next((item for item in self._data_items(data) if item.item_id == item_id), None)
-        if item is None:
+        item = self._item(data, item_id)
+        catalog, _ = await asyncio.to_thread(self._catalog, _edits(body))
+        definition = catalog.plan(scorer_id).fingerprint
+        scorer = catalog.create(scorer_id, model=self.model, offline=True)
+        shown_run = body.get("run") if isinstance(body.get("run"), str) else None
+        stored = await asyncio.to_thread(self._stored_answers, scorer_id, item_id, shown_run)
+        try:
+            shown = await preview_item(scorer, item.raw, self.runner.cache, stored)
+        except RunInputError as exc:  # the item cannot be judged by this scorer: why, as a run would say
+            return {"prompts": [], "needs_answer_for": None, "score": None, "not_scorable": self.workspace.words(one_line(exc)), "definition": definition}
+        shown["definition"] = definition
+        if shown["needs_answer_for"] is not None:
+            shown["run_item"] = await self._item_estimate(catalog, scorer_id, data, item)
+        return shown
+
+    def _item(self, data: str, item_id: str) -> DataItem:
+        found = next((item for item in self._data_items(data) if item.item_id == item_id), None)
+        if found is None:
             raise ConfigError(f"item {item_id!r}: not in {data}")
-        raw = item.raw
-        answers = self.runner.answers(body["run"], scorer_id, item_id) if isinstance(body.get("run"), str) and body["run"] else {}
-        options = {"context": raw["context"]} if raw.get("context") is not None else {}
-        plan = catalog.plan(scorer_id)
-        known = {step.id for step in plan.steps}
-        shown = preview(
-            plan, raw.get("output"), input=raw.get("input"), ground_truth=raw.get("ground_truth"),
-            answers={step: answer for step, answer in answers.items() if step in known}, options=options, metadata=raw.get("metadata"),
-        )  # fmt: skip
-        return {
-            "prompts": [prompt.model_dump() for prompt in shown.prompts], "needs_answer_for": shown.needs_answer_for,
-            "score": shown.result.score if shown.result is not None else None, "answers_from": body.get("run") if answers else None,
-        }  # fmt: skip
+        return found
+
+    def _stored_answers(self, scorer_id: str, item_id: str, shown_run: str | None) -> dict[str, StoredAnswer]:
+        """The judge's answers for this item in the last run of it the workbench knows: the
+        run shown, else the latest run started here, else the last saved version."""
+        last = self._last_version(scorer_id)
+        started = self.history.get(scorer_id, []) + self.item_runs.get(scorer_id, [])
+        candidates = [shown_run, *reversed(started), last["run"] if last else None]
+        for run in dict.fromkeys(candidate for candidate in candidates if candidate):
+            record = next((found for found in self.runner.store.item_records(run, item_id) if found.scorer_id == scorer_id and found.steps), None)
+            if record is not None:
+                return stored_answers(record, run)
+        return {}
+
+    async def _item_estimate(self, catalog: Catalog, scorer_id: str, data: str, item: DataItem) -> dict[str, Any]:
+        """What running this one item would cost (or why it cannot run: no judge configured)."""
+        try:
+            scorer = self._scorer(catalog, scorer_id)
+        except ScorerError as exc:
+            return {"error": self.workspace.words(one_line(exc))}
+        return await self.runner.estimate(scorer, Sample(data, 1, 0, [item]))
+
+    async def run_item(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Run the draft on one item, so that its preview can show every step with the judge's
+        answers (they land in the response cache); a run of its own, not a sample's."""
+        if self.runner.busy:
+            raise ConfigError("a run is going on; stop it first")
+        scorer_id, data, item_id = _text(body, "scorer"), _text(body, "data"), _text(body, "item")
+        item = self._item(data, item_id)
+        catalog, draft = self._catalog(_edits(body))
+        scorer = self._scorer(catalog, scorer_id)
+        self.workspace.pinned = {draft}
+        sample = Sample(data, 1, 0, [item])
+        name = f"workbench-{scorer_id}-{scorer.fingerprint[:10]}-item-{hashlib.sha256(item_id.encode()).hexdigest()[:8]}"
+        progress = self.runner.start(scorer, sample, name=name, kind="item")
+        self.item_runs.setdefault(scorer_id, []).append(progress.run)
+        return progress.as_json()
 
     async def estimate(self, body: dict[str, Any]) -> dict[str, Any]:
         scorer_id = _text(body, "scorer")

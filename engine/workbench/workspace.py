@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -22,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from ..catalog import Catalog, builtin_catalog_path, catalog_file, load_scorers
+from ..catalog import Catalog, builtin_catalog_path, catalog_file, inspect_catalog, load_scorers
 from ..catalog.source import position
-from ..errors import CatalogErrors, ConfigError
+from ..errors import ConfigError
 
 #: What a catalog's prompt and schema folders hold that the workbench copies into a draft.
 TEXT_SUFFIXES = {".yaml", ".yml", ".j2", ".jinja", ".json", ".txt", ".md"}
@@ -34,6 +35,9 @@ TEMPLATE_SUFFIXES = {".j2", ".jinja", ".jinja2", ".txt", ".md"}
 SCHEMA_SUFFIXES = {".yaml", ".yml", ".json"}
 
 NEW_CATALOG = "prompts: prompts\nschemas: schemas\nscorers: {}\n"
+
+#: How the page names the built-in catalog file, which it shows read-only.
+BUILTIN_CATALOG = "built-in:scorers.yaml"
 
 #: Drafts kept besides those a run uses: checks and previews in flight read the last ones.
 KEPT_DRAFTS = 16
@@ -93,26 +97,35 @@ class EditorFile:
     #: The file's text as saved in the catalog folder (None: no such file yet): a save of an
     #: edit is refused when the file on disk is no longer this.
     base: str | None = None
+    read_only: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
             "path": self.path, "role": self.role, "origin": self.origin, "shown_from": self.shown_from, "text": self.text,
-            "language": self.language, "base": self.base, "version": version_of(self.base),
+            "language": self.language, "base": self.base, "version": version_of(self.base), "read_only": self.read_only,
         }  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem of a draft, at the catalog file it will be saved to."""
+    """One finding of `scorers check` in a draft, at a file the tuner can open: a file of the
+    catalog folder (`path` relative to it), a built-in template or schema (`path` where an
+    edit of it is saved), or the built-in catalog file (`BUILTIN_CATALOG`, read-only).
+    `severity`: "error" (the catalog does not load), "warning" or "note"."""
 
     path: str | None
     line: int | None
     column: int | None
     message: str
     shown: str
+    severity: str = "error"
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "column": self.column, "message": self.message, "shown": self.shown}
+        return {"path": self.path, "line": self.line, "column": self.column, "message": self.message, "shown": self.shown, "severity": self.severity}
+
+
+def _role(path: str, folders: tuple[str, str]) -> str:
+    return "schema" if path.startswith(folders[1].rstrip("/") + "/") else "template" if path.startswith(folders[0].rstrip("/") + "/") else "catalog"
 
 
 def _language(path: str) -> str:
@@ -258,32 +271,62 @@ class Workspace:
         return load_scorers(draft)
 
     def problems(self, draft: Path) -> list[Problem]:
-        """Every problem of the draft, as `scorers check` reports it for the saved files."""
-        return self.checked(draft)[1]
+        """Every finding of `scorers check` for the draft (the same checker, the same words):
+        its problems, else its warnings and notes."""
+        found = inspect_catalog(draft)
+        return [
+            *(self._problem(problem, draft.parent, "error") for problem in found.problems),
+            *(self._problem(warning, draft.parent, "warning") for warning in found.warnings),
+            *(self._problem(note, draft.parent, "note") for note in found.bounds),
+        ]
 
-    def checked(self, draft: Path) -> tuple[Catalog | None, list[Problem]]:
-        """The draft loaded (None when it has problems), and its problems."""
-        try:
-            return self.load(draft), []
-        except CatalogErrors as exc:
-            return None, [self._problem(problem, draft.parent) for problem in exc.problems]
-        except ConfigError as exc:
-            return None, [self._problem(exc, draft.parent)]
-
-    def _problem(self, problem: ConfigError, root: Path) -> Problem:
-        relative: str | None = None
-        shown_path = problem.path
-        if problem.path is not None:
-            path = Path(problem.path)
-            try:
-                relative = path.resolve().relative_to(root.resolve()).as_posix()
-                shown_path = self.shown(self.folder / relative)
-            except ValueError:
-                relative = None
-                shown_path = self.shown(path)
-        message = problem.message.replace(str(root.resolve()), str(self.folder))
+    def _problem(self, problem: ConfigError, root: Path, severity: str) -> Problem:
+        relative, shown_path = self.place(problem.path, root) if problem.path is not None else (None, None)
+        message = self.words(problem.message)
         shown = str(ConfigError(message, shown_path, problem.line, problem.column))
-        return Problem(relative, problem.line, problem.column, message, shown)
+        return Problem(relative, problem.line, problem.column, message, shown, severity)
+
+    def place(self, where: str, root: Path) -> tuple[str | None, str]:
+        """A file named by the checker (in a draft under `root`, or built in) as the page opens
+        it (its path, or None when it cannot) and as the tuner reads it: never a temporary
+        draft folder nor the installed package's own path."""
+        path = Path(where).resolve()
+        if path.is_relative_to(root.resolve()):
+            relative = path.relative_to(root.resolve()).as_posix()
+            return relative, self.shown(self.folder / relative)
+        if path == builtin_catalog_path().resolve():
+            return BUILTIN_CATALOG, "built-in scorers.yaml"
+        for own, builtin in zip(self.file_folders(), ("prompts", "schemas")):
+            if path.is_relative_to(self.builtin_folder / builtin):
+                inside = path.relative_to(self.builtin_folder / builtin).as_posix()
+                return f"{own.rstrip('/')}/{inside}", f"built-in {builtin}/{inside}"
+        return None, self.words(str(path))
+
+    def words(self, text: str) -> str:
+        """`text` with every path of a temporary draft written as the catalog folder's, and every
+        path of the installed package as "built-in ...": what the tuner can find."""
+        folder = self.shown(self.folder)
+        for temporary in {str(self._temporary), str(self._temporary.resolve())}:
+            text = re.sub(re.escape(temporary) + r"/draft-\d+", lambda _: folder, text)
+        text = text.replace(str(builtin_catalog_path().resolve()), "built-in scorers.yaml")
+        for builtin in ("prompts", "schemas"):
+            text = text.replace(str(self.builtin_folder / builtin), f"built-in {builtin}")
+        return text
+
+    def file(self, relative: str) -> EditorFile:
+        """A file to open at a problem: one of the catalog's (as saved, else the built-in one it
+        would shadow), or the built-in catalog file (read-only)."""
+        if relative == BUILTIN_CATALOG:
+            path = builtin_catalog_path()
+            return EditorFile(BUILTIN_CATALOG, "catalog", "built-in", "built-in scorers.yaml (read-only)", path.read_text(encoding="utf-8"), "yaml", None, True)
+        target = self.target(relative)
+        saved = self.saved_files().get(relative)
+        if saved is not None:
+            return EditorFile(relative, _role(relative, self.file_folders()), "yours", self.shown(target), saved, _language(relative), saved)
+        builtin = self.builtin_counterpart(relative)
+        if builtin is None:
+            raise ConfigError(f"{relative}: no such file in the catalog folder {self.folder}, nor a built-in one")
+        return EditorFile(relative, _role(relative, self.file_folders()), "built-in", f"built-in {builtin.relative_to(self.builtin_folder).as_posix()}", builtin.read_text(encoding="utf-8"), _language(relative))
 
     # ------------------------------------------------------------------------ a scorer
 

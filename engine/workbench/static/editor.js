@@ -67,7 +67,7 @@
       this.area.addEventListener("keydown", (event) => this.keydown(event));
       // Focus that arrives by the keyboard (tabbing through the page) leaves by the keyboard:
       // its first Tab moves on; a click or any other key starts editing.
-      this.area.addEventListener("pointerdown", () => { this.clicked = true; });
+      this.area.addEventListener("pointerdown", () => { this.clicked = true; this.passing = false; });
       this.area.addEventListener("focus", () => { this.passing = !this.clicked; this.clicked = false; });
     }
 

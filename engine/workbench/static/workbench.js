@@ -251,11 +251,12 @@ function showFile(pane, path) {
   pane.dataset.path = path;
   pane.querySelector(".file-pick").value = path;
   const origin = pane.querySelector(".origin");
-  origin.textContent = file.origin === "built-in"
-    ? `built-in (${file.shown_from}); an edit is saved in your catalog as ${path}`
-    : `yours: ${file.shown_from}`;
+  origin.textContent = file.read_only
+    ? `${file.shown_from}: the definition your catalog extends; make the scorer yours (its YAML) to change it`
+    : file.origin === "built-in" ? `built-in (${file.shown_from}); an edit is saved in your catalog as ${path}` : `yours: ${file.shown_from}`;
   origin.className = `origin ${file.origin === "built-in" ? "builtin" : "yours"}`;
   editors[index].set(file.text, file.language, `Editor: ${path}`);
+  editors[index].readOnly = Boolean(file.read_only);
   markProblems();
 }
 
@@ -279,6 +280,7 @@ function edited(pane, text) {
   }
   renderEdited();
   keepDraft();
+  $("#prompts").classList.add("stale");  // until the check and the preview of this edit are back
   clearTimeout(edited.timer);
   edited.timer = setTimeout(() => check(), 350);
 }
@@ -306,14 +308,15 @@ async function check() {
     $("#problems-title").textContent = "Checks: no problems";
     list.replaceChildren();
   } else {
-    $("#problems-title").textContent = `Checks: ${found.problems.length} problem${found.problems.length > 1 ? "s" : ""}`;
-    list.replaceChildren(...found.problems.map((problem) => el("li", {},
-      el("button", {type: "button", class: "link problem", "data-path": problem.path || "", "data-line": problem.line || "", text: problem.shown,
-        onclick: () => jumpTo(problem)}))));
+    const count = (severity, word) => { const n = found.problems.filter((problem) => problem.severity === severity).length; return n ? plural(n, word) : ""; };
+    $("#problems-title").textContent = `Checks: ${[count("error", "problem"), count("warning", "warning"), count("note", "note")].filter(Boolean).join(", ")}`;
+    list.replaceChildren(...found.problems.map((problem) => el("li", {class: problem.severity},
+      el("button", {type: "button", class: `link problem ${problem.severity}`, "data-path": problem.path || "", "data-line": problem.line || "",
+        text: problem.severity === "error" ? problem.shown : `${problem.severity}: ${problem.shown}`, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
   }
   markProblems();
   await savedElsewhere(found.changed || []);
-  if (!found.problems.length) refreshPreview();
+  refreshPreview();
 }
 
 // Files saved by someone else (another tab, another person) since this page loaded them: one
@@ -333,6 +336,9 @@ async function savedElsewhere(paths) {
   }
 }
 
+// The findings that stop the draft from loading (warnings and notes do not).
+function errors() { return state.problems.filter((problem) => problem.severity === "error"); }
+
 function markProblems() {
   for (const [index, pane] of [...document.querySelectorAll(".pane")].entries()) {
     const lines = new Map();
@@ -343,38 +349,95 @@ function markProblems() {
   }
 }
 
-function jumpTo(problem) {
-  if (!problem.path || !state.files[problem.path]) return;
+// A problem opens its file at its line: one of the scorer's files, another file of the
+// catalog, a built-in template or schema, or the built-in catalog file (read-only).
+async function jumpTo(problem) {
+  if (!problem.path) return;
+  if (!state.files[problem.path]) {
+    try { state.files[problem.path] = fileOf(await api("file", {path: problem.path})); } catch (error) { notice(error.message); return; }
+  }
   let pane = [...document.querySelectorAll(".pane")].find((one) => one.dataset.path === problem.path);
-  if (!pane) { pane = $("#pane-b"); showFile(pane, problem.path); }
+  if (!pane) {
+    pane = $("#pane-b");
+    const pick = pane.querySelector(".file-pick");
+    if (![...pick.options].some((option) => option.value === problem.path)) pick.append(el("option", {value: problem.path, text: problem.path}));
+    showFile(pane, problem.path);
+    renderEdited();
+  }
   editors[pane.id === "pane-a" ? 0 : 1].goTo(problem.line || 1);
+}
+
+// The preview says when it no longer shows the draft in the editors, and why.
+function previewIsOld(why) {
+  if (!$("#prompts").children.length) { $("#preview-note").textContent = `No preview: ${why}.`; return; }
+  $("#preview-note").textContent = `Out of date: these prompts are of an earlier draft; ${why}.`;
+  $("#preview-note").className = "stale";
+  $("#prompts").classList.add("stale");
 }
 
 async function refreshPreview() {
   const item = $("#item").value;
-  if (!item || !state.scorer || state.problems.length) return;
+  if (!item || !state.scorer) return;
+  if (errors().length) { previewIsOld("the draft has problems to fix (see Checks)"); return; }
   const serial = state.checkSerial;
   let shown;
   try {
     shown = await api("preview", {scorer: state.scorer, data: state.data, item, files: edits(), run: state.report ? state.report.run : null});
   } catch (error) {
-    $("#preview-note").textContent = error.message;
+    if (serial === state.checkSerial) previewIsOld(error.message);
+    return;
+  }
+  if (serial !== state.checkSerial) return;  // an edit since: its own preview follows
+  state.definition = shown.definition;
+  $("#preview-note").className = "muted";
+  $("#prompts").classList.remove("stale");
+  renderPreview(shown);
+}
+
+function answerText(answer) {
+  return typeof answer === "string" ? answer : JSON.stringify(answer, null, 2);
+}
+
+function renderPreview(shown) {
+  if (shown.not_scorable) {
+    $("#preview-note").textContent = `This item is not scorable by ${state.scorer}: ${shown.not_scorable}`;
     $("#prompts").replaceChildren();
     return;
   }
-  if (serial !== state.checkSerial) return;
-  const answers = shown.answers_from ? `, with the judge's answers from run ${shown.answers_from}` : "";
-  const note = shown.needs_answer_for
-    ? `The prompts up to step ${shown.needs_answer_for}${answers}` + (shown.answers_from ? "." : `; the later steps need the judge's answer to it (run this item to see them).`)
-    : `Every step's prompt${answers}; score ${figure(shown.score)}.`;
-  $("#preview-note").textContent = note;
+  const from = [...new Set(shown.prompts.map((prompt) => prompt.answer_from).filter(Boolean))];
+  $("#preview-note").textContent = shown.needs_answer_for
+    ? `The prompts up to step ${shown.needs_answer_for}: the steps after it need its answer, which neither the response cache nor a run of this item holds.`
+    : `Every step's prompt${from.length ? `, with the answers from ${from.join(" and ")}` : ""}; score ${figure(shown.score)}.`;
   // Each step folds; a step folded stays folded while the preview follows the edits.
   const folded = new Set([...document.querySelectorAll("#prompts details.step:not([open])")].map((step) => step.dataset.step));
-  $("#prompts").replaceChildren(...shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
+  const sections = shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
     el("details", {class: "step", "data-step": prompt.step, open: !folded.has(prompt.step)},
       el("summary", {}, el("h3", {text: `step ${prompt.step}`})),
       prompt.system ? el("details", {}, el("summary", {text: "system prompt"}), el("pre", {class: "system", text: prompt.system})) : "",
-      el("pre", {class: "user", text: prompt.prompt})))));
+      el("pre", {class: "user", text: prompt.prompt}),
+      prompt.answer !== null && prompt.answer !== undefined
+        ? el("details", {class: "answer"}, el("summary", {},
+            `its answer, from ${prompt.answer_from}`, prompt.asked_differently ? el("strong", {class: "stale-answer", text: " (asked with an earlier wording of this prompt)"}) : ""),
+            el("pre", {class: "answer", text: answerText(prompt.answer)}))
+        : "")));
+  if (shown.needs_answer_for) sections.push(runItemOffer(shown));
+  $("#prompts").replaceChildren(...sections);
+}
+
+// No answer for a step yet: run this one item (its cost shown first) to see the steps after it.
+function runItemOffer(shown) {
+  const cost = shown.run_item || {};
+  if (cost.error) return el("p", {class: "run-item", text: `Running this item would need a judge: ${cost.error}`});
+  const price = cost.cost_usd === null || cost.cost_usd === undefined ? "no price known for this model" : `about $${cost.cost_usd.toFixed(4)}`;
+  const button = el("button", {type: "button", id: "run-item", text: `Run this item (${plural(cost.calls || 0, "judge call")}, ${price})`});
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await api("run_item", {scorer: state.scorer, data: state.data, item: $("#item").value, files: edits()});
+      pollRun();
+    } catch (error) { notice(error.message); button.disabled = false; }
+  });
+  return el("section", {class: "run-item"}, el("p", {class: "muted", text: `The steps after ${shown.needs_answer_for} need its answer.`}), button);
 }
 
 // ---------------------------------------------------------------------------------- tabs
@@ -412,8 +475,8 @@ function sampleBody() {
 }
 
 async function estimate() {
-  if (!state.scorer || !state.data || state.problems.length) {
-    $("#estimate").textContent = state.problems.length ? "Fix the problems first." : "";
+  if (!state.scorer || !state.data || errors().length) {
+    $("#estimate").textContent = errors().length ? "Fix the problems first." : "";
     return;
   }
   try {
@@ -670,7 +733,7 @@ async function openItem(itemId) {
 // elsewhere meanwhile: the three texts are shown and nothing is written until you choose) and
 // the version is recorded.
 async function openSave() {
-  if (state.problems.length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
+  if (errors().length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
   let found;
   try { found = await api("diff", {files: edits()}); } catch (error) { notice(error.message); return; }
   $("#save-where").textContent = found.changes.length
