@@ -84,8 +84,10 @@ class Session:
     # ---------------------------------------------------------------------- helpers
 
     def _catalog(self, edits: dict[str, str]) -> tuple[Catalog, Path]:
-        draft = self.workspace.draft(edits)
-        return self.workspace.load(draft), draft
+        draft, catalog = self.workspace.compiled(edits)
+        if isinstance(catalog, ConfigError):
+            raise catalog
+        return catalog, draft
 
     def _data_items(self, data: str) -> list[DataItem]:
         path = self.datasets.path(data)
@@ -169,10 +171,9 @@ class Session:
         """What `scorers check` finds in the draft (its problems, else its warnings and notes),
         at files and lines the tuner can open; and which of the files the page holds
         (`versions`: path -> version) were saved since."""
-        draft = self.workspace.draft(_edits(body))
         given = body.get("versions")
         versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
-        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)], "changed": self.workspace.changed_since(versions)}
+        return {"problems": [problem.as_json() for problem in self.workspace.problems(_edits(body))], "changed": self.workspace.changed_since(versions)}
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in

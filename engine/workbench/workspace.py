@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +25,9 @@ from typing import Any
 
 import yaml
 
-from ..catalog import Catalog, builtin_catalog_path, catalog_file, inspect_catalog, load_scorers
+from ..catalog import Catalog, builtin_catalog_path, catalog_file, load_scorers
 from ..catalog.source import position
-from ..errors import ConfigError
+from ..errors import CatalogErrors, ConfigError
 
 #: What a catalog's prompt and schema folders hold that the workbench copies into a draft.
 TEXT_SUFFIXES = {".yaml", ".yml", ".j2", ".jinja", ".json", ".txt", ".md"}
@@ -41,6 +43,8 @@ BUILTIN_CATALOG = "built-in:scorers.yaml"
 
 #: Drafts kept besides those a run uses: checks and previews in flight read the last ones.
 KEPT_DRAFTS = 16
+#: Compiled drafts kept for the requests that follow a keystroke (fewer than the drafts kept).
+KEPT_COMPILED = 3
 
 
 class OutsideCatalog(ConfigError):
@@ -159,6 +163,8 @@ class Workspace:
         self.shown_relative_to = (shown_relative_to or Path.cwd()).resolve()
         self._temporary = Path(tempfile.mkdtemp(prefix="scorers-workbench-"))
         self._drafts = 0
+        self._lock = threading.Lock()
+        self._compiled: dict[str, tuple[Path, Catalog | ConfigError]] = {}
         #: Drafts a run renders from (templates import others while rendering): kept until released.
         self.pinned: set[Path] = set()
 
@@ -250,9 +256,11 @@ class Workspace:
         text) written over it. Returns the draft's catalog file."""
         for relative in edits:
             self.target(relative)  # an edit aimed elsewhere is refused before anything is written
-        self._drafts += 1
-        root = self._temporary / f"draft-{self._drafts}"
-        self._forget_drafts_before(self._drafts - KEPT_DRAFTS)
+        with self._lock:  # requests run on threads: two drafts never share a number
+            self._drafts += 1
+            number = self._drafts
+        root = self._temporary / f"draft-{number}"
+        self._forget_drafts_before(number - KEPT_DRAFTS)
         files = {self.catalog_name: NEW_CATALOG, **self.saved_files(), **edits}
         for relative, text in files.items():
             path = root / relative
@@ -262,22 +270,47 @@ class Workspace:
 
     def _forget_drafts_before(self, number: int) -> None:
         """Remove older drafts (a check, a preview in progress uses one of the last few),
-        except those a run still renders from."""
+        except those a run still renders from and those compiled for the next requests."""
+        with self._lock:
+            kept = set(self.pinned) | {draft for draft, _ in self._compiled.values()}
         for old in self._temporary.glob("draft-*"):
-            if int(old.name.removeprefix("draft-")) < number and old / self.catalog_name not in self.pinned:
+            if int(old.name.removeprefix("draft-")) < number and old / self.catalog_name not in kept:
                 shutil.rmtree(old, ignore_errors=True)
 
     def load(self, draft: Path) -> Catalog:
         return load_scorers(draft)
 
-    def problems(self, draft: Path) -> list[Problem]:
-        """Every finding of `scorers check` for the draft (the same checker, the same words):
-        its problems, else its warnings and notes."""
-        found = inspect_catalog(draft)
+    def compiled(self, edits: Mapping[str, str]) -> tuple[Path, Catalog | ConfigError]:
+        """The draft of `edits` and the catalog compiled from it (or why it does not load). A
+        keystroke's check and the preview after it ask for the same draft: it is compiled once
+        (the last few are kept, keyed by the edits and the files as saved)."""
+        key = hashlib.sha256(json.dumps([sorted(edits.items()), sorted(self.saved_files().items())]).encode()).hexdigest()
+        with self._lock:
+            found = self._compiled.get(key)
+        if found is not None:
+            return found
+        draft = self.draft(edits)
+        try:
+            result: tuple[Path, Catalog | ConfigError] = (draft, self.load(draft))
+        except ConfigError as exc:
+            result = (draft, exc)
+        with self._lock:
+            self._compiled[key] = result
+            while len(self._compiled) > KEPT_COMPILED:
+                del self._compiled[next(iter(self._compiled))]
+        return result
+
+    def problems(self, edits: Mapping[str, str]) -> list[Problem]:
+        """Every finding of `scorers check` for the draft of `edits` (the same checker, the same
+        words): its problems, else its warnings and notes."""
+        draft, catalog = self.compiled(edits)
+        if isinstance(catalog, CatalogErrors):
+            return [self._problem(problem, draft.parent, "error") for problem in catalog.problems]
+        if isinstance(catalog, ConfigError):
+            return [self._problem(catalog, draft.parent, "error")]
         return [
-            *(self._problem(problem, draft.parent, "error") for problem in found.problems),
-            *(self._problem(warning, draft.parent, "warning") for warning in found.warnings),
-            *(self._problem(note, draft.parent, "note") for note in found.bounds),
+            *(self._problem(warning, draft.parent, "warning") for warning in catalog.warnings),
+            *(self._problem(note, draft.parent, "note") for note in catalog.bound_notes),
         ]
 
     def _problem(self, problem: ConfigError, root: Path, severity: str) -> Problem:
