@@ -59,6 +59,8 @@ from .common import (
     ConcurrencyOption,
     ConfigOption,
     JsonFlag,
+    MaxErrorsOption,
+    MinCoverageOption,
     NoCacheFlag,
     StoreOption,
     catalog_from,
@@ -311,7 +313,7 @@ def eval_command(
         Optional[list[str]],
         typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
     ] = None,
-    max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
+    max_errors: MaxErrorsOption = "0",
     config: ConfigOption = None,
     repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
     compare: Annotated[
@@ -327,7 +329,7 @@ def eval_command(
     ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
-    min_coverage: Annotated[float, typer.Option("--min-coverage", min=0.0, max=1.0, help="The share of the items each scorer must score (failed and not scorable items are not covered); default 1: every item")] = 1.0,
+    min_coverage: MinCoverageOption = 1.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     tuning.quiet_item_warnings()

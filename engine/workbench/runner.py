@@ -133,6 +133,7 @@ class Runner:
                 [item.raw for item in progress.sample.items], [scorer], on_item_complete=advance, concurrency=self.concurrency,
                 run=progress.run, store=self.store, keep_results=False, cache=self.cache if self.cache is not None else False,
                 max_cost=self.max_cost, meta={"data": str(Path(progress.sample.data).resolve()), "sample": progress.sample.as_json(), **meta},
+                kind="workbench",
             )  # fmt: skip
         except asyncio.CancelledError:
             progress.status, progress.error = "stopped", STOPPED

@@ -39,10 +39,12 @@ A judge failure that no retry can mend (a refused key, an unknown model, an unsu
 response format, a judge that cannot be reached, or the circuit breaker opening) stops the
 run at once: finished results stay saved, the run ends `failed`, and a rerun continues it.
 
-Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
-new items are started; the run is resumable) once this invocation's spend reaches it, or,
-for a run shared by workers, once the spend of all of them together does. A run so stopped
-has not passed (`passed` is False, `stopped` says why), whatever its means.
+Tokens and their estimated cost are summed per scorer; `max_cost` is a budget for the whole
+run, across its invocations (and, for a run shared by workers, all of them together): every
+judge call holds what it may cost before it leaves, and no call leaves that could take the
+run past the budget (judge/middleware/budget.py). The run then stops cleanly (no new items
+are started; the run is resumable, and resuming it with a higher budget goes on). A run so
+stopped has not passed (`passed` is False, `stopped` says why), whatever its means.
 
 The rooms of this package: `writes` (results saved in batches), `lease` (one process at a
 time per run), `resume` (what a resumed run may reuse), `evaluation` (one item, from its line
@@ -57,8 +59,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...judge.middleware.budget import SpendLimit
 from ...scoring import AnyScorer
-from ...store import Store
+from ...store import RunKind, Store
 from ...sync import run_sync
 from ..items import Data
 from ..results import EvalResult
@@ -100,10 +103,11 @@ async def arun_evals(
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
     cache: CacheChoice = True,
-    max_cost: float | None = None,
+    max_cost: float | SpendLimit | None = None,
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
+    kind: RunKind = "batch",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -124,13 +128,16 @@ async def arun_evals(
     one-shot iterator the repeated id is that item's error (not checked with
     keep_results=False, which scores a stream in flat memory). `sample` numbers a repeated
     judgement of the same data (see `eval --repeat`): every judge request carries it, so a
-    response cache serves each repeat its own answers.
+    response cache serves each repeat its own answers. `kind` says what makes the run (`rescore`,
+    `align` and the workbench set theirs): an existing run of another kind under the name
+    `run` (a live run, say) is refused, never resumed, pruned or overwritten.
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
-    False for none. `max_cost` (US dollars) stops starting new items once the estimated spend
-    of this invocation reaches it (of the whole run, every worker's spend as the store has
-    it, when workers share the run); every judge model needs a price then.
+    False for none. `max_cost` (US dollars) is the run's budget: no judge call leaves that could
+    take the run's estimated spend, over every invocation (and every worker, when workers
+    share the run), past it; every judge model needs a price then. A `SpendLimit` shares one
+    budget between several runs.
 
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
@@ -143,7 +150,7 @@ async def arun_evals(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
         limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
-        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
+        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
     )  # fmt: skip
 
