@@ -77,3 +77,18 @@ def test_the_data_set_given_is_the_one_selected_not_the_last_version_s(judge: Ju
         options = [option.get_attribute("value") for option in tab.page.locator("#data option").all()]
         assert options.count(str(NUMERIC)) == 1 and options[0] == str(NUMERIC)
         tab.page.wait_for_selector("#estimate:has-text('20 items')")
+
+
+def test_versions_are_the_catalog_s_own_when_catalogs_share_a_store(judge: JudgeServer, tmp_path: Path) -> None:
+    script_word_overlap(judge)
+    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 2, "seed": 0, "files": {}, "bases": {}}
+    with started(tmp_path / "first", tmp_path / "results.sqlite", data=PAIRS) as workbench:
+        assert ok(workbench, "save", body)["version"] == 1
+        wait_run(workbench)
+    with started(tmp_path / "second", tmp_path / "results.sqlite", data=PAIRS) as workbench:
+        assert ok(workbench, "versions", {"scorer": "hallucination"})["versions"] == []
+        assert ok(workbench, "scorer", {"scorer": "hallucination", "files": {}})["last_version"] is None
+        saved = ok(workbench, "save", body)
+        assert saved["version"] == 2 and saved["run"]["run"] == "workbench-hallucination-v2"  # no clash with the first catalog's v1
+        wait_run(workbench)
+        assert [version["version"] for version in ok(workbench, "versions", {"scorer": "hallucination"})["versions"]] == [2]

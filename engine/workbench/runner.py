@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,8 @@ from ..store import ResultRecord, RunInfo, ScoreStats, Store
 from .datasets import DataItem
 from .messages import one_line
 
-VERSION_RUN = re.compile(r"^workbench-(?P<scorer>.+)-v(?P<version>\d+)$")
+#: Version numbers looked past before the list of a scorer's saved versions ends.
+VERSION_GAPS = 3
 STOPPED = "stopped before the end (Stop, the budget or the workbench closing); what was finished is kept: run it again to finish it"
 DISTRIBUTION_BINS = 10
 
@@ -174,32 +174,43 @@ class Runner:
 
     # ----------------------------------------------------------------------- versions
 
-    def versions(self, scorer_id: str) -> list[dict[str, Any]]:
-        """The saved versions of a scorer, newest first, each with its headline figures and the
-        items they stand on."""
+    def version_runs(self, scorer_id: str, catalog: str | None = None) -> list[RunInfo]:
+        """The runs of a scorer's saved versions, oldest first: of one catalog file (`catalog`,
+        as its meta records it), else of every catalog saved into this store (versions are
+        numbered across them, so their names never clash)."""
+        found, number, missing = [], 0, 0
+        while missing < VERSION_GAPS:  # a version run deleted from the store leaves a gap
+            number += 1
+            info = self.store.get_run(f"workbench-{scorer_id}-v{number}")
+            missing = missing + 1 if info is None else 0
+            recorded = info.meta.get("workbench") if info is not None else None
+            if info is not None and isinstance(recorded, dict) and (catalog is None or recorded.get("catalog") == catalog):
+                found.append(info)
+        return found
+
+    def versions(self, scorer_id: str, catalog: str) -> list[dict[str, Any]]:
+        """The saved versions of a scorer in one catalog, newest first, each with its headline
+        figures and the items they stand on."""
         found = []
-        for summary in self.store.runs():
-            matched = VERSION_RUN.match(summary.name)
-            recorded = summary.meta.get("workbench") or {}
-            if matched is None or matched.group("scorer") != scorer_id or not recorded:
-                continue
-            records = run_records(self.store, summary.name).get(scorer_id, [])
-            agreement = stored_agreement(summary, scorer_id, records)
+        for info in reversed(self.version_runs(scorer_id, catalog)):
+            recorded = info.meta["workbench"]
+            records = run_records(self.store, info.name).get(scorer_id, [])
+            agreement = stored_agreement(info, scorer_id, records)
             binary = agreement.binary if agreement is not None else None
             found.append({
-                "version": int(matched.group("version")), "run": summary.name, "saved_at": summary.created_at.isoformat(timespec="seconds"),
+                "version": int(info.name.rsplit("-v", 1)[1]), "run": info.name, "saved_at": info.created_at.isoformat(timespec="seconds"),
                 "fingerprint": recorded.get("fingerprint"), "files": recorded.get("files", []), "sample": recorded.get("sample"),
-                "accepted": recorded.get("accepted"), "status": summary.status, "items": len(records),
-                "coverage": coverage_line(self.scorer_stats(summary.name, scorer_id), _sample_items(summary)),
-                "cause": self.words(run_cause(summary, records) or "") or None,
+                "accepted": recorded.get("accepted"), "status": info.status, "items": len(records),
+                "coverage": coverage_line(self.scorer_stats(info.name, scorer_id), _sample_items(info)),
+                "cause": self.words(run_cause(info, records) or "") or None,
                 "f1": binary.f1.model_dump() if binary else None, "kappa": binary.kappa.model_dump() if binary else None,
                 "accuracy": binary.accuracy.model_dump() if binary else None,
             })  # fmt: skip
-        return sorted(found, key=lambda version: -int(version["version"]))
+        return found
 
     def next_version(self, scorer_id: str) -> int:
-        versions = self.versions(scorer_id)
-        return int(versions[0]["version"]) + 1 if versions else 1
+        saved = self.version_runs(scorer_id)
+        return int(saved[-1].name.rsplit("-v", 1)[1]) + 1 if saved else 1
 
     # ------------------------------------------------------------------------ results
 

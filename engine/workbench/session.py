@@ -105,8 +105,15 @@ class Session:
         return Sample(data, size, seed, stratified_sample(self._data_items(data), scorer_id, size, seed))
 
     def _last_version(self, scorer_id: str) -> dict[str, Any] | None:
-        versions = self.runner.versions(scorer_id)
-        return versions[0] if versions else None
+        """The last version of the scorer saved from this catalog: its number, run and sample."""
+        saved = self.runner.version_runs(scorer_id, str(self.workspace.catalog_file))
+        if not saved:
+            return None
+        info = saved[-1]
+        return {"version": int(info.name.rsplit("-v", 1)[1]), "run": info.name, "sample": info.meta["workbench"].get("sample")}
+
+    def _versions(self, scorer_id: str) -> list[dict[str, Any]]:
+        return self.runner.versions(scorer_id, str(self.workspace.catalog_file))
 
     # ----------------------------------------------------------------------- routes
 
@@ -299,7 +306,7 @@ class Session:
         return found
 
     def versions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"versions": self.runner.versions(_text(body, "scorer"))}
+        return {"versions": self._versions(_text(body, "scorer"))}
 
     def diff(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"changes": self.workspace.diff(_edits(body)), "catalog": str(self.workspace.folder)}
@@ -350,7 +357,7 @@ class Session:
         when align measured it against a built-in file that this catalog overrides (its figures
         then compare with the built-in scorer, not with yours)."""
         scorer_id = _text(body, "scorer")
-        accepted = {version["accepted"]: version["version"] for version in self.runner.versions(scorer_id) if version.get("accepted")}
+        accepted = {version["accepted"]: version["version"] for version in self._versions(scorer_id) if version.get("accepted")}
         overridden = self._overridden(scorer_id)
         variants = aligned_variants(self.workspace, scorer_id)
         for variant in variants:

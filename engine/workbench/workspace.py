@@ -379,9 +379,9 @@ class Workspace:
             if found.is_relative_to(root):
                 relative, origin, shown_from = found.relative_to(root).as_posix(), "yours", self.shown(self.folder / found.relative_to(root))
             elif found.is_relative_to(builtin_prompts):
-                relative, origin, shown_from = f"{prompts}/{found.relative_to(builtin_prompts).as_posix()}", "built-in", self.shown(found)
+                relative, origin, shown_from = f"{prompts}/{found.relative_to(builtin_prompts).as_posix()}", "built-in", self.words(str(found))
             elif found.is_relative_to(builtin_schemas):
-                relative, origin, shown_from = f"{schemas}/{found.relative_to(builtin_schemas).as_posix()}", "built-in", self.shown(found)
+                relative, origin, shown_from = f"{schemas}/{found.relative_to(builtin_schemas).as_posix()}", "built-in", self.words(str(found))
             else:
                 continue
             if relative in seen or not found.is_file():
@@ -403,7 +403,7 @@ class Workspace:
             if place is None or not place.file:
                 return "-"
             path = Path(place.file).resolve()
-            shown = self.shown(self.folder / path.relative_to(root)) if path.is_relative_to(root) else self.shown(path)
+            shown = self.shown(self.folder / path.relative_to(root)) if path.is_relative_to(root) else self.words(str(path))
             origin = "yours" if path.is_relative_to(root) else "built-in"
             return f"{shown}:{place.line} ({origin})"
 

@@ -253,7 +253,7 @@ function showFile(pane, path) {
   const origin = pane.querySelector(".origin");
   origin.textContent = file.read_only
     ? `${file.shown_from}: the definition your catalog extends; make the scorer yours (its YAML) to change it`
-    : file.origin === "built-in" ? `built-in (${file.shown_from}); an edit is saved in your catalog as ${path}` : `yours: ${file.shown_from}`;
+    : file.origin === "built-in" ? `${file.shown_from}; an edit is saved in your catalog as ${path}` : `yours: ${file.shown_from}`;
   origin.className = `origin ${file.origin === "built-in" ? "builtin" : "yours"}`;
   editors[index].set(file.text, file.language, `Editor: ${path}`);
   editors[index].readOnly = Boolean(file.read_only);
@@ -679,6 +679,9 @@ function renderComparison(report) {
   box.hidden = !comparison;
   if (!comparison) return;
   $("#comparison-title").textContent = `Against ${report.baseline_kind}: ${report.baseline}, on ${comparison.items} shared labelled items`;
+  $("#comparison").hidden = !comparison.items;
+  $("#flipped").hidden = !comparison.items;
+  if (!comparison.items) { $("#comparison-title").textContent += " (none: they ran on other items, so there is nothing to compare)"; return; }
   $("#comparison tbody").replaceChildren(...comparison.figures.map((delta) => el("tr", {"data-figure": delta.name},
     el("th", {scope: "row", text: delta.title}), el("td", {text: figure(delta.baseline)}), el("td", {text: figure(delta.variant)}),
     el("td", {class: delta.improved === true ? "better" : delta.improved === false ? "worse" : "", text: signed(delta.delta.value)}),
