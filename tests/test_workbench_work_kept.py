@@ -109,7 +109,8 @@ def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_
         section = dialog.locator(f"section.conflict[data-path='{ANALYZE}']")
         assert "+SECOND TAB. Decide," in section.locator(".yours").inner_text()
         assert "+FIRST TAB. Decide," in section.locator(".theirs").inner_text()
-        assert "you began from the built-in one" in section.locator(".base").inner_text()
+        base = section.locator(".base").inner_text()
+        assert "the built-in text you began from" in base and "Decide, for each claim" in base and "TAB." not in base
         assert "FIRST TAB." in saved.read_text(encoding="utf-8")  # nothing written yet
         second.page.click("#conflict-cancel")
         assert "FIRST TAB." in saved.read_text(encoding="utf-8") and "Nothing was written" in second.text("#notice")

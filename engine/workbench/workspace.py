@@ -66,15 +66,17 @@ class Conflict:
     yours: str
     theirs: str | None
     base: str | None
+    #: The text both began from: the base, or for a file not in the catalog yet the built-in one.
+    began_from: str
 
     def as_json(self) -> dict[str, Any]:
-        def diff(before: str | None, after: str | None, name: str) -> str:
-            lines = difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True), fromfile="base", tofile=name)
+        def diff(after: str | None, name: str) -> str:
+            lines = difflib.unified_diff(self.began_from.splitlines(keepends=True), (after or "").splitlines(keepends=True), fromfile="base", tofile=name)
             return "".join(lines)
 
         return {
-            "path": self.path, "shown": self.shown, "yours": self.yours, "theirs": self.theirs, "base": self.base,
-            "theirs_version": version_of(self.theirs), "yours_diff": diff(self.base, self.yours, "yours"), "theirs_diff": diff(self.base, self.theirs, "theirs"),
+            "path": self.path, "shown": self.shown, "yours": self.yours, "theirs": self.theirs, "base": self.base, "began_from": self.began_from,
+            "theirs_version": version_of(self.theirs), "yours_diff": diff(self.yours, "yours"), "theirs_diff": diff(self.theirs, "theirs"),
         }  # fmt: skip
 
 
@@ -463,6 +465,12 @@ class Workspace:
         saved = self.saved_files()
         return sorted(relative for relative, version in versions.items() if version_of(saved.get(relative)) != version)
 
+    def _began_from(self, relative: str, base: str | None) -> str:
+        if base is not None:
+            return base
+        builtin = self.builtin_counterpart(relative)
+        return builtin.read_text(encoding="utf-8") if builtin is not None else ""
+
     def save(self, edits: Mapping[str, str], bases: Mapping[str, str | None]) -> dict[str, str]:
         """Write the edited files that differ from what is saved, each only if what is saved is
         still the text it was edited from (`bases`: path -> that text, None for no file);
@@ -476,7 +484,7 @@ class Workspace:
         if missing:
             raise ConfigError(f"{', '.join(missing)}: the save does not say which version it was edited from; reload the page")
         conflicts = [
-            Conflict(relative, self.shown(targets[relative]), text, saved.get(relative), bases.get(relative))
+            Conflict(relative, self.shown(targets[relative]), text, saved.get(relative), bases.get(relative), self._began_from(relative, bases.get(relative)))
             for relative, text in changed.items()
             if relative in bases and saved.get(relative) != bases[relative]
         ]

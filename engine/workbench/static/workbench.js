@@ -790,7 +790,7 @@ function showConflicts(conflicts) {
     el("div", {class: "three"},
       el("div", {class: "yours"}, el("h4", {text: "Yours (changes from the base)"}), diffBlock(conflict.yours_diff || "(no change)")),
       el("div", {class: "theirs"}, el("h4", {text: conflict.theirs === null ? "Theirs: the file was deleted" : "Theirs, saved meanwhile (changes from the base)"}), diffBlock(conflict.theirs_diff || "(no change)")),
-      el("div", {class: "base"}, el("h4", {text: conflict.base === null ? "Base: no file yet (you began from the built-in one)" : "Base: the text you began from"}), el("pre", {text: conflict.base || ""}))))));
+      el("div", {class: "base"}, el("h4", {text: conflict.base === null ? "Base: the built-in text you began from (no file in your catalog then)" : "Base: the text you began from"}), el("pre", {text: conflict.began_from}))))));
   state.conflicts = conflicts;
   $("#conflict-dialog").showModal();
 }
@@ -867,7 +867,7 @@ async function renderVersions() {
   const found = await api("versions", {scorer: state.scorer});
   $("#versions tbody").replaceChildren(...found.versions.map((version) => el("tr", {"data-version": version.version},
     el("th", {scope: "row"}, `v${version.version}`, el("br"), el("code", {text: version.run})),
-    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {class: version.cause ? "partial" : "", title: version.cause || "", text: version.coverage}),
+    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {class: `coverage-cell${version.cause ? " partial" : ""}`, title: version.cause || "", text: version.coverage}),
     el("td", {}, version.f1 ? figure(version.f1.value) : "-", el("br"), el("small", {text: version.f1 ? interval(version.f1) : ""})),
     el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}))));
   if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 6, text: "No saved version yet."})));
