@@ -40,6 +40,7 @@ def _wait_kept(tab: Tab, folder: Path, text: str) -> None:
     raise AssertionError(f"{text!r} was not kept in {folder}")
 
 
+@pytest.mark.slow
 def test_a_draft_survives_a_reload_and_a_restart_with_its_data_sample_and_seed(folders: dict[str, Path], browser_context: Any, chromium: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
         tab = Tab(browser_context, workbench).open()
@@ -88,6 +89,7 @@ def test_a_draft_survives_a_reload_and_a_restart_with_its_data_sample_and_seed(f
             context.close()
 
 
+@pytest.mark.slow
 def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_nothing_until_chosen(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
         first = Tab(browser_context, workbench).open().sample(2)
@@ -137,6 +139,7 @@ def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_
         assert first.errors == [] and second.errors == []
 
 
+@pytest.mark.slow
 def test_a_file_saved_elsewhere_and_not_edited_here_is_shown_as_saved(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
         stale = Tab(browser_context, workbench).open()
@@ -216,3 +219,23 @@ def test_tab_indents_only_where_yaml_allows_and_tabbing_through_edits_nothing(fo
         page.keyboard.press("Shift+Tab")
         assert area.input_value().endswith("\n  threshold: 0.3")
         assert tab.text("#save") == "Save… (1 edited)" and "\t" not in area.input_value()
+
+
+def test_a_save_over_a_newer_version_writes_nothing(tmp_path: Path) -> None:
+    """The refusal itself, without a browser: what the page's three-way view is made of."""
+    from engine.workbench.workspace import NEW_CATALOG, SaveConflict, Workspace
+
+    workspace = Workspace(tmp_path / "mine", shown_relative_to=tmp_path)
+    try:
+        workspace.save({ANALYZE: "theirs\n"}, {ANALYZE: None})
+        with pytest.raises(SaveConflict) as refused:
+            workspace.save({ANALYZE: "mine\n", "scorers.yaml": NEW_CATALOG + "# mine\n"}, {ANALYZE: None, "scorers.yaml": NEW_CATALOG})
+        [conflict] = refused.value.conflicts
+        shown = conflict.as_json()
+        assert (shown["yours"], shown["theirs"], shown["base"], shown["began_from"]) == ("mine\n", "theirs\n", None, BUILT_IN)
+        assert "+theirs" in shown["theirs_diff"] and "+mine" in shown["yours_diff"]
+        assert (tmp_path / "mine" / ANALYZE).read_text(encoding="utf-8") == "theirs\n"
+        assert "# mine" not in (tmp_path / "mine" / "scorers.yaml").read_text(encoding="utf-8")  # nothing of that save written
+        assert workspace.save({ANALYZE: "mine\n"}, {ANALYZE: "theirs\n"}) == {ANALYZE: "mine\n"}  # knowingly over theirs
+    finally:
+        workspace.close()
