@@ -148,6 +148,7 @@ def test_human_labels_are_kept_and_a_store_from_before_them_still_opens(tmp_path
         old.execute("ALTER TABLE results DROP COLUMN expected")
         old.execute("ALTER TABLE results DROP COLUMN content_note")  # and what later schemas added
         old.execute("DROP TABLE monitor_alerts")
+        old.execute("DROP TABLE alert_deliveries")
         old.execute("DROP TRIGGER result_usage_goes_with_its_result")
         old.execute("DROP TABLE result_usage")
         old.execute("DROP INDEX results_failures")

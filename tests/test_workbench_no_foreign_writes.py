@@ -123,7 +123,7 @@ def test_a_save_writes_only_the_catalog_s_own_kinds_of_files(workbench: Workbenc
 def test_items_are_read_only_from_the_data_sets_offered(workbench: Workbench, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.jsonl"
     elsewhere.write_text('{"id": "secret", "output": "a private reply"}\n', encoding="utf-8")
-    for data in (str(elsewhere), "/etc/passwd", str(ROOT / "tests" / "fixtures" / ".." / ".." / "examples" / "nope.jsonl")):
+    for data in (str(elsewhere), "/etc/hosts", str(ROOT / "tests" / "fixtures" / ".." / ".." / "examples" / "nope.jsonl")):
         status, answer = call(workbench, "items", {"data": data, "scorer": "hallucination"})
         assert status == 403, (data, answer)
         assert "secret" not in str(answer) and "not a data set of this workbench" in answer["error"]

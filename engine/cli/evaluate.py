@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -67,6 +65,7 @@ from .common import (
     count_items,
     one_line_errors,
     parse_thresholds,
+    sigterm_as_interrupt,
     print_json,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
@@ -163,28 +162,6 @@ class _PlainProgress:
                 now = time.monotonic()
                 if now - self.last >= WAITING_LINE_EVERY_SECONDS:
                     self._line(now, ", waiting for answers")
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
-    finished stays saved and the run is marked interrupted."""
-    try:
-        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    # A process started in the background by a non-interactive shell inherits SIGINT ignored;
-    # SIGTERM is turned into SIGINT above, so SIGINT must interrupt while the run lasts.
-    previous_interrupt = signal.getsignal(signal.SIGINT)
-    if previous_interrupt == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if previous_interrupt == signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
@@ -377,7 +354,7 @@ def eval_command(
         return
     shown = _EvalProgress(name, total)
     try:
-        with _sigterm_as_interrupt(), shown.showing():
+        with sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,

@@ -25,8 +25,6 @@ from ..store import (
     RunSummary,
     ScorerUsage,
     Store,
-    is_postgres_url,
-    open_store,
     redact_url,
 )
 from .agreement_tables import print_agreement, print_comparison
@@ -35,6 +33,7 @@ from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
     JsonFlag,
+    existing_store,
     StoreOption,
     one_line_errors,
     parse_options,
@@ -51,12 +50,6 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
     ]
 
 
-def _open_existing(store: str) -> Store:
-    if not is_postgres_url(store) and not Path(store).exists():
-        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
-    assert opened is not None
-    return opened
 
 
 def _export(results: Store, run: str, form: str, output: Path | None) -> None:
@@ -104,7 +97,7 @@ def results_command(
     95th percentile and the pass rate of each scorer beside its mean)."""
     if (compare is not None or export is not None) and run is None:
         raise ConfigError("--compare and --format need --run NAME")
-    opened = _open_existing(store)
+    opened = existing_store(store)
     store = redact_url(store)  # named in the messages below
     with closing(opened) as results:
         if run is None:

@@ -9,10 +9,12 @@ from ..db import is_postgres_url, redact_url
 from ..errors import ConfigError
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ClaimedItem,
     ContentNote,
+    DeliveryState,
     Direction,
     KeepsAlerts,
     KeepsBatchJobs,
@@ -59,9 +61,11 @@ def store_location(store: Store) -> str:
 
 __all__ = [
     "CONTENT_FIELDS",
+    "AlertDelivery",
     "AlertRecord",
     "BatchJob",
     "ContentNote",
+    "DeliveryState",
     "KeepsAlerts",
     "ClaimedItem",
     "Direction",

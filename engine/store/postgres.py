@@ -19,6 +19,7 @@ from ..db import Migration, check_sequence, split_statements
 from ..db.postgres import PostgresDatabase
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ClaimedItem,
@@ -166,6 +167,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" UNION ALL SELECT r.id, j.value ->> 'model', s.value FROM results AS r, {_JUDGES} AS j, {_JUDGE_STEPS} AS s"
             ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
             " GROUP BY c.result_id, c.model, batch",
+        ),
+    ),
+    Migration(
+        9,
+        "an outbox of monitors' alerts: each alert's episode, and its deliveries to webhooks kept until a receiver takes them",
+        (
+            "ALTER TABLE monitor_alerts ADD COLUMN episode TEXT",
+            "CREATE TABLE alert_deliveries (id BIGSERIAL PRIMARY KEY, alert_id BIGINT NOT NULL REFERENCES monitor_alerts (id) ON DELETE CASCADE, "
+            "target TEXT NOT NULL, target_name TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+            "next_attempt_at TIMESTAMPTZ NOT NULL, last_error TEXT, delivered_at TIMESTAMPTZ)",
+            "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
         ),
     ),
 )
@@ -386,17 +398,60 @@ class PostgresStore(SQLResults):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord) -> None:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, self.database.json_value(alert.payload), alert.fired_at),
-            )
+            row = db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, self.database.json_value(alert.payload), alert.fired_at, alert.episode),
+            ).fetchone()
+            assert row is not None
+            alert_id = int(row["id"])
+            for target, name in deliveries:
+                db.execute(
+                    "INSERT INTO alert_deliveries (alert_id, target, target_name, state, next_attempt_at) VALUES (%s, %s, %s, 'pending', %s)",
+                    (alert_id, target, name, alert.fired_at),
+                )
+        return alert.model_copy(update={"id": alert_id})
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         where, parameters = ("WHERE monitor = %s", [monitor]) if monitor is not None else ("", [])
         rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT %s", [*parameters, int(limit)])
-        return [AlertRecord.model_validate({key: value for key, value in row.items() if key != "id"}) for row in rows]
+        return [AlertRecord.model_validate(dict(row)) for row in rows]
+
+    def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
+        conditions: list[str] = []
+        parameters: list[Any] = []
+        if pending_only:
+            conditions.append("d.state = 'pending'")
+        if due_by is not None:
+            conditions.append("d.next_attempt_at <= %s")
+            parameters.append(due_by)
+        if monitor is not None:
+            conditions.append("a.monitor = %s")
+            parameters.append(monitor)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._read(
+            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
+            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
+            parameters,
+        )
+        alert_fields = set(AlertRecord.model_fields)
+        return [
+            AlertDelivery(
+                id=row["delivery_id"], alert=AlertRecord.model_validate({key: value for key, value in row.items() if key in alert_fields}),
+                target=row["target"], where=row["target_name"], state=row["state"], attempts=row["attempts"],
+                next_attempt_at=row["next_attempt_at"], last_error=row["last_error"], delivered_at=row["delivered_at"],
+            )  # fmt: skip
+            for row in rows
+        ]
+
+    def record_delivery(self, delivery: AlertDelivery) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE alert_deliveries SET state = %s, attempts = %s, next_attempt_at = %s, last_error = %s, delivered_at = %s WHERE id = %s",
+                (delivery.state, delivery.attempts, delivery.next_attempt_at, delivery.last_error, delivery.delivered_at, delivery.id),
+            )
 
     def expire_content(self, run: str, before: datetime) -> int:
         cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)

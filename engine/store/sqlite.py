@@ -17,6 +17,7 @@ from ..errors import ConfigError, StoreError
 from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ResultRecord,
@@ -148,10 +149,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             "GROUP BY c.result_id, c.model, batch",
         ),
     ),
+    Migration(
+        9,
+        "an outbox of monitors' alerts: each alert's episode, and its deliveries to webhooks kept until a receiver takes them",
+        (
+            "ALTER TABLE monitor_alerts ADD COLUMN episode TEXT",
+            "CREATE TABLE alert_deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT, alert_id INTEGER NOT NULL, target TEXT NOT NULL, "
+            "target_name TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL NOT NULL, "
+            "last_error TEXT, delivered_at REAL)",
+            "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
+        ),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence"}
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
@@ -373,23 +385,60 @@ class SQLiteStore(SQLResults):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord) -> None:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at)),
+            cursor = db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at), alert.episode),
             )
+            alert_id = cursor.lastrowid
+            for target, name in deliveries:
+                db.execute(
+                    "INSERT INTO alert_deliveries (alert_id, target, target_name, state, next_attempt_at) VALUES (?, ?, ?, 'pending', ?)",
+                    (alert_id, target, name, _timestamp(alert.fired_at)),
+                )
+        return alert.model_copy(update={"id": alert_id})
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         where, parameters = ("WHERE monitor = ?", [monitor]) if monitor is not None else ("", [])
         rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT ?", [*parameters, int(limit)])
+        return [_alert(row) for row in rows]
+
+    def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
+        conditions: list[str] = []
+        parameters: list[Any] = []
+        if pending_only:
+            conditions.append("d.state = 'pending'")
+        if due_by is not None:
+            conditions.append("d.next_attempt_at <= ?")
+            parameters.append(_timestamp(due_by))
+        if monitor is not None:
+            conditions.append("a.monitor = ?")
+            parameters.append(monitor)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._read(
+            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
+            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
+            parameters,
+        )
         return [
-            AlertRecord(
-                monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
-                payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]),
+            AlertDelivery(
+                id=row["delivery_id"], alert=_alert(row), target=row["target"], where=row["target_name"], state=row["state"],
+                attempts=row["attempts"], next_attempt_at=_moment(row["next_attempt_at"]), last_error=row["last_error"],
+                delivered_at=_moment(row["delivered_at"]) if row["delivered_at"] is not None else None,
             )  # fmt: skip
             for row in rows
         ]
+
+    def record_delivery(self, delivery: AlertDelivery) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE alert_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?",
+                (
+                    delivery.state, delivery.attempts, _timestamp(delivery.next_attempt_at), delivery.last_error,
+                    _timestamp(delivery.delivered_at) if delivery.delivered_at is not None else None, delivery.id,
+                ),
+            )  # fmt: skip
 
     def expire_content(self, run: str, before: datetime) -> int:
         cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
@@ -404,3 +453,10 @@ class SQLiteStore(SQLResults):
 
     def close(self) -> None:
         self.database.close()
+
+
+def _alert(row: Any) -> AlertRecord:
+    return AlertRecord(
+        id=row["id"], monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
+        payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]), episode=row["episode"],
+    )  # fmt: skip

@@ -33,7 +33,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ScorerError
-from ..judge import ResponseCache, scrub
+from ..judge import ResponseCache
+from ..scrub import scrub
 from ..store import Store
 from .datasets import NotOffered
 from .messages import one_line

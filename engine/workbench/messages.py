@@ -5,7 +5,7 @@ with any secret masked."""
 from __future__ import annotations
 
 from ..errors import ScorerError
-from ..judge import scrub
+from ..scrub import scrub
 
 #: How to give what an error is about, for someone who started `scorers workbench`.
 ADVICE = {

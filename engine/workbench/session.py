@@ -175,12 +175,18 @@ class Session:
         return {"text": text + entry}
 
     def check(self, body: dict[str, Any]) -> dict[str, Any]:
-        """What `scorers check` finds in the draft (its problems, else its warnings and notes),
-        at files and lines the tuner can open; and which of the files the page holds
-        (`versions`: path -> version) were saved since."""
+        """What `scorers check` finds in the draft, at files and lines the tuner can open: its
+        problems, else its warnings and notes (which stop neither a run nor a save); and which
+        of the files the page holds (`versions`: path -> version) were saved since."""
         given = body.get("versions")
         versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
-        return {"problems": [problem.as_json() for problem in self.workspace.problems(_edits(body))], "changed": self.workspace.changed_since(versions)}
+        found = self.workspace.problems(_edits(body))
+        return {
+            "problems": [problem.as_json() for problem in found if problem.severity == "error"],
+            "warnings": [problem.as_json() for problem in found if problem.severity == "warning"],
+            "notes": [problem.as_json() for problem in found if problem.severity == "note"],
+            "changed": self.workspace.changed_since(versions),
+        }  # fmt: skip
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in

@@ -316,10 +316,13 @@ class Workspace:
         ]
 
     def _problem(self, problem: ConfigError, root: Path, severity: str) -> Problem:
+        """A finding shown as `scorers check` prints it (a warning or a note says so, a warning
+        ends with the code that silences it), at a place the tuner can open."""
         relative, shown_path = self.place(problem.path, root) if problem.path is not None else (None, None)
         message = self.words(problem.message)
-        shown = str(ConfigError(message, shown_path, problem.line, problem.column))
-        return Problem(relative, problem.line, problem.column, message, shown, severity)
+        code = getattr(problem, "code", None)
+        said = ("" if severity == "error" else f"{severity}: ") + message + (f" [{code}]" if code else "")
+        return Problem(relative, problem.line, problem.column, message, str(ConfigError(said, shown_path, problem.line, problem.column)), severity)
 
     def place(self, where: str, root: Path) -> tuple[str | None, str]:
         """A file named by the checker (in a draft under `root`, or built in) as the page opens

@@ -21,7 +21,7 @@ from typing import Any
 from ...db import Database, Migration, check_sequence, url_passwords, where
 from ...db.sqlite import SQLiteDatabase, failure_reason
 from ...errors import ConfigError
-from ..secrets import install_log_filter, remember_secret
+from ...scrub import install_log_filter, remember_secret
 
 _HINT = " (--cache picks another, --no-cache turns it off)"
 

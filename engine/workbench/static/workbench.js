@@ -301,18 +301,18 @@ async function check() {
     return;
   }
   if (serial !== state.checkSerial) return;  // a later keystroke's check wins
-  state.problems = found.problems;
+  state.problems = [...found.problems, ...(found.warnings || []), ...(found.notes || [])];
   if (found.definition) state.definition = found.definition;
   const list = $("#problems");
-  if (!found.problems.length) {
+  if (!state.problems.length) {
     $("#problems-title").textContent = "Checks: no problems";
     list.replaceChildren();
   } else {
-    const count = (severity, word) => { const n = found.problems.filter((problem) => problem.severity === severity).length; return n ? plural(n, word) : ""; };
+    const count = (severity, word) => { const n = state.problems.filter((problem) => problem.severity === severity).length; return n ? plural(n, word) : ""; };
     $("#problems-title").textContent = `Checks: ${[count("error", "problem"), count("warning", "warning"), count("note", "note")].filter(Boolean).join(", ")}`;
-    list.replaceChildren(...found.problems.map((problem) => el("li", {class: problem.severity},
+    list.replaceChildren(...state.problems.map((problem) => el("li", {class: problem.severity},
       el("button", {type: "button", class: `link problem ${problem.severity}`, "data-path": problem.path || "", "data-line": problem.line || "",
-        text: problem.severity === "error" ? problem.shown : `${problem.severity}: ${problem.shown}`, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
+        text: problem.shown, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
   }
   markProblems();
   await savedElsewhere(found.changed || []);
