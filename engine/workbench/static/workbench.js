@@ -373,6 +373,7 @@ function previewIsOld(why) {
   $("#preview-note").textContent = `Out of date: these prompts are of an earlier draft; ${why}.`;
   $("#preview-note").className = "stale";
   $("#prompts").classList.add("stale");
+  if ($("#run-item")) $("#run-item").disabled = true;  // it would run the draft with its problems
 }
 
 async function refreshPreview() {
