@@ -92,6 +92,8 @@ def test_messages_name_the_catalog_folder_never_a_temporary_draft(tmp_path: Path
         draft = workspace.draft({"prompts/x.j2": "{{ output }}"})
         message = f"template error in {draft.parent}/prompts/x.j2 (included from {ROOT / 'prompts' / 'claims' / 'extract.j2'}, read by {ROOT / 'scorers.yaml'})"
         assert workspace.words(message) == "template error in mine/prompts/x.j2 (included from built-in prompts/claims/extract.j2, read by built-in scorers.yaml)"
+        [_, change] = workspace.diff({ANALYZE: "x\n"})
+        assert change["diff"].startswith(f"--- built-in {ANALYZE}\n+++ b/{ANALYZE}\n")  # the diff of a save names no installed path
     finally:
         workspace.close()
 

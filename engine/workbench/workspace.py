@@ -448,7 +448,7 @@ class Workspace:
             if before == text:
                 continue
             builtin = self.builtin_counterpart(relative) if before is None else None
-            source = f"a/{relative}" if before is not None else f"built-in {self.shown(builtin)}" if builtin is not None else "/dev/null"
+            source = f"a/{relative}" if before is not None else self.words(str(builtin)) if builtin is not None else "/dev/null"
             original = before if before is not None else builtin.read_text(encoding="utf-8") if builtin is not None else ""
             lines = difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=source, tofile=f"b/{relative}")
             changes.append({"path": relative, "shown": self.shown(self.folder / relative), "new": "yes" if before is None else "no", "diff": "".join(lines)})
