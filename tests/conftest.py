@@ -56,7 +56,8 @@ def claude(anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -
 @pytest.fixture(autouse=True)
 def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never reach a judge configured on the developer's machine, nor its response
-    cache, price file or records of checked catalogs: each test gets a cache of its own."""
+    cache, price file, records of checked catalogs or the workbench's drafts: each test gets a
+    cache of its own."""
     from engine.judge import PROVIDERS
 
     variables = {"SCORERS_MODEL", "SCORERS_MODE", "SCORERS_PRICES", *(name for provider in PROVIDERS.values() for name in provider.variables())}
@@ -65,6 +66,7 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     monkeypatch.setenv("SCORERS_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
 
 
 @pytest.fixture(scope="session")

@@ -191,7 +191,7 @@ def _workbench_check(folder: Path, store: Path) -> dict[str, Any]:
     try:
         request = urllib.request.Request(
             f"http://127.0.0.1:{started.port}/api/check", data=json.dumps({"files": {}}).encode(),
-            headers={"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}"},
+            headers={"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}", "X-Workbench-Session": started.session_key},
         )
         with urllib.request.urlopen(request) as response:
             found: dict[str, Any] = json.loads(response.read().decode())

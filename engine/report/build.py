@@ -29,6 +29,7 @@ from ..runs.stored.reading import (
     run_item_count,
     run_item_ids,
     run_scores,
+    run_scale,
     run_threshold,
     scorer_order,
 )
@@ -283,6 +284,6 @@ def _variants_in_one_run(store: Store, info: RunInfo) -> list[Comparison]:
     return [
         compare_labelled(
             labelled_of(store, info.name, a), labelled_of(store, info.name, b), names=(a, b),
-            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a],
+            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a], scale=run_scale(info, a),
         )  # fmt: skip
     ]

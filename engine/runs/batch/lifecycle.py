@@ -21,7 +21,7 @@ from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from .shared import drive_shared
-from ..measures.stats import flag_threshold, unpriced_models
+from ..measures.stats import flag_threshold, scale_of, unpriced_models
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
@@ -209,6 +209,7 @@ class BatchRun:
                 "model": scorer.judge.model,
                 # Where a score flags an item: a stored run is measured again the same way.
                 "flag_threshold": flag_threshold(scorer, thresholds.get(scorer.id)),
+                "scale": scale_of(scorer),  # how its labels are read (read_label)
             }
             for scorer in self.scorers
         }

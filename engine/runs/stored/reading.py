@@ -63,6 +63,13 @@ def stored_verdict(store: Store, run: RunInfo) -> Verdict:
     return decide(verdicts, standard, items=items, failed_items=failed, stopped=stopped)
 
 
+def run_scale(run: RunInfo, scorer_id: str) -> float | None:
+    """The scorer's scale in this run, as recorded (None for a run stored before it was):
+    how its labels are read (`read_label`)."""
+    recorded = run.meta.get("scorers", {}).get(scorer_id, {}).get("scale")
+    return float(recorded) if isinstance(recorded, (int, float)) else None
+
+
 def labelled_records(records: Iterable[ResultRecord]) -> list[Labelled]:
     return [
         Labelled(record.item_id, record.item_index, record.score, record.expected, record.reason, record.steps)
@@ -91,7 +98,7 @@ def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], 
     labelled = labelled_records(records)
     if not labelled:
         return None
-    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
+    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction, run_scale(run, scorer_id))
 
 
 def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
@@ -110,7 +117,7 @@ def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Directi
         rows = store.labelled_scores(run.name, scorer_id)
         if not rows:
             return None
-        stream = AgreementStream(flagged_at, direction)
+        stream = AgreementStream(flagged_at, direction, scale=run_scale(run, scorer_id))
         for row in rows:  # straight from the rows: a big run's hundred thousand
             stream.add_score(row.item_id, row.item_index, row.score, row.expected, row.reason)
         agreement = stream.result()
@@ -118,7 +125,7 @@ def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Directi
         labelled = labelled_of(store, run.name, scorer_id)
         if not labelled:
             return None
-        agreement = agreement_of(labelled, flagged_at, direction)
+        agreement = agreement_of(labelled, flagged_at, direction, run_scale(run, scorer_id))
     for disagreement in agreement.disagreements[:shown]:
         for record in store.item_records(run.name, disagreement.item_id):
             if record.scorer_id == scorer_id:
@@ -183,6 +190,7 @@ def compare_runs(store: Store, baseline: str, variant: str) -> list[Comparison]:
                 names=(f"{baseline}:{a}", f"{variant}:{b}"),
                 thresholds=(run_threshold(runs[0], a), run_threshold(runs[1], b)),
                 direction=directions[0][a],
+                scale=run_scale(runs[0], a),
             )
         )
     return comparisons
