@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +225,48 @@ def monitor_cli(world: World) -> Outcome:
     return _cli(world, "monitor", "--monitors", str(monitors), "--store", str(world.store), "--send", "--json")
 
 
+def workbench_run(world: World) -> Outcome:
+    """The workbench's Run button: a sample of the data set through the page's API, then the
+    stored run's verdict (the one the page shows)."""
+    import urllib.request
+
+    from engine.runs.stored.reading import stored_verdict
+    from engine.workbench.server import Workbench
+
+    folder = world.tmp / "catalog"
+    folder.mkdir(exist_ok=True)
+    started = Workbench(folder, world.store, data=world.data).start()
+    try:
+
+        def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+            headers = {"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}", "X-Workbench-Session": started.session_key}
+            request = urllib.request.Request(f"http://127.0.0.1:{started.port}{path}", data=json.dumps(body).encode(), headers=headers)
+            try:
+                with urllib.request.urlopen(request) as response:
+                    return response.status, json.loads(response.read().decode())
+            except urllib.error.HTTPError as refused:
+                return refused.code, json.loads(refused.read().decode())
+
+        code, answer = post("/api/run", {"scorer": "hallucination", "data": str(world.data), "size": ITEMS, "seed": 1, "files": {}})
+        if code != 200:
+            return Outcome(2, None, None, json.dumps(answer))
+        deadline = time.monotonic() + 60
+        status = answer
+        while time.monotonic() < deadline:
+            status = post("/api/status", {})[1]["run"]
+            if status["status"] != "running":
+                break
+            time.sleep(0.1)
+        with SQLiteStore(world.store, reading=True) as opened:
+            info = opened.get_run(status["run"])
+            assert info is not None and info.kind == "workbench"
+            verdict = stored_verdict(opened, info)
+            counts = {item.scorer_id: item for item in opened.summary(info.name)}["hallucination"]
+        return Outcome(None, verdict.passed, {"scored": counts.count, "error": counts.errors, "not_scorable": counts.not_scorable}, "; ".join(verdict.reasons))
+    finally:
+        started.stop()
+
+
 def run_evals_python(world: World) -> Outcome:
     try:
         result = run_evals(str(world.data), create_hallucination_scorer(), run=world.run, store=world.store, concurrency=2,
@@ -277,6 +320,7 @@ SURFACES = [
     Surface("rescore", rescore_cli, ("judge fails every call", "judge fails half", "name of another kind"), prepare=rescore_source),
     Surface("align", align_cli, ("judge fails every call", "budget reached", "read-only store", "name of another kind")),
     Surface("monitor --send", monitor_cli, ("read-only store",)),
+    Surface("the workbench's run", workbench_run, JUDGED),
     Surface("run_evals", run_evals_python, (*JUDGED, "budget reached", "name of another kind")),
     Surface("live scoring", live_python, ("judge fails every call", "judge fails half", "nothing scorable", "name of another kind"), kind="live"),
 ]

@@ -117,13 +117,13 @@ def test_a_gate_never_passes_on_one_item_scored_of_twenty(judge: JudgeServer, tm
         assert shown.exit_code == 1, (gate, shown.output)
         verdict = json.loads(shown.stdout)
         assert verdict["passed"] is False and verdict["summary"]["hallucination"]["passed"] is False
-        assert "hallucination: 1 of 20 items scored (5%), below the coverage floor 100%: 19 not scorable" in shown.stderr
+        assert "hallucination: below the coverage floor 100%: 1 of 20 items scored (5%): 19 not scorable" in shown.stderr
     lowered = runner.invoke(
         app, ["eval", str(data), "--scorer", "hallucination", "--threshold", "hallucination=0.2", "--min-coverage", "0.05",
               "--store", str(tmp_path / "r.sqlite"), "--run", "lowered"],
     )  # fmt: skip
     assert lowered.exit_code == 0, lowered.output
-    assert "Coverage floor 5% (--min-coverage): hallucination: 1 of 20 items scored (5%)." in " ".join(lowered.stdout.split())
+    assert "Coverage floor 5% (--min-coverage): hallucination: 1 of 20 items scored (5%): 19 not scorable." in " ".join(lowered.stdout.split())
 
 
 def test_pairwise_fails_when_pairs_fail(judge: JudgeServer, tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_a_run_the_judge_refuses_shows_its_cause_on_every_view_and_its_figures_o
             assert "failed" in text and "refused" in text and "1 of 20 items scored" in text, text
             assert "sk-test-secret-key-123" not in text
         tab.page.click("#tab-results")
-        assert re.search(r"\(failed\): 1 of 20 items scored: \d+ failed, \d+ not run\.", tab.text("#results-head")), tab.text("#results-head")
+        assert re.search(r"\(failed\): 1 of 20 items scored \(5%\): \d+ failed, \d+ not run\.", tab.text("#results-head")), tab.text("#results-head")
         assert "20 items" not in tab.text("#results-head").replace("of 20 items", "")
         assert tab.text("#agreement-coverage").startswith("On 1 of 20 items")
         assert tab.errors == []
@@ -72,13 +72,13 @@ def test_scored_failed_and_not_scorable_are_counted_as_scorers_eval_counts_them(
         tab.page.click("#run")
         tab.page.wait_for_selector("#view-results:not([hidden]) #results-head:has-text('scored')")
         head = tab.text("#results-head")
-        assert "6 of 10 items scored: 2 failed, 2 not scorable" in head, head
+        assert "6 of 10 items scored (60%): 2 failed, 2 not scorable" in head, head
         assert "10 labelled" not in head and "4 failed" not in head
         assert tab.text("#agreement-coverage").startswith("On 6 of 10 items")
         # The banner says the run did not score everything, in the same words.
-        assert "6 of 10 items scored: 2 failed, 2 not scorable" in tab.text("#run-banner")
+        assert "6 of 10 items scored (60%): 2 failed, 2 not scorable" in tab.text("#run-banner")
         tab.page.click("#tab-run")
-        assert "6 of 10 items scored: 2 failed, 2 not scorable" in tab.text("#progress-text")
+        assert "6 of 10 items scored (60%): 2 failed, 2 not scorable" in tab.text("#progress-text")
 
 
 def test_the_stop_message_gives_the_judge_calls_and_cost_the_store_records(judge: JudgeServer, browser_context: Any, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
 from ..runs.tuning import (
+    calibration_caution,
     ComparedResult,
     RepeatedResult,
     as_variant,
@@ -306,8 +307,9 @@ def calibrate_command(
     if not labelled:
         raise ConfigError(f"no item of {data} has an `expected` label for {scorer} that was scored: nothing to calibrate against")
     found = calibration(scorer_object, labelled, metric)  # type: ignore[arg-type]
+    caution = calibration_caution(found)
     if as_json:
-        print_json({"run": result.run, **found.model_dump(mode="json")})
+        print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution})
         return
     better_side = past_word(scorer_object.plan.direction)
     table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")
@@ -329,4 +331,6 @@ def calibrate_command(
         highlight=False,
     )
     print_agreement(console, scorer, scorer_object.plan.direction, found.agreement, worst=5)
+    if caution is not None:
+        console.print(f"[yellow]{caution}[/yellow]", highlight=False)
     _print_errors(len(result.errors), result.run)

@@ -253,15 +253,3 @@ class EvalResult(BaseModel):
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")
-
-
-def coverage_line(stats: ScoreStats, items: int | None = None) -> str:
-    """How many items a scorer's figures stand on, in one line: "13 of 20 items scored: 5
-    failed, 2 not scorable" (items of `items` with no outcome at all, as when a run stopped,
-    are "not run"). Every figure of a run is shown with it."""
-    total = max(items if items is not None else stats.total, stats.total)
-    parts = [f"{stats.errors} failed" if stats.errors else "", f"{stats.not_scorable} not scorable" if stats.not_scorable else ""]
-    if total > stats.total:
-        parts.append(f"{total - stats.total} not run")
-    shown = ", ".join(part for part in parts if part)
-    return f"{stats.count} of {total} item{'' if total == 1 else 's'} scored" + (f": {shown}" if shown else "")

@@ -20,7 +20,7 @@ from typing import Any
 from ..judge import ResponseCache
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
-from ..runs.results import coverage_line
+from ..runs.verdict import stats_coverage
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
@@ -155,7 +155,7 @@ class Runner:
         except StoreError as exc:
             progress.error = progress.error or one_line(exc)
             return
-        progress.scored, progress.coverage = stats.count, coverage_line(stats, progress.total)
+        progress.scored, progress.coverage = stats.count, stats_coverage(stats, progress.total)
         progress.judge_calls = sum(row.judge_calls for row in usage)
         progress.cached_calls = sum(row.cached_calls for row in usage)
         costs = [usage_cost(row) for row in usage if row.judge_calls]
@@ -201,7 +201,7 @@ class Runner:
                 "version": int(info.name.rsplit("-v", 1)[1]), "run": info.name, "saved_at": info.created_at.isoformat(timespec="seconds"),
                 "fingerprint": recorded.get("fingerprint"), "files": recorded.get("files", []), "sample": recorded.get("sample"),
                 "accepted": recorded.get("accepted"), "status": info.status, "items": len(records),
-                "coverage": coverage_line(self.scorer_stats(info.name, scorer_id), _sample_items(info)),
+                "coverage": stats_coverage(self.scorer_stats(info.name, scorer_id), _sample_items(info)),
                 "cause": self.words(run_cause(info, records) or "") or None,
                 "f1": binary.f1.model_dump() if binary else None, "kappa": binary.kappa.model_dump() if binary else None,
                 "accuracy": binary.accuracy.model_dump() if binary else None,
@@ -232,7 +232,7 @@ class Runner:
         stats = self.scorer_stats(run, scorer_id)
         return {
             "run": run, "status": info.status, "threshold": threshold, "direction": direction,
-            "coverage": coverage_line(stats, _sample_items(info)), "scored": stats.count, "total": max(_sample_items(info) or 0, stats.total),
+            "coverage": stats_coverage(stats, _sample_items(info)), "scored": stats.count, "total": max(_sample_items(info) or 0, stats.total),
             "cause": self.words(run_cause(info, records) or "") or None,
             "definition": info.meta.get("scorers", {}).get(scorer_id, {}).get("definition"), "sample": info.meta.get("sample"),
             "agreement": agreement.model_dump(mode="json") if agreement is not None else None,
