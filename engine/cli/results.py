@@ -25,9 +25,9 @@ from ..store import (
     RunSummary,
     ScorerUsage,
     Store,
-    is_postgres_url,
     open_store,
     redact_url,
+    store_backend,
 )
 from .agreement_tables import print_agreement, print_comparison
 from .change_tables import print_run_changes
@@ -52,7 +52,7 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
 
 
 def _open_existing(store: str) -> Store:
-    if not is_postgres_url(store) and not Path(store).exists():
+    if not store_backend(store).exists(store):
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None

@@ -29,6 +29,8 @@ class PostgresDatabase:
     its messages name it (`named`, default `what`), say whose database it is."""
 
     dialect = "postgresql"
+    #: The URL schemes that name a PostgreSQL database.
+    schemes = ("postgresql", "postgres")
     placeholder = "%s"
     #: Calls wait on a network: async callers run them off the event loop.
     remote = True

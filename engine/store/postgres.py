@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..db import Migration, check_sequence, split_statements
@@ -198,6 +199,14 @@ class PostgresStore(SQLResults):
             max_connections=max_connections, connect_timeout=connect_timeout, wait_timeout=connect_timeout * 3,
         )  # fmt: skip
         self.location = self.database.location
+
+    @classmethod
+    def open_location(cls, location: str | Path, *, reading: bool = False) -> PostgresStore:
+        return cls(str(location))
+
+    @classmethod
+    def exists(cls, location: str | Path) -> bool:
+        return True  # the server says when it is opened
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"

@@ -214,6 +214,14 @@ class SQLiteStore(SQLResults):
                 raise StoreError(f"cannot open the results store {path}: {reason}") from None
             raise ConfigError(f"cannot open the results store {path}: {reason}") from None
 
+    @classmethod
+    def open_location(cls, location: str | Path, *, reading: bool = False) -> SQLiteStore:
+        return cls(location, reading=reading)
+
+    @classmethod
+    def exists(cls, location: str | Path) -> bool:
+        return Path(location).exists()
+
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.database.transaction()
 
