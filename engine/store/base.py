@@ -192,7 +192,7 @@ class Store(Protocol):
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         """Delete the run's records of items whose id is not in `keep` (items no longer in
-        its data); returns how many records went."""
+        its data); returns how many items went."""
         ...
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
@@ -337,7 +337,9 @@ class SharesWork(Protocol):
     every item in the one process that runs the batch."""
 
     def queue_items(self, run: str, items: list[tuple[int, str | None, Any]]) -> None:
-        """Add (index, item id, payload) to the run's queue; indexes already queued are kept."""
+        """Add (index, item id, payload) to the run's queue. An index already queued keeps its
+        payload while it is unfinished (workers starting together queue the same items); a
+        finished one takes the new payload, so a rerun after the data changed judges it anew."""
         ...
 
     def reopen(self, run: str) -> int:

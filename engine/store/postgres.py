@@ -343,7 +343,10 @@ class PostgresStore(SQLResults):
         with self._transaction() as db, db.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO work_items (run, item_index, item_id, payload) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (run, item_index) DO NOTHING",
+                # A rerun after the data changed judges the items as they are now, as a local
+                # rerun does: a finished item takes the new payload (reopen queues it again).
+                "ON CONFLICT (run, item_index) DO UPDATE SET item_id = excluded.item_id, payload = excluded.payload "
+                "WHERE work_items.finished_at IS NOT NULL AND work_items.payload::text <> excluded.payload::text",
                 [(run, index, item_id, self.database.json_value(payload)) for index, item_id, payload in items],
             )
 
