@@ -85,6 +85,8 @@ class PostgresDatabase:
             for migration in pending(migrations, version, self.location):
                 for statement in migration.statements:
                     connection.execute(statement)
+                if migration.convert is not None:
+                    migration.convert(connection)
                 connection.execute(f"INSERT INTO {version_table} (version) VALUES (%s)", (migration.version,))
 
     def reason(self, exc: BaseException) -> str:

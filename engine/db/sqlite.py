@@ -158,6 +158,8 @@ class SQLiteDatabase:
                     # Statement by statement: executescript() would commit the transaction.
                     for statement in migration.statements:
                         self.connection.execute(statement)
+                    if migration.convert is not None:
+                        migration.convert(self.connection)
                     self.connection.execute(f"PRAGMA user_version={migration.version}")
             except BaseException:
                 if self.connection.in_transaction:

@@ -31,6 +31,7 @@ from .base import (
     Source,
     Stage,
     Store,
+    StoredRecord,
 )
 from .registry import FILE_PATH, StoreBackend, register_store_backend, store_backend, store_shares_work
 from .sqlite import SQLiteStore
@@ -79,6 +80,7 @@ __all__ = [
     "Stage",
     "Store",
     "StoreBackend",
+    "StoredRecord",
     "open_store",
     "redact_url",
     "register_store_backend",

@@ -293,6 +293,19 @@ class LabelledScore(NamedTuple):
     reason: str | None
 
 
+class StoredRecord(NamedTuple):
+    """A record's fields as they were saved, for an export that writes them through without
+    reading them back into a ResultRecord (a plain tuple: a big run has a hundred thousand)."""
+
+    #: The plain fields (ids, score, reason, error, model, tokens, latency, finished_at) as
+    #: the record holds them.
+    fields: dict[str, Any]
+    #: The item's fields (CONTENT_FIELDS) and its label, each the JSON text saved (None: none).
+    texts: dict[str, str | None]
+    #: Each step's answer (its result), the JSON text saved (None: no answer).
+    answers: dict[str, str | None]
+
+
 @runtime_checkable
 class ReadsInBulk(Protocol):
     """A store that hands over a big run's figures without loading its records (both built-in
@@ -325,6 +338,11 @@ class ReadsInBulk(Protocol):
 
     def step_ids(self, ids: list[int]) -> list[str]:
         """The step ids of the records of `ids`, each once, in the order they first appear."""
+        ...
+
+    def stored_records(self, ids: list[int]) -> list[StoredRecord]:
+        """The records of `ids` as saved, in that order (what `records_by_id` would give, as
+        JSON text where the record holds JSON)."""
         ...
 
 

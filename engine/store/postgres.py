@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Migration, check_sequence, split_statements
 from ..db.postgres import PostgresDatabase
+from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
     AlertRecord,
@@ -28,7 +29,8 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .sql import SQLResults
+from .contents import pack
+from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row
 
 if TYPE_CHECKING:
     import psycopg
@@ -169,17 +171,71 @@ MIGRATIONS: tuple[Migration, ...] = (
             " GROUP BY c.result_id, c.model, batch",
         ),
     ),
+    Migration(
+        9,
+        "each paragraph of the steps' prompts and answers kept once, compressed, and shared by every result that holds it; "
+        "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
+        (
+            "CREATE TABLE contents (id BIGSERIAL PRIMARY KEY, digest BYTEA NOT NULL UNIQUE, body BYTEA NOT NULL)",
+            "ALTER TABLE results ADD COLUMN item BYTEA, ADD COLUMN body BYTEA, ADD COLUMN pieces BIGINT[]",
+            # Compressed already: not compressed again when moved out of line.
+            "ALTER TABLE contents ALTER COLUMN body SET STORAGE EXTERNAL",
+            "ALTER TABLE results ALTER COLUMN item SET STORAGE EXTERNAL, ALTER COLUMN body SET STORAGE EXTERNAL",
+            # results_outcomes begins with the same columns.
+            "DROP INDEX results_by_run_scorer",
+        ),
+        lambda connection: _convert_rows(connection),
+    ),
 )
 check_sequence(MIGRATIONS)
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
-_COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
-    "started_at", "finished_at",
-)  # fmt: skip
+_INSERT = (
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('%s' for _ in RESULT_COLUMNS)}) "
+    f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
+)
 # Any lock id shared by every process opening the schema: migrations run one at a time.
 _MIGRATION_LOCK = 7_715_123_001
+# Taken shared by every save (which may point to pieces it found stored) and alone by a
+# sweep of the pieces no record holds, so a sweep never takes a piece a save is about to hold.
+_PIECES_LOCK = 7_715_123_003
+_SWEEP = "DELETE FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT unnest(pieces) FROM results)"
+
+
+def _keep_pieces(db: psycopg.Connection[Any], pieces: dict[bytes, str]) -> dict[bytes, int]:
+    """The ids of `pieces` (by digest), the new ones stored. Inserted in the digests' order,
+    the same for every writer, so two saves storing the same new pieces never wait on each
+    other in a circle."""
+    from psycopg.rows import tuple_row
+
+    names = sorted(pieces)
+    with db.cursor(row_factory=tuple_row) as cursor:
+        ids = {bytes(name): int(number) for number, name in cursor.execute("SELECT id, digest FROM contents WHERE digest = ANY(%s)", (names,))}
+        new = [name for name in names if name not in ids]
+        if new:
+            cursor.execute(
+                "INSERT INTO contents (digest, body) SELECT * FROM unnest(%s::bytea[], %s::bytea[]) ON CONFLICT (digest) DO NOTHING",
+                (new, [pack(pieces[name]) for name in new]),
+            )
+            ids.update((bytes(name), int(number)) for number, name in cursor.execute("SELECT id, digest FROM contents WHERE digest = ANY(%s)", (new,)))
+    return ids
+
+
+def _convert_rows(db: psycopg.Connection[Any]) -> None:
+    """Schema 9: each result stored before it re-encoded as `save_many` writes it, a thousand
+    at a time (the migration's one transaction holds them all); then the columns it leaves."""
+    from psycopg.rows import dict_row
+
+    last = 0
+    with db.cursor(row_factory=dict_row) as cursor:
+        while rows := cursor.execute(f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > %s ORDER BY id LIMIT 1000", (last,)).fetchall():
+            converted = [converted_row(row) for row in rows]
+            ids = _keep_pieces(db, {name: text for _, _, pieces in converted for name, text in pieces.items()})
+            cursor.executemany(
+                "UPDATE results SET item = %s, body = %s, pieces = %s WHERE id = %s",
+                [(item, body, [ids[name] for name in pieces] or None, row["id"]) for row, (item, body, pieces) in zip(rows, converted)],
+            )
+            last = rows[-1]["id"]
+    db.execute("ALTER TABLE results " + ", ".join(f"DROP COLUMN {field}" for field in LEGACY_FIELDS))
 # A run's latest activity: records no longer touch the run's row (which every writer of a
 # big shared run would otherwise queue on), so it is read from the records.
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
@@ -193,6 +249,7 @@ class PostgresStore(SQLResults):
     runs_sql = f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
+        super().__init__()
         self.url = url
         self.database = PostgresDatabase(
             url, MIGRATIONS, what="store", named="PostgreSQL store", version_table="schema_version", migration_lock=_MIGRATION_LOCK,
@@ -250,13 +307,21 @@ class PostgresStore(SQLResults):
         with self._transaction() as db:
             db.execute("DELETE FROM results WHERE run = %s", (name,))
             db.execute("DELETE FROM runs WHERE name = %s", (name,))
+        self._sweep()
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         stale = [row["item_id"] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = %s", (name,)) if row["item_id"] not in keep]
         if stale:
             with self._transaction() as db:
                 db.execute("DELETE FROM results WHERE run = %s AND item_id = ANY(%s)", (name, stale))
+            self._sweep()
         return len(stale)
+
+    def _sweep(self) -> None:
+        """Delete the pieces no record holds, once no save is under way (saves wait meanwhile)."""
+        with self._transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_PIECES_LOCK,))
+            db.execute(_SWEEP)
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
         with self._transaction() as db:
@@ -294,31 +359,23 @@ class PostgresStore(SQLResults):
         """Every record in one transaction (a batch run saves in batches)."""
         if not records:
             return
-        rows = []
-        for record in records:
-            values = record.model_dump(include=set(_COLUMNS))
-            for column in _JSON_COLUMNS:
-                values[column] = self.database.json_value(values[column])
-            rows.append([values[column] for column in _COLUMNS])
-        placeholders = ", ".join("%s" for _ in _COLUMNS)
-        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
         clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db, db.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
-                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                rows,
-            )
+            cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_PIECES_LOCK,))
+            cursor.executemany(_INSERT, self._result_rows(db, records))
             cursor.executemany(clear_usage, keys)
             if usage_rows:
                 cursor.executemany(add_usage, usage_rows)
 
+    def _keep_pieces(self, db: Any, pieces: dict[bytes, str]) -> dict[bytes, int]:
+        return _keep_pieces(db, pieces)
+
+    def _json(self, value: Any) -> Any:
+        return self.database.json_value(value)
+
     @staticmethod
-    def _record(row: DictRow) -> ResultRecord:
-        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
-        data["metadata"] = data["metadata"] or {}
-        data["steps"] = data["steps"] or {}
-        return ResultRecord.model_validate(data)
+    def _json_text(stored: Any) -> str | None:
+        return None if stored is None else to_json(stored)
 
     # provider batch jobs
 
@@ -411,11 +468,9 @@ class PostgresStore(SQLResults):
         return [AlertRecord.model_validate({key: value for key, value in row.items() if key != "id"}) for row in rows]
 
     def expire_content(self, run: str, before: datetime) -> int:
-        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
         with self._transaction() as db:
             cursor = db.execute(
-                f"UPDATE results SET {cleared}, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s "
-                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                "UPDATE results SET item = NULL, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s AND item IS NOT NULL",
                 (self.database.json_value({field: "expired" for field in CONTENT_FIELDS}), run, before),
             )
             return cursor.rowcount

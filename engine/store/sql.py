@@ -1,14 +1,18 @@
-"""What the two database stores share: reading results back is the same SQL but for the
-driver's parameter placeholder, how timestamps are kept and how a run's row is read."""
+"""What the two database stores share: a result's row and its pieces (engine/store/contents.py)
+are written and read back by the same SQL but for the driver's parameter placeholder, how
+timestamps, JSON and lists of numbers are kept, and how a run's row is read."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from ..scoring import StepRecord
-from .base import LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, ScorerUsage, Source
+from ..errors import StoreError
+from ..scoring import JudgeVerdict, StepRecord
+from .base import CONTENT_FIELDS, LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, ScorerUsage, Source, StoredRecord
+from .contents import answers, digest, item_texts, numbers_in, pack_body, pack_item, step_ids, text_of, unpack, unpack_body, unpack_item
 
 
 class ResultUsage(NamedTuple):
@@ -55,24 +59,63 @@ def usage_of(record: ResultRecord) -> list[ResultUsage]:
     return [ResultUsage(model, batch, *figures) for (model, batch), figures in totals.items()]
 
 
+#: A result's row: the columns a record is saved into, in this order, by both stores.
+RESULT_COLUMNS = (
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", "not_scorable", "expected", "content_note", "disagreement", "prompt_tokens", "completion_tokens",
+    "total_tokens", "latency_ms", "started_at", "finished_at", "item", "body", "pieces",
+)  # fmt: skip
+#: What a record is read from (its id first).
+_READ = "SELECT id, " + ", ".join(RESULT_COLUMNS) + " FROM results"
+_PLAIN = RESULT_COLUMNS[: RESULT_COLUMNS.index("expected")] + ("disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms")
+#: Pieces' texts kept in memory by each store: a template's paragraphs are read once. A
+#: piece's id is never given to another text, so what is kept never goes stale.
+_TEXTS_KEPT = 4096
+#: Ids in one `IN (...)` list.
+_CHUNK = 500
+#: The columns store schema 9 took a row's content from (kept in `item`, `body` and pieces since).
+LEGACY_FIELDS = (*CONTENT_FIELDS, "steps", "judges")
+
+
+def _item_blob(values: list[Any]) -> bytes | None:
+    """The item's fields (CONTENT_FIELDS order) as stored; metadata's default, {}, is not kept
+    (a record reads back {} for none)."""
+    return pack_item([None if value == {} and field == "metadata" else value for field, value in zip(CONTENT_FIELDS, values)])
+
+
+def converted_row(values: dict[str, Any]) -> tuple[bytes | None, bytes | None, dict[bytes, str]]:
+    """A row as stores kept it before schema 9 (LEGACY_FIELDS, read as values) as it is kept
+    now: the item's blob, the body's, and the body's pieces by digest, in its order."""
+    steps = {key: StepRecord.model_validate(step) for key, step in (values["steps"] or {}).items()}
+    judges = None if values["judges"] is None else [JudgeVerdict.model_validate(judge) for judge in values["judges"]]
+    body = pack_body(steps, judges)
+    return _item_blob([values[field] for field in CONTENT_FIELDS]), body.blob, {digest(text): text for text in body.pieces}
+
+
 class SQLResults:
-    """The read side of `Store` over a `results` table, for a store that provides `_read`
-    (rows read by column name) and `_record` (a row back into a ResultRecord)."""
+    """`Store` over a `results` table and the `contents` table of its pieces, for a store
+    that provides `_read` (rows read by column name), `_run` (a run's row back into a
+    RunInfo) and `_keep_pieces` (the ids of pieces, stored if new)."""
 
     #: The driver's parameter placeholder: `?` (sqlite3) or `%s` (psycopg).
     placeholder = "?"
     #: Every run's row, newest first, as `_run` reads it.
     runs_sql = "SELECT * FROM runs ORDER BY updated_at DESC"
 
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+        self._texts_lock = threading.Lock()
+
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> Sequence[Any]:
         raise NotImplementedError
 
     @staticmethod
-    def _record(row: Any) -> ResultRecord:
+    def _run(row: Any) -> RunInfo:
         raise NotImplementedError
 
-    @staticmethod
-    def _run(row: Any) -> RunInfo:
+    def _keep_pieces(self, db: Any, pieces: dict[bytes, str]) -> dict[bytes, int]:
+        """The id of every piece (by digest) in the `contents` table, the new ones stored, in
+        the transaction of `db` (which must keep them from being swept until it commits)."""
         raise NotImplementedError
 
     @staticmethod
@@ -81,9 +124,88 @@ class SQLResults:
         return moment
 
     @staticmethod
+    def _moment(stored: Any) -> datetime:
+        """A timestamp column as a datetime."""
+        return stored  # type: ignore[no-any-return]
+
+    @staticmethod
     def _label(stored: Any) -> Any:
-        """A JSON column (`expected`, `steps`) as a value (stored as JSON text or JSON)."""
+        """A JSON column (`expected`, `content_note`) as a value (stored as JSON text or JSON)."""
         return stored
+
+    @staticmethod
+    def _json_text(stored: Any) -> str | None:
+        """A JSON column as the JSON text it was saved as."""
+        return stored  # type: ignore[no-any-return]
+
+    def _json(self, value: Any) -> Any:
+        """A value as a JSON column holds it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _piece_ids(stored: Any) -> list[int]:
+        """The `pieces` column (a record's piece ids, in the order its blob numbers them)."""
+        return stored or []
+
+    @staticmethod
+    def _stored_piece_ids(ids: list[int]) -> Any:
+        return ids or None
+
+    # a record as a row, and back
+
+    def _result_rows(self, db: Any, records: list[ResultRecord]) -> list[list[Any]]:
+        """The rows of `records` (in RESULT_COLUMNS order), their new pieces stored in `db`'s
+        transaction."""
+        encoded = []
+        pieces: dict[bytes, str] = {}
+        for record in records:
+            body = pack_body(record.steps, record.judges)
+            names = [digest(text) for text in body.pieces]
+            pieces.update(zip(names, body.pieces))
+            encoded.append((record, _item_blob([getattr(record, field) for field in CONTENT_FIELDS]), body.blob, names))
+        ids = self._keep_pieces(db, pieces) if pieces else {}
+        rows = []
+        for record, item, body_blob, names in encoded:
+            values = {column: getattr(record, column) for column in _PLAIN}
+            values.update(
+                expected=self._json(record.expected), content_note=self._json(record.content_note),
+                started_at=self._stored_moment(record.started_at), finished_at=self._stored_moment(record.finished_at),
+                item=item, body=body_blob, pieces=self._stored_piece_ids([ids[name] for name in names]),
+            )  # fmt: skip
+            rows.append([values[column] for column in RESULT_COLUMNS])
+        return rows
+
+    def _piece_texts(self, ids: Iterable[int]) -> dict[int, str]:
+        """The texts of the pieces `ids`, from memory where read before."""
+        wanted = set(ids)
+        found = {number: self._texts[number] for number in wanted if number in self._texts}
+        missing = sorted(wanted - found.keys())
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            rows = self._read(f"SELECT id, body FROM contents WHERE id IN ({', '.join(self.placeholder for _ in chunk)})", chunk)
+            found.update((int(row["id"]), unpack(bytes(row["body"]))) for row in rows)
+        if len(found) < len(wanted):
+            # Only a record deleted while it was read loses its pieces.
+            raise StoreError(f"{len(wanted) - len(found)} piece(s) of text of the records read are gone (deleted at the same time?); read them again")
+        with self._texts_lock:
+            if len(self._texts) > _TEXTS_KEPT:
+                self._texts.clear()
+            self._texts.update((number, found[number]) for number in missing)
+        return found
+
+    def _records(self, rows: Sequence[Any]) -> list[ResultRecord]:
+        """Rows read by `_READ` back into the records saved."""
+        texts = self._piece_texts(number for row in rows for number in self._piece_ids(row["pieces"]))
+        records = []
+        for row in rows:
+            data: dict[str, Any] = {column: row[column] for column in _PLAIN}
+            data.update(zip(CONTENT_FIELDS, unpack_item(row["item"], len(CONTENT_FIELDS))))
+            data["metadata"] = data["metadata"] or {}
+            data["steps"], data["judges"] = unpack_body(row["body"], [texts[number] for number in self._piece_ids(row["pieces"])])
+            data["expected"], data["content_note"] = self._label(row["expected"]), self._label(row["content_note"])
+            data["started_at"], data["finished_at"] = self._moment(row["started_at"]), self._moment(row["finished_at"])
+            records.append(ResultRecord.model_validate(data))
+        return records
 
     # a big run read in bulk (ReadsInBulk): one column, not the records
 
@@ -126,25 +248,42 @@ class SQLResults:
         rows = sorted(rows, key=lambda row: (row["item_index"] if row["item_index"] is not None else 1 << 62, row["item_id"], row["scorer_id"]))
         return [int(row["id"]) for row in rows]
 
+    def _by_id(self, columns: str, ids: list[int]) -> list[Any]:
+        """The rows of `ids` (that still exist), in that order."""
+        rows = {row["id"]: row for row in self._read(f"{columns} WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)} if ids else {}
+        return [rows[record_id] for record_id in ids if record_id in rows]
+
     def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
-        if not ids:
-            return []
-        rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
-        return [self._record(rows[record_id]) for record_id in ids if record_id in rows]
+        return self._records(self._by_id(_READ, ids))
 
     def step_ids(self, ids: list[int]) -> list[str]:
-        if not ids:
-            return []
-        rows = {row["id"]: row["steps"] for row in self._read(f"SELECT id, steps FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
-        return list(dict.fromkeys(step for record_id in ids for step in (self._label(rows.get(record_id)) or {})))
+        rows = self._by_id("SELECT id, body FROM results", ids)
+        return list(dict.fromkeys(step for row in rows for step in step_ids(row["body"])))
+
+    def stored_records(self, ids: list[int]) -> list[StoredRecord]:
+        rows = [(row, self._piece_ids(row["pieces"]), answers(row["body"])) for row in self._by_id(_READ, ids)]
+        # Only the pieces of answers are read: a step's prompt is not exported.
+        texts = self._piece_texts(numbers[number] for _, numbers, encoded in rows for answer in encoded.values() for number in numbers_in(answer))
+        stored = []
+        for row, numbers, encoded in rows:
+            fields = {column: row[column] for column in _PLAIN}
+            fields["finished_at"] = self._moment(row["finished_at"])
+            items = dict(zip(CONTENT_FIELDS, item_texts(row["item"], len(CONTENT_FIELDS))))
+            items["metadata"] = items["metadata"] or "{}"  # as the record reads back: no metadata is {}
+            items["expected"] = self._json_text(row["expected"])
+
+            def piece(number: int, numbers: list[int] = numbers) -> str:
+                return texts[numbers[number]]
+
+            stored.append(StoredRecord(fields, items, {step: None if answer is None else text_of(answer, piece) for step, answer in encoded.items()}))
+        return stored
 
     def item_count(self, run: str) -> int:
         return int(self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run,))[0]["n"])
 
     def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
         mark = self.placeholder
-        rows = self._read(f"SELECT * FROM results WHERE run = {mark} AND item_id = {mark} ORDER BY id", (run, item_id))
-        return [self._record(row) for row in rows]
+        return self._records(self._read(f"{_READ} WHERE run = {mark} AND item_id = {mark} ORDER BY id", (run, item_id)))
 
     def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
         """Per scorer, the (scorer_hash, model) pairs of the run's successful records."""
@@ -184,7 +323,7 @@ class SQLResults:
             parameters.append(self._stored_moment(until))
         if errors is not None:
             where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-        sql = "SELECT id FROM results" if limit is not None else "SELECT * FROM results"
+        sql = "SELECT id FROM results" if limit is not None else _READ
         if where:
             sql += " WHERE " + " AND ".join(where)
         if worst_first:
@@ -197,12 +336,8 @@ class SQLResults:
             # sorting whole records would read every record of a big run.
             sql += f" LIMIT {mark}"
             parameters.append(int(limit))
-            ids = [row["id"] for row in self._read(sql, parameters)]
-            if not ids:
-                return []
-            rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(mark for _ in ids)})", ids)}
-            return [self._record(rows[record_id]) for record_id in ids]
-        return [self._record(row) for row in self._read(sql, parameters)]
+            return self.records_by_id([row["id"] for row in self._read(sql, parameters)])
+        return self._records(self._read(sql, parameters))
 
     def _usage_rows(self, records: list[ResultRecord]) -> tuple[str, list[tuple[str, str, str]], str, list[tuple[Any, ...]]]:
         """The statements (and their rows) that replace the `result_usage` rows of `records`,

@@ -24,7 +24,8 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .sql import SQLResults
+from .contents import pack
+from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row
 
 _RESULTS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -148,17 +149,34 @@ MIGRATIONS: tuple[Migration, ...] = (
             "GROUP BY c.result_id, c.model, batch",
         ),
     ),
+    Migration(
+        9,
+        "each paragraph of the steps' prompts and answers kept once, compressed, and shared by every result that holds it; "
+        "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
+        (
+            # AUTOINCREMENT: an id is never given to another text, so readers may keep texts by id.
+            "CREATE TABLE contents (id INTEGER PRIMARY KEY AUTOINCREMENT, digest BLOB NOT NULL UNIQUE, body BLOB NOT NULL)",
+            "ALTER TABLE results ADD COLUMN item BLOB",
+            "ALTER TABLE results ADD COLUMN body BLOB",
+            "ALTER TABLE results ADD COLUMN pieces TEXT",
+            # results_outcomes begins with the same columns.
+            "DROP INDEX results_by_run_scorer",
+        ),
+        # The columns the rows leave (input, output, context, ground_truth, metadata, steps,
+        # judges) stay, empty: dropping a column needs SQLite 3.35 and rewrites the table.
+        lambda connection: _convert_rows(connection),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "result_usage", "contents", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
 
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
-_COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
-    "started_at", "finished_at",
-)  # fmt: skip
+_INSERT = (
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' for _ in RESULT_COLUMNS)}) "
+    f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
+)
+#: Pieces no record holds any more (after a run is deleted or pruned, or a record replaced).
+_SWEEP = "DELETE FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT value FROM results, json_each(results.pieces))"
 
 
 def _to_json(value: Any) -> str | None:
@@ -181,6 +199,44 @@ def _moment(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
+def _keep_pieces(db: sqlite3.Connection, pieces: dict[bytes, str]) -> dict[bytes, int]:
+    """The ids of `pieces` (by digest), the new ones stored (inside a write transaction, which
+    a sweep cannot run beside)."""
+    names = list(pieces)
+    ids: dict[bytes, int] = {}
+    for start in range(0, len(names), 500):
+        chunk = names[start : start + 500]
+        ids.update((bytes(row[1]), row[0]) for row in db.execute(f"SELECT id, digest FROM contents WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk))
+    for name in names:
+        if name not in ids:
+            ids[name] = int(db.execute("INSERT INTO contents (digest, body) VALUES (?, ?)", (name, pack(pieces[name]))).lastrowid or 0)
+    return ids
+
+
+def _convert_rows(db: sqlite3.Connection) -> None:
+    """Schema 9: each result stored before it re-encoded as `save_many` writes it, a thousand
+    at a time (the migration's one transaction holds them all)."""
+    last = 0
+    while True:
+        rows = db.execute(
+            f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > ? ORDER BY id LIMIT 1000", (last,)
+        ).fetchall()
+        if not rows:
+            return
+        converted = [converted_row({field: _from_json(row[field]) for field in LEGACY_FIELDS}) for row in rows]
+        ids = _keep_pieces(db, {name: text for _, _, pieces in converted for name, text in pieces.items()})
+        cleared = ", ".join(f"{field} = NULL" for field in LEGACY_FIELDS)
+        db.executemany(
+            f"UPDATE results SET item = ?, body = ?, pieces = ?, {cleared} WHERE id = ?",
+            [(item, body, _piece_list([ids[name] for name in pieces]), row["id"]) for row, (item, body, pieces) in zip(rows, converted)],
+        )
+        last = rows[-1]["id"]
+
+
+def _piece_list(ids: list[int]) -> str | None:
+    return to_json(ids, separators=(",", ":")) if ids else None
+
+
 def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], None]:
     def check(connection: sqlite3.Connection, version: int) -> None:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -201,6 +257,7 @@ class SQLiteStore(SQLResults):
     callers that only read) opens a file that cannot be written read-only."""
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0, *, reading: bool = False) -> None:
+        super().__init__()
         self.path = Path(path)
         if str(path) != ":memory:" and self.path.is_dir():
             raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
@@ -264,13 +321,16 @@ class SQLiteStore(SQLResults):
         with self._transaction() as db:
             db.execute("DELETE FROM results WHERE run = ?", (name,))
             db.execute("DELETE FROM runs WHERE name = ?", (name,))
+            db.execute(_SWEEP)
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         stale = [row[0] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = ?", (name,)) if row[0] not in keep]
-        with self._transaction() as db:
-            for start in range(0, len(stale), 500):
-                chunk = stale[start : start + 500]
-                db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+        if stale:
+            with self._transaction() as db:
+                for start in range(0, len(stale), 500):
+                    chunk = stale[start : start + 500]
+                    db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+                db.execute(_SWEEP)
         return len(stale)
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
@@ -315,44 +375,37 @@ class SQLiteStore(SQLResults):
         is synced once per batch rather than once per result."""
         if not records:
             return
-        rows = []
-        for record in records:
-            values = record.model_dump(include=set(_COLUMNS))
-            for column in _JSON_COLUMNS:
-                values[column] = _to_json(values[column])
-            values["started_at"] = _timestamp(record.started_at)
-            values["finished_at"] = _timestamp(record.finished_at)
-            rows.append([values[column] for column in _COLUMNS])
-        placeholders = ", ".join("?" for _ in _COLUMNS)
-        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
         latest: dict[str, float] = {}
         for record in records:
             latest[record.run] = max(latest.get(record.run, 0.0), _timestamp(record.finished_at))
         clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db:
-            db.executemany(
-                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
-                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                rows,
-            )
+            db.executemany(_INSERT, self._result_rows(db, records))
             db.executemany(clear_usage, keys)
             db.executemany(add_usage, usage_rows)
             db.executemany("UPDATE runs SET updated_at = ? WHERE name = ?", [(moment, run) for run, moment in latest.items()])
 
+    def _keep_pieces(self, db: Any, pieces: dict[bytes, str]) -> dict[bytes, int]:
+        return _keep_pieces(db, pieces)
+
+    def _json(self, value: Any) -> str | None:
+        return _to_json(value)
+
     @staticmethod
-    def _record(row: sqlite3.Row) -> ResultRecord:
-        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
-        for column in _JSON_COLUMNS:
-            data[column] = _from_json(data[column])
-        data["metadata"] = data["metadata"] or {}
-        data["steps"] = data["steps"] or {}
-        data["started_at"] = _moment(data["started_at"])
-        data["finished_at"] = _moment(data["finished_at"])
-        return ResultRecord.model_validate(data)
+    def _piece_ids(stored: Any) -> list[int]:
+        return json.loads(stored) if stored else []
+
+    @staticmethod
+    def _stored_piece_ids(ids: list[int]) -> str | None:
+        return _piece_list(ids)
 
     @staticmethod
     def _stored_moment(moment: datetime) -> float:
         return _timestamp(moment)
+
+    @staticmethod
+    def _moment(stored: Any) -> datetime:
+        return _moment(stored)
 
     @staticmethod
     def _label(stored: Any) -> Any:
@@ -400,12 +453,10 @@ class SQLiteStore(SQLResults):
         ]
 
     def expire_content(self, run: str, before: datetime) -> int:
-        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
         note = to_json({field: "expired" for field in CONTENT_FIELDS})
         with self._transaction() as db:
             cursor = db.execute(
-                f"UPDATE results SET {cleared}, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? "
-                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                "UPDATE results SET item = NULL, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? AND item IS NOT NULL",
                 (note, run, _timestamp(before)),
             )
             return cursor.rowcount
