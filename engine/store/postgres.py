@@ -29,8 +29,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .contents import pack
-from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row
+from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row, pack_bodies
 
 if TYPE_CHECKING:
     import psycopg
@@ -176,8 +175,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "each paragraph of the steps' prompts and answers kept once, compressed, and shared by every result that holds it; "
         "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
         (
-            "CREATE TABLE contents (id BIGSERIAL PRIMARY KEY, digest BYTEA NOT NULL UNIQUE, body BYTEA NOT NULL)",
-            "ALTER TABLE results ADD COLUMN item BYTEA, ADD COLUMN body BYTEA, ADD COLUMN pieces BIGINT[]",
+            # A row without a body is a text seen once, kept in the record that held it.
+            "CREATE TABLE contents (id BIGSERIAL PRIMARY KEY, digest BYTEA NOT NULL UNIQUE, body BYTEA)",
+            "ALTER TABLE results ADD COLUMN item BYTEA, ADD COLUMN step_ids TEXT, ADD COLUMN body BYTEA, ADD COLUMN pieces BIGINT[]",
             # Compressed already: not compressed again when moved out of line.
             "ALTER TABLE contents ALTER COLUMN body SET STORAGE EXTERNAL",
             "ALTER TABLE results ALTER COLUMN item SET STORAGE EXTERNAL, ALTER COLUMN body SET STORAGE EXTERNAL",
@@ -198,26 +198,36 @@ _MIGRATION_LOCK = 7_715_123_001
 # Taken shared by every save (which may point to pieces it found stored) and alone by a
 # sweep of the pieces no record holds, so a sweep never takes a piece a save is about to hold.
 _PIECES_LOCK = 7_715_123_003
-_SWEEP = "DELETE FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT unnest(pieces) FROM results)"
+#: The digests only seen go too: a text seen again afterwards is kept in its record once more.
+_SWEEP = "DELETE FROM contents WHERE body IS NULL OR id IN (SELECT id FROM contents EXCEPT SELECT unnest(pieces) FROM results)"
 
 
-def _keep_pieces(db: psycopg.Connection[Any], pieces: dict[bytes, str]) -> dict[bytes, int]:
-    """The ids of `pieces` (by digest), the new ones stored. Inserted in the digests' order,
-    the same for every writer, so two saves storing the same new pieces never wait on each
-    other in a circle."""
-    from psycopg.rows import tuple_row
+class _Pieces:
+    """The `contents` table of a PostgreSQL store. Written in the digests' order, the same
+    for every writer, so two saves storing the same new pieces never wait on each other in
+    a circle."""
 
-    names = sorted(pieces)
-    with db.cursor(row_factory=tuple_row) as cursor:
-        ids = {bytes(name): int(number) for number, name in cursor.execute("SELECT id, digest FROM contents WHERE digest = ANY(%s)", (names,))}
-        new = [name for name in names if name not in ids]
-        if new:
-            cursor.execute(
-                "INSERT INTO contents (digest, body) SELECT * FROM unnest(%s::bytea[], %s::bytea[]) ON CONFLICT (digest) DO NOTHING",
-                (new, [pack(pieces[name]) for name in new]),
+    def find(self, db: psycopg.Connection[Any], names: list[bytes]) -> dict[bytes, tuple[int, bool]]:
+        from psycopg.rows import tuple_row
+
+        with db.cursor(row_factory=tuple_row) as cursor:
+            rows = cursor.execute("SELECT id, digest, body IS NOT NULL FROM contents WHERE digest = ANY(%s)", (names,)).fetchall()
+        return {bytes(name): (int(number), bool(kept)) for number, name, kept in rows}
+
+    def keep(self, db: psycopg.Connection[Any], texts: dict[bytes, bytes], seen: list[bytes]) -> dict[bytes, int]:
+        names = sorted(texts)
+        if seen:
+            db.execute("INSERT INTO contents (digest) SELECT unnest(%s::bytea[]) ON CONFLICT (digest) DO NOTHING", (seen,))
+        if names:
+            db.execute(
+                "INSERT INTO contents (digest, body) SELECT * FROM unnest(%s::bytea[], %s::bytea[]) "
+                "ON CONFLICT (digest) DO UPDATE SET body = excluded.body WHERE contents.body IS NULL",
+                (names, [texts[name] for name in names]),
             )
-            ids.update((bytes(name), int(number)) for number, name in cursor.execute("SELECT id, digest FROM contents WHERE digest = ANY(%s)", (new,)))
-    return ids
+        return {name: number for name, (number, _) in self.find(db, names).items()}
+
+
+PIECES = _Pieces()
 
 
 def _convert_rows(db: psycopg.Connection[Any]) -> None:
@@ -229,10 +239,10 @@ def _convert_rows(db: psycopg.Connection[Any]) -> None:
     with db.cursor(row_factory=dict_row) as cursor:
         while rows := cursor.execute(f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > %s ORDER BY id LIMIT 1000", (last,)).fetchall():
             converted = [converted_row(row) for row in rows]
-            ids = _keep_pieces(db, {name: text for _, _, pieces in converted for name, text in pieces.items()})
+            bodies = pack_bodies(db, PIECES, [steps for _, steps in converted])
             cursor.executemany(
-                "UPDATE results SET item = %s, body = %s, pieces = %s WHERE id = %s",
-                [(item, body, [ids[name] for name in pieces] or None, row["id"]) for row, (item, body, pieces) in zip(rows, converted)],
+                "UPDATE results SET item = %s, step_ids = %s, body = %s, pieces = %s WHERE id = %s",
+                [(item, step_ids, body, ids or None, row["id"]) for row, (item, _), (body, step_ids, ids) in zip(rows, converted, bodies)],
             )
             last = rows[-1]["id"]
     db.execute("ALTER TABLE results " + ", ".join(f"DROP COLUMN {field}" for field in LEGACY_FIELDS))
@@ -245,7 +255,9 @@ class PostgresStore(SQLResults):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
 
+    pieces = PIECES
     placeholder = "%s"
+    by_code_point = ' COLLATE "C"'
     runs_sql = f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
@@ -367,11 +379,12 @@ class PostgresStore(SQLResults):
             if usage_rows:
                 cursor.executemany(add_usage, usage_rows)
 
-    def _keep_pieces(self, db: Any, pieces: dict[bytes, str]) -> dict[bytes, int]:
-        return _keep_pieces(db, pieces)
-
     def _json(self, value: Any) -> Any:
         return self.database.json_value(value)
+
+    @staticmethod
+    def _values(row: Any) -> Sequence[Any]:
+        return list(row.values())
 
     @staticmethod
     def _json_text(stored: Any) -> str | None:

@@ -24,8 +24,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .contents import pack
-from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row
+from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row, pack_bodies
 
 _RESULTS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -155,10 +154,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
         (
             # AUTOINCREMENT: an id is never given to another text, so readers may keep texts by id.
-            "CREATE TABLE contents (id INTEGER PRIMARY KEY AUTOINCREMENT, digest BLOB NOT NULL UNIQUE, body BLOB NOT NULL)",
+            # A row without a body is a text seen once, kept in the record that held it.
+            "CREATE TABLE contents (id INTEGER PRIMARY KEY AUTOINCREMENT, digest BLOB NOT NULL UNIQUE, body BLOB)",
             "ALTER TABLE results ADD COLUMN item BLOB",
             "ALTER TABLE results ADD COLUMN body BLOB",
             "ALTER TABLE results ADD COLUMN pieces TEXT",
+            "ALTER TABLE results ADD COLUMN step_ids TEXT",
             # results_outcomes begins with the same columns.
             "DROP INDEX results_by_run_scorer",
         ),
@@ -176,7 +177,11 @@ _INSERT = (
     f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
 )
 #: Pieces no record holds any more (after a run is deleted or pruned, or a record replaced).
-_SWEEP = "DELETE FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT value FROM results, json_each(results.pieces))"
+#: The digests only seen go too: a text seen again afterwards is kept in its record once more.
+_SWEEP = (
+    "DELETE FROM contents WHERE body IS NULL "
+    "OR id IN (SELECT id FROM contents EXCEPT SELECT value FROM results, json_each(results.pieces))"
+)
 
 
 def _to_json(value: Any) -> str | None:
@@ -199,36 +204,41 @@ def _moment(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
-def _keep_pieces(db: sqlite3.Connection, pieces: dict[bytes, str]) -> dict[bytes, int]:
-    """The ids of `pieces` (by digest), the new ones stored (inside a write transaction, which
-    a sweep cannot run beside)."""
-    names = list(pieces)
-    ids: dict[bytes, int] = {}
-    for start in range(0, len(names), 500):
-        chunk = names[start : start + 500]
-        ids.update((bytes(row[1]), row[0]) for row in db.execute(f"SELECT id, digest FROM contents WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk))
-    for name in names:
-        if name not in ids:
-            ids[name] = int(db.execute("INSERT INTO contents (digest, body) VALUES (?, ?)", (name, pack(pieces[name]))).lastrowid or 0)
-    return ids
+class _Pieces:
+    """The `contents` table of an SQLite store (written inside a write transaction, which a
+    sweep cannot run beside)."""
+
+    def find(self, db: sqlite3.Connection, names: list[bytes]) -> dict[bytes, tuple[int, bool]]:
+        found: dict[bytes, tuple[int, bool]] = {}
+        for start in range(0, len(names), 500):
+            chunk = names[start : start + 500]
+            rows = db.execute(f"SELECT id, digest, body IS NOT NULL FROM contents WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk)
+            found.update((bytes(row[1]), (row[0], bool(row[2]))) for row in rows)
+        return found
+
+    def keep(self, db: sqlite3.Connection, texts: dict[bytes, bytes], seen: list[bytes]) -> dict[bytes, int]:
+        db.executemany("INSERT INTO contents (digest) VALUES (?) ON CONFLICT (digest) DO NOTHING", [(name,) for name in seen])
+        db.executemany(
+            "INSERT INTO contents (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO UPDATE SET body = excluded.body WHERE body IS NULL",
+            list(texts.items()),
+        )
+        return {name: number for name, (number, _) in self.find(db, list(texts)).items()}
+
+
+PIECES = _Pieces()
 
 
 def _convert_rows(db: sqlite3.Connection) -> None:
     """Schema 9: each result stored before it re-encoded as `save_many` writes it, a thousand
     at a time (the migration's one transaction holds them all)."""
     last = 0
-    while True:
-        rows = db.execute(
-            f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > ? ORDER BY id LIMIT 1000", (last,)
-        ).fetchall()
-        if not rows:
-            return
+    cleared = ", ".join(f"{field} = NULL" for field in LEGACY_FIELDS)
+    while rows := db.execute(f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > ? ORDER BY id LIMIT 1000", (last,)).fetchall():
         converted = [converted_row({field: _from_json(row[field]) for field in LEGACY_FIELDS}) for row in rows]
-        ids = _keep_pieces(db, {name: text for _, _, pieces in converted for name, text in pieces.items()})
-        cleared = ", ".join(f"{field} = NULL" for field in LEGACY_FIELDS)
+        bodies = pack_bodies(db, PIECES, [steps for _, steps in converted])
         db.executemany(
-            f"UPDATE results SET item = ?, body = ?, pieces = ?, {cleared} WHERE id = ?",
-            [(item, body, _piece_list([ids[name] for name in pieces]), row["id"]) for row, (item, body, pieces) in zip(rows, converted)],
+            f"UPDATE results SET item = ?, step_ids = ?, body = ?, pieces = ?, {cleared} WHERE id = ?",
+            [(item, step_ids, body, _piece_list(ids), row["id"]) for row, (item, _), (body, step_ids, ids) in zip(rows, converted, bodies)],
         )
         last = rows[-1]["id"]
 
@@ -255,6 +265,8 @@ class SQLiteStore(SQLResults):
     processes may write the same file (each write is one short transaction, retried while
     another process holds the lock for up to `busy_timeout` seconds). `reading=True` (for
     callers that only read) opens a file that cannot be written read-only."""
+
+    pieces = PIECES
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0, *, reading: bool = False) -> None:
         super().__init__()
@@ -385,15 +397,12 @@ class SQLiteStore(SQLResults):
             db.executemany(add_usage, usage_rows)
             db.executemany("UPDATE runs SET updated_at = ? WHERE name = ?", [(moment, run) for run, moment in latest.items()])
 
-    def _keep_pieces(self, db: Any, pieces: dict[bytes, str]) -> dict[bytes, int]:
-        return _keep_pieces(db, pieces)
-
     def _json(self, value: Any) -> str | None:
         return _to_json(value)
 
     @staticmethod
     def _piece_ids(stored: Any) -> list[int]:
-        return json.loads(stored) if stored else []
+        return [int(number) for number in stored[1:-1].split(",")] if stored else []
 
     @staticmethod
     def _stored_piece_ids(ids: list[int]) -> str | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Store
+from engine import RunInfo, Store
 from engine.formatting import to_json
 from engine.store import CONTENT_FIELDS, LabelledScore, ReadsInBulk
 
-from .samples import sample_records
+from .samples import record, sample_records
 
 
 def bulk(store: Store) -> ReadsInBulk:
@@ -42,6 +42,11 @@ def test_items_are_listed_in_the_datas_order(store: Store) -> None:
     assert reads.step_ids(ids) == ["preprocess", "analyze", "score", "generate_reason", "listed", "falsy", "empty", "long"]
     assert reads.records_by_id([ids[2], -1, ids[0]]) == [r for r in store.item_records("nightly", "q2")] + store.item_records("nightly", "q1")[1:]
 
+    # Items without a place in the data (live replies) come last, by id as Python orders text.
+    store.save_many([record("nightly", item, item_index=None) for item in ("é-item", "z-item", "a-item")])
+    listed = [(r.item_id, r.scorer_id) for r in reads.records_by_id(reads.ordered_ids("nightly"))]
+    assert listed[-3:] == [("a-item", "hallucination"), ("z-item", "hallucination"), ("é-item", "hallucination")]
+
 
 def test_records_read_as_saved_hold_the_json_text_of_what_the_records_hold(store: Store) -> None:
     reads = bulk(store)
@@ -57,3 +62,18 @@ def test_records_read_as_saved_hold_the_json_text_of_what_the_records_hold(store
         assert stored.answers == {step_id: None if step.result is None else to_json(step.result) for step_id, step in record.steps.items()}
         assert stored.fields["item_id"] == record.item_id and stored.fields["score"] == record.score
         assert stored.fields["finished_at"] == record.finished_at and stored.fields["scorer_hash"] == record.scorer_hash
+
+
+def test_an_export_of_what_was_saved_is_the_export_of_the_records(store: Store) -> None:
+    from engine.runs.stored import RunExport, export_records
+
+    bulk(store)
+    store.begin_run(RunInfo(name="nightly"))
+    store.save_many(sample_records())
+    as_saved, through_records = RunExport(store, "nightly"), RunExport(store, "nightly")
+    steps = as_saved.step_ids()
+
+    written = "".join(export_records(as_saved, "csv", steps))
+
+    assert written == "".join(export_records(iter(through_records), "csv", steps))  # a plain iterator: every record read whole
+    assert as_saved.as_saved and as_saved.count == through_records.count == 6
