@@ -162,7 +162,7 @@ def measure(command: list[str]) -> tuple[float, float, float]:
 #: its cells written from it.
 EXPORT_THROUGH_RECORDS = """
 import sys
-from engine.runs.stored import RunExport, export_records
+from engine.runs.stored.reading import RunExport, export_records
 from engine.store import SQLiteStore
 with SQLiteStore(sys.argv[1], reading=True) as store, open(sys.argv[2], "w", encoding="utf-8", newline="") as out:
     export = RunExport(store, "big")

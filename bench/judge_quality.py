@@ -7,7 +7,7 @@ Printed per (set, scorer): the items judged, precision, recall, F1, balanced acc
 Cohen's kappa with bootstrap 95% intervals (first repeat, at the scorer's default threshold,
 half its scale), the share of items whose verdict changed across the repeats, and the judge
 calls and estimated cost per 100 items. Then the same rows as Markdown, ready for
-docs/quality.md. Every figure comes from engine.runs.stats, as `scorers eval` shows it.
+docs/quality.md. Every figure comes from engine.runs.measures.stats, as `scorers eval` shows it.
 
 With `--faithbench PATH/FaithBench.csv`, FaithBench (summaries labelled by people; CC BY-NC-SA
 4.0, so it is read where it lies and never shipped) is scored too: a summary is flagged when
@@ -30,7 +30,7 @@ from engine import builtin_catalog
 from engine.runs import run_repeated
 from engine.runs.items import read_jsonl, select_items
 from engine.runs.results import FigureEstimate
-from engine.runs.stats import agreement_of, flag_threshold, human_flags, scale_of, usage_cost
+from engine.runs.measures.stats import agreement_of, flag_threshold, human_flags, scale_of, usage_cost
 from engine.runs.tuning import labelled_of
 from engine.store import open_store
 

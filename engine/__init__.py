@@ -35,12 +35,13 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         JudgeTimeoutError,
         JudgeUnreachableError,
         NotScorable,
+        BudgetReached,
         RunInputError,
         ScorerError,
         StoreError,
     )
     from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
-    from .runs.rescoring import rescore
+    from .runs.stored.rescoring import rescore
     from .runs import (
         Agreement,
         CallbackAlert,
@@ -104,6 +105,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "JudgeTimeoutError": ".errors",
     "JudgeUnreachableError": ".errors",
     "NotScorable": ".errors",
+    "BudgetReached": ".errors",
     "RunInputError": ".errors",
     "ScorerError": ".errors",
     "StoreError": ".errors",
@@ -121,7 +123,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "load_monitors": ".runs",
     "pairs_from_items": ".runs",
     "pairs_from_runs": ".runs",
-    "rescore": ".runs.rescoring",
+    "rescore": ".runs.stored.rescoring",
     "run_pairwise": ".runs",
     "score_changes": ".runs",
     "slack_webhook": ".runs",
@@ -237,6 +239,7 @@ __all__ = [
     "LiveScorer",
     "LiveStats",
     "NotScorable",
+    "BudgetReached",
     "ResultRecord",
     "Run",
     "RunInfo",

@@ -146,6 +146,12 @@ class StoreError(ScorerError):
         return text if self.location is None else f"{self.location}: {text}"
 
 
+class BudgetReached(ScorerError):
+    """A judge call would have taken the run's spend past its budget (`max_cost`), so it was
+    not sent: the run stops starting work and ends resumable, having spent no more than
+    the budget (see judge/middleware/budget.py)."""
+
+
 class JudgeError(ScorerError):
     """The judge model could not give a valid answer for a step. The subclasses say why, so
     that a host can retry later on a rate limit but fix its key on an authentication error.
@@ -246,6 +252,7 @@ class JudgeCircuitOpenError(JudgeError):
 
 __all__ = [
     "AnswerCutOffError",
+    "BudgetReached",
     "CatalogErrors",
     "ConfigError",
     "DataError",

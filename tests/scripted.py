@@ -173,3 +173,26 @@ def answer_fitting(request: Request) -> Any:
     else:
         return "A scripted reason."
     return fitting(schema, schema.get("$defs", {}), at_least=1)
+
+
+# gpt-4o-mini in the shipped table: $0.15 input, $0.075 cached input, $0.60 output per million.
+PER_CALL = (600 * 0.15 + 400 * 0.075 + 200 * 0.60) / 1_000_000
+#: What a step's first call holds of a budget before any answer of that step was seen: an
+#: answer as long as its max_tokens (2,048), at the output price.
+FIRST_CALL_HOLD = 2048 * 0.60 / 1_000_000
+
+
+def script_priced(judge: JudgeServer) -> None:
+    """Every answer reports 1,000 prompt tokens (400 from the provider's prompt cache) and 200 answer tokens."""
+    usage: dict[str, Any] = {"usage": (1000, 200), "cached_tokens": 400}
+
+    def claims(request: Request) -> Reply:
+        return Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, **usage)
+
+    def verdicts(request: Request) -> Reply:
+        found = [{"statement": claim, "verdict": "yes" if "WRONG" in claim else "no", "reason": "r"} for claim in numbered_claims(request.prompt)]
+        return Reply(answer={"verdicts": found}, **usage)
+
+    judge.on("Claims", claims)
+    judge.on("HallucinationVerdicts", verdicts)
+    judge.on("Reason", Reply(answer={"reason": "scripted"}, **usage))

@@ -9,7 +9,7 @@ from scripted import script_hallucination
 
 from engine import as_variant, create_hallucination_scorer, run_compare
 from engine.runs import run_evals
-from engine.runs.stats import (
+from engine.runs.measures.stats import (
     Labelled,
     agreement_of,
     binary_figures,
@@ -58,12 +58,13 @@ def test_bootstrap_interval_brackets_the_figure_and_is_reproducible() -> None:
 
 def test_boolean_labels_through_a_batch_run(judge: JudgeServer) -> None:
     """`expected: true` means the scorer should flag the item: for hallucination (lower is
-    better) a score at or above the threshold, half the scale by default."""
+    better) a score above the threshold, half the scale by default (a score on the line
+    passes, as everywhere)."""
     script_hallucination(judge)
     labelled = [
         {"id": "right-pass", "output": "ok", "context": ["c"], "expected": False},
         {"id": "right-flag", "output": "WRONG", "context": ["c"], "expected": True},
-        {"id": "half-flag", "output": "ok. WRONG", "context": ["c"], "expected": True},  # 0.5: flagged at 0.5
+        {"id": "half-flag", "output": "ok. WRONG", "context": ["c"], "expected": True},  # 0.5: on the line, so it passes
         {"id": "missed", "output": "ok. ok. ok. WRONG", "context": ["c"], "expected": True},  # 0.25: not flagged
         {"id": "false-alarm", "output": "WRONG. WRONG", "context": ["c"], "expected": {"hallucination": False}},
         {"id": "unlabelled", "output": "ok", "context": ["c"]},
@@ -73,12 +74,13 @@ def test_boolean_labels_through_a_batch_run(judge: JudgeServer) -> None:
     binary = agreement.binary
     assert (binary.labelled, binary.threshold) == (5, 0.5)
     counts = binary.confusion
-    assert (counts.true_positive, counts.false_positive, counts.false_negative, counts.true_negative) == (2, 1, 1, 1)
-    assert binary.accuracy.value == 0.6
-    assert binary.precision.value == round(2 / 3, 4)
-    assert binary.recall.value == round(2 / 3, 4)
-    # Worst first: the false alarm scores 1.0 (0.5 past the threshold), the miss 0.25 (0.25 short).
-    assert [item.item_id for item in agreement.disagreements] == ["false-alarm", "missed"]
+    assert (counts.true_positive, counts.false_positive, counts.false_negative, counts.true_negative) == (1, 1, 2, 1)
+    assert binary.accuracy.value == 0.4
+    assert binary.precision.value == 0.5
+    assert binary.recall.value == round(1 / 3, 4)
+    # Worst first: the false alarm scores 1.0 (0.5 past the threshold), the misses 0.25 (0.25
+    # short) and 0.5 (on the line).
+    assert [item.item_id for item in agreement.disagreements] == ["false-alarm", "missed", "half-flag"]
     worst = agreement.disagreements[0]
     assert worst.flagged is True and worst.expected is False and worst.reason == "scripted reason"
     assert [claim for claim in worst.judged["preprocess"]["claims"]] == ["WRONG", "WRONG"]
@@ -127,9 +129,9 @@ def test_compare_from_python_as_the_tuning_doc_shows(judge: JudgeServer, tmp_pat
     ]
     lenient = as_variant(create_hallucination_scorer(), "lenient")
     strict = as_variant(create_hallucination_scorer(options={"scale": 1}), "strict")
-    compared = run_compare(data, lenient, strict, store=tmp_path / "r.sqlite", run="c", thresholds={"hallucination@lenient": 0.6})
+    compared = run_compare(data, lenient, strict, store=tmp_path / "r.sqlite", run="c", thresholds={"hallucination@lenient": 0.6, "hallucination@strict": 0.4})
     assert set(compared.result.summary) == {"hallucination@lenient", "hallucination@strict"}
-    # 0.5 passes under the lenient threshold (0.6) and is flagged at the default (0.5).
+    # 0.5 passes under the lenient threshold (0.6) and is flagged under the strict one (0.4).
     assert [change.item_id for change in compared.comparison.fixed] == ["b"]
     assert compared.result.summary["hallucination@strict"].agreement.binary.f1.value == 1.0
 

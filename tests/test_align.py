@@ -125,6 +125,13 @@ def test_the_budget_stops_align_and_nothing_is_changed(judge: JudgeServer, tmp_p
     assert not result.accepted and not (tmp_path / "aligned").exists()
     assert result.estimated_cost_usd is not None and result.estimated_cost_usd > 0.005
     assert len(judge.requests) < 80 * 3  # stopped during the baseline
+    assert result.cost_usd <= 0.005
+
+    # The budget is the align's, not one invocation's: the same command again spends no more.
+    asked = len(judge.requests)
+    again = align(data, "hallucination", max_cost=0.005, store=tmp_path / "results.sqlite", output_dir=tmp_path / "aligned", concurrency=1, cache=False)
+    assert again.stopped is not None and len(judge.requests) == asked
+    assert again.cost_usd == pytest.approx(result.cost_usd)
 
 
 def test_too_few_labelled_items_are_refused_with_the_number_needed(judge: JudgeServer, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from engine import RunInfo, SQLiteStore
 from engine.cli import app
 from engine.report import build_report, render_report
 from engine.report.build import EVERY_ITEM_UP_TO
-from engine.runs.stats import agreement_of, Labelled
+from engine.runs.measures.stats import agreement_of, Labelled
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ import pytest
 from streamed_memory import streamed
 
 import engine
-from engine.runs.stats import SAMPLE_SIZE, WORST_KEPT, AgreementStream, Labelled, agreement_of
+from engine.runs.measures.stats import SAMPLE_SIZE, WORST_KEPT, AgreementStream, Labelled, agreement_of
 
 
 @pytest.mark.slow

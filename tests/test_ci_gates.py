@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from engine.cli import app
 from engine.runs.results import FigureEstimate
-from engine.runs.stats import gate_passed, mean_estimate
+from engine.runs.measures.stats import mean_estimate
+from engine.runs.verdict import Gate, gate_passes
+from engine.scoring.plan import Direction
 from engine.testing import JudgeServer
 
 runner = CliRunner()
@@ -50,7 +52,7 @@ def test_gate_lower_fails_only_when_the_whole_interval_is_past_the_threshold(jud
 
 def test_a_gate_that_is_not_known_is_refused_in_one_line(judge: JudgeServer, tmp_path: Path) -> None:
     code, _, stderr = evaluate(tmp_path, data(tmp_path, ["ok"]), "--gate", "median")
-    assert code == 2 and "--gate must be one of mean, lower, upper, got 'median'" in stderr
+    assert code == 2 and "gate must be one of mean, lower, upper, got 'median' (--gate)" in stderr
     code, _, stderr = evaluate(tmp_path, data(tmp_path, ["ok"]), "--gate", "lower", "--repeat", "2")
     assert code == 2 and "--gate takes a plain eval run" in stderr
     assert not judge.requests
@@ -58,6 +60,9 @@ def test_a_gate_that_is_not_known_is_refused_in_one_line(judge: JudgeServer, tmp
 
 def test_the_bound_decides_on_the_scorer_s_side() -> None:
     interval = FigureEstimate(value=0.5, low=0.4, high=0.6)
+    def gate_passed(mean: FigureEstimate, threshold: float, direction: Direction, gate: Gate) -> bool:
+        return gate_passes(mean.value, (mean.low, mean.high), threshold, direction, gate)
+
     assert gate_passed(interval, 0.45, "lower_is_better", "lower") and not gate_passed(interval, 0.45, "lower_is_better", "mean")
     assert gate_passed(interval, 0.55, "higher_is_better", "upper") and not gate_passed(interval, 0.55, "higher_is_better", "lower")
     assert not gate_passed(mean_estimate([]), 0.5, "lower_is_better", "lower")  # nothing scored never passes

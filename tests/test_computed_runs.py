@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import engine
 from engine import LiveScorer, run_evals
 from engine.cli import app
-from engine.runs.live import sample_point
+from engine.runs.live.scorer import sample_point
 from engine.testing import JudgeServer
 
 CONVERSATION = [

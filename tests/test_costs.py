@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from engine.testing import JudgeServer, Reply, Request
-from scripted import between, claims_of, numbered_claims
+from scripted import FIRST_CALL_HOLD, PER_CALL, between, claims_of, numbered_claims, script_priced
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, TokenUsage, create_hallucination_scorer, run_evals
@@ -18,24 +18,6 @@ from engine.judge.prices import cost_of, price_table
 
 runner = CliRunner()
 
-# gpt-4o-mini in the shipped table: $0.15 input, $0.075 cached input, $0.60 output per million.
-PER_CALL = (600 * 0.15 + 400 * 0.075 + 200 * 0.60) / 1_000_000
-
-
-def script_priced(judge: JudgeServer) -> None:
-    """Every answer reports 1,000 prompt tokens (400 from the provider's prompt cache) and 200 answer tokens."""
-    usage: dict[str, Any] = {"usage": (1000, 200), "cached_tokens": 400}
-
-    def claims(request: Request) -> Reply:
-        return Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, **usage)
-
-    def verdicts(request: Request) -> Reply:
-        found = [{"statement": claim, "verdict": "yes" if "WRONG" in claim else "no", "reason": "r"} for claim in numbered_claims(request.prompt)]
-        return Reply(answer={"verdicts": found}, **usage)
-
-    judge.on("Claims", claims)
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", Reply(answer={"reason": "scripted"}, **usage))
 
 
 def write_items(path: Path, outputs: list[str]) -> Path:
@@ -185,7 +167,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(30)])
     store = tmp_path / "r.sqlite"
-    budget = 3 * 3 * PER_CALL  # about three items' worth
+    budget = 3 * 3 * PER_CALL + FIRST_CALL_HOLD  # about three items' worth, and room for a step's first call
     stopped = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
                                   "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
     assert stopped.exit_code == 1, stopped.output  # a run that did not score everything has not passed
@@ -194,7 +176,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     with SQLiteStore(store) as results:
         assert results.get_run("capped").status == "interrupted"  # type: ignore[union-attr]
         done = len(results.query(run="capped"))
-    assert 3 <= done <= 5  # the budget is checked before each item starts
+    assert 3 <= done <= 5  # the budget is held before each call leaves
 
     resumed = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped"])
     assert resumed.exit_code == 0, resumed.output
@@ -207,18 +189,18 @@ def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(20)])
 
-    result = run_evals(data, [create_hallucination_scorer()], concurrency=1, thresholds={"hallucination": 1.0}, max_cost=2 * 3 * PER_CALL, cache=False)
+    result = run_evals(data, [create_hallucination_scorer()], concurrency=1, thresholds={"hallucination": 1.0}, max_cost=2 * 3 * PER_CALL + FIRST_CALL_HOLD, cache=False)
 
     assert result.summary["hallucination"].passed is True  # every mean so far is within its threshold ...
     assert result.counts.items < 20 and result.status == "interrupted"
     assert result.passed is False and "--max-cost" in (result.stopped or "")  # ... and still the run has not passed
 
     shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--concurrency", "1", "--no-cache", "--json",
-                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL)])  # fmt: skip
+                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL + FIRST_CALL_HOLD)])  # fmt: skip
     assert shown.exit_code == 1, shown.output
     verdict = json.loads(shown.stdout)
     assert verdict["passed"] is False and verdict["status"] == "interrupted"
-    assert "reached the budget" in verdict["stopped"]
+    assert "(--max-cost) was reached" in verdict["stopped"]
 
 
 def test_max_cost_needs_a_price(judge: JudgeServer, tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_the_summary_shows_coverage_and_errors_whatever_stage_failed(judge: Judg
     assert result.exit_code == 1  # type: ignore[attr-defined]
     assert "run r (incomplete): 4 items" in table
     # mean 0.5 over 1 scored of 4, 2 errors (reading and judging), 1 not scorable
-    assert "hallucination │ lower │ 0.5 │ 0.5 │ 0.5 │ 1/4 │ 2 │ 1" in table
+    assert "hallucination │ lower │ 0.5 │ 0.5 │ 0.5 │ 1/4 │ 2 │ 1 │ FAIL" in table
     assert "item error item 2:" in table and "scorer error item 3 (b) hallucination:" in table
 
 
@@ -89,14 +89,18 @@ def test_run_evals_returns_the_facts_a_hosts_ci_needs(judge: JudgeServer) -> Non
     data = [{"output": "ok. WRONG", "context": ["c"]}, {"output": "FAIL", "context": ["c"]}, {"output": "ok"}]
 
     strict = run_evals(data, [create_hallucination_scorer()])
-    lenient = run_evals(data, [create_hallucination_scorer()], max_errors="50%")
+    errors_allowed = run_evals(data, [create_hallucination_scorer()], max_errors="50%")
+    lenient = run_evals(data, [create_hallucination_scorer()], max_errors="50%", min_coverage=0.5)
 
     assert strict.status == "incomplete" and strict.passed is False
     assert strict.counts.outcomes == {"scored": 1, "error": 1, "not_scorable": 1}
     assert [(error.line, error.stage) for error in strict.errors] == [(2, "scorer")]
     assert "HTTP 400" in strict.errors[0].error
     assert strict.summary["hallucination"].not_scorable == 1
-    assert lenient.passed is True and lenient.max_errors == 1
+    # The failed item is allowed, but the item that could not be judged is not covered.
+    assert errors_allowed.passed is False and errors_allowed.max_errors == 1
+    assert errors_allowed.verdict.reasons == ["hallucination: 1 of 3 items scored (33%), below the coverage floor 100%: 1 not scorable, 1 failed"]
+    assert lenient.passed is True and lenient.verdict.min_coverage == 0.5
 
 
 def test_without_a_terminal_progress_lines_reach_stderr(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -229,7 +233,15 @@ def test_a_run_that_scored_nothing_fails_and_says_why(judge: JudgeServer, tmp_pa
     assert table.exit_code == 1 and "FAIL" in table.stdout  # type: ignore[attr-defined]
 
     in_python = run_evals([{"id": "1", "input": "q", "output": "", "context": ["c"]}], create_hallucination_scorer())
-    assert in_python.passed is False and in_python.summary["hallucination"].nothing_scored() is not None
-    # Some items scored: the others not being scorable does not fail the run.
-    mixed = evaluate(write_items(tmp_path / "mixed.jsonl", ["ok", ""]), tmp_path / "r.sqlite", "--json")
-    assert mixed.exit_code == 0 and json.loads(mixed.stdout)["passed"] is True  # type: ignore[attr-defined]
+    assert in_python.passed is False and in_python.verdict.reasons == ["nothing was scored by hallucination: 1 not scorable, 0 errors"]
+    # Some items scored, the others not scorable: not covered, so the run fails unless the
+    # caller lowers the coverage floor on purpose (and the output says so).
+    mixed_items = write_items(tmp_path / "mixed.jsonl", ["ok", ""])
+    mixed = evaluate(mixed_items, tmp_path / "r.sqlite", "--json")
+    assert mixed.exit_code == 1 and json.loads(mixed.stdout)["passed"] is False  # type: ignore[attr-defined]
+    assert "hallucination: 1 of 2 items scored (50%), below the coverage floor 100%: 1 not scorable" in mixed.stderr  # type: ignore[attr-defined]
+    lowered = evaluate(mixed_items, tmp_path / "r.sqlite", "--min-coverage", "0.5", "--run", "lowered")
+    assert lowered.exit_code == 0, lowered.stderr  # type: ignore[attr-defined]
+    shown_floor = " ".join(lowered.stdout.split())  # type: ignore[attr-defined]
+    assert "Coverage floor 50% (--min-coverage): hallucination: 1 of 2 items scored (50%)." in shown_floor
+    assert "not scorable item 2 (i1) hallucination: hallucination: the output is empty" in shown_floor

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from engine import LiveScorer, create_hallucination_scorer, load_scorers
 from engine.cli import app
-from engine.runs.rescoring import rescore, score_changes
+from engine.runs.stored.rescoring import rescore, score_changes
 from engine.store import AlertRecord, KeepsAlerts, open_store
 from engine.testing import JudgeServer
 

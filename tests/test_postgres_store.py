@@ -160,14 +160,14 @@ def test_three_workers_split_one_run_and_judge_each_item_once(judge: JudgeServer
 def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_reaches_it(
     judge: JudgeServer, postgres_url: str, tmp_path: Path
 ) -> None:
-    from test_costs import PER_CALL, script_priced
+    from scripted import FIRST_CALL_HOLD, PER_CALL, script_priced
 
-    from engine.runs.stats import usage_cost
+    from engine.runs.measures.stats import usage_cost
 
     script_priced(judge)
     judge.latency = 0.5  # an item (three calls) takes 1.5 s: three workers score about two a second
     data = write_items(tmp_path / "items.jsonl", 40)
-    budget = 8 * 3 * PER_CALL  # eight items' worth, of the whole run
+    budget = 8 * 3 * PER_CALL + FIRST_CALL_HOLD  # eight items' worth, of the whole run, and room for a step's first call
 
     logs = [tmp_path / f"worker{n}.log" for n in range(3)]
     workers = [_worker(postgres_url, data, judge.base_url, log, "--concurrency", "1", "--max-cost", f"{budget:.8f}") for log in logs]
@@ -175,14 +175,15 @@ def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_r
 
     outputs = [" ".join(log.read_text().split()) for log in logs]
     assert codes == [1, 1, 1], outputs  # stopped by the budget: not passed
-    assert all("by every worker, reached the budget" in output for output in outputs), outputs
+    assert all("(--max-cost) was reached: the run has spent" in output and "by every worker" in output for output in outputs), outputs
     with PostgresStore(postgres_url) as store:
         done = len(store.query(run="split"))
         spent = sum(usage_cost(row) or 0.0 for row in store.usage("split"))
         assert store.unfinished("split") == 40 - done
-    # Each worker alone would have spent the budget (24 items or more); together they stop
-    # after it, within what the items each had claimed and half a second of stale reading add.
-    assert spent >= budget and 8 <= done <= 18, (done, spent / budget)
+    # Each worker alone would have spent the budget (24 items or more); together they stop at
+    # it: every call is held against the run's spend before it leaves, and what one worker
+    # cannot see yet of the others' is at most the item each has in flight.
+    assert 0.5 * budget <= spent <= budget + 3 * 3 * PER_CALL and 5 <= done <= 12, (done, spent / budget)
 
 
 def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
 from engine.cli import app
-from engine.runs.live_sampling import sample_point
-from engine.runs.rescoring import rescore, score_changes
+from engine.runs.live.sampling import sample_point
+from engine.runs.stored.rescoring import rescore, score_changes
 from engine.testing import JudgeServer
 
 runner = CliRunner()
@@ -112,10 +112,12 @@ def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: 
         app, ["rescore", "--run", "live", "--scorer", "hallucination", "--config", str(strict_variant(tmp_path)), "--since", "7d",
               "--as", "again", "--store", str(path), "--option", "context=[\"facts\"]", "--json"],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    # The reply stored cut short is not re-scored, so the new run does not cover it: exit 1.
+    assert result.exit_code == 1, result.output
+    assert "below the coverage floor 100%: 1 not scorable" in result.stderr
     payload = json.loads(result.stdout)
     whole = sampled - {"t-long"}
-    assert payload["items"] == len(whole) and payload["run"] == "again"
+    assert payload["items"] == len(whole) and payload["run"] == "again" and payload["passed"] is False
     with SQLiteStore(path) as store:
         assert {record.item_id for record in store.query(run="again")} == whole
     bad = runner.invoke(app, ["rescore", "--run", "live", "--scorer", "hallucination", "--since", "7 days", "--store", str(path)])
@@ -153,7 +155,11 @@ def test_live_scoring_can_keep_no_content(judge: JudgeServer, tmp_path: Path) ->
     assert (record.input, record.output, record.score) == (None, None, 0.0)
     assert record.content_note == {"input": "omitted", "output": "omitted", "context": "omitted"}
     bad = runner.invoke(app, ["rescore", "--run", "live", "--scorer", "hallucination", "--store", str(tmp_path / "s.sqlite")])
-    assert "1 stored item(s) not re-scored" in bad.output and "r1: stored content not whole (context omitted, input omitted, output omitted)" in bad.output
+    # Nothing whole to score again: said in one line, and no empty run is made.
+    assert bad.exit_code == 2 and "nothing to re-score: run 'live' holds no stored item to score again" in bad.output
+    assert "1 stored item(s) cannot be: stored content not whole (context omitted, input omitted, output omitted)" in bad.output
+    with SQLiteStore(tmp_path / "s.sqlite") as store:
+        assert [run.name for run in store.runs()] == ["live"]
 
 
 def test_a_wrong_content_policy_is_one_line() -> None:

@@ -22,7 +22,7 @@ LABELLED = [
     ("ok", False),
     ("WRONG", True),
     ("maybe so", True),  # the built-in prompt passes it, the strict variant flags it: fixed
-    ("ok. maybe later", False),  # the strict variant flags half of it: broken
+    ("maybe later", False),  # the strict variant flags it too: broken
     ("ok. ok", False),
 ]
 
@@ -77,7 +77,7 @@ def test_compare_names_the_fixed_and_broken_items(judge: JudgeServer, tmp_path: 
     assert "A = hallucination@builtin, B = hallucination@strict, on 5 shared labelled item(s)" in text
     assert "│ accuracy │ 0.8 │ 0.8 │ 0 │" in text and "│ recall │ 0.5 │ 1 │ +0.5 │" in text
     assert "fixed 1 (now agree with the humans), broken 1 (no longer agree); scores changed on 2" in text
-    assert "fixed i2: 0 -> 1 (expected flag)" in text and "broken i3: 0 -> 0.5 (expected pass)" in text
+    assert "fixed i2: 0 -> 1 (expected flag)" in text and "broken i3: 0 -> 1 (expected pass)" in text
 
     as_json = json.loads(runner.invoke(app, [*args, "--json"]).stdout)  # the same run again: loaded, not judged
     comparison = as_json["comparison"]
@@ -123,7 +123,8 @@ def test_results_compare_two_stored_runs(judge: JudgeServer, tmp_path: Path) -> 
 
 
 def test_calibrate_picks_the_threshold_that_maximises_f1(judge: JudgeServer, tmp_path: Path) -> None:
-    """Scores 0, 1, 0 (maybe so), 0 (ok. maybe later), 0 and 0.5 (ok. WRONG, flagged by humans)."""
+    """Scores 0, 1, 0 (maybe so), 0 (maybe later), 0 and 0.5 (ok. WRONG, flagged by humans). A
+    score on the threshold passes, so each threshold flags the scores above it."""
     script_strictness(judge)
     path = labelled_data(tmp_path)
     with path.open("a", encoding="utf-8") as handle:
@@ -133,14 +134,15 @@ def test_calibrate_picks_the_threshold_that_maximises_f1(judge: JudgeServer, tmp
     payload = json.loads(result.stdout)
     points = {point["threshold"]: point for point in payload["points"]}
     assert sorted(points) == [0.0, 0.5, 1.0]
-    # At 0 everything is flagged: precision 3/6, recall 1; at 0.5: 2 of 3 flagged right, both right; at 1: 1 of 3.
-    assert points[0.0]["f1"] == round(2 * 3 / (2 * 3 + 3), 4)
-    assert points[0.5]["f1"] == 0.8 and points[0.5]["precision"] == 1.0
-    assert payload["best"]["threshold"] == 0.5
-    assert payload["agreement"]["binary"]["threshold"] == 0.5
+    # At 0 the 1 and the 0.5 are flagged, both right (2 of the 3 the humans flag); at 0.5 only the 1; at 1 nothing.
+    assert points[0.0]["f1"] == 0.8 and points[0.0]["precision"] == 1.0
+    assert points[0.5]["f1"] == 0.5 and points[0.5]["flagged"] == 1
+    assert points[1.0]["flagged"] == 0
+    assert payload["best"]["threshold"] == 0.0
+    assert payload["agreement"]["binary"]["threshold"] == 0.0
 
     text = " ".join(runner.invoke(app, ["calibrate", str(path), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--metric", "kappa"]).stdout.split())
-    assert "Best threshold by kappa: 0.5 (use --threshold hallucination=0.5)" in text
+    assert "Best threshold by kappa: 0 (use --threshold hallucination=0)" in text
 
 
 def test_repeat_sends_distinct_samples_and_reports_flips(judge: JudgeServer, tmp_path: Path) -> None:

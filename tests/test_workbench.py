@@ -305,9 +305,9 @@ def test_a_threshold_written_in_the_yaml_is_where_scorers_eval_flags(judge: Judg
     catalog.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    threshold: 0.75\n", encoding="utf-8")
     shown = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--config", str(catalog), "--store", str(tmp_path / "r.sqlite")])
     assert shown.exit_code == 0, shown.output
-    assert "A score at or above 0.75 flags an item" in " ".join(shown.stdout.split())
+    assert "A score above 0.75 flags an item; on it, it passes" in " ".join(shown.stdout.split())
     flagged_at = runner.invoke(app, ["eval", str(labelled_data(tmp_path)), "--scorer", "hallucination", "--config", str(catalog), "--threshold", "hallucination=0.5", "--store", str(tmp_path / "r.sqlite")])
-    assert "A score at or above 0.5 flags an item" in " ".join(flagged_at.stdout.split())  # the run's own threshold wins
+    assert "A score above 0.5 flags an item" in " ".join(flagged_at.stdout.split())  # the run's own threshold wins
     catalog.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    threshold: .inf\n", encoding="utf-8")
     refused = runner.invoke(app, ["check", str(catalog)])
     assert refused.exit_code == 1 and "threshold" in refused.stdout

@@ -88,7 +88,7 @@ class ScorerDefinition(_Strict):
     threshold: Optional[float] = Field(
         default=None,
         allow_inf_nan=False,
-        description="Where a score flags an item (at or past it on the worse side) when agreement with labels is measured; "
+        description="The scorer's pass line: a score past it on the worse side flags its item (a score on it passes); runs gate their mean on it and agreement with labels is measured at it; "
         "default half the scale. `scorers calibrate` finds the one that agrees best; a run's --threshold wins over it",
     )
     empty_output: Literal["not_scorable", "score"] = Field(

@@ -10,7 +10,9 @@ from rich.table import Table
 
 from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
-from ..runs.stats import FIGURE_TITLES
+from ..runs.measures.stats import FIGURE_TITLES
+from ..scoring.plan import Direction
+from ..scoring.threshold import past_word
 from .tables import better_word, figure
 
 BINARY_FIGURES = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "kappa")
@@ -54,7 +56,7 @@ def agreement_line(agreement: Agreement) -> str:
     return f"{agreement.labelled} labelled: " + ", ".join(parts)
 
 
-def print_agreement(console: Console, scorer_id: str, direction: str, agreement: Agreement, worst: int = 5) -> None:
+def print_agreement(console: Console, scorer_id: str, direction: Direction, agreement: Agreement, worst: int = 5) -> None:
     table = Table(title=f"{scorer_id} against {agreement.labelled} human label(s)", title_justify="left")
     for column in ("figure", "value", "95% interval"):
         table.add_column(column, justify="left" if column == "figure" else "right", no_wrap=True)
@@ -71,9 +73,9 @@ def print_agreement(console: Console, scorer_id: str, direction: str, agreement:
     if agreement.binary is not None:
         binary = agreement.binary
         counts = binary.confusion
-        side = "at or above" if direction == "lower_is_better" else "at or below"
+        side = past_word(direction)
         console.print(
-            f"A score {side} {figure(binary.threshold)} flags an item ({better_word(direction)} is better). "
+            f"A score {side} {figure(binary.threshold)} flags an item; on it, it passes ({better_word(direction)} is better). "
             f"Flagged by judge and humans {counts.true_positive}, by the judge only {counts.false_positive}, "
             f"by the humans only {counts.false_negative}, by neither {counts.true_negative}.",
             highlight=False,

@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..runs.rescoring import ScoreChanges, score_changes
-from ..runs.stored import existing_run
+from ..runs.stored.rescoring import ScoreChanges, score_changes
+from ..runs.stored.reading import existing_run
 from ..store import Store
 from .tables import figure
 

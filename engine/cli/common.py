@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
 
 import typer
 import yaml
@@ -34,6 +34,9 @@ from ..errors import (
 from ..formatting import first_line, to_json
 from ..judge import install_log_filter, scrub
 from .app import errors, suggestion
+
+if TYPE_CHECKING:  # the runs load when a command runs something, not for `scorers list`
+    from ..runs.verdict import Verdict
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +60,12 @@ ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Sc
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
 
+MaxErrorsOption = Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")]
+MinCoverageOption = Annotated[
+    float,
+    typer.Option("--min-coverage", min=0.0, max=1.0, help="The share of the items each scorer must score (failed and not scorable items are not covered); default 1: every item"),
+]
+
 #: Exit statuses of every command (`EXIT_STATUSES` says what each means).
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -78,6 +87,7 @@ _FLAG_ADVICE: dict[str, str] = {
     "base_url": " (or --base-url)",
     "model": " (or give --model provider/model)",
     "context": ": give --context (or a `context` field in each item of a data file)",
+    "new_run": " (--as)",
 }
 
 
@@ -108,6 +118,14 @@ def one_line(exc: BaseException) -> str:
     else:
         text = f"an internal error: {first_line(str(exc)) or type(exc).__name__} (please report it; SCORERS_DEBUG=1 shows where it happened)"
     return scrub(text)
+
+
+def fail_unless(verdict: Verdict) -> None:
+    """Exit 1 with the verdict's reasons in one line on stderr, unless the run passed: how
+    every command that runs something ends (runs/verdict.py decides)."""
+    if not verdict.passed:
+        errors.print(f"error: {'; '.join(verdict.reasons)}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def one_line_errors(command: F) -> F:

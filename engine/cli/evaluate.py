@@ -8,7 +8,7 @@ import shlex
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -24,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.markup import escape
 from rich.text import Text
 
 from ..catalog import Catalog
@@ -36,18 +37,18 @@ from ..runs import (
     EvalResult,
     ItemResult,
     default_run_name,
-    error_budget,
     estimate_evals,
     run_batch_api,
     run_evals,
     where_item,
 )
 from ..runs.results import JuryAgreement
+from ..runs.verdict import Standard
 from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, print_agreement
-from .gates import GateScores, print_gates
+from .gates import print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
 from .common import (
@@ -58,6 +59,8 @@ from .common import (
     ConcurrencyOption,
     ConfigOption,
     JsonFlag,
+    MaxErrorsOption,
+    MinCoverageOption,
     NoCacheFlag,
     StoreOption,
     catalog_from,
@@ -214,6 +217,13 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
         console.print(f"[red]{error.stage} error[/red] {where}: {error.error}", markup=True, highlight=False)
     if len(result.errors) > 5:
         console.print(f"... and {len(result.errors) - 5} more errors")
+    for uncovered in result.not_scorable[:5]:
+        console.print(f"[yellow]not scorable[/yellow] {where_item(uncovered.line, uncovered.item_id)} {uncovered.scorer_id}: {escape(uncovered.reason)}", highlight=False)
+    not_scorable = sum(item.not_scorable for item in result.summary.values())
+    if not_scorable > 5:
+        console.print(f"... and {not_scorable - 5} more not scorable")
+    if result.verdict.min_coverage < 1:
+        console.print(f"Coverage floor {result.verdict.min_coverage:.0%} (--min-coverage): {result.verdict.coverage_line()}.", highlight=False)
     if result.stopped:
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
     if store_shares_work(store):
@@ -240,14 +250,13 @@ class _EvalProgress:
     """What a run shows while it lasts: a progress bar on a terminal, else a line every few
     seconds (_PlainProgress), and one line per change of a Batch API job."""
 
-    def __init__(self, name: str, total: int | None, also: Callable[[ItemResult], None]) -> None:
+    def __init__(self, name: str, total: int | None) -> None:
         self.bar = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
             TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
         )  # fmt: skip
         self.plain = None if errors.is_terminal else _PlainProgress(name, total)
         self.task = self.bar.add_task(name, total=total, failed="")
-        self.also = also
         self.items = self.failed = 0
         self.shown_jobs: dict[str, tuple[str, int, int]] = {}
 
@@ -259,7 +268,6 @@ class _EvalProgress:
     def advance(self, item: ItemResult) -> None:
         self.items += 1
         self.failed += not item.ok
-        self.also(item)
         self.bar.update(self.task, advance=1, failed=f"[red]{self.failed} failed[/red]" if self.failed else "")
         if self.plain is not None:
             self.plain.update(self.items, self.failed)
@@ -305,7 +313,7 @@ def eval_command(
         Optional[list[str]],
         typer.Option("--threshold", help="SCORER_ID=VALUE: fail (exit 1) when the mean is worse; also where a score flags an item"),
     ] = None,
-    max_errors: Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")] = "0",
+    max_errors: MaxErrorsOption = "0",
     config: ConfigOption = None,
     repeat: Annotated[int, typer.Option(min=1, help="Judge every item N times (distinct samples): how stable is the scorer?")] = 1,
     compare: Annotated[
@@ -321,14 +329,14 @@ def eval_command(
     ] = False,
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
+    min_coverage: MinCoverageOption = 1.0,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
-    gated = GateScores(gate)
-    error_budget(max_errors, 0)
+    Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors)  # every mistake before any call
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
         jury_line: dict[str, Any] = {"threshold": thresholds[scorer_id]} if setup.is_jury and scorer_id in thresholds else {}
@@ -350,6 +358,8 @@ def eval_command(
         "--scorer": scorer, "--config": config, **setup.resume_flags(),
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
+        "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
+        "--batch-api": batch_api,
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
@@ -365,25 +375,23 @@ def eval_command(
     if repeat > 1:
         tuning.eval_repeated(selection, scorers, repeat=repeat, as_json=as_json, concurrency=concurrency, thresholds=thresholds, **common)
         return
-    shown = _EvalProgress(name, total, also=gated.add)
+    shown = _EvalProgress(name, total)
     try:
         with _sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
-                    selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds,
-                    keep_results=False, poll_interval=poll_interval, replace=replace, **common,
+                    selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,
+                    gate=gate, min_coverage=min_coverage, keep_results=False, poll_interval=poll_interval, replace=replace, **common,
                 )  # fmt: skip
-                result = result.model_copy(update={"max_errors": error_budget(max_errors, result.counts.items)})
             else:
                 result = run_evals(
-                    selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds,
-                    max_errors=max_errors, replace=replace, keep_results=False, max_cost=max_cost, **common,
+                    selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds, max_errors=max_errors,
+                    gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, **common,
                 )  # fmt: skip
     except KeyboardInterrupt:
         _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     shown.finish()
-    result = gated.apply(result)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
@@ -408,27 +416,15 @@ def _fixed_in_setup(kind: str | None) -> bool:
 
 
 def _verdict(result: EvalResult, resume: str) -> int:
-    """The exit status, with one line on stderr saying why when it is not 0."""
-    reasons: list[str] = []
-    status = 0
-    if result.stopped_by is not None:  # the one thing to fix; the rest follows from it
-        reasons.append(f"the run stopped: {result.stopped_by}")
-        if _fixed_in_setup(result.stopped_by_kind):
-            status = EXIT_USAGE
-    else:
-        if result.stopped is not None:  # the budget: what is scored may look fine, the rest is not
-            reasons.append(f"the run stopped before the end: {result.stopped}")
-        reasons += [reason for item in result.summary.values() if (reason := item.nothing_scored()) is not None]
-        if result.counts.failed > result.max_errors:
-            reasons.append(f"{result.counts.failed} of {result.counts.items} items failed (--max-errors allows {result.max_errors})")
-        failed_gates = [item.scorer_id for item in result.summary.values() if item.passed is False and item.count]
-        if failed_gates:
-            reasons.append(f"threshold not met by {', '.join(failed_gates)}")
-    if reasons:
-        status = max(status, EXIT_FAILED)
-        errors.print(f"error: {'; '.join(reasons)}", markup=False, highlight=False, soft_wrap=True)
-        if result.stopped_by is not None or result.counts.failed:
-            errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)
-        elif result.stopped is not None:
-            errors.print(f"to score the rest: {resume}", markup=False, highlight=False, soft_wrap=True)
+    """The exit status, with one line on stderr saying why when it is not 0 (the verdict's
+    reasons, as every runner states them)."""
+    verdict = result.verdict
+    if verdict.passed:
+        return 0
+    status = EXIT_USAGE if result.stopped_by is not None and _fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
+    errors.print(f"error: {'; '.join(verdict.reasons)}", markup=False, highlight=False, soft_wrap=True)
+    if result.stopped_by is not None or result.counts.failed:
+        errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)
+    elif result.stopped is not None:
+        errors.print(f"to score the rest: {resume}", markup=False, highlight=False, soft_wrap=True)
     return status

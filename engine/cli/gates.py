@@ -1,6 +1,6 @@
-"""What CI reads from `eval`: `--gate`, a threshold gate on the mean or on a bound of its 95%
-interval, so that a pipeline fails only when the judge is sure (`--gate lower` for a
-lower-is-better scorer); and `--repeat N`'s consistency table."""
+"""What CI reads from `eval` beside the summary: how `--gate` compared each threshold (the
+mean, or a bound of its 95% interval, decided in `runs/verdict.py`), and `--repeat N`'s
+consistency table."""
 
 from __future__ import annotations
 
@@ -8,45 +8,10 @@ from collections.abc import Iterable
 
 from rich.table import Table
 
-from ..errors import ConfigError
-from ..runs import EvalResult, ItemResult
-from ..runs.results import run_passed
-from ..runs.stats import GATES, Gate, gate_passed, mean_estimate
+from ..runs import EvalResult
 from ..runs.tuning import Stability
 from .app import console
 from .tables import figure, percent
-
-
-class GateScores:
-    """The scores a gate on an interval needs, gathered as items complete (resumed ones too):
-    floats only, so a long streamed run stays small."""
-
-    def __init__(self, gate: str) -> None:
-        if gate not in GATES:
-            raise ConfigError(f"--gate must be one of {', '.join(GATES)}, got {gate!r}")
-        self.gate: Gate = gate
-        self.scores: dict[str, list[float]] = {}
-
-    def add(self, item: ItemResult) -> None:
-        if self.gate == "mean":
-            return
-        for scorer_id, outcome in item.results.items():
-            if outcome.ok and outcome.score is not None:
-                self.scores.setdefault(scorer_id, []).append(outcome.score)
-
-    def apply(self, result: EvalResult) -> EvalResult:
-        """The result with each threshold's verdict taken at the gate, and the run's verdict again."""
-        if self.gate == "mean":
-            return result
-        summary = dict(result.summary)
-        for scorer_id, item in summary.items():
-            if item.threshold is None:
-                continue
-            estimate = mean_estimate(self.scores.get(scorer_id, []))
-            passed = item.count > 0 and gate_passed(estimate, item.threshold, item.direction, self.gate)
-            summary[scorer_id] = item.model_copy(update={"gate": self.gate, "mean_interval": estimate, "passed": passed})
-        passed = run_passed(summary, result.counts.failed, result.max_errors, stopped=result.stopped_by is not None or result.stopped is not None)
-        return result.model_copy(update={"summary": summary, "passed": passed})
 
 
 def print_gates(result: EvalResult) -> None:

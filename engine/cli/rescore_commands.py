@@ -14,19 +14,22 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs.pairwise import PairwiseResult, pairs_from_items, pairs_from_runs, run_pairwise
-from ..runs.rescoring import rescore
+from ..runs.stored.rescoring import rescore
 from ..store import open_store, redact_url
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
     ConfigOption,
     JsonFlag,
+    MaxErrorsOption,
+    MinCoverageOption,
     ModelOption,
     ScorerOptions,
     ConcurrencyOption,
     NoCacheFlag,
     StoreOption,
     catalog_from,
+    fail_unless,
     judge_choice,
     one_line_errors,
     parse_options,
@@ -52,6 +55,8 @@ def rescore_command(
     store: StoreOption = DEFAULT_STORE,
     concurrency: ConcurrencyOption = 8,
     no_cache: NoCacheFlag = False,
+    max_errors: MaxErrorsOption = "0",
+    min_coverage: MinCoverageOption = 1.0,
     as_json: JsonFlag = False,
 ) -> None:
     """Score the items a run stored (output, input, context, ground truth, metadata) with
@@ -61,10 +66,11 @@ def rescore_command(
     with closing(_open_existing(store)) as results:
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
-            cache=False if no_cache else ResponseCache.of(True),
+            cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage,
         )  # fmt: skip
         if as_json:
             print_json(outcome.model_dump(mode="json", exclude={"result": {"items"}}))
+            fail_unless(outcome.verdict)
             return
         console.print(summary_table(f"run {outcome.run}: {outcome.items} item(s) of {run} re-scored", results.summary(outcome.run)))
     if outcome.skipped:
@@ -72,9 +78,7 @@ def rescore_command(
         for skipped in outcome.skipped[:10]:
             errors.print(f"  {skipped.item_id}: {skipped.reason}", markup=False, highlight=False)
     errors.print(f"what changed: scorers results --run {outcome.run} --compare {run} --store {redact_url(store)}", markup=False, highlight=False)
-    if outcome.result.stopped_by:
-        errors.print(f"stopped: {outcome.result.stopped_by}", markup=False, highlight=False)
-        raise typer.Exit(1)
+    fail_unless(outcome.verdict)
 
 
 def print_pairwise(result: PairwiseResult) -> None:
@@ -112,6 +116,8 @@ def pairwise_command(
     store: StoreOption = DEFAULT_STORE,
     save: Annotated[Optional[str], typer.Option("--as", help="Save the verdicts as this run of --store")] = None,
     concurrency: PairsInFlightOption = 4,
+    max_errors: MaxErrorsOption = "0",
+    min_coverage: MinCoverageOption = 1.0,
     as_json: JsonFlag = False,
 ) -> None:
     """Which of two outputs per input is better: each pair judged in both orders, win rates
@@ -129,7 +135,10 @@ def pairwise_command(
         else:
             assert data is not None
             pairs, labels = pairs_from_items(data), ("a", "b")
-        result = run_pairwise(pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency)
+        result = run_pairwise(
+            pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency, max_errors=max_errors,
+            min_coverage=min_coverage,
+        )  # fmt: skip
     finally:
         if opened is not None:
             opened.close()
@@ -137,4 +146,5 @@ def pairwise_command(
         print_json(result.model_dump(mode="json"))
     else:
         print_pairwise(result)
+    fail_unless(result.verdict)
 

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..runs import where_item
-from ..runs.stats import usage_cost
-from ..runs.stored import (
+from ..runs.measures.stats import usage_cost
+from ..runs.stored.reading import (
     RunExport,
     compare_runs,
     existing_run,

@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from ..judge import TokenUsage
-from ..runs.stats import ScoreSpread
+from ..runs.measures.stats import ScoreSpread
 from ..store import ScoreStats
 
 
@@ -33,12 +33,14 @@ def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreS
     """Per scorer: direction, the mean over scored items, min, max, how many items were
     scored of all (coverage), errors, and items the scorer could not judge (when any); with
     `spreads`, the median, the 95th percentile and the pass rate beside the mean; with
-    thresholds, or a scorer that scored nothing (which fails the run), the verdict."""
-    with_thresholds = any(getattr(item, "threshold", None) is not None or getattr(item, "passed", None) is False for item in stats)
+    thresholds, the limit; with thresholds or a scorer that failed the run's verdict, each
+    scorer's verdict."""
+    with_thresholds = any(getattr(item, "threshold", None) is not None for item in stats)
+    with_verdicts = with_thresholds or any(getattr(item, "passed", None) is False for item in stats)
     with_unscorable = any(item.not_scorable for item in stats)
     spread_columns = ["p50", "p95", "pass"] if spreads is not None else []
-    columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["not scorable"] if with_unscorable else [])
-    columns += ["limit", "verdict"] if with_thresholds else []
+    columns = ["scorer", "better", "mean", *spread_columns, "min", "max", "n", "errors"] + (["not\nscorable"] if with_unscorable else [])
+    columns += (["limit"] if with_thresholds else []) + (["verdict"] if with_verdicts else [])
     table = Table(title=title)
     for column in columns:
         if column == "scorer":
@@ -53,9 +55,10 @@ def summary_table(title: str, stats: list[ScoreStats], spreads: dict[str, ScoreS
         if with_unscorable:
             row.append(str(item.not_scorable))
         if with_thresholds:
+            row.append(figure(getattr(item, "threshold", None)))
+        if with_verdicts:
             passed = getattr(item, "passed", None)
-            verdict = "" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]")
-            row += [figure(getattr(item, "threshold", None)), verdict]
+            row.append("" if passed is None else ("[green]pass[/green]" if passed else "[red]FAIL[/red]"))
         table.add_row(*row)
     return table
 

@@ -36,6 +36,7 @@ from ..runs.tuning import (
     run_repeated,
 )
 from ..scoring import AnyScorer
+from ..scoring.threshold import past_word
 from ..store import redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors
@@ -90,12 +91,13 @@ def _total(data: Data) -> int | None:
     return count_items(Path(data)) if isinstance(data, (str, Path)) else None
 
 
-def fail_when_nothing_scored(results: list[EvalResult], as_json: bool) -> None:
-    """Exit 1 when a threshold failed or a scorer scored nothing, as `eval` does."""
-    silent = [reason for result in results for item in result.summary.values() if (reason := item.nothing_scored()) is not None]
-    if silent and not as_json:
-        errors.print(f"error: {'; '.join(dict.fromkeys(silent))}", markup=False, highlight=False, soft_wrap=True)
-    if silent or any(result.passed is False for result in results):
+def fail_unless_passed(results: list[EvalResult], as_json: bool) -> None:
+    """Exit 1, saying why in one line, unless every run passed (each run's verdict, as `eval`
+    states it)."""
+    reasons = [reason for result in results if not result.verdict.passed for reason in result.verdict.reasons]
+    if reasons and not as_json:
+        errors.print(f"error: {'; '.join(dict.fromkeys(reasons))}", markup=False, highlight=False, soft_wrap=True)
+    if any(not result.verdict.passed for result in results):
         raise typer.Exit(1)
 
 
@@ -151,7 +153,7 @@ def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str
         print_json({"runs": repeated.runs, "stability": {key: value.model_dump(mode="json") for key, value in repeated.stability.items()}})
     else:
         print_repeated(repeated)
-    fail_when_nothing_scored(repeated.results, as_json)
+    fail_unless_passed(repeated.results, as_json)
 
 
 # ---------------------------------------------------------------------------------- compare
@@ -185,7 +187,7 @@ def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: s
         )
     else:
         print_compared(compared, store)
-    fail_when_nothing_scored([compared.result], as_json)
+    fail_unless_passed([compared.result], as_json)
 
 
 def catalog_file(config: Path) -> Path:
@@ -298,7 +300,7 @@ def calibrate_command(
     if as_json:
         print_json({"run": result.run, **found.model_dump(mode="json")})
         return
-    better_side = "at or above" if scorer_object.plan.direction == "lower_is_better" else "at or below"
+    better_side = past_word(scorer_object.plan.direction)
     table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")
     for column in ("threshold", "flagged", "precision", "recall", "F1", "kappa", "accuracy", "balanced accuracy", ""):
         table.add_column(column, justify="right")

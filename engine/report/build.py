@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
-from ..runs.stats import compare_labelled, flags, usage_cost
-from ..runs.stored import (
+from ..runs.measures.stats import compare_labelled, flags, usage_cost
+from ..runs.stored.reading import (
     compare_runs,
     existing_run,
     labelled_of,

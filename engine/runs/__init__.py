@@ -17,11 +17,11 @@ if TYPE_CHECKING:  # read on first use (PEP 562), so importing one part loads on
         run_evals,
         where_item,
     )
-    from .estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
+    from .batch.estimate import Estimate, ScorerEstimate, aestimate_evals, estimate_evals
     from .items import EvalItem, read_jsonl
-    from .live import LiveScorer, attach_scorers
-    from .live_content import ContentPolicy
-    from .live_sampling import LiveStats
+    from .live.scorer import LiveScorer, attach_scorers
+    from .live.content import ContentPolicy
+    from .live.sampling import LiveStats
     from .monitors import (
         Alert,
         CallbackAlert,
@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # read on first use (PEP 562), so importing one part loads on
         slack_webhook,
     )
     from .pairwise import PairwiseResult, arun_pairwise, pairs_from_items, pairs_from_runs, run_pairwise
-    from .rescoring import RescoreResult, ScoreChanges, arescore, rescore, score_changes
-    from .openai_batch import BatchProgress, arun_batch_api, run_batch_api
+    from .stored.rescoring import RescoreResult, ScoreChanges, arescore, rescore, score_changes
+    from .scale.batch_api import BatchProgress, arun_batch_api, run_batch_api
     from .results import (
         Agreement,
         BinaryAgreement,
@@ -73,16 +73,16 @@ _LAZY_EXPORTS: dict[str, str] = {
     "error_budget": ".batch",
     "run_evals": ".batch",
     "where_item": ".batch",
-    "Estimate": ".estimate",
-    "ScorerEstimate": ".estimate",
-    "aestimate_evals": ".estimate",
-    "estimate_evals": ".estimate",
+    "Estimate": ".batch.estimate",
+    "ScorerEstimate": ".batch.estimate",
+    "aestimate_evals": ".batch.estimate",
+    "estimate_evals": ".batch.estimate",
     "EvalItem": ".items",
     "read_jsonl": ".items",
-    "LiveScorer": ".live",
-    "attach_scorers": ".live",
-    "ContentPolicy": ".live_content",
-    "LiveStats": ".live_sampling",
+    "LiveScorer": ".live.scorer",
+    "attach_scorers": ".live.scorer",
+    "ContentPolicy": ".live.content",
+    "LiveStats": ".live.sampling",
     "Alert": ".monitors",
     "CallbackAlert": ".monitors",
     "LogAlert": ".monitors",
@@ -97,14 +97,14 @@ _LAZY_EXPORTS: dict[str, str] = {
     "pairs_from_items": ".pairwise",
     "pairs_from_runs": ".pairwise",
     "run_pairwise": ".pairwise",
-    "RescoreResult": ".rescoring",
-    "ScoreChanges": ".rescoring",
-    "arescore": ".rescoring",
-    "rescore": ".rescoring",
-    "score_changes": ".rescoring",
-    "BatchProgress": ".openai_batch",
-    "arun_batch_api": ".openai_batch",
-    "run_batch_api": ".openai_batch",
+    "RescoreResult": ".stored.rescoring",
+    "ScoreChanges": ".stored.rescoring",
+    "arescore": ".stored.rescoring",
+    "rescore": ".stored.rescoring",
+    "score_changes": ".stored.rescoring",
+    "BatchProgress": ".scale.batch_api",
+    "arun_batch_api": ".scale.batch_api",
+    "run_batch_api": ".scale.batch_api",
     "Agreement": ".results",
     "BinaryAgreement": ".results",
     "Comparison": ".results",

@@ -22,12 +22,15 @@ from ..errors import ConfigError, DataError, NotScorable, ScorerError
 from ..formatting import one_line
 from ..scoring import AnyScorer, StepRecord
 from ..scoring.transcripts import assistant_text
-from ..store import ResultRecord, RunInfo, Store, open_store
+from ..store import ResultRecord, ScoreStats, Store, open_store
 from ..sync import run_sync
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
-from .stats import bootstrap
-from .stored import existing_run, run_records
+from .measures.stats import bootstrap
+from .identity import aclaim_run
+from .stored.reading import existing_run, run_records
+from .verdict import Standard, decide, judge_scorer
+from .verdict import Verdict as RunVerdict
 
 Side = Literal["a", "b"]
 Verdict = Literal["a", "b", "tie"]
@@ -72,6 +75,8 @@ class PairwiseResult(BaseModel):
     labels: dict[str, str] = Field(description="What A and B are (run names, or a and b)")
     summary: PairwiseSummary
     pairs: list[PairResult]
+    verdict: RunVerdict = Field(description="Whether every pair was judged (runs/verdict.py): failed pairs fail it unless max_errors allows them")
+    passed: bool = False
 
 
 class Pair(BaseModel):
@@ -188,19 +193,34 @@ async def arun_pairwise(
     store: Store | str | Path | None = None,
     run: str | None = None,
     concurrency: int = 4,
+    max_errors: int | str | None = None,
+    min_coverage: float = 1.0,
 ) -> PairwiseResult:
     """Judge every pair in both orders with a pairwise scorer; with `store`, each pair is
-    saved as one record of run `run` (its score A's share of the verdict)."""
+    saved as one record of run `run` (its score A's share of the verdict). `passed` and
+    `verdict` say whether every pair was judged, as for any run: a pair whose judgement failed
+    fails the run unless `max_errors` allows it (and `min_coverage` is lowered to match)."""
     plan = getattr(scorer, "plan", None)
     if not getattr(plan, "pairwise", False):
         raise ConfigError(f"{scorer.id} judges one output, not two: give a pairwise scorer (one with `pairwise: true` in its YAML)")
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
+    standard = Standard.of(min_coverage=min_coverage, max_errors=max_errors)
     opened = open_store(store)
     name = run or f"pairwise-{scorer.id}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     if opened is not None:
         meta = {"pairwise": {"scorer": scorer.id, "a": labels[0], "b": labels[1], "pairs": len(pairs)}, "scorers": {scorer.id: {}}}
-        await asyncio.to_thread(opened.begin_run, RunInfo(name=name, meta=meta))
+        started = {"pairs": sorted(pair.item.id or "" for pair in pairs), "scorers": {scorer.id: scorer.fingerprint}, "labels": list(labels)}
+
+        def differences(before: Mapping[str, Any] | None) -> list[str]:
+            return ["it judged other pairs, or with another scorer"] if before is not None and dict(before) != started else []
+
+        try:
+            await aclaim_run(opened, name, "pairwise", started_with=started, meta=meta, differences=differences)
+        except BaseException:
+            if opened is not store:
+                opened.close()
+            raise
     slots = asyncio.Semaphore(concurrency)
 
     async def one(pair: Pair) -> PairResult:
@@ -219,9 +239,12 @@ async def arun_pairwise(
     finally:
         if opened is not None and opened is not store:
             opened.close()
+    summary = pairwise_summary(results)
+    judged = judge_scorer(ScoreStats(scorer_id=scorer.id, count=summary.pairs, errors=summary.errors), None, standard)
+    verdict = decide([judged], standard, items=len(results), failed_items=summary.errors)
     return PairwiseResult(
         run=name if opened is not None else None, scorer_id=scorer.id, labels={"a": labels[0], "b": labels[1]},
-        summary=pairwise_summary(results), pairs=results,
+        summary=summary, pairs=results, verdict=verdict, passed=verdict.passed,
     )  # fmt: skip
 
 

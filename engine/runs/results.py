@@ -11,6 +11,7 @@ from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, ScoreResult, StepRecord
 from ..store import Outcome, RunStatus, ScoreStats, Stage
 from .items import EvalItem
+from .verdict import Verdict
 
 
 class ScorerOutcome(BaseModel):
@@ -91,7 +92,7 @@ class Confusion(BaseModel):
 
 class BinaryAgreement(BaseModel):
     """Agreement with `expected: true/false` labels (true: the scorer should flag the item,
-    i.e. score at or past `threshold` in the scorer's worse direction)."""
+    i.e. score past `threshold` in the scorer's worse direction; a score on it passes)."""
 
     labelled: int
     threshold: float
@@ -200,12 +201,6 @@ class ScorerSummary(ScoreStats):
     cost_usd: float | None = Field(default=None, description="Estimated from the price table (None: the model has no price)")
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
 
-    def nothing_scored(self) -> str | None:
-        """Why this scorer fails the run with no score at all (None when it scored something)."""
-        if self.count:
-            return None
-        return f"nothing was scored by {self.scorer_id}: {self.not_scorable} not scorable, {self.errors} error{'' if self.errors == 1 else 's'}"
-
 
 def _no_outcomes() -> dict[Outcome, int]:
     return {"scored": 0, "error": 0, "not_scorable": 0}
@@ -224,6 +219,16 @@ class EvalCounts(BaseModel):
     )
 
 
+class Uncovered(BaseModel):
+    """An item a scorer did not score because it could not judge it (not scorable), with why."""
+
+    index: int
+    line: int = 0
+    item_id: str | None
+    scorer_id: str
+    reason: str
+
+
 class EvalResult(BaseModel):
     run: str
     store: str | None = None
@@ -234,21 +239,17 @@ class EvalResult(BaseModel):
     summary: dict[str, ScorerSummary]
     counts: EvalCounts
     errors: list[EvalError]
+    not_scorable: list[Uncovered] = Field(default_factory=list, description="Items a scorer could not judge, with why (the first 1,000)")
     stopped_by: str | None = Field(default=None, description="The judge failure that stopped the run (what to fix), if one did")
     stopped_by_kind: str | None = Field(default=None, description="Its error class, e.g. JudgeAuthenticationError")
     max_errors: int = Field(default=0, description="Failed items the run may have and still pass")
     items: list[ItemResult] = Field(default_factory=list, description="Per item, in input order (unless keep_results=False)")
+    verdict: Verdict = Field(description="Whether the run passed and every reason it did not (runs/verdict.py)")
     passed: bool = Field(
-        default=True,
-        description="Every scorer scored at least one item and met its threshold, no more failed items than max_errors, "
-        "and the run not stopped (by the judge or the budget): the CI verdict",
+        default=False,
+        description="The verdict: not stopped early, every scorer scored at least min_coverage of the items and met its threshold, "
+        "and no more failed items than max_errors",
     )
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")
-
-
-def run_passed(summary: dict[str, ScorerSummary], failed: int, max_errors: int, stopped: bool) -> bool:
-    """The CI verdict of a run: every scorer passed (scored something, and met its threshold
-    when it has one), no more failed items than allowed, and the run not stopped early."""
-    return all(item.passed is not False for item in summary.values()) and failed <= max_errors and not stopped

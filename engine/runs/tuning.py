@@ -24,7 +24,7 @@ from ..sync import run_sync
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
 from .results import Agreement, Comparison, EvalResult
-from .stats import (
+from .measures.stats import (
     Labelled,
     agreement_of,
     binary_figures,

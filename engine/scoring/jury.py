@@ -33,6 +33,7 @@ from .plan import Direction, ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
+from .threshold import passes
 
 Aggregation = Literal["mean", "median", "majority", "strictest"]
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -49,11 +50,6 @@ class Panel:
     @property
     def model(self) -> str:
         return "+".join(self.models)
-
-
-def passes(score: float, threshold: float, direction: Direction) -> bool:
-    """Whether a score is on the good side of a threshold (a score at it passes)."""
-    return score <= threshold if direction == "lower_is_better" else score >= threshold
 
 
 class Jury(ScoringCalls):

@@ -19,6 +19,9 @@ from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
+#: What made a run: `eval` and `run_evals` (batch), live scoring, `rescore`, `align`,
+#: `pairwise` or the workbench. A run of one kind is never written into by another.
+RunKind = Literal["batch", "live", "rescore", "align", "pairwise", "workbench"]
 Direction = Literal["higher_is_better", "lower_is_better"]
 #: complete: every item scored (or not scorable); incomplete: some failed, a rerun retries
 #: them; interrupted: stopped by the user; failed: stopped by an error that ends the run.
@@ -94,6 +97,21 @@ class RunInfo(BaseModel):
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     updated_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     meta: dict[str, Any] = Field(default_factory=dict, description="What was run: data, scorers, models, concurrency, thresholds")
+
+    @property
+    def kind(self) -> RunKind:
+        """What made the run, as it recorded when it was created; runs stored before runs
+        recorded it are told apart by what their meta holds."""
+        recorded = self.meta.get("kind")
+        if recorded in ("batch", "live", "rescore", "align", "pairwise", "workbench"):
+            return recorded  # type: ignore[no-any-return]
+        if self.source == "live":
+            return "live"
+        if "rescored_from" in self.meta:
+            return "rescore"
+        if "pairwise" in self.meta:
+            return "pairwise"
+        return "batch"
 
 
 class ScoreStats(BaseModel):

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..judge import ResponseCache, scrub
 from ..runs import ItemResult, aestimate_evals, arun_evals
-from ..runs.stats import flags, human_flags
-from ..runs.stored import compare_runs, existing_run, run_records, run_threshold, stored_agreement
+from ..runs.measures.stats import flags, human_flags
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
 from ..store import ResultRecord, Store
@@ -119,6 +119,7 @@ class Runner:
                 [item.raw for item in progress.sample.items], [scorer], on_item_complete=advance, concurrency=self.concurrency,
                 run=progress.run, store=self.store, keep_results=False, cache=self.cache if self.cache is not None else False,
                 max_cost=self.max_cost, meta={"data": str(Path(progress.sample.data).resolve()), "sample": progress.sample.as_json(), **meta},
+                kind="workbench",
             )  # fmt: skip
         except asyncio.CancelledError:
             progress.status = "stopped"

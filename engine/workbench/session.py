@@ -2,7 +2,7 @@
 pick from, a scorer's files, the problems and the prompts of a draft, a run and its figures,
 the saved versions, the diff and the save, the calibrated threshold. Each method takes the
 request's JSON and returns JSON; the work is done by the engine's own API (the catalog,
-`preview`, `arun_evals`, the store, `runs.stats`, `calibration`)."""
+`preview`, `arun_evals`, the store, `runs.measures.stats`, `calibration`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog
 from ..errors import ConfigError
-from ..runs.stored import existing_run, labelled_records, run_records
+from ..runs.stored.reading import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration
 from ..scoring import AnyScorer
 from ..scoring.preview import preview

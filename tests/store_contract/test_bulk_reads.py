@@ -65,7 +65,7 @@ def test_records_read_as_saved_hold_the_json_text_of_what_the_records_hold(store
 
 
 def test_an_export_of_what_was_saved_is_the_export_of_the_records(store: Store) -> None:
-    from engine.runs.stored import RunExport, export_records
+    from engine.runs.stored.reading import RunExport, export_records
 
     bulk(store)
     store.begin_run(RunInfo(name="nightly"))

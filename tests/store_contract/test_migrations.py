@@ -104,7 +104,7 @@ def test_a_store_of_an_earlier_schema_opens_with_every_row_as_it_was_saved(backe
     with backend.open() as store:
         assert {(r.item_id, r.scorer_id): r for r in store.query(run="nightly")} == {(r.item_id, r.scorer_id): r for r in kept}
         (run,) = store.runs()
-        assert (run.name, run.status, run.items, run.meta) == ("nightly", "complete", 6, {"data": "qa.jsonl", "scorers": {"hallucination": "s"}})
+        assert (run.name, run.status, run.items, run.meta, run.kind) == ("nightly", "complete", 6, {"data": "qa.jsonl", "scorers": {"hallucination": "s"}}, "batch")
         assert usage_figures(store, "nightly") == expected_usage(kept)
         assert store.item_records("nightly", "q1") == [kept[0], kept[4]]  # what a resume reads, fingerprints and all
         if isinstance(store, ReadsInBulk):

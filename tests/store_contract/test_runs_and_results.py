@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from scripted import script_hallucination
 
 from engine import RunInfo, Store, create_hallucination_scorer, run_evals
+from engine.errors import ConfigError
 from engine.store import ReadsInBulk
 from engine.testing import JudgeServer
 
@@ -127,3 +129,20 @@ def test_many_threads_write_one_store(store: Store) -> None:
     for thread in threads:
         thread.join()
     assert len(store.query(run="r")) == 320
+
+
+def test_a_run_keeps_its_kind_and_what_it_was_started_with(store: Store) -> None:
+    from engine.runs.identity import claim_run
+
+    claim_run(store, "nightly", "batch", started_with={"data": "qa.jsonl", "scorers": {"hallucination": "s"}}, meta={"concurrency": 8})
+    claim_run(store, "agent-v1", "live", source="live")
+    store.end_run("nightly", "interrupted", meta={"stopped": "budget"})
+    resumed = claim_run(store, "nightly", "batch", started_with={"data": "qa.jsonl", "scorers": {"hallucination": "s"}})
+
+    nightly, live = store.get_run("nightly"), store.get_run("agent-v1")
+    assert nightly is not None and live is not None and resumed.resumed
+    assert (nightly.kind, live.kind, live.source) == ("batch", "live", "live")
+    assert nightly.meta["started_with"] == {"data": "qa.jsonl", "scorers": {"hallucination": "s"}}
+    assert (nightly.meta["concurrency"], nightly.meta["stopped"]) == (8, "budget")
+    with pytest.raises(ConfigError, match="'agent-v1' is a live run"):
+        claim_run(store, "agent-v1", "batch")

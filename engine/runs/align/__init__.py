@@ -15,6 +15,7 @@ cache: a rerun resumes and repeats no paid call.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -25,14 +26,15 @@ from pydantic import ValidationError
 from ...catalog import Catalog, builtin_catalog
 from ...errors import ConfigError
 from ...scoring import AnyScorer
-from ...store import Store
+from ...store import Store, open_store
 from ...sync import run_sync
-from ..estimate import aestimate_evals
+from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
-from ..stats import flag_threshold, scale_of
+from ..measures.stats import flag_threshold, scale_of
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
-from .session import BudgetReached, CacheChoice, Progress, Session, metric_of, no_progress
+from ...errors import BudgetReached
+from .session import CacheChoice, Progress, Session, metric_of, no_progress
 from .split import LabelledItem, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -109,6 +111,7 @@ async def aalign(
         metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )  # fmt: skip
+    await asyncio.to_thread(_open_budget, session, store)
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(
             session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, create_options=dict(judge), folder=Path(folder)), split=split, trials_left=trials,
@@ -125,6 +128,17 @@ async def aalign(
             result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
     result.runs, result.cost_usd = session.runs, round(session.spent, 6)
     return result
+
+
+def _open_budget(session: Session, store: Store | str | Path | None) -> None:
+    opened = open_store(store, reading=True)
+    try:
+        session.open_budget(opened)
+    finally:
+        if opened is not None and opened is not store:
+            opened.close()
+    if session.limit is not None and session.limit.spent_before:
+        session.say(f"budget: ${session.limit.spent_before:.4f} of ${session.limit.max_cost:g} spent by earlier runs of this align")
 
 
 async def _estimate(items: Sequence[LabelledItem], dev: Sequence[LabelledItem], test: Sequence[LabelledItem], baseline: AnyScorer, trials: int) -> float | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ...catalog import Catalog, builtin_catalog
 from ...catalog.source import CatalogSource, builtin_catalog_path
 from ...scoring import AnyScorer
-from ..stats import Labelled
+from ..measures.stats import Labelled
 
 OPTIMIZER_ID = "instruction-optimizer"
 #: The most disagreements shown to the optimizer at once (worst first).

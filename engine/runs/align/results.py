@@ -46,7 +46,7 @@ class AlignResult(BaseModel):
     verdict: str
     variant_dir: str | None = None
     runs: list[str] = Field(default_factory=list)
-    cost_usd: float = 0.0
+    cost_usd: float = Field(default=0.0, description="What this align has spent: over every invocation when it has a budget, else this invocation's runs")
     estimated_cost_usd: float | None = None
     stopped: str | None = Field(default=None, description="Why align stopped before the end (a budget); rerun to continue")
 

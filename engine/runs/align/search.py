@@ -10,7 +10,7 @@ from typing import Any
 
 from ...scoring import AnyScorer
 from ..results import Comparison
-from ..stats import Labelled, compare_labelled, flags, scale_of
+from ..measures.stats import Labelled, compare_labelled, flags, scale_of
 from ..tuning import calibration
 from .optimizer import MAX_DISAGREEMENTS, OPTIMIZER_ID, disagreement, optimizer, optimizer_item
 from .results import AlignResult, CandidateKind, Trial

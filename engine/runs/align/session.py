@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError
+from ...errors import BudgetReached, ConfigError
+from ...judge.middleware.budget import SpendLimit
 from ...judge import ResponseCache
 from ...scoring import AnyScorer
 from ...scoring.plan import Direction
 from ...store import Store
 from ..batch import arun_evals
+from ..batch.budget import stored_spend
 from ..results import EvalResult, ItemResult
-from ..stats import Labelled, binary_figures, flags, human_flags, numeric_figures
+from ..measures.stats import Labelled, binary_figures, flags, human_flags, numeric_figures
 from ..tuning import labelled_of
 from .results import AlignMetric
 from .split import LabelledItem
@@ -34,10 +36,6 @@ def no_progress(what: str, total: int) -> Iterator[Callable[[ItemResult], None]]
 
 #: A change smaller than this is no change (floating point).
 _EPSILON = 1e-9
-
-
-class BudgetReached(Exception):
-    """The spend of this invocation reached `max_cost`: align stops, resumably."""
 
 
 def metric_of(labelled: Sequence[Labelled], threshold: float, direction: Direction, metric: AlignMetric) -> float | None:
@@ -69,24 +67,42 @@ class Session:
     max_cost: float | None
     on_event: Callable[[str], None]
     progress: Progress = no_progress
-    spent: float = 0.0
     runs: list[str] = field(default_factory=list)
+    #: One budget for every run of this align, across its invocations (see `open_budget`).
+    limit: SpendLimit | None = None
+    #: Without a budget: what this invocation's runs cost, reused results included.
+    costs: float = 0.0
 
     def say(self, message: str) -> None:
         self.on_event(message)
 
+    @property
+    def spent(self) -> float:
+        """What this align has spent: over every invocation with a budget, else what this
+        invocation's runs cost."""
+        return self.limit.total if self.limit is not None else self.costs
+
+    def open_budget(self, store: Store | None) -> None:
+        """The budget counts what earlier invocations of this align spent (their runs are in
+        the store), so a rerun does not spend the same budget again."""
+        if self.max_cost is None:
+            return
+        before = 0.0
+        if store is not None:
+            before = sum(stored_spend(store, info.name) for info in store.runs() if info.kind == "align" and info.name.startswith(f"{self.run}-"))
+        self.limit = SpendLimit(self.max_cost, spent_before=before)
+
     async def evaluate(self, raws: Sequence[dict[str, Any]], scorer: AnyScorer, name: str, what: str) -> EvalResult:
         """A stored run of `scorer` over `raws`, within what is left of the budget."""
-        remaining = None if self.max_cost is None else self.max_cost - self.spent
-        if remaining is not None and remaining <= 0:
+        if self.limit is not None and self.limit.reached():
             raise BudgetReached(f"the budget (${self.max_cost:g}) was spent before {what}")
         with self.progress(what, len(raws)) as advance:
             result = await arun_evals(
                 list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
-                max_cost=remaining, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance,
+                max_cost=self.limit, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance, kind="align",
             )  # fmt: skip
-        self.spent += result.cost_usd or 0.0
         self.runs.append(result.run)
+        self.costs += result.cost_usd or 0.0
         cost = f", ${result.cost_usd:.4f}" if result.cost_usd else ""
         self.say(f"{what}: {result.counts.items} item(s), {result.counts.reused} reused from run {result.run}, {result.counts.failed} failed{cost}")
         if result.stopped:

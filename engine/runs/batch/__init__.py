@@ -39,10 +39,12 @@ A judge failure that no retry can mend (a refused key, an unknown model, an unsu
 response format, a judge that cannot be reached, or the circuit breaker opening) stops the
 run at once: finished results stay saved, the run ends `failed`, and a rerun continues it.
 
-Tokens and their estimated cost are summed per scorer; `max_cost` stops a run cleanly (no
-new items are started; the run is resumable) once this invocation's spend reaches it, or,
-for a run shared by workers, once the spend of all of them together does. A run so stopped
-has not passed (`passed` is False, `stopped` says why), whatever its means.
+Tokens and their estimated cost are summed per scorer; `max_cost` is a budget for the whole
+run, across its invocations (and, for a run shared by workers, all of them together): every
+judge call holds what it may cost before it leaves, and no call leaves that could take the
+run past the budget (judge/middleware/budget.py). The run then stops cleanly (no new items
+are started; the run is resumable, and resuming it with a higher budget goes on). A run so
+stopped has not passed (`passed` is False, `stopped` says why), whatever its means.
 
 The rooms of this package: `writes` (results saved in batches), `lease` (one process at a
 time per run), `resume` (what a resumed run may reuse), `evaluation` (one item, from its line
@@ -57,13 +59,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...judge.middleware.budget import SpendLimit
 from ...scoring import AnyScorer
-from ...store import Store
+from ...store import RunKind, Store
 from ...sync import run_sync
 from ..items import Data
 from ..results import EvalResult
 from ..targets import Target
-from .budget import error_budget
+from ..verdict import Standard, error_budget
 from .lease import LEASE_SECONDS
 from .lifecycle import CacheChoice, check_scorers, default_run_name, evaluate
 from .options import Limits, Pace, Saving
@@ -93,25 +96,31 @@ async def arun_evals(
     store: Store | str | Path | None = None,
     thresholds: Mapping[str, float] | None = None,
     max_errors: int | str | None = None,
+    min_coverage: float = 1.0,
+    gate: str = "mean",
     replace: bool = False,
     keep_results: bool = True,
     target_timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
     cache: CacheChoice = True,
-    max_cost: float | None = None,
+    max_cost: float | SpendLimit | None = None,
     lease_seconds: float = 60.0,
     share_work: bool = True,
     sample: int = 0,
+    kind: RunKind = "batch",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
     `store` (a Store or a SQLite path) saves each result as it completes under the run name
     `run` (generated when omitted); an existing run of that name is resumed (`replace=True`
-    starts it over). `thresholds` ({scorer_id: value}) give the summaries' verdicts: the mean
-    must be at most the value for lower-is-better scorers, at least it otherwise.
-    `max_errors` (N items, or "N%" of them; default 0) is how many failed items the run may
-    have: `passed` is True only when every scorer scored at least one item and met its
-    threshold, the failed items are within that budget, and no judge failure stopped the run. `on_item_complete(item_result)`
+    starts it over). `result.passed` and `result.verdict` say whether the run passed, decided
+    by `runs/verdict.py` as for every runner: `thresholds` ({scorer_id: value}; else each
+    scorer's YAML `threshold:`) are pass lines the mean must meet (at most the value for
+    lower-is-better scorers, at least it otherwise; `gate="lower"`/`"upper"` compares that
+    bound of the mean's 95% interval instead); `min_coverage` (default 1.0) is the share of
+    the items each scorer must score (items that failed or were not scorable are not
+    covered); `max_errors` (N items, or "N%" of them; default 0) is how many failed items the
+    run may have; and a run stopped early never passes. `on_item_complete(item_result)`
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).
@@ -119,13 +128,16 @@ async def arun_evals(
     one-shot iterator the repeated id is that item's error (not checked with
     keep_results=False, which scores a stream in flat memory). `sample` numbers a repeated
     judgement of the same data (see `eval --repeat`): every judge request carries it, so a
-    response cache serves each repeat its own answers.
+    response cache serves each repeat its own answers. `kind` says what makes the run (`rescore`,
+    `align` and the workbench set theirs): an existing run of another kind under the name
+    `run` (a live run, say) is refused, never resumed, pruned or overwritten.
 
     `cache` puts a response cache in front of every scorer's judge: True (the default) the
     file named by SCORERS_CACHE or in the user's cache directory, a path, a ResponseCache, or
-    False for none. `max_cost` (US dollars) stops starting new items once the estimated spend
-    of this invocation reaches it (of the whole run, every worker's spend as the store has
-    it, when workers share the run); every judge model needs a price then.
+    False for none. `max_cost` (US dollars) is the run's budget: no judge call leaves that could
+    take the run's estimated spend, over every invocation (and every worker, when workers
+    share the run), past it; every judge model needs a price then. A `SpendLimit` shares one
+    budget between several runs.
 
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
@@ -137,8 +149,8 @@ async def arun_evals(
     return await evaluate(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
-        limits=Limits(thresholds=dict(thresholds or {}), max_errors=max_errors, max_cost=max_cost),
-        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work),
+        limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
+        saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
     )  # fmt: skip
 

@@ -1,87 +1,112 @@
-"""The run's budgets: how many failed items it may have and still pass (`max_errors`), and
-how much its judge calls may cost before it stops starting new items (`max_cost`)."""
+"""What a run may spend (`max_cost`), across its invocations: the judge's budget middleware
+(judge/middleware/budget.py) holds every call to it before the call leaves; this room gives
+it what the run spent before (a resumed run's stored usage) and, for a run shared by
+workers, what the other workers have spent since."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 
-from ...errors import ConfigError
+from ...judge.middleware.budget import SpendLimit
+from ...errors import StoreError
 from ...store import Store
-from ..stats import usage_cost
+from ..measures.stats import usage_cost
 
 #: How often, at most, a worker of a shared run reads the whole run's spend (for --max-cost).
 _SHARED_SPEND_EVERY = 0.5
 
 
-def error_budget(max_errors: int | str | None, items: int) -> int:
-    """How many failed items a run may have and still pass: N, or N% of its items."""
-    if max_errors is None:
-        return 0
-    if isinstance(max_errors, str):
-        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", max_errors)
-        if not found:
-            raise ConfigError(f"the error budget {max_errors!r}: expected a number of items (5) or a share of them (5%)", parameter="max_errors")
-        number, percent = float(found.group(1)), found.group(2)
-        if percent:
-            if number > 100:
-                raise ConfigError(f"the error budget {max_errors!r}: a share is at most 100%", parameter="max_errors")
-            return int(items * number / 100)
-        if number != int(number):
-            raise ConfigError(f"the error budget {max_errors!r}: a number of items is a whole number", parameter="max_errors")
-        return int(number)
-    if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
-        raise ConfigError(f"the error budget must be a number of items (>= 0) or a share such as '5%', got {max_errors!r}", parameter="max_errors")
-    return max_errors
+def stored_spend(store: Store, run: str) -> float:
+    """What a run's stored results cost (every invocation, every worker), at today's prices."""
+    return sum(usage_cost(row) or 0.0 for row in store.usage(run))
 
 
-class SpendBudget:
-    """The estimated spend of this invocation's judge calls against `max_cost` (None: no
-    budget). `stopped` says why the budget stopped the run, once it has."""
+class RunBudget:
+    """The run's spend limit (None: no budget); `stopped` says why it stopped the run."""
 
-    def __init__(self, max_cost: float | None, store: Store | None, run: str, flush: Callable[[], Awaitable[None]] | None) -> None:
-        self.max_cost = max_cost
+    def __init__(
+        self, max_cost: float | SpendLimit | None, store: Store | None, run: str, flush: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        #: A limit given whole is shared with other runs (align's runs share one budget) and
+        #: already counts what they spent before: it is used as it is.
+        self.shared_limit = isinstance(max_cost, SpendLimit)
+        self.limit = max_cost if isinstance(max_cost, SpendLimit) else SpendLimit(max_cost) if max_cost is not None else None
         self.store = store
         self.run = run
         self.flush = flush
-        self.spent = 0.0  # estimated US dollars of the judge calls made by this invocation
-        #: (when to read again, the run's spend in the store, self.spent then): see reached_by_all.
-        self.shared_read: tuple[float, float, float] | None = None
-        self.stopped: str | None = None
+        self._next_read = 0.0
+        #: What the items judged in this invocation cost, on average (None before the first).
+        self._item_costs = (0, 0.0)
+        #: What was left would not cover another item (the run stops as if the budget was reached).
+        self._no_room = False
+        #: A shared run's spend by every worker, read when this worker ends (see `read_run_spend`).
+        self.run_spend: float | None = None
 
-    @property
-    def metered(self) -> bool:
-        return self.max_cost is not None
+    def stopped(self, spent: float | None, shared: bool = False) -> str | None:
+        """Why the budget stopped the run, once it has, with what the run spent in all (the
+        figure its cost table shows; for a run shared by workers, the store's figure of them all)."""
+        if self.limit is None or not self.reached():
+            return None
+        if shared:
+            spent = self.run_spend
+        whose = " by every worker" if shared else ""
+        total = "" if spent is None else f": the run has spent ${spent:.4f}{whose}, and what is left would not cover another item"
+        return f"the budget of ${self.limit.max_cost:g} (--max-cost) was reached{total}"
 
-    def add(self, cost: float | None) -> None:
-        self.spent += cost or 0.0
+    async def start(self, resuming: bool) -> None:
+        """A resumed run's budget counts what its earlier invocations spent."""
+        if self.limit is not None and resuming and self.store is not None and not self.shared_limit:
+            self.limit.spent_before = await asyncio.to_thread(stored_spend, self.store, self.run)
 
     def reached(self) -> bool:
-        if self.max_cost is not None and self.spent >= self.max_cost:
-            self.stopped = f"the estimated spend ${self.spent:.4f} reached the budget of ${self.max_cost:g} (--max-cost)"
+        return self.limit is not None and (self._no_room or self.limit.reached())
+
+    def read_run_spend(self) -> None:
+        """Read what the whole run has spent (every worker's saved results), while the store
+        is still open: what a shared run's stop line says."""
+        if self.limit is not None and self.store is not None and self.reached():
+            try:
+                self.run_spend = stored_spend(self.store, self.run)
+            except StoreError:
+                self.run_spend = None
+
+    def item_judged(self, cost: float) -> None:
+        """One item judged in this invocation, with what its judge calls cost."""
+        count, total = self._item_costs
+        self._item_costs = (count + 1, total + cost)
+
+    def room_for_another(self, in_flight: int) -> bool:
+        """Whether another item may start beside `in_flight` others: what the run has spent,
+        and an average item for each of them and for the new one, fit the budget. Before an
+        item has been judged, what an item costs is not known, so the first goes alone."""
+        limit = self.limit
+        if limit is None:
             return True
-        return False
+        count, total = self._item_costs
+        if count == 0:
+            return in_flight == 0
+        return limit.total + (in_flight + 1) * total / count <= limit.max_cost
+
+    def out_of_room(self) -> None:
+        """What is left would not cover another item: the run stops here."""
+        self._no_room = True
 
     async def reached_by_all(self) -> bool:
-        """For a run shared by workers: has the spend of every worker, as the store records
-        it, reached the budget? Reading it sums the whole run, so it is read at most every
-        half second, and less often when the read is slow (at most a twentieth of the time
-        goes to it); in between, this worker adds what it spent itself."""
-        if self.max_cost is None or self.store is None:
+        """For a run shared by workers: has the run's spend, every worker's as the store
+        records it plus this worker's calls not saved yet, reached the budget? The whole run
+        is read at most every half second, and less often when the read is slow (at most a
+        twentieth of the time goes to it)."""
+        limit = self.limit
+        if limit is None or self.store is None:
             return False
         started = time.monotonic()
-        if self.shared_read is None or started >= self.shared_read[0]:
+        if started >= self._next_read:
             if self.flush is not None:
                 await self.flush()
-            usage = await asyncio.to_thread(self.store.usage, self.run)
-            took = time.monotonic() - started
-            next_read = started + max(_SHARED_SPEND_EVERY, 20 * took)
-            self.shared_read = (next_read, sum(usage_cost(row) or 0.0 for row in usage), self.spent)
-        _, stored, spent_then = self.shared_read
-        total = stored + self.spent - spent_then
-        if total >= self.max_cost:
-            self.stopped = f"the run's estimated spend ${total:.4f}, by every worker, reached the budget of ${self.max_cost:g} (--max-cost)"
-            return True
-        return False
+            stored = await asyncio.to_thread(stored_spend, self.store, self.run)
+            # The store holds this worker's saved results too: what it spent is counted once.
+            limit.spent_before = max(0.0, stored - limit.spent)
+            self._next_read = started + max(_SHARED_SPEND_EVERY, 20 * (time.monotonic() - started))
+        return limit.reached()

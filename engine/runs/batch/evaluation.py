@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import JudgeError, NotScorable, ScorerError, StoreError
+from ...errors import BudgetReached, JudgeError, NotScorable, ScorerError, StoreError
 from ...formatting import one_line, validation_line
 from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, ScoreResult
@@ -21,7 +21,7 @@ from ..items import EvalItem, UniqueIds, UnreadableItem
 from ..records import outcome_of, result_record
 from ..results import ItemResult, ScorerOutcome
 from ..targets import Target, as_reply, call_target
-from .budget import SpendBudget
+from .budget import RunBudget
 from .options import Pace
 from .resume import saved_outcomes
 from .tally import Tally
@@ -52,7 +52,7 @@ class Evaluation:
         store: Store | None,
         resuming: bool,
         tally: Tally,
-        budget: SpendBudget,
+        budget: RunBudget,
         writes: BatchedWrites | None,
         slots: CallSlots,
         track_items: bool,
@@ -116,6 +116,7 @@ class Evaluation:
                 owner = asyncio.current_task()
                 scored = await asyncio.gather(*(self._score(scorer, item, key, line, fingerprint, reply, owner) for scorer in pending))
                 outcomes.update((outcome.scorer_id, outcome) for outcome in scored)
+                self.budget.item_judged(sum(self.tally.aggregates[outcome.scorer_id].cost_of(outcome.steps, outcome.judges) or 0.0 for outcome in scored))
         # In the scorers' order, whatever order they finished or were loaded in.
         result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
         await self.tally.finish(result, "target")
@@ -189,6 +190,8 @@ class Evaluation:
             result = await ask_scorer(scorer, item, reply, f"{self.run}/{key}/{scorer.id}", self.pace.sample)
         except NotScorable as exc:
             record = self._record(scorer, item, key, line, fingerprint, reply, started, not_scorable=str(exc))
+        except BudgetReached as exc:  # no call left: the item is unfinished, as after Ctrl-C, and a rerun does it
+            raise Stopped() from exc
         except JudgeError as exc:
             if exc.fatal:
                 self._stop(exc, owner)
@@ -199,8 +202,6 @@ class Evaluation:
         else:
             record = self._record(scorer, item, key, line, fingerprint, reply, started, result=result)
         self.tally.counts.scored += 1
-        if self.budget.metered and not record.error:
-            self.budget.add(self.tally.aggregates[scorer.id].cost_of(record.steps, record.judges))
         record = await self._save(record)
         return outcome_of(record, result=result if record.ok else None)
 

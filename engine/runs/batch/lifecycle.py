@@ -17,17 +17,19 @@ from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
-from ...store import RunInfo, RunStatus, SharesWork, Store, open_store, store_location
+from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
-from ..results import EvalResult, run_passed
-from ..shared import drive_shared
-from ..stats import flag_threshold, unpriced_models
+from ..results import EvalResult
+from .shared import drive_shared
+from ..measures.stats import flag_threshold, unpriced_models
+from ..identity import aclaim_run
+from ..verdict import decide
 from ..targets import Target
-from .budget import SpendBudget, error_budget
+from .budget import RunBudget
 from .evaluation import Evaluation, Stopped
 from .lease import Lease
 from .options import Limits, Pace, Saving
-from .resume import check_resume, started_with
+from .resume import resume_differences, started_with
 from .tally import ItemCallback, Tally
 from .writes import BatchedWrites
 
@@ -63,25 +65,27 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
         unpriced = sorted({model for scorer in listed if scorer.plan.needs_judge for model in unpriced_models(scorer)})
         if unpriced:
             raise ConfigError(f"max_cost needs a price for {', '.join(unpriced)}; add it to your prices file (see docs/performance.md)")
-    unknown = sorted(set(limits.thresholds) - {scorer.id for scorer in listed})
+    thresholds = limits.standard.thresholds
+    unknown = sorted(set(thresholds) - {scorer.id for scorer in listed})
     if unknown:
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
     for scorer in listed:
         judge = scorer.scorers[0] if isinstance(scorer, Jury) else scorer  # a jury's judges share the plan and options
-        if (off := threshold_off_scale(limits.thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
+        if (off := threshold_off_scale(thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
             raise ConfigError(f"threshold for {scorer.id}: {off}")
-    error_budget(limits.max_errors, 0)  # a malformed budget fails before any work
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
     return listed
 
 
-def _through(scorer: AnyScorer, slots: CallSlots, cache: ResponseCache | None) -> AnyScorer:
+def _through(scorer: AnyScorer, slots: CallSlots, cache: ResponseCache | None, budget: RunBudget) -> AnyScorer:
     """`scorer` (or each judge of a jury) asking through `cache`, then, for the calls the
-    cache does not answer, through the run's bound on calls in flight."""
+    cache does not answer, through the run's bound on calls in flight and, once a call has
+    its slot and is about to leave, through the run's spend limit."""
 
     def wrapped(member: Scorer) -> Scorer:
-        bounded = Chain(member.judge, [slots])
+        spending = [budget.limit.for_model(member.judge.model)] if budget.limit is not None else []
+        bounded = Chain(member.judge, [slots, *spending])
         return member.with_judge(cache.wrap(bounded) if cache is not None else bounded)
 
     return each_judge(scorer, wrapped)
@@ -112,10 +116,11 @@ async def evaluate(
     # The one bound of the run: every judge call and every target call holds a slot while
     # it is in flight, whichever item it is for.
     slots = CallSlots(pace.concurrency)
-    listed = [_through(scorer, slots, response_cache) for scorer in listed]
     source = data_source(data)
     opened = open_store(saving.store)
-    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened, slots=slots)
+    budget = RunBudget(limits.max_cost, opened, saving.run or default_run_name())
+    listed = [_through(scorer, slots, response_cache, budget) for scorer in listed]
+    batch = BatchRun(data, listed, target, on_item_complete, pace=pace, limits=limits, saving=saving, store=opened, slots=slots, budget=budget)
     try:
         await batch.run(source)
     finally:
@@ -141,6 +146,7 @@ class BatchRun:
         saving: Saving,
         store: Store | None,
         slots: CallSlots,
+        budget: RunBudget,
     ) -> None:
         self.slots = slots
         self.data = data
@@ -150,11 +156,12 @@ class BatchRun:
         self.limits = limits
         self.saving = saving
         self.store = store
-        self.name = saving.run or default_run_name()
+        self.name = budget.run
         self.shared = saving.share_work and isinstance(store, SharesWork)
-        self.tally = Tally(scorers, limits.thresholds, pace.keep_results, on_item_complete)
+        self.tally = Tally(scorers, limits.standard, pace.keep_results, on_item_complete)
         self.writes = BatchedWrites(store, self.tally.store_failed, self.tally.store_gave_up) if store is not None else None
-        self.budget = SpendBudget(limits.max_cost, store, self.name, self.writes.flush if self.writes is not None else None)
+        self.budget = budget
+        budget.flush = self.writes.flush if self.writes is not None else None
         self.status: RunStatus = "failed"
         self.clock = time.perf_counter()
         self.evaluation: Evaluation | None = None
@@ -168,6 +175,7 @@ class BatchRun:
                 lease = Lease(self.store, self.name)
                 await asyncio.to_thread(lease.take)
             resuming, ended_before = await self._begin() if self.store is not None else (False, False)
+            await self.budget.start(resuming)
             if lease is not None:
                 lease.keep_renewing()
             self.evaluation = Evaluation(
@@ -183,20 +191,17 @@ class BatchRun:
     async def _begin(self) -> tuple[bool, bool]:
         """Begin the run in the store, or resume it: (resuming, it had ended before)."""
         assert self.store is not None
-        store, name = self.store, self.name
         now = started_with(self.data, self.saving.meta, self.scorers)
-        previous = await asyncio.to_thread(store.get_run, name)
-        if previous is not None and self.saving.replace:
-            await asyncio.to_thread(store.delete_run, name)
-            previous = None
-        if previous is not None:
-            check_resume(name, previous.meta.get("started_with"), now, self.scorers)
-        await asyncio.to_thread(store.begin_run, RunInfo(name=name, source="batch", meta=self._run_meta(now)))
-        resuming = previous is not None or self.shared  # other workers may be saving into it now
-        return resuming, previous is not None and previous.status != "running"
+        claimed = await aclaim_run(
+            self.store, self.name, self.saving.kind, started_with=now, meta=self._run_meta(now), replace=self.saving.replace,
+            differences=lambda before: resume_differences(before, now, self.scorers),
+        )  # fmt: skip
+        resuming = claimed.resumed or self.shared  # other workers may be saving into it now
+        return resuming, claimed.ended_before
 
     def _run_meta(self, now: dict[str, Any]) -> dict[str, Any]:
-        thresholds = dict(self.limits.thresholds)
+        standard = self.limits.standard
+        thresholds = {scorer.id: line for scorer in self.scorers if (line := standard.threshold_for(scorer.id, scorer.plan.threshold)) is not None}
         scorers = {
             scorer.id: {
                 "hash": scorer.fingerprint,
@@ -208,8 +213,8 @@ class BatchRun:
             for scorer in self.scorers
         }
         sample = {"sample": self.pace.sample} if self.pace.sample else {}
-        return {**dict(self.saving.meta or {}), "scorers": scorers, "started_with": now, "concurrency": self.pace.concurrency,
-                "thresholds": thresholds, **sample}  # fmt: skip
+        return {**dict(self.saving.meta or {}), "scorers": scorers, "concurrency": self.pace.concurrency,
+                "thresholds": thresholds, "standard": standard.model_dump(mode="json"), **sample}  # fmt: skip
 
     async def _score_all(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:
         """Drive every item, and decide the run's status (also when it is interrupted)."""
@@ -273,7 +278,7 @@ class BatchRun:
     def _ended_status(self, evaluation: Evaluation) -> RunStatus:
         if self._stop() is not None:
             return "failed"
-        if self.budget.stopped:
+        if self.budget.reached():
             return "interrupted"  # the budget: resumable like Ctrl-C
         return "incomplete" if self.tally.counts.failed else "complete"
 
@@ -281,6 +286,8 @@ class BatchRun:
         self.tally.settle_unsaved()
         if self.store is None:
             return
+        if self.shared:
+            self.budget.read_run_spend()
         counts, cause = self.tally.counts, self._stop()
         last = {
             "status": self.status, "reused": counts.reused, "judged": counts.scored, "items": counts.items,
@@ -293,8 +300,14 @@ class BatchRun:
 
     def result(self) -> EvalResult:
         tally, cause = self.tally, self._stop()
-        summary = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
-        budget = error_budget(self.limits.max_errors, tally.counts.items)
+        judged = {scorer_id: aggregate.summary() for scorer_id, aggregate in tally.aggregates.items()}
+        summary = {scorer_id: figures for scorer_id, (figures, _) in judged.items()}
+        cost = _total_cost(summary.values())
+        stopped = self.budget.stopped(cost, shared=self.shared)
+        verdict = decide(
+            [scorer_verdict for _, scorer_verdict in judged.values()], self.limits.standard, items=tally.counts.items, failed_items=tally.counts.failed,
+            stopped_by=str(cause) if cause is not None else None, stopped=stopped,
+        )  # fmt: skip
         return EvalResult(
             run=self.name,
             store=store_location(self.store) if self.store is not None else None,
@@ -303,15 +316,16 @@ class BatchRun:
             summary=summary,
             counts=tally.counts,
             errors=tally.errors,
+            not_scorable=tally.not_scorable,
             stopped_by=str(cause) if cause is not None else None,
             stopped_by_kind=type(cause).__name__ if cause is not None else None,
-            max_errors=budget,
+            max_errors=verdict.max_errors,
             items=tally.in_order(),
-            # A run that did not score everything has not passed, whatever its means say.
-            passed=run_passed(summary, tally.counts.failed, budget, stopped=cause is not None or self.budget.stopped is not None),
+            verdict=verdict,
+            passed=verdict.passed,
             duration_s=time.perf_counter() - self.clock,
-            cost_usd=_total_cost(summary.values()),
-            stopped=self.budget.stopped,
+            cost_usd=cost,
+            stopped=stopped,
         )
 
 
@@ -333,7 +347,14 @@ async def drive(evaluation: Evaluation, source: NumberedSource, concurrency: int
     try:
         async for index, line, raw in numbered(source):
             await window.acquire()
+            # Under a budget, an item starts only when what is left covers it beside the items
+            # in flight: money goes to finishing items, not to first steps of many.
+            while running and not evaluation.budget.room_for_another(len(running)):
+                await asyncio.wait(set(running), return_when=asyncio.FIRST_COMPLETED)
             if failure or evaluation.stop_cause is not None or evaluation.tally.store_failure is not None or evaluation.budget.reached():
+                break
+            if not evaluation.budget.room_for_another(len(running)):
+                evaluation.budget.out_of_room()
                 break
             task = asyncio.create_task(evaluation.item(index, line, raw))
             running.add(task)

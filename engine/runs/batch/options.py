@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...store import Store
+from ...judge.middleware.budget import SpendLimit
+from ...store import RunKind, Store
+from ..verdict import Standard
 
 
 @dataclass(frozen=True)
@@ -29,14 +31,14 @@ class Pace:
 
 @dataclass(frozen=True)
 class Limits:
-    """What the run must meet to pass, and what it may spend."""
+    """What the run must meet to pass (its verdict's standard), and what it may spend."""
 
-    thresholds: Mapping[str, float] = field(default_factory=dict)
-    max_errors: int | str | None = None
-    max_cost: float | None = None
+    standard: Standard = field(default_factory=Standard)
+    #: US dollars, or a limit shared with other runs (judge/middleware/budget.py).
+    max_cost: float | SpendLimit | None = None
 
     def __post_init__(self) -> None:
-        if self.max_cost is not None and not self.max_cost > 0:
+        if self.max_cost is not None and not isinstance(self.max_cost, SpendLimit) and not self.max_cost > 0:
             raise ConfigError(f"max_cost must be a positive number of US dollars, got {self.max_cost!r}")
 
 
@@ -50,6 +52,8 @@ class Saving:
     meta: Mapping[str, Any] | None = None
     lease_seconds: float = 60.0
     share_work: bool = True
+    #: What makes the run (runs/identity.py): a run of another kind is never written into.
+    kind: RunKind = "batch"
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:

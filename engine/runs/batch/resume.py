@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError
 from ...scoring import AnyScorer
 from ...store import Store
 from ..items import Data
@@ -23,11 +22,11 @@ def started_with(data: Data, meta: Mapping[str, Any] | None, scorers: list[AnySc
     return {"data": source, "scorers": {scorer.id: scorer.fingerprint for scorer in scorers}}
 
 
-def check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[AnyScorer]) -> None:
-    """Refuse to continue a run on other data or with other scorers or judges: its means
-    would describe neither."""
+def resume_differences(before: Mapping[str, Any] | None, now: Mapping[str, Any], scorers: list[AnyScorer]) -> list[str]:
+    """What keeps a run from being resumed on `now`: other data, or other scorers or judges
+    (its means would describe neither)."""
     if not before:
-        return  # a run stored before runs remembered this: its records' fingerprints decide
+        return []  # a run stored before runs remembered this: its records' fingerprints decide
     differences: list[str] = []
     if before.get("data") and now.get("data") and before["data"] != now["data"]:
         differences.append(f"it was started on {before['data']}, not {now['data']}")
@@ -41,8 +40,7 @@ def check_resume(run: str, before: Mapping[str, Any] | None, now: Mapping[str, A
                 f"{', '.join(changed)} changed since (another definition or judge: its YAML, templates, schemas, options, "
                 "model, mode or sampling)"
             )
-    if differences:
-        raise ConfigError(f"cannot resume run {run!r}: {'; '.join(differences)}. Give it a new name, or start it over", parameter="replace")
+    return differences
 
 
 async def saved_outcomes(

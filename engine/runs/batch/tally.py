@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 
 from ...errors import StoreError
 from ...formatting import one_line
 from ...scoring import AnyScorer
 from ...store import ResultRecord, Stage
-from ..results import EvalCounts, EvalError, ItemResult
-from ..stats import Aggregate
+from ..results import EvalCounts, EvalError, ItemResult, Uncovered
+from ..measures.stats import Aggregate
+from ..verdict import Standard
 
 logger = logging.getLogger("engine.evals")
 
 ItemCallback = Callable[[ItemResult], None | Awaitable[None]]
+#: Not-scorable items listed with their reasons (all are counted).
+UNCOVERED_KEPT = 1000
 
 
 def where_item(line: int, item_id: str | None) -> str:
@@ -26,12 +29,12 @@ def where_item(line: int, item_id: str | None) -> str:
 
 
 class Tally:
-    def __init__(
-        self, scorers: list[AnyScorer], thresholds: Mapping[str, float], keep_results: bool, on_item_complete: ItemCallback | None
-    ) -> None:
-        self.aggregates = {scorer.id: Aggregate(scorer, thresholds.get(scorer.id)) for scorer in scorers}
+    def __init__(self, scorers: list[AnyScorer], standard: Standard, keep_results: bool, on_item_complete: ItemCallback | None) -> None:
+        self.aggregates = {scorer.id: Aggregate(scorer, standard) for scorer in scorers}
         self.counts = EvalCounts()
         self.errors: list[EvalError] = []
+        #: Items a scorer could not judge, with why: listed where the verdict's coverage is shown.
+        self.not_scorable: list[Uncovered] = []
         self.items: dict[int, ItemResult] = {}
         self.keep_results = keep_results
         self.on_item_complete = on_item_complete
@@ -95,6 +98,9 @@ class Tally:
             expected = result.item.expected_for(scorer_id) if result.item is not None else None
             self.aggregates[scorer_id].add(outcome, expected, result.id, result.index)
             self.counts.outcomes[outcome.outcome] += 1
+            if outcome.outcome == "not_scorable" and len(self.not_scorable) < UNCOVERED_KEPT:
+                reason = outcome.not_scorable or "not scorable"
+                self.not_scorable.append(Uncovered(index=result.index, line=result.line, item_id=result.id, scorer_id=scorer_id, reason=reason))
             if outcome.error is not None and outcome.error_stage in ("scorer", "store"):
                 self.error(result.index, result.line, result.id, outcome.error_stage, outcome.error, scorer_id)
         if result.ok:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from ...scoring.plan import Direction
 from ...store import AlertRecord, Outcome, ResultRecord
-from ..stats import window_figures
+from ..measures.stats import window_figures
 from ...catalog.monitors import Monitor
 
 #: What became of one reply for a monitor's scorer: an outcome, or (sampled_rate only)

@@ -360,7 +360,7 @@ async function showReport(run) {
   const agreement = report.agreement;
   $("#results-head").textContent = `Run ${report.run} (${report.status}): ${report.items.length} items` +
     (agreement ? `, ${agreement.labelled} labelled` : "") + (report.errors ? `, ${report.errors} failed` : "") +
-    `. A score ${report.direction === "lower_is_better" ? "at or above" : "at or below"} ${figure(report.threshold)} flags an item.`;
+    `. A score ${report.direction === "lower_is_better" ? "above" : "below"} ${figure(report.threshold)} flags an item (a score on it passes).`;
   const rows = [];
   if (agreement && agreement.binary) {
     const names = {accuracy: "accuracy", balanced_accuracy: "balanced accuracy", precision: "precision", recall: "recall", f1: "F1", kappa: "Cohen's kappa"};

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from ..errors import ConfigError
-from ..formatting import to_json
-from ..store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
-from .items import base_id
-from .results import Agreement, Comparison
-from .stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
+from ...errors import ConfigError
+from ...formatting import to_json
+from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
+from ..items import base_id
+from ..results import Agreement, Comparison
+from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 

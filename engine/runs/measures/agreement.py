@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..scoring import StepRecord
-from ..scoring.plan import Direction
-from .results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
+from ...scoring import StepRecord
+from ...scoring.plan import Direction
+from ...scoring.threshold import flags
+from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
@@ -39,11 +40,6 @@ class Labelled:
     expected: float | bool
     reason: str | None = None
     steps: Mapping[str, StepRecord] = field(default_factory=dict)
-
-
-def flags(score: float, threshold: float, direction: Direction) -> bool:
-    """Whether a score flags its item: at or past the threshold on the scorer's worse side."""
-    return score >= threshold if direction == "lower_is_better" else score <= threshold
 
 
 def human_flags(expected: float | bool, threshold: float, direction: Direction) -> bool:

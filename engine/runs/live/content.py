@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import ConfigError
-from ..formatting import to_json
-from ..judge import scrub
-from ..store import CONTENT_FIELDS, ContentNote, ResultRecord
-from ..catalog.monitors import parse_duration
+from ...errors import ConfigError
+from ...formatting import to_json
+from ...judge import scrub
+from ...store import CONTENT_FIELDS, ContentNote, ResultRecord
+from ...catalog.monitors import parse_duration
 
 MASK = "***"
 #: Shapes of credentials that must not land in a store even when a host puts them in a reply:

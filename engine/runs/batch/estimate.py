@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..judge import JudgeAnswer, JudgeRequest, ResponseCache, TokenUsage
-from ..judge.middleware.cache import cache_key
-from ..judge.prices import price_table
-from ..scoring import AnyScorer, Jury, Scorer
-from ..scoring.plan import StepPlan
-from ..sync import run_sync
-from .items import Data, EvalItem, UnreadableItem, data_source, numbered
+from ...judge import JudgeAnswer, JudgeRequest, ResponseCache, TokenUsage
+from ...judge.middleware.cache import cache_key
+from ...judge.prices import price_table
+from ...scoring import AnyScorer, Jury, Scorer
+from ...scoring.plan import StepPlan
+from ...sync import run_sync
+from ..items import Data, EvalItem, UnreadableItem, data_source, numbered
 
 #: Tokens assumed for an answer when nothing is known of the step's answers: by step kind.
 DEFAULT_ANSWER_TOKENS = {"llm": 250, "reason": 150}

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import (
+from ...errors import (
     AnswerCutOffError,
     ConfigError,
     InvalidAnswerError,
@@ -37,8 +37,8 @@ from ..errors import (
     JudgeRequestError,
     JudgeServerError,
 )
-from ..formatting import refusal
-from ..judge import (
+from ...formatting import refusal
+from ...judge import (
     Chain,
     CircuitBreaker,
     JudgeAnswer,
@@ -47,7 +47,7 @@ from ..judge import (
     OpenAIJudge,
     TokenUsage,
 )
-from ..judge.batch_api import (
+from ...judge.batch_api import (
     MAX_JOB_BYTES,
     MAX_JOB_REQUESTS,
     TOO_LARGE,
@@ -60,12 +60,12 @@ from ..judge.batch_api import (
     split_jobs,
     usage_of,
 )
-from ..scoring import AnyScorer, Jury, Scorer, each_judge
-from ..store import BatchJob, KeepsBatchJobs, Store, open_store
-from ..sync import run_sync
-from .batch import CacheChoice, ItemCallback, arun_evals, check_scorers
-from .items import Data
-from .results import EvalResult
+from ...scoring import AnyScorer, Jury, Scorer, each_judge
+from ...store import BatchJob, KeepsBatchJobs, Store, open_store
+from ...sync import run_sync
+from ..batch import CacheChoice, ItemCallback, arun_evals, check_scorers
+from ..items import Data
+from ..results import EvalResult
 
 logger = logging.getLogger("engine.evals")
 
@@ -299,6 +299,9 @@ async def arun_batch_api(
     on_item_complete: ItemCallback | None = None,
     on_progress: ProgressCallback | None = None,
     thresholds: Mapping[str, float] | None = None,
+    max_errors: int | str | None = None,
+    min_coverage: float = 1.0,
+    gate: str = "mean",
     keep_results: bool = True,
     meta: Mapping[str, Any] | None = None,
     poll_interval: float = 30.0,
@@ -315,7 +318,8 @@ async def arun_batch_api(
     seconds (every running scorer is waiting), cut into jobs of at most `max_job_requests`
     requests and `max_job_bytes` bytes of input file (OpenAI's limits by default). `cache`
     is the response cache, as for `arun_evals`: questions it has answers for are not sent,
-    and every batch answer is kept in it."""
+    and every batch answer is kept in it. `thresholds`, `max_errors`, `min_coverage` and
+    `gate` decide the verdict as for `arun_evals`."""
     listed = check_scorers(scorers)
     if not poll_interval > 0:
         raise ConfigError(f"poll_interval must be positive, got {poll_interval!r}")
@@ -333,8 +337,8 @@ async def arun_batch_api(
         scoring = asyncio.create_task(
             arun_evals(
                 data, batched, on_item_complete=on_item_complete, concurrency=MAX_JOB_REQUESTS, run=run, store=opened,
-                thresholds=thresholds, keep_results=keep_results, meta={**dict(meta or {}), "batch_api": True},
-                replace=replace, cache=cache,
+                thresholds=thresholds, max_errors=max_errors, min_coverage=min_coverage, gate=gate, keep_results=keep_results,
+                meta={**dict(meta or {}), "batch_api": True}, replace=replace, cache=cache,
             )  # fmt: skip
         )
         try:

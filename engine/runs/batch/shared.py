@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..formatting import one_line
-from ..store import SharesWork
-from .items import EvalItem, UnreadableItem, numbered
+from ...formatting import one_line
+from ...store import SharesWork
+from ..items import EvalItem, UnreadableItem, numbered
 
 _QUEUE_CHUNK = 500
 logger = logging.getLogger("engine.evals")

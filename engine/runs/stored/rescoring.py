@@ -15,16 +15,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..catalog.monitors import parse_duration
-from ..errors import ConfigError
-from ..scoring import AnyScorer
-from ..store import ResultRecord, Store
-from ..sync import run_sync
-from .batch import arun_evals, default_run_name
-from .items import EvalItem, base_id
-from .results import EvalResult, FigureEstimate
-from .stats import bootstrap
-from .stored import existing_run, paired_scorers, run_records
+from ...catalog.monitors import parse_duration
+from ...errors import ConfigError
+from ...scoring import AnyScorer
+from ...store import ResultRecord, Store
+from ...sync import run_sync
+from ..batch import arun_evals, default_run_name
+from ..identity import check_claim
+from ..verdict import Standard, Verdict, decide, judge_scorer
+from ..items import EvalItem, base_id
+from ..results import EvalResult, FigureEstimate
+from ..measures.stats import bootstrap
+from .reading import existing_run, paired_scorers, run_records
 
 
 class SkippedItem(BaseModel):
@@ -40,6 +42,8 @@ class RescoreResult(BaseModel):
     items: int = Field(description="Items re-scored")
     skipped: list[SkippedItem] = Field(default_factory=list)
     result: EvalResult
+    verdict: Verdict = Field(description="The new run's verdict, with the stored items that could not be re-scored counted as not covered")
+    passed: bool = False
 
 
 def stored_items(store: Store, run: str, since: datetime | None = None, from_scorer: str | None = None) -> tuple[list[EvalItem], list[SkippedItem]]:
@@ -97,18 +101,37 @@ async def arescore(
     `new_run`. A human label stored beside an item stays with it when the new scorer is a
     version of the one it labelled. `options` go to run_evals (cache, thresholds, ...)."""
     moment = _since(since)
+    name = new_run or default_run_name(f"{run}-{scorer.id}")
+    if name == run:
+        raise ConfigError(f"the new run would overwrite the run it re-scores ({run!r}): give it another name", parameter="new_run")
+    check_claim(store, name, "rescore")  # before any work: a live or batch run of that name stays as it is
     items, skipped = stored_items(store, run, moment, from_scorer)
+    if not items:
+        why = f"; {len(skipped)} stored item(s) cannot be: {skipped[0].reason}" if skipped else ""
+        raise ConfigError(f"nothing to re-score: run {run!r} holds no stored item to score again" + (" in that time" if moment else "") + why, parameter="since" if moment else None)
     labelled_for = {record.item_id: base_id(record.scorer_id) for record in store.query(run=run, since=moment) if record.expected is not None}
     for item in items:
         if labelled_for.get(item.id or "") != base_id(scorer.id):
             item.expected = {}
-    name = new_run or default_run_name(f"{run}-{scorer.id}")
     origin: Mapping[str, Any] = {
         "run": run, "scorer": from_scorer, "since": moment.isoformat() if moment else None, "items": len(items), "skipped": len(skipped),
     }  # fmt: skip
     meta = {"data": f"run {run}", "rescored_from": origin, **options.pop("meta", {})}
-    result = await arun_evals(items, scorer, concurrency=concurrency, run=name, store=store, meta=meta, **options)
-    return RescoreResult(run=name, source_run=run, items=len(items), skipped=skipped, result=result)
+    result = await arun_evals(items, scorer, concurrency=concurrency, run=name, store=store, meta=meta, kind="rescore", **options)
+    verdict = _with_skipped(result, scorer, len(skipped), options)
+    return RescoreResult(run=name, source_run=run, items=len(items), skipped=skipped, result=result, verdict=verdict, passed=verdict.passed)
+
+
+def _with_skipped(result: EvalResult, scorer: AnyScorer, skipped: int, options: Mapping[str, Any]) -> Verdict:
+    """The run's verdict, the stored items that could not be re-scored counted as items the
+    scorer could not judge: a re-score that left items out did not cover them."""
+    if not skipped:
+        return result.verdict
+    standard = Standard.of(options.get("thresholds"), gate=options.get("gate", "mean"), min_coverage=options.get("min_coverage", 1.0), max_errors=options.get("max_errors"))
+    summary = result.summary[scorer.id]
+    interval = (summary.mean_interval.low, summary.mean_interval.high) if summary.mean_interval is not None else None
+    judged = judge_scorer(summary.model_copy(update={"not_scorable": summary.not_scorable + skipped}), summary.threshold, standard, interval)
+    return decide([judged], standard, items=result.counts.items + skipped, failed_items=result.counts.failed, stopped_by=result.stopped_by, stopped=result.stopped)
 
 
 def rescore(store: Store, run: str, scorer: AnyScorer, **options: Any) -> RescoreResult:

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError
-from ..scoring import AnyScorer
+from ...errors import ConfigError
+from ...scoring import AnyScorer
 
 
 class LiveStats(BaseModel):

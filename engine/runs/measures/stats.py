@@ -1,6 +1,6 @@
 """Summaries of a run per scorer: running aggregates (no per-item memory, labelled items
 included), pass/fail against a threshold, agreement with human labels (from
-`runs/agreement.py`: every figure with a bootstrap 95% interval, the disagreements worst
+`runs/measures/agreement.py`: every figure with a bootstrap 95% interval, the disagreements worst
 first), and paired comparisons of two variants on the same items. Every figure a user sees
 comes from here."""
 
@@ -9,16 +9,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 from pydantic import BaseModel
 
-from ..judge import TokenUsage
-from ..judge.prices import Price, price_table
-from ..scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
-from ..scoring.jury import passes
-from ..scoring.plan import Direction
-from ..store import ScorerUsage
+from ...judge import TokenUsage
+from ...judge.prices import Price, price_table
+from ...scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
+from ...scoring.threshold import passes
+from ...scoring.plan import Direction
+from ...scoring.threshold import flags
+from ...store import ScorerUsage
 from .agreement import (
     BOOTSTRAP_ITEMS,
     FIGURE_TITLES,
@@ -34,7 +34,6 @@ from .agreement import (
     binary_figures,
     bootstrap,
     confusion_of,
-    flags,
     human_flags,
     judged_answers,
     numeric_figures,
@@ -42,7 +41,8 @@ from .agreement import (
     ranks,
     ratio,
 )
-from .results import (
+from ..verdict import ScorerVerdict, Standard, judge_scorer
+from ..results import (
     Comparison,
     FigureEstimate,
     FigureDelta,
@@ -60,9 +60,7 @@ __all__ = [
     "SAMPLE_SIZE",
     "SEED",
     "WORST_KEPT",
-    "GATES",
     "Aggregate",
-    "Gate",
     "AgreementStream",
     "Figures",
     "Labelled",
@@ -74,7 +72,6 @@ __all__ = [
     "confusion_of",
     "flag_threshold",
     "flags",
-    "gate_passed",
     "human_flags",
     "judged_answers",
     "kappa",
@@ -154,9 +151,13 @@ def judge_steps(model: str, steps: Mapping[str, StepRecord], judges: Sequence[Ju
 class Aggregate:
     """Running count/sum/min/max per scorer, so a long run needs no per-item memory."""
 
-    def __init__(self, scorer: AnyScorer, threshold: float | None) -> None:
+    def __init__(self, scorer: AnyScorer, standard: Standard) -> None:
         self.scorer = scorer
-        self.threshold = threshold
+        self.standard = standard
+        #: The scorer's pass line in this run: the caller's, else its YAML `threshold:`.
+        self.threshold = standard.threshold_for(scorer.id, scorer.plan.threshold)
+        #: The scores, only when the gate compares a bound of the mean's interval (floats only).
+        self.scores: list[float] | None = [] if standard.gate != "mean" else None
         self.count = 0
         self.total = 0.0
         self.low = math.inf
@@ -172,7 +173,7 @@ class Aggregate:
         self.prices: dict[str, Price | None] = {model: table.price(model) for model in judge_models(scorer)}
         self.cost = 0.0
         # A jury's verdict line: its own threshold, else the run's.
-        self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else threshold
+        self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else self.threshold
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
         self.jury_labelled: dict[str, AgreementStream] = {}  # per judge model
         self.jury_items = 0
@@ -207,6 +208,8 @@ class Aggregate:
                 self._add_jury(outcome, expected, item_id, index)
             self.count += 1
             self.total += outcome.score
+            if self.scores is not None:
+                self.scores.append(outcome.score)
             self.low = min(self.low, outcome.score)
             self.high = max(self.high, outcome.score)
         elif outcome.outcome == "not_scorable":
@@ -221,17 +224,17 @@ class Aggregate:
         if score is not None:
             self.count -= 1
             self.total -= score
+            if self.scores is not None and score in self.scores:
+                self.scores.remove(score)
         self.errors += 1
 
-    def summary(self) -> ScorerSummary:
+    def summary(self) -> tuple[ScorerSummary, ScorerVerdict]:
+        """The scorer's figures, and its part of the run's verdict (which also sets the
+        summary's `passed`)."""
         direction = self.scorer.plan.direction
         mean = self.total / self.count if self.count else None
-        passed: bool | None = None
-        if mean is None:  # no score at all cannot pass: a CI run must not turn green on a dead judge or empty outputs
-            passed = False
-        elif self.threshold is not None:
-            passed = mean <= self.threshold if direction == "lower_is_better" else mean >= self.threshold
-        return ScorerSummary(
+        interval = mean_estimate(self.scores) if self.scores is not None else None
+        summary = ScorerSummary(
             scorer_id=self.scorer.id,
             direction=direction,
             count=self.count,
@@ -241,7 +244,8 @@ class Aggregate:
             errors=self.errors,
             not_scorable=self.not_scorable,
             threshold=self.threshold,
-            passed=passed,
+            gate=self.standard.gate,
+            mean_interval=interval,
             agreement=self.agreement.result() if self.agreement.labelled else None,
             model=self.scorer.judge.model,
             judge_calls=self.judge_calls,
@@ -250,6 +254,8 @@ class Aggregate:
             cost_usd=None if None in self.prices.values() else self.cost,
             jury=self._jury_summary(),
         )
+        verdict = judge_scorer(summary, self.threshold, self.standard, (interval.low, interval.high) if interval is not None else None)
+        return summary.model_copy(update={"passed": verdict.passed}), verdict
 
     @property
     def flag_threshold(self) -> float:
@@ -316,27 +322,11 @@ def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
     return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
 
 
-Gate = Literal["mean", "lower", "upper"]
-GATES: tuple[Gate, ...] = ("mean", "lower", "upper")
-
-
 def mean_estimate(scores: Sequence[float]) -> FigureEstimate:
     """The mean of the scores, with its bootstrap 95% interval."""
     if not scores:
         return FigureEstimate(value=None)
     return bootstrap(len(scores), lambda picked: {"mean": sum(scores[i] for i in picked) / len(picked)})["mean"]
-
-
-def gate_passed(mean: FigureEstimate, threshold: float, direction: Direction, gate: Gate) -> bool:
-    """Whether a threshold gate passes, comparing the mean (`mean`) or a bound of its 95%
-    interval (`lower`, `upper`) with the threshold: the lower bound of a lower-is-better
-    score fails only when the whole interval is past the threshold, when the judge is sure.
-    Without an interval (too few items) the mean decides; without a mean, it fails."""
-    bound = {"mean": mean.value, "lower": mean.low, "upper": mean.high}[gate]
-    value = bound if bound is not None else mean.value
-    if value is None:
-        return False
-    return value <= threshold if direction == "lower_is_better" else value >= threshold
 
 
 def compare_labelled(

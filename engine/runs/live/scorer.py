@@ -43,18 +43,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, NotScorable, ScorerError
-from ..formatting import one_line
-from ..scoring import AnyScorer, GetContext, RunInput
-from ..scoring.tracing import current_trace, within
-from ..scoring.transcripts import tool_result_context
-from ..store import KeepsAlerts, ResultRecord, RunInfo, Store, open_store
-from .batch import check_scorers
-from .live_content import ContentPolicy, kept_content
-from .live_sampling import LiveStats, sample_point, sampling_rates
-from .monitors import Alert, Monitor, MonitorHub, as_monitors
-from .records import result_record
-from .targets import as_reply
+from ...errors import ConfigError, NotScorable, ScorerError
+from ...formatting import one_line
+from ...scoring import AnyScorer, GetContext, RunInput
+from ...scoring.tracing import current_trace, within
+from ...scoring.transcripts import tool_result_context
+from ...store import KeepsAlerts, ResultRecord, Store, open_store
+from ..batch import check_scorers
+from ..identity import aclaim_run, check_claim
+from .content import ContentPolicy, kept_content
+from .sampling import LiveStats, sample_point, sampling_rates
+from ..monitors import Alert, Monitor, MonitorHub, as_monitors
+from ..records import result_record
+from ..targets import as_reply
 
 logger = logging.getLogger("engine.live")
 
@@ -119,6 +120,15 @@ class LiveScorer:
         self.seed = seed
         self.store = open_store(store)
         self._owns_store = self.store is not None and self.store is not store
+        if self.store is not None:
+            try:  # a batch (or other) run of that name is never written into: refused here, before any reply
+                check_claim(self.store, run, "live")
+            except BaseException:
+                if self._owns_store:
+                    self.store.close()
+                raise
+        #: Why the store refused this run's name after all (another kind of run took it since).
+        self._store_refused: str | None = None
         self.run = run
         self.get_context = get_context
         self.on_result = on_result
@@ -296,7 +306,10 @@ class LiveScorer:
             return
         self._run_started = True
         try:
-            await asyncio.to_thread(self.store.begin_run, RunInfo(name=self.run, source="live"))
+            await aclaim_run(self.store, self.run, "live", source="live", meta={"scorers": {scorer.id: {} for scorer in self.scorers}})
+        except ConfigError as exc:
+            self._store_refused = str(exc)
+            logger.error("live scoring keeps its results out of the store: %s", exc)
         except Exception as exc:
             logger.warning("live scoring could not register run %r: %s", self.run, one_line(exc))
 
@@ -331,7 +344,7 @@ class LiveScorer:
                 self.errors.append(record)
         if record.error is not None:
             logger.warning("live scoring with %s failed: %s", scorer.id, record.error)
-        if self.store is not None:
+        if self.store is not None and self._store_refused is None:
             try:
                 await asyncio.to_thread(self.store.save, kept_content(record, self.content))
             except Exception as exc:
@@ -411,7 +424,7 @@ class LiveScorer:
                     loop.call_soon_threadsafe(task.cancel)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=5)
-        if self._run_started and self.store is not None:
+        if self._run_started and self.store is not None and self._store_refused is None:
             try:  # the run is over: finished, or cut short with replies still unscored
                 self.store.end_run(self.run, "complete" if flushed else "interrupted")
             except Exception as exc:

@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import builtin_catalog, load_scorers
-from ..errors import ConfigError
-from ..store import open_store
-from .batch import arun_evals, default_run_name
+from ...catalog import builtin_catalog, load_scorers
+from ...errors import ConfigError
+from ...store import open_store
+from ..batch import arun_evals, default_run_name
 
 if TYPE_CHECKING:
     import pyarrow
