@@ -207,9 +207,19 @@ def _saved_cell(text: str | None) -> Any:
     return _cell(_JSON.raw_decode(text)[0])  # a string, a number or true/false
 
 
+#: Cells written as they are (bool is not among them: `_cell` writes JSON's true and false).
+_AS_THEY_ARE = frozenset({str, int, float})
+
+
 def _saved_cells(stored: StoredRecord, steps: list[str]) -> list[Any]:
     fields, texts, answers = stored
-    row = [_saved_cell(texts[name]) if name in texts else _cell(fields[name]) for name in _CSV_FIELDS]
+    row = []
+    for name in _CSV_FIELDS:
+        if name in texts:
+            row.append(_saved_cell(texts[name]))
+        else:
+            value = fields[name]
+            row.append(value if type(value) in _AS_THEY_ARE else _cell(value))  # most cells: no call
     row += [_saved_cell(answers.get(step)) for step in steps]
     return row
 
