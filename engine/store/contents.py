@@ -118,16 +118,21 @@ class Body(NamedTuple):
     step_ids: str | None
 
 
-def long_texts(steps: dict[str, StepRecord], judges: list[JudgeVerdict] | None) -> set[str]:
+def _all_steps(steps: dict[str, StepRecord], judges: list[JudgeVerdict] | None) -> list[StepRecord]:
+    return [*steps.values(), *(step for judge in judges or [] for step in judge.steps.values())]
+
+
+def long_texts(steps: dict[str, StepRecord], judges: list[JudgeVerdict] | None, answers: dict[int, str]) -> set[str]:
     """What of a record may be a piece: its steps' paragraphs of PIECE_MIN characters or more,
-    and the JSON text of each result as long (its jury's steps too)."""
+    and the JSON text of each result as long (its jury's steps too). `answers` is given the
+    JSON text of each step's result (by the step's id()), for `pack_body`."""
     found: set[str] = set()
-    for step in [*steps.values(), *(step for judge in judges or [] for step in judge.steps.values())]:
+    for step in _all_steps(steps, judges):
         for text in (step.prompt, step.system_prompt, step.thinking):
             if text is not None and len(text) >= PIECE_MIN:
                 found.update(paragraph for paragraph in text.split(_PARAGRAPH) if len(paragraph) >= PIECE_MIN)
         if step.result is not None:
-            answer = to_json(step.result)
+            answer = answers[id(step)] = to_json(step.result)
             if len(answer) >= PIECE_MIN:
                 found.add(answer)
     return found
@@ -137,8 +142,9 @@ class _Pieces:
     """The pieces of one record, each once, numbered as they first appear. A long text that
     is not `shared` stays in the record's blob."""
 
-    def __init__(self, shared: Container[str]) -> None:
+    def __init__(self, shared: Container[str], answers: dict[int, str]) -> None:
         self.shared = shared
+        self.answers = answers
         self.numbers: dict[str, int] = {}
 
     def text(self, text: str) -> str | list[str | int]:
@@ -159,17 +165,18 @@ class _Pieces:
             encoded.append(_PARAGRAPH.join(kept))
         return encoded[0] if len(encoded) == 1 and isinstance(encoded[0], str) else encoded
 
-    def answer(self, result: Any) -> Any:
-        """A step's result: None for none, the result itself in a list of one, or the number
-        of the piece of its JSON text (a compact JSON text is one paragraph)."""
-        if result is None:
-            return None
-        text = to_json(result)
-        return self.numbers.setdefault(text, len(self.numbers)) if len(text) >= PIECE_MIN and text in self.shared else [result]
+    def answer(self, step: StepRecord) -> str:
+        """A step's result as its line of the blob: null for none, a list of one holding it
+        (as `to_json` writes it), or the number of the piece of its JSON text (a compact JSON
+        text is one paragraph)."""
+        if step.result is None:
+            return "null"
+        text = self.answers.get(id(step)) or to_json(step.result)
+        if len(text) >= PIECE_MIN and text in self.shared:
+            return str(self.numbers.setdefault(text, len(self.numbers)))
+        return f"[{text}]"
 
     def steps(self, steps: dict[str, StepRecord]) -> list[Any]:
-        ids = list(steps)
-        results = [self.answer(step.result) for step in steps.values()]
         rests = []
         for step in steps.values():
             rest = step.model_dump(exclude_defaults=True, exclude={"id", "result", *_TEXT_FIELDS})
@@ -178,21 +185,27 @@ class _Pieces:
                 if value is not None:
                     rest[field] = self.text(value)
             rests.append(rest)
-        return [ids, results, rests]
+        return [list(steps), [self.answer(step) for step in steps.values()], rests]
 
 
-def pack_body(steps: dict[str, StepRecord], judges: list[JudgeVerdict] | None, shared: Container[str] = frozenset()) -> Body:
-    """The record's steps and jury as a blob; the texts in `shared` (see `long_texts`) as pieces."""
+def pack_body(
+    steps: dict[str, StepRecord], judges: list[JudgeVerdict] | None, shared: Container[str] = frozenset(), answers: dict[int, str] | None = None
+) -> Body:
+    """The record's steps and jury as a blob; the texts in `shared` (see `long_texts`, which
+    gives `answers`) as pieces."""
     if not steps and judges is None:
         return Body(None, [], None)
-    pieces = _Pieces(shared)
+    pieces = _Pieces(shared, answers or {})
     ids, results, rests = pieces.steps(steps)
     jury = None
     if judges is not None:
-        jury = [{**judge.model_dump(exclude_defaults=True, exclude={"steps"}), "steps": pieces.steps(judge.steps)} for judge in judges]
+        jury = []
+        for judge in judges:
+            judge_ids, judge_results, judge_rests = pieces.steps(judge.steps)
+            jury.append({**judge.model_dump(exclude_defaults=True, exclude={"steps"}), "steps": [judge_ids, [json.loads(line) for line in judge_results], judge_rests]})
     # Each result a line of its own, written as `to_json` writes it: an export takes its text
     # from the line as it is.
-    lines = [*(to_json(result) for result in results), to_json(rests, separators=(",", ":")), to_json(jury, separators=(",", ":"))]
+    lines = [*results, to_json(rests, separators=(",", ":")), to_json(jury, separators=(",", ":"))]
     return Body(pack(_lines(lines)), list(pieces.numbers), to_json(ids, separators=(",", ":")))
 
 

@@ -110,12 +110,13 @@ def pack_bodies(db: Any, table: PieceTable, records: list[Steps]) -> list[tuple[
     seen, so the next record that holds it makes it a piece. A text is kept twice at most
     (in its first record, then as a piece), and a record reads back with few pieces: an
     item's own text is in its blob."""
-    longs = [long_texts(steps, judges) for steps, judges in records]
+    answers: dict[int, str] = {}
+    longs = [long_texts(steps, judges, answers) for steps, judges in records]
     counts = Counter(text for texts in longs for text in texts)
     names = {text: digest(text) for text in counts}
     found = table.find(db, sorted(names.values())) if names else {}
     shared = {text for text, count in counts.items() if count > 1 or names[text] in found}
-    bodies = [pack_body(steps, judges, shared) for steps, judges in records]
+    bodies = [pack_body(steps, judges, shared, answers) for steps, judges in records]
     needed = {names[text]: text for body in bodies for text in body.pieces}
     ids = {name: found[name][0] for name in needed if name in found and found[name][1]}
     new = {name: pack(text) for name, text in sorted(needed.items()) if name not in ids}

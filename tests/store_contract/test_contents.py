@@ -29,7 +29,7 @@ def kept_texts(store: SQLResults) -> list[str]:
 
 def shared_texts(*runs: list[ResultRecord]) -> set[str]:
     """The long texts that two records or more hold (a record's own stay in its blob)."""
-    counts = Counter(text for records in runs for record in records for text in long_texts(record.steps, record.judges))
+    counts = Counter(text for records in runs for record in records for text in long_texts(record.steps, record.judges, {}))
     return {text for text, count in counts.items() if count > 1}
 
 
