@@ -4,9 +4,10 @@ The figures behind "Reading a big run" and "A smaller store" in docs/performance
     python bench/bench_big_runs.py [--items 100000] [--folder DIR]
 
 1. Scores `items` generated items (text drawn from the words of examples/halueval_qa.jsonl,
-   so it compresses as prose does, as long as its items are; a third labelled) with the built-in hallucination scorer,
-   its judge answered by an in-process middleware that reports token usage, through
-   `run_evals` into a new SQLite store: each record saved as a batch run saves it.
+   so it compresses as prose does, as long as its items are; a third labelled) with the
+   built-in hallucination scorer, its judge answered by an in-process middleware that reports
+   token usage, through `run_evals` into a new SQLite store: each record saved as a batch run
+   saves it.
 2. Writes the same records into a store at schema 8 (the previous release's schema: its
    migrations, its columns, its JSON text and usage rows), the baseline of this same run, and
    prints the size per result of both and their ratio; then upgrades a copy of the baseline in
@@ -16,8 +17,10 @@ The figures behind "Reading a big run" and "A smaller store" in docs/performance
    each in a process of its own (wall and CPU seconds, peak memory); the CSV export beside its
    baseline, the same export through the records (the path every export took before, and
    still takes for a store that cannot hand over what it saved), whose file must be
-   byte-for-byte the same; and what a resume reads of every item (`item_records`), from the
-   new store and, beside it, from the baseline as the previous release read it.
+   byte-for-byte the same; what a resume reads of an item (`item_records`), from the new store
+   and, beside it, from the baseline as the previous release read it; and what saving a result
+   costs at schema 9 and as the previous release saved it. These two are CPU time, the least
+   of three alternating rounds: on a busy machine wall time counts the waits for a core too.
 """
 
 from __future__ import annotations
@@ -115,6 +118,21 @@ def _old_column(column: str, value: Any) -> Any:
     return value.timestamp() if column.endswith("_at") else value
 
 
+def save_as_schema_8(database: SQLiteDatabase, records: list[ResultRecord]) -> None:
+    """`records` saved in one transaction as the release of schema 8 saved them: each JSON
+    column as its text, each record's usage rows beside it."""
+    with database.transaction() as db:
+        for record in records:
+            values = record.model_dump()
+            row = [_old_column(column, values[column]) for column in SCHEMA_8_COLUMNS]
+            result_id = db.execute(f"INSERT INTO results ({', '.join(SCHEMA_8_COLUMNS)}) VALUES ({', '.join('?' for _ in SCHEMA_8_COLUMNS)})", row).lastrowid
+            db.executemany(
+                "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
+                "cached_prompt_tokens, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(result_id, *usage) for usage in usage_of(record)],
+            )
+
+
 def write_baseline(path: Path, source: Path) -> None:
     """The records of `source` in a store at schema 8, written as that release's save wrote them."""
     database = SQLiteDatabase(path, MIGRATIONS[:BASELINE_VERSION])
@@ -125,18 +143,27 @@ def write_baseline(path: Path, source: Path) -> None:
             db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", [tuple(row) for row in run])
         ids = store.ordered_ids(RUN)
         for start in range(0, len(ids), 2000):
-            records = store.records_by_id(ids[start : start + 2000])
-            with database.transaction() as db:
-                for record in records:
-                    values = record.model_dump()
-                    row = [_old_column(column, values[column]) for column in SCHEMA_8_COLUMNS]
-                    result_id = db.execute(f"INSERT INTO results ({', '.join(SCHEMA_8_COLUMNS)}) VALUES ({', '.join('?' for _ in SCHEMA_8_COLUMNS)})", row).lastrowid
-                    db.executemany(
-                        "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
-                        "cached_prompt_tokens, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(result_id, *usage) for usage in usage_of(record)],
-                    )
+            save_as_schema_8(database, store.records_by_id(ids[start : start + 2000]))
     database.close()
+
+
+def saving(folder: Path, source: Path, count: int = 5000, rounds: int = 3) -> tuple[float, float]:
+    """CPU microseconds a result to save `count` of the run's records in batches of 50, as a
+    batch run saves them, into an empty store: at schema 9, and as schema 8's release did; the
+    least of `rounds` alternating rounds."""
+    with SQLiteStore(source) as store:
+        records = store.records_by_id(store.ordered_ids(RUN)[:count])
+    best = {"new": float("inf"), "baseline": float("inf")}
+    for round_ in range(rounds):
+        new, old = SQLiteStore(folder / f"saving-{round_}.sqlite"), SQLiteDatabase(folder / f"saving-8-{round_}.sqlite", MIGRATIONS[:BASELINE_VERSION])
+        for name, save in (("new", new.save_many), ("baseline", lambda batch: save_as_schema_8(old, batch))):
+            started = time.process_time()
+            for start in range(0, len(records), 50):
+                save(records[start : start + 50])
+            best[name] = min(best[name], (time.process_time() - started) / len(records) * 1e6)
+        new.close()
+        old.close()
+    return best["new"], best["baseline"]
 
 
 def size(path: Path) -> int:
@@ -264,6 +291,9 @@ def main() -> None:
     same = exported.read_bytes() == through_records.read_bytes()
     print(f"the two CSV files are {'byte for byte the same' if same else 'DIFFERENT'} ({exported.stat().st_size / 1e6:.1f} MB)")
 
+    new_save, old_save = saving(folder, new, min(5000, results))
+    print(f"saving, schema 9       {new_save:7.0f} us CPU a result (batches of 50)")
+    print(f"saving, schema 8       {old_save:7.0f} us CPU a result (schema 9: {new_save / old_save:.2f}x)")
     new_read, old_read = resume_reads(new, baseline, results)
     print(f"resume reads, schema 9 {new_read:7.0f} us CPU an item")
     print(f"resume reads, schema 8 {old_read:7.0f} us CPU an item (schema 9: {new_read / old_read:.2f}x)")
