@@ -96,3 +96,17 @@ def test_a_store_of_schema_7_reports_the_same_calls_and_tokens_once_upgraded(tmp
 
     assert upgraded == saved == USAGE_BEFORE_SCHEMA_8
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == MIGRATIONS[-1].version
+
+
+def test_a_process_of_the_previous_release_cannot_write_results_this_one_would_read_empty(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    SQLiteStore(path).close()  # upgraded by this release while an older one still has the file open
+    insert = (
+        "INSERT INTO results (run, source, item_id, scorer_id, direction, metadata, steps, started_at, finished_at) "
+        "VALUES ('r', 'batch', 'a', 'hallucination', 'lower_is_better', '{}', '{}', 0, 0)"
+    )
+
+    with sqlite3.connect(path) as old, pytest.raises(sqlite3.IntegrityError, match="upgraded by a newer release of llm-scorers"):
+        old.execute(insert)  # as that release saved a result
+    with SQLiteStore(path) as store:
+        assert store.query() == []

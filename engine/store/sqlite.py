@@ -162,9 +162,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE results ADD COLUMN step_ids TEXT",
             # results_outcomes begins with the same columns.
             "DROP INDEX results_by_run_scorer",
+            # The columns the rows leave (input, output, context, ground_truth, metadata, steps,
+            # judges) stay, empty: dropping a column needs SQLite 3.35 and rewrites the table.
+            # A process of an older release still writing them would leave results this one
+            # reads empty: its writes fail instead, saying why.
+            *(
+                f"CREATE TRIGGER results_of_an_older_release_{event.split()[0].lower()} BEFORE {event} ON results "
+                f"WHEN {' OR '.join(f'NEW.{field} IS NOT NULL' for field in LEGACY_FIELDS)} "
+                "BEGIN SELECT RAISE(ABORT, 'this results store was upgraded by a newer release of llm-scorers (store schema 9): "
+                "upgrade llm-scorers to write to it'); END"
+                for event in ("INSERT", f"UPDATE OF {', '.join(LEGACY_FIELDS)}")
+            ),
         ),
-        # The columns the rows leave (input, output, context, ground_truth, metadata, steps,
-        # judges) stay, empty: dropping a column needs SQLite 3.35 and rewrites the table.
         lambda connection: _convert_rows(connection),
     ),
 )
