@@ -110,3 +110,28 @@ def test_a_process_of_the_previous_release_cannot_write_results_this_one_would_r
         old.execute(insert)  # as that release saved a result
     with SQLiteStore(path) as store:
         assert store.query() == []
+
+
+def test_an_upgraded_store_file_gives_the_space_its_results_no_longer_take_back_to_the_disk(tmp_path: Path) -> None:
+    from engine.db.sqlite import SQLiteDatabase
+    from engine.formatting import to_json
+
+    path = tmp_path / "old.sqlite"
+    database = SQLiteDatabase(path, MIGRATIONS[:8])  # as the release before schema 9 left it
+    rules = "\n\n".join(f"Rule {n}: judge each claim against the context only, never against what you know yourself." for n in range(12))
+    with database.transaction() as db:
+        for n in range(300):
+            steps = {"claims": {"id": "claims", "kind": "llm", "prompt": f"{rules}\n\n<output>\nAnswer number {n} is {n * 7}.\n</output>", "result": {"claims": [f"claim {n}"]}}}
+            db.execute(
+                "INSERT INTO results (run, source, item_id, scorer_id, direction, metadata, steps, started_at, finished_at) "
+                "VALUES ('r', 'batch', ?, 'hallucination', 'lower_is_better', '{}', ?, 0, 0)",
+                (f"i{n}", to_json(steps)),
+            )
+    database.close()
+    before = path.stat().st_size
+
+    with SQLiteStore(path) as store:
+        records = {record.item_id: record for record in store.query(run="r")}
+
+    assert path.stat().st_size < before / 2  # not left at its old size, with its freed pages inside
+    assert len(records) == 300 and records["i7"].steps["claims"].prompt == f"{rules}\n\n<output>\nAnswer number 7 is 49.\n</output>"

@@ -184,6 +184,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             # results_outcomes begins with the same columns.
             "DROP INDEX results_by_run_scorer",
         ),
+        # The rows' old versions are space autovacuum gives to later writes; only VACUUM FULL,
+        # which locks the table while it copies it, would give it back to the disk.
         lambda connection: _convert_rows(connection),
     ),
 )

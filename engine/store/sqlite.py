@@ -175,6 +175,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             ),
         ),
         lambda connection: _convert_rows(connection),
+        shrinks=True,
     ),
 )
 check_sequence(MIGRATIONS)
