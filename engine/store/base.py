@@ -5,7 +5,9 @@ definition (its fingerprint) and judge model, every step's record, the score or 
 tokens, latency and timestamps. Runs are named; a batch run is resumable because its records
 are keyed by (run, item, scorer) and saved as they complete.
 
-A new database is one more class with the methods of `Store`; the engine sees only this.
+A new database is one more class with the methods of `Store`, registered for its URL scheme
+(registry.py); the engine sees only this. What it can do beyond (`SharesWork`,
+`KeepsBatchJobs`, `KeepsAlerts`, `ReadsInBulk`) is the methods its class has.
 """
 
 from __future__ import annotations
