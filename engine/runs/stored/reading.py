@@ -226,6 +226,8 @@ def _saved_cells(stored: StoredRecord, steps: list[str]) -> list[Any]:
 
 #: Records read from the store at a time while exporting: a run of any size in flat memory.
 EXPORT_CHUNK = 500
+#: CSV rows handed on at a time (each a few KiB at most).
+_ROWS_A_CHUNK = 100
 
 
 class RunExport:
@@ -308,10 +310,11 @@ def export_records(records: Iterable[ResultRecord], form: str, steps: list[str] 
         rows = (_saved_cells(stored, steps) for stored in records.stored())
     else:
         rows = (_cells(record, steps) for record in records)
-    for row in rows:
+    for written, row in enumerate(rows, 1):
         writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    if buffer.tell():  # no record: the header alone
+        if written % _ROWS_A_CHUNK == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():  # the last rows, or the header alone
         yield buffer.getvalue()
