@@ -64,7 +64,7 @@ RESULT_COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", "expected", "content_note", "disagreement", "prompt_tokens", "completion_tokens",
     "total_tokens", "latency_ms", "started_at", "finished_at", "item", "step_ids", "body", "pieces",
-)  # fmt: skip
+)
 #: What a record is read from (its id first), and where each column is in its row.
 _READ = "SELECT id, " + ", ".join(RESULT_COLUMNS) + " FROM results"
 _AT = {column: position for position, column in enumerate(("id", *RESULT_COLUMNS))}
@@ -206,11 +206,15 @@ class SQLResults:
         for record, (body, step_ids, ids) in zip(records, bodies):
             values = {column: getattr(record, column) for column in _PLAIN}
             values.update(
-                expected=self._json(record.expected), content_note=self._json(record.content_note),
-                started_at=self._stored_moment(record.started_at), finished_at=self._stored_moment(record.finished_at),
-                item=_item_blob([getattr(record, field) for field in CONTENT_FIELDS]), step_ids=step_ids, body=body,
+                expected=self._json(record.expected),
+                content_note=self._json(record.content_note),
+                started_at=self._stored_moment(record.started_at),
+                finished_at=self._stored_moment(record.finished_at),
+                item=_item_blob([getattr(record, field) for field in CONTENT_FIELDS]),
+                step_ids=step_ids,
+                body=body,
                 pieces=self._stored_piece_ids(ids),
-            )  # fmt: skip
+            )
             rows.append([values[column] for column in RESULT_COLUMNS])
         return rows
 

@@ -36,9 +36,8 @@ def test_items_are_listed_in_the_datas_order(store: Store) -> None:
     assert reads.item_ids("nightly", limit=10) == ["q1", "q2", "q3", "q4", "q5"]
     assert reads.item_ids("nightly", limit=2, every=2) == ["q1", "q3"]
     ids = reads.ordered_ids("nightly")
-    assert [(r.item_id, r.scorer_id) for r in reads.records_by_id(ids)] == [
-        ("q1", "faithfulness"), ("q1", "hallucination"), ("q2", "hallucination"), ("q3", "hallucination"), ("q4", "hallucination"), ("q5", "faithfulness"),
-    ]  # fmt: skip
+    listed = [(r.item_id, r.scorer_id) for r in reads.records_by_id(ids)]
+    assert listed == [("q1", "faithfulness"), ("q1", "hallucination"), ("q2", "hallucination"), ("q3", "hallucination"), ("q4", "hallucination"), ("q5", "faithfulness")]
     assert reads.step_ids(ids) == ["preprocess", "analyze", "score", "generate_reason", "listed", "falsy", "empty", "long"]
     assert reads.records_by_id([ids[2], -1, ids[0]]) == [r for r in store.item_records("nightly", "q2")] + store.item_records("nightly", "q1")[1:]
 
