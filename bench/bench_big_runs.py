@@ -8,18 +8,19 @@ The figures behind "Reading a big run" and "A smaller store" in docs/performance
    built-in hallucination scorer, its judge answered by an in-process middleware that reports
    token usage, through `run_evals` into a new SQLite store: each record saved as a batch run
    saves it.
-2. Writes the same records into a store at schema 8 (the previous release's schema: its
-   migrations, its columns, its JSON text and usage rows), the baseline of this same run, and
-   prints the size per result of both and their ratio; then upgrades a copy of the baseline in
-   place (schema 9's conversion, then the file compacted), prints how long that took and its
-   size, and checks that every record reads back the same as from the new store.
+2. Writes the same records into a store at the schema before this release's last (the
+   previous release's: its migrations, its columns, its JSON text and usage rows), the
+   baseline of this same run, and prints the size per result of both and their ratio; then
+   upgrades a copy of the baseline in place (its conversion, then the file compacted),
+   prints how long that took and its size, and checks that every record reads back the same
+   as from the new store.
 3. Reads back: `scorers results --run`, `scorers report` and `scorers results --format csv`,
    each in a process of its own (wall and CPU seconds, peak memory); the CSV export beside its
    baseline, the same export through the records (the path every export took before, and
    still takes for a store that cannot hand over what it saved), whose file must be
    byte-for-byte the same; what a resume reads of an item (`item_records`), from the new store
    and, beside it, from the baseline as the previous release read it; and what saving a result
-   costs at schema 9 and as the previous release saved it. These two are CPU time, the least
+   costs now and as the previous release saved it. These two are CPU time, the least
    of three alternating rounds: on a busy machine wall time counts the waits for a core too.
 """
 
@@ -43,12 +44,14 @@ from engine.formatting import to_json
 from engine.judge import JudgeAnswer, TokenUsage
 from engine.store import ResultRecord, SQLiteStore
 from engine.store.sql import usage_of
-from engine.store.sqlite import MIGRATIONS
+from engine.store.sqlite_schema import MIGRATIONS
 
 RUN = "big"
-BASELINE_VERSION = 8
-#: The results' columns at schema 8, as the release before schema 9 wrote them.
-SCHEMA_8_COLUMNS = (
+#: The schema measured against: the one before this release's last, which keeps text once.
+BASELINE_VERSION = MIGRATIONS[-1].version - 1
+NEW, OLD = f"schema {MIGRATIONS[-1].version}", f"schema {BASELINE_VERSION}"
+#: The results' columns of the baseline, as the release before this one wrote them.
+OLD_COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
     "error", "error_stage", "not_scorable", "input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges",
     "content_note", "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms", "started_at", "finished_at",
@@ -118,14 +121,14 @@ def _old_column(column: str, value: Any) -> Any:
     return value.timestamp() if column.endswith("_at") else value
 
 
-def save_as_schema_8(database: SQLiteDatabase, records: list[ResultRecord]) -> None:
-    """`records` saved in one transaction as the release of schema 8 saved them: each JSON
+def save_as_baseline(database: SQLiteDatabase, records: list[ResultRecord]) -> None:
+    """`records` saved in one transaction as the release before this one saved them: each JSON
     column as its text, each record's usage rows beside it."""
     with database.transaction() as db:
         for record in records:
             values = record.model_dump()
-            row = [_old_column(column, values[column]) for column in SCHEMA_8_COLUMNS]
-            result_id = db.execute(f"INSERT INTO results ({', '.join(SCHEMA_8_COLUMNS)}) VALUES ({', '.join('?' for _ in SCHEMA_8_COLUMNS)})", row).lastrowid
+            row = [_old_column(column, values[column]) for column in OLD_COLUMNS]
+            result_id = db.execute(f"INSERT INTO results ({', '.join(OLD_COLUMNS)}) VALUES ({', '.join('?' for _ in OLD_COLUMNS)})", row).lastrowid
             db.executemany(
                 "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
                 "cached_prompt_tokens, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -134,7 +137,7 @@ def save_as_schema_8(database: SQLiteDatabase, records: list[ResultRecord]) -> N
 
 
 def write_baseline(path: Path, source: Path) -> None:
-    """The records of `source` in a store at schema 8, written as that release's save wrote them."""
+    """The records of `source` in a store at the baseline's schema, written as that release's save wrote them."""
     database = SQLiteDatabase(path, MIGRATIONS[:BASELINE_VERSION])
     database.connection.execute("PRAGMA synchronous=OFF")  # a benchmark's fixture, not a run
     with SQLiteStore(source) as store:
@@ -143,20 +146,20 @@ def write_baseline(path: Path, source: Path) -> None:
             db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", [tuple(row) for row in run])
         ids = store.ordered_ids(RUN)
         for start in range(0, len(ids), 2000):
-            save_as_schema_8(database, store.records_by_id(ids[start : start + 2000]))
+            save_as_baseline(database, store.records_by_id(ids[start : start + 2000]))
     database.close()
 
 
 def saving(folder: Path, source: Path, count: int = 5000, rounds: int = 3) -> tuple[float, float]:
     """CPU microseconds a result to save `count` of the run's records in batches of 50, as a
-    batch run saves them, into an empty store: at schema 9, and as schema 8's release did; the
+    batch run saves them, into an empty store: as this release does, and as the one before did; the
     least of `rounds` alternating rounds."""
     with SQLiteStore(source) as store:
         records = store.records_by_id(store.ordered_ids(RUN)[:count])
     best = {"new": float("inf"), "baseline": float("inf")}
     for round_ in range(rounds):
-        new, old = SQLiteStore(folder / f"saving-{round_}.sqlite"), SQLiteDatabase(folder / f"saving-8-{round_}.sqlite", MIGRATIONS[:BASELINE_VERSION])
-        for name, save in (("new", new.save_many), ("baseline", lambda batch: save_as_schema_8(old, batch))):
+        new, old = SQLiteStore(folder / f"saving-{round_}.sqlite"), SQLiteDatabase(folder / f"saving-old-{round_}.sqlite", MIGRATIONS[:BASELINE_VERSION])
+        for name, save in (("new", new.save_many), ("baseline", lambda batch: save_as_baseline(old, batch))):
             started = time.process_time()
             for start in range(0, len(records), 50):
                 save(records[start : start + 50])
@@ -184,7 +187,7 @@ def measure(command: list[str]) -> tuple[float, float, float]:
     return time.perf_counter() - started, float(cpu), int(peak) / 1024
 
 
-#: The CSV export through the records, as every export ran before schema 9 (and still runs
+#: The CSV export through the records, as every export ran before this release (and still runs
 #: for a store that cannot hand over what it saved): each record read into a ResultRecord,
 #: its cells written from it.
 EXPORT_THROUGH_RECORDS = """
@@ -196,11 +199,11 @@ with SQLiteStore(sys.argv[1], reading=True) as store, open(sys.argv[2], "w", enc
     out.writelines(export_records(iter(export), "csv", export.step_ids()))
 """
 
-def read_as_schema_8(database: SQLiteDatabase, run: str, item_id: str) -> list[ResultRecord]:
-    """What a resume reads of an item from a store at schema 8, as that release read it."""
+def read_as_baseline(database: SQLiteDatabase, run: str, item_id: str) -> list[ResultRecord]:
+    """What a resume reads of an item from the baseline, as the release before this one read it."""
     records = []
     for row in database.read("SELECT * FROM results WHERE run = ? AND item_id = ? ORDER BY id", (run, item_id)):
-        data = {column: row[column] for column in SCHEMA_8_COLUMNS}
+        data = {column: row[column] for column in OLD_COLUMNS}
         for column in _JSON:
             data[column] = None if data[column] is None else json.loads(data[column])
         data["metadata"] = data["metadata"] or {}
@@ -218,10 +221,10 @@ def resume_reads(new: Path, baseline: Path, count: int, rounds: int = 3) -> tupl
     waits for a core too)."""
     keys = [f"item-{n}" for n in range(0, count, 5)]
     store, database = SQLiteStore(new), SQLiteDatabase(baseline, MIGRATIONS[:BASELINE_VERSION])
-    assert [store.item_records(RUN, key) for key in keys[:200]] == [read_as_schema_8(database, RUN, key) for key in keys[:200]]
+    assert [store.item_records(RUN, key) for key in keys[:200]] == [read_as_baseline(database, RUN, key) for key in keys[:200]]
     best = {"new": float("inf"), "baseline": float("inf")}
     for _ in range(rounds):
-        for name, read in (("new", lambda key: store.item_records(RUN, key)), ("baseline", lambda key: read_as_schema_8(database, RUN, key))):
+        for name, read in (("new", lambda key: store.item_records(RUN, key)), ("baseline", lambda key: read_as_baseline(database, RUN, key))):
             started = time.process_time()
             for key in keys:
                 read(key)
@@ -252,7 +255,7 @@ def main() -> None:
     arguments = parser.parse_args()
     folder = arguments.folder or Path(tempfile.mkdtemp(prefix="bench-big-runs-"))
     folder.mkdir(parents=True, exist_ok=True)
-    new, baseline, upgraded = folder / "big.sqlite", folder / "schema-8.sqlite", folder / "upgraded.sqlite"
+    new, baseline, upgraded = folder / "big.sqlite", folder / f"schema-{BASELINE_VERSION}.sqlite", folder / "upgraded.sqlite"
     count = arguments.items
     print(f"{count:,} items, hallucination scorer; stores in {folder}")
 
@@ -266,11 +269,11 @@ def main() -> None:
     with SQLiteStore(new) as store:
         results = store.item_count(RUN)
     old_bytes, new_bytes = size(baseline), size(new)
-    print(f"size, schema 8         {old_bytes / 1e6:7.1f} MB  {old_bytes / results:6,.0f} bytes a result")
-    print(f"size, schema 9         {new_bytes / 1e6:7.1f} MB  {new_bytes / results:6,.0f} bytes a result  ({new_bytes / old_bytes:.2f}x the baseline)")
+    print(f"size, {OLD:16} {old_bytes / 1e6:7.1f} MB  {old_bytes / results:6,.0f} bytes a result")
+    print(f"size, {NEW:16} {new_bytes / 1e6:7.1f} MB  {new_bytes / results:6,.0f} bytes a result  ({new_bytes / old_bytes:.2f}x the baseline)")
     seconds, upgraded_bytes = upgrade(baseline, upgraded, new)
     print(
-        f"schema 8 upgraded      {seconds:7.1f} s, its rows converted and the file compacted: {upgraded_bytes / 1e6:.1f} MB "
+        f"{OLD} upgraded      {seconds:7.1f} s, its rows converted and the file compacted: {upgraded_bytes / 1e6:.1f} MB "
         f"({upgraded_bytes / old_bytes:.2f}x); every record the same as the new store's"
     )
 
@@ -290,11 +293,11 @@ def main() -> None:
     print(f"the two CSV files are {'byte for byte the same' if same else 'DIFFERENT'} ({exported.stat().st_size / 1e6:.1f} MB)")
 
     new_save, old_save = saving(folder, new, min(5000, results))
-    print(f"saving, schema 9       {new_save:7.0f} us CPU a result (batches of 50)")
-    print(f"saving, schema 8       {old_save:7.0f} us CPU a result (schema 9: {new_save / old_save:.2f}x)")
+    print(f"saving, {NEW:14} {new_save:7.0f} us CPU a result (batches of 50)")
+    print(f"saving, {OLD:14} {old_save:7.0f} us CPU a result ({NEW}: {new_save / old_save:.2f}x)")
     new_read, old_read = resume_reads(new, baseline, results)
-    print(f"resume reads, schema 9 {new_read:7.0f} us CPU an item")
-    print(f"resume reads, schema 8 {old_read:7.0f} us CPU an item (schema 9: {new_read / old_read:.2f}x)")
+    print(f"resume reads, {NEW:9} {new_read:7.0f} us CPU an item")
+    print(f"resume reads, {OLD:9} {old_read:7.0f} us CPU an item ({NEW}: {new_read / old_read:.2f}x)")
     if not same:
         raise SystemExit(1)
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .scrub import scrub
+
 
 def plain(value: Any) -> Any:
     """Pydantic models to dicts, recursively, so expressions and JSON see plain data."""
@@ -46,8 +48,8 @@ def first_line(text: str, limit: int = 300) -> str:
 
 
 def one_line(exc: BaseException) -> str:
-    """`Kind: first line of the message` for an unexpected exception."""
-    message = first_line(str(exc), limit=1000)
+    """`Kind: first line of the message` for an unexpected exception, secrets masked."""
+    message = first_line(scrub(str(exc)), limit=1000)
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from engine import RunInfo, create_hallucination_scorer, run_evals
 from engine.cli import app
 from engine.errors import ConfigError
-from engine.store.postgres import MIGRATIONS, PostgresStore
+from engine.store.postgres import PostgresStore
+from engine.store.postgres_schema import MIGRATIONS
 from engine.testing import JudgeServer
 
 runner = CliRunner()

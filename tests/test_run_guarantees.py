@@ -5,7 +5,10 @@ runs/verdict.py). Each test here failed before those guarantees had one place.""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+
+import pytest
 
 from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
@@ -198,3 +201,62 @@ def test_a_budget_covers_the_run_across_reruns_unless_raised(judge: JudgeServer,
     assert raised.exit_code == 0, raised.output
     with SQLiteStore(store) as opened:
         assert len(opened.query(run="capped")) == 30
+
+
+def test_live_scoring_is_back_within_seconds_of_its_judge(judge: JudgeServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Ten failed calls open the judge's circuit. A reply sent while it is open waits for the
+    probe (2 s later) instead of being recorded as an error, and one sent after the judge
+    came back is scored: before, both were errors for the next 30 s."""
+    import threading
+    import time
+
+    from engine.testing import Reply
+
+    monkeypatch.setenv("SCORERS_RETRIES", "0")
+    down = threading.Event()
+    down.set()
+
+    def claims(request: object) -> Reply:
+        return Reply.fail(500, "down") if down.is_set() else Reply(answer={"claims": ["fine"]})
+
+    judge.on("Claims", claims)
+    judge.on("HallucinationVerdicts", lambda request: {"verdicts": [{"statement": "fine", "verdict": "no", "reason": "r"}]})
+    judge.on("Reason", {"reason": "r"})
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["c"]}), concurrency=1)
+    for number in range(10):
+        live.submit("reply", input="q", run_id=f"down-{number}")
+    assert live.flush(timeout=30)
+    assert live.stats.errors["hallucination"] == 10  # the circuit is open now
+    down.clear()  # the judge is back
+    started = time.monotonic()
+    live.submit("reply", input="q", run_id="after")
+    assert live.flush(timeout=30)
+    assert live.stats.scored["hallucination"] == 1 and live.stats.errors["hallucination"] == 10
+    assert time.monotonic() - started < 10
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        live.submit("reply", input="q", run_id="at-close")
+        assert live.close(timeout=0.001) in (True, False)
+    assert "Task was destroyed but it is pending" not in caplog.text
+
+
+def test_a_command_that_must_write_to_a_read_only_store_is_refused_with_status_2(judge: JudgeServer, tmp_path: Path, small_disk: Path) -> None:
+    import subprocess
+
+    store = small_disk / "r.sqlite"
+    live_run(judge, store, replies=5)
+    remounted = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True)
+    if remounted.returncode != 0:
+        pytest.skip(f"cannot make the filesystem read-only here: {remounted.stderr.strip()}")
+    asked = len(judge.requests)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
+    for command in (
+        ["rescore", "--run", "agent-v1", "--scorer", "hallucination", "--as", "again", "--store", str(store)],
+        ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"],
+    ):
+        shown = runner.invoke(app, command)
+        assert shown.exit_code == 2, (command, shown.output)
+        assert "the file cannot be written (a read-only file or disk)" in shown.stderr and "Traceback" not in shown.output
+    assert len(judge.requests) == asked  # refused before any judge call
+    read = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store)])  # only reading: fine
+    assert read.exit_code == 0, read.output

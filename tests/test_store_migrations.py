@@ -13,7 +13,7 @@ from store_contract.samples import usage_figures
 from engine.errors import ConfigError
 from engine.store import BatchJob, SQLiteStore
 from engine.db.migrations import Migration, check_sequence, pending
-from engine.store.sqlite import MIGRATIONS
+from engine.store.sqlite_schema import MIGRATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -117,7 +117,7 @@ def test_an_upgraded_store_file_gives_the_space_its_results_no_longer_take_back_
     from engine.formatting import to_json
 
     path = tmp_path / "old.sqlite"
-    database = SQLiteDatabase(path, MIGRATIONS[:8])  # as the release before schema 9 left it
+    database = SQLiteDatabase(path, MIGRATIONS[:-1])  # as the release before this one left it
     rules = "\n\n".join(f"Rule {n}: judge each claim against the context only, never against what you know yourself." for n in range(12))
     with database.transaction() as db:
         for n in range(300):

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -28,8 +26,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..catalog import Catalog
-from .. import errors as error_kinds
-from ..errors import ConfigError, JudgeError
+from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
 from ..runs import (
     BatchProgress,
@@ -67,6 +64,8 @@ from .common import (
     count_items,
     one_line_errors,
     parse_thresholds,
+    fixed_in_setup,
+    sigterm_as_interrupt,
     print_json,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
@@ -163,28 +162,6 @@ class _PlainProgress:
                 now = time.monotonic()
                 if now - self.last >= WAITING_LINE_EVERY_SECONDS:
                     self._line(now, ", waiting for answers")
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
-    finished stays saved and the run is marked interrupted."""
-    try:
-        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    # A process started in the background by a non-interactive shell inherits SIGINT ignored;
-    # SIGTERM is turned into SIGINT above, so SIGINT must interrupt while the run lasts.
-    previous_interrupt = signal.getsignal(signal.SIGINT)
-    if previous_interrupt == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if previous_interrupt == signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
@@ -377,7 +354,7 @@ def eval_command(
         return
     shown = _EvalProgress(name, total)
     try:
-        with _sigterm_as_interrupt(), shown.showing():
+        with sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,
@@ -394,7 +371,7 @@ def eval_command(
     shown.finish()
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
-    elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
+    elif not fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
         _print_eval(result, shown_store, total, batch_api)
         print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
@@ -408,20 +385,13 @@ def _show_estimate(selection: Any, scorers: list[AnyScorer], cache: ResponseCach
         _print_estimate(forecast, data)
 
 
-def _fixed_in_setup(kind: str | None) -> bool:
-    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
-    model, mode, address), by its class name as the run records it."""
-    found = getattr(error_kinds, kind or "", None)
-    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
-
-
 def _verdict(result: EvalResult, resume: str) -> int:
     """The exit status, with one line on stderr saying why when it is not 0 (the verdict's
     reasons, as every runner states them)."""
     verdict = result.verdict
     if verdict.passed:
         return 0
-    status = EXIT_USAGE if result.stopped_by is not None and _fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
+    status = EXIT_USAGE if result.stopped_by is not None and fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
     errors.print(f"error: {'; '.join(verdict.reasons)}", markup=False, highlight=False, soft_wrap=True)
     if result.stopped_by is not None or result.counts.failed:
         errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)

@@ -38,7 +38,7 @@ from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error
-from .secrets import install_log_filter, remember_secret
+from ..scrub import install_log_filter, remember_secret
 
 if TYPE_CHECKING:
     import instructor

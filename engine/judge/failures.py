@@ -26,7 +26,7 @@ from ..formatting import first_line, refusal
 from .config import JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeRequest
-from .secrets import scrub
+from ..scrub import scrub
 
 
 def cause_of(exc: BaseException) -> BaseException:

@@ -19,7 +19,9 @@ from pydantic import BaseModel, Field
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
+from ..runs.verdict import Verdict
 from ..runs.stored.reading import (
+    stored_verdict,
     compare_runs,
     existing_run,
     labelled_of,
@@ -135,6 +137,7 @@ class Report(BaseModel):
     export: str = Field(default="", description="The command that exports every item")
     comparisons: list[Comparison]
     usage: list[UsageLine]
+    verdicts: dict[str, Verdict] = Field(default_factory=dict, description="Per run (not live runs): whether it passed, and why not")
 
 
 def _text(value: Any) -> str:
@@ -247,7 +250,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
         columns=columns, labels={section.key: section.label for section in sections}, items=ordered, item_count=item_count,
         shown="; ".join(shown_notes) or None, export=" · ".join(f"scorers results --run {name} --format csv" for name in names),
-        comparisons=comparisons, usage=usage,
+        comparisons=comparisons, usage=usage, verdicts={info.name: stored_verdict(store, info) for info in infos if info.kind != "live"},
     )  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from typing import Literal, get_args
 from ..errors import ConfigError, JudgeError
 from .calls import ScoringCalls
 from .context import GetContext
-from .plan import Direction, ScorerPlan
+from .plan import ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer

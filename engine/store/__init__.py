@@ -10,10 +10,12 @@ from ..db import redact_url
 from ..errors import ConfigError
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ClaimedItem,
     ContentNote,
+    DeliveryState,
     Direction,
     KeepsAlerts,
     KeepsBatchJobs,
@@ -57,9 +59,11 @@ def store_location(store: Store) -> str:
 
 __all__ = [
     "CONTENT_FIELDS",
+    "AlertDelivery",
     "AlertRecord",
     "BatchJob",
     "ContentNote",
+    "DeliveryState",
     "FILE_PATH",
     "KeepsAlerts",
     "ClaimedItem",

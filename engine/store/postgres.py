@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..db import Migration, check_sequence, split_statements
 from ..db.postgres import PostgresDatabase
 from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ClaimedItem,
@@ -29,167 +29,13 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row, pack_bodies
+from .postgres_schema import MIGRATIONS, PIECES
+from .sql import RESULT_COLUMNS, SQLResults
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg.rows import DictRow
 
-_SCHEMA_V1 = """
-CREATE TABLE runs (
-    name        TEXT PRIMARY KEY,
-    source      TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    created_at  TIMESTAMPTZ NOT NULL,
-    updated_at  TIMESTAMPTZ NOT NULL,
-    meta        JSON NOT NULL DEFAULT '{}'
-);
-CREATE TABLE results (
-    id                BIGSERIAL PRIMARY KEY,
-    run               TEXT NOT NULL,
-    source            TEXT NOT NULL,
-    item_id           TEXT NOT NULL,
-    item_index        INTEGER,
-    scorer_id         TEXT NOT NULL,
-    scorer_hash       TEXT,
-    model             TEXT,
-    direction         TEXT NOT NULL,
-    score             DOUBLE PRECISION,
-    reason            TEXT,
-    error             TEXT,
-    error_stage       TEXT,
-    input             JSON,
-    output            JSON,
-    context           JSON,
-    ground_truth      JSON,
-    metadata          JSON,
-    steps             JSON,
-    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    total_tokens      INTEGER NOT NULL DEFAULT 0,
-    latency_ms        DOUBLE PRECISION,
-    started_at        TIMESTAMPTZ NOT NULL,
-    finished_at       TIMESTAMPTZ NOT NULL,
-    UNIQUE (run, item_id, scorer_id)
-);
-CREATE INDEX results_by_scorer ON results (scorer_id, finished_at);
-CREATE INDEX results_by_time ON results (finished_at);
-CREATE INDEX results_by_run_scorer ON results (run, scorer_id, score);
-CREATE INDEX results_by_run_time ON results (run, finished_at);
-CREATE TABLE work_items (
-    run          TEXT NOT NULL,
-    item_index   INTEGER NOT NULL,
-    item_id      TEXT,
-    payload      JSON NOT NULL,
-    claimed_by   TEXT,
-    lease_until  TIMESTAMPTZ,
-    claims       INTEGER NOT NULL DEFAULT 0,
-    finished_at  TIMESTAMPTZ,
-    PRIMARY KEY (run, item_index)
-);
-CREATE INDEX work_items_open ON work_items (run, item_index) WHERE finished_at IS NULL
-"""
-
-# A record's jury and each judge's steps as rows, for JSON that may hold something else.
-_JUDGES = "json_array_elements(CASE WHEN json_typeof(r.judges) = 'array' THEN r.judges ELSE '[]'::json END)"
-_JUDGE_STEPS = "json_each(CASE WHEN json_typeof(j.value -> 'steps') = 'object' THEN j.value -> 'steps' ELSE '{}'::json END)"
-
-#: Numbered like the SQLite store's migrations where the two hold the same tables, so one
-#: version means one set of features in either store.
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "runs, results and the shared work queue", split_statements(_SCHEMA_V1)),
-    Migration(
-        2,
-        "a jury's judges and whether they disagreed",
-        ("ALTER TABLE results ADD COLUMN judges JSON", "ALTER TABLE results ADD COLUMN disagreement BOOLEAN"),
-    ),
-    Migration(
-        3,
-        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
-        (
-            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
-            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at TIMESTAMPTZ NOT NULL, "
-            "updated_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (run, batch_id))",
-        ),
-    ),
-    Migration(
-        4,
-        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
-        (
-            "ALTER TABLE results ADD COLUMN item_hash TEXT",
-            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
-            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
-            "host TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
-        ),
-    ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
-    Migration(
-        6,
-        "a big run's figures read from one index, not from its records (scorers results, the report)",
-        # Labels are JSON here, which a btree cannot hold: the rest of SQLite's index.
-        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, item_index, item_id)",),
-    ),
-    Migration(
-        7,
-        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
-        (
-            "ALTER TABLE results ADD COLUMN content_note JSON",
-            "CREATE TABLE monitor_alerts (id BIGSERIAL PRIMARY KEY, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
-            "kind TEXT NOT NULL, value DOUBLE PRECISION, message TEXT NOT NULL, payload JSON NOT NULL, fired_at TIMESTAMPTZ NOT NULL)",
-            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
-        ),
-    ),
-    Migration(
-        8,
-        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps; "
-        "a run's failures and its items' order read from indexes (scorers results, the report)",
-        (
-            "CREATE INDEX results_failures ON results (run, finished_at) WHERE error IS NOT NULL",
-            "CREATE INDEX results_item_positions ON results (run, item_id, item_index)",
-            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
-            "CREATE TABLE result_usage (result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE, model TEXT, "
-            "batch BOOLEAN NOT NULL, judge_calls INTEGER NOT NULL, cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
-            "completion_tokens INTEGER NOT NULL, cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
-            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
-            # The figures of the results already stored, read from their steps as usage() did
-            # before this version (engine/store/sql.py's usage_of follows the same rules).
-            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
-            "cached_prompt_tokens, reasoning_tokens) "
-            "SELECT c.result_id, c.model, COALESCE((c.step ->> 'batch') = 'true', false) AS batch, "
-            "SUM(CASE WHEN json_typeof(c.step -> 'usage') = 'object' THEN 1 ELSE 0 END), "
-            "SUM(CASE WHEN (c.step ->> 'cached') = 'true' THEN 1 ELSE 0 END), "
-            + ", ".join(
-                f"SUM(COALESCE((c.step -> 'usage' ->> '{field}')::bigint, 0))"
-                for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens")
-            )
-            + " FROM ("
-            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s"
-            f" WHERE NOT EXISTS (SELECT 1 FROM {_JUDGES} AS j, {_JUDGE_STEPS} AS s2)"
-            f" UNION ALL SELECT r.id, j.value ->> 'model', s.value FROM results AS r, {_JUDGES} AS j, {_JUDGE_STEPS} AS s"
-            ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
-            " GROUP BY c.result_id, c.model, batch",
-        ),
-    ),
-    Migration(
-        9,
-        "each paragraph of the steps' prompts and answers kept once, compressed, and shared by every result that holds it; "
-        "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
-        (
-            # A row without a body is a text seen once, kept in the record that held it.
-            "CREATE TABLE contents (id BIGSERIAL PRIMARY KEY, digest BYTEA NOT NULL UNIQUE, body BYTEA)",
-            "ALTER TABLE results ADD COLUMN item BYTEA, ADD COLUMN step_ids TEXT, ADD COLUMN body BYTEA, ADD COLUMN pieces BIGINT[]",
-            # Compressed already: not compressed again when moved out of line.
-            "ALTER TABLE contents ALTER COLUMN body SET STORAGE EXTERNAL",
-            "ALTER TABLE results ALTER COLUMN item SET STORAGE EXTERNAL, ALTER COLUMN body SET STORAGE EXTERNAL",
-            # results_outcomes begins with the same columns.
-            "DROP INDEX results_by_run_scorer",
-        ),
-        # The rows' old versions are space autovacuum gives to later writes; only VACUUM FULL,
-        # which locks the table while it copies it, would give it back to the disk.
-        lambda connection: _convert_rows(connection),
-    ),
-)
-check_sequence(MIGRATIONS)
 
 _INSERT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('%s' for _ in RESULT_COLUMNS)}) "
@@ -204,50 +50,8 @@ _PIECES_LOCK = 7_715_123_003
 _SWEEP = "DELETE FROM contents WHERE body IS NULL OR id IN (SELECT id FROM contents EXCEPT SELECT unnest(pieces) FROM results)"
 
 
-class _Pieces:
-    """The `contents` table of a PostgreSQL store. Written in the digests' order, the same
-    for every writer, so two saves storing the same new pieces never wait on each other in
-    a circle."""
-
-    def find(self, db: psycopg.Connection[Any], names: list[bytes]) -> dict[bytes, tuple[int, bool]]:
-        from psycopg.rows import tuple_row
-
-        with db.cursor(row_factory=tuple_row) as cursor:
-            rows = cursor.execute("SELECT id, digest, body IS NOT NULL FROM contents WHERE digest = ANY(%s)", (names,)).fetchall()
-        return {bytes(name): (int(number), bool(kept)) for number, name, kept in rows}
-
-    def keep(self, db: psycopg.Connection[Any], texts: dict[bytes, bytes], seen: list[bytes]) -> dict[bytes, int]:
-        names = sorted(texts)
-        if seen:
-            db.execute("INSERT INTO contents (digest) SELECT unnest(%s::bytea[]) ON CONFLICT (digest) DO NOTHING", (seen,))
-        if names:
-            db.execute(
-                "INSERT INTO contents (digest, body) SELECT * FROM unnest(%s::bytea[], %s::bytea[]) "
-                "ON CONFLICT (digest) DO UPDATE SET body = excluded.body WHERE contents.body IS NULL",
-                (names, [texts[name] for name in names]),
-            )
-        return {name: number for name, (number, _) in self.find(db, names).items()}
 
 
-PIECES = _Pieces()
-
-
-def _convert_rows(db: psycopg.Connection[Any]) -> None:
-    """Schema 9: each result stored before it re-encoded as `save_many` writes it, a thousand
-    at a time (the migration's one transaction holds them all); then the columns it leaves."""
-    from psycopg.rows import dict_row
-
-    last = 0
-    with db.cursor(row_factory=dict_row) as cursor:
-        while rows := cursor.execute(f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > %s ORDER BY id LIMIT 1000", (last,)).fetchall():
-            converted = [converted_row(row) for row in rows]
-            bodies = pack_bodies(db, PIECES, [steps for _, steps in converted])
-            cursor.executemany(
-                "UPDATE results SET item = %s, step_ids = %s, body = %s, pieces = %s WHERE id = %s",
-                [(item, step_ids, body, ids or None, row["id"]) for row, (item, _), (body, step_ids, ids) in zip(rows, converted, bodies)],
-            )
-            last = rows[-1]["id"]
-    db.execute("ALTER TABLE results " + ", ".join(f"DROP COLUMN {field}" for field in LEGACY_FIELDS))
 # A run's latest activity: records no longer touch the run's row (which every writer of a
 # big shared run would otherwise queue on), so it is read from the records.
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
@@ -470,17 +274,60 @@ class PostgresStore(SQLResults):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord) -> None:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, self.database.json_value(alert.payload), alert.fired_at),
-            )
+            row = db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, self.database.json_value(alert.payload), alert.fired_at, alert.episode),
+            ).fetchone()
+            assert row is not None
+            alert_id = int(row["id"])
+            for target, name in deliveries:
+                db.execute(
+                    "INSERT INTO alert_deliveries (alert_id, target, target_name, state, next_attempt_at) VALUES (%s, %s, %s, 'pending', %s)",
+                    (alert_id, target, name, alert.fired_at),
+                )
+        return alert.model_copy(update={"id": alert_id})
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         where, parameters = ("WHERE monitor = %s", [monitor]) if monitor is not None else ("", [])
         rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT %s", [*parameters, int(limit)])
-        return [AlertRecord.model_validate({key: value for key, value in row.items() if key != "id"}) for row in rows]
+        return [AlertRecord.model_validate(dict(row)) for row in rows]
+
+    def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
+        conditions: list[str] = []
+        parameters: list[Any] = []
+        if pending_only:
+            conditions.append("d.state = 'pending'")
+        if due_by is not None:
+            conditions.append("d.next_attempt_at <= %s")
+            parameters.append(due_by)
+        if monitor is not None:
+            conditions.append("a.monitor = %s")
+            parameters.append(monitor)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._read(
+            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
+            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
+            parameters,
+        )
+        alert_fields = set(AlertRecord.model_fields)
+        return [
+            AlertDelivery(
+                id=row["delivery_id"], alert=AlertRecord.model_validate({key: value for key, value in row.items() if key in alert_fields}),
+                target=row["target"], where=row["target_name"], state=row["state"], attempts=row["attempts"],
+                next_attempt_at=row["next_attempt_at"], last_error=row["last_error"], delivered_at=row["delivered_at"],
+            )  # fmt: skip
+            for row in rows
+        ]
+
+    def record_delivery(self, delivery: AlertDelivery) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE alert_deliveries SET state = %s, attempts = %s, next_attempt_at = %s, last_error = %s, delivered_at = %s WHERE id = %s",
+                (delivery.state, delivery.attempts, delivery.next_attempt_at, delivery.last_error, delivery.delivered_at, delivery.id),
+            )
 
     def expire_content(self, run: str, before: datetime) -> int:
         with self._transaction() as db:

@@ -76,7 +76,7 @@ _ITEM, _STEP_IDS, _BODY, _PIECES = _AT["item"], _AT["step_ids"], _AT["body"], _A
 _TEXTS_KEPT = 4096
 #: Ids in one `IN (...)` list.
 _CHUNK = 500
-#: The columns store schema 9 took a row's content from (kept in `item`, `body` and pieces since).
+#: The columns store schema 10 took a row's content from (kept in `item`, `body` and pieces since).
 LEGACY_FIELDS = (*CONTENT_FIELDS, "steps", "judges")
 
 
@@ -127,7 +127,7 @@ def pack_bodies(db: Any, table: PieceTable, records: list[Steps]) -> list[tuple[
 
 
 def converted_row(values: dict[str, Any]) -> tuple[bytes | None, Steps]:
-    """A row as stores kept it before schema 9 (LEGACY_FIELDS, read as values): its item's
+    """A row as stores kept it before schema 10 (LEGACY_FIELDS, read as values): its item's
     blob as kept now, and its steps and jury for `pack_bodies`."""
     steps = {key: StepRecord.model_validate(step) for key, step in (values["steps"] or {}).items()}
     judges = None if values["judges"] is None else [JudgeVerdict.model_validate(judge) for judge in values["judges"]]

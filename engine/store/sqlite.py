@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..db import Migration, check_sequence, split_statements
 from ..db.sqlite import SQLiteDatabase, failure_name, failure_reason
 from ..errors import ConfigError, StoreError
 from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
+    AlertDelivery,
     AlertRecord,
     BatchJob,
     ResultRecord,
@@ -24,163 +24,9 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .sql import LEGACY_FIELDS, RESULT_COLUMNS, SQLResults, converted_row, pack_bodies
+from .sql import RESULT_COLUMNS, SQLResults
+from .sqlite_schema import MIGRATIONS, OUR_TABLES, PIECES, piece_list
 
-_RESULTS_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    name        TEXT PRIMARY KEY,
-    source      TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    created_at  REAL NOT NULL,
-    updated_at  REAL NOT NULL,
-    meta        TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS results (
-    id                INTEGER PRIMARY KEY AUTOINCREMENT,
-    run               TEXT NOT NULL,
-    source            TEXT NOT NULL,
-    item_id           TEXT NOT NULL,
-    item_index        INTEGER,
-    scorer_id         TEXT NOT NULL,
-    scorer_hash       TEXT,
-    model             TEXT,
-    direction         TEXT NOT NULL,
-    score             REAL,
-    reason            TEXT,
-    error             TEXT,
-    error_stage       TEXT,
-    input             TEXT,
-    output            TEXT,
-    context           TEXT,
-    ground_truth      TEXT,
-    metadata          TEXT,
-    steps             TEXT,
-    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    total_tokens      INTEGER NOT NULL DEFAULT 0,
-    latency_ms        REAL,
-    started_at        REAL NOT NULL,
-    finished_at       REAL NOT NULL,
-    UNIQUE (run, item_id, scorer_id)
-);
-CREATE INDEX IF NOT EXISTS results_by_scorer ON results (scorer_id, finished_at);
-CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
-CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
-"""
-
-#: The schema, one migration per release that changed it (see engine/db/migrations.py). Version 1 is
-#: the first released schema: its statements are idempotent because files of that release
-#: already hold its tables.
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "runs and results", split_statements(_RESULTS_DDL)),
-    Migration(
-        2,
-        "a jury's judges and whether they disagreed",
-        ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
-    ),
-    Migration(
-        3,
-        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
-        (
-            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
-            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, "
-            "PRIMARY KEY (run, batch_id))",
-        ),
-    ),
-    Migration(
-        4,
-        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
-        (
-            # Reuse a stored result only for the same item content (and the same scorer, whose
-            # fingerprint scorer_hash now also covers options and judge settings).
-            "ALTER TABLE results ADD COLUMN item_hash TEXT",
-            # The scorer could not judge the item: a third outcome beside scores and errors.
-            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
-            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
-            "host TEXT NOT NULL, expires_at REAL NOT NULL)",
-        ),
-    ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
-    Migration(
-        6,
-        "a big run's figures read from one index, not from its records (scorers results, the report)",
-        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, expected, item_index, item_id, error, not_scorable)",),
-    ),
-    Migration(
-        7,
-        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
-        (
-            "ALTER TABLE results ADD COLUMN content_note TEXT",
-            "CREATE TABLE monitor_alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
-            "kind TEXT NOT NULL, value REAL, message TEXT NOT NULL, payload TEXT NOT NULL, fired_at REAL NOT NULL)",
-            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
-        ),
-    ),
-    Migration(
-        8,
-        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps; "
-        "a run's failures and its items' order read from indexes (scorers results, the report)",
-        (
-            "CREATE INDEX results_failures ON results (run, finished_at) WHERE error IS NOT NULL",
-            "CREATE INDEX results_item_positions ON results (run, item_id, item_index)",
-            "CREATE TABLE result_usage (result_id INTEGER NOT NULL, model TEXT, batch INTEGER NOT NULL, judge_calls INTEGER NOT NULL, "
-            "cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
-            "cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
-            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
-            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
-            "CREATE TRIGGER result_usage_goes_with_its_result AFTER DELETE ON results "
-            "BEGIN DELETE FROM result_usage WHERE result_id = OLD.id; END",
-            # The figures of the results already stored, read from their steps as usage() did
-            # before this version (engine/store/sql.py's usage_of follows the same rules).
-            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
-            "cached_prompt_tokens, reasoning_tokens) "
-            "SELECT c.result_id, c.model, COALESCE(json_extract(c.step, '$.batch'), 0) AS batch, "
-            "SUM(json_extract(c.step, '$.usage') IS NOT NULL), SUM(COALESCE(json_extract(c.step, '$.cached'), 0)), "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.completion_tokens'), 0)), "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.cached_prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.reasoning_tokens'), 0)) "
-            "FROM ("
-            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s "
-            "WHERE NOT EXISTS (SELECT 1 FROM json_each(r.judges) AS j, json_each(j.value, '$.steps')) "
-            "UNION ALL SELECT r.id, json_extract(j.value, '$.model'), s.value "
-            "FROM results AS r, json_each(r.judges) AS j, json_each(j.value, '$.steps') AS s"
-            ") AS c "
-            "WHERE json_extract(c.step, '$.usage') IS NOT NULL OR json_extract(c.step, '$.cached') "
-            "GROUP BY c.result_id, c.model, batch",
-        ),
-    ),
-    Migration(
-        9,
-        "each paragraph of the steps' prompts and answers kept once, compressed, and shared by every result that holds it; "
-        "the rest of a result compressed on its row (engine/store/contents.py); the results already stored converted",
-        (
-            # AUTOINCREMENT: an id is never given to another text, so readers may keep texts by id.
-            # A row without a body is a text seen once, kept in the record that held it.
-            "CREATE TABLE contents (id INTEGER PRIMARY KEY AUTOINCREMENT, digest BLOB NOT NULL UNIQUE, body BLOB)",
-            "ALTER TABLE results ADD COLUMN item BLOB",
-            "ALTER TABLE results ADD COLUMN body BLOB",
-            "ALTER TABLE results ADD COLUMN pieces TEXT",
-            "ALTER TABLE results ADD COLUMN step_ids TEXT",
-            # results_outcomes begins with the same columns.
-            "DROP INDEX results_by_run_scorer",
-            # The columns the rows leave (input, output, context, ground_truth, metadata, steps,
-            # judges) stay, empty: dropping a column needs SQLite 3.35 and rewrites the table.
-            # A process of an older release still writing them would leave results this one
-            # reads empty: its writes fail instead, saying why.
-            *(
-                f"CREATE TRIGGER results_of_an_older_release_{event.split()[0].lower()} BEFORE {event} ON results "
-                f"WHEN {' OR '.join(f'NEW.{field} IS NOT NULL' for field in LEGACY_FIELDS)} "
-                "BEGIN SELECT RAISE(ABORT, 'this results store was upgraded by a newer release of llm-scorers (store schema 9): "
-                "upgrade llm-scorers to write to it'); END"
-                for event in ("INSERT", f"UPDATE OF {', '.join(LEGACY_FIELDS)}")
-            ),
-        ),
-        lambda connection: _convert_rows(connection),
-        shrinks=True,
-    ),
-)
-check_sequence(MIGRATIONS)
-#: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "result_usage", "contents", "batch_jobs", "run_leases", "monitor_alerts", "sqlite_sequence"}
 
 _INSERT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' for _ in RESULT_COLUMNS)}) "
@@ -214,55 +60,12 @@ def _moment(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
-class _Pieces:
-    """The `contents` table of an SQLite store (written inside a write transaction, which a
-    sweep cannot run beside)."""
-
-    def find(self, db: sqlite3.Connection, names: list[bytes]) -> dict[bytes, tuple[int, bool]]:
-        found: dict[bytes, tuple[int, bool]] = {}
-        for start in range(0, len(names), 500):
-            chunk = names[start : start + 500]
-            rows = db.execute(f"SELECT id, digest, body IS NOT NULL FROM contents WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk)
-            found.update((bytes(row[1]), (row[0], bool(row[2]))) for row in rows)
-        return found
-
-    def keep(self, db: sqlite3.Connection, texts: dict[bytes, bytes], seen: list[bytes]) -> dict[bytes, int]:
-        db.executemany("INSERT INTO contents (digest) VALUES (?) ON CONFLICT (digest) DO NOTHING", [(name,) for name in seen])
-        db.executemany(
-            "INSERT INTO contents (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO UPDATE SET body = excluded.body WHERE body IS NULL",
-            list(texts.items()),
-        )
-        return {name: number for name, (number, _) in self.find(db, list(texts)).items()}
-
-
-PIECES = _Pieces()
-
-
-def _convert_rows(db: sqlite3.Connection) -> None:
-    """Schema 9: each result stored before it re-encoded as `save_many` writes it, a thousand
-    at a time (the migration's one transaction holds them all)."""
-    last = 0
-    cleared = ", ".join(f"{field} = NULL" for field in LEGACY_FIELDS)
-    while rows := db.execute(f"SELECT id, {', '.join(LEGACY_FIELDS)} FROM results WHERE id > ? ORDER BY id LIMIT 1000", (last,)).fetchall():
-        converted = [converted_row({field: _from_json(row[field]) for field in LEGACY_FIELDS}) for row in rows]
-        bodies = pack_bodies(db, PIECES, [steps for _, steps in converted])
-        db.executemany(
-            f"UPDATE results SET item = ?, step_ids = ?, body = ?, pieces = ?, {cleared} WHERE id = ?",
-            [(item, step_ids, body, _piece_list(ids), row["id"]) for row, (item, _), (body, step_ids, ids) in zip(rows, converted, bodies)],
-        )
-        last = rows[-1]["id"]
-
-
-def _piece_list(ids: list[int]) -> str | None:
-    return to_json(ids, separators=(",", ":")) if ids else None
-
-
 def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], None]:
     def check(connection: sqlite3.Connection, version: int) -> None:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version == 0 and tables - _OUR_TABLES:
+        if version == 0 and tables - OUR_TABLES:
             raise ConfigError(
-                f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - OUR_TABLES))}), "
                 "not a results store; give another",
                 parameter="store",
             )
@@ -416,7 +219,7 @@ class SQLiteStore(SQLResults):
 
     @staticmethod
     def _stored_piece_ids(ids: list[int]) -> str | None:
-        return _piece_list(ids)
+        return piece_list(ids)
 
     @staticmethod
     def _stored_moment(moment: datetime) -> float:
@@ -453,23 +256,60 @@ class SQLiteStore(SQLResults):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord) -> None:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at)),
+            cursor = db.execute(
+                "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at), alert.episode),
             )
+            alert_id = cursor.lastrowid
+            for target, name in deliveries:
+                db.execute(
+                    "INSERT INTO alert_deliveries (alert_id, target, target_name, state, next_attempt_at) VALUES (?, ?, ?, 'pending', ?)",
+                    (alert_id, target, name, _timestamp(alert.fired_at)),
+                )
+        return alert.model_copy(update={"id": alert_id})
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         where, parameters = ("WHERE monitor = ?", [monitor]) if monitor is not None else ("", [])
         rows = self._read(f"SELECT * FROM monitor_alerts {where} ORDER BY fired_at DESC, id DESC LIMIT ?", [*parameters, int(limit)])
+        return [_alert(row) for row in rows]
+
+    def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
+        conditions: list[str] = []
+        parameters: list[Any] = []
+        if pending_only:
+            conditions.append("d.state = 'pending'")
+        if due_by is not None:
+            conditions.append("d.next_attempt_at <= ?")
+            parameters.append(_timestamp(due_by))
+        if monitor is not None:
+            conditions.append("a.monitor = ?")
+            parameters.append(monitor)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._read(
+            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
+            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
+            parameters,
+        )
         return [
-            AlertRecord(
-                monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
-                payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]),
+            AlertDelivery(
+                id=row["delivery_id"], alert=_alert(row), target=row["target"], where=row["target_name"], state=row["state"],
+                attempts=row["attempts"], next_attempt_at=_moment(row["next_attempt_at"]), last_error=row["last_error"],
+                delivered_at=_moment(row["delivered_at"]) if row["delivered_at"] is not None else None,
             )  # fmt: skip
             for row in rows
         ]
+
+    def record_delivery(self, delivery: AlertDelivery) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE alert_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?",
+                (
+                    delivery.state, delivery.attempts, _timestamp(delivery.next_attempt_at), delivery.last_error,
+                    _timestamp(delivery.delivered_at) if delivery.delivered_at is not None else None, delivery.id,
+                ),
+            )  # fmt: skip
 
     def expire_content(self, run: str, before: datetime) -> int:
         note = to_json({field: "expired" for field in CONTENT_FIELDS})
@@ -482,3 +322,10 @@ class SQLiteStore(SQLResults):
 
     def close(self) -> None:
         self.database.close()
+
+
+def _alert(row: Any) -> AlertRecord:
+    return AlertRecord(
+        id=row["id"], monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
+        payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]), episode=row["episode"],
+    )  # fmt: skip

@@ -25,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ScorerError
-from ..judge import ResponseCache, scrub
+from ..judge import ResponseCache
+from ..scrub import scrub
 from ..store import Store
 from .runner import Runner
 from .session import Session

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge import ResponseCache, scrub
+from ..judge import ResponseCache
+from ..scrub import scrub
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement

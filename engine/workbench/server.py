@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import ResponseCache, install_log_filter
+from ..judge import ResponseCache
+from ..scrub import install_log_filter
 from ..store import Store, open_store
 
 LOOPBACK = "127.0.0.1"

@@ -139,9 +139,10 @@ class Session:
         return {"text": text + entry}
 
     def check(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The draft's problems, as `scorers check` prints them, at their files and lines."""
-        draft = self.workspace.draft(_edits(body))
-        return {"problems": [problem.as_json() for problem in self.workspace.problems(draft)]}
+        """The draft's problems, as `scorers check` prints them, at their files and lines; its
+        warnings (which do not stop a run or a save) beside them, when it has any."""
+        problems, warnings = self.workspace.checked(self.workspace.draft(_edits(body)))
+        return {"problems": [problem.as_json() for problem in problems], **({"warnings": [warning.as_json() for warning in warnings]} if warnings else {})}
 
     def items(self, body: dict[str, Any]) -> dict[str, Any]:
         data = _text(body, "data")

@@ -196,13 +196,18 @@ class Workspace:
 
     def problems(self, draft: Path) -> list[Problem]:
         """Every problem of the draft, as `scorers check` reports it for the saved files."""
+        return self.checked(draft)[0]
+
+    def checked(self, draft: Path) -> tuple[list[Problem], list[Problem]]:
+        """The draft's problems and, when it has none, its warnings (each `shown` as `scorers
+        check` prints it, code included), at the saved files' places."""
         try:
-            self.load(draft)
+            catalog = self.load(draft)
         except CatalogErrors as exc:
-            return [self._problem(problem, draft.parent) for problem in exc.problems]
+            return [self._problem(problem, draft.parent) for problem in exc.problems], []
         except ConfigError as exc:
-            return [self._problem(exc, draft.parent)]
-        return []
+            return [self._problem(exc, draft.parent)], []
+        return [], [self._problem(warning, draft.parent) for warning in catalog.warnings]
 
     def _problem(self, problem: ConfigError, root: Path) -> Problem:
         relative: str | None = None
@@ -216,7 +221,8 @@ class Workspace:
                 relative = None
                 shown_path = self.shown(path)
         message = problem.message.replace(str(root.resolve()), str(self.folder))
-        shown = str(ConfigError(message, shown_path, problem.line, problem.column))
+        code = getattr(problem, "code", None)
+        shown = str(ConfigError(f"warning: {message} [{code}]" if code else message, shown_path, problem.line, problem.column))
         return Problem(relative, problem.line, problem.column, message, shown)
 
     # ------------------------------------------------------------------------ a scorer

@@ -61,7 +61,7 @@ class Backend:
 
 
 def sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    from engine.store.sqlite import MIGRATIONS
+    from engine.store.sqlite_schema import MIGRATIONS
 
     path = tmp_path / "results.sqlite"
     return Backend(
@@ -78,7 +78,7 @@ def postgresql(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     from psycopg.types.json import Json
 
     from engine.db.postgres import PostgresDatabase
-    from engine.store.postgres import MIGRATIONS
+    from engine.store.postgres_schema import MIGRATIONS
 
     url: str = request.getfixturevalue("postgres_url")
 

@@ -60,3 +60,23 @@ def test_a_live_replys_content_expires_and_its_scores_and_steps_stay(store: Stor
     assert (cleared.score, cleared.steps) == (old.score, old.steps)
     assert records["recent"] == recent and records["q1"] == sample_records("live")[0]
     assert store.query(run="other") == [elsewhere]
+
+
+def test_an_alerts_deliveries_are_kept_until_a_receiver_takes_them(store: Store) -> None:
+    if not isinstance(store, KeepsAlerts):
+        pytest.skip(f"{type(store).__name__} keeps no alerts")
+    alert = AlertRecord(monitor="m", scorer_id="hallucination", kind="alert", value=0.9, message="ALERT m", episode="m-1", fired_at=START)
+    saved = store.save_alert(alert, deliveries=[("hook-a", "https://a.example"), ("hook-b", "SCORERS_HOOK")])
+    store.save_alert(AlertRecord(monitor="other", scorer_id="hallucination", kind="alert", message="ALERT other", fired_at=START + timedelta(minutes=1)), [("hook-a", "https://a.example")])
+    first, second = store.deliveries(monitor="m")
+
+    taken = first.model_copy(update={"state": "delivered", "attempts": 1, "delivered_at": START + timedelta(seconds=5)})
+    store.record_delivery(taken)
+    store.record_delivery(second.model_copy(update={"attempts": 3, "last_error": "HTTP 503", "next_attempt_at": START + timedelta(hours=1)}))
+
+    assert saved.id is not None and saved.episode == "m-1" and store.alerts("m")[0] == saved
+    assert [(d.target, d.where, d.state) for d in (first, second)] == [("hook-a", "https://a.example", "pending"), ("hook-b", "SCORERS_HOOK", "pending")]
+    assert [(d.target, d.attempts, d.last_error) for d in store.deliveries(monitor="m")] == [("hook-b", 3, "HTTP 503")]
+    assert [d.alert.monitor for d in store.deliveries(due_by=START + timedelta(minutes=30))] == ["other"]  # hook-b waits an hour
+    everything = {(d.alert.monitor, d.target): d for d in store.deliveries(pending_only=False)}
+    assert everything[("m", "hook-a")] == taken and everything[("m", "hook-a")].alert.episode == "m-1"

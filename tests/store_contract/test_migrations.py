@@ -26,7 +26,7 @@ FIRST_COLUMNS = (
 ADDED = {2: ("judges", "disagreement"), 4: ("item_hash", "not_scorable"), 5: ("expected",), 7: ("content_note",)}
 JSON_COLUMNS = {"input", "output", "context", "ground_truth", "metadata", "steps", "judges", "expected", "content_note"}
 #: The first version of each table beside the results.
-USAGE_ROWS, BATCH_JOBS, LEASES, ALERTS = 8, 3, 4, 7
+USAGE_ROWS, BATCH_JOBS, LEASES, ALERTS, OUTBOX = 8, 3, 4, 7, 9
 
 
 def columns_at(version: int) -> tuple[str, ...]:
@@ -68,10 +68,20 @@ def write_as_release(backend: Backend, database: Database, version: int, records
                 f"INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES ({', '.join(mark for _ in range(5))})",
                 ("nightly", "old-worker", 7, "box", backend.moment(datetime.now(timezone.utc) + timedelta(hours=1))),
             )
-        if version >= ALERTS:
+        if ALERTS <= version < OUTBOX:
             db.execute(
                 f"INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at) VALUES ({', '.join(mark for _ in range(7))})",
                 ("m", "hallucination", "alert", 0.9, "ALERT m", backend.json({"window": 50}), backend.moment(START)),
+            )
+        if version >= OUTBOX:  # the alert with its episode, and its delivery to a webhook still to be made
+            db.execute(
+                f"INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) VALUES ({', '.join(mark for _ in range(8))})",
+                ("m", "hallucination", "alert", 0.9, "ALERT m", backend.json({"window": 50}), backend.moment(START), "m-1"),
+            )
+            db.execute(
+                f"INSERT INTO alert_deliveries (alert_id, target, target_name, state, attempts, next_attempt_at) "
+                f"SELECT id, {mark}, {mark}, 'pending', 2, {mark} FROM monitor_alerts WHERE episode = 'm-1'",
+                ("digest-of-the-hook", "https://hooks.example", backend.moment(START)),
             )
 
 
@@ -86,7 +96,7 @@ def expected_usage(records: list[ResultRecord]) -> dict[tuple[str, str | None, b
 
 
 def earlier_versions() -> list[int]:
-    from engine.store.sqlite import MIGRATIONS
+    from engine.store.sqlite_schema import MIGRATIONS
 
     return [migration.version for migration in MIGRATIONS[:-1]]
 
@@ -119,6 +129,8 @@ def test_a_store_of_an_earlier_schema_opens_with_every_row_as_it_was_saved(backe
             assert held is not None and held.owner == "old-worker"
         if isinstance(store, KeepsAlerts):
             assert [(alert.message, alert.payload) for alert in store.alerts()] == ([("ALERT m", {"window": 50})] if version >= ALERTS else [])
+            pending = [(d.alert.episode, d.where, d.attempts, d.next_attempt_at) for d in store.deliveries()]
+            assert pending == ([("m-1", "https://hooks.example", 2, START)] if version >= OUTBOX else [])
             assert store.expire_content("nightly", START) == 1  # the live reply's content, stored before expiry existed or not
             assert store.item_records("nightly", "live-1")[0].output is None
 

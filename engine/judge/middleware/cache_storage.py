@@ -22,7 +22,7 @@ from ...db import Database, Migration, check_sequence, redact_url, url_passwords
 from ...db.postgres import PostgresDatabase
 from ...db.sqlite import SQLiteDatabase, failure_reason
 from ...errors import ConfigError
-from ..secrets import install_log_filter, remember_secret
+from ...scrub import install_log_filter, remember_secret
 
 _HINT = " (--cache picks another, --no-cache turns it off)"
 

@@ -15,7 +15,8 @@ from ...formatting import to_json
 from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
 from ..results import Agreement, Comparison
-from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
+from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
+from ..verdict import Standard, Verdict, decide, judge_scorer
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 
@@ -36,6 +37,31 @@ def run_threshold(run: RunInfo, scorer_id: str) -> float:
         return float(recorded)
     limit = run.meta.get("thresholds", {}).get(scorer_id)
     return float(limit) if isinstance(limit, (int, float)) else 0.5
+
+
+def stored_verdict(store: Store, run: RunInfo) -> Verdict:
+    """Whether a stored run passed, decided as when it ran (`runs/verdict.py`), from what the
+    store holds now: its scorers' counts, the standard it was run with, and how it ended
+    (a run that did not end complete never passed). The CLI, the report and the workbench
+    show this one verdict of a stored run."""
+    meta = run.meta
+    recorded = meta.get("standard")
+    standard = Standard.model_validate(recorded) if isinstance(recorded, dict) else Standard(thresholds=dict(meta.get("thresholds") or {}))
+    stats = store.summary(run.name)
+    gated = standard.gate != "mean"
+    verdicts = []
+    for item in stats:
+        threshold = standard.thresholds.get(item.scorer_id)
+        interval = None
+        if gated and threshold is not None:
+            estimate = mean_estimate(run_scores(store, run.name, item.scorer_id))
+            interval = (estimate.low, estimate.high)
+        verdicts.append(judge_scorer(item, threshold, standard, interval))
+    last = meta.get("last_invocation") or {}
+    stopped = None if run.status in ("complete", "incomplete") else f"the run is {run.status}" + (f": {last['stopped_by']}" if last.get("stopped_by") else "")
+    failed = max((item.errors for item in stats), default=0)
+    items = max((item.total for item in stats), default=0)
+    return decide(verdicts, standard, items=items, failed_items=failed, stopped=stopped)
 
 
 def labelled_records(records: Iterable[ResultRecord]) -> list[Labelled]:
