@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from .scrub import scrub
+
 #: The fields of one run: an error about one says how to give it for one output and in a data file.
 RUN_FIELDS = ("output", "input", "context", "ground_truth", "turns", "expected_trajectory", "metadata")
 
@@ -53,7 +55,7 @@ class ScorerError(Exception):
     message: str = ""
 
     def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
-        self.message = message
+        self.message = scrub(message)  # an error quotes what it is about: never a secret in it
         self.parameter = parameter
         super().__init__(str(self))
 
@@ -245,9 +247,15 @@ class AnswerCutOffError(JudgeError):
 
 class JudgeCircuitOpenError(JudgeError):
     """Too many calls in a row to one judge failed: further calls are refused for a while
-    instead of piling up more failures."""
+    instead of piling up more failures. On a call refused without being sent, `retry_after`
+    says in how many seconds the next probe goes through, for callers that wait rather than
+    stop (live scoring); it is None on the failed call that opened the circuit."""
 
     stops_run = True
+
+    def __init__(self, message: str, step: str | None = None, *, parameter: str | None = None, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, step, parameter=parameter)
 
 
 __all__ = [

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .scrub import scrub
+
 
 def plain(value: Any) -> Any:
     """Pydantic models to dicts, recursively, so expressions and JSON see plain data."""
@@ -25,6 +27,8 @@ def to_json(value: Any, **options: Any) -> str:
     """JSON that keeps non-ASCII text readable; objects it does not know become their text.
     The text `plain(value)` would give, without copying every dict and list first: only
     what JSON has no form for goes through `_jsonable`."""
+    if not options:  # the encoder json.dumps would make for these settings, made once
+        return _ENCODER.encode(value)
     return json.dumps(value, ensure_ascii=False, default=_jsonable, **options)
 
 
@@ -36,13 +40,16 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable)
+
+
 def first_line(text: str, limit: int = 300) -> str:
     return (text.strip().splitlines() or [""])[0][:limit]
 
 
 def one_line(exc: BaseException) -> str:
-    """`Kind: first line of the message` for an unexpected exception."""
-    message = first_line(str(exc), limit=1000)
+    """`Kind: first line of the message` for an unexpected exception, secrets masked."""
+    message = first_line(scrub(str(exc)), limit=1000)
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,7 +56,8 @@ def claude(anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -
 @pytest.fixture(autouse=True)
 def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never reach a judge configured on the developer's machine, nor its response
-    cache, price file or records of checked catalogs: each test gets a cache of its own."""
+    cache, price file, records of checked catalogs or the workbench's drafts: each test gets a
+    cache of its own."""
     from engine.judge import PROVIDERS
 
     variables = {"SCORERS_MODEL", "SCORERS_MODE", "SCORERS_PRICES", *(name for provider in PROVIDERS.values() for name in provider.variables())}
@@ -63,6 +66,7 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     monkeypatch.setenv("SCORERS_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
 
 
 @pytest.fixture(scope="session")
@@ -100,3 +104,19 @@ def browser() -> Iterator[Any]:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB filesystem of its own (a tmpfs), so the disk really fills up."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.name != "posix" or os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {mounted.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -13,6 +13,7 @@ from typing import Any
 class Receiver:
     def __init__(self, fail_first: int = 0, status: int = 503, delay: float = 0.0) -> None:
         self.bodies: list[Any] = []
+        self.headers: list[dict[str, str]] = []  # of every request, taken or not
         self.attempts = 0
         self.fail_first = fail_first
         self.status = status
@@ -25,6 +26,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with receiver._lock:
                     receiver.attempts += 1
+                    receiver.headers.append(dict(self.headers.items()))
                     failing = receiver.attempts <= receiver.fail_first
                     if not failing:
                         receiver.bodies.append(json.loads(body))

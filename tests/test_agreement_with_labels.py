@@ -95,8 +95,10 @@ def test_numeric_labels_through_a_batch_run_with_a_threshold(judge: JudgeServer)
     ]
     summary = run_evals(labelled, [create_hallucination_scorer()], thresholds={"hallucination": 0.2}).summary["hallucination"]
     agreement = summary.agreement
-    assert agreement is not None and agreement.numeric is not None and agreement.binary is None
+    assert agreement is not None and agreement.numeric is not None and agreement.binary is not None
     assert agreement.numeric.spearman.value == 0.866  # judge 0, 1, 0.5 against humans 0, 1, 1
+    # 0 and 1 on a 0..1 scorer are also pass and flag: the judge (flagging above 0.2) agrees on all three.
+    assert agreement.binary.confusion.model_dump() == {"true_positive": 2, "false_positive": 0, "false_negative": 0, "true_negative": 1}
     assert agreement.numeric.mean_abs_error.value == round(0.5 / 3, 4)
     assert [(item.item_id, item.gap) for item in agreement.disagreements] == [("c", 0.5)]
 

@@ -198,10 +198,16 @@ def test_check_warns_where_a_free_string_or_list_has_no_bound_from_the_item(tmp_
     warnings = [line for line in checked.stdout.splitlines() if ": warning: " in line]
     assert warnings == [
         f"{tmp_path / 'catalog.yaml'}:10:17: warning: short.verdict: why is a free string with no bound worked out from the item "
-        "(only the default 1000 characters, which a looping judge fills); bound it in the step's `bounds:`, e.g. why: {max_length: 300}"
+        "(only the default 1000 characters, which a looping judge fills); bound it in the step's `bounds:`, e.g. why: {max_length: 300} [unbounded-answer]"
     ]
     built_in = runner.invoke(app, ["check"])
     assert "warning" not in built_in.stdout + built_in.stderr
+    # An author who means the default silences it at the step's `schema:` line, by its code.
+    catalog = (tmp_path / "catalog.yaml").read_text(encoding="utf-8")
+    (tmp_path / "catalog.yaml").write_text(catalog.replace("schema: v.yaml\n", "schema: v.yaml  # scorers: ignore[unbounded-answer]\n"), encoding="utf-8")
+    silenced = runner.invoke(app, ["check", str(tmp_path / "catalog.yaml")])
+    assert silenced.exit_code == 0, silenced.output
+    assert ": warning: " not in silenced.stdout
 
 
 def test_every_built_in_judge_step_is_bounded_from_its_inputs() -> None:

@@ -133,7 +133,7 @@ def test_a_division_by_a_count_that_can_be_zero_is_a_warning_with_the_guard_to_w
     code, lines, summary = check_lines(monkeypatch, tmp_path, "catalog.yaml")
     assert lines == [
         "catalog.yaml:14:30: warning: long-words.score.score: division by count.total, which is 0 for an empty list or text; "
-        "guard it: `count.long / count.total if count.total else 0`"
+        "guard it: `count.long / count.total if count.total else 0` [division-by-zero]"
     ]
     assert code == 0
     assert f"ok: {BUILTINS + 1} scorers in 1 catalog: 1 defined in catalog.yaml, {BUILTINS} built-in; 1 warning" in summary
@@ -175,7 +175,7 @@ def test_an_enum_value_the_prompt_never_explains_is_a_warning(tmp_path: Path, mo
     lines = [line for line in lines if ": note: " not in line]  # its unbounded strings and list, noted
     assert lines == [
         "schemas/verdicts.yaml:16:31: warning: strict-hallucination.analyze: the enum value 'partly' of verdicts.verdict is never mentioned "
-        "in the prompt hallucination/analyze.j2 and no expression compares with it: say in the prompt when the judge should answer it"
+        "in the prompt hallucination/analyze.j2 and no expression compares with it: say in the prompt when the judge should answer it [unexplained-enum]"
     ]
     assert code == 0
     # A value the score compares with is read by the scorer: no warning.

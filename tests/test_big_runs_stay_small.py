@@ -47,9 +47,9 @@ def test_agreement_past_the_sample_counts_every_item_and_lists_the_worst_disagre
     first_part = agreement_of(items[:SAMPLE_SIZE], 0.5, "lower_is_better")
 
     assert everything.binary is not None and first_part.binary is not None
-    judged_flags = sum(item.score >= 0.5 for item in items)
+    judged_flags = sum(item.score > 0.5 for item in items)  # a score on the threshold passes
     assert everything.binary.confusion.true_positive + everything.binary.confusion.false_positive == judged_flags
-    wrong = [item for item in items if (item.score >= 0.5) != item.expected]
+    wrong = [item for item in items if (item.score > 0.5) != item.expected]
     assert everything.disagreement_count == len(wrong) and len(everything.disagreements) == WORST_KEPT
     worst = sorted(wrong, key=lambda item: (-round(abs(item.score - 0.5), 4), item.index))[:WORST_KEPT]
     assert [found.item_id for found in everything.disagreements] == [item.item_id for item in worst]

@@ -54,9 +54,9 @@ def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     compiled: list[Any] = []
     real = compile_module.compile_catalog  # read when a catalog is compiled, not when engine.catalog is imported
 
-    def counting(source: Any, read: Any = None, with_inherited: bool = True) -> Any:
+    def counting(source: Any, read: Any = None, with_inherited: bool = True, warnings: Any = None) -> Any:
         compiled.append(source.path if with_inherited else (source.path, "(own scorers)"))
-        return real(source, read, with_inherited)
+        return real(source, read, with_inherited, warnings)
 
     monkeypatch.setattr(compile_module, "compile_catalog", counting)
     return compiled

@@ -99,7 +99,7 @@ def test_run_evals_returns_the_facts_a_hosts_ci_needs(judge: JudgeServer) -> Non
     assert strict.summary["hallucination"].not_scorable == 1
     # The failed item is allowed, but the item that could not be judged is not covered.
     assert errors_allowed.passed is False and errors_allowed.max_errors == 1
-    assert errors_allowed.verdict.reasons == ["hallucination: 1 of 3 items scored (33%), below the coverage floor 100%: 1 not scorable, 1 failed"]
+    assert errors_allowed.verdict.reasons == ["hallucination: below the coverage floor 100%: 1 of 3 items scored (33%): 1 failed, 1 not scorable"]
     assert lenient.passed is True and lenient.verdict.min_coverage == 0.5
 
 
@@ -239,9 +239,9 @@ def test_a_run_that_scored_nothing_fails_and_says_why(judge: JudgeServer, tmp_pa
     mixed_items = write_items(tmp_path / "mixed.jsonl", ["ok", ""])
     mixed = evaluate(mixed_items, tmp_path / "r.sqlite", "--json")
     assert mixed.exit_code == 1 and json.loads(mixed.stdout)["passed"] is False  # type: ignore[attr-defined]
-    assert "hallucination: 1 of 2 items scored (50%), below the coverage floor 100%: 1 not scorable" in mixed.stderr  # type: ignore[attr-defined]
+    assert "hallucination: below the coverage floor 100%: 1 of 2 items scored (50%): 1 not scorable" in mixed.stderr  # type: ignore[attr-defined]
     lowered = evaluate(mixed_items, tmp_path / "r.sqlite", "--min-coverage", "0.5", "--run", "lowered")
     assert lowered.exit_code == 0, lowered.stderr  # type: ignore[attr-defined]
     shown_floor = " ".join(lowered.stdout.split())  # type: ignore[attr-defined]
-    assert "Coverage floor 50% (--min-coverage): hallucination: 1 of 2 items scored (50%)." in shown_floor
+    assert "Coverage floor 50% (--min-coverage): hallucination: 1 of 2 items scored (50%): 1 not scorable." in shown_floor
     assert "not scorable item 2 (i1) hallucination: hallucination: the output is empty" in shown_floor

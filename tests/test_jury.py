@@ -122,7 +122,9 @@ def test_eval_reports_agreement_between_judges_and_with_humans(judge: JudgeServe
             "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]  # fmt: skip
     shown = runner.invoke(app, args)
     assert "jury of 2" in shown.stdout and "2 of 4 item(s) flagged" in shown.stdout
-    assert "openai/strict against the human labels: 4 labelled: Spearman rho 1 (" in " ".join(shown.stdout.split())
+    # Labels 1.0 and 0.0 on a 0..1 scorer are flag and pass too: F1 first, then the numeric figures.
+    line = " ".join(shown.stdout.split())
+    assert "openai/strict against the human labels: 4 labelled: F1 1 (" in line and "Spearman rho 1 (" in line
     as_json = runner.invoke(app, [*args[:-2], "--run", "panel-json", "--json"])
     jury = json.loads(as_json.stdout)["summary"]["hallucination"]["jury"]
     assert jury["kappa"] == 0.0  # the lenient judge always passes: no agreement beyond chance
@@ -158,7 +160,7 @@ def test_a_jury_from_the_command_line_shows_each_judge(judge: JudgeServer) -> No
 def test_a_store_from_before_juries_gains_their_columns(tmp_path: Path) -> None:
     import sqlite3
 
-    from engine.store import sqlite as store_module
+    from engine.store import sqlite_schema as store_module
     from engine.store.base import ResultRecord
 
     path = tmp_path / "old.sqlite"

@@ -114,7 +114,7 @@ def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: 
     )  # fmt: skip
     # The reply stored cut short is not re-scored, so the new run does not cover it: exit 1.
     assert result.exit_code == 1, result.output
-    assert "below the coverage floor 100%: 1 not scorable" in result.stderr
+    assert "below the coverage floor 100%: 2 of 3 items scored (67%): 1 not scorable" in result.stderr
     payload = json.loads(result.stdout)
     whole = sampled - {"t-long"}
     assert payload["items"] == len(whole) and payload["run"] == "again" and payload["passed"] is False

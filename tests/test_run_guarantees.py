@@ -5,7 +5,10 @@ runs/verdict.py). Each test here failed before those guarantees had one place.""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+
+import pytest
 
 from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
@@ -114,13 +117,13 @@ def test_a_gate_never_passes_on_one_item_scored_of_twenty(judge: JudgeServer, tm
         assert shown.exit_code == 1, (gate, shown.output)
         verdict = json.loads(shown.stdout)
         assert verdict["passed"] is False and verdict["summary"]["hallucination"]["passed"] is False
-        assert "hallucination: 1 of 20 items scored (5%), below the coverage floor 100%: 19 not scorable" in shown.stderr
+        assert "hallucination: below the coverage floor 100%: 1 of 20 items scored (5%): 19 not scorable" in shown.stderr
     lowered = runner.invoke(
         app, ["eval", str(data), "--scorer", "hallucination", "--threshold", "hallucination=0.2", "--min-coverage", "0.05",
               "--store", str(tmp_path / "r.sqlite"), "--run", "lowered"],
     )  # fmt: skip
     assert lowered.exit_code == 0, lowered.output
-    assert "Coverage floor 5% (--min-coverage): hallucination: 1 of 20 items scored (5%)." in " ".join(lowered.stdout.split())
+    assert "Coverage floor 5% (--min-coverage): hallucination: 1 of 20 items scored (5%): 19 not scorable." in " ".join(lowered.stdout.split())
 
 
 def test_pairwise_fails_when_pairs_fail(judge: JudgeServer, tmp_path: Path) -> None:
@@ -198,3 +201,130 @@ def test_a_budget_covers_the_run_across_reruns_unless_raised(judge: JudgeServer,
     assert raised.exit_code == 0, raised.output
     with SQLiteStore(store) as opened:
         assert len(opened.query(run="capped")) == 30
+
+
+def test_live_scoring_is_back_within_seconds_of_its_judge(judge: JudgeServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Ten failed calls open the judge's circuit. A reply sent while it is open waits for the
+    probe (2 s later) instead of being recorded as an error, and one sent after the judge
+    came back is scored: before, both were errors for the next 30 s."""
+    import threading
+    import time
+
+    from engine.testing import Reply
+
+    monkeypatch.setenv("SCORERS_RETRIES", "0")
+    down = threading.Event()
+    down.set()
+
+    def claims(request: object) -> Reply:
+        return Reply.fail(500, "down") if down.is_set() else Reply(answer={"claims": ["fine"]})
+
+    judge.on("Claims", claims)
+    judge.on("HallucinationVerdicts", lambda request: {"verdicts": [{"statement": "fine", "verdict": "no", "reason": "r"}]})
+    judge.on("Reason", {"reason": "r"})
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["c"]}), concurrency=1)
+    for number in range(10):
+        live.submit("reply", input="q", run_id=f"down-{number}")
+    assert live.flush(timeout=30)
+    assert live.stats.errors["hallucination"] == 10  # the circuit is open now
+    down.clear()  # the judge is back
+    started = time.monotonic()
+    live.submit("reply", input="q", run_id="after")
+    assert live.flush(timeout=30)
+    assert live.stats.scored["hallucination"] == 1 and live.stats.errors["hallucination"] == 10
+    assert time.monotonic() - started < 10
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        live.submit("reply", input="q", run_id="at-close")
+        assert live.close(timeout=0.001) in (True, False)
+    assert "Task was destroyed but it is pending" not in caplog.text
+
+
+def test_a_command_that_must_write_to_a_read_only_store_is_refused_with_status_2(judge: JudgeServer, tmp_path: Path, small_disk: Path) -> None:
+    import subprocess
+
+    store = small_disk / "r.sqlite"
+    live_run(judge, store, replies=5)
+    remounted = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True)
+    if remounted.returncode != 0:
+        pytest.skip(f"cannot make the filesystem read-only here: {remounted.stderr.strip()}")
+    asked = len(judge.requests)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
+    for command in (
+        ["rescore", "--run", "agent-v1", "--scorer", "hallucination", "--as", "again", "--store", str(store)],
+        ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"],
+    ):
+        shown = runner.invoke(app, command)
+        assert shown.exit_code == 2, (command, shown.output)
+        assert "the file cannot be written (a read-only file or disk)" in shown.stderr and "Traceback" not in shown.output
+    assert len(judge.requests) == asked  # refused before any judge call
+    read = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store)])  # only reading: fine
+    assert read.exit_code == 0, read.output
+
+
+def test_numeric_labels_a_scorer_cannot_give_are_that_item_s_error(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    rows = [
+        {"id": "fine", "output": "ok", "context": ["c"], "expected": {"hallucination": 0}},
+        {"id": "two", "output": "ok", "context": ["c"], "expected": {"hallucination": 2}},
+        {"id": "minus", "output": "ok", "context": ["c"], "expected": -1},
+    ]
+    result = run_evals(rows, create_hallucination_scorer())
+    assert result.counts.outcomes == {"scored": 1, "error": 2, "not_scorable": 0} and result.passed is False
+    messages = {error.item_id: error.error for error in result.errors}
+    assert messages["two"] == "`expected` for hallucination is 2, which is not a score it gives (0 to 1); a pass/flag label is true or false"
+    assert "is -1" in messages["minus"]
+    assert result.summary["hallucination"].agreement is not None and result.summary["hallucination"].agreement.labelled == 1
+
+
+def test_a_monitor_with_enough_outcomes_but_no_score_says_so(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine.testing import Reply
+
+    judge.on("Claims", Reply.fail(400, "scripted judge failure"))
+    store = tmp_path / "r.sqlite"
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["c"]}), store=store)
+    for number in range(20):
+        live.submit("reply", input="q", run_id=f"r{number}")
+    assert live.close(timeout=30)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 20, min_samples: 10}\n", encoding="utf-8")
+    shown = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--json"])
+    note = json.loads(shown.stdout)["monitors"][0]["note"]
+    assert note == "no mean over the 20 outcomes: none was scored (each failed or was not scorable)"  # not "20 of the 10 samples needed"
+
+
+def test_sigterm_ends_monitor_watch_as_ctrl_c_does(judge: JudgeServer, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "r.sqlite"
+    live_run(judge, store, replies=3)
+    monitors = tmp_path / "m.yaml"
+    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
+    scorers = str(Path(sys.executable).with_name("scorers"))
+    process = subprocess.Popen([scorers, "monitor", "--monitors", str(monitors), "--store", str(store), "--watch", "--interval", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))  # fmt: skip
+    time.sleep(3)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+
+
+def test_a_live_reply_whose_scoring_failed_keeps_its_context_for_rescoring(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine.testing import Reply
+
+    judge.on("Claims", Reply.fail(400, "scripted judge failure"))
+    store = tmp_path / "r.sqlite"
+    live = LiveScorer(create_hallucination_scorer(options={"context": ["the facts"]}), store=store)
+    live.submit("reply", input="q", run_id="r1")
+    assert live.close(timeout=30)
+    with SQLiteStore(store) as opened:
+        [record] = opened.query(run="live")
+    assert record.error is not None and record.context == ["the facts"]
+    script_hallucination(judge)
+    again = runner.invoke(app, ["rescore", "--run", "live", "--scorer", "hallucination", "--as", "again", "--store", str(store), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["result"]["counts"]["outcomes"] == {"scored": 1, "error": 0, "not_scorable": 0}

@@ -9,7 +9,6 @@ import json
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,22 +28,6 @@ def write_items(path: Path, count: int = ITEMS) -> Path:
     rows = [json.dumps({"id": f"i{n}", "input": f"q{n}", "output": f"ok {n}. WRONG {n}", "context": ["facts"]}) for n in range(count)]
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MB filesystem of its own (a tmpfs), so the disk really fills up."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if os.name != "posix" or os.geteuid() != 0:
-        pytest.skip("mounting a small filesystem needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {mounted.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def fill(disk: Path, leave: int) -> None:

@@ -43,6 +43,7 @@ def _request(workbench: Workbench, path: str, body: dict[str, Any] | None = None
     headers = {"Content-Type": "application/json"}
     if token == "cookie":
         headers["Cookie"] = f"scorers_workbench={workbench.token}"
+        headers["X-Workbench-Session"] = workbench.session_key
     if host is not None:
         headers["Host"] = host
     data = json.dumps(body).encode() if body is not None else None
@@ -92,7 +93,7 @@ def test_an_edit_of_a_built_in_template_is_saved_in_the_catalog_folder(workbench
     builtin = ROOT / "prompts" / "hallucination" / "analyze.j2"
     before = builtin.read_text(encoding="utf-8")
     edited = before.replace("Decide,", "When you hesitate, say yes. Decide,")
-    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": {"prompts/hallucination/analyze.j2": edited}}
+    body = {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": {"prompts/hallucination/analyze.j2": edited}, "bases": {"prompts/hallucination/analyze.j2": None}}
     status, diff = _request(workbench, "/api/diff", body)
     assert status == 200 and [change["path"] for change in diff["changes"]] == ["scorers.yaml", "prompts/hallucination/analyze.j2"]
     assert "+When you hesitate, say yes. Decide," in diff["changes"][1]["diff"]
@@ -218,7 +219,7 @@ def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_pa
     page.wait_for_selector("#view-results:not([hidden]) #agreement tr[data-figure='f1']")
     first_f1 = page.locator("#agreement tr[data-figure='f1'] td").first.inner_text()
     assert page.locator("#results-head").inner_text().startswith("Run workbench-hallucination-")
-    assert "20 items, 20 labelled" in page.locator("#results-head").inner_text()
+    assert "20 of 20 items scored" in page.locator("#results-head").inner_text()
     assert page.locator("#items tbody tr").count() == 20
     assert page.locator("#comparison-box").is_hidden()
     # With the run's answers, the preview shows the later steps too.
@@ -289,7 +290,7 @@ def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(w
     best = found["calibration"]["best"]["threshold"]
     assert found["text"] == f"scorers:\n  hallucination:\n    extends: hallucination\n    threshold: {best:g}\n"
     edited = {**body, "files": {"scorers.yaml": found["text"]}}
-    assert _request(workbench, "/api/check", edited)[1] == {"problems": []}
+    assert _request(workbench, "/api/check", edited)[1]["problems"] == []
     _request(workbench, "/api/run", edited)
     rerun = _wait(workbench)["run"]
     assert rerun != run
@@ -443,7 +444,7 @@ def test_a_catalog_with_problems_opens_to_be_fixed(judge: JudgeServer, tmp_path:
         assert [(problem["path"], problem["line"]) for problem in problems] == [("scorers.yaml", 4)]
         assert "nmae" in problems[0]["message"]
         fixed = {"scorers.yaml": "scorers:\n  strict:\n    extends: hallucination\n    name: Strict\n"}
-        assert _request(started, "/api/check", {"files": fixed})[1] == {"problems": []}
+        assert _request(started, "/api/check", {"files": fixed})[1]["problems"] == []
         assert len(_request(started, "/api/scorer", {"scorer": "strict", "files": fixed})[1]["files"]) > 1
     finally:
         started.stop()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import yaml
-from test_workbench import PAIRS, _request, _wait, workbench  # noqa: F401 (the fixture)
+from test_workbench import PAIRS, ROOT, _request, _wait, workbench  # noqa: F401 (the fixture)
 
 from engine import load_scorers
 from engine.catalog import builtin_catalog
@@ -57,7 +57,7 @@ def test_an_aligned_variant_is_listed_with_align_s_figures_and_accepted_through_
     assert [change["path"] for change in accepted["changes"]] == ["scorers.yaml", "prompts/aligned/hallucination/analyze.j2"]
     assert f"+{SENTENCE}" in accepted["changes"][1]["diff"]
 
-    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"]})
+    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"], "bases": accepted["bases"]})
     assert status == 200, saved
     assert saved["version"] == 1 and _wait(workbench)["status"] == "complete"
     catalog = load_scorers(tmp_path / "mine" / "scorers.yaml")
@@ -119,3 +119,40 @@ def test_accept_in_the_page_shows_the_diff_then_saves(workbench: Workbench, brow
     page.wait_for_function("document.querySelector('#progress-text').textContent.includes('recording version 1')")
     assert (tmp_path / "mine" / "prompts" / "aligned" / "hallucination" / "analyze.j2").read_text(encoding="utf-8") == template
     assert errors == []
+
+
+def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_flagged(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    (mine / "prompts" / "hallucination").mkdir(parents=True)
+    own = (ROOT / "prompts" / "hallucination" / "analyze.j2").read_text(encoding="utf-8").replace("Decide,", "My own wording. Decide,")
+    (mine / "prompts" / "hallucination" / "analyze.j2").write_text(own, encoding="utf-8")
+    _aligned(mine / "variants" / "aligned", tmp_path)
+    found = _request(workbench, "/api/aligned", {"scorer": "hallucination"})[1]
+    [variant] = found["variants"]
+    assert "against the built-in hallucination" in variant["warning"] and "prompts/hallucination/analyze.j2" in variant["warning"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(workbench.url)
+    page.wait_for_function("window.workbenchReady === true")
+    page.click("#tab-versions")
+    shown = page.locator("#aligned section[data-folder='variants/aligned'] .warning")
+    assert "against the built-in hallucination" in shown.inner_text() and shown.is_visible()
+
+
+def test_an_accepted_variant_is_no_longer_offered(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+    _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(60_000)
+    page.goto(workbench.url)
+    page.wait_for_function("window.workbenchReady === true")
+    page.click("#tab-run")
+    page.fill("#size", "2")
+    page.click("#tab-versions")
+    variant = page.locator("#aligned section[data-folder='variants/aligned']")
+    variant.get_by_role("button", name="Accept variants/aligned…").click()
+    page.click("#save-confirm")
+    page.wait_for_selector("#versions tr[data-version='1']")
+    page.wait_for_selector("#aligned section[data-folder='variants/aligned'] .accepted")
+    assert "Accepted in v1" in variant.inner_text()
+    assert variant.get_by_role("button").count() == 0
+    [listed] = _request(workbench, "/api/aligned", {"scorer": "hallucination"})[1]["variants"]
+    assert listed["accepted_in"] == 1

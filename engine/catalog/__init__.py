@@ -38,15 +38,18 @@ class Catalog:
         self.files_read: set[Path] = set()
         from .compile import compile_catalog
 
-        self._scorers = compile_catalog(source, self.files_read)
+        #: What the checks found while compiling that may not be meant (see `warnings`).
+        self._found: list[ConfigError] = []
+        self._scorers = compile_catalog(source, self.files_read, warnings=self._found)
         #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
-        self.monitors: list[Monitor] = catalog_monitors(source)
+        self.monitors: list[Monitor] = catalog_monitors(source, self._scorers)
 
     @cached_property
     def warnings(self) -> list[ConfigError]:
-        """What may not be meant in the catalog's own scorers (see lints.py), in file order:
-        worked out when asked (`scorers check`, the workbench), not at every load of a run."""
-        return all_warnings(self.source, self._scorers)
+        """What may not be meant in the catalog (found while compiling, by lints.py and by
+        bound_lints.py when asked: `scorers check`, the workbench), in file order, without
+        those silenced at their line."""
+        return all_warnings(self.source, self._scorers, self._found)
 
     @cached_property
     def bound_notes(self) -> list[ConfigError]:
@@ -82,21 +85,22 @@ class Catalog:
         if source is not None:
             path, line = locate(source.scorers, [scorer_id])
             found.append(("definition", f"{path or source.path}:{line}" if line else str(path or source.path)))
+        from ..scoring.steps import step_kind
         from .templates import PromptTemplates
 
         templates = PromptTemplates(self.source.templates_path)
         for step in definition.steps:
-            prompt, step_judge = getattr(step, "prompt", None), getattr(step, "judge", None)
-            names = [name for name in (prompt, getattr(step_judge, "system", None)) if name]
-            if definition.judge.system and prompt:  # the scorer's system message goes with every prompt
-                names.append(definition.judge.system)
-            for name in dict.fromkeys(names):
+            kind = step_kind(step.kind)
+            written = kind.sources(step)
+            names = [template.text for template in written.templates]
+            # The step's own system template, else the scorer's, goes with every judge call.
+            system = written.system.text if written.system is not None else definition.judge.system if kind.asks_judge else None
+            for name in dict.fromkeys([*names, *([system] if system else [])]):
                 for referenced in templates.referenced(name):
                     found.append((f"{step.id} template", str(templates.path_of(referenced))))
-            schema = getattr(step, "answer_schema", None)
-            if schema:
-                schema_path = self.source.schema_file(schema)
-                found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{schema} (missing)"))
+            if written.schema is not None:
+                schema_path = self.source.schema_file(written.schema.text)
+                found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{written.schema.text} (missing)"))
         return found
 
     def plan(self, scorer_id: str) -> ScorerPlan:
@@ -225,14 +229,14 @@ class Catalog:
         return scorer
 
 
-def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
-    """The warnings of the scorers `source` defines itself: the lints', and the answer
-    fields left to a default bound (bound_lints.py), in file order."""
+def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:
+    """The warnings of the catalog (lints.py's, with those `found` while compiling) and of
+    the answer fields of its own scorers left to a default bound (bound_lints.py), each once,
+    in file order."""
     from .bound_lints import unbounded_answer_fields
     from .lints import catalog_warnings
 
-    found = [*catalog_warnings(source, compiled), *unbounded_answer_fields(source, compiled)]
-    return sorted(found, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled)])
 
 
 @cache
@@ -258,12 +262,24 @@ def catalog_file(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def catalog_monitors(source: CatalogSource) -> list[Monitor]:
-    """The monitors a catalog file declares, checked against the scorers it offers."""
+def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[Monitor]:
+    """The monitors a catalog file declares, checked against the scorers it offers; with the
+    `compiled` scorers, a condition on their scores none can meet is refused too (the
+    built-in scorers' are the built-in catalog's, when a monitor watches one)."""
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
     from .monitors import monitors_in
 
-    return monitors_in(source.data, source.path, known)
+    if compiled is None:
+        return monitors_in(source.data, source.path, known)
+    from .lints import score_range
+
+    plans = {scorer_id: plan for scorer_id, (_, plan) in compiled.items()}
+    watched = source.data.get("monitors")
+    names = {str(monitor.get("scorer", "")).split("@", 1)[0] for monitor in watched.values() if isinstance(monitor, Mapping)} if isinstance(watched, Mapping) else set()
+    if source.fallback is not None and (names - set(plans)) & set(source.fallback.scorers):
+        plans = {**{scorer_id: builtin_catalog().plan(scorer_id) for scorer_id in builtin_catalog().ids()}, **plans}
+    ranges = {scorer_id: found for scorer_id, plan in plans.items() if scorer_id in names and (found := score_range(plan, plan.options_model())) is not None}
+    return monitors_in(source.data, source.path, known, ranges)
 
 
 def summary(catalog: Catalog) -> list[dict[str, Any]]:
@@ -275,7 +291,7 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
     """A scorer's row, from its plan, or from its definition alone (whose step kinds say whether a judge is asked)."""
     from ..scoring.steps import step_kind
 
-    judge = plan.needs_judge if plan is not None else any(getattr(step_kind(step.kind), "asks_judge", False) for step in definition.steps)
+    judge = plan.needs_judge if plan is not None else any(step_kind(step.kind).asks_judge for step in definition.steps)
     return {
         "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
         "judge": judge, "description": definition.description,
@@ -330,12 +346,14 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         from .answers import catalog_bound_notes
         from .compile import compile_catalog
 
-        own_scorers = compile_catalog(source, files_read, with_inherited=False)
-        warnings, bounds = all_warnings(source, own_scorers), catalog_bound_notes(source, own_scorers)
+        compiling: list[ConfigError] = []
+        own_scorers = compile_catalog(source, files_read, with_inherited=False, warnings=compiling)
+        catalog_monitors(source, own_scorers)
+        warnings, bounds = all_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     notes = {
         "own": len(source.scorers),
-        "warnings": [[warning.path, warning.line, warning.column, warning.message] for warning in warnings],
+        "warnings": [[warning.path, warning.line, warning.column, warning.message, getattr(warning, "code", None)] for warning in warnings],
         "bounds": [[note.path, note.line, note.column, note.message] for note in bounds],
     }
     # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
@@ -388,7 +406,10 @@ def inspect_catalog(path: str | os.PathLike[str] | None) -> CatalogCheck:
         return CatalogCheck(list(exc.problems))
     except ConfigError as exc:
         return CatalogCheck([exc])
-    warnings, bounds = ([ConfigError(message, file, line, column) for file, line, column, message in notes.get(kind, [])] for kind in ("warnings", "bounds"))
+    from .warning import CatalogWarning
+
+    warnings: list[ConfigError] = [CatalogWarning(message, file, line, column, code=code) for file, line, column, message, code in notes.get("warnings", [])]
+    bounds = [ConfigError(message, file, line, column) for file, line, column, message in notes.get("bounds", [])]
     return CatalogCheck([], len(rows), int(notes.get("own", len(rows))), warnings, bounds)
 
 

@@ -29,8 +29,10 @@ from pydantic import (
 from ..errors import ConfigError, ExpressionError
 from ..scoring.answer_scope import current_answer_scope
 from ..scoring.plan import ScorerPlan
+from ..scoring.steps import step_kind
 from .expressions import Expression
-from .names import NameChecker, Scope
+from .names import Scope
+from .template_flow import TemplateChecker
 from .source import CatalogSource, load_yaml, place_in, position, span_of
 from .spec import Rule, ScorerDefinition
 from .suggest import did_you_mean
@@ -111,7 +113,7 @@ def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequ
             span = span_of(data, [*loc, index, field])
             # The checker says where inside the check or message it breaks (an unclosed
             # bracket, an unknown filter), and which name was meant.
-            checker = NameChecker(_message_environment, Scope({}))
+            checker = TemplateChecker(_message_environment, Scope({}))
             if field == "check":
                 checker.expression(rule.check)
             else:
@@ -440,8 +442,8 @@ def catalog_bound_notes(source: CatalogSource, compiled: Mapping[str, tuple[Scor
     read: set[Path] = set()
     for scorer_id in source.scorers:
         for step in compiled[scorer_id][0].steps if scorer_id in compiled else ():
-            name = getattr(step, "answer_schema", None)
-            found = source.schema_file(name) if isinstance(name, str) else None
+            schema = step_kind(step.kind).sources(step).schema
+            found = source.schema_file(schema.text) if schema is not None else None
             if found is not None and own_folder is not None and found.resolve().is_relative_to(own_folder):
                 read.add(found)
     notes = [note for path in read for note in default_bounds(load_yaml(path), path)]

@@ -2,7 +2,8 @@
 string or a list of a judge step's answer that nothing bounds but the default (1000
 characters, 100 items), neither its schema nor the step's `bounds:` (worked out from the item
 and earlier answers). A judge decoding under the schema, caught in a loop, writes up to that
-default; a bound from the inputs ends it where a right answer ends.
+default; a bound from the inputs ends it where a right answer ends. Its code,
+`unbounded-answer`, silences it at the step's `schema:` line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..scoring.steps.bounds import FieldBounds
 from .answers import SchemaCompiler, field_path
 from .source import CatalogSource, load_yaml, position
 from .spec import ScorerDefinition
+from .warning import CatalogWarning
 
 #: What bounds a list, and what bounds a string, among a step's `bounds:` keywords.
 _BOUNDING = {"maxItems": ("items", "max_items"), "maxLength": ("max_length", "enum")}
@@ -52,7 +54,8 @@ def unbounded_answer_fields(source: CatalogSource, compiled: Mapping[str, tuple[
                     f"{definition.id}.{step.id}: {path} is a free {kind} with no bound worked out from the item (only the default "
                     f"{bound} {unit}, which a looping judge fills); bound it in the step's `bounds:`, e.g. {path}: {_EXAMPLE[keyword]}"
                 )
-                warnings.append(ConfigError(message, *(place or (source.path, None, None))))
+                file, line, column = place or (str(source.path), None, None)
+                warnings.append(CatalogWarning(message, file, line, column, code="unbounded-answer"))
     return warnings
 
 

@@ -29,84 +29,49 @@ from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
-from ..scoring.transcripts import ToolCall, ToolResult
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
-from .lints import jury_threshold_problem, values_below
-from .names import ANY, NUMBER, TEXT, Finding, ListOf, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
-from .source import CatalogSource, Place, load_yaml, locate, place_in, position, span_of
-from .spec import RUN_VARIABLES, ScorerDefinition
+from .declarations import Declarations, Uses, as_read, scale_of
+from .placing import Placing
+from .lints import values_below
+from .schema_limits import refused_defaults
+from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
+from .template_flow import TemplateChecker
+from .run_scope import run_names
+from .source import CatalogSource, Place, load_yaml, locate, position
+from .spec import ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, names_read
 
 
-#: What the run gives every step, whatever the scorer.
-_RUN_NAMES: dict[str, Shape] = {
-    "output": TEXT,
-    "input": TEXT,
-    "ground_truth": TEXT,
-    "context": ListOf(TEXT),
-    "messages": ListOf(ANY),
-    "tool_calls": ListOf(shape_of(ToolCall, "a tool call")),
-    "tool_results": ListOf(shape_of(ToolResult, "a tool result")),
-    "turns": ListOf(
-        Record(
-            {"turn": NUMBER, "role": TEXT, "text": TEXT, "tool_calls": ListOf(shape_of(ToolCall, "a tool call")), "tool_results": ListOf(shape_of(ToolResult, "a tool result"))},
-            "a turn",
-        )
-    ),
-    "expected_trajectory": ListOf(ANY),
-    "metadata": ANY,
-}
-# A run variable added to the spec without a shape here is still known (its fields are not).
-_RUN_NAMES.update({name: ANY for name in RUN_VARIABLES if name not in _RUN_NAMES and name != "options"})
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
 
 
-class ScorerCompiler:
+class ScorerCompiler(Placing):
     """Compiles the definitions of one catalog source against its template and schema folders."""
 
     def __init__(self, source: CatalogSource) -> None:
         self.source = source
         self.templates = PromptTemplates(source.templates_path)
         self.problems: list[ConfigError] = []
+        #: What loads but may not be meant, found while compiling (each a CatalogWarning).
+        self.warnings: list[ConfigError] = []
+        #: What the scorer being compiled reads and scores (see declarations.py).
+        self.uses = Uses()
         self._schemas: dict[Path, tuple[type[BaseModel], list[CompiledRule]]] = {}
-
-    # -- problems
-
-    def problem(self, message: str, place: Place | None, fallback: str | Path | None = None) -> None:
-        if place is None:
-            self.problems.append(ConfigError(message, fallback or self.source.path))
-        else:
-            self.problems.append(ConfigError(message, place.file or fallback or self.source.path, place.line, place.column))
-
-    def findings_in_yaml(self, findings: Sequence[Finding], data: Any, loc: Sequence[Any], label: str) -> None:
-        """Findings of an expression or short template written as a YAML value, placed in it."""
-        span = span_of(data, loc)
-        for finding in findings:
-            place: Place | None = position(data, loc, value=True)
-            if span is not None:
-                place = place_in(span, pattern=finding.pattern) if finding.pattern else span.start
-            self.problem(f"{label}: {finding.message}", place)
-
-    def findings_in_file(self, findings: Sequence[Finding], path: Path, source: str, label: str) -> None:
-        lines = source.splitlines()
-        for finding in findings:
-            column = None
-            if finding.pattern and 1 <= finding.line <= len(lines):
-                found = re.search(finding.pattern, lines[finding.line - 1])
-                if found:
-                    column = (found.start(1) if found.re.groups else found.start()) + 1
-            self.problems.append(ConfigError(f"{label}: {finding.message}", path, finding.line, column))
 
     # -- checked pieces
 
-    def expression(self, source: str, data: Any, loc: Sequence[Any], scope: Scope, label: str) -> tuple[Expression, Shape]:
+    def expression(
+        self, source: str, data: Any, loc: Sequence[Any], scope: Scope, label: str, local: Mapping[str, Shape] | None = None
+    ) -> tuple[Expression, Shape]:
         """A compiled expression whose names were checked (problems recorded); raises
-        StepFailed when it cannot be compiled at all."""
+        StepFailed when it cannot be compiled at all. `local`: what is known where it is
+        evaluated (a `skip_if` that did not hold)."""
         checker = NameChecker(self.templates.environment, scope)
-        shape = checker.expression(source)
+        shape = checker.expression(source, local)
+        self.uses.add(checker, tuple(loc))
         self.findings_in_yaml(checker.findings, data, loc, label)
         try:
             compiled = Expression(source, label)
@@ -117,22 +82,27 @@ class ScorerCompiler:
                 self.problem(exc.message, position(data, loc, value=True))
             raise StepFailed from None
 
-    def rules(self, rules: Sequence[CompiledRule], scope: Scope, label: str, fallback: Path | None = None) -> None:
+    def rules(self, rules: Sequence[CompiledRule], scope: Scope, label: str, local: Mapping[str, Shape] | None = None) -> None:
         """Checks the names of rules' checks and messages (a message names a variable the
         sandbox would refuse when the rule fails, mid-run, otherwise)."""
         for index, rule in enumerate(rules, 1):
             data, loc = rule.written_at if rule.written_at is not None else (None, [None])
             where = f"{label} {index}"
             checker = NameChecker(self.templates.environment, scope)
-            checker.expression(rule.rule.check)
+            checker.expression(rule.rule.check, local)
+            self.uses.add(checker)
             self.findings_in_yaml(checker.findings, data, [*loc, "check"], f"{where} check")
-            checker = NameChecker(self.templates.environment, scope)
-            checker.template(self.templates.environment.parse(rule.rule.message))
-            self.findings_in_yaml(checker.findings, data, [*loc, "message"], f"{where} message")
+            message = TemplateChecker(self.templates.environment, scope)
+            message.template(self.templates.environment.parse(rule.rule.message), local)
+            self.uses.add(message)
+            self.findings_in_yaml(message.findings, data, [*loc, "message"], f"{where} message")
 
-    def template(self, name: str, data: Any, loc: Sequence[Any], scope: Scope, label: str, hashed: dict[str, str]) -> CompiledPrompt:
+    def template(
+        self, name: str, data: Any, loc: Sequence[Any], scope: Scope, label: str, hashed: dict[str, str], local: Mapping[str, Shape] | None = None
+    ) -> CompiledPrompt:
         """A template compiled, with its names checked against `scope`, and the templates it
-        includes (sharing its variables) checked too; every template it reaches must exist."""
+        includes (sharing its variables) checked too; every template it reaches must exist.
+        `local`: what is known where it renders (a `skip_if` that did not hold)."""
         try:
             self.templates.path_of(name)
         except ConfigError as exc:
@@ -167,8 +137,10 @@ class ScorerCompiler:
                     continue
                 pending.append((included, shares_variables and _is_include(parsed, included)))
             names |= names_read(parsed)
-            checker = NameChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
-            checker.template(parsed)
+            checker = TemplateChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
+            checker.template(parsed, local if shares_variables else None)
+            if shares_variables:
+                self.uses.add(checker)
             findings = checker.findings if shares_variables else [finding for finding in checker.findings if "not allowed" in finding.message]
             self.findings_in_file(findings, path, source, label)
         if failed:
@@ -187,9 +159,12 @@ class ScorerCompiler:
         return [str(path.relative_to(folder)) for folder in self.templates.search_path for path in folder.rglob("*.j2")]
 
     def schema(self, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
-        """A schema file's model and rules, compiled once per catalog (many steps share one)."""
+        """A schema file's model and rules, compiled once per catalog (many steps share one);
+        a `default` its own field refuses is a problem of the file."""
         if path not in self._schemas:
-            self._schemas[path] = compile_schema(load_yaml(path), path)
+            data = load_yaml(path)
+            self._schemas[path] = compile_schema(data, path)
+            self.problems.extend(refused_defaults(data, path))
         return self._schemas[path]
 
     def schema_file(self, name: str, where: Place | None, label: str) -> Path:
@@ -206,15 +181,22 @@ class ScorerCompiler:
     # -- a scorer
 
     def compile(self, definition: ScorerDefinition, raw: Any) -> ScorerPlan:
-        """The scorer's plan; every problem found in it is raised at once as CatalogErrors."""
+        """The scorer's plan; every problem found in it is raised at once as CatalogErrors,
+        each in the author's own file."""
         self.problems = []
+        warned = len(self.warnings)
+        plan: ScorerPlan | None = None
         try:
             plan = self._compile(definition, raw)
-        except CatalogErrors:
-            raise
+        except CatalogErrors as exc:
+            if exc.problems is not self.problems:
+                self.problems.extend(exc.problems)
         except ConfigError as exc:
             self.problems.append(exc)
-        if self.problems:
+        if definition.id in self.source.scorers:
+            self.problems = [self.in_own_file(problem, definition.id) for problem in self.problems]
+            self.warnings[warned:] = [self.in_own_file(warning, definition.id) for warning in self.warnings[warned:]]
+        if self.problems or plan is None:
             raise CatalogErrors(self.problems)
         return plan
 
@@ -223,10 +205,17 @@ class ScorerCompiler:
         if "empty_output" in raw and "output" not in definition.requires:
             self.problem(f"scorers.{definition.id}.empty_output: only a scorer that requires `output` can say what an empty one is", position(raw, ["empty_output"]))
         hashed: dict[str, str] = {"definition": _described(definition)}
-        steps = self._steps(definition, raw, Scope({**_RUN_NAMES, "options": options_shape}), hashed)
+        self.uses = Uses()
+        scale = scale_of(options_model)
+        steps = self._steps(definition, raw, Scope({**run_names(definition.requires), "options": as_read(options_shape, scale)}), hashed)
+        declarations = Declarations(self, definition, raw, scale)
+        scores = declarations.score_range()
+        if definition.id in self.source.scorers:
+            declarations.unused(steps)
+        declarations.token_limits(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
-        return ScorerPlan(
+        plan = ScorerPlan(
             id=definition.id,
             name=definition.name,
             description=definition.description,
@@ -250,8 +239,14 @@ class ScorerCompiler:
             cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
             threshold=definition.threshold,
+            on_scale=scores.on_scale,
+            score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
+        declarations.thresholds(plan)
+        if self.problems:
+            raise CatalogErrors(self.problems)
+        return plan
 
     def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], Shape, list[CompiledRule]]:
         """The scorer's options model, the shape expressions see of it, and its rules; the
@@ -281,7 +276,7 @@ class ScorerCompiler:
         options_shape = shape_of(options_model, "options")
         option_rules = compile_rules(definition.option_rules, f"scorers.{definition.id}.option_rules", raw, ["option_rules"])
         checked = len(self.problems)
-        self.rules(option_rules, Scope({"options": options_shape}), f"scorers.{definition.id}.option_rules")
+        self.rules(option_rules, Scope({"options": as_read(options_shape, None)}), f"scorers.{definition.id}.option_rules")
         # Rules that name what is not there were just reported; evaluating them would only fail again.
         names_ok = len(self.problems) == checked
         failures = [] if definition.abstract or not names_ok else rule_failures(option_rules, {"options": defaults.model_dump()})
@@ -310,6 +305,8 @@ class ScorerCompiler:
             # Even a step with a problem tells the later steps what it gives, when it is known,
             # so that their own mistakes are found in the same pass.
             scope = scope.with_names(builder.produced if builder.produced is not None else step_kind(step.kind).names(step))
+            if builder.ruled is not None:
+                scope = scope.constrained_by_rules(step.id, builder.ruled)
         return steps
 
 
@@ -344,18 +341,25 @@ class _StepBuilder:
         self.label = f"{definition.id}.{step.id}"
         #: What the step adds for later steps, when only compiling it can tell (a compute step's values).
         self.produced: Mapping[str, Shape] | None = None
+        #: When rules check the step's answer: the other steps and run fields they read.
+        self.ruled: frozenset[str] | None = None
         self._read: set[str] = set()
+        self.kind = step_kind(step.kind)
+        self.sources = self.kind.sources(step)
         # Without `uses_context` a step is not given the context: say so rather than "unknown".
-        self.scope = scope if getattr(step, "uses_context", False) else scope.without("context", _NO_CONTEXT)
+        self.scope = scope if self.kind.uses_context(step) else scope.without("context", _NO_CONTEXT)
+        #: What a `skip_if` that did not hold tells of what it tests, for the rest of the step.
+        self.local: dict[str, Shape] = {}
 
     def build(self) -> StepPlan:
         """The step's plan, from its kind; raises StepFailed (problems recorded) or ConfigError."""
         step = self.step
         skip_if = self.scorer.expression(step.skip_if, self.raw, self.at("skip_if"), self.scope, f"{self.label}.skip_if")[0] if step.skip_if else None
-        if skip_if is not None:
+        if skip_if is not None and step.skip_if is not None:
             self._read |= _reads(skip_if)
-        plan: StepPlan = step_kind(step.kind).compile(step, self)
-        return dataclasses.replace(plan, skip_if=skip_if, uses_context=getattr(step, "uses_context", False))
+            self.local = NameChecker(self.scorer.templates.environment, self.scope).narrowed(step.skip_if, truthy=False)
+        plan: StepPlan = self.kind.compile(step, self)
+        return dataclasses.replace(plan, skip_if=skip_if, uses_context=self.kind.uses_context(step))
 
     def at(self, *fields: Any) -> list[Any]:
         return [*self.loc, *fields]
@@ -383,8 +387,8 @@ class _StepBuilder:
         return frozenset(self._read)
 
     def expression(self, source: str, *at: Any, scope: Scope | None = None) -> tuple[Evaluable, Shape]:
-        scope = values_below(scope or self.scope, self.step, at, self.raw, self.loc)
-        expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope, ".".join([self.label, *map(str, at)]))
+        scope = values_below(scope or self.scope, self.sources, at, self.raw, self.loc)
+        expression, shape = self.scorer.expression(source, self.raw, self.at(*at), scope, ".".join([self.label, *map(str, at)]), self.local)
         self._read |= _reads(expression)
         return expression, shape
 
@@ -397,7 +401,7 @@ class _StepBuilder:
         return reducer
 
     def template(self, name: str, *at: Any) -> CompiledPrompt:
-        prompt = self.scorer.template(name, self.raw, self.at(*at), self.scope, self.label, self.hashed)
+        prompt = self.scorer.template(name, self.raw, self.at(*at), self.scope, self.label, self.hashed, self.local)
         self._read |= prompt.names
         return prompt
 
@@ -405,8 +409,9 @@ class _StepBuilder:
         where = ".".join([self.label, *map(str, at)])
         with self.placed(*at):
             prompt = self.scorer.templates.from_string(source, where)
-        checker = NameChecker(self.scorer.templates.environment, self.scope)
+        checker = TemplateChecker(self.scorer.templates.environment, self.scope)
         checker.template(self.scorer.templates.environment.parse(source))
+        self.scorer.uses.add(checker)
         self.scorer.findings_in_yaml(checker.findings, self.raw, self.at(*at), where)
         self._read |= prompt.names
         return prompt
@@ -426,9 +431,12 @@ class _StepBuilder:
         if not name:
             return None
         loc = self.at("judge", "system") if step_judge and step_judge.system else ["judge", "system"]
-        prompt = self.scorer.template(name, self.raw, loc, self.scope, self.label, self.hashed)
+        prompt = self.scorer.template(name, self.raw, loc, self.scope, self.label, self.hashed, self.local)
         self._read |= prompt.names
         return prompt
+
+    def scores(self, shape: Shape, *at: Any) -> None:
+        self.scorer.uses.scores.append((shape, self.at(*at)))
 
     def answer_model(self, schema: str, *at: Any, rules: Sequence[Rule] = (), rules_at: Sequence[Any] = ("rules",)) -> type[BaseModel]:
         with self.placed(*at):
@@ -439,8 +447,11 @@ class _StepBuilder:
         # A rule sees the earlier steps and the fields of the answer it checks.
         answer_fields = shape_of(model, f"{self.step.id}'s answer")
         assert isinstance(answer_fields, Record)
-        self.scorer.rules(all_rules, self.scope.with_names(answer_fields.fields), f"{self.label} rule")
-        self._read |= frozenset().union(*(rule.names for rule in all_rules))
+        self.scorer.rules(all_rules, self.scope.with_names(answer_fields.fields), f"{self.label} rule", self.local)
+        rules_read = frozenset().union(*(rule.names for rule in all_rules))
+        self._read |= rules_read
+        if all_rules:
+            self.ruled = frozenset(name for name in rules_read if name in self.scope.names and name != "options")
         return with_rules(model, all_rules)
 
 
@@ -458,22 +469,20 @@ def _title(identifier: str) -> str:
 
 
 def compile_catalog(
-    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True
+    source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True, warnings: list[ConfigError] | None = None
 ) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:
     """Every scorer the source offers (only its own with `with_inherited=False`), validated
     and compiled, by id. Every problem of every scorer is gathered and raised at once
     (CatalogErrors); a scorer with a problem is not compiled further, the others are. `read`
-    is given the template and schema files used."""
+    is given the template and schema files used, `warnings` what the checks found that may
+    not be meant."""
     compiler = ScorerCompiler(source)
     compiled: dict[str, tuple[ScorerDefinition, ScorerPlan]] = {}
     problems: list[ConfigError] = []
     for scorer_id in offered(source, with_inherited):
         try:
             definition, raw = definition_of(source, scorer_id)
-            plan = compiler.compile(definition, raw)
-            if (off_scale := jury_threshold_problem(definition, plan, raw, source)) is not None:
-                raise off_scale
-            compiled[scorer_id] = (definition, plan)
+            compiled[scorer_id] = (definition, compiler.compile(definition, raw))
         except CatalogErrors as exc:
             problems.extend(exc.problems)
         except ConfigError as exc:
@@ -484,4 +493,6 @@ def compile_catalog(
         raise CatalogErrors(unique_problems(problems))
     if read is not None:
         read |= compiler.templates.found | compiler._schemas.keys()
+    if warnings is not None:
+        warnings.extend(compiler.warnings)
     return compiled

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ..errors import CatalogErrors, ConfigError
 from .source import CatalogSource, Place, position, validation_error
 from .spec import ScorerDefinition
+from .yaml_surprises import explained
 
 
 def offered(source: CatalogSource, with_inherited: bool = True) -> list[str]:
@@ -57,8 +58,8 @@ def unique_problems(problems: list[ConfigError]) -> list[ConfigError]:
     block every scorer starts from, is found once per scorer or step but is one mistake."""
     seen: set[Any] = set()
     unique = []
-    for problem in problems:
-        key = (problem.path, problem.line, problem.column) if problem.line is not None else str(problem)
+    for problem in map(explained, problems):
+        key = (problem.path, problem.line, problem.column, getattr(problem, "shows_at", None)) if problem.line is not None else str(problem)
         if key not in seen:
             seen.add(key)
             unique.append(problem)

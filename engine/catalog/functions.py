@@ -15,6 +15,7 @@ first use: loading a catalog (and starting the CLI) does not pay for them.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +23,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from ..errors import NotScorable, ValueRefused
+from ..scoring.shapes import ANY, BOOLEAN, TEXT, ListOf, Number, Record, Shape
 
 #: Words of any script: letters and digits, keeping inner apostrophes and hyphens ("don't", "e-mail").
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
@@ -344,6 +346,20 @@ def tool_errors(results: Any) -> list[Any]:
     with a non-empty `error` (or MCP's `isError: true`)."""
     return [result for result in _as_list(results, "results") if _failed(result)]
 
+
+_COUNT = Number(0, math.inf, integer=True)
+
+#: What each function gives, as the load-time checks see it: the fields of its result, the
+#: range of its number (what its documentation above promises).
+RESULTS: dict[str, Shape] = {
+    "words": ListOf(TEXT), "sentences": ListOf(TEXT), "normalize": TEXT, "stems": ListOf(TEXT), "keywords": ListOf(TEXT),
+    "similarity": Number(0, 1, tight=True), "edit_distance": _COUNT, "sentiment": Number(-1, 1, tight=True), "matches": BOOLEAN,
+    "diff": Record({"ratio": Number(0, 1, tight=True), "changes": _COUNT, "length_difference": Number(0, 1, tight=True)}, "diff()"),
+    "trajectory_match": Record(
+        {"matched": _COUNT, "expected": _COUNT, "actual": _COUNT, "missing": ListOf(TEXT), "extra": ListOf(TEXT), "exact": BOOLEAN}, "trajectory_match()"
+    ),
+    "tool_errors": ListOf(ANY),
+}
 
 #: The functions, by the name authors write.
 FUNCTIONS: dict[str, Callable[..., Any]] = {

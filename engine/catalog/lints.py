@@ -1,12 +1,10 @@
-"""Warnings about a scorer that loads and runs but may not do what its author meant, found at
-load time and shown by `scorers check` (they never stop a catalog from loading):
+"""Warnings about a scorer that loads and runs but may not do what its author meant, worked
+out when asked (`scorers check`, the workbench), not at every load: an enum value of an
+answer schema that the step's prompt never mentions and no expression compares with (the
+judge is never told when to give it, and nothing reads it). The checks found while
+compiling are in names.py, template_flow.py and declarations.py.
 
-- a division by a count that can be zero (`matched / steps` where `steps` is a list's
-  length) with no guard around it: the item whose list is empty fails at run time;
-- an enum value of an answer schema that the step's prompt never mentions and no
-  expression compares with: the judge is never told when to give it, and nothing reads it.
-
-Each warning is a ConfigError placed at the text to change, so it reads like a problem.
+Each warning is a CatalogWarning placed at the text to change, so it reads like a problem.
 
 Also here, as it judges a scorer against what surrounds it rather than its own words: the
 refusal of a threshold outside the range of a scorer's scores.
@@ -17,7 +15,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +23,17 @@ from jinja2 import TemplateSyntaxError, nodes
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
-from ..scoring.steps import ReducerSpec, step_kind
-from .source import CatalogSource, LocatedDict, LocatedList, Place, load_yaml, place_in, position, span_of
+from ..scoring.steps import StepSources, step_kind
+from .findings import bare, written
+from .warning import CatalogWarning
+from .schema_limits import subschemas
+from .silencing import silenced
+from .yaml_surprises import surprises_in
+from .source import CatalogSource, LocatedList, Place, load_yaml, position
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression, sandbox
 
 _environment = sandbox()
-
-#: Filters and functions whose result is a count: zero for an empty list or text.
-_COUNTING_FILTERS = {"length", "count", "wordcount"}
-_COUNTING_FUNCTIONS = {"len"}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,130 +50,21 @@ def _parsed(source: str) -> nodes.Node | None:
     return outputs[0] if len(outputs) == 1 else None
 
 
-def written(node: nodes.Node) -> str | None:
-    """An expression as an author would write it, for the common forms (names, fields,
-    filters, calls, arithmetic); None for others."""
-    if isinstance(node, nodes.Name):
-        return node.name
-    if isinstance(node, nodes.Const):
-        return repr(node.value) if isinstance(node.value, str) else str(node.value).lower() if isinstance(node.value, bool) else str(node.value)
-    if isinstance(node, nodes.Getattr):
-        base = written(node.node)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, nodes.Getitem):
-        base, key = written(node.node), written(node.arg)
-        return f"{base}[{key}]" if base and key else None
-    if isinstance(node, nodes.Filter) and node.node is not None:
-        base = written(node.node)
-        arguments = [written(argument) for argument in node.args]
-        if base is None or None in arguments or node.kwargs:
-            return None
-        return f"{base} | {node.name}" + (f"({', '.join(arguments)})" if arguments else "")  # type: ignore[arg-type]
-    if isinstance(node, nodes.Call) and not node.kwargs:
-        callee = written(node.node)
-        arguments = [written(argument) for argument in node.args]
-        return f"{callee}({', '.join(arguments)})" if callee and None not in arguments else None  # type: ignore[arg-type]
-    if isinstance(node, nodes.BinExpr):
-        left, right = written(node.left), written(node.right)
-        return f"({left} {node.operator} {right})" if left and right else None
-    return None
-
-
-def _is_count(node: nodes.Node, counts: set[str]) -> bool:
-    """Whether `node` is a count: a list's or a text's length, a value known to be one, or a
-    sum of counts (all of which can be zero)."""
-    if isinstance(node, nodes.Filter):
-        return node.name in _COUNTING_FILTERS
-    if isinstance(node, nodes.Call):
-        return isinstance(node.node, nodes.Name) and node.node.name in _COUNTING_FUNCTIONS
-    if isinstance(node, (nodes.Name, nodes.Getattr)):
-        return written(node) in counts
-    if isinstance(node, nodes.Add):
-        return _is_count(node.left, counts) and _is_count(node.right, counts)
-    return False
-
-
-def _reads(node: nodes.Node) -> set[str]:
-    """The names and fields `node` reads, as written, each at its longest (`a.b`, not `a`)."""
-    found: set[str] = set()
-    for child in [node, *node.find_all((nodes.Name, nodes.Getattr))]:
-        text = written(child) if isinstance(child, (nodes.Name, nodes.Getattr)) else None
-        if text is not None:
-            found.add(text)
-    return {path for path in found if not any(other.startswith(path + ".") for other in found)}
-
-
-def _bare(text: str) -> str:
-    """`text` without the brackets `written` puts around an operation."""
-    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
-
-
-@dataclass(frozen=True)
-class Division:
-    """A division whose divisor is a count that can be zero, with nothing guarding it."""
-
-    divisor: str | None
-    guard: str
-
-
-def unguarded_divisions(source: str, counts: frozenset[str] = frozenset(), guards: Sequence[set[str]] = ()) -> list[Division]:
-    """The divisions of an expression by a count (see `_is_count`) that no condition around
-    them tests first (`a / n if n else 0`, `n and a / n`), nor one of `guards` (what the
-    step's `skip_if` tests)."""
-    if "/" not in source and "%" not in source:  # no division (`/`, `//`) nor remainder (`%`) to look for
-        return []
-    parsed = _parsed(source)
-    return [] if parsed is None else list(_divisions(parsed, set(counts), list(guards)))
-
-
-def _divisions(node: nodes.Node, counts: set[str], guards: list[set[str]]) -> Iterator[Division]:
-    if isinstance(node, (nodes.Div, nodes.FloorDiv, nodes.Mod)) and _is_count(node.right, counts):
-        # A test of any name the count is made of guards it: a sum of counts is 0 only when each is.
-        if not any(_reads(node.right) & guard for guard in guards):
-            divisor, whole = written(node.right), written(node)
-            guard = f"`{_bare(whole)} if {_bare(divisor)} else 0`" if whole and divisor else "a condition that the divisor is not 0"
-            yield Division(_bare(divisor) if divisor else None, guard)
-    if isinstance(node, nodes.CondExpr):
-        tested = _reads(node.test)
-        yield from _divisions(node.test, counts, guards)
-        yield from _divisions(node.expr1, counts, [*guards, tested])
-        if node.expr2 is not None:
-            yield from _divisions(node.expr2, counts, guards)
-        return
-    if isinstance(node, nodes.And):
-        yield from _divisions(node.left, counts, guards)
-        yield from _divisions(node.right, counts, [*guards, _reads(node.left)])
-        return
-    for child in node.iter_child_nodes():
-        yield from _divisions(child, counts, guards)
-
-
-def values_below(scope: Scope, step: Any, at: Sequence[Any], raw: Any, loc: Sequence[Any]) -> Scope:
-    """The scope of an expression written at `at` in `step`: when it belongs to one of the
-    step's named `values`, which are computed in order, naming a value that comes later says
-    where it is defined."""
-    values = _values(step)
-    if len(at) < 2 or at[0] != "values" or at[1] not in values:
+def values_below(scope: Scope, sources: StepSources, at: Sequence[Any], raw: Any, loc: Sequence[Any]) -> Scope:
+    """The scope of an expression written at `at` in a step (`sources`, its pieces): when it
+    belongs to one of the step's named values, which are computed in order, naming a value
+    that comes later says where it is defined."""
+    written = tuple(at)
+    mine = next((index for index, value in enumerate(sources.values) if written[: len(value.at)] == value.at), None)
+    if mine is None:
         return scope
-    names = list(values)
     below: dict[str, str] = {}
-    for name in names[names.index(at[1]) + 1 :]:
-        if name not in scope.names:
-            place = position(raw, [*loc, "values", name])
+    for value in sources.values[mine + 1 :]:
+        if value.text not in scope.names:
+            place = position(raw, [*loc, *value.at])
             line = f", line {place.line}" if place is not None else ""
-            below[name] = f"{name!r} is defined below{line}: a value sees only the values above it"
+            below[value.text] = f"{value.text!r} is defined below{line}: a value sees only the values above it"
     return Scope(scope.names, {**scope.unavailable, **below})
-
-
-def _values(step: Any) -> Mapping[str, Any]:
-    """A step's named values (expressions, or reducers), for the kinds that have them."""
-    values = getattr(step, "values", None)
-    return values if isinstance(values, Mapping) else {}
-
-
-def _text_field(step: Any, name: str) -> str | None:
-    value = getattr(step, name, None)
-    return value if isinstance(value, str) else None
 
 
 def zero_division_hint(source: str) -> str:
@@ -186,29 +75,40 @@ def zero_division_hint(source: str) -> str:
             continue
         divisor, whole = written(node.right), written(node)
         if divisor and whole:
-            return f"; when {_bare(divisor)} can be 0, guard the division: `{_bare(whole)} if {_bare(divisor)} else 0`"
+            return f"; when {bare(divisor)} can be 0, guard the division: `{bare(whole)} if {bare(divisor)} else 0`"
     return ""
 
 
-def jury_threshold_problem(definition: ScorerDefinition, plan: ScorerPlan, raw: Any, source: CatalogSource) -> ConfigError | None:
-    """A jury's pass line off the scale of the scores it judges, at its line."""
-    if definition.judges is None or (off := threshold_off_scale(definition.judges.threshold, plan, plan.options_model())) is None:
-        return None
-    where = position(raw, ["judges", "threshold"], value=True) or Place(str(source.path), 0, 0)
-    return ConfigError(f"scorers.{definition.id}.judges.threshold: {off}", where.file, where.line or None, where.column)
-
-
-def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
-    """The warnings of the scorers `source` defines itself (compiled clean), each once, in file order."""
+def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:
+    """The warnings of the catalog: `found` while compiling it, and those of the scorers
+    `source` defines itself (compiled clean); each once, in file order, without those an
+    author silenced at their line."""
     templates = PromptTemplates(source.templates_path)
     schemas: dict[Path, Any] = {}  # each schema file read once, however many steps answer with it
-    found: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
+    unique: dict[tuple[str | None, int | None, int | None, str], ConfigError] = {}
+    builtin = [place.resolve() for place in (source.fallback.path, *source.fallback.templates_path[:1], *source.fallback.schemas_path[:1])] if source.fallback else []
+    for warning in found:
+        # The built-in scorers a host catalog offers as they are: their files are not the host's to change.
+        if warning.path is None or not any(Path(warning.path).resolve().is_relative_to(place) for place in builtin):
+            unique.setdefault(_place_and_kind(warning), warning)
+    files = {source.path}
     for scorer_id in source.scorers:
         if scorer_id in compiled:
             lints = ScorerLints(compiled[scorer_id][0], source, templates, schemas)
             for warning in lints.run():
-                found.setdefault((warning.path, warning.line, warning.column, warning.message), warning)
-    return sorted(found.values(), key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
+                unique.setdefault(_place_and_kind(warning), warning)
+            files |= lints.schema_files()
+    for warning in yaml_warnings(files):
+        unique.setdefault(_place_and_kind(warning), warning)
+    kept = [warning for warning in unique.values() if not silenced(warning)]
+    return sorted(kept, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
+
+
+def _place_and_kind(warning: ConfigError) -> tuple[str | None, int | None, int | None, str]:
+    """What makes a warning one: a shared template's warning is found for every step that
+    renders it, and is one warning (an enum's value is one per value: its message says which)."""
+    code = getattr(warning, "code", None)
+    return warning.path, warning.line, warning.column, code if code and code != "unexplained-enum" else warning.message
 
 
 class ScorerLints:
@@ -223,72 +123,38 @@ class ScorerLints:
         self.schemas = schemas
         self.fallback = source.path
         self.warnings: list[ConfigError] = []
-        #: What the step being checked tests in its `skip_if`, known not to be 0 in its values.
-        self.guards: list[set[str]] = []
 
-    def warn(self, message: str, place: Place | None) -> None:
-        self.warnings.append(ConfigError(message, *(place or (self.fallback, None, None))))
+    def warn(self, code: str, message: str, place: Place | None) -> None:
+        file, line, column = place or (str(self.fallback), None, None)
+        self.warnings.append(CatalogWarning(message, file, line, column, code=code))
 
     def run(self) -> list[ConfigError]:
-        self.divisions()
         self.enums()
         return self.warnings
 
-    # -- divisions by a count
-
-    def divisions(self) -> None:
-        counts: set[str] = set()
-        for index, step in enumerate(self.definition.steps):
-            self.guards = []
-            loc: list[Any] = ["steps", index]
-            label = f"{self.definition.id}.{step.id}"
-            if step.skip_if:
-                self._division(step.skip_if, counts, [*loc, "skip_if"], f"{label}.skip_if")
-            values, score = _values(step), _text_field(step, "score")
-            if values or score:
-                # what the step's skip_if tests is known not to be 0 in its values and score
-                self.guards = [_reads(parsed)] if step.skip_if and (parsed := _parsed(step.skip_if)) is not None else []
-                local: set[str] = set()
-                for name, value in values.items():
-                    where = [*loc, "values", name]
-                    if isinstance(value, ReducerSpec):
-                        for key in ("items", "where", "value"):
-                            if getattr(value, key):
-                                self._division(getattr(value, key), counts | local, [*where, key], f"{label}.values.{name}.{key}")
-                        if value.reduce == "count":
-                            local.add(name)
-                        continue
-                    if not isinstance(value, str):
-                        continue
-                    self._division(value, counts | local, where, f"{label}.values.{name}")
-                    parsed = _parsed(value)
-                    if parsed is not None and _is_count(parsed, counts | local):
-                        local.add(name)
-                if score is not None:  # a score step: its values are its own
-                    self._division(score, counts | local, [*loc, "score"], f"{label}.score")
-                else:  # later steps read them as fields of the step's result
-                    counts |= {f"{step.id}.{name}" for name in local}
-
-    def _division(self, source: str, counts: set[str], loc: list[Any], label: str) -> None:
-        for division in unguarded_divisions(source, frozenset(counts), self.guards):
-            span = span_of(self.raw, loc)
-            place = position(self.raw, loc, value=True)
-            if span is not None and division.divisor is not None:
-                place = place_in(span, pattern=rf"/\s*\(?\s*({re.escape(division.divisor)})")
-            self.warn(f"{label}: division by {division.divisor or 'a count'}, which is 0 for an empty list or text; guard it: {division.guard}", place)
+    def schema_files(self) -> set[Path]:
+        """The schema files the scorer's steps answer with."""
+        found = set()
+        for step in self.definition.steps:
+            schema = step_kind(step.kind).sources(step).schema
+            path = self.source.schema_file(schema.text) if schema is not None else None
+            if path is not None:
+                found.add(path)
+        return found
 
     # -- enum values nobody explains
 
     def enums(self) -> None:
         compared = self._strings_compared()
         for step in self.definition.steps:
-            name, template = _text_field(step, "answer_schema"), _text_field(step, "prompt")
-            if name is None or template is None:
+            kind = step_kind(step.kind)
+            written = kind.sources(step)
+            if written.schema is None or not written.templates:
                 continue
-            schema = self.source.schema_file(name)
+            schema = self.source.schema_file(written.schema.text)
             if schema is None:
                 continue
-            prompt = self._prompt_text(step, template)
+            prompt = self._prompt_text(kind.asks_judge, written)
             if prompt is None:
                 continue
             if schema not in self.schemas:
@@ -298,16 +164,16 @@ class ScorerLints:
                     if value in compared or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", prompt, re.IGNORECASE):
                         continue
                     self.warn(
+                        "unexplained-enum",
                         f"{self.definition.id}.{step.id}: the enum value {value!r} of {field} is never mentioned in the prompt "
-                        f"{template} and no expression compares with it: say in the prompt when the judge should answer it",
+                        f"{written.templates[0].text} and no expression compares with it: say in the prompt when the judge should answer it",
                         place,
                     )  # fmt: skip
 
-    def _prompt_text(self, step: Any, prompt: str) -> str | None:
-        """The text of the step's prompt, the templates it reaches and the system message."""
-        names = [prompt]
-        step_judge = getattr(step, "judge", None)
-        system = getattr(step_judge, "system", None) or self.definition.judge.system
+    def _prompt_text(self, asks_judge: bool, written: StepSources) -> str | None:
+        """The text of the step's templates, those they reach and its system message."""
+        names = [template.text for template in written.templates]
+        system = written.system.text if written.system is not None else self.definition.judge.system if asks_judge else None
         if system:
             names.append(system)
         texts = []
@@ -323,11 +189,9 @@ class ScorerLints:
         """Every string an expression or rule of the scorer writes."""
         sources: list[str] = []
         for step in self.definition.steps:
+            written = step_kind(step.kind).sources(step)
             sources += [step.skip_if] if step.skip_if else []
-            for value in _values(step).values():
-                sources += [part for part in (value.items, value.where, value.value) if part] if isinstance(value, ReducerSpec) else [str(value)]
-            sources += [score] if (score := _text_field(step, "score")) else []
-            sources += [rule.check for rule in getattr(step, "rules", None) or []]
+            sources += [expression.text for expression in (*written.expressions, *written.rules)]
         found: set[str] = set()
         for source in sources:
             parsed = _parsed(source)
@@ -339,44 +203,34 @@ class ScorerLints:
 def _enums(schema: Any, path: list[str]) -> Iterator[tuple[str, list[tuple[str, Place | None]]]]:
     """Every string `enum` of a schema file as written: the field it belongs to, and each
     value with its place."""
-    if isinstance(schema, LocatedDict):
-        values = schema.get("enum")
+    for field, node in subschemas(schema, path):
+        values = node.get("enum")
         if isinstance(values, LocatedList) and all(isinstance(value, str) for value in values):
-            yield ".".join(path) or "the answer", list(zip(values, values.item_places))
-        for key, value in schema.items():
-            if key == "properties" and isinstance(value, Mapping):
-                for name, child in value.items():
-                    yield from _enums(child, [*path, str(name)])
-            elif key in ("$defs", "definitions") and isinstance(value, Mapping):
-                for name, child in value.items():
-                    yield from _enums(child, [str(name)])
-            elif key in ("items", "anyOf"):
-                yield from _enums(value, path)
-    elif isinstance(schema, LocatedList):
-        for child in schema:
-            yield from _enums(child, path)
+            yield field or "the answer", list(zip(values, values.item_places))
 
 
-# -- thresholds on the score's scale
+def yaml_warnings(files: set[Path]) -> list[ConfigError]:
+    """The numbers of these YAML files that YAML reads otherwise than they look (`010`, `1:30`)."""
+    return [
+        CatalogWarning(found.explained(), str(path), found.line, found.column, code="yaml-number")
+        for path in files
+        for found in surprises_in(str(path))
+        if found.silent
+    ]
 
 
-@functools.lru_cache(maxsize=1024)
-def _reads_scale(source: str) -> bool:
-    parsed = _parsed(source)
-    return parsed is not None and any(
-        node.attr == "scale" and isinstance(node.node, nodes.Name) and node.node.name == "options"
-        for node in [parsed, *parsed.find_all(nodes.Getattr)]
-        if isinstance(node, nodes.Getattr)
-    )
+# -- thresholds in the range of the scores
 
 
 def score_range(plan: ScorerPlan, options: Any) -> tuple[float, float] | None:
-    """The range of a scorer's scores, 0 to its `scale` option, when its score is on that
-    scale (its expression multiplies by `options.scale`, as every built-in's does); None when
-    the score's range cannot be known (a count, a sum of an author's own)."""
-    score = next((getattr(step, "score", None) for step in plan.steps if step_kind(step.kind).result_part == "score"), None)
+    """The range of a scorer's scores: 0 to its `scale` option when its score is on that
+    scale (its expression reads `options.scale`, as every built-in's does, and fits it), else
+    the range the catalog's checks found for it; None when it cannot be known (a count, a sum
+    of an author's own)."""
+    if not plan.on_scale:
+        return plan.score_range
     scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
-    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not _reads_scale(str(getattr(score, "source", ""))):
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool):
         return None
     return 0.0, float(scale)
 
@@ -387,4 +241,5 @@ def threshold_off_scale(threshold: float | None, plan: ScorerPlan, options: Any)
     found = score_range(plan, options)
     if threshold is None or found is None or found[0] <= threshold <= found[1]:
         return None
-    return f"{threshold:g} is outside the range of {plan.id}'s scores, {found[0]:g} to {found[1]:g} (the `scale` option)"
+    where = " (the `scale` option)" if plan.on_scale else ""
+    return f"{threshold:g} is outside the range of {plan.id}'s scores, {found[0]:g} to {found[1]:g}{where}"

@@ -18,21 +18,29 @@ built in Python:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
-from .source import load_yaml, locate, validation_error
+from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
 
 Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate"]
 STATISTICS: tuple[str, ...] = Statistic.__args__  # type: ignore[attr-defined]
+#: The statistics that are shares of the outcomes: from 0 to 1.
+RATES = ("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate")
+#: The widest windows: more outcomes than a live scorer keeps in memory or a check reads from
+#: the store is a window that never fills, and a span past ten years reaches back before any result.
+MOST_OUTCOMES = 1_000_000
+LONGEST_SPAN = timedelta(days=3650)
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -43,7 +51,10 @@ def parse_duration(text: str, what: str = "duration") -> timedelta:
     found = _DURATION.fullmatch(text)
     if found is None or float(found.group(1)) <= 0:
         raise ConfigError(f"{what} {text!r}: expected a positive number and a unit: 90s, 30m, 6h, 7d or 2w")
-    return timedelta(**{_UNITS[found.group(2)]: float(found.group(1))})
+    try:
+        return timedelta(**{_UNITS[found.group(2)]: float(found.group(1))})
+    except OverflowError:
+        raise ConfigError(f"{what} {text!r}: too long (at most {LONGEST_SPAN.days}d)") from None
 
 
 class _Strict(BaseModel):
@@ -57,7 +68,9 @@ class WebhookAlert(_Strict):
     webhook: str | None = Field(default=None, description="The URL to POST to (http or https)")
     webhook_env: str | None = Field(default=None, description="The environment variable holding the URL (keeps a secret URL out of files)")
     format: Literal["json", "slack"] = "json"
-    timeout: float = Field(default=10.0, gt=0, description="Seconds one POST may take")
+    timeout: float = Field(
+        default=30.0, gt=0, description="Seconds one POST may take (a request not answered in time is sent again, with the same episode)"
+    )
     retries: int = Field(default=4, ge=0, le=10)
     backoff: float = Field(default=1.0, ge=0, description="Seconds before the first retry; doubled for each next one (at most 60)")
 
@@ -79,11 +92,14 @@ class WebhookAlert(_Strict):
         return value
 
     def where(self) -> str:
-        """The address for messages: scheme and host only (a webhook's path is its secret)."""
+        """The address for messages: scheme, host and port only (a webhook's user-info, path
+        and query may hold its secret)."""
         if self.webhook_env is not None:
             return f"${self.webhook_env}"
         assert self.webhook is not None
-        return "/".join(self.webhook.split("/")[:3])
+        parts = urlsplit(self.webhook)
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}"
 
 
 def slack_webhook(url: str | None = None, *, env: str | None = None, **settings: Any) -> WebhookAlert:
@@ -152,11 +168,42 @@ class Monitor(_Strict):
         if isinstance(value, int):
             if value < 1:
                 raise ValueError("a window of outcomes must hold at least 1")
+            if value > MOST_OUTCOMES:
+                raise ValueError(f"a window of {value} outcomes is more than a monitor reads (at most {MOST_OUTCOMES}): write a time span (30m, 6h, 7d) for a longer one")
             return value
         try:
-            parse_duration(value, "window")
+            span = parse_duration(value, "window")
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
+        if span > LONGEST_SPAN:
+            raise ValueError(f"window {value!r}: too long (at most {LONGEST_SPAN.days}d)")
+        return value
+
+    @field_validator("above", "below")
+    @classmethod
+    def _can_hold(cls, value: float | None, info: ValidationInfo) -> float | None:
+        """A condition no value of the statistic can meet: the monitor would never alert."""
+        if value is None:
+            return value
+        if math.isnan(value):
+            raise ValueError(f"no value is {info.field_name} NaN (.nan): the monitor would never alert")
+        statistic = info.data.get("statistic")
+        low, high = (0.0, 1.0) if statistic in RATES else (-math.inf, math.inf)
+        never = value >= high if info.field_name == "above" else value <= low
+        if never:
+            percent = f"; a rate is a share: {value:g}% is {value / 100:g}" if statistic in RATES and 1 < value <= 100 else ""
+            raise ValueError(f"{statistic} is never {info.field_name} {value:g} (it runs {low:g} to {high:g}): the monitor would never alert{percent}")
+        return value
+
+    @field_validator("min_samples")
+    @classmethod
+    def _window_holds(cls, value: int, info: ValidationInfo) -> int:
+        window = info.data.get("window")
+        if isinstance(window, int) and value > window:
+            raise ValueError(
+                f"{value} outcomes are needed before it alerts, but its window holds at most {window}: "
+                "the monitor would never alert; lower min_samples, or widen the window"
+            )
         return value
 
     @model_validator(mode="after")
@@ -200,8 +247,12 @@ def load_monitors(path: str | Path, known_scorers: Collection[str] | None = None
     return monitors_in(data, path, known_scorers)
 
 
-def monitors_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None) -> list[Monitor]:
-    """The monitors of the `monitors:` section of a YAML file's data (none without one)."""
+def monitors_in(
+    data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None, score_ranges: Mapping[str, tuple[float, float]] | None = None
+) -> list[Monitor]:
+    """The monitors of the `monitors:` section of a YAML file's data (none without one).
+    `score_ranges` (the range of each scorer's scores, when known) makes a condition on the
+    scores (`mean`, `p50`, `p95`) that no score can meet an error at its line."""
     if data.get("monitors") is None:
         return []
     try:
@@ -214,6 +265,18 @@ def monitors_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[s
             file, line = locate(data, ["monitors", name, "scorer"])
             hint = did_you_mean(monitor.scorer, list(known_scorers))
             raise ConfigError(f"monitors.{name}.scorer: unknown scorer {monitor.scorer!r}{hint}", file or path, line)
+        found = (score_ranges or {}).get(monitor.scorer.split("@", 1)[0])
+        if found is not None and monitor.statistic not in RATES:
+            low, high = found
+            condition, value = ("above", monitor.above) if monitor.above is not None else ("below", monitor.below)
+            assert value is not None
+            if (value >= high) if condition == "above" else (value <= low):
+                place = position(data, ["monitors", name, condition], value=True)
+                raise ConfigError(
+                    f"monitors.{name}.{condition}: the {monitor.statistic} of {monitor.scorer}'s scores is never {condition} {value:g} "
+                    f"(its scores run {low:g} to {high:g}): the monitor would never alert",
+                    *(place or (path, None, None)),
+                )
         monitors.append(monitor.model_copy(update={"name": name}))
     return monitors
 

@@ -1,151 +1,64 @@
-"""Checks every name an expression or template reads against what exists at that point of a
-scorer, before any judge is called: earlier steps and the fields of their answers, the
-fields of list items inside `where`, options, the run's inputs. A misspelt name, a field
-the schema does not have, a later step's result, a string compared with an enum that can
-never produce it, a true/false score: each is a finding with the place of the mistake and,
-when one is close, the name meant.
+"""Checks every expression and template against what exists at that point of a scorer,
+before any judge is called, and works out what each expression gives.
 
-What a name holds is a `Shape`, read from the answer models (pydantic) and the options
-model (see `scoring/shapes.py`); a step kind only says which names it adds.
+Names: earlier steps and the fields of their answers, the fields of list items inside
+`where`, options, the run's inputs. A misspelt name, a field the schema does not have, a
+later step's result, a string compared with an enum that can never produce it: each is a
+finding with the place of the mistake and, when one is close, the name meant.
+
+Types and ranges: what a name holds is a `Shape`, read from the answer models (pydantic)
+and the options model, with the bounds of their schemas (see `scoring/shapes.py`); the
+shape of an expression follows from its parts (operations.py, and `scoring/ranges.py` for
+the arithmetic), and what cannot be meant is found there. A test narrows what it tests for
+the code it guards (`a / n if n else 0`), as a step's `skip_if` does for the rest of the step.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ..scoring import ranges
 from ..scoring.shapes import ANY, BOOLEAN, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text, shape_of
+from .findings import Finding, Severity, attribute_pattern, name_pattern, path_of, string_pattern, written
+from .operations import ARITHMETIC, FACT, Operations, family
 from .suggest import did_you_mean
+from .syntax import syntax_finding
 from .templates import parse_expression
-from .wording import lone_equals
 
 # The shapes are imported from here by the catalog's other checks.
 __all__ = [
     "ANY", "BOOLEAN", "NUMBER", "TEXT", "Boolean", "Finding", "ListOf", "NameChecker", "Number", "Record", "Scope", "Shape", "Text",
-    "referenced_templates", "shape_of", "syntax_finding",
+    "family", "referenced_templates", "shape_of", "syntax_finding",
 ]  # fmt: skip
 
 #: Methods a mapping answers to in expressions (`{...}.get(item.verdict, 0)`, `options.items()`).
 _MAPPING_METHODS = {"get", "items", "keys", "values"}
 _LIST_METHODS = {"index", "count"}
-#: Attributes the sandbox refuses beside those starting with `_`.
 #: Names Jinja itself gives templates.
-_IMPLICIT_NAMES = {"loop", "self", "super", "caller", "varargs", "kwargs"}
+IMPLICIT_NAMES = {"loop", "self", "super", "caller", "varargs", "kwargs"}
+#: Attributes the sandbox refuses beside those starting with `_`.
 _UNSAFE_ATTRIBUTES = {"mro", "func_globals", "func_code", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_code", "ag_frame", "f_globals", "f_locals"}
 
-
-@dataclass(frozen=True)
-class Finding:
-    """A problem in an expression or template: its message, the template line it is on
-    (1 in a one-line expression), and a pattern finding its column (group 1 when given)."""
-
-    message: str
-    line: int
-    pattern: str | None = None
-
-
-def _name_pattern(name: str) -> str:
-    return rf"(?<![\w.'\"])({re.escape(name)})(?!\w)"
-
-
-def _attribute_pattern(name: str) -> str:
-    return rf"(?:\.\s*|\[\s*['\"])({re.escape(name)})(?!\w)"
-
-
-def _string_pattern(value: str) -> str:
-    return rf"(['\"]{re.escape(value)}['\"])"
-
-
-# ---------------------------------------------------------------------------- syntax
-
-
-def syntax_finding(source: str, exc: TemplateSyntaxError, template: bool) -> Finding:
-    """A syntax error at the place to fix: an unclosed quote, bracket or block where it was
-    opened (Jinja reports where it gave up)."""
-    message = exc.message or str(exc)
-    opened = _unclosed_block(source) if template and "end of template" in message.lower() else None
-    if opened is not None:
-        tag, line = opened
-        return Finding(f"`{{% {tag} %}}` is never closed (no `{{% end{tag} %}}` after it)", line, rf"\{{%-?\s*({tag})\b")
-    lines = source.splitlines() or [""]
-    line = exc.lineno if 1 <= exc.lineno <= len(lines) else len(lines)
-    text = lines[line - 1]
-    unclosed = _unclosed_bracket(text)
-    if unclosed is not None:
-        char, column = unclosed
-        what = "quote" if char in "'\"" else "bracket"
-        detail = f" ({message})" if template else ""
-        prefix = "" if template else "invalid expression: "
-        return Finding(f"{prefix}{what} {char} is never closed{detail}", line, rf"^.{{{column}}}(.)")
-    assignment = None if template else lone_equals(source)
-    if assignment is not None:
-        return Finding("invalid expression: `=` sets a value; to compare, write `==`", 1, rf"^.{{{assignment}}}(=)")
-    at = re.search(r" at (\d+)$", message)
-    if at is not None and not template:
-        return Finding(f"invalid expression: {message}", 1, rf"^.{{{int(at.group(1)) - 3}}}(.)")
-    token = re.search(r"unexpected '(.+?)'", message)
-    pattern = rf"({re.escape(token.group(1))})" if token and token.group(1) != "end of template" else None
-    return Finding(message if template else f"invalid expression: {message}", line, pattern)
-
-
-def _unclosed_bracket(text: str) -> tuple[str, int] | None:
-    """The innermost bracket or quote of `text` left open, and its 0-based column."""
-    stack: list[tuple[str, int]] = []
-    quote: tuple[str, int] | None = None
-    pairs = {")": "(", "]": "[", "}": "{"}
-    for index, char in enumerate(text):
-        if quote is not None:
-            if char == quote[0] and text[index - 1] != "\\":
-                quote = None
-        elif char in "'\"":
-            quote = (char, index)
-        elif char in "([{":
-            stack.append((char, index))
-        elif char in pairs and stack and stack[-1][0] == pairs[char]:
-            stack.pop()
-        elif char in pairs and text[index - 1 : index + 1] not in ("}}", "%}") and text[index : index + 2] not in ("}}",):
-            stack.clear()  # a stray closer: not an unclosed bracket
-    if quote is not None:
-        return quote
-    # `{{` and `{%` open template tags, not brackets
-    real = [(char, index) for char, index in stack if not (char == "{" and text[index + 1 : index + 2] in ("{", "%") or text[index - 1 : index] == "{")]
-    return real[-1] if real else None
-
-
-_BLOCK_TAGS = {"if", "for", "macro", "call", "filter", "block", "with", "autoescape", "raw", "trans"}
-
-
-def _unclosed_block(source: str) -> tuple[str, int] | None:
-    """The innermost `{% tag %}` block left open, and its line."""
-    stack: list[tuple[str, int]] = []
-    for match in re.finditer(r"\{%-?\s*(\w+)([^%]*)", source):
-        tag, rest = match.group(1), match.group(2)
-        line = source.count("\n", 0, match.start()) + 1
-        if tag in _BLOCK_TAGS or (tag == "set" and "=" not in rest):
-            stack.append((tag, line))
-        elif tag.startswith("end") and stack and stack[-1][0] == tag[3:]:
-            stack.pop()
-    return stack[-1] if stack else None
-
-
-# ---------------------------------------------------------------------------- the walk
-
-
 @functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
-def _declared_in(parsed: nodes.Template) -> frozenset[str]:
+def declared_in(parsed: nodes.Template) -> frozenset[str]:
     """The names a template sets, takes as parameters or defines as macros."""
     stored = {node.name for node in parsed.find_all(nodes.Name) if node.ctx in ("store", "param")}
     return frozenset(stored | {node.name for node in parsed.find_all(nodes.Macro)})
 
 
-class NameChecker:
-    """Walks the Jinja AST of an expression or a template and reports what cannot work."""
+#: Shapes read from a scope, stamped with where they come from (by the shape read, and that):
+#: every step reads the same answer fields and options again.
+_STAMPED: dict[tuple[int, frozenset[str], bool], tuple[Shape, Shape]] = {}
+
+
+class NameChecker(Operations):
+    """Walks the Jinja AST of an expression and reports what cannot work (or may not be meant)."""
 
     def __init__(self, environment: ImmutableSandboxedEnvironment, scope: Scope, unknown_names_allowed: bool = False) -> None:
         self.environment = environment
@@ -154,18 +67,25 @@ class NameChecker:
         # from, which cannot be known here: its unknown names are let through.
         self.unknown_names_allowed = unknown_names_allowed
         self.findings: list[Finding] = []
-        self._declared: set[str] = set(_IMPLICIT_NAMES)
+        #: Every name and field read from the scope (`options.audience`), and the names read
+        #: whole (`options` passed to a macro): what the scorer's declarations are used by.
+        self.paths_read: set[str] = set()
+        self.read_whole: set[str] = set()
+        self._declared: set[str] = set(IMPLICIT_NAMES)
+        self._base = False  # the name being read is the base of a field read
+        self._quiet = 0  # looking a shape up to narrow it: nothing is reported
 
     # -- entry points
 
-    def expression(self, source: str) -> Shape:
-        """The shape an expression gives; its problems are added to `findings`."""
+    def expression(self, source: str, local: Mapping[str, Shape] | None = None) -> Shape:
+        """The shape an expression gives; its problems are added to `findings`. `local`: what
+        is known here beside the scope (what a `skip_if` that did not hold tells)."""
         try:
             expression: nodes.Expr | None = parse_expression(source)
         except TemplateSyntaxError:  # read again below as a template's `{{ }}`: it words the error as authors see it, or reads a tuple
             expression = None
         if expression is not None:
-            return self.infer(expression, {})
+            return self.infer(expression, local or {})
         try:
             parsed = self.environment.parse(f"{{{{ {source} }}}}")
         except TemplateSyntaxError as exc:
@@ -175,81 +95,39 @@ class NameChecker:
         expressions = [child for output in outputs for child in output.nodes if not isinstance(child, nodes.TemplateData)]
         if len(expressions) != 1:
             return ANY
-        return self.infer(expressions[0], {})
+        return self.infer(expressions[0], local or {})
 
-    def template(self, parsed: nodes.Template) -> None:
-        self._declared |= _declared_in(parsed)
-        self.statements(parsed.body, {})
+    def narrowed(self, source: str, truthy: bool) -> dict[str, Shape]:
+        """What an expression (a `skip_if`) being true, or false, tells of what it tests."""
+        try:
+            return self.narrow(parse_expression(source), {}, truthy)
+        except TemplateSyntaxError:
+            return {}
 
-    # -- templates
+    # -- findings
 
-    def statements(self, body: Sequence[nodes.Node], local: dict[str, Shape]) -> None:
-        for node in body:
-            self.statement(node, local)
-
-    def statement(self, node: nodes.Node, local: dict[str, Shape]) -> None:
-        if isinstance(node, nodes.For):
-            listed = self.infer(node.iter, local)
-            inner = dict(local)
-            inner["loop"] = ANY
-            self.bind(node.target, listed.item if isinstance(listed, ListOf) else ANY, inner)
-            if node.test is not None:
-                self.infer(node.test, inner)
-            self.statements(node.body, inner)
-            self.statements(node.else_, local)
-        elif isinstance(node, nodes.Macro):
-            inner = {**local, "varargs": ANY, "kwargs": ANY, "caller": ANY}
-            for argument in node.args:
-                inner[argument.name] = ANY
-            for default in node.defaults:
-                self.infer(default, local)
-            self.statements(node.body, inner)
-        elif isinstance(node, nodes.CallBlock):
-            self.infer(node.call, local)
-            self.statements(node.body, {**local, **{argument.name: ANY for argument in node.args}})
-        elif isinstance(node, nodes.Assign):
-            self.bind(node.target, self.infer(node.node, local), local)
-        elif isinstance(node, nodes.AssignBlock):
-            self.statements(node.body, local)
-            self.bind(node.target, TEXT, local)
-        elif isinstance(node, (nodes.Import, nodes.FromImport)):
-            if isinstance(node, nodes.Import):
-                local[node.target] = ANY
-            else:
-                for name in node.names:
-                    local[name if isinstance(name, str) else name[1]] = ANY
-        elif isinstance(node, nodes.With):
-            inner = dict(local)
-            for target, value in zip(node.targets, node.values):
-                self.bind(target, self.infer(value, local), inner)
-            self.statements(node.body, inner)
-        elif isinstance(node, (nodes.Include, nodes.Extends)):
-            return
-        elif isinstance(node, nodes.Expr) and not isinstance(node, nodes.Stmt):
-            self.infer(node, local)
-        else:
-            for child in node.iter_child_nodes():
-                self.statement(child, local)
-
-    def bind(self, target: nodes.Node, shape: Shape, local: dict[str, Shape]) -> None:
-        if isinstance(target, nodes.Name):
-            local[target.name] = shape
-        elif isinstance(target, nodes.Tuple):
-            for item in target.items:
-                self.bind(item, ANY, local)
-        elif isinstance(target, nodes.NSRef):
-            local.setdefault(target.name, ANY)
+    def report(self, node: nodes.Node, message: str, pattern: str | None = None, severity: Severity = "error", code: str | None = None) -> None:
+        if not self._quiet:
+            self.findings.append(Finding(message, node.lineno or 1, pattern, severity, code))
 
     # -- expressions
 
-    def report(self, node: nodes.Node, message: str, pattern: str | None = None) -> None:
-        self.findings.append(Finding(message, node.lineno or 1, pattern))
-
     def infer(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
+        if FACT in local and not isinstance(node, (nodes.Name, nodes.Getattr, nodes.Const)):
+            text = written(node)
+            if text is not None and FACT + text in local:
+                self.children(node, local)
+                return local[FACT + text]
         if isinstance(node, nodes.Name):
             return self.name(node, local)
         if isinstance(node, nodes.Getattr):
-            return self.attribute(node, self.infer(node.node, local), node.attr)
+            path = path_of(node)
+            if path is not None and path in local:
+                return local[path]
+            self._base = True
+            base = self.infer(node.node, local)
+            self._base = False
+            return self.attribute(node, base, node.attr)
         if isinstance(node, nodes.Getitem):
             return self.item(node, local)
         if isinstance(node, nodes.Const):
@@ -257,11 +135,12 @@ class NameChecker:
             if isinstance(value, bool):
                 return BOOLEAN
             if isinstance(value, (int, float)):
-                return NUMBER
+                return ranges.constant(value)
             return TEXT if isinstance(value, str) else ANY
         if isinstance(node, (nodes.List, nodes.Tuple)):
             shapes = [self.infer(item, local) for item in node.items]
-            return ListOf(shapes[0] if shapes and all(shape == shapes[0] for shape in shapes) else ANY)
+            item = functools.reduce(Shape.join, shapes) if shapes else ANY
+            return ListOf(item, len(shapes), len(shapes))
         if isinstance(node, nodes.Dict):
             for pair in node.items:
                 self.infer(pair.key, local)
@@ -274,7 +153,7 @@ class NameChecker:
                 return BOOLEAN  # a test for presence may name what is not there
             if node.name not in self.environment.tests:
                 # Jinja itself lets an unknown test through inside a conditional, until it runs.
-                self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({re.escape(node.name)})\b")
+                self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({node.name})\b")
             self.children(node, local)
             return BOOLEAN
         if isinstance(node, nodes.Compare):
@@ -283,23 +162,24 @@ class NameChecker:
         if isinstance(node, nodes.Not):
             self.infer(node.node, local)
             return BOOLEAN
-        if isinstance(node, (nodes.And, nodes.Or)):
-            left, right = self.infer(node.left, local), self.infer(node.right, local)
-            return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ANY
+        if isinstance(node, nodes.And):
+            left = self.infer(node.left, local)
+            right = self.infer(node.right, self.narrow(node.left, local, True))
+            return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.falsy(left).join(right)
+        if isinstance(node, nodes.Or):
+            left = self.infer(node.left, local)
+            right = self.infer(node.right, self.narrow(node.left, local, False))
+            return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.truthy(left).join(right)
         if isinstance(node, nodes.CondExpr):
             self.infer(node.test, local)
-            first = self.infer(node.expr1, local)
-            second = self.infer(node.expr2, local) if node.expr2 is not None else ANY
-            return first if first == second else ANY
-        if isinstance(node, (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)):
-            left, right = self.infer(node.left, local), self.infer(node.right, local)
-            if isinstance(node, nodes.Add) and isinstance(left, Text) and isinstance(right, Text):
-                return TEXT
-            numeric = all(isinstance(shape, (Number, Boolean)) for shape in (left, right))
-            return NUMBER if numeric or not isinstance(node, nodes.Add) else ANY
+            first = self.infer(node.expr1, self.narrow(node.test, local, True))
+            second = self.infer(node.expr2, self.narrow(node.test, local, False)) if node.expr2 is not None else ANY
+            return first.join(second)
+        if isinstance(node, nodes.BinExpr) and type(node) in ARITHMETIC:
+            return self.arithmetic(node, ARITHMETIC[type(node)], local)
         if isinstance(node, (nodes.Neg, nodes.Pos)):
-            self.infer(node.node, local)
-            return NUMBER
+            inner = ranges.as_number(self.infer(node.node, local))
+            return (ranges.negated(inner) if isinstance(node, nodes.Neg) else inner) if inner is not None else NUMBER
         if isinstance(node, nodes.Concat):
             self.children(node, local)
             return TEXT
@@ -312,118 +192,122 @@ class NameChecker:
         for child in node.iter_child_nodes():
             self.infer(child, local)
 
+    def quietly(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
+        """The shape of `node`, reporting nothing (it is reported where it is read)."""
+        self._quiet += 1
+        try:
+            return self.infer(node, local)
+        finally:
+            self._quiet -= 1
+
+    def read(self, path: str, shape: Shape) -> Shape:
+        """A name or field read from the scope: remembered, and the numbers, texts and lists
+        read from it know where they come from (an option, or a step or run field and what
+        its rules tie it to)."""
+        if not self._quiet:
+            self.paths_read.add(path)
+        if not isinstance(shape, (Number, ListOf, Text)) or shape.sources:
+            return shape
+        parts = path.split(".")
+        root = ".".join(parts[:2]) if parts[0] == "options" else parts[0]
+        sources = frozenset({root}) | self.scope.tied_to(root)
+        loose = root in self.scope.constrained  # its rules may hold it narrower than its schema
+        key = (id(shape), sources, loose)
+        kept = _STAMPED.get(key)
+        if kept is None or kept[0] is not shape:
+            stamped = replace(shape, sources=sources, tight=False) if loose and isinstance(shape, Number) else replace(shape, sources=sources)
+            if len(_STAMPED) >= 4096:
+                _STAMPED.clear()
+            kept = _STAMPED[key] = (shape, stamped)  # the shape kept too: its id is not reused while kept
+        return kept[1]
+
     def name(self, node: nodes.Name, local: Mapping[str, Shape]) -> Shape:
         name = node.name
+        whole, self._base = not self._base, False
         if name in local:
             return local[name]
         if name in self.scope.names:
-            return self.scope.names[name]
+            if whole and not self._quiet:
+                self.read_whole.add(name)
+            return self.read(name, self.scope.names[name])
         if name in self._declared or name in self.environment.globals:
             return ANY
+        return self.unknown(node, name, local)
+
+    def unknown(self, node: nodes.Name, name: str, local: Mapping[str, Shape]) -> Shape:
         if name in self.scope.unavailable:
-            self.report(node, self.scope.unavailable[name], _name_pattern(name))
+            self.report(node, self.scope.unavailable[name], name_pattern(name))
             return ANY
         if self.unknown_names_allowed:
             return ANY
-        known = [*local, *self.scope.names]
+        known = [key for key in [*local, *self.scope.names] if not key.startswith(FACT) and "." not in key]
         meant = did_you_mean(name, [*known, *self.environment.globals])  # a misspelt function too
-        self.report(node, f"unknown name {name!r}" + (meant or f" (known here: {', '.join(known)})"), _name_pattern(name))
+        self.report(node, f"unknown name {name!r}" + (meant or f" (known here: {', '.join(known)})"), name_pattern(name))
         return ANY
 
     def attribute(self, node: nodes.Node, base: Shape, attribute: str) -> Shape:
         if attribute.startswith("_") or attribute in _UNSAFE_ATTRIBUTES:
-            self.report(node, f"attribute {attribute!r} is not allowed: templates and expressions cannot reach Python internals", _attribute_pattern(attribute))
+            self.report(node, f"attribute {attribute!r} is not allowed: templates and expressions cannot reach Python internals", attribute_pattern(attribute))
             return ANY
-        subject = _path(node.node) if isinstance(node, (nodes.Getattr, nodes.Getitem)) else None
+        subject = path_of(node.node) if isinstance(node, (nodes.Getattr, nodes.Getitem)) else None
         if isinstance(base, Record):
             if attribute in base.fields:
-                return base.fields[attribute]
+                path = path_of(node)
+                return self.read(path, base.fields[attribute]) if path is not None else base.fields[attribute]
             if attribute in _MAPPING_METHODS:
+                if subject is not None and not self._quiet:
+                    self.read_whole.add(subject)  # its fields are read by a key known only at run time
                 return ANY
             self.report(
                 node,
                 f"{subject or base.what} has no field {attribute!r}{did_you_mean(attribute, base.fields)} (fields of {base.what}: {', '.join(base.fields)})",
-                _attribute_pattern(attribute),
+                attribute_pattern(attribute),
             )
             return ANY
         if isinstance(base, ListOf) and attribute not in _LIST_METHODS:
             fields = f"; its items have {', '.join(base.item.fields)}" if isinstance(base.item, Record) else ""
-            self.report(node, f"{_path(getattr(node, 'node', node)) or 'this'} is a list: it has no field {attribute!r}{fields}", _attribute_pattern(attribute))
+            self.report(node, f"{path_of(getattr(node, 'node', node)) or 'this'} is a list: it has no field {attribute!r}{fields}", attribute_pattern(attribute))
             return ANY
         if isinstance(base, Text) and not hasattr(str, attribute):
-            self.report(node, f"{_path(getattr(node, 'node', node)) or 'this'} is text: it has no field {attribute!r}", _attribute_pattern(attribute))
+            self.report(node, f"{path_of(getattr(node, 'node', node)) or 'this'} is text: it has no field {attribute!r}", attribute_pattern(attribute))
             return ANY
         if isinstance(base, (Number, Boolean)):
-            self.report(node, f"{_path(getattr(node, 'node', node)) or 'this'} is {base.describe()}: it has no field {attribute!r}", _attribute_pattern(attribute))
+            self.report(node, f"{path_of(getattr(node, 'node', node)) or 'this'} is {base.describe()}: it has no field {attribute!r}", attribute_pattern(attribute))
         return ANY
 
     def item(self, node: nodes.Getitem, local: Mapping[str, Shape]) -> Shape:
+        self._base = True
         base = self.infer(node.node, local)
+        self._base = False
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
             return self.attribute(node, base, node.arg.value)
         key = self.infer(node.arg, local)
-        if isinstance(node.node, nodes.Dict) and isinstance(key, Text) and key.enum:
-            self.enum_keys(node.node, key, node.arg, every=True)
+        if isinstance(node.node, nodes.Dict):
+            if isinstance(key, Text) and key.enum:
+                self.enum_keys(node.node, key, node.arg, every=True)
+            return self.values_of(node.node, local)
         if isinstance(base, ListOf):
             return base if isinstance(node.arg, nodes.Slice) else base.item
         return ANY
+
+    def values_of(self, literal: nodes.Dict, local: Mapping[str, Shape], default: Shape | None = None) -> Shape:
+        """What looking a mapping written in the expression up gives: one of its values."""
+        shapes = [self.quietly(pair.value, local) for pair in literal.items] + ([default] if default is not None else [])
+        return functools.reduce(Shape.join, shapes) if shapes else ANY
 
     def enum_keys(self, literal: nodes.Dict, key: Text, key_node: nodes.Node, every: bool) -> None:
         """A mapping looked up by an enum field: keys the enum never gives, and (for `[...]`,
         which fails on a missing key) enum values the mapping lacks."""
         assert key.enum is not None
         keys = [pair.key.value for pair in literal.items if isinstance(pair.key, nodes.Const) and isinstance(pair.key.value, str)]
-        subject = _path(key_node) or "the key"
+        subject = path_of(key_node) or "the key"
         for value in keys:
             if value not in key.enum:
-                self.report(literal, f"{value!r} is never a value of {subject}, which is {key.describe()}{did_you_mean(value, key.enum)}", _string_pattern(value))
+                self.report(literal, f"{value!r} is never a value of {subject}, which is {key.describe()}{did_you_mean(value, key.enum)}", string_pattern(value))
         missing = [value for value in key.enum if value not in keys]
         if every and missing and len(keys) == len(literal.items):
             self.report(literal, f"no entry for {', '.join(map(repr, missing))}: {subject} is {key.describe()} (use .get({subject}, default) for a default)", None)
 
-    def filter(self, node: nodes.Filter, local: Mapping[str, Shape]) -> Shape:
-        base = self.infer(node.node, local) if node.node is not None else ANY
-        for argument in node.args:
-            self.infer(argument, local)
-        for keyword in node.kwargs:
-            self.infer(keyword.value, local)
-        name = node.name
-        if name not in self.environment.filters:
-            self.report(node, f"unknown filter {name!r}{did_you_mean(name, self.environment.filters)}", rf"\|\s*({re.escape(name)})\b")
-            return ANY
-        strings = [argument.value for argument in node.args if isinstance(argument, nodes.Const) and isinstance(argument.value, str)]
-        attribute = next((keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None)
-        if name in ("selectattr", "rejectattr") and strings:
-            attribute = strings[0]
-        if name == "attr":
-            return self.attribute(node, base, strings[0]) if strings else ANY
-        if isinstance(attribute, str) and isinstance(base, ListOf):
-            field_shape = self.attribute(node, base.item, attribute.split(".")[0])
-            if name == "map":
-                return ListOf(field_shape)
-        if name in ("length", "count", "wordcount", "int", "float", "round", "abs", "sum"):
-            return NUMBER
-        if name in ("list", "unique", "sort", "reverse", "selectattr", "rejectattr", "select", "reject", "batch", "slice"):
-            return base if isinstance(base, ListOf) else ListOf(ANY) if name != "reverse" else ANY
-        if name in ("first", "last", "min", "max", "random"):
-            return base.item if isinstance(base, ListOf) else ANY
-        if name in ("trim", "lower", "upper", "title", "capitalize", "string", "join", "replace", "truncate", "json", "untrusted", "number", "format", "indent", "center", "striptags", "urlencode"):
-            return TEXT
-        return ANY
-
-    def compare(self, node: nodes.Compare, local: Mapping[str, Shape]) -> None:
-        left_node: nodes.Node = node.expr
-        left = self.infer(left_node, local)
-        for operand in node.ops:
-            right = self.infer(operand.expr, local)
-            negated = operand.op in ("ne", "notin")
-            if operand.op in ("eq", "ne"):
-                self.enum_literal(left, left_node, operand.expr, negated)
-                self.enum_literal(right, operand.expr, left_node, negated)
-            elif operand.op in ("in", "notin") and isinstance(operand.expr, (nodes.List, nodes.Tuple)):
-                for item in operand.expr.items:
-                    self.enum_literal(left, left_node, item, negated)
-            left_node, left = operand.expr, right
 
     def enum_literal(self, shape: Shape, subject: nodes.Node, literal: nodes.Node, negated: bool) -> None:
         """A string compared with an enum field that can never hold it: the comparison has
@@ -434,50 +318,11 @@ class NameChecker:
             outcome = "always true" if negated else "never true"
             self.report(
                 literal,
-                f"{_path(subject) or 'this'} is {shape.describe()}: comparing it with {literal.value!r} is {outcome}{did_you_mean(literal.value, shape.enum)}",
-                _string_pattern(literal.value),
+                f"{path_of(subject) or 'this'} is {shape.describe()}: comparing it with {literal.value!r} is {outcome}{did_you_mean(literal.value, shape.enum)}",
+                string_pattern(literal.value),
             )
 
-    def call(self, node: nodes.Call, local: Mapping[str, Shape]) -> Shape:
-        callee = node.node
-        if isinstance(callee, nodes.Getattr) and callee.attr == "get" and isinstance(callee.node, nodes.Dict) and node.args:
-            for pair in callee.node.items:
-                self.infer(pair.value, local)
-            key = self.infer(node.args[0], local)
-            if isinstance(key, Text) and key.enum:
-                self.enum_keys(callee.node, key, node.args[0], every=False)
-            for argument in node.args[1:]:
-                self.infer(argument, local)
-            return ANY
-        self.infer(callee, local)
-        for argument in node.args:
-            self.infer(argument, local)
-        for keyword in node.kwargs:
-            self.infer(keyword.value, local)
-        for extra in (node.dyn_args, node.dyn_kwargs):
-            if extra is not None:
-                self.infer(extra, local)
-        if isinstance(callee, nodes.Name) and callee.name in ("min", "max", "abs", "round", "len", "sum", "float", "int"):
-            return NUMBER
-        if isinstance(callee, nodes.Name) and callee.name == "range":
-            return ListOf(NUMBER)
-        return ANY
-
-
-def _path(node: nodes.Node) -> str | None:
-    """`a.b.c` for a chain of names and attributes, for messages."""
-    if isinstance(node, nodes.Name):
-        return node.name
-    if isinstance(node, nodes.Getattr):
-        base = _path(node.node)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
-        base = _path(node.node)
-        if base is None:
-            return None
-        return f"{base}.{node.arg.value}" if isinstance(node.arg.value, str) else f"{base}[{node.arg.value!r}]"
-    return None
-
+    # -- calls
 
 @functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
 def referenced_templates(parsed: nodes.Template) -> tuple[tuple[str, str, int, bool], ...]:

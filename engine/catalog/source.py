@@ -15,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ConfigError
 from .spec import CatalogFile
 from .suggest import did_you_mean, keys_of, model_at
+from .yaml_errors import yaml_error
+from .yaml_surprises import Surprise, explained, remember, surprise
 
 _PACKAGED_CATALOG = Path(__file__).parent.parent / "_catalog"
 _SOURCE_CATALOG = Path(__file__).parent.parent.parent
@@ -67,6 +69,8 @@ class _Locating:
 
     file: str
     text: str
+    #: The plain values YAML reads otherwise than they look (see yaml_surprises.py).
+    surprises: list[Surprise]
 
     if TYPE_CHECKING:  # given by the SafeConstructor each loader mixes this into
 
@@ -88,6 +92,8 @@ class _Locating:
         mapping.key_places = {}
         mapping.value_spans = {}
         for key_node, value_node in node.value:
+            self._look_at(key_node)
+            self._look_at(value_node)
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise yaml.constructor.ConstructorError(
@@ -102,7 +108,14 @@ class _Locating:
             mapping.value_spans[key] = self._span(value_node)
         return mapping
 
+    def _look_at(self, node: yaml.Node) -> None:
+        found = surprise(node)
+        if found is not None:
+            self.surprises.append(found)
+
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:
+        for child in node.value:
+            self._look_at(child)
         items = LocatedList(self.construct_object(child, deep=True) for child in node.value)
         items.place = self._place(node.start_mark)
         items.item_places = [self._place(child.start_mark) for child in node.value]
@@ -133,10 +146,13 @@ def _load_located(loader_class: type[_Locating], text: str, path: Path) -> Any:
     loader = loader_class(text)  # type: ignore[call-arg]
     loader.file = str(path)
     loader.text = text
+    loader.surprises = []
     try:
-        return loader.get_single_data()  # type: ignore[attr-defined]
+        data = loader.get_single_data()  # type: ignore[attr-defined]
     finally:
         loader.dispose()  # type: ignore[attr-defined]
+    remember(str(path), loader.surprises)
+    return data
 
 
 def load_yaml(path: Path) -> Any:
@@ -155,74 +171,9 @@ def load_yaml(path: Path) -> Any:
     try:
         return _load_located(_LocatingLoader, text, path)
     except yaml.MarkedYAMLError as exc:
-        raise _yaml_error(exc, path) from None
+        raise yaml_error(exc, path) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", path) from None
-
-
-def _yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
-    """A YAML syntax error at the place to fix. For something left open (a quote, a bracket)
-    that is where it was opened, not where the parser gave up, lines later; for a line
-    indented wrongly, that line."""
-    problem = exc.problem or str(exc)
-    gave_up = exc.problem_mark
-    opened = exc.context_mark
-    quote = _unclosed_quote(exc, opened, gave_up)
-    if quote is not None:
-        line, column, char = quote
-        return ConfigError(f"invalid YAML: the quote {char} opened here is not closed on its line ({problem} at line {gave_up.line + 1 if gave_up else '?'})", path, line, column)
-    if exc.context and opened is not None and (gave_up is None or opened.line != gave_up.line):
-        construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
-        if construct.startswith("a block ") and gave_up is not None:
-            # A block closes by indentation, so nothing was left open: the line the parser
-            # stopped at is the one indented wrongly (a key too far left, a step out of `steps:`).
-            block = "list" if construct == "a block collection" else construct.removeprefix("a block ")
-            what = (
-                f"a list item at the indentation of the keys of the {block} that starts at line {opened.line + 1}; indent it under the key whose list it is in"
-                if "found '-'" in problem
-                else f"this line lines up with no key or item of the {block} that starts at line {opened.line + 1}"
-            )
-            return ConfigError(f"invalid YAML: wrong indentation: {what}", path, gave_up.line + 1, gave_up.column + 1)
-        where = f" at line {gave_up.line + 1}" if gave_up is not None else ""
-        return ConfigError(f"invalid YAML: {construct} opened here is not closed ({problem}{where})", path, opened.line + 1, opened.column + 1)
-    mark = gave_up or opened
-    if problem == "mapping values are not allowed here" and mark is not None and mark.buffer:
-        # `key: value` where only a value may be: a key indented further than its siblings.
-        text = mark.buffer.splitlines()[mark.line]
-        if ": " in text[: mark.column].lstrip().removeprefix("- "):
-            return ConfigError(f"invalid YAML: {problem}: a value holding ': ' must be quoted", path, mark.line + 1, mark.column + 1)
-        return ConfigError(
-            f"invalid YAML: wrong indentation: this key is indented further than the keys above it, inside a value ({problem})",
-            path, mark.line + 1, len(text) - len(text.lstrip()) + 1,
-        )  # fmt: skip
-    if mark is None:
-        return ConfigError(f"invalid YAML: {problem}", path)
-    return ConfigError(f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1)
-
-
-def _unclosed_quote(exc: yaml.MarkedYAMLError, opened: yaml.Mark | None, gave_up: yaml.Mark | None) -> tuple[int, int, str] | None:
-    """A quoted value left open on its line (YAML lets a quote run on to the next lines, so
-    the parser gives up further down): its line, column and quote, when one is found between
-    the construct the parser was in and where it gave up."""
-    if gave_up is None or not gave_up.buffer:
-        return None
-    buffer = gave_up.buffer
-    lines = buffer.splitlines()
-    first = opened.line if opened is not None else 0
-    for number in range(first, min(gave_up.line + 1, len(lines))):
-        text = lines[number]
-        quote: tuple[str, int] | None = None
-        for index, char in enumerate(text):
-            if quote is None:
-                if char == "#" and (index == 0 or text[index - 1] in " \t"):
-                    break
-                if char in "'\"" and (index == 0 or text[index - 1] in " \t:[{,-"):
-                    quote = (char, index)
-            elif char == quote[0] and (char == "'" or text[index - 1] != "\\"):
-                quote = None
-        if quote is not None:
-            return number + 1, quote[1] + 1, quote[0]
-    return None
 
 
 def position(data: Any, loc: Sequence[Any], value: bool = False) -> Place | None:
@@ -301,7 +252,7 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
     first = next((error for error in errors if error["type"] == "extra_forbidden"), errors[0])
     loc = _data_loc(data, first["loc"])
     field = ".".join(str(part) for part in [label, *loc] if part != "")
-    message = first["msg"]
+    message = first["msg"].removeprefix("Value error, ")  # a validator's own words
     if first["type"] == "extra_forbidden":
         allowed = keys_of(parent) if model is not None and (parent := model_at(model, first["loc"][:-1])) is not None else []
         message = f"unknown key {loc[-1]!r}{did_you_mean(str(loc[-1]), allowed)}" + (f" (known: {', '.join(allowed)})" if allowed else "")
@@ -320,7 +271,7 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
             message = f"expected {_NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
     if place is None:
         return ConfigError(f"{field}: {message}", fallback_path)
-    return ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column)
+    return explained(ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column))
 
 
 #: pydantic's errors for a value that is not a number, said in an author's words.

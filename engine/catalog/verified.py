@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when what a record holds changes.
-_FORMAT = 3
+_FORMAT = 4
 _ENGINE = Path(__file__).resolve().parent.parent
 #: The module of the step kind registry (see `_kinds_from_outside`).
 _REGISTRY = "engine.scoring.steps"

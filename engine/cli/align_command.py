@@ -15,11 +15,14 @@ from .agreement_tables import print_comparison
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
+    EXIT_FAILED,
+    EXIT_USAGE,
     ConfigOption,
     JsonFlag,
     NoCacheFlag,
     StoreOption,
     catalog_from,
+    fixed_in_setup,
     one_line_errors,
     print_json,
 )
@@ -88,4 +91,5 @@ def align_command(
         console.print(result.verdict, highlight=False, soft_wrap=True)
         console.print(f"Stored runs: {', '.join(result.runs)}; spent ${result.cost_usd:.4f}.", highlight=False, soft_wrap=True)
     if result.stopped:
-        raise typer.Exit(1)
+        errors.print(f"error: {result.stopped}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE if fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED)

@@ -119,8 +119,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
             what += f"; skipped when {step.skip_if}"
         steps.add_row(step.id, step.kind, what)
     console.print(steps)
-    models = [(step.id, getattr(step, "answer_model", None)) for step in catalog.plan(scorer).steps]
-    bounded = [(step_id, answer_bounds(model)) for step_id, model in models if model is not None]
+    bounded = [(step.id, answer_bounds(step.answer_model)) for step in catalog.plan(scorer).steps if step.answer_model is not None]
     if bounded:
         console.print("answer bounds (sent to the judge; the schema's own, else the defaults):", highlight=False)
         for step_id, bounds in bounded:
@@ -289,11 +288,13 @@ def catalog_schema() -> None:
 
 def _shown(problem: ConfigError, severity: str = "") -> str:
     """FILE:LINE:COLUMN: message, the file relative to the current folder when it is below it
-    (as compilers print it, so editors and terminals can jump to it)."""
+    (as compilers print it, so editors and terminals can jump to it); a warning ends with the
+    code that silences it (`# scorers: ignore[code]` on its line)."""
     path = problem.path
     if path is not None and not os.path.relpath(path).startswith(".."):
         path = os.path.relpath(path)
-    return str(ConfigError(severity + problem.message, path, problem.line, problem.column))
+    code = getattr(problem, "code", None)
+    return str(ConfigError(severity + problem.message + (f" [{code}]" if code else ""), path, problem.line, problem.column))
 
 
 @app.command("check")
@@ -311,7 +312,10 @@ def check_command(
     bounds = [note for check in checks for note in check.bounds]
     if as_json:
         found = [(problem, "error") for problem in problems] + [(warning, "warning") for warning in warnings] + [(note, "note") for note in bounds]
-        print_json([{"file": p.path, "line": p.line, "column": p.column, "message": p.message, "severity": severity} for p, severity in found])
+        print_json([
+            {"file": p.path, "line": p.line, "column": p.column, "message": p.message, "severity": severity, "code": getattr(p, "code", None)}
+            for p, severity in found
+        ])
     else:
         for problem in problems:
             print(_shown(problem))

@@ -7,10 +7,12 @@ import json
 import logging
 import math
 import os
+import signal
 import sqlite3
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
@@ -31,12 +33,14 @@ from ..errors import (
     RunInputError,
     ScorerError,
 )
+from .. import errors as errors_module
 from ..formatting import first_line, to_json
-from ..judge import install_log_filter, scrub
+from ..scrub import install_log_filter, scrub
 from .app import errors, suggestion
 
 if TYPE_CHECKING:  # the runs load when a command runs something, not for `scorers list`
     from ..runs.verdict import Verdict
+    from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -118,6 +122,48 @@ def one_line(exc: BaseException) -> str:
     else:
         text = f"an internal error: {first_line(str(exc)) or type(exc).__name__} (please report it; SCORERS_DEBUG=1 shows where it happened)"
     return scrub(text)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
+    finished stays saved and the run is marked interrupted."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored;
+    # SIGTERM is turned into SIGINT above, so SIGINT must interrupt while the run lasts.
+    previous_interrupt = signal.getsignal(signal.SIGINT)
+    if previous_interrupt == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if previous_interrupt == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fixed_in_setup(kind: str | None) -> bool:
+    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
+    model, mode, address), by its class name as the run records it."""
+    found = getattr(errors_module, kind or "", None)
+    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
+
+
+def existing_store(store: str, *, writing: bool = False) -> Store:
+    """The store at `store`, which must exist. A command that only reads it reads a store on
+    a read-only disk as it is; one that writes (`writing`) is refused at once, in one line,
+    when it cannot write there (before any judge is called)."""
+    from ..store import open_store, store_backend  # the store loads when a command uses one, not for `scorers list`
+
+    if not store_backend(store).exists(store):
+        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
+    opened = open_store(store, reading=not writing)
+    assert opened is not None
+    return opened
 
 
 def fail_unless(verdict: Verdict) -> None:

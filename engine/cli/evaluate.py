@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -28,8 +26,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..catalog import Catalog
-from .. import errors as error_kinds
-from ..errors import ConfigError, JudgeError
+from ..errors import ConfigError
 from ..judge import ResponseCache, throttling
 from ..runs import (
     BatchProgress,
@@ -45,7 +42,7 @@ from ..runs import (
 from ..runs.results import JuryAgreement
 from ..runs.verdict import Standard
 from ..scoring import AnyScorer
-from ..store import is_postgres_url, redact_url
+from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, cascade_line, print_agreement
 from .gates import print_gates
@@ -68,6 +65,8 @@ from .common import (
     count_items,
     one_line_errors,
     parse_thresholds,
+    fixed_in_setup,
+    sigterm_as_interrupt,
     print_json,
     reasons_policy,
 )
@@ -167,28 +166,6 @@ class _PlainProgress:
                     self._line(now, ", waiting for answers")
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, `kill`, a container stop) ends a run as Ctrl-C does: what is
-    finished stays saved and the run is marked interrupted."""
-    try:
-        previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    # A process started in the background by a non-interactive shell inherits SIGINT ignored;
-    # SIGTERM is turned into SIGINT above, so SIGINT must interrupt while the run lasts.
-    previous_interrupt = signal.getsignal(signal.SIGINT)
-    if previous_interrupt == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if previous_interrupt == signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _resume_command(data: Path, run: str, options: dict[str, object]) -> str:
     """The command that continues run `run` with the same settings."""
     arguments = ["scorers", "eval", str(data)]
@@ -230,7 +207,7 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
         console.print(f"Coverage floor {result.verdict.min_coverage:.0%} (--min-coverage): {result.verdict.coverage_line()}.", highlight=False)
     if result.stopped:
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
-    if is_postgres_url(store):
+    if store_shares_work(store):
         console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     if result.stopped_by_kind == "StoreError":  # not "saved": the store is what failed
         console.print(f"Run {result.run} is kept in {store} up to where the store failed; rerun it once the store works again.", highlight=False)
@@ -383,7 +360,7 @@ def eval_command(
         return
     shown = _EvalProgress(name, total)
     try:
-        with _sigterm_as_interrupt(), shown.showing():
+        with sigterm_as_interrupt(), shown.showing():
             if batch_api:
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,
@@ -400,7 +377,7 @@ def eval_command(
     shown.finish()
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
-    elif not _fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
+    elif not fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
         _print_eval(result, shown_store, total, batch_api)
         print_gates(result)
     raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
@@ -414,20 +391,13 @@ def _show_estimate(selection: Any, scorers: list[AnyScorer], cache: ResponseCach
         _print_estimate(forecast, data)
 
 
-def _fixed_in_setup(kind: str | None) -> bool:
-    """Whether the error kind that stopped a run is one the user fixes in the setup (key,
-    model, mode, address), by its class name as the run records it."""
-    found = getattr(error_kinds, kind or "", None)
-    return isinstance(found, type) and issubclass(found, JudgeError) and found.setup
-
-
 def _verdict(result: EvalResult, resume: str) -> int:
     """The exit status, with one line on stderr saying why when it is not 0 (the verdict's
     reasons, as every runner states them)."""
     verdict = result.verdict
     if verdict.passed:
         return 0
-    status = EXIT_USAGE if result.stopped_by is not None and _fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
+    status = EXIT_USAGE if result.stopped_by is not None and fixed_in_setup(result.stopped_by_kind) else EXIT_FAILED
     errors.print(f"error: {'; '.join(verdict.reasons)}", markup=False, highlight=False, soft_wrap=True)
     if result.stopped_by is not None or result.counts.failed:
         errors.print(f"to retry what failed: {resume}", markup=False, highlight=False, soft_wrap=True)

@@ -16,10 +16,9 @@ from ..catalog.monitors import Monitor, load_monitors
 from ..catalog.source import load_yaml
 from ..errors import ConfigError
 from ..runs.monitors import MonitorCheck, check_monitors
-from ..store import AlertRecord, KeepsAlerts, Store
-from .app import app, console
-from .common import DEFAULT_STORE, JsonFlag, StoreOption, one_line_errors, print_json
-from .results import _open_existing
+from ..store import AlertDelivery, AlertRecord, KeepsAlerts, Store
+from .app import app, console, errors
+from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, existing_store, one_line_errors, print_json, sigterm_as_interrupt
 from .tables import figure
 
 MonitorsOption = Annotated[
@@ -43,7 +42,7 @@ def _state(check: MonitorCheck) -> str:
     return "ok" if check.state == "ok" else f"[dim]{check.note or 'too few'}[/dim]"
 
 
-def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord]) -> None:
+def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelivered: list[AlertDelivery]) -> None:
     table = Table(title="monitors")
     for column in ("monitor", "scorer", "condition", "window", "samples", "value", "mean", "p95", "errors", "state"):
         table.add_column(column, overflow="fold")
@@ -55,22 +54,36 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord]) -> None:
         )  # fmt: skip
     console.print(table)
     for check in checks:
-        if check.alert is not None:
-            console.print(f"sent: {check.alert.message()}", markup=False, highlight=False)
+        if check.alert is not None and not any(delivery.alert.message == check.alert.message() for delivery in undelivered):
+            console.print(f"raised: {check.alert.message()}", markup=False, highlight=False)
+    for delivery in undelivered:
+        state = "refused" if delivery.state == "refused" else f"not taken after {delivery.attempts} attempt(s), sent again from {delivery.next_attempt_at.astimezone():%H:%M:%S}"
+        console.print(
+            f"NOT DELIVERED to {delivery.where} ({state}; {delivery.last_error or 'its webhook is no longer configured'}): {delivery.alert.message}",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
     if alerts:
         console.print("last alerts:", style="bold")
         for alert in alerts:
             console.print(f"  {alert.fired_at.astimezone():%Y-%m-%d %H:%M:%S} {alert.message}", markup=False, highlight=False)
 
 
-def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, last: int) -> None:
-    checks = check_monitors(results, monitors, send=send)
+def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, last: int) -> int:
+    """One check (sending when asked); how many alert deliveries no receiver has taken."""
+    checked = check_monitors(results, monitors, send=send)
     names = {monitor.name for monitor in monitors}
     alerts = [alert for alert in results.alerts(limit=last * 4) if alert.monitor in names][:last] if isinstance(results, KeepsAlerts) else []
     if as_json:
-        print_json({"monitors": [check.model_dump(mode="json") for check in checks], "alerts": [alert.model_dump(mode="json") for alert in alerts]})
+        print_json(
+            {
+                "monitors": [check.model_dump(mode="json") for check in checked.checks],
+                "alerts": [alert.model_dump(mode="json") for alert in alerts],
+                "undelivered": [delivery.model_dump(mode="json") for delivery in checked.undelivered],
+            }
+        )
     else:
-        print_checks(checks, alerts)
+        print_checks(checked.checks, alerts, checked.undelivered)
+    return len(checked.undelivered)
 
 
 @app.command("monitor")
@@ -85,10 +98,14 @@ def monitor_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Each monitor's state over the stored results (every process writing to --store), its
-    window's figures, and the last alerts."""
+    window's figures, and the last alerts. With --send, an alert no receiver has taken is
+    kept and sent again on the next check, and the command exits 1 while any is left."""
     found = read_monitors(monitors)
-    with closing(_open_existing(store)) as results:
-        _round(results, found, send or watch, as_json, last)
+    with closing(existing_store(store, writing=send or watch)) as results, sigterm_as_interrupt():
+        undelivered = _round(results, found, send or watch, as_json, last)
         while watch:
             time.sleep(interval)
-            _round(results, found, True, as_json, last)
+            undelivered = _round(results, found, True, as_json, last)
+    if (send or watch) and undelivered:
+        errors.print(f"error: {undelivered} alert delivery(ies) not taken by their receiver; they are kept and sent again on the next check", markup=False, highlight=False)
+        raise typer.Exit(EXIT_FAILED)

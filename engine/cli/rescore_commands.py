@@ -29,13 +29,13 @@ from .common import (
     NoCacheFlag,
     StoreOption,
     catalog_from,
+    existing_store,
     fail_unless,
     judge_choice,
     one_line_errors,
     parse_options,
     print_json,
 )
-from .results import _open_existing
 from .tables import figure, summary_table
 
 PairsInFlightOption = Annotated[int, typer.Option(min=1, help="Judgements in flight at once")]
@@ -63,7 +63,7 @@ def rescore_command(
     another scorer, or another version of it, as a new run; then compare the two with
     `scorers results --run NEW --compare RUN`."""
     created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
-    with closing(_open_existing(store)) as results:
+    with closing(existing_store(store, writing=True)) as results:
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
             cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage,
@@ -127,7 +127,7 @@ def pairwise_command(
     if run and len(run) != 2:
         raise ConfigError(f"--run: give exactly two runs (A then B), got {len(run)}")
     created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
-    opened = _open_existing(store) if run else open_store(store) if save else None
+    opened = existing_store(store, writing=bool(save)) if run else open_store(store) if save else None
     try:
         if run:
             assert opened is not None

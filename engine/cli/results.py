@@ -17,6 +17,7 @@ from ..runs import where_item
 from ..runs.measures.stats import usage_cost
 from ..sync import run_sync
 from ..runs.stored.reading import (
+    stored_verdict,
     RunExport,
     compare_runs,
     existing_run,
@@ -30,8 +31,6 @@ from ..store import (
     RunSummary,
     ScorerUsage,
     Store,
-    is_postgres_url,
-    open_store,
     redact_url,
 )
 from .agreement_tables import print_agreement, print_comparison
@@ -41,6 +40,7 @@ from .common import (
     DEFAULT_STORE,
     ConfigOption,
     JsonFlag,
+    existing_store,
     StoreOption,
     catalog_from,
     one_line_errors,
@@ -59,12 +59,6 @@ def usage_rows(usages: list[ScorerUsage]) -> list[UsageRow]:
     ]
 
 
-def _open_existing(store: str) -> Store:
-    if not is_postgres_url(store) and not Path(store).exists():
-        raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
-    opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
-    assert opened is not None
-    return opened
 
 
 def _export(results: Store, run: str, form: str, output: Path | None) -> None:
@@ -119,7 +113,7 @@ def results_command(
     95th percentile and the pass rate of each scorer beside its mean)."""
     if (compare is not None or export is not None or item is not None) and run is None:
         raise ConfigError("--compare, --format and --item need --run NAME")
-    opened = _open_existing(store)
+    opened = existing_store(store)
     store = redact_url(store)  # named in the messages below
     with closing(opened) as results:
         if run is None:
@@ -175,6 +169,7 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
     worst_items = {item.scorer_id: results.query(run=run, scorer=item.scorer_id, errors=False, worst_first=True, limit=worst) for item in stats}
     failures = results.query(run=run, errors=True, limit=20)
     usage = usage_rows(results.usage(run))
+    verdict = stored_verdict(results, found) if found.kind != "live" else None
     if as_json:
         payload = {
             "run": found.model_dump(mode="json"),
@@ -187,10 +182,14 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
             "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
             "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             "last_invocation": found.meta.get("last_invocation"),
+            "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
         }
         print_json(payload)
         return
-    console.print(summary_table(f"run {run} ({found.source}, {found.status})", stats, spreads))
+    console.print(summary_table(f"run {run} ({found.kind}, {found.status})", stats, spreads))
+    if verdict is not None:
+        said = "passed" if verdict.passed else f"did not pass: {'; '.join(verdict.reasons)}"
+        console.print(f"verdict: {said}", markup=False, highlight=False, soft_wrap=True)
     last = _last_invocation(found.meta)
     if last is not None:
         console.print(last, markup=False, highlight=False)

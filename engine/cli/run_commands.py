@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from ..formatting import to_json
 from ..scoring import RunInput, ScorerPlan, each_judge
 from ..scoring.preview import preview
+from ..scoring.steps import step_kind
 from ..scoring.transcripts import assistant_text
 from .app import app, console, suggestion
 from .options import ScorerSetup, flags
@@ -116,7 +117,7 @@ def _list_value(value: str | None, flag: str) -> list[Any] | None:
 
 def _given_answers(pairs: list[str], plan: ScorerPlan) -> dict[str, Any]:
     """`--answer STEP=ANSWER` pairs, each naming a step of the scorer that asks the judge."""
-    asking = [step.id for step in plan.steps if getattr(step, "prompt", None) is not None]  # a step with a prompt asks the judge
+    asking = [step.id for step in plan.steps if step_kind(step.kind).asks_judge]
     answers: dict[str, Any] = {}
     for name, value in parse_options(pairs).items():
         if name not in asking:
@@ -174,8 +175,7 @@ def preview_prompts(
     console.print(Rule())
     if shown.needs_answer_for is not None:
         step = catalog.plan(scorer).step(shown.needs_answer_for)
-        answer_model = getattr(step, "answer_model", None)
-        fields = list(answer_model.model_fields) if answer_model is not None else ["(free text)"]
+        fields = list(step.answer_model.model_fields) if step.answer_model is not None else ["(free text)"]
         console.print(
             f"To render the steps after {step.id!r}, give its answer: --answer {step.id}='{{...}}' (fields: {', '.join(fields)})",
             markup=False,

@@ -26,6 +26,7 @@ from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
 from ..runs.tuning import (
+    calibration_caution,
     ComparedResult,
     RepeatedResult,
     as_variant,
@@ -44,10 +45,13 @@ from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
     ConcurrencyOption,
+    MaxErrorsOption,
+    MinCoverageOption,
     JsonFlag,
     NoCacheFlag,
     StoreOption,
     count_items,
+    fail_unless,
     one_line_errors,
     parse_thresholds,
     refuse_unknown_labels,
@@ -279,9 +283,14 @@ def calibrate_command(
     run: Annotated[Optional[str], typer.Option("--run", help="Run name: an existing run is reused, only missing items are judged")] = None,
     store: StoreOption = DEFAULT_STORE,
     no_cache: NoCacheFlag = False,
+    max_errors: MaxErrorsOption = "0",
+    min_coverage: MinCoverageOption = 1.0,
     as_json: JsonFlag = False,
 ) -> None:
-    """Sweep the pass/fail threshold over labelled data and print the one that agrees best."""
+    """Sweep the pass/fail threshold over labelled data and print the one that agrees best.
+    A threshold is recommended only from a run that scored every item (or as many as
+    --min-coverage and --max-errors allow): one picked on the items a failing judge happened
+    to score would flatter it."""
     if metric not in ("f1", "kappa"):
         raise ConfigError(f"--metric must be f1 or kappa, got {metric!r}")
     quiet_item_warnings()
@@ -291,14 +300,16 @@ def calibrate_command(
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
-            cache=False if no_cache else ResponseCache.of(True) or False,
+            cache=False if no_cache else ResponseCache.of(True) or False, max_errors=max_errors, min_coverage=min_coverage,
         )  # fmt: skip
+    fail_unless(result.verdict)
     labelled = labelled_of(result, scorer_object.id)
     if not labelled:
         raise ConfigError(f"no item of {data} has an `expected` label for {scorer} that was scored: nothing to calibrate against")
     found = calibration(scorer_object, labelled, metric)  # type: ignore[arg-type]
+    caution = calibration_caution(found)
     if as_json:
-        print_json({"run": result.run, **found.model_dump(mode="json")})
+        print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution})
         return
     better_side = past_word(scorer_object.plan.direction)
     table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")
@@ -320,4 +331,6 @@ def calibrate_command(
         highlight=False,
     )
     print_agreement(console, scorer, scorer_object.plan.direction, found.agreement, worst=5)
+    if caution is not None:
+        console.print(f"[yellow]{caution}[/yellow]", highlight=False)
     _print_errors(len(result.errors), result.run)

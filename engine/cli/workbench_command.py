@@ -17,7 +17,7 @@ from .common import DEFAULT_STORE, StoreOption, one_line_errors
 @one_line_errors
 def workbench_command(
     catalog: Annotated[Path, typer.Argument(help="Your catalog folder (or its YAML file); edits and variants of built-in scorers are saved there")] = Path("."),
-    data: Annotated[Optional[Path], typer.Option("--data", help="A labelled data set (JSONL) to offer first")] = None,
+    data: Annotated[Optional[Path], typer.Option("--data", help="A labelled data set (JSONL), selected at start (the .jsonl files where the workbench starts and in its examples/ folder are offered too; no other file is read)")] = None,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the address without opening a browser")] = False,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)")] = 0,
     model: Annotated[Optional[str], typer.Option("--model", help="Judge as provider/model (default: SCORERS_MODEL, else the scorer's)")] = None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -48,11 +49,18 @@ def failure_reason(exc: BaseException, path: Path | None = None) -> str:
         return "the disk (or the database's size limit) is full"
     if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and path is not None and _disk_is_full(path):
         return "the disk is full"
-    if name == "SQLITE_READONLY":
+    if name == "SQLITE_READONLY" or (name == "SQLITE_CANTOPEN" and path is not None and _read_only_disk(path)):
         return "the file cannot be written (a read-only file or disk)"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
     return str(exc) or type(exc).__name__
+
+
+def _read_only_disk(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent if path.parent.exists() else Path.cwd()).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return False
 
 
 def _disk_is_full(path: Path) -> bool:
@@ -154,16 +162,24 @@ class SQLiteDatabase:
                 version = self.connection.execute("PRAGMA user_version").fetchone()[0]
                 if before_migrating is not None:
                     before_migrating(self.connection, version)
-                for migration in pending(migrations, version, self.location):
+                applied = pending(migrations, version, self.location)
+                for migration in applied:
                     # Statement by statement: executescript() would commit the transaction.
                     for statement in migration.statements:
                         self.connection.execute(statement)
+                    if migration.convert is not None:
+                        migration.convert(self.connection)
                     self.connection.execute(f"PRAGMA user_version={migration.version}")
             except BaseException:
                 if self.connection.in_transaction:
                     self.connection.execute("ROLLBACK")
                 raise
             self.connection.execute("COMMIT")
+        if any(migration.shrinks for migration in applied) and not self.in_memory:
+            try:
+                self.compact()
+            except StoreError:
+                pass  # another process reading, or no room for the copy: the freed space is reused by later writes
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
         NoJudge,
         TokenUsage,
     )
-    from .secrets import install_log_filter, scrub
 
 _LAZY_EXPORTS: dict[str, str] = {
     "capabilities": ".capabilities",
@@ -47,7 +46,6 @@ _LAZY_EXPORTS: dict[str, str] = {
     "CacheStats": ".middleware.cache_storage",
     **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
     **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
-    **dict.fromkeys(["install_log_filter", "scrub"], ".secrets"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
@@ -67,7 +65,7 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
     from .middleware.limiter import RateLimit
     from .middleware.shared import SharedRequests
     from .middleware.tracing import JudgeTracing, tracing_available
-    from .secrets import install_log_filter, remember_secret
+    from ..scrub import install_log_filter, remember_secret
 
     try:  # whatever the provider, its key is masked in every log record from now on
         _, key = config.endpoint()
@@ -118,8 +116,6 @@ __all__ = [
     "capabilities",
     "connect",
     "default_cache_location",
-    "install_log_filter",
     "resolve_judge",
-    "scrub",
     "throttling",
 ]

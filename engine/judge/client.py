@@ -43,7 +43,7 @@ from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
-from .secrets import install_log_filter, remember_secret
+from ..scrub import install_log_filter, remember_secret
 from .streaming import StoppedSending, chat_completion, streamed, whole_chat_completion
 
 if TYPE_CHECKING:

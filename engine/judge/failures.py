@@ -23,10 +23,10 @@ from ..errors import (
     JudgeUnreachableError,
 )
 from ..formatting import first_line, refusal
+from ..scrub import scrub
 from .config import JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeRequest
-from .secrets import scrub
 from .streaming import StoppedSending, StreamError
 
 

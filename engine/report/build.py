@@ -19,7 +19,9 @@ from pydantic import BaseModel, Field
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
+from ..runs.verdict import Verdict
 from ..runs.stored.reading import (
+    stored_verdict,
     compare_runs,
     existing_run,
     labelled_of,
@@ -27,6 +29,7 @@ from ..runs.stored.reading import (
     run_item_count,
     run_item_ids,
     run_scores,
+    run_scale,
     run_threshold,
     scorer_order,
 )
@@ -135,6 +138,7 @@ class Report(BaseModel):
     export: str = Field(default="", description="The command that exports every item")
     comparisons: list[Comparison]
     usage: list[UsageLine]
+    verdicts: dict[str, Verdict] = Field(default_factory=dict, description="Per run (not live runs): whether it passed, and why not")
 
 
 def _text(value: Any) -> str:
@@ -247,7 +251,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
         columns=columns, labels={section.key: section.label for section in sections}, items=ordered, item_count=item_count,
         shown="; ".join(shown_notes) or None, export=" · ".join(f"scorers results --run {name} --format csv" for name in names),
-        comparisons=comparisons, usage=usage,
+        comparisons=comparisons, usage=usage, verdicts={info.name: stored_verdict(store, info) for info in infos if info.kind != "live"},
     )  # fmt: skip
 
 
@@ -280,6 +284,6 @@ def _variants_in_one_run(store: Store, info: RunInfo) -> list[Comparison]:
     return [
         compare_labelled(
             labelled_of(store, info.name, a), labelled_of(store, info.name, b), names=(a, b),
-            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a],
+            thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a], scale=run_scale(info, a),
         )  # fmt: skip
     ]

@@ -182,7 +182,7 @@ def _record(scorer: AnyScorer, run: str, pair: Pair, result: PairResult, steps: 
         metadata={**item.metadata, "pairwise": result.model_dump(mode="json", exclude={"item_id"})}, steps=merged,
         prompt_tokens=sum(u.prompt_tokens for u in usage), completion_tokens=sum(u.completion_tokens for u in usage),
         total_tokens=sum(u.total_tokens for u in usage), started_at=started,
-    )  # fmt: skip
+    ).scrubbed()  # fmt: skip
 
 
 async def arun_pairwise(

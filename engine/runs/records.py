@@ -31,7 +31,8 @@ def result_record(
     not_scorable: str | None = None,
     started_at: datetime,
 ) -> ResultRecord:
-    """The stored form of one scorer's outcome (shared by batch and live scoring)."""
+    """The stored form of one scorer's outcome (shared by batch and live scoring), secrets
+    masked (`ResultRecord.scrubbed`)."""
     finished = datetime.now(timezone.utc)
     record = ResultRecord(
         run=run,
@@ -69,7 +70,7 @@ def result_record(
         record.completion_tokens = usage.completion_tokens
         record.total_tokens = usage.total_tokens
         record.latency_ms = result.duration_ms
-    return record
+    return record.scrubbed()
 
 
 def outcome_of(record: ResultRecord, result: ScoreResult | None = None, resumed: bool = False) -> ScorerOutcome:

@@ -31,6 +31,7 @@ from .measures.stats import (
     compare_labelled,
     flag_threshold,
     flags,
+    read_label,
     scale_of,
 )
 
@@ -213,6 +214,7 @@ async def arun_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, *, t
         names=(baseline.id, variant.id),
         thresholds=(flag_threshold(baseline, limits.get(baseline.id)), flag_threshold(variant, limits.get(variant.id))),
         direction=baseline.plan.direction,
+        scale=scale_of(baseline),
     )
     return ComparedResult(result=result, baseline=baseline.id, variant=variant.id, comparison=comparison)
 
@@ -250,11 +252,13 @@ class Calibration(BaseModel):
 
 
 def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric = "f1") -> Calibration:
-    """Sweep the threshold over the distinct judge scores. Items labelled with a number are
-    flagged by the humans when that number is past half the scale."""
+    """Sweep the threshold over the distinct judge scores. Labels are read as every figure
+    reads them (`read_label`); items labelled with another number are flagged by the humans
+    when that number is past half the scale."""
     direction = scorer.plan.direction
-    human_threshold = scale_of(scorer) / 2
-    humans = [item.expected if isinstance(item.expected, bool) else flags(item.expected, human_threshold, direction) for item in labelled]
+    scale = scale_of(scorer)
+    labels = [read_label(item.expected, scale, direction) for item in labelled]
+    humans = [label.flagged if label.flagged is not None else flags(float(item.expected), scale / 2, direction) for item, label in zip(labelled, labels)]
     points: list[ThresholdPoint] = []
     for threshold in sorted({item.score for item in labelled}):
         judged = [flags(item.score, threshold, direction) for item in labelled]
@@ -270,6 +274,27 @@ def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric 
     return Calibration(scorer_id=scorer.id, metric=metric, labelled=len(labelled), points=points, best=best, agreement=agreement)
 
 
+def calibration_caution(found: Calibration) -> str | None:
+    """Why the best threshold of a sweep is not worth taking, in one line (None when it is):
+    it agrees with the labels no more than chance (kappa 0 or below, or undefined), or it
+    flags every item, or none; the figure the sweep maximised can still look good there."""
+    best = found.best
+    if best is None:
+        return None
+    reasons = []
+    if best.kappa is None:
+        reasons.append("no kappa (every verdict the same): it agrees with the labels no more than chance")
+    elif best.kappa <= 0:
+        reasons.append(f"kappa {round(best.kappa, 3):g}: it agrees with the labels no more than chance")
+    if best.flagged == found.labelled:
+        reasons.append(f"it flags all {found.labelled} items")
+    elif best.flagged == 0:
+        reasons.append(f"it flags none of the {found.labelled} items")
+    if not reasons:
+        return None
+    return f"Not a threshold to use: {'; '.join(reasons)}. The scores do not tell the labelled items apart; change the prompt, or label more items."
+
+
 __all__ = [
     "Calibration",
     "ComparedResult",
@@ -282,6 +307,7 @@ __all__ = [
     "as_variant",
     "base_id",
     "calibration",
+    "calibration_caution",
     "labelled_of",
     "repeat_run_name",
     "run_compare",

@@ -92,6 +92,8 @@ class ScorerVerdict(BaseModel):
     passed: bool
     scored: int
     items: int = Field(description="Items the scorer had to score: scored, failed and not scorable")
+    failed: int = 0
+    not_scorable: int = 0
     coverage: float | None = Field(description="scored / items (None when there was no item)")
     threshold: float | None = None
     compared: float | None = Field(default=None, description="What met the threshold or not: the mean, or the gate's bound of its interval")
@@ -110,13 +112,28 @@ class Verdict(BaseModel):
     items: int = 0
 
     def coverage_line(self) -> str:
-        """'13 of 20 items scored' for each scorer, as every view shows it beside a figure."""
-        return "; ".join(coverage_words(item.scorer_id, item.scored, item.items) for item in self.scorers.values())
+        """'hallucination: 13 of 20 items scored (65%): 5 failed, 2 not scorable' for each
+        scorer, as every view shows it beside a figure."""
+        return "; ".join(
+            f"{item.scorer_id}: {coverage_of(item.scored, item.items, failed=item.failed, not_scorable=item.not_scorable)}" for item in self.scorers.values()
+        )
 
 
-def coverage_words(scorer_id: str, scored: int, items: int) -> str:
-    share = f" ({scored / items:.0%})" if items and scored != items else ""
-    return f"{scorer_id}: {scored} of {items} item{'' if items == 1 else 's'} scored{share}"
+def coverage_of(scored: int, items: int, *, failed: int = 0, not_scorable: int = 0, not_run: int = 0) -> str:
+    """How many items a figure stands on, in the words every view uses (the CLI, the report,
+    the workbench): "13 of 20 items scored (65%): 5 failed, 2 not scorable". `not_run`: items
+    of the data with no outcome at all (a run that stopped)."""
+    total = items + not_run
+    share = f" ({scored / total:.0%})" if total and scored != total else ""
+    parts = [f"{failed} failed" if failed else "", f"{not_scorable} not scorable" if not_scorable else "", f"{not_run} not run" if not_run else ""]
+    shown = ", ".join(part for part in parts if part)
+    return f"{scored} of {total} item{'' if total == 1 else 's'} scored{share}" + (f": {shown}" if shown else "")
+
+
+def stats_coverage(stats: ScoreStats, items: int | None = None) -> str:
+    """`coverage_of` a scorer's stored counts; `items`: the items the run was given, when some
+    got no outcome (a run that stopped)."""
+    return coverage_of(stats.count, stats.total, failed=stats.errors, not_scorable=stats.not_scorable, not_run=max((items or 0) - stats.total, 0))
 
 
 def error_budget(max_errors: int | str | None, items: int) -> int:
@@ -172,11 +189,9 @@ def judge_scorer(
         reasons.append(f"nothing was scored by {stats.scorer_id}: {stats.not_scorable} not scorable, {errors}")
     else:
         if items and (stats.count + excused) / items < standard.min_coverage:
-            missed = ", ".join(
-                part for part in (f"{stats.not_scorable} not scorable" if stats.not_scorable else "", f"{stats.errors} failed" if stats.errors else "") if part
-            )
             floor = f"{standard.min_coverage:.0%}" + (" (--min-coverage)" if standard.min_coverage < 1 else "")
-            reasons.append(f"{coverage_words(stats.scorer_id, stats.count, items)}, below the coverage floor {floor}: {missed}")
+            covered = coverage_of(stats.count, items, failed=stats.errors, not_scorable=stats.not_scorable)
+            reasons.append(f"{stats.scorer_id}: below the coverage floor {floor}: {covered}")
         if threshold is not None:
             compared = gate_value(stats.mean, interval, standard.gate)
             if not gate_passes(stats.mean, interval, threshold, stats.direction, standard.gate):
@@ -184,8 +199,8 @@ def judge_scorer(
                 shown = "-" if compared is None else f"{compared:.4g}"
                 reasons.append(f"threshold not met by {stats.scorer_id}: {what} {shown}, {_needed(threshold, stats.direction)}")
     return ScorerVerdict(
-        scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, coverage=coverage, threshold=threshold,
-        compared=compared, reasons=reasons,
+        scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, failed=stats.errors, not_scorable=stats.not_scorable,
+        coverage=coverage, threshold=threshold, compared=compared, reasons=reasons,
     )  # fmt: skip
 
 
@@ -229,7 +244,8 @@ __all__ = [
     "ScorerVerdict",
     "Standard",
     "Verdict",
-    "coverage_words",
+    "coverage_of",
+    "stats_coverage",
     "decide",
     "error_budget",
     "gate_passes",

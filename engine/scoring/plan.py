@@ -62,6 +62,8 @@ class StepPlan:
     reads: frozenset[str] = frozenset()
     #: How the judge is asked, for the steps that ask one (None: the step asks no judge).
     sampling: Sampling | None = None
+    #: What the judge's answer must validate against (None: text, or no judge asked).
+    answer_model: type[BaseModel] | None = None
 
     def provides(self) -> frozenset[str]:
         """The variables the step's result sets for the steps after it."""
@@ -108,6 +110,10 @@ class ScorerPlan:
     context_from_tool_results: bool = False
     #: Where a score flags an item, as the definition says (None: half the scale).
     threshold: float | None = None
+    #: Whether the scores run from 0 to the `scale` option (the score reads it, and fits it).
+    on_scale: bool = False
+    #: The range of the scores when it is known and they are not on the scale.
+    score_range: tuple[float, float] | None = None
     pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
     judge_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_input_chars: int = 100_000

@@ -5,17 +5,21 @@ definition (its fingerprint) and judge model, every step's record, the score or 
 tokens, latency and timestamps. Runs are named; a batch run is resumable because its records
 are keyed by (run, item, scorer) and saved as they complete.
 
-A new database is one more class with the methods of `Store`; the engine sees only this.
+A new database is one more class with the methods of `Store`, registered for its URL scheme
+(registry.py); the engine sees only this. What it can do beyond (`SharesWork`,
+`KeepsBatchJobs`, `KeepsAlerts`, `ReadsInBulk`) is the methods its class has.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from ..judge import TokenUsage
+from ..scrub import scrubbed
 from ..scoring import JudgeVerdict, StepRecord
 
 Source = Literal["batch", "live"]
@@ -86,6 +90,30 @@ class ResultRecord(BaseModel):
         if self.not_scorable is not None and self.error is None:
             return "not_scorable"
         return "scored" if self.ok else "error"
+
+    def scrubbed(self) -> ResultRecord:
+        """The record with every secret masked (engine/scrub.py) in what it quotes: the item's
+        fields, the prompts and answers of its steps (a judge's claims quote the output), the
+        reasons and errors. Every runner stores records in this form; scores, tokens and
+        fingerprints are unchanged."""
+
+        def steps(found: Mapping[str, StepRecord]) -> dict[str, StepRecord]:
+            return {
+                step_id: step.model_copy(
+                    update={"prompt": scrubbed(step.prompt), "system_prompt": scrubbed(step.system_prompt), "result": scrubbed(step.result),
+                            "thinking": scrubbed(step.thinking)}
+                )  # fmt: skip
+                for step_id, step in found.items()
+            }
+
+        judges = [judge.model_copy(update={"reason": scrubbed(judge.reason), "steps": steps(judge.steps)}) for judge in self.judges] if self.judges else self.judges
+        return self.model_copy(
+            update={
+                **{field: scrubbed(getattr(self, field)) for field in CONTENT_FIELDS},
+                "reason": scrubbed(self.reason), "error": scrubbed(self.error), "not_scorable": scrubbed(self.not_scorable),
+                "steps": steps(self.steps), "judges": judges,
+            }
+        )  # fmt: skip
 
 
 class RunInfo(BaseModel):
@@ -210,7 +238,7 @@ class Store(Protocol):
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         """Delete the run's records of items whose id is not in `keep` (items no longer in
-        its data); returns how many records went."""
+        its data); returns how many items went."""
         ...
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
@@ -274,8 +302,8 @@ class KeepsBatchJobs(Protocol):
 
 
 class AlertRecord(BaseModel):
-    """An alert a monitor sent: when its condition started holding (`alert`) or stopped
-    (`recovery`), with what it measured."""
+    """An alert a monitor raised: when its condition started holding (`alert`) or stopped
+    (`recovery`), with what it measured. An alert and its recovery share their `episode`."""
 
     monitor: str
     scorer_id: str
@@ -284,17 +312,51 @@ class AlertRecord(BaseModel):
     message: str
     payload: dict[str, Any] = Field(default_factory=dict, description="The alert as sent: figures, window, worst items")
     fired_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    episode: str | None = Field(default=None, description="The episode the alert opens or the recovery closes (a receiver de-duplicates on it)")
+    id: int | None = Field(default=None, description="The store's id of the alert")
+
+
+#: pending: not taken yet (retried); delivered: a receiver answered 2xx; refused: it answered
+#: an error that asking again cannot mend (a 4xx other than 429).
+DeliveryState = Literal["pending", "delivered", "refused"]
+
+
+class AlertDelivery(BaseModel):
+    """One alert to one webhook, kept in the store's outbox until the receiver takes it."""
+
+    id: int
+    alert: AlertRecord
+    target: str = Field(description="Which webhook: a digest of its address, never the address (it may hold a secret)")
+    where: str = Field(description="The webhook as messages name it: scheme and host, or its variable")
+    state: DeliveryState = "pending"
+    attempts: int = 0
+    next_attempt_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    last_error: str | None = None
+    delivered_at: datetime | None = None
 
 
 @runtime_checkable
 class KeepsAlerts(Protocol):
-    """A store that keeps monitors' alerts and limits how long live items' content is kept
-    (both built-in stores do): `scorers monitor` shows the last alerts of every process."""
+    """A store that keeps monitors' alerts, with an outbox of their deliveries to webhooks,
+    and limits how long live items' content is kept (both built-in stores do): `scorers
+    monitor` shows the last alerts of every process, and an alert is sent until a receiver
+    takes it, whichever process or restart sends it."""
 
-    def save_alert(self, alert: AlertRecord) -> None: ...
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
+        """Keep the alert and, in the same transaction, a pending delivery to each webhook of
+        `deliveries` (target digest, name for messages); the alert as stored (with its id)."""
+        ...
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         """The newest alerts first (of one monitor, or of all)."""
+        ...
+
+    def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
+        """Deliveries, oldest alert first: the pending ones (due by `due_by`, when given), or all."""
+        ...
+
+    def record_delivery(self, delivery: AlertDelivery) -> None:
+        """Keep what an attempt at a delivery came to: its state, attempts, next attempt and error."""
         ...
 
     def expire_content(self, run: str, before: datetime) -> int:
@@ -309,6 +371,19 @@ class LabelledScore(NamedTuple):
     score: float
     expected: bool | float
     reason: str | None
+
+
+class StoredRecord(NamedTuple):
+    """A record's fields as they were saved, for an export that writes them through without
+    reading them back into a ResultRecord (a plain tuple: a big run has a hundred thousand)."""
+
+    #: The plain fields (ids, score, reason, error, model, tokens, latency, finished_at) as
+    #: the record holds them.
+    fields: dict[str, Any]
+    #: The item's fields (CONTENT_FIELDS) and its label, each the JSON text saved (None: none).
+    texts: dict[str, str | None]
+    #: Each step's answer (its result), the JSON text saved (None: no answer).
+    answers: dict[str, str | None]
 
 
 @runtime_checkable
@@ -345,6 +420,11 @@ class ReadsInBulk(Protocol):
         """The step ids of the records of `ids`, each once, in the order they first appear."""
         ...
 
+    def stored_records(self, ids: list[int]) -> list[StoredRecord]:
+        """The records of `ids` as saved, in that order (what `records_by_id` would give, as
+        JSON text where the record holds JSON)."""
+        ...
+
 
 @runtime_checkable
 class SharesWork(Protocol):
@@ -355,7 +435,9 @@ class SharesWork(Protocol):
     every item in the one process that runs the batch."""
 
     def queue_items(self, run: str, items: list[tuple[int, str | None, Any]]) -> None:
-        """Add (index, item id, payload) to the run's queue; indexes already queued are kept."""
+        """Add (index, item id, payload) to the run's queue. An index already queued keeps its
+        payload while it is unfinished (workers starting together queue the same items); a
+        finished one takes the new payload, so a rerun after the data changed judges it anew."""
         ...
 
     def reopen(self, run: str) -> int:

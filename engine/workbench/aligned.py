@@ -59,13 +59,24 @@ def aligned_variants(workspace: Workspace, scorer_id: str) -> list[dict[str, Any
             continue
         if result.scorer_id != scorer_id:
             continue
+        entry = _variant_entry(folder, scorer_id)
         found.append({
             "folder": folder.relative_to(workspace.folder).as_posix(), "scorer": result.scorer_id, "verdict": result.verdict,
             "accepted": result.accepted, "metric": result.metric, "chosen": result.chosen, "threshold": result.threshold,
             "split": result.split.model_dump(), "test": result.test.model_dump(mode="json") if result.test is not None else None,
-            "diff": _aligned_diff(folder),
+            "diff": _aligned_diff(folder), "from_builtin": isinstance(entry, dict) and _from_builtin(entry),
         })  # fmt: skip
     return found
+
+
+def _variant_entry(folder: Path, scorer_id: str) -> Any:
+    loaded = yaml.safe_load((folder / "scorers.yaml").read_text(encoding="utf-8")) or {}
+    return (loaded.get("scorers") or {}).get(scorer_id) if isinstance(loaded, dict) else None
+
+
+def _from_builtin(entry: dict[str, Any]) -> bool:
+    """Whether align varied the built-in scorer (its entry only extends it and replaces steps)."""
+    return set(entry) <= {"extends", "steps"}
 
 
 def _entry_lines(entry: dict[str, Any], scorer_id: str, indent: int) -> list[str]:
@@ -112,11 +123,10 @@ def accept_edits(workspace: Workspace, folder_name: str, scorer_id: str, catalog
     result = _read_result(folder)
     if result.scorer_id != scorer_id:
         raise ConfigError(f"{folder_name}: an aligned variant of {result.scorer_id}, not of {scorer_id}")
-    loaded = yaml.safe_load((folder / "scorers.yaml").read_text(encoding="utf-8")) or {}
-    entry = (loaded.get("scorers") or {}).get(scorer_id) if isinstance(loaded, dict) else None
+    entry = _variant_entry(folder, scorer_id)
     if not isinstance(entry, dict):
         raise ConfigError(f"{folder / 'scorers.yaml'}: no entry for {scorer_id}")
-    aligned_from_builtin = set(entry) <= {"extends", "steps"}
+    aligned_from_builtin = _from_builtin(entry)
     ours = scorer_id in workspace.written_ids()
     if ours and aligned_from_builtin:
         raise ConfigError(

@@ -1,5 +1,6 @@
-"""Labelled data sets for the workbench: the one given, the examples found beside it, the
-items of a file for the preview, and a sample stratified by label for a run."""
+"""Labelled data sets for the workbench: the one given, the examples found in the folder it
+was started in (and nothing else is read), the items of a file for the preview, and a sample
+stratified by label for a run."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from ..errors import ConfigError
 from ..runs import EvalItem
 from ..runs.items import UnreadableItem, numbered_jsonl
 
-#: Examples shipped in a checkout (not in the wheel), looked for where the workbench runs and
-#: beside the package's source.
-EXAMPLE_FOLDERS = (Path("examples"), Path(__file__).resolve().parent.parent.parent / "examples")
+#: Where data sets are looked for, under the folder the workbench was started in.
+DATA_FOLDERS = (".", "examples")
 
 #: The preview and the sample read at most this many items of a file.
 MAX_ITEMS = 20_000
@@ -34,20 +34,44 @@ class DataItem:
         return EvalItem.of(self.raw).expected_for(scorer_id)
 
 
-def example_sets(given: Path | None) -> list[dict[str, str]]:
-    """The data sets to offer: the given one first, then each example file found."""
-    offered: list[Path] = [given] if given is not None else []
-    for folder in EXAMPLE_FOLDERS:
-        if folder.is_dir():
-            offered += sorted(folder.glob("*.jsonl"))
-    seen: set[str] = set()
-    found = []
-    for path in offered:
-        if path.name in seen and path != given:  # the same example in the checkout and here: once
-            continue
-        seen.add(path.name)
-        found.append({"path": str(path), "name": path.name})
-    return found
+class NotOffered(ConfigError):
+    """A data file the workbench does not offer: it reads no other file of the disk."""
+
+
+class DataSets:
+    """The data sets a workbench offers: the one given (`--data`) first, then the `.jsonl`
+    files found in the folder it was started in and in its `examples/` folder, each once.
+    Items are read from these files only."""
+
+    def __init__(self, given: Path | None, started_in: Path) -> None:
+        self.started_in = started_in.resolve()
+        candidates: list[Path] = [given] if given is not None else []
+        for folder in DATA_FOLDERS:
+            place = self.started_in / folder
+            if place.is_dir():
+                candidates += sorted(place.glob("*.jsonl"))
+        self.offered: list[dict[str, str]] = []
+        self._paths: dict[Path, Path] = {}
+        for path in candidates:
+            resolved = path.resolve()
+            if resolved in self._paths:  # the file given is also found here: listed once
+                continue
+            self._paths[resolved] = path
+            self.offered.append({"path": str(path), "name": self._shown(path)})
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.started_in).as_posix()
+        except ValueError:
+            return str(path)
+
+    def path(self, data: str) -> Path:
+        """The file of an offered data set; any other path is refused."""
+        found = self._paths.get(Path(data).resolve())
+        if found is None:
+            where = f"{self.offered[0]['path']}, or " if self.offered else ""
+            raise NotOffered(f"data {data}: not a data set of this workbench (it reads {where}the .jsonl files in {self.started_in} and its examples/ folder)")
+        return found
 
 
 def read_items(path: Path) -> list[DataItem]:

@@ -12,22 +12,26 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge import ResponseCache, scrub
+from ..judge import ResponseCache
 from ..runs import ItemResult, aestimate_evals, arun_evals
-from ..runs.measures.stats import flags, human_flags
-from ..runs.stored.reading import compare_runs, existing_run, run_records, run_threshold, stored_agreement
+from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
+from ..runs.verdict import stats_coverage
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.plan import Direction
-from ..store import ResultRecord, Store
+from ..errors import StoreError
+from ..store import ResultRecord, RunInfo, ScoreStats, Store
 from .datasets import DataItem
+from .messages import one_line
 
-VERSION_RUN = re.compile(r"^workbench-(?P<scorer>.+)-v(?P<version>\d+)$")
+#: Version numbers looked past before the list of a scorer's saved versions ends.
+VERSION_GAPS = 3
+STOPPED = "stopped before the end (Stop, the budget or the workbench closing); what was finished is kept: run it again to finish it"
 DISTRIBUTION_BINS = 10
 
 
@@ -52,13 +56,18 @@ class RunProgress:
     scorer_id: str
     sample: Sample
     total: int
-    kind: str = "run"  # or "version"
+    definition: str
+    kind: str = "run"  # "version" (a save), "item" (one item, for the preview)
     done: int = 0
     failed: int = 0
     status: str = "running"
+    #: Why it did not score everything (what stopped it, else its first error), one line.
     error: str | None = None
-    #: When it ended: results reused from the store (a resumed run), judge calls made and
-    #: answered by the response cache, and the estimated cost.
+    #: When it ended, as the store records it: the items scored, failed and not scorable
+    #: (`coverage`, the line every figure is shown with), judge calls made and answered by
+    #: the response cache, the estimated cost; and results reused from an earlier invocation.
+    coverage: str | None = None
+    scored: int = 0
     reused: int = 0
     judge_calls: int = 0
     cached_calls: int = 0
@@ -69,7 +78,8 @@ class RunProgress:
         return {
             "run": self.run, "scorer": self.scorer_id, "kind": self.kind, "total": self.total, "done": self.done,
             "failed": self.failed, "status": self.status, "error": self.error, "sample": self.sample.as_json(),
-            "reused": self.reused, "judge_calls": self.judge_calls, "cached_calls": self.cached_calls, "cost_usd": self.cost_usd,
+            "definition": self.definition, "coverage": self.coverage, "scored": self.scored, "reused": self.reused,
+            "judge_calls": self.judge_calls, "cached_calls": self.cached_calls, "cost_usd": self.cost_usd,
         }  # fmt: skip
 
 
@@ -89,6 +99,8 @@ class Runner:
         self.concurrency = concurrency
         self.max_cost = max_cost
         self.current: RunProgress | None = None
+        #: How a message names files (the session's catalog folder, never a temporary draft).
+        self.words: Callable[[str], str] = lambda text: text
 
     @property
     def busy(self) -> bool:
@@ -104,7 +116,9 @@ class Runner:
         }  # fmt: skip
 
     def start(self, scorer: AnyScorer, sample: Sample, name: str | None = None, meta: Mapping[str, Any] | None = None, kind: str = "run") -> RunProgress:
-        progress = RunProgress(run=name or run_name(scorer, sample), scorer_id=scorer.id, sample=sample, total=len(sample.items), kind=kind)
+        progress = RunProgress(
+            run=name or run_name(scorer, sample), scorer_id=scorer.id, sample=sample, total=len(sample.items), definition=scorer.plan.fingerprint, kind=kind
+        )  # fmt: skip
         self.current = progress
         progress.task = asyncio.create_task(self._run(progress, scorer, meta or {}))
         return progress
@@ -122,18 +136,34 @@ class Runner:
                 kind="workbench",
             )  # fmt: skip
         except asyncio.CancelledError:
-            progress.status = "stopped"
-            return
+            progress.status, progress.error = "stopped", STOPPED
         except Exception as exc:  # a run that cannot start (a key, a model): one line on the page
-            progress.status, progress.error = "failed", scrub(str(exc))
+            progress.status, progress.error = "failed", self.words(one_line(exc))
+        else:
+            progress.status = "stopped" if result.status == "interrupted" else result.status
+            progress.reused = result.counts.reused
+            cause = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
+            progress.error = self.words(one_line(Exception(cause))) if cause is not None else None
+        await asyncio.to_thread(self._settle, progress)
+
+    def _settle(self, progress: RunProgress) -> None:
+        """The figures of an ended run as the store records them (a run stopped midway
+        returns no result, and calls it made are in the store, not in memory)."""
+        try:
+            stats = self.scorer_stats(progress.run, progress.scorer_id)
+            usage = [row for row in self.store.usage(progress.run) if row.scorer_id == progress.scorer_id]
+        except StoreError as exc:
+            progress.error = progress.error or one_line(exc)
             return
-        progress.status = "stopped" if result.status == "interrupted" else result.status
-        summary = result.summary.get(progress.scorer_id)
-        progress.reused = result.counts.reused
-        if summary is not None:
-            progress.judge_calls, progress.cached_calls, progress.cost_usd = summary.judge_calls, summary.cached_calls, summary.cost_usd
-        cause = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
-        progress.error = scrub(cause) if cause is not None else None
+        progress.scored, progress.coverage = stats.count, stats_coverage(stats, progress.total)
+        progress.judge_calls = sum(row.judge_calls for row in usage)
+        progress.cached_calls = sum(row.cached_calls for row in usage)
+        costs = [usage_cost(row) for row in usage if row.judge_calls]
+        progress.cost_usd = None if None in costs else sum(cost for cost in costs if cost is not None)
+
+    def scorer_stats(self, run: str, scorer_id: str) -> ScoreStats:
+        """A scorer's items scored, failed and not scorable in a stored run, as `scorers results` counts them."""
+        return next((stats for stats in self.store.summary(run) if stats.scorer_id == scorer_id), ScoreStats(scorer_id=scorer_id))
 
     async def stop(self) -> None:
         """Stop the run; what is finished stays in the store (the run is marked interrupted)."""
@@ -144,53 +174,72 @@ class Runner:
 
     # ----------------------------------------------------------------------- versions
 
-    def versions(self, scorer_id: str) -> list[dict[str, Any]]:
-        """The saved versions of a scorer, newest first, each with its headline figures."""
+    def version_runs(self, scorer_id: str, catalog: str | None = None) -> list[RunInfo]:
+        """The runs of a scorer's saved versions, oldest first: of one catalog file (`catalog`,
+        as its meta records it), else of every catalog saved into this store (versions are
+        numbered across them, so their names never clash)."""
+        found, number, missing = [], 0, 0
+        while missing < VERSION_GAPS:  # a version run deleted from the store leaves a gap
+            number += 1
+            info = self.store.get_run(f"workbench-{scorer_id}-v{number}")
+            missing = missing + 1 if info is None else 0
+            recorded = info.meta.get("workbench") if info is not None else None
+            if info is not None and isinstance(recorded, dict) and (catalog is None or recorded.get("catalog") == catalog):
+                found.append(info)
+        return found
+
+    def versions(self, scorer_id: str, catalog: str) -> list[dict[str, Any]]:
+        """The saved versions of a scorer in one catalog, newest first, each with its headline
+        figures and the items they stand on."""
         found = []
-        for summary in self.store.runs():
-            matched = VERSION_RUN.match(summary.name)
-            recorded = summary.meta.get("workbench") or {}
-            if matched is None or matched.group("scorer") != scorer_id or not recorded:
-                continue
-            records = run_records(self.store, summary.name).get(scorer_id, [])
-            agreement = stored_agreement(summary, scorer_id, records)
+        for info in reversed(self.version_runs(scorer_id, catalog)):
+            recorded = info.meta["workbench"]
+            records = run_records(self.store, info.name).get(scorer_id, [])
+            agreement = stored_agreement(info, scorer_id, records)
             binary = agreement.binary if agreement is not None else None
             found.append({
-                "version": int(matched.group("version")), "run": summary.name, "saved_at": summary.created_at.isoformat(timespec="seconds"),
+                "version": int(info.name.rsplit("-v", 1)[1]), "run": info.name, "saved_at": info.created_at.isoformat(timespec="seconds"),
                 "fingerprint": recorded.get("fingerprint"), "files": recorded.get("files", []), "sample": recorded.get("sample"),
-                "status": summary.status, "items": len(records),
+                "accepted": recorded.get("accepted"), "status": info.status, "items": len(records),
+                "coverage": stats_coverage(self.scorer_stats(info.name, scorer_id), _sample_items(info)),
+                "cause": self.words(run_cause(info, records) or "") or None,
                 "f1": binary.f1.model_dump() if binary else None, "kappa": binary.kappa.model_dump() if binary else None,
                 "accuracy": binary.accuracy.model_dump() if binary else None,
             })  # fmt: skip
-        return sorted(found, key=lambda version: -int(version["version"]))
+        return found
 
     def next_version(self, scorer_id: str) -> int:
-        versions = self.versions(scorer_id)
-        return int(versions[0]["version"]) + 1 if versions else 1
+        saved = self.version_runs(scorer_id)
+        return int(saved[-1].name.rsplit("-v", 1)[1]) + 1 if saved else 1
 
     # ------------------------------------------------------------------------ results
 
     def report(self, run: str, scorer_id: str, baseline: str | None) -> dict[str, Any]:
-        """What the page shows of a stored run: agreement as `scorers eval` and `scorers
+        """What the page shows of a stored run: the items its figures stand on (`coverage`)
+        and why it did not score everything (`cause`); agreement as `scorers eval` and `scorers
         results` compute it, the confusion matrix, the score distribution, every item, and the
         comparison with `baseline` (the last saved version) on the items both scored."""
         info = existing_run(self.store, run)
         records = run_records(self.store, run).get(scorer_id, [])
         agreement = stored_agreement(info, scorer_id, records)
-        threshold = run_threshold(info, scorer_id)
+        threshold, scale = run_threshold(info, scorer_id), run_scale(info, scorer_id)
         direction: Direction = records[0].direction if records else "higher_is_better"
         comparison = None
         if baseline is not None and baseline != run and self.store.get_run(baseline) is not None and records:
             compared = compare_runs(self.store, baseline, run)
             comparison = compared[0].model_dump(mode="json") if compared else None
         scores = [record.score for record in records if record.ok and record.score is not None]
+        stats = self.scorer_stats(run, scorer_id)
         return {
             "run": run, "status": info.status, "threshold": threshold, "direction": direction,
+            "coverage": stats_coverage(stats, _sample_items(info)), "scored": stats.count, "total": max(_sample_items(info) or 0, stats.total),
+            "cause": self.words(run_cause(info, records) or "") or None,
+            "definition": info.meta.get("scorers", {}).get(scorer_id, {}).get("definition"), "sample": info.meta.get("sample"),
             "agreement": agreement.model_dump(mode="json") if agreement is not None else None,
-            "distribution": _distribution(records, max([1.0, *scores])),
-            "items": [_item_row(record, threshold, direction) for record in records],
+            "distribution": _distribution(records, max([1.0, *scores]), direction, scale),
+            "items": [_item_row(record, threshold, direction, scale, self.words) for record in records],
             "comparison": comparison, "baseline": baseline if comparison is not None else None,
-            "errors": sum(1 for record in records if record.error is not None),
+            "errors": stats.errors,
         }  # fmt: skip
 
     def item(self, run: str, scorer_id: str, item_id: str) -> dict[str, Any] | None:
@@ -211,32 +260,51 @@ class Runner:
             ],
         }  # fmt: skip
 
-    def answers(self, run: str, scorer_id: str, item_id: str) -> dict[str, Any]:
-        """The judge's stored answers per step for an item, to preview the steps after them."""
-        detail = self.item(run, scorer_id, item_id)
-        if detail is None:
-            return {}
-        # The reason step keeps its text, not the answer it was validated as: it is not given.
-        return {step["id"]: step["result"] for step in detail["steps"] if step["kind"] == "llm" and not step["skipped"] and step["result"] is not None}
+
+def _sample_items(run: RunInfo) -> int | None:
+    """How many items a workbench run was given (its sample), as recorded when it started."""
+    items = (run.meta.get("sample") or {}).get("items")
+    return items if isinstance(items, int) else None
 
 
-def _item_row(record: ResultRecord, threshold: float, direction: Direction) -> dict[str, Any]:
+def run_cause(run: RunInfo, records: list[ResultRecord]) -> str | None:
+    """Why a stored run did not score everything, in one line (None when it did)."""
+    if run.status == "failed":
+        stopped_by = (run.meta.get("last_invocation") or {}).get("stopped_by")
+        return one_line(Exception(stopped_by)) if stopped_by else "failed"
+    if run.status in ("interrupted", "running"):
+        return STOPPED
+    first = next((record.error for record in records if record.error is not None), None)
+    return one_line(Exception(first)) if first is not None else None
+
+
+def _human(record: ResultRecord, threshold: float, direction: Direction, scale: float | None) -> bool | None:
+    """Whether the label flags the item, read as every figure reads it (`read_label`)."""
+    if record.expected is None:
+        return None
+    label = read_label(record.expected, scale, direction)
+    return label.flagged if label.flagged is not None else human_flags(record.expected, threshold, direction)
+
+
+def _item_row(record: ResultRecord, threshold: float, direction: Direction, scale: float | None, words: Callable[[str], str]) -> dict[str, Any]:
     flagged = flags(record.score, threshold, direction) if record.score is not None else None
-    human = human_flags(record.expected, threshold, direction) if record.expected is not None else None
+    human = _human(record, threshold, direction, scale)
     return {
         "item_id": record.item_id, "line": record.item_index, "score": record.score, "expected": record.expected,
         "flagged": flagged, "agrees": None if flagged is None or human is None else flagged == human,
-        "reason": record.reason, "error": record.error or record.not_scorable,
+        "reason": record.reason, "error": words(record.error or record.not_scorable or "") or None,
     }  # fmt: skip
 
 
-def _distribution(records: list[ResultRecord], scale: float) -> list[dict[str, Any]]:
-    """Scores in equal bins over 0..scale, counted apart for items humans flag and pass."""
+def _distribution(records: list[ResultRecord], scale: float, direction: Direction, scorer_scale: float | None) -> list[dict[str, Any]]:
+    """Scores in equal bins over 0..scale, counted apart for items humans flag and pass (a
+    label that says neither, such as a score of 0.4, is counted as unlabelled here)."""
     bins = [{"low": round(scale * n / DISTRIBUTION_BINS, 4), "high": round(scale * (n + 1) / DISTRIBUTION_BINS, 4), "flag": 0, "pass": 0, "unlabelled": 0} for n in range(DISTRIBUTION_BINS)]
     for record in records:
         if not record.ok or record.score is None:
             continue
         index = min(int(record.score / scale * DISTRIBUTION_BINS), DISTRIBUTION_BINS - 1) if scale else 0
-        label = "unlabelled" if record.expected is None else ("flag" if record.expected is True else "pass" if record.expected is False else "unlabelled")
+        said = read_label(record.expected, scorer_scale, direction).flagged if record.expected is not None else None
+        label = "unlabelled" if said is None else "flag" if said else "pass"
         bins[max(index, 0)][label] += 1
     return bins

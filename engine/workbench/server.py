@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import ResponseCache, install_log_filter
+from ..judge import ResponseCache
+from ..scrub import install_log_filter
 from ..store import Store, open_store
 
 LOOPBACK = "127.0.0.1"
@@ -57,6 +58,7 @@ class Workbench:
         concurrency: int = 8,
         max_cost: float | None = None,
         token: str | None = None,
+        drafts: Path | None = None,
     ) -> None:
         _require_extra()
         import uvicorn
@@ -66,9 +68,11 @@ class Workbench:
         opened = open_store(store)
         assert opened is not None
         self.token = token or new_token()
+        #: What the page sends in a header with every API request (see app.py): not the token.
+        self.session_key = new_token()
         settings = Settings(
             catalog=catalog, store=opened, data=data, model=model, cache=ResponseCache.of(cache), concurrency=concurrency,
-            max_cost=max_cost, token=self.token,
+            max_cost=max_cost, token=self.token, session_key=self.session_key, drafts=drafts,
         )  # fmt: skip
         self.app = create_app(settings)  # a bad catalog folder fails here, before a port is taken
         self.listener = _bind(LOOPBACK, port)

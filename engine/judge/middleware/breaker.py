@@ -11,10 +11,11 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
   any call succeeded becomes `JudgeNeverReachedError` or `JudgeNeverAnsweredError` (once the
   judge has answered, losing it is left to the retries and to the count below).
 - When the last `threshold` calls all failed, the circuit opens: the failure that opened it
-  becomes a `JudgeCircuitOpenError` (which stops a run), and calls during `cooldown` seconds
-  fail at once. After that one probe call goes
-  through again (what matters to a long-lived live scorer); so it does `cooldown` seconds
-  after a fatal failure, in case the key or the server was fixed meanwhile.
+  becomes a `JudgeCircuitOpenError` (which stops a run), and calls fail at once until one
+  probe call goes through: 2 seconds after it opened, then twice as long after each probe
+  that fails, at most `cooldown` seconds (a long-lived live scorer is back within seconds of
+  its judge); a probe also goes through `cooldown` seconds after a fatal failure, in case
+  the key or the server was fixed meanwhile.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class _Circuit:
     opened_at: float | None = None
     fatal: JudgeError | None = None
     fatal_at: float = 0.0
+    open_for: float = 0.0  # how long the circuit stays open before the next probe
     probe: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -52,10 +54,11 @@ _circuits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Circu
 class CircuitBreaker:
     """See the module docstring. `endpoint` names the judge (model and base URL)."""
 
-    def __init__(self, endpoint: str, threshold: int = 10, cooldown: float = 30.0) -> None:
+    def __init__(self, endpoint: str, threshold: int = 10, cooldown: float = 30.0, first_probe: float = 2.0) -> None:
         self.endpoint = endpoint
         self.threshold = threshold
         self.cooldown = cooldown
+        self.first_probe = min(first_probe, cooldown)
 
     def _circuit(self) -> _Circuit:
         per_loop = _circuits.setdefault(asyncio.get_running_loop(), {})
@@ -81,11 +84,13 @@ class CircuitBreaker:
                 raise type(error)(error.message, request.step, parameter=error.parameter)
         if circuit.opened_at is not None:
             waited = time.monotonic() - circuit.opened_at
-            if waited < self.cooldown:
+            if waited < circuit.open_for:
+                left = circuit.open_for - waited
                 raise JudgeCircuitOpenError(
-                    f"not calling {self.endpoint} for {self.cooldown - waited:.0f}s more: its last {self.threshold} calls "
+                    f"not calling {self.endpoint} for {left:.0f}s more: its last {self.threshold} calls "
                     f"all failed (the last: {circuit.last_error})",
                     request.step,
+                    retry_after=left,
                 )
             circuit.opened_at = None  # half-open: this call is the probe
 
@@ -99,6 +104,7 @@ class CircuitBreaker:
             raise counted from error
         circuit.proven = True
         circuit.failures = 0
+        circuit.open_for = 0.0
         return answer
 
     def _failed(self, circuit: _Circuit, error: JudgeError) -> JudgeError:
@@ -113,10 +119,11 @@ class CircuitBreaker:
                 error = JudgeNeverAnsweredError(error.message, error.step, parameter=error.parameter)
         if error.stops_run:
             circuit.fatal, circuit.fatal_at = error, time.monotonic()
-        elif circuit.failures >= self.threshold:
-            error = JudgeCircuitOpenError(
-                f"stopped after {circuit.failures} judge calls in a row to {self.endpoint} failed; the last: {error.message}", error.step
-            )
+        elif circuit.failures >= self.threshold or circuit.open_for:  # a failed probe opens it again, for longer
+            reopened = bool(circuit.open_for)
+            circuit.open_for = min(2 * circuit.open_for, self.cooldown) if reopened else self.first_probe
+            what = "a probe call after the judge calls before it" if reopened else f"{circuit.failures} judge calls in a row"
+            error = JudgeCircuitOpenError(f"stopped after {what} to {self.endpoint} failed; the last: {error.message}", error.step)
             circuit.opened_at = time.monotonic()
             circuit.proven = False
             circuit.failures = 0

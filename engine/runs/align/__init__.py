@@ -35,7 +35,7 @@ from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from ...errors import BudgetReached
-from .session import CacheChoice, Progress, Session, metric_of, no_progress
+from .session import CacheChoice, JudgeStopped, Progress, Session, metric_of, no_progress
 from .split import LabelledItem, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -133,8 +133,9 @@ async def aalign(
         _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
         try:
             await _search(search, optimizer_model, output_dir)
-        except BudgetReached as stop:
+        except (BudgetReached, JudgeStopped) as stop:
             result.stopped = str(stop)
+            result.stopped_by_kind = stop.kind if isinstance(stop, JudgeStopped) else None
             result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
     result.runs, result.cost_usd = session.runs, round(session.spent, 6)
     return result

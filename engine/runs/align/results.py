@@ -48,7 +48,8 @@ class AlignResult(BaseModel):
     runs: list[str] = Field(default_factory=list)
     cost_usd: float = Field(default=0.0, description="What this align has spent: over every invocation when it has a budget, else this invocation's runs")
     estimated_cost_usd: float | None = None
-    stopped: str | None = Field(default=None, description="Why align stopped before the end (a budget); rerun to continue")
+    stopped: str | None = Field(default=None, description="Why align stopped before the end (the budget, the judge); rerun to continue")
+    stopped_by_kind: str | None = Field(default=None, description="When the judge stopped it: the error's class, e.g. JudgeAuthenticationError")
 
     @property
     def test_delta(self) -> FigureDelta | None:

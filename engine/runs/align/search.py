@@ -87,7 +87,7 @@ class Search:
         example while trials last; kept when dev improves."""
         step = target_step(self.workshop.plan)
         template = None
-        if "examples" not in step.prompt.names:
+        if "examples" not in step.reads:
             name, source = self.workshop.step_template()
             template = with_examples_shown(source)
             if template is None:

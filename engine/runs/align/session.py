@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import BudgetReached, ConfigError
+from ...errors import BudgetReached
 from ...judge.middleware.budget import SpendLimit
 from ...judge import ResponseCache
 from ...scoring import AnyScorer
@@ -28,6 +28,15 @@ from .split import LabelledItem
 CacheChoice = ResponseCache | str | Path | bool | None
 #: Shows a run's progress: given what is judged and how many items, the callback each item calls.
 Progress = Callable[[str, int], AbstractContextManager[Callable[[ItemResult], None]]]
+
+
+class JudgeStopped(Exception):
+    """A judge failure stopped one of align's runs: align stops, resumably. `kind` is the
+    error's class name, so the command can tell a setup mistake (a refused key) from an outage."""
+
+    def __init__(self, message: str, kind: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @contextmanager
@@ -108,7 +117,7 @@ class Session:
         if result.stopped:
             raise BudgetReached(f"the budget (${self.max_cost:g}) was reached during {what}")
         if result.stopped_by is not None:
-            raise ConfigError(f"{what}: the judge stopped the run: {result.stopped_by}")
+            raise JudgeStopped(f"{what}: the judge stopped the run: {result.stopped_by}", result.stopped_by_kind)
         return result
 
     async def judge(self, scorer: AnyScorer, items: Sequence[LabelledItem], name: str, what: str) -> dict[str, Labelled]:

@@ -20,8 +20,8 @@ from ...catalog.source import CatalogSource
 from ...catalog.templates import PromptTemplates
 from ...errors import ConfigError
 from ...scoring import AnyScorer
-from ...scoring.plan import ScorerPlan
-from ...scoring.steps import JudgeStepPlan
+from ...scoring.plan import ScorerPlan, StepPlan
+from ...scoring.steps import StepSources, step_kind, step_kinds
 
 #: The shortest literal text of a template taken for its instructions.
 _MIN_INSTRUCTIONS = 40
@@ -55,11 +55,13 @@ class Change:
         return said
 
 
-def target_step(plan: ScorerPlan) -> JudgeStepPlan:
-    """The step align changes: the last llm step, the one whose answer the score reads."""
-    steps = [step for step in plan.steps if isinstance(step, JudgeStepPlan)]
+def target_step(plan: ScorerPlan) -> StepPlan:
+    """The step align changes: the last step of a kind that takes worked examples (an llm
+    step), the one whose answer the score reads."""
+    steps = [step for step in plan.steps if step_kind(step.kind).examples_key is not None]
     if not steps:
-        raise ConfigError(f"{plan.id} asks no judge (no llm step): there is nothing to align")
+        kinds = ", ".join(name for name, kind in step_kinds().items() if kind.examples_key is not None)
+        raise ConfigError(f"{plan.id} has no step that takes worked examples (kind {kinds}): there is nothing to align")
     return steps[-1]
 
 
@@ -102,6 +104,13 @@ def with_examples_shown(source: str) -> str | None:
     return source[:at] + EXAMPLES_PARTIAL + source[at:]
 
 
+def _set_at(step: dict[str, Any], at: tuple[str | int, ...], value: Any) -> None:
+    """`value` written at the keys `at` of a step's YAML (a template may sit under a key of a key)."""
+    for key in at[:-1]:
+        step = step.setdefault(str(key), {})
+    step[str(at[-1])] = value
+
+
 def _plain(value: Any) -> Any:
     """A YAML value as plain lists and dicts (the catalog's own keep where they were written)."""
     return json.loads(json.dumps(value, default=str))
@@ -126,10 +135,19 @@ class Workshop:
     def step_id(self) -> str:
         return target_step(self.plan).id
 
+    def target_sources(self) -> tuple[StepSources, str]:
+        """What the target step is made of as written, and the key of its worked examples."""
+        step = next(step for step in self.catalog.definition(self.scorer_id).steps if step.id == self.step_id)
+        kind = step_kind(step.kind)
+        assert kind.examples_key is not None  # the target is of such a kind
+        return kind.sources(step), kind.examples_key
+
     def step_template(self) -> tuple[str, str]:
         """The target step's template as the catalog has it: its name and its source."""
-        definition = self.catalog.definition(self.scorer_id)
-        name = next(getattr(step, "prompt") for step in definition.steps if step.id == self.step_id)
+        written, _ = self.target_sources()
+        if not written.templates:
+            raise ConfigError(f"{self.scorer_id}.{self.step_id}: the step renders no template: there is nothing to align")
+        name = written.templates[0].text
         _, source = PromptTemplates(self.catalog.source.templates_path).source(name)
         return name, source
 
@@ -145,11 +163,12 @@ class Workshop:
         """The catalog of `change` in `folder`: scorers.yaml, and the changed template. A
         `standalone` catalog holds the scorer's whole definition and the files of its own
         catalog it reads, so that it loads over the built-in catalog alone."""
+        written, examples_key = self.target_sources()
         step: dict[str, Any] = {"id": self.step_id}
         if change.examples:
-            step["examples"] = [{key: value for key, value in example.items() if value is not None} for example in change.examples]
+            step[examples_key] = [{key: value for key, value in example.items() if value is not None} for example in change.examples]
         if change.template is not None:
-            step["prompt"] = self.template_name()
+            _set_at(step, written.templates[0].at, self.template_name())
             template = folder / "prompts" / self.template_name()
             template.parent.mkdir(parents=True, exist_ok=True)
             template.write_text(change.template, encoding="utf-8")

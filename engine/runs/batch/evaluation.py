@@ -18,6 +18,7 @@ from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, ScoreResult
 from ...store import ResultRecord, Store
 from ..items import EvalItem, UniqueIds, UnreadableItem
+from ..measures.stats import scale_of
 from ..records import outcome_of, result_record
 from ..results import ItemResult, ScorerOutcome
 from ..targets import Target, as_reply, call_target
@@ -131,14 +132,33 @@ class Evaluation:
             await self._unreadable(index, line, raw.message)
             return None
         try:
-            return EvalItem.of(raw)
+            item = EvalItem.of(raw)
         except (ValidationError, ValueError) as exc:
             await self._unreadable(index, line, validation_line(exc) if isinstance(exc, ValidationError) else str(exc))
             return None
+        refused = self._label_off_scale(item)
+        if refused is not None:
+            await self._unreadable(index, line, refused, item.key(line))
+            return None
+        return item
 
-    async def _unreadable(self, index: int, line: int, message: str) -> None:
-        """An item that cannot be read is each scorer's error, counted and stored like any other."""
-        key = f"#{line}"
+    def _label_off_scale(self, item: EvalItem) -> str | None:
+        """A number given as a scorer's label must be a score it can give (0 to its scale):
+        a label of 2 or -1 would measure agreement against a score no judge can reach."""
+        for scorer in self.scorers:
+            expected = item.expected_for(scorer.id)
+            if expected is None or isinstance(expected, bool):
+                continue
+            scale = scale_of(scorer)
+            if not 0 <= expected <= scale:
+                return f"`expected` for {scorer.id} is {expected:g}, which is not a score it gives (0 to {scale:g}); a pass/flag label is true or false"
+        return None
+
+    async def _unreadable(self, index: int, line: int, message: str, key: str | None = None) -> None:
+        """An item that cannot be read (or used: `key` is then its own) is each scorer's error,
+        counted and stored like any other."""
+        item_id = key
+        key = key or f"#{line}"
         if self.seen is not None:
             self.seen.add(key)
         started = datetime.now(tz.utc)
@@ -149,7 +169,7 @@ class Evaluation:
                 started_at=started, error=message, error_stage="item",
             )  # fmt: skip
             outcomes[scorer.id] = outcome_of(await self._save(record))
-        await self.tally.finish(ItemResult(index=index, line=line, id=None, error=message, results=outcomes), "item")
+        await self.tally.finish(ItemResult(index=index, line=line, id=item_id, error=message, results=outcomes), "item")
 
     async def _reply(self, item: EvalItem, stored_output: Any) -> tuple[Any, str | None]:
         if item.has_output:

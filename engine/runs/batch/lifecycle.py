@@ -21,7 +21,7 @@ from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from .shared import drive_shared
-from ..measures.stats import flag_threshold, unpriced_models
+from ..measures.stats import flag_threshold, scale_of, unpriced_models
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
@@ -211,6 +211,7 @@ class BatchRun:
                 "model": scorer.judge.model,
                 # Where a score flags an item: a stored run is measured again the same way.
                 "flag_threshold": flag_threshold(scorer, thresholds.get(scorer.id)),
+                "scale": scale_of(scorer),  # how its labels are read (read_label)
             }
             for scorer in self.scorers
         }
@@ -264,13 +265,10 @@ class BatchRun:
             # stopped the run (a failing save would otherwise be paid for item after item).
             return self._stop() is not None or await self.budget.reached_by_all()
 
-        try:
-            await drive_shared(
-                self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
-                lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
-            )  # fmt: skip
-        except Stopped:
-            pass  # a fatal judge error stopped this worker (recorded as the stop cause)
+        await drive_shared(
+            self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
+            lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
+        )  # fmt: skip
 
     def _stop(self) -> Exception | None:
         """What stopped the run, if anything did: the judge, or a store that keeps failing."""

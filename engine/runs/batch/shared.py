@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from ...formatting import one_line
 from ...store import SharesWork
+from .evaluation import Stopped
 from ..items import EvalItem, UnreadableItem, numbered
 
 _QUEUE_CHUNK = 500
@@ -108,10 +109,16 @@ async def drive_shared(
                 await asyncio.sleep(idle)  # the rest is held by other workers: theirs, or ours when they die
                 continue
             done, _ = await asyncio.wait(set(running), timeout=idle, return_when=asyncio.FIRST_COMPLETED)
-            finished = [running.pop(task) for task in done]
+            finished = []
             for task in done:
-                if task.exception() is not None:  # item failures are recorded, so only a bug of ours gets here
-                    raise task.exception()  # type: ignore[misc]
+                index = running.pop(task)
+                failure = task.exception()
+                if isinstance(failure, Stopped):  # the run is stopping (its judge, its budget): left for a rerun
+                    stopping = True
+                elif failure is not None:  # item failures are recorded, so only a bug of ours gets here
+                    raise failure
+                else:
+                    finished.append(index)
             if save is not None:
                 # Finished only once saved: a worker killed in between leaves the items open
                 # for another, never marked finished without their results.

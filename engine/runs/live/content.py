@@ -1,12 +1,12 @@
 """What a live scorer keeps of a reply beside its scores, so that it can be re-scored later
 (`scorers rescore`): the item's fields chosen, each cut at a size limit, secrets masked, and
-cleared once the retention period has passed (the scores stay). A field that was cut or not
+cleared once the retention period has passed (the scores stay). Secrets are masked in every
+stored record, live or batch (`ResultRecord.scrubbed`). A field that was cut or not
 kept is noted on the record (`content_note`), so re-scoring never judges half a reply as
 if it were whole."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -15,20 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ...errors import ConfigError
 from ...formatting import to_json
-from ...judge import scrub
 from ...store import CONTENT_FIELDS, ContentNote, ResultRecord
 from ...catalog.monitors import parse_duration
-
-MASK = "***"
-#: Shapes of credentials that must not land in a store even when a host puts them in a reply:
-#: provider API keys, bearer tokens, AWS access keys, Slack and GitHub tokens, private keys.
-_SECRET_SHAPES = re.compile(
-    r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._\-~+/]{16,}=*|\bAKIA[0-9A-Z]{16}\b|\bxox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
-)
-#: Mapping keys whose values are secrets whatever they look like.
-_SECRET_KEYS = re.compile(r"(?i)(api[_-]?key|secret|token|password|passwd|authorization|cookie|credential)")
-
 
 class ContentPolicy(BaseModel):
     """What of each live reply the store keeps beside its scores (for re-scoring)."""
@@ -78,18 +66,6 @@ class ContentPolicy(BaseModel):
         raise ConfigError(f"store_content must be True, False, a mapping of options or a ContentPolicy, got {type(value).__name__}")
 
 
-def masked(value: Any) -> Any:
-    """`value` with every secret masked: remembered API keys, credential-shaped strings, and
-    the values of keys named like secrets (api_key, token, password, authorization, ...)."""
-    if isinstance(value, str):
-        return _SECRET_SHAPES.sub(MASK, scrub(value))
-    if isinstance(value, Mapping):
-        return {key: MASK if isinstance(key, str) and _SECRET_KEYS.search(key) and value[key] else masked(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [masked(item) for item in value]
-    return value
-
-
 def _limited(value: Any, max_chars: int) -> tuple[Any, ContentNote | None]:
     if value is None or len(to_json(value)) <= max_chars:
         return value, None
@@ -99,7 +75,8 @@ def _limited(value: Any, max_chars: int) -> tuple[Any, ContentNote | None]:
 
 
 def kept_content(record: ResultRecord, policy: ContentPolicy) -> ResultRecord:
-    """The record as the store should keep it under `policy`."""
+    """The record as the store should keep it under `policy` (its secrets already masked,
+    as every stored record's are: `ResultRecord.scrubbed`)."""
     changes: dict[str, Any] = {}
     notes: dict[str, ContentNote] = {}
     for field in CONTENT_FIELDS:
@@ -109,14 +86,9 @@ def kept_content(record: ResultRecord, policy: ContentPolicy) -> ResultRecord:
             if value not in (None, {}, []):
                 notes[field] = "omitted"
             continue
-        limited, note = _limited(masked(value), policy.max_chars)
+        limited, note = _limited(value, policy.max_chars)
         changes[field] = {} if field == "metadata" and limited is None else limited
         if note is not None:
             notes[field] = note
-    # The judge's prompts quote the reply: no secret may stay there either.
-    changes["steps"] = {
-        step_id: step.model_copy(update={"prompt": masked(step.prompt), "system_prompt": masked(step.system_prompt)})
-        for step_id, step in record.steps.items()
-    }
     changes["content_note"] = notes or None
     return record.model_copy(update=changes)

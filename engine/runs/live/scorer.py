@@ -37,15 +37,15 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, NotScorable, ScorerError
+from ...errors import ConfigError, JudgeCircuitOpenError, NotScorable, ScorerError
 from ...formatting import one_line
-from ...scoring import AnyScorer, GetContext, RunInput
+from ...scoring import AnyScorer, GetContext, RunInput, ScoreResult
 from ...scoring.tracing import current_trace, within
 from ...scoring.transcripts import tool_result_context
 from ...store import KeepsAlerts, ResultRecord, Store, open_store
@@ -64,6 +64,10 @@ ResultCallback = Callable[[ResultRecord], None | Awaitable[None]]
 RunFilter = Callable[[Mapping[str, Any]], bool]
 
 _INPUT_KEYWORDS = ("input", "messages", "prompt", "question", "query")
+#: How long a reply waits, at most, for a judge whose circuit is open to be probed again.
+CIRCUIT_WAIT = 120.0
+#: How often, at most, alerts no receiver has taken yet are sent again (as replies are scored).
+RETRY_ALERTS_EVERY = 10.0
 
 
 @dataclass
@@ -138,6 +142,7 @@ class LiveScorer:
         self.content = ContentPolicy.of(store_content)
         self.monitors = MonitorHub(as_monitors(monitors), self.store, {scorer.id for scorer in self.scorers}, run)
         self._sending = 0  # alerts being delivered: flush waits for them too
+        self._retried_at = time.monotonic()  # when alerts not taken yet were last sent again
         self._expired_at: float | None = None  # when content was last expired (monotonic)
         self.stats = LiveStats(
             sampled={scorer.id: 0 for scorer in self.scorers},
@@ -320,13 +325,15 @@ class LiveScorer:
             # No context given and none of the scorer's own: the reply's tool results are
             # what the agent based its answer on.
             given = replace(given, context=tool_result_context(given.output) or None)
+        # The context the reply was judged against, kept with every outcome: a reply whose
+        # scoring failed can then be scored again later (scorers rescore) against the same.
+        context = given.context if given.context is not None else scorer.context
         common: dict[str, Any] = dict(
             run=self.run, source="live", item_id=given.run_id, item_index=None, input=given.input, output=given.output,
-            context=given.context, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
+            context=list(context) if context is not None else None, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
         )  # fmt: skip
         try:
-            with within(job.trace):  # the scorer run's span joins the agent's trace
-                result = await scorer.ascore(given, get_context=self.get_context)
+            result = await self._scored(scorer, given, job)
             record = result_record(scorer, result=result, **common)
         except NotScorable as exc:
             record = result_record(scorer, not_scorable=str(exc), **common)
@@ -352,6 +359,7 @@ class LiveScorer:
             await self._expire_content()
         for monitor, alert in self.monitors.observe(record):
             self._send_alert(monitor, alert)
+        self._retry_alerts()
         if self.on_result is not None:
             try:
                 returned = self.on_result(record)
@@ -359,6 +367,22 @@ class LiveScorer:
                     await returned
             except Exception as exc:
                 logger.warning("on_result failed for %s: %s", scorer.id, one_line(exc))
+
+    async def _scored(self, scorer: AnyScorer, given: RunInput, job: _Job) -> ScoreResult:
+        """The scorer's result for a reply. While the judge's circuit is open (its calls kept
+        failing), the reply waits for the next probe instead of being recorded as an error:
+        a judge back after a short outage scores the replies sent meanwhile."""
+        waited = 0.0
+        while True:
+            try:
+                with within(job.trace):  # the scorer run's span joins the agent's trace
+                    return await scorer.ascore(given, get_context=self.get_context)
+            except JudgeCircuitOpenError as exc:
+                pause = exc.retry_after
+                if pause is None or self._closed or waited + pause > CIRCUIT_WAIT:
+                    raise
+                waited += pause + 0.05
+                await asyncio.sleep(pause + 0.05)
 
     def _done(self) -> None:
         with self._idle:
@@ -376,6 +400,18 @@ class LiveScorer:
                 logger.warning("monitor %s could not send its %s: %s", monitor.name, alert.kind, one_line(exc))
 
     def _send_alert(self, monitor: Monitor, alert: Alert) -> None:
+        self._sending_task(self.monitors.send(monitor, alert))
+
+    def _retry_alerts(self) -> None:
+        """At most every RETRY_ALERTS_EVERY seconds: send again the alerts no receiver took."""
+        now = time.monotonic()
+        if not self.monitors or now - self._retried_at < RETRY_ALERTS_EVERY:
+            return
+        self._retried_at = now
+        self._sending_task(self.monitors.retry())
+
+    def _sending_task(self, sending: Coroutine[Any, Any, None]) -> None:
+        """Run `sending` on the scoring loop; flush() waits for it."""
         with self._lock:
             self._sending += 1
 
@@ -384,7 +420,7 @@ class LiveScorer:
                 self._sending -= 1
                 self._idle.notify_all()
 
-        asyncio.get_running_loop().create_task(self.monitors.send(monitor, alert)).add_done_callback(sent)
+        asyncio.get_running_loop().create_task(sending).add_done_callback(sent)
 
     async def _expire_content(self) -> None:
         """At most once an hour: clear the item fields of this run's records older than the
@@ -419,9 +455,11 @@ class LiveScorer:
         flushed = self.flush(timeout)
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None and thread.is_alive():
-            if not flushed:
-                for task in asyncio.all_tasks(loop):
-                    loop.call_soon_threadsafe(task.cancel)
+            if not flushed:  # what is still scoring is cancelled, and let finish cancelling before the loop stops
+                try:
+                    asyncio.run_coroutine_threadsafe(_cancel_everything(), loop).result(timeout=5)
+                except Exception as exc:
+                    logger.warning("live scoring could not cancel what was still scoring: %s", one_line(exc))
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=5)
         if self._run_started and self.store is not None and self._store_refused is None:
@@ -443,6 +481,14 @@ class LiveScorer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def _cancel_everything() -> None:
+    """Cancel every other task of the running loop and wait until they have ended."""
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 class _ScoredAgent:

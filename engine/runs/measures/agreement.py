@@ -46,6 +46,30 @@ def human_flags(expected: float | bool, threshold: float, direction: Direction) 
     return expected if isinstance(expected, bool) else flags(expected, threshold, direction)
 
 
+@dataclass(frozen=True)
+class LabelReading:
+    """What a human label says: that the item should be flagged or pass (`flagged`), the
+    score a perfect judge would give (`number`), or both."""
+
+    flagged: bool | None
+    number: float | None
+
+
+def read_label(expected: float | bool, scale: float | None, direction: Direction) -> LabelReading:
+    """How every figure reads a label (`scorers eval`, `calibrate`, `compare`, stored runs, the
+    report and the workbench): true/false is flag/pass; a number is a score on the scorer's
+    scale, and 0 or 1 on a scorer scored from 0 to 1 (`scale` 1) is also flag/pass (the worse
+    end flags), so labels such as HaluEval's 0/1 get the confusion matrix, F1 and kappa
+    beside the numeric figures. `scale` None (a run stored before its scale was recorded)
+    reads numbers as numbers only."""
+    if isinstance(expected, bool):
+        return LabelReading(expected, None)
+    number = float(expected)
+    if scale == 1.0 and number in (0.0, 1.0):
+        return LabelReading(flags(number, 0.5, direction), number)
+    return LabelReading(None, number)
+
+
 Figures = dict[str, "float | None"]
 
 FIGURE_TITLES = {
@@ -229,10 +253,10 @@ def judged_answers(steps: Mapping[str, StepRecord]) -> dict[str, Any]:
     return {step_id: record.result for step_id, record in steps.items() if record.kind == "llm" and not record.skipped}
 
 
-def agreement_of(labelled: Sequence[Labelled], threshold: float, direction: Direction) -> Agreement:
-    """Figures for the boolean labels and for the numeric ones (a data set may hold both),
-    and the disagreements, worst first."""
-    stream = AgreementStream(threshold, direction)
+def agreement_of(labelled: Sequence[Labelled], threshold: float, direction: Direction, scale: float | None = None) -> Agreement:
+    """Figures for the boolean labels and for the numeric ones (a data set may hold both;
+    labels read by `read_label`), and the disagreements, worst first."""
+    stream = AgreementStream(threshold, direction, scale=scale)
     for item in labelled:
         stream.add(item)
     return stream.result()
@@ -272,9 +296,12 @@ class AgreementStream:
     intervals of a bootstrap over all of them). Spearman's rho past SAMPLE_SIZE numeric labels is the
     sample's. The WORST_KEPT worst disagreements are listed; all are counted."""
 
-    def __init__(self, threshold: float, direction: Direction, sample_size: int = SAMPLE_SIZE, worst_kept: int = WORST_KEPT) -> None:
+    def __init__(
+        self, threshold: float, direction: Direction, sample_size: int = SAMPLE_SIZE, worst_kept: int = WORST_KEPT, scale: float | None = None
+    ) -> None:
         self.threshold = threshold
         self.direction = direction
+        self.scale = scale  # how labels are read (`read_label`)
         self.sample_size = sample_size
         self.worst_kept = worst_kept
         self.labelled = 0
@@ -305,19 +332,20 @@ class AgreementStream:
 
     def _add(self, score: float, expected: float | bool, index: int | None, item: Callable[[], Labelled]) -> None:
         self.labelled += 1
-        if isinstance(expected, bool):
+        label = read_label(expected, self.scale, self.direction)
+        if label.flagged is not None:
             judged = flags(score, self.threshold, self.direction)
-            code = _code(judged, expected)
+            code = _code(judged, label.flagged)
             self._flag_counts[code] += 1
             self.binary_seen += 1
             self._keep(self.binary_sample, self.binary_seen, code)
-            if judged != expected:
+            if judged != label.flagged and label.number is None:  # a number's disagreement is its gap, below
                 self._disagree(item, index, abs(score - self.threshold), judged)
-        else:
-            number = float(expected)
+        if label.number is not None:
+            number = label.number
             self.moments.add(score, number)
             self._keep(self.numeric_sample, self.moments.count, (score, number))
-            if score != expected:
+            if score != number:
                 self._disagree(item, index, abs(score - number), None)
 
     def _keep(self, sample: list[Any], seen: int, value: Any) -> None:

@@ -38,6 +38,7 @@ from .agreement import (
     judged_answers,
     numeric_figures,
     pearson,
+    read_label,
     ranks,
     ratio,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "window_figures",
     "ranks",
     "ratio",
+    "read_label",
     "scale_of",
     "spread_of",
     "usage_cost",
@@ -166,7 +168,7 @@ class Aggregate:
         self.errors = 0
         self.not_scorable = 0
         # Agreement with the human labels, taken as items stream in (flat memory).
-        self.agreement = AgreementStream(self.flag_threshold, scorer.plan.direction)
+        self.agreement = AgreementStream(self.flag_threshold, scorer.plan.direction, scale=scale_of(scorer))
         self.usage = TokenUsage()
         self.judge_calls = 0
         self.cached_calls = 0
@@ -280,7 +282,7 @@ class Aggregate:
         if expected is not None:
             for judge in outcome.judges:
                 if judge.model not in self.jury_labelled:
-                    self.jury_labelled[judge.model] = AgreementStream(self.flag_threshold, self.scorer.plan.direction)
+                    self.jury_labelled[judge.model] = AgreementStream(self.flag_threshold, self.scorer.plan.direction, scale=scale_of(self.scorer))
                 self.jury_labelled[judge.model].add(Labelled(item_id or "", index, judge.score, expected))
 
     def _add_cascade(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
@@ -371,25 +373,27 @@ def compare_labelled(
     names: tuple[str, str],
     thresholds: tuple[float, float],
     direction: Direction,
+    scale: float | None = None,
 ) -> Comparison:
-    """Two variants on the items both scored and labelled (paired by item id): each figure,
-    its delta with a paired bootstrap interval (the same resampled items for both), and
-    the items whose verdict changed."""
+    """Two variants on the items both scored and labelled (paired by item id; labels read by
+    `read_label` on the scorer's `scale`): each figure, its delta with a paired bootstrap
+    interval (the same resampled items for both), and the items whose verdict changed."""
     by_id = {item.item_id: item for item in variant}
     pairs = [(item, by_id[item.item_id]) for item in baseline if item.item_id in by_id]
     comparison = Comparison(baseline=names[0], variant=names[1], items=len(pairs))
     if not pairs:
         return comparison
+    labels = [read_label(before.expected, scale, direction) for before, _ in pairs]
 
     def figures_of(picked: list[int]) -> Figures:
         out: Figures = {}
         for side, threshold in ((0, thresholds[0]), (1, thresholds[1])):
-            chosen = [pairs[i][side] for i in picked]
-            booleans = [item for item in chosen if isinstance(item.expected, bool)]
-            numbers = [(item.score, float(item.expected)) for item in chosen if not isinstance(item.expected, bool)]
+            chosen = [(pairs[i][side], labels[i]) for i in picked]
+            booleans = [(item, label.flagged) for item, label in chosen if label.flagged is not None]
+            numbers = [(item.score, label.number) for item, label in chosen if label.number is not None]
             values: Figures = {}
             if booleans:
-                values.update(binary_figures([(flags(item.score, threshold, direction), bool(item.expected)) for item in booleans]))
+                values.update(binary_figures([(flags(item.score, threshold, direction), flagged) for item, flagged in booleans]))
             if numbers:
                 values.update(numeric_figures(numbers))
             out.update({f"{side}:{name}": value for name, value in values.items()})
@@ -414,10 +418,10 @@ def compare_labelled(
                 delta=delta, improved=improved, beyond_noise=beyond,
             )  # fmt: skip
         )
-    for before, after in pairs:
+    for (before, after), label in zip(pairs, labels):
         if before.score != after.score:
             comparison.score_changed += 1
-        human = human_flags(before.expected, thresholds[0], direction)
+        human = label.flagged if label.flagged is not None else human_flags(before.expected, thresholds[0], direction)
         right_before = flags(before.score, thresholds[0], direction) == human
         right_after = flags(after.score, thresholds[1], direction) == human
         if right_before != right_after:

@@ -3,7 +3,7 @@ once when it starts holding and once when it ends (see docs/monitoring.md)."""
 
 from __future__ import annotations
 
-from .deliver import deliver, slack_payload
+from .deliver import slack_payload
 from .live import MonitorHub
 from ...catalog.monitors import (
     STATISTICS,
@@ -17,7 +17,8 @@ from ...catalog.monitors import (
     parse_duration,
     slack_webhook,
 )
-from .stored import check_monitors, check_stored
+from .outbox import Outbox
+from .stored import MonitorRound, acheck_monitors, check_monitors, check_stored
 from .watch import Alert, MonitorCheck, MonitorWatch, Point, WindowFigures, WorstItem
 
 __all__ = [
@@ -29,15 +30,17 @@ __all__ = [
     "Monitor",
     "MonitorCheck",
     "MonitorHub",
+    "MonitorRound",
+    "Outbox",
     "MonitorWatch",
     "Point",
     "WebhookAlert",
     "WindowFigures",
     "WorstItem",
+    "acheck_monitors",
     "as_monitors",
     "check_monitors",
     "check_stored",
-    "deliver",
     "load_monitors",
     "parse_duration",
     "slack_payload",

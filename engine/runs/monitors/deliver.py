@@ -1,18 +1,24 @@
-"""Sending an alert where its monitor says: a webhook (JSON, or Slack's incoming-webhook
-shape), a log line, a Python callback. Delivery never raises: a webhook that fails is
-retried with exponential backoff (tenacity), then logged; the host goes on either way."""
+"""Sending one alert to one target: a webhook (JSON, or Slack's incoming-webhook shape), a log
+line, a Python callback. A webhook is asked a few times with exponential backoff (tenacity);
+what it answered in the end is returned, for the outbox (`outbox.py`) to keep: an alert to a
+webhook counts as sent only once a receiver answers 2xx.
+
+Every webhook request carries the alert's episode, as the `X-Scorers-Episode` header and in
+the body, and an `Idempotency-Key` (episode and kind): a request the receiver took but did
+not answer in time is sent again, and the receiver can tell it has it already."""
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from ...catalog.monitors import CallbackAlert, LogAlert, WebhookAlert
 from ...formatting import one_line
-from ...catalog.monitors import AlertTarget, CallbackAlert, LogAlert, WebhookAlert
+from ...scrub import scrubbed
 from .watch import Alert
 
 logger = logging.getLogger("engine.monitors")
@@ -31,11 +37,23 @@ def _retriable(exc: BaseException) -> bool:
     return not isinstance(exc, _Refused) or exc.status == 429 or exc.status >= 500
 
 
+@dataclass(frozen=True)
+class Posted:
+    """What a webhook made of an alert: taken (2xx), or why not, and whether asking again
+    later may help."""
+
+    taken: bool
+    error: str | None = None
+    retriable: bool = True
+
+
 def slack_payload(alert: Alert) -> dict[str, Any]:
     """Slack's incoming-webhook message: the one-line summary, and the figures as fields."""
     icon = ":rotating_light:" if alert.kind == "alert" else ":white_check_mark:"
     figures = alert.figures
     details = [f"*{name}*: {value:.3g}" for name, value in figures.model_dump().items() if isinstance(value, float)]
+    if alert.episode:
+        details.append(f"episode {alert.episode}")
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} {alert.message()}"}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(details) or "no figures"}]},
@@ -43,11 +61,17 @@ def slack_payload(alert: Alert) -> dict[str, Any]:
     return {"text": f"{icon} {alert.message()}", "blocks": blocks}
 
 
-async def post(target: WebhookAlert, alert: Alert) -> bool:
-    """POST the alert, retrying; True when the receiver took it."""
+def headers_of(alert: Alert) -> dict[str, str]:
+    episode = alert.episode or ""
+    return {"X-Scorers-Episode": episode, "X-Scorers-Alert": alert.kind, "Idempotency-Key": f"{episode}-{alert.kind}"}
+
+
+async def post(target: WebhookAlert, alert: Alert) -> Posted:
+    """POST the alert, retrying `target.retries` times with backoff; never raises."""
     import httpx2  # the HTTP client the judge's SDK brings; loaded only when an alert is sent
 
-    payload = slack_payload(alert) if target.format == "slack" else alert.model_dump(mode="json")
+    # What leaves the process is scrubbed like everything else it writes.
+    payload = scrubbed(slack_payload(alert) if target.format == "slack" else alert.model_dump(mode="json"))
     try:
         url = target.url()
         retrying = AsyncRetrying(
@@ -59,26 +83,24 @@ async def post(target: WebhookAlert, alert: Alert) -> bool:
         async with httpx2.AsyncClient(timeout=target.timeout) as client:
             async for attempt in retrying:
                 with attempt:
-                    response = await client.post(url, json=payload)
+                    response = await client.post(url, json=payload, headers=headers_of(alert))
                     if response.status_code >= 400:
                         raise _Refused(response.status_code)
-        return True
+        return Posted(taken=True)
     except Exception as exc:
-        logger.warning("monitor %s: the webhook %s did not take the %s: %s", alert.monitor, target.where(), alert.kind, one_line(exc))
-        return False
+        reason = one_line(exc) if not isinstance(exc, _Refused) else str(exc)
+        logger.warning("monitor %s: the webhook %s did not take the %s: %s", alert.monitor, target.where(), alert.kind, reason)
+        return Posted(taken=False, error=reason, retriable=_retriable(exc))
 
 
-async def deliver(alert: Alert, targets: Sequence[AlertTarget]) -> None:
-    """Send the alert to every target; each failure is logged, none is raised."""
-    for target in targets:
-        try:
-            if isinstance(target, WebhookAlert):
-                await post(target, alert)
-            elif isinstance(target, LogAlert):
-                logger.log(logging.getLevelName(target.log.upper()), "%s", alert.message())
-            elif isinstance(target, CallbackAlert):
-                returned = target.callback(alert)
-                if inspect.isawaitable(returned):
-                    await returned
-        except Exception as exc:  # a host's callback: its failure is logged, never raised
-            logger.warning("monitor %s: an alert target failed: %s", alert.monitor, one_line(exc))
+async def tell(target: LogAlert | CallbackAlert, alert: Alert) -> None:
+    """A log line or a host's callback, at once; a callback's failure is logged, never raised."""
+    try:
+        if isinstance(target, LogAlert):
+            logger.log(logging.getLevelName(target.log.upper()), "%s", alert.message())
+        else:
+            returned = target.callback(alert)
+            if inspect.isawaitable(returned):
+                await returned
+    except Exception as exc:
+        logger.warning("monitor %s: an alert target failed: %s", alert.monitor, one_line(exc))

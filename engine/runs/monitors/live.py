@@ -1,18 +1,19 @@
 """The monitors of one live scorer: each reply seen and each outcome recorded goes through
-their windows; an alert they raise is sent on the live scorer's own event loop, so a slow or
-failing receiver never holds up the host (or the scoring)."""
+their windows; an alert they raise goes to the outbox (`outbox.py`) on the live scorer's own
+event loop, so a slow or failing receiver never holds up the host (or the scoring), and an
+alert not taken yet is sent again later. Each monitor starts as its last stored alert left
+it: a restarted host does not alert again for an episode already alerted."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Collection, Sequence
 from datetime import datetime, timezone
 
 from ...errors import ConfigError
 from ...formatting import one_line
-from ...store import KeepsAlerts, ResultRecord, Store
-from .deliver import deliver
+from ...store import ResultRecord, Store
+from .outbox import Outbox
 from ...catalog.monitors import Monitor
 from .watch import Alert, MonitorWatch, Point
 
@@ -28,10 +29,21 @@ class MonitorHub:
                 )
             if monitor.run is not None and monitor.run != run:
                 raise ConfigError(f"monitor {monitor.name} watches run {monitor.run!r}, but this live scorer writes run {run!r}")
-        self.watches = [MonitorWatch(monitor) for monitor in monitors]
+        self.outbox = Outbox(store, monitors)
+        self.watches = [self._restored(monitor) for monitor in monitors]
         self.store = store
         self._counting = [watch for watch in self.watches if watch.monitor.statistic == "sampled_rate"]
         self._outcomes = [watch for watch in self.watches if watch.monitor.statistic != "sampled_rate"]
+
+    def _restored(self, monitor: Monitor) -> MonitorWatch:
+        try:
+            last = self.outbox.last_alert(monitor.name)
+        except Exception as exc:  # a store that cannot be read now: the monitor starts afresh
+            logger.warning("monitor %s: could not read its last alert: %s", monitor.name, one_line(exc))
+            last = None
+        if last is not None and last.kind == "alert":
+            return MonitorWatch(monitor, alerting=True, episode=last.episode)
+        return MonitorWatch(monitor)
 
     def __bool__(self) -> bool:
         return bool(self.watches)
@@ -59,10 +71,15 @@ class MonitorHub:
         return alerts
 
     async def send(self, monitor: Monitor, alert: Alert) -> None:
-        """Store the alert (so `scorers monitor` shows it) and deliver it; never raises."""
-        if isinstance(self.store, KeepsAlerts):
-            try:
-                await asyncio.to_thread(self.store.save_alert, alert.record())
-            except Exception as exc:
-                logger.warning("monitor %s: could not store its %s: %s", monitor.name, alert.kind, one_line(exc))
-        await deliver(alert, monitor.alert)
+        """Keep the alert in the outbox and deliver it; never raises."""
+        try:
+            await self.outbox.raise_alert(monitor, alert)
+        except Exception as exc:
+            logger.warning("monitor %s: could not keep or send its %s: %s", monitor.name, alert.kind, one_line(exc))
+
+    async def retry(self) -> None:
+        """Send again the alerts not taken yet whose next attempt is due; never raises."""
+        try:
+            await self.outbox.retry_due()
+        except Exception as exc:
+            logger.warning("monitors: could not send the alerts not taken yet: %s", one_line(exc))

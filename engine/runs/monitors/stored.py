@@ -1,16 +1,19 @@
 """Monitors checked against a store on demand (`scorers monitor`, `check_monitors`): the
 window is read from the stored results of every process that writes there, and whether a
-monitor was alerting is read from the alerts stored before, so a watcher that restarts does
-not alert twice for one episode."""
+monitor was alerting (and in which episode) is read from the alerts stored before, so a
+watcher that restarts does not alert twice for one episode. Alerts go through the outbox
+(`outbox.py`): kept in the store until a receiver takes them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from ...store import KeepsAlerts, Store
+from pydantic import BaseModel, Field
+
+from ...store import AlertDelivery, KeepsAlerts, Store
 from ...sync import run_sync
-from .deliver import deliver
+from .outbox import Outbox
 from ...catalog.monitors import Monitor
 from .watch import MonitorCheck, Point, check, in_window
 
@@ -31,35 +34,54 @@ def stored_points(store: Store, monitor: Monitor, now: datetime) -> tuple[list[P
     return in_window(monitor, points, now), span is not None and len(records) == limit
 
 
-def was_alerting(store: Store, monitor: Monitor) -> bool:
+def episode_open(store: Store, monitor: Monitor) -> tuple[bool, str | None]:
+    """Whether the monitor's last stored alert left it alerting, and that alert's episode."""
     if not isinstance(store, KeepsAlerts):
-        return False
+        return False, None
     last = store.alerts(monitor.name, limit=1)
-    return bool(last) and last[0].kind == "alert"
+    if last and last[0].kind == "alert":
+        return True, last[0].episode
+    return False, None
 
 
 def check_stored(store: Store, monitor: Monitor, now: datetime | None = None) -> MonitorCheck:
     """The monitor's state over the store's results now (no alert is sent)."""
     now = now or datetime.now(timezone.utc)
+    alerting, episode = episode_open(store, monitor)
     if monitor.statistic == "sampled_rate":
-        result = check(monitor, [], was_alerting(store, monitor), now)
+        result = check(monitor, [], alerting, now, episode)
         return result.model_copy(update={"note": "the sampled share is measured inside the live scorer; see its alerts"})
     points, cut = stored_points(store, monitor, now)
-    result = check(monitor, points, was_alerting(store, monitor), now)
+    result = check(monitor, points, alerting, now, episode)
     if cut:
         result.note = f"the window holds more than {MAX_RECORDS} results: figures are over the newest"
     return result
 
 
-def check_monitors(store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None) -> list[MonitorCheck]:
-    """Check every monitor against the store; with `send`, a monitor whose state changed
-    since its last stored alert sends its alert (or recovery) and stores it."""
-    results = []
+class MonitorRound(BaseModel):
+    """One check of monitors against a store: each monitor's state, and the alerts' deliveries
+    that no receiver has taken yet (this round's and earlier rounds' alike)."""
+
+    checks: list[MonitorCheck]
+    undelivered: list[AlertDelivery] = Field(default_factory=list)
+
+
+async def acheck_monitors(store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None) -> MonitorRound:
+    """Check every monitor against the store; with `send`, a monitor whose state changed since
+    its last stored alert raises its alert (or recovery) through the outbox, and the alerts
+    not taken yet are sent again when their next attempt is due."""
+    outbox = Outbox(store, monitors)
+    checks = []
     for monitor in monitors:
         result = check_stored(store, monitor, now)
         if send and result.alert is not None:
-            run_sync(deliver(result.alert, monitor.alert))
-            if isinstance(store, KeepsAlerts):
-                store.save_alert(result.alert.record())
-        results.append(result)
-    return results
+            await outbox.raise_alert(monitor, result.alert)
+        checks.append(result)
+    if send:
+        await outbox.retry_due(now)
+    return MonitorRound(checks=checks, undelivered=outbox.undelivered())
+
+
+def check_monitors(store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None) -> MonitorRound:
+    """Sync wrapper of `acheck_monitors` (same arguments)."""
+    return run_sync(acheck_monitors(store, monitors, send=send, now=now))

@@ -6,6 +6,7 @@ than `min_samples`, so three items do not page anyone."""
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,7 @@ class Alert(BaseModel):
     worst: list[WorstItem] = Field(default_factory=list)
     run: str | None = None
     at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    episode: str | None = Field(default=None, description="The episode this alert opens or this recovery closes: a receiver de-duplicates on it")
 
     def message(self) -> str:
         """One line for a log or a chat message."""
@@ -101,7 +103,7 @@ class Alert(BaseModel):
     def record(self) -> AlertRecord:
         return AlertRecord(
             monitor=self.monitor, scorer_id=self.scorer, kind=self.kind, value=self.value, message=self.message(),
-            payload=self.model_dump(mode="json"), fired_at=self.at,
+            payload=self.model_dump(mode="json"), fired_at=self.at, episode=self.episode,
         )  # fmt: skip
 
 
@@ -133,9 +135,10 @@ def in_window(monitor: Monitor, points: Sequence[Point], now: datetime) -> list[
     return list(points[-int(monitor.window) :])
 
 
-def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: datetime | None = None) -> MonitorCheck:
+def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: datetime | None = None, episode: str | None = None) -> MonitorCheck:
     """The monitor's state over `points` (oldest first, already cut to its window), given
-    whether it was alerting before; a change of state carries the alert to send."""
+    whether it was alerting before (in `episode`); a change of state carries the alert to
+    send: an alert opens a new episode, a recovery closes the one it was in."""
     now = now or datetime.now(timezone.utc)
     direction: Direction = next((point.direction for point in points if point.kind in ("scored", "error", "not_scorable")), "higher_is_better")
     scores = [point.score for point in points if point.kind == "scored" and point.score is not None]
@@ -154,16 +157,25 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
     span = WindowSpan(size=monitor.window_text(), first_at=points[0].at if points else None, last_at=points[-1].at if points else None, samples=samples)
     value = value_of(monitor, figures)
     common = dict(monitor=monitor.name, scorer=monitor.scorer, condition=monitor.condition(), window=span, figures=figures, value=value)
-    if samples < monitor.min_samples or value is None:
+    if samples < monitor.min_samples:
         return MonitorCheck(**common, state="too few", note=f"{samples} of the {monitor.min_samples} samples needed")  # type: ignore[arg-type]
+    if value is None:  # enough outcomes, none with what the statistic reads (every one an error, say)
+        return MonitorCheck(**common, state="too few", note=f"no {monitor.statistic} over the {samples} outcomes: {_why_none(figures)}")  # type: ignore[arg-type]
     holding = monitor.holds(value)
     alert = None
     if holding != alerting:
         alert = Alert(
             monitor=monitor.name, scorer=monitor.scorer, kind="alert" if holding else "recovery", statistic=monitor.statistic, value=value,
             condition=monitor.condition(), window=span, figures=figures, worst=worst_items(monitor, points, direction), run=monitor.run, at=now,
+            episode=uuid.uuid4().hex if holding else episode,
         )  # fmt: skip
     return MonitorCheck(**common, state="alerting" if holding else "ok", alert=alert)  # type: ignore[arg-type]
+
+
+def _why_none(figures: WindowFigures) -> str:
+    if not figures.scored:
+        return "none was scored (each failed or was not scorable)"
+    return "the statistic needs what the window lacks"
 
 
 def worst_items(monitor: Monitor, points: Iterable[Point], direction: Direction) -> list[WorstItem]:
@@ -184,9 +196,12 @@ class MonitorWatch:
     """One monitor inside a live scorer: its window in memory and whether it is alerting.
     Thread-safe: replies are seen on the host's threads, outcomes arrive on the scoring loop."""
 
-    def __init__(self, monitor: Monitor) -> None:
+    def __init__(self, monitor: Monitor, alerting: bool = False, episode: str | None = None) -> None:
         self.monitor = monitor
-        self.alerting = False
+        #: Whether it is alerting, and in which episode: restored from the store's last alert,
+        #: so a restarted host does not alert again for an episode already alerted.
+        self.alerting = alerting
+        self.episode = episode
         self.last: MonitorCheck | None = None
         self._lock = threading.Lock()
         keep = None if monitor.span is not None else int(monitor.window)
@@ -208,8 +223,9 @@ class MonitorWatch:
             span = self.monitor.span
             while span is not None and self._points and self._points[0].at < now - span:
                 self._points.popleft()
-            result = check(self.monitor, list(self._points), self.alerting, now)
+            result = check(self.monitor, list(self._points), self.alerting, now, self.episode)
             self.last = result
             if result.alert is not None:
                 self.alerting = result.alert.kind == "alert"
+                self.episode = result.alert.episode if self.alerting else None
             return result.alert

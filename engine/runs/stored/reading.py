@@ -7,14 +7,16 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from ...errors import ConfigError
 from ...formatting import to_json
-from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store
+from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
 from ..results import Agreement, Comparison
-from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, spread_of
+from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
+from ..verdict import Standard, Verdict, decide, judge_scorer
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
 
@@ -35,6 +37,38 @@ def run_threshold(run: RunInfo, scorer_id: str) -> float:
         return float(recorded)
     limit = run.meta.get("thresholds", {}).get(scorer_id)
     return float(limit) if isinstance(limit, (int, float)) else 0.5
+
+
+def stored_verdict(store: Store, run: RunInfo) -> Verdict:
+    """Whether a stored run passed, decided as when it ran (`runs/verdict.py`), from what the
+    store holds now: its scorers' counts, the standard it was run with, and how it ended
+    (a run that did not end complete never passed). The CLI, the report and the workbench
+    show this one verdict of a stored run."""
+    meta = run.meta
+    recorded = meta.get("standard")
+    standard = Standard.model_validate(recorded) if isinstance(recorded, dict) else Standard(thresholds=dict(meta.get("thresholds") or {}))
+    stats = store.summary(run.name)
+    gated = standard.gate != "mean"
+    verdicts = []
+    for item in stats:
+        threshold = standard.thresholds.get(item.scorer_id)
+        interval = None
+        if gated and threshold is not None:
+            estimate = mean_estimate(run_scores(store, run.name, item.scorer_id))
+            interval = (estimate.low, estimate.high)
+        verdicts.append(judge_scorer(item, threshold, standard, interval))
+    last = meta.get("last_invocation") or {}
+    stopped = None if run.status in ("complete", "incomplete") else f"the run is {run.status}" + (f": {last['stopped_by']}" if last.get("stopped_by") else "")
+    failed = max((item.errors for item in stats), default=0)
+    items = max((item.total for item in stats), default=0)
+    return decide(verdicts, standard, items=items, failed_items=failed, stopped=stopped)
+
+
+def run_scale(run: RunInfo, scorer_id: str) -> float | None:
+    """The scorer's scale in this run, as recorded (None for a run stored before it was):
+    how its labels are read (`read_label`)."""
+    recorded = run.meta.get("scorers", {}).get(scorer_id, {}).get("scale")
+    return float(recorded) if isinstance(recorded, (int, float)) else None
 
 
 def labelled_records(records: Iterable[ResultRecord]) -> list[Labelled]:
@@ -65,7 +99,7 @@ def stored_agreement(run: RunInfo, scorer_id: str, records: list[ResultRecord], 
     labelled = labelled_records(records)
     if not labelled:
         return None
-    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction)
+    return agreement_of(labelled, run_threshold(run, scorer_id) if threshold is None else threshold, records[0].direction, run_scale(run, scorer_id))
 
 
 def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
@@ -84,7 +118,7 @@ def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Directi
         rows = store.labelled_scores(run.name, scorer_id)
         if not rows:
             return None
-        stream = AgreementStream(flagged_at, direction)
+        stream = AgreementStream(flagged_at, direction, scale=run_scale(run, scorer_id))
         for row in rows:  # straight from the rows: a big run's hundred thousand
             stream.add_score(row.item_id, row.item_index, row.score, row.expected, row.reason)
         agreement = stream.result()
@@ -92,7 +126,7 @@ def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Directi
         labelled = labelled_of(store, run.name, scorer_id)
         if not labelled:
             return None
-        agreement = agreement_of(labelled, flagged_at, direction)
+        agreement = agreement_of(labelled, flagged_at, direction, run_scale(run, scorer_id))
     for disagreement in agreement.disagreements[:shown]:
         for record in store.item_records(run.name, disagreement.item_id):
             if record.scorer_id == scorer_id:
@@ -157,6 +191,7 @@ def compare_runs(store: Store, baseline: str, variant: str) -> list[Comparison]:
                 names=(f"{baseline}:{a}", f"{variant}:{b}"),
                 thresholds=(run_threshold(runs[0], a), run_threshold(runs[1], b)),
                 direction=directions[0][a],
+                scale=run_scale(runs[0], a),
             )
         )
     return comparisons
@@ -185,11 +220,48 @@ def _cell(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, (str, int, float)):
         return value
+    if isinstance(value, datetime):
+        return f'"{value}"'  # to_json's text of it (its str() in quotes), without JSON's encoder
     return to_json(value)
+
+
+def _cells(record: ResultRecord, steps: list[str]) -> list[Any]:
+    return [*(_cell(getattr(record, name)) for name in _CSV_FIELDS), *(_cell(record.steps[step].result) if step in record.steps else "" for step in steps)]
+
+
+_JSON = json.JSONDecoder()
+
+
+def _saved_cell(text: str | None) -> Any:
+    """The cell of a value saved as the JSON `text`: what `_cell` gives for the value."""
+    if text is None:
+        return ""
+    if text[0] in "{[":
+        return text  # to_json's text of the value, as `_cell` would write it again
+    return _cell(_JSON.raw_decode(text)[0])  # a string, a number or true/false
+
+
+#: Cells written as they are (bool is not among them: `_cell` writes JSON's true and false).
+_AS_THEY_ARE = frozenset({str, int, float})
+
+
+def _saved_cells(stored: StoredRecord, steps: list[str]) -> list[Any]:
+    fields, texts, answers = stored
+    row = []
+    for name in _CSV_FIELDS:
+        if name in texts:
+            row.append(_saved_cell(texts[name]))
+        else:
+            value = fields[name]
+            row.append(value if type(value) in _AS_THEY_ARE else _cell(value))  # most cells: no call
+    row += [_saved_cell(answers.get(step)) for step in steps]
+    return row
 
 
 #: Records read from the store at a time while exporting: a run of any size in flat memory.
 EXPORT_CHUNK = 500
+#: CSV rows handed on at a time (each a few KiB at most).
+_ROWS_A_CHUNK = 100
 
 
 class RunExport:
@@ -210,6 +282,19 @@ class RunExport:
         for start in range(0, len(self._ids), EXPORT_CHUNK):
             found.update(dict.fromkeys(self.store.step_ids(self._ids[start : start + EXPORT_CHUNK])))
         return list(found)
+
+    @property
+    def as_saved(self) -> bool:
+        """Whether the store hands over the records as saved (`stored`)."""
+        return self._ids is not None and isinstance(self.store, ReadsInBulk)
+
+    def stored(self) -> Iterator[StoredRecord]:
+        """The records as saved, a chunk at a time (a store that reads in bulk only)."""
+        assert self._ids is not None and isinstance(self.store, ReadsInBulk)
+        for start in range(0, len(self._ids), EXPORT_CHUNK):
+            for stored in self.store.stored_records(self._ids[start : start + EXPORT_CHUNK]):
+                self.count += 1
+                yield stored
 
     def __iter__(self) -> Iterator[ResultRecord]:
         if self._ids is None or not isinstance(self.store, ReadsInBulk):
@@ -253,12 +338,17 @@ def export_records(records: Iterable[ResultRecord], form: str, steps: list[str] 
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([*_CSV_FIELDS, *(f"step:{step}" for step in steps)])
-    for record in records:
-        row = [_cell(getattr(record, name)) for name in _CSV_FIELDS]
-        row += [_cell(record.steps[step].result) if step in record.steps else "" for step in steps]
+    # A store that hands over what it saved has its JSON written through as it was saved:
+    # the same cells, without reading each record into a ResultRecord and writing it again.
+    if isinstance(records, RunExport) and records.as_saved:
+        rows = (_saved_cells(stored, steps) for stored in records.stored())
+    else:
+        rows = (_cells(record, steps) for record in records)
+    for written, row in enumerate(rows, 1):
         writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    if buffer.tell():  # no record: the header alone
+        if written % _ROWS_A_CHUNK == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():  # the last rows, or the header alone
         yield buffer.getvalue()

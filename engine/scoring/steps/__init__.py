@@ -21,7 +21,9 @@ from .base import (
     StepJudge,
     StepKind,
     StepKindBase,
+    StepSources,
     StepSpec,
+    Written,
     attempt,
 )
 from .compute import ComputeKind, ComputeStep, ComputeStepPlan
@@ -99,7 +101,9 @@ __all__ = [
     "StepJudge",
     "StepKind",
     "StepKindBase",
+    "StepSources",
     "StepSpec",
+    "Written",
     "attempt",
     "kinds_from_outside",
     "register_step_kind",

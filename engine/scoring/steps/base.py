@@ -66,6 +66,32 @@ class StepJudge(Sampling):
     system: str | None = Field(default=None, description="Template of the system message")
 
 
+@dataclass(frozen=True)
+class Written:
+    """A piece of a step as its author wrote it: its text, and the keys leading to it inside
+    the step (`("values", "total")`), where the catalog finds its line."""
+
+    text: str
+    at: tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class StepSources:
+    """What a step is made of, as written, for the code outside its kind's module that reads
+    steps (the catalog's list of files, its checks and notes, `scorers align`): the template
+    files it renders (its prompt first), a system template of its own (in place of the
+    scorer's), the schema file its answer must pass, its own named values (names, in the
+    order they are computed, each seeing those above it), every expression it evaluates (in
+    that order) and the checks of its rules."""
+
+    templates: tuple[Written, ...] = ()
+    system: Written | None = None
+    schema: Written | None = None
+    values: tuple[Written, ...] = ()
+    expressions: tuple[Written, ...] = ()
+    rules: tuple[Written, ...] = ()
+
+
 class StepFailed(Exception):
     """A step had problems, already recorded through the builder; its plan is not built."""
 
@@ -138,6 +164,12 @@ class StepBuilder(Protocol):
         """Every name read by the pieces built so far: the plan's `reads`, less the step's own."""
         ...
 
+    def scores(self, shape: Shape, *at: Any) -> None:
+        """What the scorer's score can be, as the step gives it from the value at `at` (its
+        expression, or what a skipped step gives): a kind whose `result_part` is "score"
+        tells each one, and the catalog checks its range against the scorer's scale."""
+        ...
+
 
 def attempt(build: Callable[[], T]) -> T | None:
     """Builds a part; a failure was recorded (None), and the step's other parts can still be checked."""
@@ -192,6 +224,19 @@ class StepKind(Protocol[SpecT, PlanT]):
     #: Whether a step of this kind asks the judge (its plan has a `sampling`): a scorer whose
     #: steps never do needs no model, as `scorers list` says without compiling it.
     asks_judge: bool
+    #: The key under which a step of this kind takes worked examples (items people judged,
+    #: which its template shows as `examples`); None for a kind that takes none. `scorers
+    #: align` changes the last step of such a kind: its examples, and its first template.
+    examples_key: str | None
+
+    def sources(self, spec: SpecT) -> StepSources:
+        """What the step is made of, as written (see `StepSources`)."""
+        ...
+
+    def uses_context(self, spec: SpecT) -> bool:
+        """Whether the step reads the run's context (its scope has `context`, and the context is
+        resolved for it)."""
+        ...
 
     def names(self, spec: SpecT) -> Mapping[str, Shape]:
         """The names the step gives later steps, known before it is compiled."""
@@ -226,9 +271,16 @@ class StepKindBase(Generic[SpecT, PlanT]):
     spec: type[SpecT]
     result_part: ResultPart = None
     asks_judge: bool = False
+    examples_key: str | None = None
 
     def names(self, spec: SpecT) -> Mapping[str, Shape]:
         return {spec.id: ANY}
+
+    def sources(self, spec: SpecT) -> StepSources:
+        return StepSources()
+
+    def uses_context(self, spec: SpecT) -> bool:
+        return False
 
     def describe(self, spec: SpecT) -> str:
         return ""

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import ConfigError
 from ...judge.bounds import LIST_KEYWORDS, NUMBER_KEYWORDS, AnswerBounds, FieldBound, Keyword, bounded
 from ..plan import Evaluable
-from .base import StepBuilder, StepCall
+from .base import StepBuilder, StepCall, Written
 
 
 class FieldBounds(BaseModel):
@@ -41,6 +41,18 @@ class FieldBounds(BaseModel):
     enum: str | None = Field(default=None, description="An expression giving the texts a string must be one of (e.g. preprocess.claims)")
     minimum: float | str | None = Field(default=None, description="A number is at least this (e.g. options.min_score)")
     maximum: float | str | None = Field(default=None, description="A number is at most this (e.g. options.max_score)")
+
+
+def bound_expressions(written: Mapping[str, FieldBounds]) -> tuple[Written, ...]:
+    """The expressions of a step's `bounds:` as written, for its kind's `sources` (numbers
+    are not expressions)."""
+    return tuple(
+        Written(value, ("bounds", path, keyword))
+        for path, bounds in written.items()
+        if bounds is not None
+        for keyword, value in bounds.model_dump(exclude_none=True).items()
+        if isinstance(value, str)
+    )
 
 
 @dataclass(frozen=True)

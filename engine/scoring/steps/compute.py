@@ -15,7 +15,7 @@ from ...formatting import plain
 from ..plan import Evaluable, StepPlan
 from ..results import StepRecord
 from ..shapes import Record, Shape
-from .base import StepBuilder, StepCall, StepKindBase, StepSpec
+from .base import StepBuilder, StepCall, StepKindBase, StepSources, StepSpec, Written
 
 
 class ComputeStep(StepSpec):
@@ -54,6 +54,12 @@ class ComputeKind(StepKindBase[ComputeStep, ComputeStepPlan]):
 
     def describe(self, spec: ComputeStep) -> str:
         return ", ".join(spec.values)
+
+    def sources(self, spec: ComputeStep) -> StepSources:
+        return StepSources(
+            values=tuple(Written(name, ("values", name)) for name in spec.values),
+            expressions=tuple(Written(source, ("values", name)) for name, source in spec.values.items()),
+        )
 
     def compile(self, spec: ComputeStep, build: StepBuilder) -> ComputeStepPlan:
         """Each value sees the ones before it; later steps see an object of them (the step's

@@ -7,12 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
-
 from ...judge import JudgeRequest, Sampling
 from ..plan import Prompt, StepPlan
 from ..results import StepRecord
-from .base import StepBuilder, StepCall, StepFailed, StepJudge, StepKindBase, StepSpec
+from .base import StepBuilder, StepCall, StepFailed, StepJudge, StepKindBase, StepSources, StepSpec, Written
 from .bounds import BoundPlan, FieldBounds, bounded_answer
 
 
@@ -31,7 +29,6 @@ class JudgedPlan(StepPlan):
     prompt: Prompt
     system: Prompt | None = None
     sampling: Sampling
-    answer_model: type[BaseModel] | None = None
     #: The answer's bounds, evaluated for each request (`bounds:` in the YAML).
     bounds: tuple[BoundPlan, ...] = ()
 
@@ -56,8 +53,16 @@ class JudgedKind(StepKindBase[JudgedSpecT, JudgedPlanT]):
     default_max_tokens: int
 
     def describe(self, spec: JudgedSpecT) -> str:
-        schema = getattr(spec, "answer_schema", None)
-        return f"{spec.prompt} -> {schema or 'text'}"
+        schema = self.sources(spec).schema
+        return f"{spec.prompt} -> {schema.text if schema else 'text'}"
+
+    def sources(self, spec: JudgedSpecT) -> StepSources:
+        """The prompt and the step's own system template; each kind adds its schema and rules."""
+        system = spec.judge.system if spec.judge is not None else None
+        return StepSources(templates=(Written(spec.prompt, ("prompt",)),), system=Written(system, ("judge", "system")) if system else None)
+
+    def uses_context(self, spec: JudgedSpecT) -> bool:
+        return spec.uses_context
 
     def judge_call(self, spec: JudgedSpecT, build: StepBuilder) -> JudgeCall:
         sampling = build.sampling(spec.judge, self.default_max_tokens)

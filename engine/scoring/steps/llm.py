@@ -3,6 +3,7 @@ schema and rules, and becomes the variable named by the step's id."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -13,8 +14,8 @@ from ...errors import ConfigError
 from ...formatting import plain
 from ..results import StepRecord
 from ..shapes import TEXT, ListOf, Record, Shape, shape_of
-from .base import Rule, StepBuilder, StepCall, StepFailed, StepJudge
-from .bounds import FieldBounds, compile_bounds
+from .base import Rule, StepBuilder, StepCall, StepFailed, StepJudge, StepSources, Written
+from .bounds import FieldBounds, bound_expressions, compile_bounds
 from .judged import JudgedKind, JudgedPlan, JudgedSpec
 
 #: One of an llm step's worked examples, as its templates see it (the `examples` variable).
@@ -66,6 +67,7 @@ class JudgeStepPlan(JudgedPlan):
 class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
     name = "llm"
     spec = LLMStep
+    examples_key: str | None = "examples"
     # Room for a long list of claims or verdicts with reasons.
     default_max_tokens = 2048
 
@@ -88,6 +90,10 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
             answer_model=answer_model, sampling=call.sampling, on_skip=spec.on_skip, reads=build.names_read(), bounds=bounds,
             examples=tuple(example.model_dump() for example in spec.examples),
         )  # fmt: skip
+
+    def sources(self, spec: LLMStep) -> StepSources:
+        rules = tuple(Written(rule.check, ("rules", index, "check")) for index, rule in enumerate(spec.rules))
+        return dataclasses.replace(super().sources(spec), schema=Written(spec.answer_schema, ("schema",)), expressions=bound_expressions(spec.bounds), rules=rules)
 
     @staticmethod
     def answer_names(spec: LLMStep, answer_model: type[BaseModel]) -> Mapping[str, Shape]:

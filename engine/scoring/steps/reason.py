@@ -3,6 +3,7 @@ reason of the scorer's result."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ from ...judge.bounds import text_token_limit
 from ...errors import ConfigError
 from ..plan import Prompt
 from ..shapes import TEXT, Shape
-from .base import ResultPart, StepBuilder, StepFailed, StepJudge, attempt
-from .bounds import FieldBounds, compile_bounds
+from .base import ResultPart, StepBuilder, StepFailed, StepJudge, StepSources, Written, attempt
+from .bounds import FieldBounds, bound_expressions, compile_bounds
 from .judged import JudgedKind, JudgedPlan, JudgedSpec
 
 
@@ -50,6 +51,10 @@ class ReasonKind(JudgedKind[ReasonStep, ReasonStepPlan]):
 
     def names(self, spec: ReasonStep) -> Mapping[str, Shape]:
         return {spec.id: TEXT}
+
+    def sources(self, spec: ReasonStep) -> StepSources:
+        schema = Written(spec.answer_schema, ("schema",)) if spec.answer_schema is not None else None
+        return dataclasses.replace(super().sources(spec), schema=schema, expressions=bound_expressions(spec.bounds))
 
     def compile(self, spec: ReasonStep, build: StepBuilder) -> ReasonStepPlan:
         call = self.judge_call(spec, build)

@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import ConfigError, NotScorable
 from ..plan import Evaluable, StepPlan
 from ..results import StepRecord
-from ..shapes import ANY, NUMBER, Boolean, ListOf, Record, Scope, Shape, Text
-from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSpec
-from .reducers import ReducerSpec
+from ..shapes import ANY, NUMBER, Boolean, ListOf, Number, Record, Scope, Shape, Text
+from .base import ResultPart, StepBuilder, StepCall, StepKindBase, StepSources, StepSpec, Written
+from .. import ranges
+from .reducers import ReducerSpec, reduced
 
 
 class NotScorableSpec(BaseModel):
@@ -70,16 +71,30 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
     def describe(self, spec: ScoreStep) -> str:
         return f"score = {spec.score}"
 
+    def sources(self, spec: ScoreStep) -> StepSources:
+        expressions: list[Written] = []
+        for name, value in spec.values.items():
+            if isinstance(value, ReducerSpec):
+                parts = {"items": value.items, "where": value.where, "value": value.value}
+                expressions += [Written(text, ("values", name, key)) for key, text in parts.items() if text is not None]
+            else:
+                expressions.append(Written(value, ("values", name)))
+        values = tuple(Written(name, ("values", name)) for name in spec.values)
+        return StepSources(values=values, expressions=(*expressions, Written(spec.score, ("score",))))
+
     def compile(self, spec: ScoreStep, build: StepBuilder) -> ScoreStepPlan:
         values: dict[str, Evaluable] = {}
         scope = build.scope
         for name, value in spec.values.items():
             if isinstance(value, ReducerSpec):
-                values[name] = self.reducer(value, build, scope, ("values", name))
+                values[name], given = self.reducer(value, build, scope, ("values", name))
             else:
-                values[name] = build.expression(value, "values", name, scope=scope)[0]
-            scope = scope.with_names({name: NUMBER})
+                values[name], given = build.expression(value, "values", name, scope=scope)
+            scope = scope.with_names({name: given if isinstance(given, Number) else NUMBER})
         score, shape = build.expression(spec.score, "score", scope=scope)
+        build.scores(shape, "score")
+        if isinstance(spec.on_skip, (int, float)):
+            build.scores(ranges.constant(spec.on_skip), "on_skip")
         if _not_a_number(shape):
             build.problem(
                 f"{build.label}.score: {spec.score!r} gives {shape.describe()}, not a number"
@@ -91,8 +106,9 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
         return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=on_skip, reads=reads)
 
     @staticmethod
-    def reducer(spec: ReducerSpec, build: StepBuilder, scope: Scope, at: tuple[str, str]) -> Evaluable:
-        """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of its items."""
+    def reducer(spec: ReducerSpec, build: StepBuilder, scope: Scope, at: tuple[str, str]) -> tuple[Evaluable, Shape]:
+        """A reducer whose `items` must be a list, and whose `where`/`value` see the fields of
+        its items; and what it gives."""
         where = f"{build.label}.{'.'.join(at)}"
         reducer = build.reducer(spec, *at)
         _, listed = build.expression(spec.items, *at, "items", scope=scope)
@@ -105,6 +121,7 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
         per_item = scope.with_names({"item": item, "rank": NUMBER})
         if spec.where is not None:
             build.expression(spec.where, *at, "where", scope=per_item)
+        value: Shape = ANY
         if spec.value is not None:
             _, value = build.expression(spec.value, *at, "value", scope=per_item)
             if _not_a_number(value) and spec.reduce in ("mean", "sum", "min", "max"):
@@ -113,7 +130,7 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
                     + (" (count items with `reduce: ratio` or `count` and `where:`, or write `1 if ... else 0`)" if isinstance(value, Boolean) else ""),
                     *at, "value",
                 )  # fmt: skip
-        return reducer
+        return reducer, reduced(spec, listed, value)
 
     def skipped(self, plan: ScoreStepPlan, scope: Mapping[str, Any]) -> Any:
         assert plan.on_skip is not None  # the spec requires on_skip with skip_if

@@ -65,11 +65,16 @@
       this.area.addEventListener("input", () => { this.render(); this.onChange(this.area.value); });
       this.area.addEventListener("scroll", () => this.syncScroll());
       this.area.addEventListener("keydown", (event) => this.keydown(event));
+      // Focus that arrives by the keyboard (tabbing through the page) leaves by the keyboard:
+      // its first Tab moves on; a click or any other key starts editing.
+      this.area.addEventListener("pointerdown", () => { this.clicked = true; this.passing = false; });
+      this.area.addEventListener("focus", () => { this.passing = !this.clicked; this.clicked = false; });
     }
 
     set(text, language, label) {
       this.language = language;
       this.area.value = text;
+      this.area.setSelectionRange(0, 0);
       this.area.setAttribute("aria-label", label);
       this.area.scrollTop = 0;
       this.render();
@@ -105,14 +110,78 @@
       this.gutter.style.transform = `translateY(${-this.area.scrollTop}px)`;
     }
 
+    // Tab indents (two spaces: YAML allows no tabs) only where the indentation is allowed: the
+    // caret in a line's indentation, at most one level deeper than the line above opens (a key
+    // ending in ":" or a list's "-" opens one; the first line, none). Anywhere else Tab moves
+    // the focus on, as on the rest of the page, so tabbing through never edits a file. With
+    // lines selected, Tab indents them and Shift+Tab takes two spaces off them. Escape, then
+    // Tab, always moves on.
     keydown(event) {
-      // Tab indents by two spaces (YAML needs spaces); Escape then Tab leaves the editor.
-      if (event.key === "Escape") { this.escaped = true; return; }
-      if (event.key === "Tab" && !event.shiftKey && !this.escaped && !this.area.readOnly) {
-        event.preventDefault();
-        document.execCommand("insertText", false, "  ");
+      const escaped = this.escaped;
+      const passing = this.passing;
+      this.escaped = event.key === "Escape";
+      if (event.key !== "Shift") this.passing = false;
+      if (event.key !== "Tab" || escaped || passing || this.area.readOnly || event.ctrlKey || event.altKey || event.metaKey) return;
+      const change = event.shiftKey ? this.dedent() : this.indent();
+      if (change === null) return;  // nothing to indent here: the focus moves on
+      event.preventDefault();
+      this.area.setSelectionRange(change.start, change.end);
+      document.execCommand("insertText", false, change.text);
+      if (change.caret !== undefined) this.area.setSelectionRange(change.caret, change.caret);
+    }
+
+    // The selected lines (or the caret's): their start and end offsets and their text.
+    lines() {
+      const value = this.area.value;
+      const start = value.lastIndexOf("\n", this.area.selectionStart - 1) + 1;
+      let end = value.indexOf("\n", this.area.selectionEnd - (this.area.selectionEnd > this.area.selectionStart && value[this.area.selectionEnd - 1] === "\n" ? 1 : 0));
+      if (end === -1) end = value.length;
+      return {start, end, text: value.slice(start, end)};
+    }
+
+    // The deepest indentation line `index` may have: what the line above it opens.
+    allowedIndent(all, index) {
+      for (let above = index - 1; above >= 0; above -= 1) {
+        const line = all[above];
+        const bare = line.replace(/\s+#.*$/, "").trimEnd();
+        if (!bare.trim() || bare.trim().startsWith("#")) continue;
+        const indent = line.length - line.trimStart().length;
+        const item = /^\s*-(\s|$)/.test(line);
+        const content = item ? indent + 2 : indent;
+        const opens = /:$/.test(bare) || /:\s*[|>][-+0-9]*$/.test(bare) || /^\s*-$/.test(bare) || (this.language !== "yaml" && /(%\}|\{\{-?|\[|\{)$/.test(bare));
+        return content + (opens ? 2 : 0);
       }
-      if (event.key !== "Tab") this.escaped = false;
+      return 0;
+    }
+
+    indent() {
+      const value = this.area.value;
+      const {start, end, text} = this.lines();
+      const all = value.slice(0, start).split("\n");
+      const first = all.length - 1;
+      const selected = text.split("\n");
+      const multi = selected.length > 1;
+      const lead = selected[0].length - selected[0].trimStart().length;
+      if (!multi && this.area.selectionStart - start > lead) return null;  // inside the text of the line
+      if (!multi && this.area.selectionEnd !== this.area.selectionStart) return null;
+      const lines = value.split("\n");
+      if (lead + 2 > this.allowedIndent(lines, first)) return null;
+      if (multi) {
+        const indented = selected.map((line) => (line.trim() ? "  " + line : line)).join("\n");
+        return {start, end, text: indented};
+      }
+      const caret = this.area.selectionStart;
+      return {start: caret, end: caret, text: "  "};
+    }
+
+    dedent() {
+      const {start, end, text} = this.lines();
+      const selected = text.split("\n");
+      if (!selected.some((line) => line.startsWith(" "))) return null;
+      const caret = this.area.selectionStart;
+      const taken = Math.min(2, selected[0].length - selected[0].trimStart().length);
+      const dedented = selected.map((line) => line.replace(/^ {1,2}/, "")).join("\n");
+      return {start, end, text: dedented, caret: selected.length > 1 ? undefined : Math.max(start, caret - taken)};
     }
 
     goTo(line) {

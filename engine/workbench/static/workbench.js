@@ -2,11 +2,22 @@
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
+// Every file the page holds, by its path in the catalog folder: the current scorer's, and any
+// edited one (edits of the catalog's files outlive a change of scorer). Each has its `text`,
+// the `original` text the editor started from (a built-in file's own text for a file not yet
+// in the catalog), the `base` saved text it was edited from (null: no file) and its `version`.
 const state = {
-  scorer: null, data: null, files: {}, order: [], original: {}, problems: [], run: null,
-  report: null, lastVersion: null, yours: false, catalogName: null, checkSerial: 0,
+  scorer: null, data: null, files: {}, order: [], problems: [], run: null,
+  report: null, lastVersion: null, yours: false, catalogName: null, checkSerial: 0, warned: {},
 };
 let editors = [];
+
+// This tab's id: its unsaved work is kept on the server under it (a reload finds it again).
+const TAB = sessionStorage.getItem("workbench-tab") || (() => {
+  const id = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+  sessionStorage.setItem("workbench-tab", id);
+  return id;
+})();
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -37,28 +48,85 @@ function label(expected) {
   return typeof expected === "boolean" ? (expected ? "flag" : "pass") : figure(expected);
 }
 
+// Every API request carries the key the server wrote into this page (see app.py): a page of
+// another origin has no way to read it, nor to send the header without the server's consent.
+const SESSION = document.querySelector('meta[name="workbench-session"]').content;
+
 async function api(name, body) {
   const response = await fetch(`/api/${name}`, {
-    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body || {}),
+    method: "POST", headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify(body || {}),
   });
   const payload = await response.json().catch(() => ({error: `the workbench answered ${response.status}`}));
-  if (!response.ok) throw new Error(payload.error || `error ${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(payload.error || `error ${response.status}`), {payload, status: response.status});
   return payload;
 }
 
-function notice(message) {
+// The line under the header: what went wrong (or, as "info", what the page did for you).
+function notice(message, kind = "error") {
   const box = $("#notice");
   box.textContent = message || "";
+  box.className = kind;
   box.hidden = !message;
 }
+
+// A file's text as it is written: the editor holds "\n" line ends, a file written with "\r\n" keeps them.
+function written(file) { return file.crlf ? file.text.replace(/\n/g, "\r\n") : file.text; }
+function isEdited(file) { return file.text !== file.original; }
 
 // The files edited since they were loaded or saved: what a draft writes over the catalog.
 function edits() {
   const changed = {};
-  for (const path of state.order) {
-    if (state.files[path].text !== state.original[path]) changed[path] = state.files[path].text;
-  }
+  for (const [path, file] of Object.entries(state.files)) if (isEdited(file)) changed[path] = written(file);
   return changed;
+}
+// For each edited file, the saved text it was edited from: a save over a newer one is refused.
+function bases() {
+  const found = {};
+  for (const [path, file] of Object.entries(state.files)) if (isEdited(file)) found[path] = file.base;
+  return found;
+}
+function versions() {
+  return Object.fromEntries(Object.entries(state.files).map(([path, file]) => [path, file.version]));
+}
+
+// A file as the server sends it, made ready for the editor (see `state`).
+function fileOf(sent) {
+  const crlf = sent.text.includes("\r\n");
+  const text = sent.text.replace(/\r\n/g, "\n");
+  return {...sent, crlf, text, original: text};
+}
+
+// ------------------------------------------------------------------------- unsaved work
+
+// What the server keeps of this tab's work (drafts.py): the edited files with the texts they
+// were edited from, and what is picked. Sent at every pause in typing and every change of pick.
+function draftBody() {
+  const files = {};
+  for (const [path, file] of Object.entries(state.files)) {
+    if (isEdited(file)) files[path] = {text: file.text, original: file.original, base: file.base, crlf: file.crlf, role: file.role, origin: file.origin, shown_from: file.shown_from, language: file.language};
+  }
+  return {scorer: state.scorer, data: state.data, size: Number($("#size").value), seed: Number($("#seed").value), run: state.report ? state.report.run : null, files};
+}
+function keepDraft(now = false) {
+  clearTimeout(keepDraft.timer);
+  keepDraft.pending = true;
+  const send = async () => {
+    keepDraft.pending = false;
+    try { await api("draft", {tab: TAB, draft: draftBody()}); } catch (error) { notice(`Your unsaved work could not be kept on the server: ${error.message}`); }
+  };
+  if (now) return send();
+  keepDraft.timer = setTimeout(send, 250);
+}
+
+function renderEdited() {
+  const count = Object.values(state.files).filter(isEdited).length;
+  $("#save").textContent = count ? `Save… (${count} edited)` : "Save…";
+  for (const pane of document.querySelectorAll(".pane")) {
+    for (const option of pane.querySelector(".file-pick").options) {
+      const file = state.files[option.value];
+      option.textContent = `${isEdited(file) ? "● " : ""}${option.value}${file.origin === "built-in" ? " (built-in)" : ""}${isEdited(file) ? " (edited)" : ""}`;
+    }
+  }
 }
 
 // ------------------------------------------------------------------------------ picking
@@ -69,63 +137,99 @@ async function init() {
     pane.querySelector(".file-pick").addEventListener("change", () => showFile(pane, pane.querySelector(".file-pick").value));
     return editor;
   });
-  const found = await api("state");
+  const found = await api("state", {tab: TAB});
   $("#catalog").textContent = `your catalog: ${found.catalog}`;
   for (const scorer of found.scorers) {
     $("#scorer").append(el("option", {value: scorer.id, text: `${scorer.id}${scorer.origin === "yours" ? " (yours)" : ""}`}));
   }
   for (const data of found.datasets) $("#data").append(el("option", {value: data.path, text: data.name, title: data.path}));
-  const preferred = found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
+  const draft = found.draft;
+  const preferred = (draft && found.scorers.find((scorer) => scorer.id === draft.scorer))
+    || found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
   $("#scorer").value = preferred.id;
+  if (draft) {
+    // Unsaved work comes back as it was left: its files, data set, sample and seed.
+    for (const [path, file] of Object.entries(draft.files || {})) state.files[path] = {...file, path, version: undefined};
+    if (draft.data && [...$("#data").options].some((option) => option.value === draft.data)) $("#data").value = draft.data;
+    if (draft.size) $("#size").value = draft.size;
+    if (draft.seed !== undefined && draft.seed !== null) $("#seed").value = draft.seed;
+  }
   $("#scorer").addEventListener("change", () => pickScorer($("#scorer").value));
-  $("#data").addEventListener("change", () => pickData());
+  $("#data").addEventListener("change", () => { pickData(); keepDraft(); });
   $("#item").addEventListener("change", () => refreshPreview());
+  for (const input of ["#size", "#seed"]) $(input).addEventListener("input", () => keepDraft());
   setupTabs();
   setupRun();
   setupSave();
+  setupLeaving();
   await pickScorer(preferred.id);
+  const restored = Object.keys(edits()).length;
+  if (restored) notice(`Your unsaved edits of ${restored} file${restored > 1 ? "s" : ""} are back (kept by the workbench as you typed). Save writes them into your catalog.`, "info");
   await pollRun(true);
+  if (!state.report && draft && draft.run) await showReport(draft.run, true);
+  window.workbenchReady = true;
+}
+
+// Leaving with unsaved edits asks first; what is pending is sent to the server on the way out.
+function setupLeaving() {
+  window.addEventListener("beforeunload", (event) => {
+    if (!Object.keys(edits()).length) return;
+    event.preventDefault();
+    event.returnValue = "";
+  });
+  window.addEventListener("pagehide", () => {
+    if (!keepDraft.pending) return;
+    clearTimeout(keepDraft.timer);
+    fetch("/api/draft", {method: "POST", keepalive: true, headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify({tab: TAB, draft: draftBody()})});
+  });
+  // Ctrl+S (Cmd+S) saves, through the diff as the Save button does.
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s") {
+      event.preventDefault();
+      if (!document.querySelector("dialog[open]")) openSave();
+    }
+  });
 }
 
 async function pickScorer(scorerId) {
-  if (state.scorer && Object.keys(edits()).length && !confirm("Leave your unsaved edits of this scorer?")) {
-    $("#scorer").value = state.scorer;
+  notice("");
+  let loaded;
+  try {
+    loaded = await api("scorer", {scorer: scorerId, files: edits()});
+  } catch (error) {
+    notice(error.message);
+    $("#scorer").value = state.scorer || scorerId;
     return;
   }
-  notice("");
-  const loaded = await api("scorer", {scorer: scorerId, files: {}});
   state.scorer = scorerId;
   state.yours = loaded.yours;
   state.lastVersion = loaded.last_version;
-  state.files = {};
+  // An edited file keeps its text and the version it was edited from; the others are as saved.
+  for (const path of Object.keys(state.files)) if (!isEdited(state.files[path])) delete state.files[path];
   state.order = [];
-  state.original = {};
-  for (const file of loaded.files) {
-    state.files[file.path] = file;
-    state.order.push(file.path);
-    state.original[file.path] = file.text;  // a built-in file as the package has it: an edit of it becomes yours
+  for (const sent of loaded.files) {
+    const kept = state.files[sent.path];
+    state.files[sent.path] = kept ? {...fileOf(sent), text: kept.text, original: kept.original, base: kept.base, crlf: kept.crlf, version: kept.version === undefined ? (kept.base === sent.base ? sent.version : null) : kept.version} : fileOf(sent);
+    state.order.push(sent.path);
   }
   state.catalogName = loaded.files[0].path;
   $("#make-yours").hidden = loaded.yours;
   for (const pane of document.querySelectorAll(".pane")) {
     const pick = pane.querySelector(".file-pick");
-    pick.replaceChildren(...state.order.map((path) => el("option", {value: path, text: `${path}${state.files[path].origin === "built-in" ? " (built-in)" : ""}`})));
+    pick.replaceChildren(...state.order.map((path) => el("option", {value: path, text: path})));
   }
   // The panes keep their files when the scorer is loaded again (after a save).
   const shownBefore = $("#pane-b").dataset.path;
   const firstTemplate = state.order.find((path) => state.files[path].role === "template") || state.order[0];
   showFile($("#pane-a"), state.catalogName);
-  showFile($("#pane-b"), scorerId === showFile.scorer && state.files[shownBefore] ? shownBefore : firstTemplate);
+  showFile($("#pane-b"), scorerId === showFile.scorer && state.order.includes(shownBefore) ? shownBefore : firstTemplate);
   showFile.scorer = scorerId;
+  renderEdited();
   renderOrigins(loaded.origins);
-  if (state.lastVersion && state.lastVersion.sample) {
-    $("#size").value = state.lastVersion.sample.size;
-    $("#seed").value = state.lastVersion.sample.seed;
-    if ([...$("#data").options].some((option) => option.value === state.lastVersion.sample.data)) $("#data").value = state.lastVersion.sample.data;
-  }
   await pickData();
   renderVersions();
   renderAligned();
+  keepDraft();
 }
 
 async function pickData() {
@@ -147,12 +251,24 @@ function showFile(pane, path) {
   pane.dataset.path = path;
   pane.querySelector(".file-pick").value = path;
   const origin = pane.querySelector(".origin");
-  origin.textContent = file.origin === "built-in"
-    ? `built-in (${file.shown_from}); an edit is saved in your catalog as ${path}`
-    : `yours: ${file.shown_from}`;
+  origin.textContent = file.read_only
+    ? `${file.shown_from}: the definition your catalog extends; make the scorer yours (its YAML) to change it`
+    : file.origin === "built-in" ? `${file.shown_from}; an edit is saved in your catalog as ${path}` : `yours: ${file.shown_from}`;
   origin.className = `origin ${file.origin === "built-in" ? "builtin" : "yours"}`;
   editors[index].set(file.text, file.language, `Editor: ${path}`);
+  editors[index].readOnly = Boolean(file.read_only);
   markProblems();
+}
+
+// A file's text changed by the page (a threshold set, a variant accepted): as if typed.
+function setText(path, text) {
+  state.files[path].text = text;
+  for (const [index, pane] of [...document.querySelectorAll(".pane")].entries()) {
+    if (pane.dataset.path === path) editors[index].set(text, state.files[path].language, `Editor: ${path}`);
+  }
+  renderEdited();
+  keepDraft();
+  check();
 }
 
 function edited(pane, text) {
@@ -162,6 +278,9 @@ function edited(pane, text) {
   for (const [index, other] of [...document.querySelectorAll(".pane")].entries()) {
     if (other !== pane && other.dataset.path === path) editors[index].set(text, state.files[path].language, `Editor: ${path}`);
   }
+  renderEdited();
+  keepDraft();
+  $("#prompts").classList.add("stale");  // until the check and the preview of this edit are back
   clearTimeout(edited.timer);
   edited.timer = setTimeout(() => check(), 350);
 }
@@ -176,26 +295,49 @@ async function check() {
   const serial = ++state.checkSerial;
   let found;
   try {
-    found = await api("check", {files: edits()});
+    found = await api("check", {files: edits(), versions: versions(), scorer: state.scorer});
   } catch (error) {
     notice(error.message);
     return;
   }
   if (serial !== state.checkSerial) return;  // a later keystroke's check wins
-  state.problems = found.problems;
+  state.problems = [...found.problems, ...(found.warnings || []), ...(found.notes || [])];
+  if (found.definition) state.definition = found.definition;
   const list = $("#problems");
-  if (!found.problems.length) {
+  if (!state.problems.length) {
     $("#problems-title").textContent = "Checks: no problems";
     list.replaceChildren();
   } else {
-    $("#problems-title").textContent = `Checks: ${found.problems.length} problem${found.problems.length > 1 ? "s" : ""}`;
-    list.replaceChildren(...found.problems.map((problem) => el("li", {},
-      el("button", {type: "button", class: "link problem", "data-path": problem.path || "", "data-line": problem.line || "", text: problem.shown,
-        onclick: () => jumpTo(problem)}))));
+    const count = (severity, word) => { const n = state.problems.filter((problem) => problem.severity === severity).length; return n ? plural(n, word) : ""; };
+    $("#problems-title").textContent = `Checks: ${[count("error", "problem"), count("warning", "warning"), count("note", "note")].filter(Boolean).join(", ")}`;
+    list.replaceChildren(...state.problems.map((problem) => el("li", {class: problem.severity},
+      el("button", {type: "button", class: `link problem ${problem.severity}`, "data-path": problem.path || "", "data-line": problem.line || "",
+        text: problem.shown, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
   }
   markProblems();
-  if (!found.problems.length) refreshPreview();
+  await savedElsewhere(found.changed || []);
+  refreshPreview();
 }
+
+// Files saved by someone else (another tab, another person) since this page loaded them: one
+// not edited here is shown as saved now; an edited one is said to be in conflict, which Save
+// shows in full before anything is written.
+async function savedElsewhere(paths) {
+  const fresh = paths.filter((path) => state.files[path] && !isEdited(state.files[path]));
+  const clashing = paths.filter((path) => state.files[path] && isEdited(state.files[path]) && state.warned[path] !== state.files[path].version);
+  if (fresh.length) {
+    for (const path of fresh) delete state.files[path];
+    await pickScorer(state.scorer);
+    notice(`${fresh.join(", ")} ${fresh.length > 1 ? "were" : "was"} saved elsewhere (another tab or person): shown as saved now.`, "info");
+  }
+  if (clashing.length) {
+    for (const path of clashing) state.warned[path] = state.files[path].version;
+    notice(`${clashing.join(", ")} ${clashing.length > 1 ? "were" : "was"} saved elsewhere since you began editing: Save will show yours, theirs and the text you started from, and write nothing until you choose.`);
+  }
+}
+
+// The findings that stop the draft from loading (warnings and notes do not).
+function errors() { return state.problems.filter((problem) => problem.severity === "error"); }
 
 function markProblems() {
   for (const [index, pane] of [...document.querySelectorAll(".pane")].entries()) {
@@ -207,38 +349,96 @@ function markProblems() {
   }
 }
 
-function jumpTo(problem) {
-  if (!problem.path || !state.files[problem.path]) return;
+// A problem opens its file at its line: one of the scorer's files, another file of the
+// catalog, a built-in template or schema, or the built-in catalog file (read-only).
+async function jumpTo(problem) {
+  if (!problem.path) return;
+  if (!state.files[problem.path]) {
+    try { state.files[problem.path] = fileOf(await api("file", {path: problem.path})); } catch (error) { notice(error.message); return; }
+  }
   let pane = [...document.querySelectorAll(".pane")].find((one) => one.dataset.path === problem.path);
-  if (!pane) { pane = $("#pane-b"); showFile(pane, problem.path); }
+  if (!pane) {
+    pane = $("#pane-b");
+    const pick = pane.querySelector(".file-pick");
+    if (![...pick.options].some((option) => option.value === problem.path)) pick.append(el("option", {value: problem.path, text: problem.path}));
+    showFile(pane, problem.path);
+    renderEdited();
+  }
   editors[pane.id === "pane-a" ? 0 : 1].goTo(problem.line || 1);
+}
+
+// The preview says when it no longer shows the draft in the editors, and why.
+function previewIsOld(why) {
+  if (!$("#prompts").children.length) { $("#preview-note").textContent = `No preview: ${why}.`; return; }
+  $("#preview-note").textContent = `Out of date: these prompts are of an earlier draft; ${why}.`;
+  $("#preview-note").className = "stale";
+  $("#prompts").classList.add("stale");
+  if ($("#run-item")) $("#run-item").disabled = true;  // it would run the draft with its problems
 }
 
 async function refreshPreview() {
   const item = $("#item").value;
-  if (!item || !state.scorer || state.problems.length) return;
+  if (!item || !state.scorer) return;
+  if (errors().length) { previewIsOld("the draft has problems to fix (see Checks)"); return; }
   const serial = state.checkSerial;
   let shown;
   try {
     shown = await api("preview", {scorer: state.scorer, data: state.data, item, files: edits(), run: state.report ? state.report.run : null});
   } catch (error) {
-    $("#preview-note").textContent = error.message;
+    if (serial === state.checkSerial) previewIsOld(error.message);
+    return;
+  }
+  if (serial !== state.checkSerial) return;  // an edit since: its own preview follows
+  state.definition = shown.definition;
+  $("#preview-note").className = "muted";
+  $("#prompts").classList.remove("stale");
+  renderPreview(shown);
+}
+
+function answerText(answer) {
+  return typeof answer === "string" ? answer : JSON.stringify(answer, null, 2);
+}
+
+function renderPreview(shown) {
+  if (shown.not_scorable) {
+    $("#preview-note").textContent = `This item is not scorable by ${state.scorer}: ${shown.not_scorable}`;
     $("#prompts").replaceChildren();
     return;
   }
-  if (serial !== state.checkSerial) return;
-  const answers = shown.answers_from ? `, with the judge's answers from run ${shown.answers_from}` : "";
-  const note = shown.needs_answer_for
-    ? `The prompts up to step ${shown.needs_answer_for}${answers}` + (shown.answers_from ? "." : `; the later steps need the judge's answer to it (run this item to see them).`)
-    : `Every step's prompt${answers}; score ${figure(shown.score)}.`;
-  $("#preview-note").textContent = note;
+  const from = [...new Set(shown.prompts.map((prompt) => prompt.answer_from).filter(Boolean))];
+  $("#preview-note").textContent = shown.needs_answer_for
+    ? `The prompts up to step ${shown.needs_answer_for}: the steps after it need its answer, which neither the response cache nor a run of this item holds.`
+    : `Every step's prompt${from.length ? `, with the answers from ${from.join(" and ")}` : ""}; score ${figure(shown.score)}.`;
   // Each step folds; a step folded stays folded while the preview follows the edits.
   const folded = new Set([...document.querySelectorAll("#prompts details.step:not([open])")].map((step) => step.dataset.step));
-  $("#prompts").replaceChildren(...shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
+  const sections = shown.prompts.map((prompt) => el("section", {class: "prompt", "data-step": prompt.step},
     el("details", {class: "step", "data-step": prompt.step, open: !folded.has(prompt.step)},
       el("summary", {}, el("h3", {text: `step ${prompt.step}`})),
       prompt.system ? el("details", {}, el("summary", {text: "system prompt"}), el("pre", {class: "system", text: prompt.system})) : "",
-      el("pre", {class: "user", text: prompt.prompt})))));
+      el("pre", {class: "user", text: prompt.prompt}),
+      prompt.answer !== null && prompt.answer !== undefined
+        ? el("details", {class: "answer"}, el("summary", {},
+            `its answer, from ${prompt.answer_from}`, prompt.asked_differently ? el("strong", {class: "stale-answer", text: " (asked with an earlier wording of this prompt)"}) : ""),
+            el("pre", {class: "answer", text: answerText(prompt.answer)}))
+        : "")));
+  if (shown.needs_answer_for) sections.push(runItemOffer(shown));
+  $("#prompts").replaceChildren(...sections);
+}
+
+// No answer for a step yet: run this one item (its cost shown first) to see the steps after it.
+function runItemOffer(shown) {
+  const cost = shown.run_item || {};
+  if (cost.error) return el("p", {class: "run-item", text: `Running this item would need a judge: ${cost.error}`});
+  const price = cost.cost_usd === null || cost.cost_usd === undefined ? "no price known for this model" : `about $${cost.cost_usd.toFixed(4)}`;
+  const button = el("button", {type: "button", id: "run-item", text: `Run this item (${plural(cost.calls || 0, "judge call")}, ${price})`});
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await api("run_item", {scorer: state.scorer, data: state.data, item: $("#item").value, files: edits()});
+      pollRun();
+    } catch (error) { notice(error.message); button.disabled = false; }
+  });
+  return el("section", {class: "run-item"}, el("p", {class: "muted", text: `The steps after ${shown.needs_answer_for} need its answer.`}), button);
 }
 
 // ---------------------------------------------------------------------------------- tabs
@@ -276,8 +476,8 @@ function sampleBody() {
 }
 
 async function estimate() {
-  if (!state.scorer || !state.data || state.problems.length) {
-    $("#estimate").textContent = state.problems.length ? "Fix the problems first." : "";
+  if (!state.scorer || !state.data || errors().length) {
+    $("#estimate").textContent = errors().length ? "Fix the problems first." : "";
     return;
   }
   try {
@@ -308,6 +508,33 @@ function setupRun() {
   });
 }
 
+function plural(count, word) { return `${count} ${word}${count === 1 ? "" : "s"}`; }
+function sentence(text) { return text ? text[0].toUpperCase() + text.slice(1) : ""; }
+const STATUS_WORDS = {complete: "complete", incomplete: "incomplete", failed: "failed", stopped: "stopped", interrupted: "stopped", running: "running"};
+
+// Whether running now would continue `run` (the same draft on the same sample), so that "run
+// again to finish it" is true; a run of an earlier draft or another sample is not continued.
+function continues(run) {
+  const sample = run.sample || {};
+  return run.definition && run.definition === state.definition && sample.data === state.data
+    && Number(sample.size) === Number($("#size").value) && Number(sample.seed) === Number($("#seed").value);
+}
+
+// A run that did not score every item says why at the top of every view, with what its
+// figures stand on.
+function renderBanner(run) {
+  const banner = $("#run-banner");
+  const partial = run && run.status !== "running" && (run.status !== "complete" || (run.scored !== undefined && run.scored < run.total));
+  banner.hidden = !partial;
+  if (!partial) return;
+  const status = STATUS_WORDS[run.status] || run.status;
+  banner.replaceChildren(
+    el("strong", {text: `Run ${status}: `}), `${run.coverage || ""}.`,
+    run.cause ? ` ${sentence(run.cause)}${/[.!?]$/.test(run.cause) ? "" : "."}` : "",
+    el("span", {class: "muted", text: ` (${run.run})`}));
+  banner.className = run.status === "failed" ? "failed" : "partial";
+}
+
 async function pollRun(once = false) {
   const found = await api("status", {});
   const run = found.run;
@@ -317,50 +544,69 @@ async function pollRun(once = false) {
   $("#progress-box").hidden = false;
   $("#progress").max = Math.max(run.total, 1);
   $("#progress").value = run.done;
-  const what = run.kind === "version" ? "Recording the version" : "Run";
+  const what = run.kind === "version" ? "Recording the version" : run.kind === "item" ? "Running one item" : "Run";
   let text = `${what}: ${run.done} of ${run.total} items${run.failed ? `, ${run.failed} failed` : ""}`;
   if (!running) {
-    text += ` (${run.status}${run.error ? `: ${run.error}` : ""})`;
-    const spent = run.cost_usd === null ? "" : `, about $${run.cost_usd.toFixed(4)}`;
-    text += `. ${run.judge_calls} judge call(s), ${run.cached_calls} answered by the cache${spent}` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    const status = STATUS_WORDS[run.status] || run.status;
+    text = `${what} ${status}: ${run.coverage || `${run.done} of ${run.total} items`}.`;
+    if (run.error) text += ` ${sentence(run.error)}${/[.!?]$/.test(run.error) ? "" : "."}`;
+    const spent = run.cost_usd === null ? ", cost unknown (no price for this model)" : `, about $${run.cost_usd.toFixed(4)}`;
+    text += ` ${plural(run.judge_calls, "judge call")}, ${run.cached_calls} answered by the cache${spent} (as the results store records them)` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    if (run.status === "stopped" || run.status === "interrupted") {
+      text += continues(run) ? " Run again to finish it: the items done are kept and reused." : " It was of an earlier draft or another sample: Run now starts a new run of the draft as it is.";
+    }
     estimate();
   }
-  if (run.status === "stopped") text += ". Run again to finish it: the items done are kept and reused.";
   $("#progress-text").textContent = text;
   $("#run").disabled = running;
   $("#stop").disabled = !running;
   $("#save").disabled = running;
   if (running) {
+    renderBanner(null);
     setTimeout(() => pollRun(), 400);
-  } else if (!once || run.done) {
+    return;
+  }
+  renderBanner({...run, cause: run.error});
+  if (!once || run.done) {
     if (run.kind === "version") {
       const loaded = await api("versions", {scorer: state.scorer});
       state.lastVersion = loaded.versions[0] || null;
       await renderVersions();
+      await renderAligned();
       if (!once) showTab("tab-versions");
+    } else if (run.kind === "item") {
+      refreshPreview();
     } else if (run.scorer === state.scorer) {
-      await showReport(run.run);
+      await showReport(run.run, once);
     }
   }
 }
 
 // ------------------------------------------------------------------------------- results
 
-async function showReport(run) {
+async function showReport(run, quietly = false) {
   let report;
   try {
     report = await api("report", {scorer: state.scorer, run});
   } catch (error) {
-    notice(error.message);
+    if (!quietly) notice(error.message);
     return;
   }
   state.report = report;
+  keepDraft();
+  renderBanner(report);
   $("#results-empty").hidden = true;
   $("#results").hidden = false;
   const agreement = report.agreement;
-  $("#results-head").textContent = `Run ${report.run} (${report.status}): ${report.items.length} items` +
-    (agreement ? `, ${agreement.labelled} labelled` : "") + (report.errors ? `, ${report.errors} failed` : "") +
-    `. A score ${report.direction === "lower_is_better" ? "above" : "below"} ${figure(report.threshold)} flags an item (a score on it passes).`;
+  const earlier = report.definition && state.definition && report.definition !== state.definition ? " It was of an earlier draft than the one in the editors." : "";
+  $("#results-head").textContent = `Run ${report.run} (${STATUS_WORDS[report.status] || report.status}): ${report.coverage}.` +
+    ` A score ${report.direction === "lower_is_better" ? "above" : "below"} ${figure(report.threshold)} flags an item (a score on it passes).${earlier}`;
+  // No figure without the items it stands on.
+  const labelled = agreement ? agreement.labelled : 0;
+  $("#agreement-coverage").textContent = agreement
+    ? `On ${report.scored} of ${report.total} items (those scored${labelled < report.scored ? `; ${labelled} of them labelled` : ", all labelled"}).`
+    : `No figure: ${report.scored ? "none of the items scored is labelled" : "no item was scored"} (${report.coverage}).`;
+  $("#agreement-coverage").className = report.scored < report.total ? "coverage partial" : "coverage";
   const rows = [];
   if (agreement && agreement.binary) {
     const names = {accuracy: "accuracy", balanced_accuracy: "balanced accuracy", precision: "precision", recall: "recall", f1: "F1", kappa: "Cohen's kappa"};
@@ -377,8 +623,9 @@ async function showReport(run) {
   renderComparison(report);
   renderItems(report);
   $("#calibration").textContent = "";
+  $("#calibration-warning").hidden = true;
   $("#apply-threshold").hidden = true;
-  showTab("tab-results");
+  if (!quietly) showTab("tab-results");
   // The preview shows every step for an item the run has answers for.
   const ran = new Set(report.items.map((item) => item.item_id));
   if (!ran.has($("#item").value) && report.items.length && [...$("#item").options].some((option) => option.value === report.items[0].item_id)) {
@@ -389,13 +636,13 @@ async function showReport(run) {
 
 function renderConfusion(agreement) {
   const table = $("#confusion");
-  if (!agreement || !agreement.binary) { table.replaceChildren(el("caption", {text: "(numeric labels: no matrix)"})); return; }
+  if (!agreement || !agreement.binary) { table.replaceChildren(el("caption", {text: agreement ? "(labels are scores, not flag/pass: no matrix)" : "(no labelled item scored)"})); return; }
   const c = agreement.binary.confusion;
   table.replaceChildren(
     el("thead", {}, el("tr", {}, el("td"), el("th", {scope: "col", text: "judge flags"}), el("th", {scope: "col", text: "judge passes"}))),
     el("tbody", {},
-      el("tr", {}, el("th", {scope: "row", text: "humans flag"}), el("td", {class: "right", text: c.true_positive}), el("td", {class: "wrong", text: c.false_negative})),
-      el("tr", {}, el("th", {scope: "row", text: "humans pass"}), el("td", {class: "wrong", text: c.false_positive}), el("td", {class: "right", text: c.true_negative}))));
+      el("tr", {}, el("th", {scope: "row", text: "humans flag"}), el("td", {class: "right", "data-cell": "true_positive", text: c.true_positive}), el("td", {class: "wrong", "data-cell": "false_negative", text: c.false_negative})),
+      el("tr", {}, el("th", {scope: "row", text: "humans pass"}), el("td", {class: "wrong", "data-cell": "false_positive", text: c.false_positive}), el("td", {class: "right", "data-cell": "true_negative", text: c.true_negative}))));
 }
 
 function renderDistribution(bins) {
@@ -433,6 +680,9 @@ function renderComparison(report) {
   box.hidden = !comparison;
   if (!comparison) return;
   $("#comparison-title").textContent = `Against ${report.baseline_kind}: ${report.baseline}, on ${comparison.items} shared labelled items`;
+  $("#comparison").hidden = !comparison.items;
+  $("#flipped").hidden = !comparison.items;
+  if (!comparison.items) { $("#comparison-title").textContent += " (none: they ran on other items, so there is nothing to compare)"; return; }
   $("#comparison tbody").replaceChildren(...comparison.figures.map((delta) => el("tr", {"data-figure": delta.name},
     el("th", {scope: "row", text: delta.title}), el("td", {text: figure(delta.baseline)}), el("td", {text: figure(delta.variant)}),
     el("td", {class: delta.improved === true ? "better" : delta.improved === false ? "worse" : "", text: signed(delta.delta.value)}),
@@ -483,60 +733,130 @@ async function openItem(itemId) {
 
 // ---------------------------------------------------------------------- save, versions
 
-function setupSave() {
-  $("#save").addEventListener("click", async () => {
-    if (state.problems.length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
-    const found = await api("diff", {files: edits()});
-    $("#save-where").textContent = found.changes.length
-      ? `Into ${found.catalog} (never committed: review it with git as usual). Then the saved scorer is measured on the sample (${$("#size").value} items, seed ${$("#seed").value}); what this draft already ran is answered by the cache.`
-      : `Nothing changed since the last save; saving records a version of the scorer as it is, measured on the sample.`;
-    $("#diffs").replaceChildren(...found.changes.map((change) => el("section", {class: "diff"},
-      el("h3", {text: `${change.shown}${change.new === "yes" ? " (new in your catalog)" : ""}`}),
-      el("pre", {}, ...change.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))))));
-    $("#save-dialog").showModal();
+// Save: the diff of every edited file first; then the files are written (unless one was saved
+// elsewhere meanwhile: the three texts are shown and nothing is written until you choose) and
+// the version is recorded.
+async function openSave() {
+  if (errors().length) { notice("Fix the problems before saving: a scorer with problems cannot be measured."); return; }
+  let found;
+  try { found = await api("diff", {files: edits()}); } catch (error) { notice(error.message); return; }
+  $("#save-where").textContent = found.changes.length
+    ? `Into ${found.catalog} (never committed: review it with git as usual). Then the saved scorer is measured on the sample (${$("#size").value} items, seed ${$("#seed").value}); what this draft already ran is answered by the cache.`
+    : `Nothing changed since the last save; saving records a version of the scorer as it is, measured on the sample.`;
+  $("#diffs").replaceChildren(...found.changes.map((change) => el("section", {class: "diff"},
+    el("h3", {text: `${change.shown}${change.new === "yes" ? " (new in your catalog)" : ""}`}), diffBlock(change.diff))));
+  $("#save-dialog").showModal();
+}
+
+function diffBlock(diff) {
+  return el("pre", {}, ...diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"})));
+}
+
+async function save() {
+  let saved;
+  try {
+    saved = await api("save", {...sampleBody(), bases: bases(), accepted: state.accepting || null});
+  } catch (error) {
+    if (error.status === 409 && error.payload.conflicts) { showConflicts(error.payload.conflicts); return; }
+    notice(error.message);
+    return;
+  }
+  notice("");
+  state.accepting = null;
+  for (const [path, version] of Object.entries(saved.versions)) {
+    const file = state.files[path];
+    if (!file) continue;
+    file.original = file.text;
+    file.base = written(file);
+    file.version = version;
+  }
+  await pickScorer(state.scorer);
+  await keepDraft(true);
+  const what = saved.written.join(", ") || "no file (unchanged)";
+  if (saved.version === null) {
+    $("#progress-text").textContent = `Saved ${what}. The version is not measured: ${saved.version_error}`;
+    notice(`Saved ${what}. The version is not measured: ${saved.version_error}`);
+    return;
+  }
+  $("#progress-text").textContent = `Saved ${what}; recording version ${saved.version}…`;
+  showTab("tab-run");
+  pollRun();
+}
+
+// A save refused because a file changed on disk since it was edited here: yours, theirs and
+// the text both started from, side by side; nothing is written until one is chosen.
+function showConflicts(conflicts) {
+  $("#conflicts").replaceChildren(...conflicts.map((conflict) => el("section", {class: "conflict", "data-path": conflict.path},
+    el("h3", {text: conflict.shown}),
+    el("div", {class: "three"},
+      el("div", {class: "yours"}, el("h4", {text: "Yours (changes from the base)"}), diffBlock(conflict.yours_diff || "(no change)")),
+      el("div", {class: "theirs"}, el("h4", {text: conflict.theirs === null ? "Theirs: the file was deleted" : "Theirs, saved meanwhile (changes from the base)"}), diffBlock(conflict.theirs_diff || "(no change)")),
+      el("div", {class: "base"}, el("h4", {text: conflict.base === null ? "Base: the built-in text you began from (no file in your catalog then)" : "Base: the text you began from"}), el("pre", {text: conflict.began_from}))))));
+  state.conflicts = conflicts;
+  $("#conflict-dialog").showModal();
+}
+
+function setupConflicts() {
+  $("#conflict-cancel").addEventListener("click", () => { $("#conflict-dialog").close(); notice("Nothing was written: your edits are kept here (and on the server) as they were."); });
+  $("#conflict-mine").addEventListener("click", async () => {
+    $("#conflict-dialog").close();
+    for (const conflict of state.conflicts) {
+      const file = state.files[conflict.path];
+      file.base = conflict.theirs;  // yours now replaces theirs, knowingly
+      file.version = conflict.theirs_version;
+    }
+    await save();
   });
+  $("#conflict-theirs").addEventListener("click", async () => {
+    $("#conflict-dialog").close();
+    for (const conflict of state.conflicts) {
+      const file = state.files[conflict.path];
+      if (conflict.theirs === null) { file.text = file.original; continue; }
+      file.text = file.original = conflict.theirs.replace(/\r\n/g, "\n");
+      file.base = conflict.theirs;
+      file.version = conflict.theirs_version;
+    }
+    await pickScorer(state.scorer);
+    notice(`Took the saved ${state.conflicts.map((conflict) => conflict.shown).join(", ")}; your edits of ${state.conflicts.length > 1 ? "them are" : "it are"} dropped.`, "info");
+    check();
+  });
+}
+
+function setupSave() {
+  setupConflicts();
+  $("#save").addEventListener("click", () => openSave());
   $("#save-cancel").addEventListener("click", () => $("#save-dialog").close());
   $("#item-close").addEventListener("click", () => $("#item-dialog").close());
   $("#save-confirm").addEventListener("click", async () => {
     $("#save-dialog").close();
-    try {
-      const saved = await api("save", sampleBody());
-      notice("");
-      for (const path of state.order) state.original[path] = state.files[path].text;
-      await pickScorer(state.scorer);
-      $("#progress-text").textContent = `Saved ${saved.written.join(", ") || "no file (unchanged)"}; recording version ${saved.version}…`;
-      showTab("tab-run");
-      pollRun();
-    } catch (error) {
-      notice(error.message);
-    }
+    await save();
   });
   $("#make-yours").addEventListener("click", async () => {
     const path = state.catalogName;
     const made = await api("variant", {scorer: state.scorer, text: state.files[path].text});
-    state.files[path].text = made.text;
+    setText(path, made.text);
     showFile($("#pane-a"), path);
     $("#make-yours").hidden = true;
-    check();
   });
   $("#calibrate").addEventListener("click", async () => {
     try {
       const found = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits()});
       const best = found.calibration.best;
       if (!best) { $("#calibration").textContent = "No threshold can be measured (needs flag/pass labels and scores)."; return; }
-      $("#calibration").textContent = `Best threshold ${figure(best.threshold)}: F1 ${figure(best.f1)}, kappa ${figure(best.kappa)}, accuracy ${figure(best.accuracy)} (now ${figure(state.report.threshold)}).`;
+      $("#calibration").textContent = `Best threshold ${figure(best.threshold)}: F1 ${figure(best.f1)}, kappa ${figure(best.kappa)}, accuracy ${figure(best.accuracy)}, flags ${best.flagged} of ${found.calibration.labelled} (now ${figure(state.report.threshold)}; on ${state.report.coverage}).`;
+      $("#calibration-warning").textContent = found.caution || "";
+      $("#calibration-warning").hidden = !found.caution;
       const apply = $("#apply-threshold");
       apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}`;
       apply.hidden = false;
       apply.onclick = async () => {
         try {
           const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, text: state.files[state.catalogName].text});
-          state.files[state.catalogName].text = set.text;
+          setText(state.catalogName, set.text);
           showFile($("#pane-a"), state.catalogName);
           apply.hidden = true;
           $("#make-yours").hidden = true;
           $("#calibration").textContent += ` Set in ${state.catalogName} (not saved yet): run again to see the figures there.`;
-          check();
         } catch (error) { notice(error.message); }
       };
     } catch (error) { notice(error.message); }
@@ -548,7 +868,7 @@ async function renderVersions() {
   const found = await api("versions", {scorer: state.scorer});
   $("#versions tbody").replaceChildren(...found.versions.map((version) => el("tr", {"data-version": version.version},
     el("th", {scope: "row"}, `v${version.version}`, el("br"), el("code", {text: version.run})),
-    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {text: version.items}),
+    el("td", {text: version.saved_at.replace("T", " ").slice(5, 16)}), el("td", {class: `coverage-cell${version.cause ? " partial" : ""}`, title: version.cause || "", text: version.coverage}),
     el("td", {}, version.f1 ? figure(version.f1.value) : "-", el("br"), el("small", {text: version.f1 ? interval(version.f1) : ""})),
     el("td", {text: version.kappa ? figure(version.kappa.value) : "-"}), el("td", {text: version.accuracy ? figure(version.accuracy.value) : "-"}))));
   if (!found.versions.length) $("#versions tbody").replaceChildren(el("tr", {}, el("td", {colspan: 6, text: "No saved version yet."})));
@@ -571,20 +891,23 @@ async function renderAligned() {
         const made = await api("accept", {scorer: state.scorer, folder: variant.folder, files: edits()});
         for (const [path, text] of Object.entries(made.files)) {
           if (!state.files[path]) {
-            state.files[path] = {path, role: "template", origin: "yours", shown_from: path, text, language: path.endsWith(".j2") ? "jinja" : path.endsWith(".yaml") ? "yaml" : "text"};
-            state.order.push(path);
+            const base = made.bases[path] === undefined ? null : made.bases[path];
+            state.files[path] = {path, role: "template", origin: "yours", shown_from: path, text, original: base === null ? "" : base, base, version: null, crlf: false,
+              language: path.endsWith(".j2") ? "jinja" : path.endsWith(".yaml") ? "yaml" : "text"};
           }
-          state.files[path].text = text;
+          setText(path, text.replace(/\r\n/g, "\n"));
         }
+        state.accepting = variant.folder;
         showFile($("#pane-a"), state.catalogName);
-        $("#save").click();
+        openSave();
       } catch (error) { notice(error.message); }
     });
     return el("section", {class: "aligned-variant", "data-folder": variant.folder},
       el("h4", {text: variant.folder}), el("p", {text: variant.verdict}),
+      variant.warning ? el("p", {class: "warning", role: "note", text: sentence(variant.warning) + "."}) : "",
       el("table", {class: "figures"}, el("thead", {}, el("tr", {}, ...["figure", "before", "after", "change", "95% interval"].map((name) => el("th", {scope: "col", text: name})))), el("tbody", {}, ...rows)),
       el("pre", {}, ...variant.diff.split("\n").map((line) => el("span", {class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line + "\n"}))),
-      accept);
+      variant.accepted_in ? el("p", {class: "accepted", text: `Accepted in v${variant.accepted_in}: it is in your catalog.`}) : accept);
   }));
 }
 

@@ -1,0 +1,270 @@
+"""What a scorer declares, checked against what its steps do, once they are compiled:
+
+- its score against its scale: a score that reads `options.scale` runs from 0 to the scale,
+  and the range its expression can take (found by the expression checks, from the bounds of
+  the answers and options it reads) must fit; its `threshold:` (and its jury's) must lie in
+  the scores' range;
+- its own options, each read by some template, expression or rule (else passing it changes
+  nothing);
+- its steps that ask a judge, each read by a later step (else its call is paid for nothing),
+  its worked examples shown by the step's prompt, and its context read where it is declared;
+- the token limit of each judge step against the shortest answer its schema accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jinja2 import TemplateSyntaxError, nodes
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from ..scoring import ranges
+from ..scoring.plan import ScorerPlan, StepPlan
+from ..scoring.shapes import ANY, Number, Record, Shape
+from ..scoring.steps import step_kind
+from .findings import bare, operator_symbol, written
+from .schema_limits import least_answer, least_tokens
+from .source import CatalogSource, Place, position, span_of
+from .spec import ScorerDefinition
+from .templates import parse_expression
+
+if TYPE_CHECKING:
+    from .names import NameChecker
+
+
+class Reporter(Protocol):
+    """Where the checks put what they find (the catalog's compiler)."""
+
+    source: CatalogSource
+    uses: Uses
+    problems: list[ConfigError]
+
+    def problem(self, message: str, place: Place | None) -> None: ...
+
+    def warning(self, code: str, message: str, place: Place | None) -> None: ...
+
+
+#: The option a score on the scorer's scale reads (docs/authoring.md: "0 to `scale`").
+SCALE = "options.scale"
+#: Options the engine reads itself, whatever the steps read: every scorer's context, and the
+#: scale (the default threshold is half of it).
+_ENGINE_OPTIONS = {"context", "get_context", "scale"}
+#: Filters that take a number and give one: bound to what is directly on their left only.
+_NUMBER_FILTERS = {"abs", "round", "int", "float"}
+
+
+@dataclass
+class Uses:
+    """What the scorer being compiled reads (every name and field, and the names read whole,
+    such as `options` passed to a macro) and the score its steps give, with where each is."""
+
+    paths: set[str] = field(default_factory=set)
+    whole: set[str] = field(default_factory=set)
+    at: dict[tuple[Any, ...], set[str]] = field(default_factory=dict)
+    scores: list[tuple[Shape, list[Any]]] = field(default_factory=list)
+
+    def add(self, checker: NameChecker, at: tuple[Any, ...] | None = None) -> None:
+        self.paths |= checker.paths_read
+        self.whole |= checker.read_whole
+        if at is not None:
+            self.at[at] = set(checker.paths_read)
+
+    def reads_option(self, name: str) -> bool:
+        return "options" in self.whole or any(path == f"options.{name}" or path.startswith(f"options.{name}.") for path in self.paths)
+
+
+def scale_of(options_model: type[BaseModel]) -> float | None:
+    """The default of the scorer's `scale` option, when it has a numeric one."""
+    info = options_model.model_fields.get("scale")
+    default = info.default if info is not None else None
+    return float(default) if isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0 else None
+
+
+def as_read(options_shape: Shape, scale: float | None) -> Shape:
+    """The options as the steps' expressions and templates see them: the scale at its default
+    (a score on the scale is checked against 0 to that default), and none of them taken for
+    none: an option left without a default is for the caller to give (as option rules
+    often demand), not a value that may be missing."""
+    if not isinstance(options_shape, Record):
+        return options_shape
+    fields = {name: replace(shape, nullable=False) if shape is not ANY else shape for name, shape in options_shape.fields.items()}
+    if scale is not None:
+        fields["scale"] = replace(ranges.constant(scale), sources=frozenset({SCALE}))
+    return replace(options_shape, fields=fields)
+
+
+@dataclass(frozen=True)
+class ScoreRange:
+    """What the checks found of a scorer's scores: whether they are on its scale (0 to the
+    `scale` option), and their range when it is known otherwise."""
+
+    on_scale: bool
+    span: tuple[float, float] | None
+
+
+class Declarations:
+    """The checks of one compiled scorer (its problems and warnings go to `compiler`)."""
+
+    def __init__(self, compiler: Reporter, definition: ScorerDefinition, raw: Any, scale: float | None) -> None:
+        self.compiler = compiler
+        self.definition = definition
+        self.raw = raw
+        self.scale = scale
+        self.uses = compiler.uses
+        self.label = f"scorers.{definition.id}"
+
+    def place(self, loc: Sequence[Any], value: bool = True) -> Place | None:
+        return position(self.raw, list(loc), value=value)
+
+    # -- the score and its scale
+
+    def score_range(self) -> ScoreRange:
+        """The score against the scale, each score a step gives (its expression, what a skipped
+        step gives) checked at its place."""
+        on_scale = self.scale is not None and any(SCALE in self.uses.at.get(tuple(loc), ()) for _, loc in self.uses.scores)
+        numbers = [(ranges.as_number(shape), loc) for shape, loc in self.uses.scores]
+        for number, loc in numbers:
+            if number is not None and number.bounded and self.scale is not None and not (0 <= number.low and number.high <= self.scale):
+                self.off_scale(number, loc, on_scale)
+        known = [number for number, _ in numbers if number is not None and number.bounded]
+        if on_scale or not known or len(known) < len(numbers):
+            return ScoreRange(on_scale, None)
+        return ScoreRange(False, (min(number.low for number in known), max(number.high for number in known)))
+
+    def off_scale(self, number: Number, loc: Sequence[Any], on_scale: bool) -> None:
+        """A score whose range leaves the scale: refused when it reads the scale, a warning when
+        it never does; said only when the ends of its range are values it takes (a range found
+        from values read together is a bound, and what they allow together may fit)."""
+        assert self.scale is not None
+        if not number.tight:
+            return
+        where = ".".join(map(str, [self.definition.id, *self._step_label(loc)]))
+        skipped = loc[-1] == "on_skip"
+        what = f"the score when the step is skipped is {number.span()}" if skipped else f"the score can be {number.span()}"
+        scale = f"0 to {self.scale:g} (`options.scale`)"
+        if on_scale:
+            self.compiler.problem(f"{where}: {what}, outside the scale of the scores, {scale}{self._binding_hint(loc)}", self.place(loc))
+            return
+        self.compiler.warning(
+            "score-off-scale",
+            f"{where}: {what}, but the scorer's scale is {scale}, which the score never reads: "
+            f"bring it to 0..1 and multiply by options.scale, or drop the option (`scale: null` under options){self._binding_hint(loc)}",
+            self.place(loc),
+        )
+
+    def _step_label(self, loc: Sequence[Any]) -> list[Any]:
+        index = loc[1] if len(loc) > 1 and loc[0] == "steps" and isinstance(loc[1], int) else None
+        if index is None or index >= len(self.definition.steps):
+            return list(loc)
+        return [self.definition.steps[index].id, *loc[2:]]
+
+    def _binding_hint(self, loc: Sequence[Any]) -> str:
+        """When the expression applies a number filter to the right of an operator, how Jinja reads it."""
+        span = span_of(self.raw, list(loc))
+        source = self._value(loc)
+        if not isinstance(source, str) or span is None:
+            return ""
+        try:
+            parsed = parse_expression(source)
+        except TemplateSyntaxError:
+            return ""
+        for node in [parsed, *parsed.find_all(nodes.BinExpr)]:
+            if isinstance(node, nodes.BinExpr) and isinstance(node.right, nodes.Filter) and node.right.name in _NUMBER_FILTERS and node.right.node is not None:
+                taken, filtered = written(node.right.node), node.right.name
+                # What the author most likely meant it to take: the operation ending just before it.
+                before = node.left.right if isinstance(node.left, nodes.BinExpr) else node.left
+                meant = f"({bare(written(before) or '...')} {operator_symbol(node)} {taken}) | {filtered}"
+                if taken:
+                    return f"; `| {filtered}` takes only what is directly on its left, `{bare(taken)}`: put brackets around what it should take, e.g. `{meant}`"
+        return ""
+
+    def _value(self, loc: Sequence[Any]) -> Any:
+        node = self.raw
+        for part in loc:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return node
+
+    def thresholds(self, plan: ScorerPlan) -> None:
+        """The scorer's `threshold:` and its jury's, each in the range of its scores."""
+        from .lints import threshold_off_scale
+
+        defaults = plan.options_model()
+        for loc, threshold in ((["threshold"], self.definition.threshold), (["judges", "threshold"], self.definition.judges.threshold if self.definition.judges else None)):
+            off = threshold_off_scale(threshold, plan, defaults)
+            if off is not None:
+                where = self.place(loc) or Place(str(self.compiler.source.path), 0, 0)
+                self.compiler.problems.append(ConfigError(f"{self.label}.{'.'.join(loc)}: {off}", where.file, where.line or None, where.column))
+
+    # -- limits that can never be met
+
+    def token_limits(self, steps: Sequence[StepPlan | None]) -> None:
+        """A step's max_tokens below the shortest answer its schema accepts: every answer is cut off."""
+        for index, spec in enumerate(self.definition.steps):
+            plan = next((step for step in steps if step is not None and step.id == spec.id), None)
+            if plan is None or plan.sampling is None or plan.answer_model is None or plan.sampling.max_tokens is None:
+                continue
+            answer, long = least_answer(plan.answer_model)
+            tokens = least_tokens(answer)
+            if plan.sampling.max_tokens >= tokens:
+                continue
+            written = next((loc for loc in (["steps", index, "judge", "max_tokens"], ["judge", "max_tokens"]) if self._value(loc) is not None), ["steps", index, "id"])
+            why = f"; {', '.join(long)}" if long else ""
+            self.compiler.warning(
+                "max-tokens",
+                f"{self.definition.id}.{spec.id}: max_tokens {plan.sampling.max_tokens} is less than the shortest answer its schema accepts, "
+                f"about {tokens} tokens ({len(answer)} characters of JSON{why}): every answer would be cut off; raise max_tokens",
+                self.place(written),
+            )
+
+    # -- declarations nothing reads (the scorer's own: written in this catalog)
+
+    def unused(self, steps: Sequence[StepPlan | None]) -> None:
+        own = self.compiler.source.scorers.get(self.definition.id)
+        options = own.get("options") if isinstance(own, Mapping) else None
+        for name in options if isinstance(options, Mapping) else {}:
+            assert isinstance(options, Mapping)
+            if options[name] is None or name in _ENGINE_OPTIONS or self.uses.reads_option(str(name)):
+                continue
+            self.compiler.warning(
+                "unused-option",
+                f"{self.label}.options.{name}: no template, expression or rule reads `options.{name}`, so passing it changes nothing: "
+                f"show it in a prompt (`{{{{ options.{name} }}}}`) or use it in an expression, or remove it",
+                position(own, ["options", name]),
+            )
+        plans = [step for step in steps if step is not None]
+        for index, spec in enumerate(self.definition.steps):
+            plan = next((step for step in plans if step.id == spec.id), None)
+            if plan is None:
+                continue
+            kind = step_kind(spec.kind)
+            label = f"{self.definition.id}.{spec.id}"
+            later = plans[plans.index(plan) + 1 :]
+            if kind.asks_judge and kind.result_part is None and not any(plan.provides() & step.reads for step in later):
+                self.compiler.warning(
+                    "unread-answer",
+                    f"{label}: no later step reads {spec.id!r}, so its judge call is paid for nothing: read its answer in the score (or a prompt), or remove the step",
+                    self.place(["steps", index, "id"]),
+                )
+            examples = getattr(spec, kind.examples_key, None) if kind.examples_key else None
+            if examples and "examples" not in plan.reads:
+                written_sources = kind.sources(spec)
+                template = written_sources.templates[0].text if written_sources.templates else "its template"
+                self.compiler.warning(
+                    "examples-not-shown",
+                    f"{label}.{kind.examples_key}: the step's prompt never shows its worked examples: put `{{% include \"partials/examples.j2\" %}}` in {template}",
+                    self.place(["steps", index, kind.examples_key], value=False),
+                )
+            if plan.uses_context and "context" not in plan.reads:
+                self.compiler.warning(
+                    "unread-context",
+                    f"{label}: the step declares that it uses the context, but nothing in it reads `context`: the context is fetched for it "
+                    "(get_context called) for nothing; show it in the prompt, or drop the declaration",
+                    self.place(["steps", index, "id"]),
+                )
+

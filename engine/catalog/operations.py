@@ -1,0 +1,428 @@
+"""What operators, comparisons, filters and calls do with the shapes of their operands, and
+what cannot be meant: `NameChecker`'s half that works out an expression's type and range
+(see names.py for the walk and the names).
+
+A comparison that is never true because its sides can never be equal (true or false against
+the text 'true', a list against 0), arithmetic or an ordering Python refuses (text minus a
+number), a filter given what it cannot take: errors. A comparison whose outcome the ranges
+decide, a division by a number that can be 0, a value that may be none where none breaks
+it: warnings. A test narrows what it tests for the code it guards (`a / n if n else 0`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+from jinja2 import nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from ..scoring import ranges
+from ..scoring.shapes import ANY, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text
+from .findings import Severity, bare, path_of, string_pattern, written
+from .functions import RESULTS
+from .suggest import did_you_mean
+
+#: A key of `local` holding what a test told of an expression that is not a name or field (`claims | length`).
+FACT = "\0"
+
+ARITHMETIC: dict[type[nodes.BinExpr], ranges.Operator] = {
+    nodes.Add: "add", nodes.Sub: "sub", nodes.Mul: "mul", nodes.Div: "div", nodes.FloorDiv: "floordiv", nodes.Mod: "mod", nodes.Pow: "pow",
+}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}
+_COMPARISONS = {"eq": "==", "ne": "!=", "gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
+#: Filters that turn what they are given into text (none too: it becomes 'None' or 'null').
+_TEXT_FILTERS = {"trim", "lower", "upper", "title", "capitalize", "string", "join", "replace", "truncate", "json", "untrusted", "number", "format", "indent", "center", "striptags", "urlencode"}
+#: Filters and functions that take a number.
+_NUMBER_FILTERS = {"abs", "round"}
+#: Filters that take a list (or text, or a mapping): what a number or true/false is not.
+_SEQUENCE_FILTERS = {"length", "count", "sum", "first", "last", "join", "list", "unique", "sort", "reverse", "select", "reject", "selectattr", "rejectattr", "map", "batch", "slice", "min", "max"}
+
+
+def family(shape: Shape) -> str | None:
+    """What kind of value a shape is, as Python tells them apart in `==` and arithmetic: true
+    and false are the numbers 1 and 0 there. None when not known."""
+    if isinstance(shape, (Number, Boolean)):
+        return "number"
+    if isinstance(shape, Text):
+        return "text"
+    if isinstance(shape, ListOf):
+        return "list"
+    if isinstance(shape, Record):
+        return "mapping"
+    return None
+
+
+def _described(shape: Shape) -> str:
+    if isinstance(shape, Number) and shape.bounded:
+        return f"the number {shape.span()}" if shape.low == shape.high else f"a number from {shape.span()}"
+    return shape.describe()
+
+
+class Operations:
+    """The types and ranges of operations, for a walk that infers the shapes of their parts
+    (NameChecker gives the walk: `infer`, `quietly`, the names and fields)."""
+
+    environment: ImmutableSandboxedEnvironment
+    scope: Scope
+
+    def infer(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
+        raise NotImplementedError
+
+    def quietly(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
+        raise NotImplementedError
+
+    def attribute(self, node: nodes.Node, base: Shape, attribute: str) -> Shape:
+        raise NotImplementedError
+
+    def report(self, node: nodes.Node, message: str, pattern: str | None = None, severity: Severity = "error", code: str | None = None) -> None:
+        raise NotImplementedError
+
+    def warn(self, node: nodes.Node, code: str, message: str, pattern: str | None = None) -> None:
+        self.report(node, message, pattern, "warning", code)
+
+    def enum_literal(self, shape: Shape, subject: nodes.Node, literal: nodes.Node, negated: bool) -> None:
+        raise NotImplementedError
+
+    def enum_keys(self, literal: nodes.Dict, key: Text, key_node: nodes.Node, every: bool) -> None:
+        raise NotImplementedError
+
+    def values_of(self, literal: nodes.Dict, local: Mapping[str, Shape], default: Shape | None = None) -> Shape:
+        raise NotImplementedError
+
+    def filter(self, node: nodes.Filter, local: Mapping[str, Shape]) -> Shape:
+        base = self.infer(node.node, local) if node.node is not None else ANY
+        arguments = [self.infer(argument, local) for argument in node.args]
+        for keyword in node.kwargs:
+            self.infer(keyword.value, local)
+        name = node.name
+        if name not in self.environment.filters:
+            self.report(node, f"unknown filter {name!r}{did_you_mean(name, self.environment.filters)}", rf"\|\s*({name})\b")
+            return ANY
+        what = written(node.node) if node.node is not None else None
+        if base.nullable and node.node is not None and name in _SEQUENCE_FILTERS | _NUMBER_FILTERS:
+            self.may_be_none(node.node, f"`| {name}` then fails")
+        if isinstance(base, (Number, Boolean)) and name in _SEQUENCE_FILTERS and not isinstance(node.node, (nodes.List, nodes.Tuple)):
+            self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes a list or text, so it fails for every item", rf"\|\s*({name})\b")
+            return ANY
+        if isinstance(base, (Text, ListOf, Record)) and name in _NUMBER_FILTERS:
+            self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes a number, so it fails for every item", rf"\|\s*({name})\b")
+            return ANY
+        strings = [argument.value for argument in node.args if isinstance(argument, nodes.Const) and isinstance(argument.value, str)]
+        attribute = next((keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None)
+        if name in ("selectattr", "rejectattr") and strings:
+            attribute = strings[0]
+        if name == "attr":
+            return self.attribute(node, base, strings[0]) if strings else ANY
+        if isinstance(attribute, str) and isinstance(base, ListOf):
+            field_shape = self.attribute(node, base.item, attribute.split(".")[0])
+            if name == "map":
+                return ListOf(field_shape, base.least, base.most, base.sources)
+        if name == "map" and strings and isinstance(base, ListOf) and not node.kwargs:
+            return ListOf(_computed_from(RESULTS.get(strings[0], ANY), [base]), base.least, base.most, base.sources)  # each item through a function
+        if name in RESULTS:
+            return _computed_from(RESULTS[name], [base, *arguments])
+        number = ranges.as_number(base)
+        if name in ("length", "count"):
+            return ranges.length(base)
+        if name == "wordcount":
+            return ranges.length(TEXT)
+        if name == "abs" and number is not None:
+            return ranges.absolute(number)
+        if name in ("round", "int", "float") and number is not None:
+            return ranges.rounded(number, integer=name == "int")
+        if name in ("length", "count", "wordcount", "int", "float", "round", "abs"):
+            return NUMBER
+        if name == "sum":
+            item = ranges.as_number(base.item) if isinstance(base, ListOf) else None
+            return ranges.total(base, item) if isinstance(base, ListOf) and item is not None else NUMBER
+        if name in ("min", "max") and isinstance(node.node, (nodes.List, nodes.Tuple)):
+            numbers = [ranges.as_number(self.quietly(item, local)) for item in node.node.items]
+            if numbers and all(number is not None for number in numbers):
+                return ranges.extreme([number for number in numbers if number is not None], smallest=name == "min")
+        if name in ("default", "d"):
+            return replace(base, nullable=False).join(arguments[0]) if arguments and base is not ANY else ANY
+        if name in ("list", "unique", "sort", "reverse", "selectattr", "rejectattr", "select", "reject", "batch", "slice"):
+            if isinstance(base, ListOf):
+                return replace(base, least=0) if name in ("select", "reject", "selectattr", "rejectattr") else base
+            return ListOf(ANY) if name != "reverse" else ANY
+        if name in ("first", "last", "min", "max", "random"):
+            return base.item if isinstance(base, ListOf) else ANY
+        if name in _TEXT_FILTERS:
+            return TEXT
+        return ANY
+
+    # -- arithmetic
+
+    def arithmetic(self, node: nodes.BinExpr, operator: ranges.Operator, local: Mapping[str, Shape]) -> Shape:
+        left, right = self.infer(node.left, local), self.infer(node.right, local)
+        families = (family(left), family(right))
+        symbol = _SYMBOLS[operator]
+        allowed = {
+            "add": {("number", "number"), ("text", "text"), ("list", "list")},
+            "mul": {("number", "number"), ("text", "number"), ("number", "text"), ("list", "number"), ("number", "list")},
+            "mod": {("number", "number")} | {("text", other) for other in ("number", "text", "list", "mapping")},
+        }.get(operator, {("number", "number")})
+        if None not in families and families not in allowed:
+            self.refuse_arithmetic(node, symbol, left, right)
+            return ANY
+        if families == ("text", "text") or "text" in families and operator in ("mul", "mod"):
+            return TEXT
+        if "list" in families:
+            return left if isinstance(left, ListOf) else right
+        first, second = ranges.as_number(left), ranges.as_number(right)
+        for side, shape in ((node.left, left), (node.right, right)):
+            if shape.nullable and family(shape) == "number":
+                self.may_be_none(side, f"`{symbol}` then fails")
+        if operator in ("div", "floordiv", "mod") and second is not None:
+            self.division(node, second)
+        if first is None or second is None:
+            # A number if it works at all; what it is computed from still counts.
+            known = first or second
+            return Number(sources=known.sources) if known is not None else (ANY if operator == "add" else NUMBER)
+        return ranges.arithmetic(operator, first, second)
+
+    def refuse_arithmetic(self, node: nodes.BinExpr, symbol: str, left: Shape, right: Shape) -> None:
+        first, second = written(node.left) or "the left side", written(node.right) or "the right side"
+        hint = ""
+        for shape, text in ((left, first), (right, second)):
+            if isinstance(shape, Text) and shape.enum and all(_numeric(value) for value in shape.enum):
+                hint = f"; {text}'s values are text ({', '.join(map(repr, shape.enum))}): give its schema `type: integer` (or `number`), or write `({text} | int)`"
+        self.report(
+            node,
+            f"{first} is {_described(left)} and {second} is {_described(right)}: `{symbol}` cannot take them, so the expression fails for every item{hint}",
+            rf"({_symbol_pattern(symbol)})",
+        )
+
+    def division(self, node: nodes.BinExpr, divisor: Number) -> None:
+        """A division by a number that can be 0 (a count, a length, an option of minimum 0),
+        with nothing around it testing it first."""
+        if not divisor.may_be_zero() or not (divisor.low == 0 or divisor.high == 0 or divisor.bounded):
+            return
+        text, whole = written(node.right), written(node)
+        guard = f"`{bare(whole)} if {bare(text)} else 0`" if whole and text else "a condition that the divisor is not 0"
+        pattern = rf"(?:/|%)\s*\(?\s*({_loose(bare(text))})" if text else None
+        self.warn(node, "division-by-zero", f"division by {bare(text) if text else 'a number'}, which {_zero_words(divisor)}; guard it: {guard}", pattern)
+
+    def may_be_none(self, node: nodes.Node, then: str, guard: str | None = None) -> None:
+        """A value read where none would break it, or show as 'None'."""
+        path = path_of(node)
+        if path is None:
+            return
+        root = path.split(".")[0]
+        why = f"an item may come without one: the scorer does not require `{root}`" if root in _OPTIONAL_FIELDS else "its schema does not require it"
+        advice = f"`{guard or f'{path} is not none'}`"
+        also = f", or add `{root}` to the scorer's `requires:`" if root in _OPTIONAL_FIELDS else ""
+        self.warn(node, "may-be-none", f"{path} may be none ({why}), and {then}: test it first ({advice}){also}", rf"({_loose(path)})")
+
+    # -- comparisons
+
+    def compare(self, node: nodes.Compare, local: Mapping[str, Shape]) -> None:
+        left_node: nodes.Node = node.expr
+        left = self.infer(left_node, local)
+        for operand in node.ops:
+            right = self.infer(operand.expr, local)
+            negated = operand.op in ("ne", "notin")
+            if operand.op in ("eq", "ne"):
+                self.enum_literal(left, left_node, operand.expr, negated)
+                self.enum_literal(right, operand.expr, left_node, negated)
+                self.equality(operand.op, left_node, left, operand.expr, right)
+            elif operand.op in ("in", "notin"):
+                if isinstance(operand.expr, (nodes.List, nodes.Tuple)):
+                    for item in operand.expr.items:
+                        self.enum_literal(left, left_node, item, negated)
+                self.membership(operand.op, left_node, left, operand.expr, right)
+            elif operand.op in _COMPARISONS:
+                self.ordering(operand.op, left_node, left, operand.expr, right)
+            left_node, left = operand.expr, right
+
+    def equality(self, operator: str, left_node: nodes.Node, left: Shape, right_node: nodes.Node, right: Shape) -> None:
+        families = (family(left), family(right))
+        if None in families or families[0] == families[1]:
+            self.constant_outcome(operator, left_node, left, right_node, right)
+            return
+        first, second = written(left_node) or "the left side", written(right_node) or "the right side"
+        never = "never true" if operator == "eq" else "always true"
+        hint = ""
+        if isinstance(left, Boolean) or isinstance(right, Boolean):
+            subject = first if isinstance(left, Boolean) else second
+            hint = f" (write `{subject}` for true, `not {subject}` for false)"
+        elif "list" in families and "number" in families:
+            subject = first if isinstance(left, ListOf) else second
+            hint = f"; did you mean `{subject} | length`?"
+        self.report(
+            right_node if isinstance(right_node, nodes.Const) else left_node,
+            f"{first} is {_described(left)} and {second} is {_described(right)}: they are never equal, so `{_COMPARISONS[operator]}` is {never}{hint}",
+            string_pattern(right_node.value) if isinstance(right_node, nodes.Const) and isinstance(right_node.value, str) else rf"({_symbol_pattern(_COMPARISONS[operator])})",
+        )
+
+    def ordering(self, operator: str, left_node: nodes.Node, left: Shape, right_node: nodes.Node, right: Shape) -> None:
+        families = (family(left), family(right))
+        if None in families or families[0] == families[1]:
+            for side, shape in ((left_node, left), (right_node, right)):
+                if shape.nullable and family(shape) == "number":
+                    self.may_be_none(side, f"`{_COMPARISONS[operator]}` then fails")
+            self.constant_outcome(operator, left_node, left, right_node, right)
+            return
+        first, second = written(left_node) or "the left side", written(right_node) or "the right side"
+        hint = f"; did you mean `{first if isinstance(left, ListOf) else second} | length`?" if "list" in families else ""
+        if isinstance(left, Text) and left.enum and all(_numeric(value) for value in left.enum) or isinstance(right, Text) and right.enum and all(_numeric(value) for value in right.enum):
+            hint = "; the enum's values are text: give its schema `type: integer`, or write `| int`"
+        self.report(
+            right_node if isinstance(right_node, nodes.Const) else left_node,
+            f"{first} is {_described(left)} and {second} is {_described(right)}: `{_COMPARISONS[operator]}` cannot order them, so it fails for every item{hint}",
+            string_pattern(right_node.value) if isinstance(right_node, nodes.Const) and isinstance(right_node.value, str) else rf"({_symbol_pattern(_COMPARISONS[operator])})",
+        )
+
+    def membership(self, operator: str, left_node: nodes.Node, left: Shape, right_node: nodes.Node, right: Shape) -> None:
+        first, second = written(left_node) or "the left side", written(right_node) or "the right side"
+        if isinstance(right, ListOf) and None not in (family(left), family(right.item)) and family(left) != family(right.item):
+            never = "never true" if operator == "in" else "always true"
+            self.report(left_node, f"{first} is {_described(left)} and the items of {second} are {_described(right.item)}: `{operator.replace('notin', 'not in')}` is {never}", None)
+        elif isinstance(right, (Number, Boolean)) or isinstance(right, Text) and family(left) not in (None, "text"):
+            self.report(left_node, f"{second} is {_described(right)}: `in` cannot look {first} up in it, so it fails for every item", None)
+
+    def constant_outcome(self, operator: str, left_node: nodes.Node, left: Shape, right_node: nodes.Node, right: Shape) -> None:
+        """A comparison of two numbers whose ranges decide its outcome (`rating > 7` for a
+        rating from 1 to 5): what it guards never (or always) happens."""
+        first, second = ranges.as_number(left), ranges.as_number(right)
+        if first is None or second is None or operator not in _COMPARISONS:
+            return
+        if isinstance(left_node, nodes.Const) and isinstance(right_node, nodes.Const):
+            return
+        found = ranges.outcome(operator, first, second)  # type: ignore[arg-type]
+        if found is None:
+            return
+        text = f"{written(left_node) or 'the left side'} {_COMPARISONS[operator]} {written(right_node) or 'the right side'}"
+        why = "; ".join(f"{written(side)} is {number.span()}" for side, number in ((left_node, first), (right_node, second)) if not isinstance(side, nodes.Const) and written(side))
+        self.warn(right_node, "constant-condition", f"`{text}` is {'always' if found else 'never'} true: {why}", rf"({_symbol_pattern(_COMPARISONS[operator])})")
+
+    def call(self, node: nodes.Call, local: Mapping[str, Shape]) -> Shape:
+        callee = node.node
+        if isinstance(callee, nodes.Getattr) and callee.attr == "get" and isinstance(callee.node, nodes.Dict) and node.args:
+            for pair in callee.node.items:
+                self.infer(pair.value, local)
+            key = self.infer(node.args[0], local)
+            if isinstance(key, Text) and key.enum:
+                self.enum_keys(callee.node, key, node.args[0], every=False)
+            defaults = [self.infer(argument, local) for argument in node.args[1:]]
+            return self.values_of(callee.node, local, defaults[0] if defaults else ANY)
+        self.infer(callee, local)
+        arguments = [self.infer(argument, local) for argument in node.args]
+        for keyword in node.kwargs:
+            self.infer(keyword.value, local)
+        for extra in (node.dyn_args, node.dyn_kwargs):
+            if extra is not None:
+                self.infer(extra, local)
+        name = callee.name if isinstance(callee, nodes.Name) and callee.name not in local and callee.name not in self.scope.names else None
+        numbers = [ranges.as_number(argument) for argument in arguments]
+        known = [number for number in numbers if number is not None]
+        if name in ("min", "max") and known and len(known) == len(arguments) and len(arguments) > 1:
+            return ranges.extreme(known, smallest=name == "min")
+        if name in ("abs", "round", "int", "float") and len(known) == 1 == len(arguments):
+            return ranges.absolute(known[0]) if name == "abs" else ranges.rounded(known[0], integer=name == "int")
+        if name == "len" and arguments:
+            return ranges.length(arguments[0])
+        if name == "sum" and arguments and isinstance(arguments[0], ListOf) and (item := ranges.as_number(arguments[0].item)) is not None:
+            return ranges.total(arguments[0], item)
+        if name in ("min", "max", "abs", "round", "len", "sum", "float", "int"):
+            return NUMBER
+        if name == "range":
+            return ListOf(NUMBER)
+        if name is not None and name in RESULTS:
+            return _computed_from(RESULTS[name], arguments)
+        return ANY
+
+    # -- what a test tells
+
+    def narrow(self, test: nodes.Node, local: Mapping[str, Shape], truthy: bool) -> dict[str, Shape]:
+        """`local`, with what `test` being true (or false) tells of the names, fields and
+        expressions it tests: for the code it guards."""
+        found = dict(local)
+        if isinstance(test, nodes.Not):
+            return self.narrow(test.node, local, not truthy)
+        if isinstance(test, nodes.And):
+            return self.narrow(test.right, self.narrow(test.left, local, True), True) if truthy else found
+        if isinstance(test, nodes.Or):
+            return found if truthy else self.narrow(test.right, self.narrow(test.left, local, False), False)
+        if isinstance(test, nodes.Test) and test.name in ("none", "defined", "undefined"):
+            present = truthy != (test.name != "defined")
+            key = self._key(test.node)
+            if key is not None and present:
+                shape = self.quietly(test.node, local) if test.name != "defined" else ANY
+                found[key] = replace(shape, nullable=False) if shape is not ANY else ANY
+            return found
+        if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+            return self._compared(test, found, truthy)
+        key = self._key(test)
+        if key is not None:
+            shape = self.quietly(test, local)
+            found[key] = ranges.truthy(shape) if truthy else ranges.falsy(shape)
+        if any(key.startswith(FACT) for key in found):
+            found.setdefault(FACT, ANY)
+        return found
+
+    def _compared(self, test: nodes.Compare, found: dict[str, Shape], truthy: bool) -> dict[str, Shape]:
+        operator = test.ops[0].op
+        sides = [(test.expr, test.ops[0].expr, operator), (test.ops[0].expr, test.expr, ranges.FLIPPED.get(operator, operator))]  # type: ignore[call-overload]
+        for subject, other, op in sides:
+            key = self._key(subject)
+            if key is None or op not in _COMPARISONS:
+                continue
+            if isinstance(other, nodes.Const) and other.value is None and op in ("eq", "ne"):
+                if (op == "ne") == truthy:
+                    found[key] = replace(self.quietly(subject, found), nullable=False)
+                return found
+            value = ranges.as_number(self.quietly(other, found))
+            shape = ranges.as_number(self.quietly(subject, found))
+            if shape is None or value is None or value.low != value.high or not math.isfinite(value.low):
+                continue
+            found[key] = ranges.compared_with(shape, op if truthy else ranges.NEGATED[op], value.low)
+            if key.startswith(FACT):
+                found[FACT] = ANY
+            return found
+        return found
+
+    def _key(self, node: nodes.Node) -> str | None:
+        """Where what is known of `node` is kept in `local`: its path, or its written text."""
+        path = path_of(node)
+        if path is not None:
+            return path
+        text = written(node)
+        return FACT + text if text is not None and isinstance(node, (nodes.Filter, nodes.Call, nodes.BinExpr)) else None
+
+
+def _computed_from(result: Shape, arguments: list[Shape]) -> Shape:
+    """A function's result, computed from what its arguments were read from."""
+    sources = frozenset().union(*(getattr(argument, "sources", frozenset()) for argument in arguments))
+    return replace(result, sources=sources) if isinstance(result, (Number, ListOf, Text)) and sources else result
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _symbol_pattern(symbol: str) -> str:
+    escaped = "".join(f"\\{char}" for char in symbol)
+    return rf"(?<![=!<>*/]){escaped}(?![=*/])" if symbol not in ("==", "!=", ">=", "<=") else escaped
+
+
+def _loose(text: str) -> str:
+    """A pattern finding `text` as written, whatever the spacing around its operators."""
+    return r"\s*".join(map(re.escape, text.replace(" ", "")))
+
+
+#: Run fields an item may come without, unless the scorer requires them.
+_OPTIONAL_FIELDS = ("input", "ground_truth", "turns", "expected_trajectory")
+
+
+def _zero_words(number: Number) -> str:
+    if number.low == 0 and number.integer and not math.isfinite(number.high):
+        return "is 0 for an empty list or text"
+    return f"can be 0 (it runs {number.span()})"
