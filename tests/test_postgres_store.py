@@ -171,7 +171,7 @@ def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_r
     budget = 8 * 3 * PER_CALL + FIRST_CALL_HOLD  # eight items' worth, of the whole run, and room for a step's first call
 
     logs = [tmp_path / f"worker{n}.log" for n in range(3)]
-    workers = [_worker(postgres_url, data, judge.base_url, log, "--concurrency", "1", "--max-cost", f"{budget:.8f}") for log in logs]
+    workers = [_worker(postgres_url, data, judge.base_url, log, "--concurrency", "1", "--max-cost", f"{budget:.8f}", "--reasons", "always") for log in logs]
     codes = [worker.wait(timeout=180) for worker in workers]
 
     outputs = [" ".join(log.read_text().split()) for log in logs]

@@ -110,7 +110,7 @@ def test_identical_questions_in_flight_together_are_sent_once(judge: JudgeServer
 
 def _eval_process(data: Path, run: str, cache: str, base_url: str, store: Path) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test", "SCORERS_CACHE": cache}
-    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", run, "--store", str(store)]
+    command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--reasons", "always", "--run", run, "--store", str(store)]
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=180)
 
 
@@ -137,7 +137,7 @@ def test_processes_writing_the_same_answers_at_once_store_each_once(judge: Judge
     environment = {**os.environ, "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test", "SCORERS_CACHE": postgres_url}
 
     def worker(n: int) -> subprocess.Popen[str]:
-        command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination",
+        command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--reasons", "always",
                    "--run", f"w{n}", "--store", str(tmp_path / f"w{n}.sqlite")]  # fmt: skip
         return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -155,7 +155,7 @@ def test_processes_writing_the_same_answers_at_once_store_each_once(judge: Judge
 def test_cache_stats_and_clear_work_on_the_database(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
     script_hallucination(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
-    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "results.sqlite"), "--cache", postgres_url]
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--reasons", "always", "--store", str(tmp_path / "results.sqlite"), "--cache", postgres_url]
     assert runner.invoke(app, [*arguments, "--run", "one"]).exit_code == 0
     again = runner.invoke(app, [*arguments, "--run", "two"])
     assert again.exit_code == 0, again.output
@@ -201,7 +201,7 @@ def test_a_wrong_password_is_one_clear_line_that_never_shows_it(
 
     script_hallucination(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok"])
-    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", wrong])
+    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--reasons", "always", "--cache", wrong])
     assert result.exit_code != 0 and "password authentication failed" in result.output
     assert "Wrong-Pass-7730" not in result.output and "Traceback" not in result.output
     assert judge.requests == []  # refused before any call
@@ -290,7 +290,7 @@ def test_without_the_postgres_extra_the_error_names_it(judge: JudgeServer, monke
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
     data = write_items(tmp_path / "data.jsonl", ["ok"])
 
-    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", "postgresql://u:secret-pass@db.internal/x"])
+    result = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--reasons", "always", "--cache", "postgresql://u:secret-pass@db.internal/x"])
 
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert result.output.strip() == "error: a postgresql:// response cache needs the postgres extra: pip install 'llm-scorers[postgres]'"
