@@ -34,6 +34,7 @@ from .base import (
     Stage,
     Store,
 )
+from .labels import HumanLabel, JudgedItem, KeepsLabels, ReviewItem, ReviewQueue, Settlement
 from .sqlite import SQLiteStore
 
 def open_store(store: Store | str | Path | None, *, reading: bool = False) -> Store | None:
@@ -67,6 +68,12 @@ __all__ = [
     "ContentNote",
     "DeliveryState",
     "KeepsAlerts",
+    "KeepsLabels",
+    "HumanLabel",
+    "JudgedItem",
+    "ReviewItem",
+    "ReviewQueue",
+    "Settlement",
     "ClaimedItem",
     "Direction",
     "KeepsBatchJobs",

@@ -28,6 +28,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
+from .labels import LABEL_MIGRATION_TITLE, SQLLabels, label_tables
 from .sql import SQLResults
 
 if TYPE_CHECKING:
@@ -180,6 +181,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
         ),
     ),
+    Migration(10, LABEL_MIGRATION_TITLE, label_tables("DOUBLE PRECISION")),
 )
 check_sequence(MIGRATIONS)
 
@@ -196,7 +198,7 @@ _MIGRATION_LOCK = 7_715_123_001
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
 
 
-class PostgresStore(SQLResults):
+class PostgresStore(SQLResults, SQLLabels):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
 

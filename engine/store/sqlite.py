@@ -25,6 +25,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
+from .labels import LABEL_MIGRATION_TITLE, SQLLabels, label_tables
 from .sql import SQLResults
 
 _RESULTS_DDL = """
@@ -160,10 +161,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
         ),
     ),
+    Migration(10, LABEL_MIGRATION_TITLE, label_tables("REAL")),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence"}
+_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence",
+               "review_queues", "review_items", "review_labels", "review_leases", "review_settlements"}
 
 _JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
 _COLUMNS = (
@@ -206,7 +209,7 @@ def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], N
     return check
 
 
-class SQLiteStore(SQLResults):
+class SQLiteStore(SQLResults, SQLLabels):
     """Results in one SQLite file, in WAL mode: readers never block the writer, and several
     processes may write the same file (each write is one short transaction, retried while
     another process holds the lock for up to `busy_timeout` seconds). `reading=True` (for
