@@ -107,6 +107,18 @@ def queue_data(store: Store, name: str) -> list[dict[str, Any]]:
     return found.items
 
 
+def queue_datasets(store: Store) -> list[dict[str, str]]:
+    """The queues of `store` with a settled or agreed label, as data sets a page offers."""
+    if not isinstance(store, KeepsLabels):
+        return []
+    offered = []
+    for queue in store.review_queues():
+        found = golden_set(read_queue(store, queue.name))
+        if found.items:
+            offered.append({"path": f"{QUEUE_PREFIX}{queue.name}", "name": f"queue {queue.name} ({len(found.items)} labelled)"})
+    return offered
+
+
 def write_golden(found: GoldenSet, path: Path) -> None:
     with path.open("w", encoding="utf-8") as out:
         for row in found.items:

@@ -149,11 +149,12 @@ class QueueLabels:
 
 
 def _agreed_answers(labels: Sequence[HumanLabel]) -> list[str | None]:
-    """Each answer's label where every reviewer gave the same one (None where they differ)."""
+    """Each answer's label where every reviewer who answered it gave the same one (None where
+    they differ, or nobody answered it)."""
     width = max((len(label.answers) for label in labels), default=0)
     agreed: list[str | None] = []
     for position in range(width):
-        given = {label.answers[position] if position < len(label.answers) else None for label in labels}
+        given = {label.answers[position] for label in labels if position < len(label.answers) and label.answers[position] is not None}
         agreed.append(given.pop() if len(given) == 1 else None)
     return agreed
 
