@@ -70,7 +70,7 @@ def test_from_a_stored_run_to_a_settled_golden_set_and_a_calibrated_threshold(st
     store = str(stored_run)
     made = invoke("queue", "create", "review", "--from-run", "production", "--sample", "12", "--seed", "3", "--labels-per-item", "2", "--store", store)
     assert "Queue review: 12 item(s) of run production for hallucination, picked by sample 12 (seed 3)" in made
-    items = [item.item_id for item in open_store(store).queue_items("review")]  # type: ignore[union-attr]
+    items = [item.item_id for item in open_store(store).review_items("review")]  # type: ignore[union-attr]
     for position, item in enumerate(items):
         flagged = int(item.split("-")[1]) % 3 != 0
         invoke("queue", "label", "review", item, "--label", "flag" if flagged else "pass", "--by", "Ana", "--store", store)
@@ -110,7 +110,7 @@ def test_from_a_stored_run_to_a_settled_golden_set_and_a_calibrated_threshold(st
 def test_filters_pick_what_a_reviewer_wants(stored_run: Path) -> None:
     store = str(stored_run)
     invoke("queue", "create", "near", "--from-run", "production", "--filter", "near:0.1", "--store", store)
-    near = open_store(store).queue_items("near")  # type: ignore[union-attr]
+    near = open_store(store).review_items("near")  # type: ignore[union-attr]
     assert {item.judged.score for item in near if item.judged} == {0.5}
     refused = runner.invoke(app, ["queue", "create", "x", "--from-run", "production", "--filter", "closest", "--store", store])
     assert refused.exit_code == 2 and "unknown filter; the filters are disagreement, near[:MARGIN], flips:RUN and failed" in refused.stderr

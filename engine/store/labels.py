@@ -108,7 +108,7 @@ class KeepsLabels(Protocol):
         """Forget the queue, its items, labels, leases and settlements."""
         ...
 
-    def queue_items(self, name: str) -> list[ReviewItem]:
+    def review_items(self, name: str) -> list[ReviewItem]:
         """The queue's items in their order."""
         ...
 
@@ -225,7 +225,7 @@ class SQLLabels:
         stored = _value(row["item"])
         return ReviewItem(queue=queue, item_id=row["item_id"], position=row["item_position"], fields=stored["fields"], judged=stored["judged"])
 
-    def queue_items(self, name: str) -> list[ReviewItem]:
+    def review_items(self, name: str) -> list[ReviewItem]:
         rows = self._read(self._sql("SELECT item_id, item_position, item FROM review_items WHERE queue = ? ORDER BY item_position"), (name,))
         return [self._item(name, row) for row in rows]
 

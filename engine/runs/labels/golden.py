@@ -38,7 +38,7 @@ def read_queue(store: Store, name: str) -> QueueLabels:
     if queue is None:
         known = ", ".join(found.name for found in store.review_queues()[:10]) or "none"
         raise ConfigError(f"no queue named {name!r} in the results store (queues: {known})")
-    return QueueLabels(queue, QueueSpec.model_validate(queue.spec), store.queue_items(name), store.labels(name), store.settlements(name))
+    return QueueLabels(queue, QueueSpec.model_validate(queue.spec), store.review_items(name), store.labels(name), store.settlements(name))
 
 
 def expected_of(labelled: QueueLabels, value: bool | float | str) -> bool | float:
