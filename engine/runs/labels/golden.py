@@ -6,6 +6,7 @@ agreement with people on those items, measured by the same function as `eval`'s.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field
 from ...catalog.queues import QueueSpec
 from ...errors import ConfigError
 from ...formatting import to_json
+from ...scoring.threshold import flags
 from ...store import Direction, KeepsLabels, Store
 from ..measures.stats import Labelled, agreement_of
 from ..results import Agreement
@@ -144,6 +146,41 @@ def judge_agreement(labelled: QueueLabels) -> Agreement | None:
         return None
     queue = labelled.queue
     return agreement_of(pairs, queue.threshold, queue.direction, queue.scale)
+
+
+class Judgement(BaseModel):
+    """Whether the judge's verdict on an item agreed with people's label, and since when people's label stands."""
+
+    at: datetime
+    queue: str
+    item_id: str
+    agreed: bool
+    note: str
+
+
+def labelled_judgements(store: Store, scorer: str, source: str = "any", run: str | None = None) -> list[Judgement]:
+    """For every item of the queues of `scorer` (made from runs of `source`: live, batch or
+    any; of `run` when given) that people settled or agreed on and the judge scored: whether
+    the judge's verdict was theirs, oldest label first. What a `human_agreement` monitor watches."""
+    if not isinstance(store, KeepsLabels):
+        return []
+    found: list[Judgement] = []
+    for queue in store.review_queues():
+        kind = "live" if queue.run_kind == "live" else "batch" if queue.run is not None else None
+        if queue.scorer_id != scorer or (run is not None and queue.run != run) or (source != "any" and kind != source):
+            continue
+        labelled = read_queue(store, queue.name)
+        items = {item.item_id: item for item in labelled.items}
+        for verdict in labelled.verdicts():
+            judged = items[verdict.item_id].judged
+            if verdict.value is None or judged is None or judged.score is None or judged.outcome != "scored":
+                continue
+            judge_flags = flags(judged.score, queue.threshold, queue.direction)
+            people_flag = labelled.flags(verdict.value)
+            at = verdict.settlement.settled_at if verdict.settlement is not None else max(label.labelled_at for label in verdict.labels)
+            note = f"judge {judged.score:g} ({'flag' if judge_flags else 'pass'}), people {'flag' if people_flag else 'pass'}"
+            found.append(Judgement(at=at, queue=queue.name, item_id=verdict.item_id, agreed=judge_flags == people_flag, note=note))
+    return sorted(found, key=lambda judgement: judgement.at)
 
 
 class QueueReport(BaseModel):
