@@ -27,6 +27,8 @@ def to_json(value: Any, **options: Any) -> str:
     """JSON that keeps non-ASCII text readable; objects it does not know become their text.
     The text `plain(value)` would give, without copying every dict and list first: only
     what JSON has no form for goes through `_jsonable`."""
+    if not options:  # the encoder json.dumps would make for these settings, made once
+        return _ENCODER.encode(value)
     return json.dumps(value, ensure_ascii=False, default=_jsonable, **options)
 
 
@@ -36,6 +38,9 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
     return str(value)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable)
 
 
 def first_line(text: str, limit: int = 300) -> str:

@@ -58,50 +58,73 @@ _QUERY_SECRET = re.compile(r"(?i)([?&;](?:[\w.-]*(?:token|secret|password|passwd
 #: HTTP credentials: `Authorization: Basic dXNlcjpwYXNz`, `Bearer eyJ...`.
 _HTTP_CREDENTIAL = re.compile(r"(?i)\b(Basic|Bearer|Token)\s+[A-Za-z0-9._~+/\-]{8,}=*")
 #: A field named like a secret inside text: `"password": "hunter2"`, `api_key=abc`, `secret: xyz`.
+#: Found by its last word (a scan from every position for a whole name was most of the time
+#: scrubbing took); `_masked_field` then checks where the name starts.
 _FIELD_IN_TEXT = re.compile(
+    rf"(?i){SECRET_FIELD}"
     # Quotes may be escaped: a value quoted inside JSON text that is itself a JSON string.
-    # A field name starts a word: `/etc/passwd: ...` names a file, not a password.
-    rf"(?i)((?<![\w./\\-])(?:\\?[\"'])?[\w.-]*{SECRET_FIELD}(?:\\?[\"'])?\s*[:=]\s*)"
+    r"((?:\\?[\"'])?\s*[:=]\s*)"
     r"(\\?\"(?:[^\"\\]|\\[^\"])*\\?\"|\\?'(?:[^'\\]|\\[^'])*\\?'|[^\s,;}&\"'<>\\]+)"
 )
+#: What must appear in a text for each kind of credential to be looked for at all: most text
+#: holds none, and a substring test is far cheaper than a regular expression's scan.
+_SHAPE_MARKS = (
+    "sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "AIza", "AKIA", "ASIA", "xox", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "eyJ", "PRIVATE KEY", "hooks.slack.com", "/api/webhooks/",
+)  # fmt: skip
+_FIELD_MARKS = ("key", "secret", "token", "passw", "pwd", "authorization", "cookie", "credential")
+_HTTP_MARKS = ("basic ", "bearer ", "token ")
 
 _secrets: set[str] = set()
-_secrets_pattern: re.Pattern[str] | None = None
+_secrets_in_order: tuple[str, ...] = ()  # longest first, so a secret holding another is masked whole
 _lock = threading.Lock()
 
 
 def remember_secret(secret: str | None) -> None:
     """Mask `secret` in every log record, message and stored text from now on (short values,
     such as a placeholder for servers that need no key, are not secrets and would mangle text)."""
-    global _secrets_pattern
+    global _secrets_in_order
     if secret and len(secret) >= 8 and secret not in _secrets:
         with _lock:
             _secrets.add(secret)
-            _secrets_pattern = re.compile("|".join(re.escape(value) for value in sorted(_secrets, key=len, reverse=True)))
+            _secrets_in_order = tuple(sorted(_secrets, key=len, reverse=True))
 
 
 def _masked_field(found: re.Match[str]) -> str:
+    """The field's value masked, when the word found ends a field name that starts a word
+    (`/etc/passwd: ...` names a file, not a password)."""
+    text, start = found.string, found.start()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    if start > 0 and text[start - 1] in "/\\":
+        return found.group(0)
     value = found.group(2)
     quote = value[:2] if value[:1] == "\\" else value[:1]
+    head = found.group(0)[: found.end(1) - found.start()]
     if quote.endswith(("'", '"')):
-        return f"{found.group(1)}{quote}{MASK}{quote}"
-    return found.group(1) + MASK
+        return f"{head}{quote}{MASK}{quote}"
+    return head + MASK
 
 
 def scrub(text: str) -> str:
     """`text` with every remembered secret and every credential-shaped string masked."""
     if not text:
         return text
-    pattern = _secrets_pattern
-    if pattern is not None:
-        text = pattern.sub(MASK, text)
-    text = _SHAPES.sub(MASK, text)
+    for secret in _secrets_in_order:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    if any(mark in text for mark in _SHAPE_MARKS):
+        text = _SHAPES.sub(MASK, text)
     if "://" in text:
         text = _URL_PASSWORD.sub(rf"\1:{MASK}@", text)
     if "=" in text:
         text = _QUERY_SECRET.sub(rf"\1{MASK}", text)
-    text = _HTTP_CREDENTIAL.sub(rf"\1 {MASK}", text)
-    return _FIELD_IN_TEXT.sub(_masked_field, text)
+    lowered = text.lower()
+    if any(mark in lowered for mark in _HTTP_MARKS):
+        text = _HTTP_CREDENTIAL.sub(rf"\1 {MASK}", text)
+    if (":" in text or "=" in text) and any(mark in lowered for mark in _FIELD_MARKS):
+        text = _FIELD_IN_TEXT.sub(_masked_field, text)
+    return text
 
 
 def scrubbed(value: Any) -> Any:

@@ -160,7 +160,7 @@ def test_a_jury_from_the_command_line_shows_each_judge(judge: JudgeServer) -> No
 def test_a_store_from_before_juries_gains_their_columns(tmp_path: Path) -> None:
     import sqlite3
 
-    from engine.store import sqlite as store_module
+    from engine.store import sqlite_schema as store_module
     from engine.store.base import ResultRecord
 
     path = tmp_path / "old.sqlite"

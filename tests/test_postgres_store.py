@@ -1,5 +1,6 @@
-"""The PostgreSQL store, against a real server: the same behaviour as SQLite, many writers
-on one run, and one batch run split across worker processes through claimed items."""
+"""The PostgreSQL store, against a real server, beyond the contract every store keeps
+(tests/store_contract): a server's errors, many writers on one run, and one batch run split
+across worker processes through claimed items."""
 
 from __future__ import annotations
 
@@ -9,19 +10,18 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from scripted import outputs_judged, script_hallucination
-from test_store import record
+from store_contract.samples import record
 from typer.testing import CliRunner
 
-from engine import RunInfo, Store, create_hallucination_scorer, run_evals
+from engine import RunInfo, create_hallucination_scorer, run_evals
 from engine.cli import app
 from engine.errors import ConfigError
-from engine.store import BatchJob, open_store
 from engine.store.postgres import PostgresStore
+from engine.store.postgres_schema import MIGRATIONS
 from engine.testing import JudgeServer
 
 runner = CliRunner()
@@ -38,37 +38,6 @@ def write_items(path: Path, count: int, fail_every: int = 0) -> Path:
         lines.append(json.dumps({"id": f"i{n}", "input": f"q{n}", "output": output, "context": ["facts"]}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def test_a_postgresql_url_opens_the_shared_store_behind_the_same_interface(postgres_url: str) -> None:
-    store = open_store(postgres_url)
-    assert isinstance(store, PostgresStore) and isinstance(store, Store)
-    now = datetime.now(timezone.utc)
-    try:
-        first = store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
-        store.save(record("nightly", "a", score=None, error="judge down", error_stage="scorer"))
-        store.save(record("nightly", "a", score=0.2, input={"q": "é"}, context=["facts"], steps={}))  # replaces it
-        store.save(record("nightly", "b", score=0.9, direction="lower_is_better"))
-        store.save(record("nightly", "c", "faithfulness", score=0.1))
-        store.save(record("nightly", "d", "faithfulness", score=None, error="boom", error_stage="scorer"))
-        store.save(record("old", "a", finished_at=now - timedelta(days=2)))
-        store.end_run("nightly", "interrupted")
-        again = store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
-
-        assert again.created_at == first.created_at and again.status == "running"
-        (saved,) = store.item_records("nightly", "a")
-        assert saved.score == 0.2 and saved.error is None and saved.input == {"q": "é"} and saved.context == ["facts"]
-        assert [r.item_id for r in store.query(run="nightly", scorer="hallucination", worst_first=True)] == ["b", "a"]
-        assert [r.item_id for r in store.query(run="nightly", scorer="faithfulness", worst_first=True)] == ["c", "d"]
-        assert [r.run for r in store.query(until=now - timedelta(days=1))] == ["old"]
-        assert [r.item_id for r in store.query(run="nightly", errors=True)] == ["d"]
-        summary = {s.scorer_id: s for s in store.summary("nightly")}
-        assert (summary["faithfulness"].count, summary["faithfulness"].errors) == (1, 1)
-        runs = {run.name: run for run in store.runs()}
-        assert runs["nightly"].items == 4 and runs["nightly"].meta == {"data": "a.jsonl"}
-        assert store.scorer_versions("nightly") == {"hallucination": {(None, None)}, "faithfulness": {(None, None)}}
-    finally:
-        store.close()
 
 
 def test_a_wrong_address_or_a_newer_schema_is_one_clear_line(postgres_url: str, postgres_cluster: object) -> None:
@@ -92,15 +61,7 @@ def test_opening_twice_applies_each_migration_once(postgres_url: str) -> None:
     PostgresStore(postgres_url).close()
     with psycopg.connect(postgres_url) as connection:
         versions = [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9]  # each once
-
-
-def test_batch_jobs_are_remembered_per_run(postgres_url: str) -> None:
-    with PostgresStore(postgres_url) as store:
-        store.save_batch_job(BatchJob(run="r", batch_id="batch_1", model="openai/m", status="validating", requests=3))
-        store.save_batch_job(BatchJob(run="r", batch_id="batch_1", model="openai/m", status="completed", requests=3))
-        (job,) = store.batch_jobs("r")
-    assert (job.batch_id, job.status, job.requests) == ("batch_1", "completed", 3)
+    assert versions == [migration.version for migration in MIGRATIONS]  # each once
 
 
 def _write_results(url: str, process: int, count: int) -> None:
@@ -289,18 +250,6 @@ def test_a_live_worker_keeps_its_items_past_the_lease_by_renewing_it(judge: Judg
 
     assert result.counts.completed == 4 and stolen == []
     assert len(outputs_judged(judge)) == 4
-
-
-def test_human_labels_are_kept_beside_the_scores(postgres_url: str) -> None:
-    store = PostgresStore(postgres_url)
-    try:
-        store.begin_run(RunInfo(name="labels"))
-        store.save(record("labels", "a", score=1.0, expected=True))
-        store.save(record("labels", "b", score=0.0, expected=0.25))
-        labels = {saved.item_id: saved.expected for saved in store.query(run="labels")}
-    finally:
-        store.close()
-    assert labels == {"a": True, "b": 0.25}
 
 
 def test_a_shared_run_whose_saves_fail_stops_claiming_and_paying(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:

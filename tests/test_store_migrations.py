@@ -8,13 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_contract.samples import usage_figures
 
 from engine.errors import ConfigError
-from engine.judge import TokenUsage
-from engine.scoring import StepRecord
-from engine.store import BatchJob, ResultRecord, SQLiteStore, Store, open_store
+from engine.store import BatchJob, SQLiteStore
 from engine.db.migrations import Migration, check_sequence, pending
-from engine.store.sqlite import MIGRATIONS
+from engine.store.sqlite_schema import MIGRATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -83,15 +82,6 @@ USAGE_BEFORE_SCHEMA_8 = {
 }
 
 
-def usage_figures(store: Store, run: str) -> dict[tuple[str, str | None, bool], tuple[int, ...]]:
-    figures = {}
-    for row in store.usage(run):
-        figures[(row.scorer_id, row.model, row.batch)] = (
-            row.judge_calls, row.cached_calls, row.prompt_tokens, row.completion_tokens, row.cached_prompt_tokens, row.reasoning_tokens,
-        )  # fmt: skip
-    return figures
-
-
 def test_a_store_of_schema_7_reports_the_same_calls_and_tokens_once_upgraded(tmp_path: Path) -> None:
     path = tmp_path / "usage.sqlite"
     shutil.copy(FIXTURES / "store-schema-7.sqlite", path)
@@ -108,53 +98,42 @@ def test_a_store_of_schema_7_reports_the_same_calls_and_tokens_once_upgraded(tmp
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == MIGRATIONS[-1].version
 
 
-def test_the_postgresql_store_fills_the_usage_of_records_saved_before_schema_8(tmp_path: Path, postgres_url: str) -> None:
-    import psycopg
+def test_a_process_of_the_previous_release_cannot_write_results_this_one_would_read_empty(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    SQLiteStore(path).close()  # upgraded by this release while an older one still has the file open
+    insert = (
+        "INSERT INTO results (run, source, item_id, scorer_id, direction, metadata, steps, started_at, finished_at) "
+        "VALUES ('r', 'batch', 'a', 'hallucination', 'lower_is_better', '{}', '{}', 0, 0)"
+    )
 
-    from engine.store.postgres import PostgresStore
-
-    path = tmp_path / "usage.sqlite"
-    shutil.copy(FIXTURES / "store-schema-7.sqlite", path)
-    with SQLiteStore(path) as old:
-        records = old.query()
-    with PostgresStore(postgres_url) as store:
-        store.save_many(records)
-    # Back to schema 7: the records without their usage rows, as that release left them (and
-    # without what later schemas added).
-    with psycopg.connect(postgres_url) as connection:
-        for dropped in ("TABLE alert_deliveries", "TABLE result_usage", "INDEX results_failures", "INDEX results_item_positions"):
-            connection.execute(f"DROP {dropped}")
-        connection.execute("ALTER TABLE monitor_alerts DROP COLUMN episode")
-        connection.execute("DELETE FROM schema_version WHERE version >= 8")
-
-    with PostgresStore(postgres_url) as store:
-        upgraded = {run: usage_figures(store, run) for run in USAGE_BEFORE_SCHEMA_8}
-
-    assert upgraded == USAGE_BEFORE_SCHEMA_8
+    with sqlite3.connect(path) as old, pytest.raises(sqlite3.IntegrityError, match="upgraded by a newer release of llm-scorers"):
+        old.execute(insert)  # as that release saved a result
+    with SQLiteStore(path) as store:
+        assert store.query() == []
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-def test_a_results_usage_follows_it_when_it_is_saved_again_pruned_or_deleted(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    store = open_store(tmp_path / "r.sqlite" if kind == "sqlite" else request.getfixturevalue("postgres_url"))
-    assert store is not None
+def test_an_upgraded_store_file_gives_the_space_its_results_no_longer_take_back_to_the_disk(tmp_path: Path) -> None:
+    from engine.db.sqlite import SQLiteDatabase
+    from engine.formatting import to_json
 
-    def judged(item: str, prompt_tokens: int, cached: bool = False) -> ResultRecord:
-        usage = None if cached else TokenUsage(prompt_tokens=prompt_tokens, completion_tokens=1, total_tokens=prompt_tokens + 1)
-        steps = {"claims": StepRecord(id="claims", kind="llm", usage=usage, cached=cached)}
-        return ResultRecord(run="r", source="batch", item_id=item, scorer_id="hallucination", model="openai/m", score=0.5, steps=steps)
+    path = tmp_path / "old.sqlite"
+    # As the release before results were kept as pieces (the migration that shrinks a file) left it.
+    contents = next(migration.version for migration in MIGRATIONS if migration.shrinks)
+    database = SQLiteDatabase(path, MIGRATIONS[: contents - 1])
+    rules = "\n\n".join(f"Rule {n}: judge each claim against the context only, never against what you know yourself." for n in range(12))
+    with database.transaction() as db:
+        for n in range(300):
+            steps = {"claims": {"id": "claims", "kind": "llm", "prompt": f"{rules}\n\n<output>\nAnswer number {n} is {n * 7}.\n</output>", "result": {"claims": [f"claim {n}"]}}}
+            db.execute(
+                "INSERT INTO results (run, source, item_id, scorer_id, direction, metadata, steps, started_at, finished_at) "
+                "VALUES ('r', 'batch', ?, 'hallucination', 'lower_is_better', '{}', ?, 0, 0)",
+                (f"i{n}", to_json(steps)),
+            )
+    database.close()
+    before = path.stat().st_size
 
-    with store:
-        store.save_many([judged("a", 100), judged("b", 10), judged("a", 1000)])  # the last of a key wins
-        first = usage_figures(store, "r")
-        store.save(judged("b", 0, cached=True))  # judged again, answered by the cache
-        again = usage_figures(store, "r")
-        store.prune_run("r", keep={"b"})
-        pruned = usage_figures(store, "r")
-        store.delete_run("r")
-        store.save(judged("a", 5))  # a new run of the same name starts from nothing
-        renewed = usage_figures(store, "r")
+    with SQLiteStore(path) as store:
+        records = {record.item_id: record for record in store.query(run="r")}
 
-    assert first == {("hallucination", "openai/m", False): (2, 0, 1010, 2, 0, 0)}
-    assert again == {("hallucination", "openai/m", False): (1, 1, 1000, 1, 0, 0)}
-    assert pruned == {("hallucination", "openai/m", False): (0, 1, 0, 0, 0, 0)}
-    assert renewed == {("hallucination", "openai/m", False): (1, 0, 5, 1, 0, 0)}
+    assert path.stat().st_size < before / 2  # not left at its old size, with its freed pages inside
+    assert len(records) == 300 and records["i7"].steps["claims"].prompt == f"{rules}\n\n<output>\nAnswer number 7 is 49.\n</output>"

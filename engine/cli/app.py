@@ -20,9 +20,9 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (0, "done: the score printed, every item scored and every gate passed"),
     (
         1,
-        "the work failed: a --threshold not met, more items failed than --max-errors allows, a scorer scored no item "
-        "at all (each not scorable or failed), the run stopped "
-        "before scoring every item (the judge failed, --max-cost reached), or `check` found problems",
+        "the work failed: a --threshold not met, a scorer scored fewer items than --min-coverage asks (all, by default: "
+        "an item not scorable or failed is not covered), more items failed than --max-errors allows, the run stopped "
+        "before scoring every item (the judge failed, --max-cost reached), an alert no receiver took, or `check` found problems",
     ),
     (
         2,

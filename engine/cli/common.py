@@ -157,9 +157,9 @@ def existing_store(store: str, *, writing: bool = False) -> Store:
     """The store at `store`, which must exist. A command that only reads it reads a store on
     a read-only disk as it is; one that writes (`writing`) is refused at once, in one line,
     when it cannot write there (before any judge is called)."""
-    from ..store import is_postgres_url, open_store  # the store loads when a command uses one, not for `scorers list`
+    from ..store import open_store, store_backend  # the store loads when a command uses one, not for `scorers list`
 
-    if not is_postgres_url(store) and not Path(store).exists():
+    if not store_backend(store).exists(store):
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     opened = open_store(store, reading=not writing)
     assert opened is not None

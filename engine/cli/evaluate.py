@@ -42,7 +42,7 @@ from ..runs import (
 from ..runs.results import JuryAgreement
 from ..runs.verdict import Standard
 from ..scoring import AnyScorer
-from ..store import is_postgres_url, redact_url
+from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, print_agreement
 from .gates import print_gates
@@ -203,7 +203,7 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
         console.print(f"Coverage floor {result.verdict.min_coverage:.0%} (--min-coverage): {result.verdict.coverage_line()}.", highlight=False)
     if result.stopped:
         console.print(f"[yellow]stopped early:[/yellow] {result.stopped}; rerun with --run {result.run} to score the rest.", highlight=False)
-    if is_postgres_url(store):
+    if store_shares_work(store):
         console.print("Figures above are this worker's items; the whole run is in the store.", highlight=False)
     if result.stopped_by_kind == "StoreError":  # not "saved": the store is what failed
         console.print(f"Run {result.run} is kept in {store} up to where the store failed; rerun it once the store works again.", highlight=False)

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import ConfigError
 from ..report import build_report, render_report
-from ..store import is_postgres_url, open_store
+from ..store import open_store, store_backend
 from .app import app, errors
 from .common import DEFAULT_STORE, StoreOption, one_line_errors
 
@@ -24,7 +24,7 @@ def report_command(
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Write one HTML file (works offline, no server) with the figures, charts and every item."""
-    if not is_postgres_url(store) and not Path(store).is_file():
+    if not store_backend(store).exists(store):
         raise ConfigError(f"no results store at {store} (`scorers eval` creates it; --store picks another)")
     opened = open_store(store, reading=True)  # a store on a read-only disk can still be read
     assert opened is not None

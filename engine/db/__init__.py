@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .migrations import Migration, check_sequence, latest_version, pending, split_statements
-from .urls import POSTGRES_SCHEMES, is_postgres_url, redact_url, url_passwords, without_url_password
+from .urls import redact_url, url_passwords, url_scheme, without_url_password
 
 
 class Database(Protocol):
@@ -56,16 +56,15 @@ def where(conditions: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list[An
 
 
 __all__ = [
-    "POSTGRES_SCHEMES",
     "Database",
     "Migration",
     "check_sequence",
-    "is_postgres_url",
     "latest_version",
     "pending",
     "redact_url",
     "split_statements",
     "url_passwords",
+    "url_scheme",
     "where",
     "without_url_password",
 ]

@@ -13,19 +13,25 @@ Migrations are never edited once released: a change to the schema is one more mi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ConfigError
 
 
 @dataclass(frozen=True)
 class Migration:
-    """One step of a schema: the statements that take it from `version - 1` to `version`."""
+    """One step of a schema: the statements that take it from `version - 1` to `version`, then
+    `convert` (given the connection, in the same transaction) for what SQL alone cannot do,
+    such as re-encoding the rows already stored. `shrinks`: it frees much of the database's
+    space, which a file of its own gives back to the disk once the migration is committed."""
 
     version: int
     description: str
     statements: tuple[str, ...]
+    convert: Callable[[Any], None] | None = None
+    shrinks: bool = False
 
 
 def check_sequence(migrations: Sequence[Migration]) -> None:

@@ -29,6 +29,8 @@ class PostgresDatabase:
     its messages name it (`named`, default `what`), say whose database it is."""
 
     dialect = "postgresql"
+    #: The URL schemes that name a PostgreSQL database.
+    schemes = ("postgresql", "postgres")
     placeholder = "%s"
     #: Calls wait on a network: async callers run them off the event loop.
     remote = True
@@ -83,6 +85,8 @@ class PostgresDatabase:
             for migration in pending(migrations, version, self.location):
                 for statement in migration.statements:
                     connection.execute(statement)
+                if migration.convert is not None:
+                    migration.convert(connection)
                 connection.execute(f"INSERT INTO {version_table} (version) VALUES (%s)", (migration.version,))
 
     def reason(self, exc: BaseException) -> str:

@@ -162,16 +162,24 @@ class SQLiteDatabase:
                 version = self.connection.execute("PRAGMA user_version").fetchone()[0]
                 if before_migrating is not None:
                     before_migrating(self.connection, version)
-                for migration in pending(migrations, version, self.location):
+                applied = pending(migrations, version, self.location)
+                for migration in applied:
                     # Statement by statement: executescript() would commit the transaction.
                     for statement in migration.statements:
                         self.connection.execute(statement)
+                    if migration.convert is not None:
+                        migration.convert(self.connection)
                     self.connection.execute(f"PRAGMA user_version={migration.version}")
             except BaseException:
                 if self.connection.in_transaction:
                     self.connection.execute("ROLLBACK")
                 raise
             self.connection.execute("COMMIT")
+        if any(migration.shrinks for migration in applied) and not self.in_memory:
+            try:
+                self.compact()
+            except StoreError:
+                pass  # another process reading, or no room for the copy: the freed space is reused by later writes
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -3,15 +3,19 @@ and its password must never reach a message, a log or a stored result."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
-def is_postgres_url(location: str | Path | object) -> bool:
-    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+def url_scheme(location: str | Path | object) -> str | None:
+    """The scheme of a `scheme://...` URL, in lower case; None for anything else (a file
+    path, `C:\\` included, names no scheme)."""
+    found = _SCHEME.match(location) if isinstance(location, str) else None
+    return found.group(1).lower() if found else None
 
 
 def url_passwords(url: str) -> list[str]:
@@ -43,6 +47,8 @@ def redact_url(url: str) -> str:
     query = parts.query
     if any(name == "password" for name, _ in parse_qsl(query)):
         query = urlencode([(name, MASK if name == "password" else value) for name, value in parse_qsl(query)], safe="*")
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url  # nothing to mask: as written (urlunsplit would drop an empty host's //)
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 

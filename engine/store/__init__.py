@@ -1,11 +1,12 @@
 """Where results are kept: the `Store` interface and its implementations, over the storage
-floor (`engine/db`) that connects to the database."""
+floor (`engine/db`) that connects to the database; `registry.py` says which one a location
+names."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..db import is_postgres_url, redact_url
+from ..db import redact_url
 from ..errors import ConfigError
 from .base import (
     CONTENT_FIELDS,
@@ -33,25 +34,22 @@ from .base import (
     Source,
     Stage,
     Store,
+    StoredRecord,
 )
 from .labels import HumanLabel, JudgedItem, KeepsLabels, ReviewItem, ReviewQueue, Settlement
+from .registry import FILE_PATH, StoreBackend, register_store_backend, store_backend, store_shares_work
 from .sqlite import SQLiteStore
 
+
 def open_store(store: Store | str | Path | None, *, reading: bool = False) -> Store | None:
-    """A store from what a caller passes: a Store, a `postgresql://` URL, a SQLite file path,
-    or None. `reading`: the caller only reads, so a file that cannot be written (a read-only
-    disk) is opened read-only instead of refused."""
+    """A store from what a caller passes: a Store, a location (a URL whose scheme names the
+    store's backend, or a SQLite file path), or None. `reading`: the caller only reads, so a
+    file that cannot be written (a read-only disk) is opened read-only instead of refused."""
     if store is None or isinstance(store, Store):
         return store
-    if is_postgres_url(store):
-        from .postgres import (
-            PostgresStore,  # psycopg is an optional extra: loaded only for it
-        )
-
-        return PostgresStore(str(store))
     if isinstance(store, (str, Path)):
-        return SQLiteStore(store, reading=reading)
-    raise ConfigError(f"store must be a Store, a postgresql:// URL or a SQLite file path, got {type(store).__name__}")
+        return store_backend(store).open_location(store, reading=reading)
+    raise ConfigError(f"store must be a Store, a database URL or a SQLite file path, got {type(store).__name__}")
 
 
 def store_location(store: Store) -> str:
@@ -67,6 +65,7 @@ __all__ = [
     "BatchJob",
     "ContentNote",
     "DeliveryState",
+    "FILE_PATH",
     "KeepsAlerts",
     "KeepsLabels",
     "HumanLabel",
@@ -93,8 +92,12 @@ __all__ = [
     "SharesWork",
     "Stage",
     "Store",
-    "is_postgres_url",
+    "StoreBackend",
+    "StoredRecord",
     "open_store",
     "redact_url",
+    "register_store_backend",
+    "store_backend",
     "store_location",
+    "store_shares_work",
 ]

@@ -5,7 +5,9 @@ definition (its fingerprint) and judge model, every step's record, the score or 
 tokens, latency and timestamps. Runs are named; a batch run is resumable because its records
 are keyed by (run, item, scorer) and saved as they complete.
 
-A new database is one more class with the methods of `Store`; the engine sees only this.
+A new database is one more class with the methods of `Store`, registered for its URL scheme
+(registry.py); the engine sees only this. What it can do beyond (`SharesWork`,
+`KeepsBatchJobs`, `KeepsAlerts`, `ReadsInBulk`) is the methods its class has.
 """
 
 from __future__ import annotations
@@ -236,7 +238,7 @@ class Store(Protocol):
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         """Delete the run's records of items whose id is not in `keep` (items no longer in
-        its data); returns how many records went."""
+        its data); returns how many items went."""
         ...
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
@@ -371,6 +373,19 @@ class LabelledScore(NamedTuple):
     reason: str | None
 
 
+class StoredRecord(NamedTuple):
+    """A record's fields as they were saved, for an export that writes them through without
+    reading them back into a ResultRecord (a plain tuple: a big run has a hundred thousand)."""
+
+    #: The plain fields (ids, score, reason, error, model, tokens, latency, finished_at) as
+    #: the record holds them.
+    fields: dict[str, Any]
+    #: The item's fields (CONTENT_FIELDS) and its label, each the JSON text saved (None: none).
+    texts: dict[str, str | None]
+    #: Each step's answer (its result), the JSON text saved (None: no answer).
+    answers: dict[str, str | None]
+
+
 @runtime_checkable
 class ReadsInBulk(Protocol):
     """A store that hands over a big run's figures without loading its records (both built-in
@@ -405,6 +420,11 @@ class ReadsInBulk(Protocol):
         """The step ids of the records of `ids`, each once, in the order they first appear."""
         ...
 
+    def stored_records(self, ids: list[int]) -> list[StoredRecord]:
+        """The records of `ids` as saved, in that order (what `records_by_id` would give, as
+        JSON text where the record holds JSON)."""
+        ...
+
 
 @runtime_checkable
 class SharesWork(Protocol):
@@ -415,7 +435,9 @@ class SharesWork(Protocol):
     every item in the one process that runs the batch."""
 
     def queue_items(self, run: str, items: list[tuple[int, str | None, Any]]) -> None:
-        """Add (index, item id, payload) to the run's queue; indexes already queued are kept."""
+        """Add (index, item id, payload) to the run's queue. An index already queued keeps its
+        payload while it is unfinished (workers starting together queue the same items); a
+        finished one takes the new payload, so a rerun after the data changed judges it anew."""
         ...
 
     def reopen(self, run: str) -> int:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..db import Migration, check_sequence, split_statements
 from ..db.postgres import PostgresDatabase
+from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
     AlertDelivery,
@@ -28,171 +29,30 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .labels import LABEL_MIGRATION_TITLE, SQLLabels, label_tables
-from .sql import SQLResults
+from .postgres_schema import MIGRATIONS, PIECES
+from .labels import SQLLabels
+from .sql import RESULT_COLUMNS, SQLResults
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg.rows import DictRow
 
-_SCHEMA_V1 = """
-CREATE TABLE runs (
-    name        TEXT PRIMARY KEY,
-    source      TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    created_at  TIMESTAMPTZ NOT NULL,
-    updated_at  TIMESTAMPTZ NOT NULL,
-    meta        JSON NOT NULL DEFAULT '{}'
-);
-CREATE TABLE results (
-    id                BIGSERIAL PRIMARY KEY,
-    run               TEXT NOT NULL,
-    source            TEXT NOT NULL,
-    item_id           TEXT NOT NULL,
-    item_index        INTEGER,
-    scorer_id         TEXT NOT NULL,
-    scorer_hash       TEXT,
-    model             TEXT,
-    direction         TEXT NOT NULL,
-    score             DOUBLE PRECISION,
-    reason            TEXT,
-    error             TEXT,
-    error_stage       TEXT,
-    input             JSON,
-    output            JSON,
-    context           JSON,
-    ground_truth      JSON,
-    metadata          JSON,
-    steps             JSON,
-    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    total_tokens      INTEGER NOT NULL DEFAULT 0,
-    latency_ms        DOUBLE PRECISION,
-    started_at        TIMESTAMPTZ NOT NULL,
-    finished_at       TIMESTAMPTZ NOT NULL,
-    UNIQUE (run, item_id, scorer_id)
-);
-CREATE INDEX results_by_scorer ON results (scorer_id, finished_at);
-CREATE INDEX results_by_time ON results (finished_at);
-CREATE INDEX results_by_run_scorer ON results (run, scorer_id, score);
-CREATE INDEX results_by_run_time ON results (run, finished_at);
-CREATE TABLE work_items (
-    run          TEXT NOT NULL,
-    item_index   INTEGER NOT NULL,
-    item_id      TEXT,
-    payload      JSON NOT NULL,
-    claimed_by   TEXT,
-    lease_until  TIMESTAMPTZ,
-    claims       INTEGER NOT NULL DEFAULT 0,
-    finished_at  TIMESTAMPTZ,
-    PRIMARY KEY (run, item_index)
-);
-CREATE INDEX work_items_open ON work_items (run, item_index) WHERE finished_at IS NULL
-"""
 
-# A record's jury and each judge's steps as rows, for JSON that may hold something else.
-_JUDGES = "json_array_elements(CASE WHEN json_typeof(r.judges) = 'array' THEN r.judges ELSE '[]'::json END)"
-_JUDGE_STEPS = "json_each(CASE WHEN json_typeof(j.value -> 'steps') = 'object' THEN j.value -> 'steps' ELSE '{}'::json END)"
-
-#: Numbered like the SQLite store's migrations where the two hold the same tables, so one
-#: version means one set of features in either store.
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "runs, results and the shared work queue", split_statements(_SCHEMA_V1)),
-    Migration(
-        2,
-        "a jury's judges and whether they disagreed",
-        ("ALTER TABLE results ADD COLUMN judges JSON", "ALTER TABLE results ADD COLUMN disagreement BOOLEAN"),
-    ),
-    Migration(
-        3,
-        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
-        (
-            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
-            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at TIMESTAMPTZ NOT NULL, "
-            "updated_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (run, batch_id))",
-        ),
-    ),
-    Migration(
-        4,
-        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
-        (
-            "ALTER TABLE results ADD COLUMN item_hash TEXT",
-            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
-            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
-            "host TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
-        ),
-    ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected JSON",)),
-    Migration(
-        6,
-        "a big run's figures read from one index, not from its records (scorers results, the report)",
-        # Labels are JSON here, which a btree cannot hold: the rest of SQLite's index.
-        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, item_index, item_id)",),
-    ),
-    Migration(
-        7,
-        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
-        (
-            "ALTER TABLE results ADD COLUMN content_note JSON",
-            "CREATE TABLE monitor_alerts (id BIGSERIAL PRIMARY KEY, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
-            "kind TEXT NOT NULL, value DOUBLE PRECISION, message TEXT NOT NULL, payload JSON NOT NULL, fired_at TIMESTAMPTZ NOT NULL)",
-            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
-        ),
-    ),
-    Migration(
-        8,
-        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps; "
-        "a run's failures and its items' order read from indexes (scorers results, the report)",
-        (
-            "CREATE INDEX results_failures ON results (run, finished_at) WHERE error IS NOT NULL",
-            "CREATE INDEX results_item_positions ON results (run, item_id, item_index)",
-            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
-            "CREATE TABLE result_usage (result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE, model TEXT, "
-            "batch BOOLEAN NOT NULL, judge_calls INTEGER NOT NULL, cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
-            "completion_tokens INTEGER NOT NULL, cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
-            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
-            # The figures of the results already stored, read from their steps as usage() did
-            # before this version (engine/store/sql.py's usage_of follows the same rules).
-            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
-            "cached_prompt_tokens, reasoning_tokens) "
-            "SELECT c.result_id, c.model, COALESCE((c.step ->> 'batch') = 'true', false) AS batch, "
-            "SUM(CASE WHEN json_typeof(c.step -> 'usage') = 'object' THEN 1 ELSE 0 END), "
-            "SUM(CASE WHEN (c.step ->> 'cached') = 'true' THEN 1 ELSE 0 END), "
-            + ", ".join(
-                f"SUM(COALESCE((c.step -> 'usage' ->> '{field}')::bigint, 0))"
-                for field in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "reasoning_tokens")
-            )
-            + " FROM ("
-            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s"
-            f" WHERE NOT EXISTS (SELECT 1 FROM {_JUDGES} AS j, {_JUDGE_STEPS} AS s2)"
-            f" UNION ALL SELECT r.id, j.value ->> 'model', s.value FROM results AS r, {_JUDGES} AS j, {_JUDGE_STEPS} AS s"
-            ") AS c WHERE json_typeof(c.step -> 'usage') = 'object' OR (c.step ->> 'cached') = 'true'"
-            " GROUP BY c.result_id, c.model, batch",
-        ),
-    ),
-    Migration(
-        9,
-        "an outbox of monitors' alerts: each alert's episode, and its deliveries to webhooks kept until a receiver takes them",
-        (
-            "ALTER TABLE monitor_alerts ADD COLUMN episode TEXT",
-            "CREATE TABLE alert_deliveries (id BIGSERIAL PRIMARY KEY, alert_id BIGINT NOT NULL REFERENCES monitor_alerts (id) ON DELETE CASCADE, "
-            "target TEXT NOT NULL, target_name TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
-            "next_attempt_at TIMESTAMPTZ NOT NULL, last_error TEXT, delivered_at TIMESTAMPTZ)",
-            "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
-        ),
-    ),
-    Migration(10, LABEL_MIGRATION_TITLE, label_tables("DOUBLE PRECISION")),
+_INSERT = (
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('%s' for _ in RESULT_COLUMNS)}) "
+    f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
 )
-check_sequence(MIGRATIONS)
-
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
-_COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
-    "started_at", "finished_at",
-)  # fmt: skip
 # Any lock id shared by every process opening the schema: migrations run one at a time.
 _MIGRATION_LOCK = 7_715_123_001
+# Taken shared by every save (which may point to pieces it found stored) and alone by a
+# sweep of the pieces no record holds, so a sweep never takes a piece a save is about to hold.
+_PIECES_LOCK = 7_715_123_003
+#: The digests only seen go too: a text seen again afterwards is kept in its record once more.
+_SWEEP = "DELETE FROM contents WHERE body IS NULL OR id IN (SELECT id FROM contents EXCEPT SELECT unnest(pieces) FROM results)"
+
+
+
+
 # A run's latest activity: records no longer touch the run's row (which every writer of a
 # big shared run would otherwise queue on), so it is read from the records.
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
@@ -202,16 +62,27 @@ class PostgresStore(SQLResults, SQLLabels):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
 
+    pieces = PIECES
     placeholder = "%s"
+    by_code_point = ' COLLATE "C"'
     runs_sql = f"SELECT name, source, status, created_at, meta, {_RUN_UPDATED} FROM runs ORDER BY updated_at DESC"
 
     def __init__(self, url: str, max_connections: int = 8, connect_timeout: float = 10.0) -> None:
+        super().__init__()
         self.url = url
         self.database = PostgresDatabase(
             url, MIGRATIONS, what="store", named="PostgreSQL store", version_table="schema_version", migration_lock=_MIGRATION_LOCK,
             max_connections=max_connections, connect_timeout=connect_timeout, wait_timeout=connect_timeout * 3,
         )  # fmt: skip
         self.location = self.database.location
+
+    @classmethod
+    def open_location(cls, location: str | Path, *, reading: bool = False) -> PostgresStore:
+        return cls(str(location))
+
+    @classmethod
+    def exists(cls, location: str | Path) -> bool:
+        return True  # the server says when it is opened
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
@@ -255,13 +126,21 @@ class PostgresStore(SQLResults, SQLLabels):
         with self._transaction() as db:
             db.execute("DELETE FROM results WHERE run = %s", (name,))
             db.execute("DELETE FROM runs WHERE name = %s", (name,))
+        self._sweep()
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         stale = [row["item_id"] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = %s", (name,)) if row["item_id"] not in keep]
         if stale:
             with self._transaction() as db:
                 db.execute("DELETE FROM results WHERE run = %s AND item_id = ANY(%s)", (name, stale))
+            self._sweep()
         return len(stale)
+
+    def _sweep(self) -> None:
+        """Delete the pieces no record holds, once no save is under way (saves wait meanwhile)."""
+        with self._transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_PIECES_LOCK,))
+            db.execute(_SWEEP)
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
         with self._transaction() as db:
@@ -299,31 +178,24 @@ class PostgresStore(SQLResults, SQLLabels):
         """Every record in one transaction (a batch run saves in batches)."""
         if not records:
             return
-        rows = []
-        for record in records:
-            values = record.model_dump(include=set(_COLUMNS))
-            for column in _JSON_COLUMNS:
-                values[column] = self.database.json_value(values[column])
-            rows.append([values[column] for column in _COLUMNS])
-        placeholders = ", ".join("%s" for _ in _COLUMNS)
-        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
         clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db, db.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
-                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                rows,
-            )
+            cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_PIECES_LOCK,))
+            cursor.executemany(_INSERT, self._result_rows(db, records))
             cursor.executemany(clear_usage, keys)
             if usage_rows:
                 cursor.executemany(add_usage, usage_rows)
 
+    def _json(self, value: Any) -> Any:
+        return self.database.json_value(value)
+
     @staticmethod
-    def _record(row: DictRow) -> ResultRecord:
-        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
-        data["metadata"] = data["metadata"] or {}
-        data["steps"] = data["steps"] or {}
-        return ResultRecord.model_validate(data)
+    def _values(row: Any) -> Sequence[Any]:
+        return list(row.values())
+
+    @staticmethod
+    def _json_text(stored: Any) -> str | None:
+        return None if stored is None else to_json(stored)
 
     # provider batch jobs
 
@@ -348,7 +220,10 @@ class PostgresStore(SQLResults, SQLLabels):
         with self._transaction() as db, db.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO work_items (run, item_index, item_id, payload) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (run, item_index) DO NOTHING",
+                # A rerun after the data changed judges the items as they are now, as a local
+                # rerun does: a finished item takes the new payload (reopen queues it again).
+                "ON CONFLICT (run, item_index) DO UPDATE SET item_id = excluded.item_id, payload = excluded.payload "
+                "WHERE work_items.finished_at IS NOT NULL AND work_items.payload::text <> excluded.payload::text",
                 [(run, index, item_id, self.database.json_value(payload)) for index, item_id, payload in items],
             )
 
@@ -456,11 +331,9 @@ class PostgresStore(SQLResults, SQLLabels):
             )
 
     def expire_content(self, run: str, before: datetime) -> int:
-        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
         with self._transaction() as db:
             cursor = db.execute(
-                f"UPDATE results SET {cleared}, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s "
-                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                "UPDATE results SET item = NULL, content_note = %s WHERE run = %s AND source = 'live' AND finished_at < %s AND item IS NOT NULL",
                 (self.database.json_value({field: "expired" for field in CONTENT_FIELDS}), run, before),
             )
             return cursor.rowcount

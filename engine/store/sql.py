@@ -1,14 +1,18 @@
-"""What the two database stores share: reading results back is the same SQL but for the
-driver's parameter placeholder, how timestamps are kept and how a run's row is read."""
+"""What the two database stores share: a result's row and its pieces (engine/store/contents.py)
+are written and read back by the same SQL but for the driver's parameter placeholder, how
+timestamps, JSON and lists of numbers are kept, and how a run's row is read."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from ..scoring import StepRecord
-from .base import LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, ScorerUsage, Source
+from ..errors import StoreError
+from ..scoring import JudgeVerdict, StepRecord
+from .base import CONTENT_FIELDS, LabelledScore, ResultRecord, RunInfo, RunSummary, ScoreStats, ScorerUsage, Source, StoredRecord
+from .contents import answers, digest, item_texts, listed_ids, long_texts, pack, pack_body, pack_item, unpack, unpack_body, unpack_item
 
 
 class ResultUsage(NamedTuple):
@@ -55,25 +59,104 @@ def usage_of(record: ResultRecord) -> list[ResultUsage]:
     return [ResultUsage(model, batch, *figures) for (model, batch), figures in totals.items()]
 
 
+#: A result's row: the columns a record is saved into, in this order, by both stores.
+RESULT_COLUMNS = (
+    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
+    "error", "error_stage", "not_scorable", "expected", "content_note", "disagreement", "prompt_tokens", "completion_tokens",
+    "total_tokens", "latency_ms", "started_at", "finished_at", "item", "step_ids", "body", "pieces",
+)
+#: What a record is read from (its id first), and where each column is in its row.
+_READ = "SELECT id, " + ", ".join(RESULT_COLUMNS) + " FROM results"
+_AT = {column: position for position, column in enumerate(("id", *RESULT_COLUMNS))}
+_PLAIN = RESULT_COLUMNS[: RESULT_COLUMNS.index("expected")] + ("disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms")
+_PLAIN_AT = [_AT[column] for column in _PLAIN]
+_ITEM, _STEP_IDS, _BODY, _PIECES = _AT["item"], _AT["step_ids"], _AT["body"], _AT["pieces"]
+#: Pieces' texts kept in memory by each store: a template's paragraphs are read once in a
+#: while. A piece's id is never given to another text, so what is kept never goes stale.
+_TEXTS_KEPT = 4096
+#: Ids in one `IN (...)` list.
+_CHUNK = 500
+#: The columns store schema 10 took a row's content from (kept in `item`, `body` and pieces since).
+LEGACY_FIELDS = (*CONTENT_FIELDS, "steps", "judges")
+
+
+def _item_blob(values: list[Any]) -> bytes | None:
+    """The item's fields (CONTENT_FIELDS order) as stored; metadata's default, {}, is not kept
+    (a record reads back {} for none)."""
+    return pack_item([None if value == {} and field == "metadata" else value for field, value in zip(CONTENT_FIELDS, values)])
+
+
+class PieceTable(Protocol):
+    """How a store finds and keeps pieces in its `contents` table, in the transaction of `db`
+    (which must keep them from being swept until it commits)."""
+
+    def find(self, db: Any, names: list[bytes]) -> dict[bytes, tuple[int, bool]]:
+        """The id of each digest in the table, and whether its text is kept there (or only
+        its digest, as seen once: its text stays in the record that held it)."""
+        ...
+
+    def keep(self, db: Any, texts: dict[bytes, bytes], seen: list[bytes]) -> dict[bytes, int]:
+        """Keep the (compressed) texts by digest and mark the `seen` digests; the ids of the texts."""
+        ...
+
+
+Steps = tuple[dict[str, StepRecord], list[JudgeVerdict] | None]
+
+
+def pack_bodies(db: Any, table: PieceTable, records: list[Steps]) -> list[tuple[bytes | None, str | None, list[int]]]:
+    """Each record's body blob and piece ids, its new pieces kept. A long text is a piece
+    when another record holds it too: another of these, or one saved before (the table
+    knows its digest); otherwise it stays in its record's blob and its digest is marked
+    seen, so the next record that holds it makes it a piece. A text is kept twice at most
+    (in its first record, then as a piece), and a record reads back with few pieces: an
+    item's own text is in its blob."""
+    answers: dict[int, str] = {}
+    longs = [long_texts(steps, judges, answers) for steps, judges in records]
+    counts = Counter(text for texts in longs for text in texts)
+    names = {text: digest(text) for text in counts}
+    found = table.find(db, sorted(names.values())) if names else {}
+    shared = {text for text, count in counts.items() if count > 1 or names[text] in found}
+    bodies = [pack_body(steps, judges, shared, answers) for steps, judges in records]
+    needed = {names[text]: text for body in bodies for text in body.pieces}
+    ids = {name: found[name][0] for name in needed if name in found and found[name][1]}
+    new = {name: pack(text) for name, text in sorted(needed.items()) if name not in ids}
+    seen = sorted(names[text] for text in counts if text not in shared)
+    if new or seen:
+        ids.update(table.keep(db, new, seen))
+    return [(body.blob, body.step_ids, [ids[names[text]] for text in body.pieces]) for body in bodies]
+
+
+def converted_row(values: dict[str, Any]) -> tuple[bytes | None, Steps]:
+    """A row as stores kept it before schema 10 (LEGACY_FIELDS, read as values): its item's
+    blob as kept now, and its steps and jury for `pack_bodies`."""
+    steps = {key: StepRecord.model_validate(step) for key, step in (values["steps"] or {}).items()}
+    judges = None if values["judges"] is None else [JudgeVerdict.model_validate(judge) for judge in values["judges"]]
+    return _item_blob([values[field] for field in CONTENT_FIELDS]), (steps, judges)
+
+
 class SQLResults:
-    """The read side of `Store` over a `results` table, for a store that provides `_read`
-    (rows read by column name) and `_record` (a row back into a ResultRecord)."""
+    """`Store` over a `results` table and the `contents` table of its pieces, for a store
+    that provides `_read` (rows read by column name), `_run` (a run's row back into a
+    RunInfo) and `pieces` (its PieceTable)."""
 
     #: The driver's parameter placeholder: `?` (sqlite3) or `%s` (psycopg).
     placeholder = "?"
     #: Every run's row, newest first, as `_run` reads it.
     runs_sql = "SELECT * FROM runs ORDER BY updated_at DESC"
+    #: How text is ordered as Python orders it (by code point): SQLite's default does.
+    by_code_point = ""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> Sequence[Any]:
         raise NotImplementedError
 
     @staticmethod
-    def _record(row: Any) -> ResultRecord:
-        raise NotImplementedError
-
-    @staticmethod
     def _run(row: Any) -> RunInfo:
         raise NotImplementedError
+
+    pieces: PieceTable
 
     @staticmethod
     def _stored_moment(moment: datetime) -> Any:
@@ -81,9 +164,98 @@ class SQLResults:
         return moment
 
     @staticmethod
+    def _moment(stored: Any) -> datetime:
+        """A timestamp column as a datetime."""
+        return stored  # type: ignore[no-any-return]
+
+    @staticmethod
     def _label(stored: Any) -> Any:
-        """A JSON column (`expected`, `steps`) as a value (stored as JSON text or JSON)."""
+        """A JSON column (`expected`, `content_note`) as a value (stored as JSON text or JSON)."""
         return stored
+
+    @staticmethod
+    def _json_text(stored: Any) -> str | None:
+        """A JSON column as the JSON text it was saved as."""
+        return stored  # type: ignore[no-any-return]
+
+    def _json(self, value: Any) -> Any:
+        """A value as a JSON column holds it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _values(row: Any) -> Sequence[Any]:
+        """A row's values in the order of its columns."""
+        return row  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _piece_ids(stored: Any) -> list[int]:
+        """The `pieces` column (a record's piece ids, in the order its blob numbers them)."""
+        return stored or []
+
+    @staticmethod
+    def _stored_piece_ids(ids: list[int]) -> Any:
+        return ids or None
+
+    # a record as a row, and back
+
+    def _result_rows(self, db: Any, records: list[ResultRecord]) -> list[list[Any]]:
+        """The rows of `records` (in RESULT_COLUMNS order), their new pieces stored in `db`'s
+        transaction."""
+        bodies = pack_bodies(db, self.pieces, [(record.steps, record.judges) for record in records])
+        rows = []
+        for record, (body, step_ids, ids) in zip(records, bodies):
+            values = {column: getattr(record, column) for column in _PLAIN}
+            values.update(
+                expected=self._json(record.expected),
+                content_note=self._json(record.content_note),
+                started_at=self._stored_moment(record.started_at),
+                finished_at=self._stored_moment(record.finished_at),
+                item=_item_blob([getattr(record, field) for field in CONTENT_FIELDS]),
+                step_ids=step_ids,
+                body=body,
+                pieces=self._stored_piece_ids(ids),
+            )
+            rows.append([values[column] for column in RESULT_COLUMNS])
+        return rows
+
+    def _piece_texts(self, ids: Iterable[int]) -> dict[int, str]:
+        """The texts of the pieces `ids`, from memory where read lately."""
+        kept, found, missing = self._texts, {}, []
+        for number in ids:
+            text = kept.get(number)
+            if text is None:
+                missing.append(number)
+            else:
+                found[number] = text
+        missing = sorted(set(missing))
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            rows = self._read(f"SELECT id, body FROM contents WHERE id IN ({', '.join(self.placeholder for _ in chunk)})", chunk)
+            read = {int(row["id"]): unpack(bytes(row["body"])) for row in rows}
+            if len(read) < len(chunk):
+                # Only a record deleted while it was read loses its pieces.
+                raise StoreError(f"{len(chunk) - len(read)} piece(s) of text of the records read are gone (deleted at the same time?); read them again")
+            found.update(read)
+            if len(kept) + len(read) > _TEXTS_KEPT:
+                kept.clear()  # a template's paragraphs are read again once, the next time
+            kept.update(read)
+        return found
+
+    def _records(self, rows: Sequence[Any]) -> list[ResultRecord]:
+        """Rows read by `_READ` back into the records saved."""
+        rows = [self._values(row) for row in rows]
+        numbers = [self._piece_ids(row[_PIECES]) for row in rows]
+        texts = self._piece_texts(number for row_numbers in numbers for number in row_numbers)
+        records = []
+        for row, row_numbers in zip(rows, numbers):
+            data: dict[str, Any] = dict(zip(_PLAIN, [row[position] for position in _PLAIN_AT]))
+            data.update(zip(CONTENT_FIELDS, unpack_item(row[_ITEM], len(CONTENT_FIELDS))))
+            data["metadata"] = data["metadata"] or {}
+            data["steps"], data["judges"] = unpack_body(row[_BODY], row[_STEP_IDS], [texts[number] for number in row_numbers])
+            data["expected"], data["content_note"] = self._label(row[_AT["expected"]]), self._label(row[_AT["content_note"]])
+            data["started_at"], data["finished_at"] = self._moment(row[_AT["started_at"]]), self._moment(row[_AT["finished_at"]])
+            records.append(ResultRecord.model_validate(data))
+        return records
 
     # a big run read in bulk (ReadsInBulk): one column, not the records
 
@@ -122,29 +294,46 @@ class SQLResults:
         return [row["item_id"] for row in rows[::every][:limit]]
 
     def ordered_ids(self, run: str) -> list[int]:
-        rows = self._read(f"SELECT id, item_index, item_id, scorer_id FROM results WHERE run = {self.placeholder}", (run,))
-        rows = sorted(rows, key=lambda row: (row["item_index"] if row["item_index"] is not None else 1 << 62, row["item_id"], row["scorer_id"]))
+        # Sorted by the database, ids alone read: a big run's export holds a number a record.
+        order = ", ".join(f"{column}{self.by_code_point}" for column in ("item_id", "scorer_id"))
+        rows = self._read(f"SELECT id FROM results WHERE run = {self.placeholder} ORDER BY item_index IS NULL, item_index, {order}", (run,))
         return [int(row["id"]) for row in rows]
 
+    def _by_id(self, columns: str, ids: list[int]) -> list[Any]:
+        """The rows of `ids` (that still exist), in that order."""
+        rows = {row["id"]: row for row in self._read(f"{columns} WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)} if ids else {}
+        return [rows[record_id] for record_id in ids if record_id in rows]
+
     def records_by_id(self, ids: list[int]) -> list[ResultRecord]:
-        if not ids:
-            return []
-        rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
-        return [self._record(rows[record_id]) for record_id in ids if record_id in rows]
+        return self._records(self._by_id(_READ, ids))
 
     def step_ids(self, ids: list[int]) -> list[str]:
-        if not ids:
-            return []
-        rows = {row["id"]: row["steps"] for row in self._read(f"SELECT id, steps FROM results WHERE id IN ({', '.join(self.placeholder for _ in ids)})", ids)}
-        return list(dict.fromkeys(step for record_id in ids for step in (self._label(rows.get(record_id)) or {})))
+        rows = self._by_id("SELECT id, step_ids FROM results", ids)
+        return list(dict.fromkeys(step for listed in dict.fromkeys(row["step_ids"] for row in rows) if listed for step in listed_ids(listed)))
+
+    def stored_records(self, ids: list[int]) -> list[StoredRecord]:
+        rows = [self._values(row) for row in self._by_id(_READ, ids)]
+        saved = [answers(row[_BODY], row[_STEP_IDS]) for row in rows]
+        numbers = [self._piece_ids(row[_PIECES]) for row in rows]
+        # Only the pieces of answers are read: a step's prompt is not exported.
+        texts = self._piece_texts(numbers[n][answer] for n, row_answers in enumerate(saved) for answer in row_answers.values() if isinstance(answer, int))
+        stored = []
+        for row, row_answers, row_numbers in zip(rows, saved, numbers):
+            fields = dict(zip(_PLAIN, [row[position] for position in _PLAIN_AT]))
+            fields["finished_at"] = self._moment(row[_AT["finished_at"]])
+            items = dict(zip(CONTENT_FIELDS, item_texts(row[_ITEM], len(CONTENT_FIELDS))))
+            items["metadata"] = items["metadata"] or "{}"  # as the record reads back: no metadata is {}
+            items["expected"] = self._json_text(row[_AT["expected"]])
+            results = {step: texts[row_numbers[answer]] if isinstance(answer, int) else answer for step, answer in row_answers.items()}
+            stored.append(StoredRecord(fields, items, results))
+        return stored
 
     def item_count(self, run: str) -> int:
         return int(self._read(f"SELECT COUNT(DISTINCT item_id) AS n FROM results WHERE run = {self.placeholder}", (run,))[0]["n"])
 
     def item_records(self, run: str, item_id: str) -> list[ResultRecord]:
         mark = self.placeholder
-        rows = self._read(f"SELECT * FROM results WHERE run = {mark} AND item_id = {mark} ORDER BY id", (run, item_id))
-        return [self._record(row) for row in rows]
+        return self._records(self._read(f"{_READ} WHERE run = {mark} AND item_id = {mark} ORDER BY id", (run, item_id)))
 
     def scorer_versions(self, run: str) -> dict[str, set[tuple[str | None, str | None]]]:
         """Per scorer, the (scorer_hash, model) pairs of the run's successful records."""
@@ -184,7 +373,7 @@ class SQLResults:
             parameters.append(self._stored_moment(until))
         if errors is not None:
             where.append("error IS NOT NULL" if errors else "(error IS NULL AND score IS NOT NULL)")
-        sql = "SELECT id FROM results" if limit is not None else "SELECT * FROM results"
+        sql = "SELECT id FROM results" if limit is not None else _READ
         if where:
             sql += " WHERE " + " AND ".join(where)
         if worst_first:
@@ -197,12 +386,8 @@ class SQLResults:
             # sorting whole records would read every record of a big run.
             sql += f" LIMIT {mark}"
             parameters.append(int(limit))
-            ids = [row["id"] for row in self._read(sql, parameters)]
-            if not ids:
-                return []
-            rows = {row["id"]: row for row in self._read(f"SELECT * FROM results WHERE id IN ({', '.join(mark for _ in ids)})", ids)}
-            return [self._record(rows[record_id]) for record_id in ids]
-        return [self._record(row) for row in self._read(sql, parameters)]
+            return self.records_by_id([row["id"] for row in self._read(sql, parameters)])
+        return self._records(self._read(sql, parameters))
 
     def _usage_rows(self, records: list[ResultRecord]) -> tuple[str, list[tuple[str, str, str]], str, list[tuple[Any, ...]]]:
         """The statements (and their rows) that replace the `result_usage` rows of `records`,

@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..db import Migration, check_sequence, split_statements
 from ..db.sqlite import SQLiteDatabase, failure_name, failure_reason
 from ..errors import ConfigError, StoreError
 from ..formatting import to_json
@@ -25,155 +24,21 @@ from .base import (
     RunLease,
     RunStatus,
 )
-from .labels import LABEL_MIGRATION_TITLE, SQLLabels, label_tables
-from .sql import SQLResults
+from .labels import SQLLabels
+from .sql import RESULT_COLUMNS, SQLResults
+from .sqlite_schema import MIGRATIONS, OUR_TABLES, PIECES, piece_list
 
-_RESULTS_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    name        TEXT PRIMARY KEY,
-    source      TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    created_at  REAL NOT NULL,
-    updated_at  REAL NOT NULL,
-    meta        TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS results (
-    id                INTEGER PRIMARY KEY AUTOINCREMENT,
-    run               TEXT NOT NULL,
-    source            TEXT NOT NULL,
-    item_id           TEXT NOT NULL,
-    item_index        INTEGER,
-    scorer_id         TEXT NOT NULL,
-    scorer_hash       TEXT,
-    model             TEXT,
-    direction         TEXT NOT NULL,
-    score             REAL,
-    reason            TEXT,
-    error             TEXT,
-    error_stage       TEXT,
-    input             TEXT,
-    output            TEXT,
-    context           TEXT,
-    ground_truth      TEXT,
-    metadata          TEXT,
-    steps             TEXT,
-    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    total_tokens      INTEGER NOT NULL DEFAULT 0,
-    latency_ms        REAL,
-    started_at        REAL NOT NULL,
-    finished_at       REAL NOT NULL,
-    UNIQUE (run, item_id, scorer_id)
-);
-CREATE INDEX IF NOT EXISTS results_by_scorer ON results (scorer_id, finished_at);
-CREATE INDEX IF NOT EXISTS results_by_time ON results (finished_at);
-CREATE INDEX IF NOT EXISTS results_by_run_scorer ON results (run, scorer_id, score);
-"""
 
-#: The schema, one migration per release that changed it (see engine/db/migrations.py). Version 1 is
-#: the first released schema: its statements are idempotent because files of that release
-#: already hold its tables.
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "runs and results", split_statements(_RESULTS_DDL)),
-    Migration(
-        2,
-        "a jury's judges and whether they disagreed",
-        ("ALTER TABLE results ADD COLUMN judges TEXT", "ALTER TABLE results ADD COLUMN disagreement INTEGER"),
-    ),
-    Migration(
-        3,
-        "provider batch jobs of a run, so a stopped --batch-api run resumes polling",
-        (
-            "CREATE TABLE batch_jobs (run TEXT NOT NULL, batch_id TEXT NOT NULL, model TEXT NOT NULL, "
-            "status TEXT NOT NULL, requests INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, "
-            "PRIMARY KEY (run, batch_id))",
-        ),
-    ),
-    Migration(
-        4,
-        "fingerprints of what produced a result, the not-scorable outcome, and one process per run",
-        (
-            # Reuse a stored result only for the same item content (and the same scorer, whose
-            # fingerprint scorer_hash now also covers options and judge settings).
-            "ALTER TABLE results ADD COLUMN item_hash TEXT",
-            # The scorer could not judge the item: a third outcome beside scores and errors.
-            "ALTER TABLE results ADD COLUMN not_scorable TEXT",
-            "CREATE TABLE run_leases (run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, "
-            "host TEXT NOT NULL, expires_at REAL NOT NULL)",
-        ),
-    ),
-    Migration(5, "each item's human label beside its score, for agreement measured from stored runs", ("ALTER TABLE results ADD COLUMN expected TEXT",)),
-    Migration(
-        6,
-        "a big run's figures read from one index, not from its records (scorers results, the report)",
-        ("CREATE INDEX results_outcomes ON results (run, scorer_id, score, direction, expected, item_index, item_id, error, not_scorable)",),
-    ),
-    Migration(
-        7,
-        "monitors' alerts, and which fields of a live item were not kept whole (for re-scoring)",
-        (
-            "ALTER TABLE results ADD COLUMN content_note TEXT",
-            "CREATE TABLE monitor_alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, monitor TEXT NOT NULL, scorer_id TEXT NOT NULL, "
-            "kind TEXT NOT NULL, value REAL, message TEXT NOT NULL, payload TEXT NOT NULL, fired_at REAL NOT NULL)",
-            "CREATE INDEX monitor_alerts_by_monitor ON monitor_alerts (monitor, fired_at)",
-        ),
-    ),
-    Migration(
-        8,
-        "each result's judge calls and tokens in rows of their own, so a run's usage is summed without reading its steps; "
-        "a run's failures and its items' order read from indexes (scorers results, the report)",
-        (
-            "CREATE INDEX results_failures ON results (run, finished_at) WHERE error IS NOT NULL",
-            "CREATE INDEX results_item_positions ON results (run, item_id, item_index)",
-            "CREATE TABLE result_usage (result_id INTEGER NOT NULL, model TEXT, batch INTEGER NOT NULL, judge_calls INTEGER NOT NULL, "
-            "cached_calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
-            "cached_prompt_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL)",
-            "CREATE INDEX result_usage_by_result ON result_usage (result_id)",
-            # Whatever deletes a result (a run deleted, items pruned) deletes its usage.
-            "CREATE TRIGGER result_usage_goes_with_its_result AFTER DELETE ON results "
-            "BEGIN DELETE FROM result_usage WHERE result_id = OLD.id; END",
-            # The figures of the results already stored, read from their steps as usage() did
-            # before this version (engine/store/sql.py's usage_of follows the same rules).
-            "INSERT INTO result_usage (result_id, model, batch, judge_calls, cached_calls, prompt_tokens, completion_tokens, "
-            "cached_prompt_tokens, reasoning_tokens) "
-            "SELECT c.result_id, c.model, COALESCE(json_extract(c.step, '$.batch'), 0) AS batch, "
-            "SUM(json_extract(c.step, '$.usage') IS NOT NULL), SUM(COALESCE(json_extract(c.step, '$.cached'), 0)), "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.completion_tokens'), 0)), "
-            "SUM(COALESCE(json_extract(c.step, '$.usage.cached_prompt_tokens'), 0)), SUM(COALESCE(json_extract(c.step, '$.usage.reasoning_tokens'), 0)) "
-            "FROM ("
-            "SELECT r.id AS result_id, r.model AS model, s.value AS step FROM results AS r, json_each(r.steps) AS s "
-            "WHERE NOT EXISTS (SELECT 1 FROM json_each(r.judges) AS j, json_each(j.value, '$.steps')) "
-            "UNION ALL SELECT r.id, json_extract(j.value, '$.model'), s.value "
-            "FROM results AS r, json_each(r.judges) AS j, json_each(j.value, '$.steps') AS s"
-            ") AS c "
-            "WHERE json_extract(c.step, '$.usage') IS NOT NULL OR json_extract(c.step, '$.cached') "
-            "GROUP BY c.result_id, c.model, batch",
-        ),
-    ),
-    Migration(
-        9,
-        "an outbox of monitors' alerts: each alert's episode, and its deliveries to webhooks kept until a receiver takes them",
-        (
-            "ALTER TABLE monitor_alerts ADD COLUMN episode TEXT",
-            "CREATE TABLE alert_deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT, alert_id INTEGER NOT NULL, target TEXT NOT NULL, "
-            "target_name TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL NOT NULL, "
-            "last_error TEXT, delivered_at REAL)",
-            "CREATE INDEX alert_deliveries_pending ON alert_deliveries (state, next_attempt_at)",
-        ),
-    ),
-    Migration(10, LABEL_MIGRATION_TITLE, label_tables("REAL")),
+_INSERT = (
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' for _ in RESULT_COLUMNS)}) "
+    f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
 )
-check_sequence(MIGRATIONS)
-#: Tables a results store may hold; an SQLite file with others is something else.
-_OUR_TABLES = {"runs", "results", "result_usage", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence",
-               "review_queues", "review_items", "review_labels", "review_leases", "review_settlements"}
-
-_JSON_COLUMNS = ("input", "output", "context", "ground_truth", "metadata", "expected", "steps", "judges", "content_note")
-_COLUMNS = (
-    "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",
-    "error", "error_stage", "not_scorable", *_JSON_COLUMNS, "disagreement", "prompt_tokens", "completion_tokens", "total_tokens", "latency_ms",
-    "started_at", "finished_at",
-)  # fmt: skip
+#: Pieces no record holds any more (after a run is deleted or pruned, or a record replaced).
+#: The digests only seen go too: a text seen again afterwards is kept in its record once more.
+_SWEEP = (
+    "DELETE FROM contents WHERE body IS NULL "
+    "OR id IN (SELECT id FROM contents EXCEPT SELECT value FROM results, json_each(results.pieces))"
+)
 
 
 def _to_json(value: Any) -> str | None:
@@ -199,9 +64,9 @@ def _moment(value: float) -> datetime:
 def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], None]:
     def check(connection: sqlite3.Connection, version: int) -> None:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version == 0 and tables - _OUR_TABLES:
+        if version == 0 and tables - OUR_TABLES:
             raise ConfigError(
-                f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - _OUR_TABLES))}), "
+                f"{where} is an SQLite database of something else (tables: {', '.join(sorted(tables - OUR_TABLES))}), "
                 "not a results store; give another",
                 parameter="store",
             )
@@ -215,7 +80,10 @@ class SQLiteStore(SQLResults, SQLLabels):
     another process holds the lock for up to `busy_timeout` seconds). `reading=True` (for
     callers that only read) opens a file that cannot be written read-only."""
 
+    pieces = PIECES
+
     def __init__(self, path: str | Path, busy_timeout: float = 30.0, *, reading: bool = False) -> None:
+        super().__init__()
         self.path = Path(path)
         if str(path) != ":memory:" and self.path.is_dir():
             raise ConfigError(f"the results store {path} is a folder; give a file path (e.g. {self.path / 'results.sqlite'})")
@@ -228,6 +96,14 @@ class SQLiteStore(SQLResults, SQLLabels):
             if "full" in reason or failure_name(exc).startswith("SQLITE_IOERR"):  # the disk's failure, not the path's
                 raise StoreError(f"cannot open the results store {path}: {reason}") from None
             raise ConfigError(f"cannot open the results store {path}: {reason}") from None
+
+    @classmethod
+    def open_location(cls, location: str | Path, *, reading: bool = False) -> SQLiteStore:
+        return cls(location, reading=reading)
+
+    @classmethod
+    def exists(cls, location: str | Path) -> bool:
+        return Path(location).exists()
 
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.database.transaction()
@@ -271,13 +147,16 @@ class SQLiteStore(SQLResults, SQLLabels):
         with self._transaction() as db:
             db.execute("DELETE FROM results WHERE run = ?", (name,))
             db.execute("DELETE FROM runs WHERE name = ?", (name,))
+            db.execute(_SWEEP)
 
     def prune_run(self, name: str, keep: set[str]) -> int:
         stale = [row[0] for row in self._read("SELECT DISTINCT item_id FROM results WHERE run = ?", (name,)) if row[0] not in keep]
-        with self._transaction() as db:
-            for start in range(0, len(stale), 500):
-                chunk = stale[start : start + 500]
-                db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+        if stale:
+            with self._transaction() as db:
+                for start in range(0, len(stale), 500):
+                    chunk = stale[start : start + 500]
+                    db.execute(f"DELETE FROM results WHERE run = ? AND item_id IN ({', '.join('?' for _ in chunk)})", [name, *chunk])
+                db.execute(_SWEEP)
         return len(stale)
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
@@ -322,44 +201,34 @@ class SQLiteStore(SQLResults, SQLLabels):
         is synced once per batch rather than once per result."""
         if not records:
             return
-        rows = []
-        for record in records:
-            values = record.model_dump(include=set(_COLUMNS))
-            for column in _JSON_COLUMNS:
-                values[column] = _to_json(values[column])
-            values["started_at"] = _timestamp(record.started_at)
-            values["finished_at"] = _timestamp(record.finished_at)
-            rows.append([values[column] for column in _COLUMNS])
-        placeholders = ", ".join("?" for _ in _COLUMNS)
-        updates = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS)
         latest: dict[str, float] = {}
         for record in records:
             latest[record.run] = max(latest.get(record.run, 0.0), _timestamp(record.finished_at))
         clear_usage, keys, add_usage, usage_rows = self._usage_rows(records)
         with self._transaction() as db:
-            db.executemany(
-                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
-                f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {updates}",
-                rows,
-            )
+            db.executemany(_INSERT, self._result_rows(db, records))
             db.executemany(clear_usage, keys)
             db.executemany(add_usage, usage_rows)
             db.executemany("UPDATE runs SET updated_at = ? WHERE name = ?", [(moment, run) for run, moment in latest.items()])
 
+    def _json(self, value: Any) -> str | None:
+        return _to_json(value)
+
     @staticmethod
-    def _record(row: sqlite3.Row) -> ResultRecord:
-        data: dict[str, Any] = {column: row[column] for column in _COLUMNS}
-        for column in _JSON_COLUMNS:
-            data[column] = _from_json(data[column])
-        data["metadata"] = data["metadata"] or {}
-        data["steps"] = data["steps"] or {}
-        data["started_at"] = _moment(data["started_at"])
-        data["finished_at"] = _moment(data["finished_at"])
-        return ResultRecord.model_validate(data)
+    def _piece_ids(stored: Any) -> list[int]:
+        return [int(number) for number in stored[1:-1].split(",")] if stored else []
+
+    @staticmethod
+    def _stored_piece_ids(ids: list[int]) -> str | None:
+        return piece_list(ids)
 
     @staticmethod
     def _stored_moment(moment: datetime) -> float:
         return _timestamp(moment)
+
+    @staticmethod
+    def _moment(stored: Any) -> datetime:
+        return _moment(stored)
 
     @staticmethod
     def _label(stored: Any) -> Any:
@@ -444,12 +313,10 @@ class SQLiteStore(SQLResults, SQLLabels):
             )  # fmt: skip
 
     def expire_content(self, run: str, before: datetime) -> int:
-        cleared = ", ".join(f"{field} = NULL" for field in CONTENT_FIELDS)
         note = to_json({field: "expired" for field in CONTENT_FIELDS})
         with self._transaction() as db:
             cursor = db.execute(
-                f"UPDATE results SET {cleared}, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? "
-                "AND (output IS NOT NULL OR input IS NOT NULL OR context IS NOT NULL)",
+                "UPDATE results SET item = NULL, content_note = ? WHERE run = ? AND source = 'live' AND finished_at < ? AND item IS NOT NULL",
                 (note, run, _timestamp(before)),
             )
             return cursor.rowcount

@@ -32,10 +32,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ...db import is_postgres_url, redact_url
+from ...db import url_scheme
 from ...errors import ConfigError, StoreError
 from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest, TokenUsage
-from .cache_storage import CacheStats, CachedResponses, open_postgres_responses, open_sqlite_responses
+from .cache_storage import CacheStats, open_responses
 
 logger = logging.getLogger("engine.cache")
 
@@ -75,16 +75,7 @@ def cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
 
 
 def is_database_url(location: object) -> bool:
-    return is_postgres_url(location)
-
-
-def open_storage(location: str | os.PathLike[str]) -> CachedResponses:
-    """The storage at `location`: a `postgresql://` URL, else a SQLite file path."""
-    if is_database_url(location):
-        return open_postgres_responses(str(location))
-    if isinstance(location, str) and "://" in location:
-        raise ConfigError(f"response cache {redact_url(location)!r}: expected a file path or a postgresql:// URL")
-    return open_sqlite_responses(Path(location).expanduser())
+    return url_scheme(location) is not None
 
 
 class ResponseCache:
@@ -98,7 +89,7 @@ class ResponseCache:
     pause_after_failure = 30.0
 
     def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
-        self.storage = open_storage(location if location is not None else default_cache_location())
+        self.storage = open_responses(location if location is not None else default_cache_location())
         self.location = self.storage.location
         self._lock = threading.Lock()
         self.hits = 0

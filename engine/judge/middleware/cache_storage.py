@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...db import Database, Migration, check_sequence, url_passwords, where
+from ...db import Database, Migration, check_sequence, redact_url, url_passwords, url_scheme, where
+from ...db.postgres import PostgresDatabase
 from ...db.sqlite import SQLiteDatabase, failure_reason
 from ...errors import ConfigError
 from ...scrub import install_log_filter, remember_secret
@@ -180,8 +181,6 @@ def open_sqlite_responses(path: str | os.PathLike[str]) -> CachedResponses:
 def open_postgres_responses(url: str, max_connections: int = 4, connect_timeout: float = 10.0) -> CachedResponses:
     """The cache's tables in the database at `url` (created when missing), through a small
     pool of connections (a call holds one for a single statement)."""
-    from ...db.postgres import PostgresDatabase  # psycopg is an optional extra
-
     for secret in url_passwords(url):
         remember_secret(secret)
     install_log_filter()  # the pool logs failed connections on its own
@@ -193,4 +192,20 @@ def open_postgres_responses(url: str, max_connections: int = 4, connect_timeout:
     return CachedResponses(database, "scorers_responses", "scorers_cache_sessions")
 
 
-__all__ = ["CacheStats", "CachedResponses", "open_postgres_responses", "open_sqlite_responses"]
+#: The cache's homes by a location's URL scheme; a location without one is a SQLite file.
+_HOMES = {scheme: open_postgres_responses for scheme in PostgresDatabase.schemes}
+
+
+def open_responses(location: str | os.PathLike[str]) -> CachedResponses:
+    """The storage at `location`: a database URL whose scheme has a home here, else a SQLite file path."""
+    scheme = url_scheme(location)
+    if scheme is None:
+        return open_sqlite_responses(Path(location).expanduser())
+    home = _HOMES.get(scheme)
+    if home is None:
+        known = " or ".join(f"a {name}:// URL" for name in _HOMES)
+        raise ConfigError(f"response cache {redact_url(str(location))!r}: expected a file path or {known}")
+    return home(str(location))
+
+
+__all__ = ["CacheStats", "CachedResponses", "open_postgres_responses", "open_responses", "open_sqlite_responses"]

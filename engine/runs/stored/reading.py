@@ -7,11 +7,12 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from ...errors import ConfigError
 from ...formatting import to_json
-from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store
+from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
 from ..results import Agreement, Comparison
 from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
@@ -219,11 +220,48 @@ def _cell(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, (str, int, float)):
         return value
+    if isinstance(value, datetime):
+        return f'"{value}"'  # to_json's text of it (its str() in quotes), without JSON's encoder
     return to_json(value)
+
+
+def _cells(record: ResultRecord, steps: list[str]) -> list[Any]:
+    return [*(_cell(getattr(record, name)) for name in _CSV_FIELDS), *(_cell(record.steps[step].result) if step in record.steps else "" for step in steps)]
+
+
+_JSON = json.JSONDecoder()
+
+
+def _saved_cell(text: str | None) -> Any:
+    """The cell of a value saved as the JSON `text`: what `_cell` gives for the value."""
+    if text is None:
+        return ""
+    if text[0] in "{[":
+        return text  # to_json's text of the value, as `_cell` would write it again
+    return _cell(_JSON.raw_decode(text)[0])  # a string, a number or true/false
+
+
+#: Cells written as they are (bool is not among them: `_cell` writes JSON's true and false).
+_AS_THEY_ARE = frozenset({str, int, float})
+
+
+def _saved_cells(stored: StoredRecord, steps: list[str]) -> list[Any]:
+    fields, texts, answers = stored
+    row = []
+    for name in _CSV_FIELDS:
+        if name in texts:
+            row.append(_saved_cell(texts[name]))
+        else:
+            value = fields[name]
+            row.append(value if type(value) in _AS_THEY_ARE else _cell(value))  # most cells: no call
+    row += [_saved_cell(answers.get(step)) for step in steps]
+    return row
 
 
 #: Records read from the store at a time while exporting: a run of any size in flat memory.
 EXPORT_CHUNK = 500
+#: CSV rows handed on at a time (each a few KiB at most).
+_ROWS_A_CHUNK = 100
 
 
 class RunExport:
@@ -244,6 +282,19 @@ class RunExport:
         for start in range(0, len(self._ids), EXPORT_CHUNK):
             found.update(dict.fromkeys(self.store.step_ids(self._ids[start : start + EXPORT_CHUNK])))
         return list(found)
+
+    @property
+    def as_saved(self) -> bool:
+        """Whether the store hands over the records as saved (`stored`)."""
+        return self._ids is not None and isinstance(self.store, ReadsInBulk)
+
+    def stored(self) -> Iterator[StoredRecord]:
+        """The records as saved, a chunk at a time (a store that reads in bulk only)."""
+        assert self._ids is not None and isinstance(self.store, ReadsInBulk)
+        for start in range(0, len(self._ids), EXPORT_CHUNK):
+            for stored in self.store.stored_records(self._ids[start : start + EXPORT_CHUNK]):
+                self.count += 1
+                yield stored
 
     def __iter__(self) -> Iterator[ResultRecord]:
         if self._ids is None or not isinstance(self.store, ReadsInBulk):
@@ -287,12 +338,17 @@ def export_records(records: Iterable[ResultRecord], form: str, steps: list[str] 
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([*_CSV_FIELDS, *(f"step:{step}" for step in steps)])
-    for record in records:
-        row = [_cell(getattr(record, name)) for name in _CSV_FIELDS]
-        row += [_cell(record.steps[step].result) if step in record.steps else "" for step in steps]
+    # A store that hands over what it saved has its JSON written through as it was saved:
+    # the same cells, without reading each record into a ResultRecord and writing it again.
+    if isinstance(records, RunExport) and records.as_saved:
+        rows = (_saved_cells(stored, steps) for stored in records.stored())
+    else:
+        rows = (_cells(record, steps) for record in records)
+    for written, row in enumerate(rows, 1):
         writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    if buffer.tell():  # no record: the header alone
+        if written % _ROWS_A_CHUNK == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():  # the last rows, or the header alone
         yield buffer.getvalue()
