@@ -15,6 +15,7 @@ catalog's `queues:` section and checked at load like everything else (FILE:LINE)
           text: statement            # what each entry shows
           judged: verdict            # the judge's own answer in each entry
           choices: ["yes", "no"]     # what a reviewer may answer for each
+        show: [input, output, context]   # the item's fields shown (default: all but metadata)
         labels_per_item: 2           # people who label each item
         blind: true                  # the judge's score and reason shown only once labelled
         lease: 15m                   # how long an open item stays with one reviewer
@@ -117,7 +118,10 @@ class QueueSpec(_Strict):
     note: bool = Field(default=True, description="Offer a free-text note beside the label")
     steps: StepLabels | None = None
     highlight: str | None = Field(default=None, description="STEP.FIELD whose texts are highlighted in the output (default: the texts of `steps`)")
-    show: list[Field_] = Field(default_factory=lambda: list(FIELDS), description="The item's fields shown, among those it has")
+    show: list[Field_] = Field(
+        default_factory=lambda: [name for name in FIELDS if name != "metadata"],
+        description="The item's fields shown, among those it has (default: all but metadata, which may hold a label)",
+    )
     labels_per_item: int = Field(default=1, ge=1, le=20, description="How many people label each item")
     blind: bool = Field(default=True, description="Hide the judge's score and reason until the item is labelled")
     lease: str = Field(default="15m", description="How long an open item stays with one reviewer: 90s, 15m, 2h")

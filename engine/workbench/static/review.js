@@ -179,6 +179,7 @@ function showItem(item) {
   state.answers = own && own.answers.length ? [...own.answers] : item.entries.map(() => null);
   state.claim = 0;
   $("#note").value = own && own.note ? own.note : "";
+  $("#save-word").textContent = own ? "Change label" : "Save label";
   $("#note-box").hidden = !(info && info.note);
   renderChoices();
   renderAnswers();
@@ -387,6 +388,7 @@ async function showAgreement() {
     }
   }
   $("#judge-figures tbody").replaceChildren(...rows);
+  $("#judge-title").textContent = judge ? `The judge against people's labels (${judge.labelled} items settled or agreed on)` : "The judge against people's labels";
   $("#judge-empty").hidden = rows.length > 0;
   $("#ceiling").textContent = report.ceiling_note;
   $("#disagreements-empty").hidden = people.disagreements.length > 0;
