@@ -140,3 +140,27 @@ def test_a_queue_declaration_is_checked_at_its_line(tmp_path: Path) -> None:
     checked = runner.invoke(app, ["check", str(catalog)])
     assert checked.exit_code == 1
     assert f"{catalog}:12" in checked.stderr + checked.stdout and "strict has no step 'judge'" in checked.stderr + checked.stdout
+
+
+def test_the_scorecard_scores_a_queues_golden_set(stored_run: Path, judge: JudgeServer, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from engine.runs.labels import give_label
+
+    store = str(stored_run)
+    invoke("queue", "create", "scorecard", "--from-run", "production", "--sample", "9", "--store", store)
+    opened = open_store(store)
+    for item in opened.review_items("scorecard"):  # type: ignore[union-attr]
+        give_label(opened, "scorecard", "Ana", item.item_id, "pass" if int(item.item_id.split("-")[1]) % 3 == 0 else "flag")
+    opened.close()  # type: ignore[union-attr]
+    bench = Path(__file__).resolve().parent.parent / "bench" / "judge_quality.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--model", "openai/judge", "--base-url", judge.base_url, "--queue", "scorecard", "--labels-store", store,
+         "--repeats", "1", "--store", str(tmp_path / "quality.sqlite"), "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)
+    assert (row["set"], row["scorer"], row["items"]) == ("queue:scorecard", "hallucination", 9)
+    assert row["kappa"]["value"] is not None

@@ -20,7 +20,6 @@ from engine.cli import app
 from engine.testing import JudgeServer
 from engine.workbench.server import Workbench
 
-pytestmark = pytest.mark.slow
 runner = CliRunner()
 
 CATALOG = """\
@@ -95,6 +94,7 @@ def label(tab: Tab, key: str) -> None:
     assert tab.text("#judge-line").startswith("Score ")
 
 
+@pytest.mark.slow
 def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
     workbench = review_workbench
     ana = open_review(chromium, workbench, "Ana")
@@ -179,3 +179,22 @@ def test_the_review_api_refuses_a_label_the_queue_does_not_ask_for(review_workbe
     assert status == 400 and refused["error"] == "label: this queue asks for pass or flag, got 'maybe'"
     status, refused = call(review_workbench, "review/next", {"queue": "plain", "reviewer": " "})
     assert status == 400 and "give your name" in refused["error"]
+
+
+def test_a_queue_is_a_data_set_of_the_workbench_once_labelled(review_workbench: Workbench) -> None:
+    call(review_workbench, "review/create", {"name": "golden", "run": "production", "scorer": "hallucination", "sample": 4})
+    for _ in range(4):
+        found = call(review_workbench, "review/next", {"queue": "golden", "reviewer": "Ana"})[1]["item"]
+        call(review_workbench, "review/label", {"queue": "golden", "reviewer": "Ana", "item_id": found["item_id"], "value": "flag"})
+    status, state = call(review_workbench, "state", {})
+    assert status == 200 and {"path": "queue:golden", "name": "queue golden (4 labelled)"} in state["datasets"]
+    status, items = call(review_workbench, "items", {"data": "queue:golden", "scorer": "hallucination"})
+    assert status == 200 and items["total"] == 4 and {item["label"] for item in items["items"]} == {True}
+
+
+def test_a_mistake_in_a_queue_declaration_is_shown_by_the_workbenchs_check(review_workbench: Workbench) -> None:
+    broken = CATALOG.replace("labels_per_item: 2", "labels_per_item: 0")
+    status, found = call(review_workbench, "check", {"scorer": "hallucination", "files": {"scorers.yaml": broken}})
+    assert status == 200
+    [problem] = found["problems"]
+    assert problem["line"] == 11 and "queues.claims-review.labels_per_item" in problem["message"] and "greater than or equal to 1" in problem["message"]
