@@ -41,6 +41,8 @@ from .suggest import did_you_mean
 #: The fields of an item a queue may show, in the order the review page shows them.
 Field_ = Literal["input", "turns", "output", "tool_calls", "context", "ground_truth", "metadata"]
 FIELDS: tuple[Field_, ...] = ("input", "turns", "output", "tool_calls", "context", "ground_truth", "metadata")
+#: Shown unless a queue says otherwise: metadata may hold a label (HaluEval's does).
+SHOWN: tuple[Field_, ...] = FIELDS[:-1]
 DEFAULT_INSTRUCTIONS = (
     "Read the item and decide as the scorer should: flag it when the scorer should flag it, pass it otherwise. "
     "Add a note when the reason is not obvious."
@@ -119,7 +121,7 @@ class QueueSpec(_Strict):
     steps: StepLabels | None = None
     highlight: str | None = Field(default=None, description="STEP.FIELD whose texts are highlighted in the output (default: the texts of `steps`)")
     show: list[Field_] = Field(
-        default_factory=lambda: [name for name in FIELDS if name != "metadata"],
+        default_factory=lambda: list(SHOWN),
         description="The item's fields shown, among those it has (default: all but metadata, which may hold a label)",
     )
     labels_per_item: int = Field(default=1, ge=1, le=20, description="How many people label each item")
