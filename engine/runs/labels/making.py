@@ -142,7 +142,7 @@ def _picked(records: Sequence[ResultRecord], filters: Sequence[Filter], threshol
                 break
             if chosen.name == "near" and record.ok and record.score is not None:
                 margin = chosen.margin if chosen.margin is not None else scale / 10
-                if abs(record.score - threshold) <= margin:
+                if abs(record.score - threshold) <= margin + 1e-9:  # 0.55 is within 0.05 of 0.5, float rounding aside
                     break
             if chosen.name == "flips" and record.ok and record.score is not None:
                 before = flips[str(chosen)].get(record.item_id)
