@@ -91,7 +91,7 @@ def create_command(
         assert created is not None
         opened = created
         queue = queue_from_file(opened, spec, from_file, threshold=line, direction=plan.direction, scale=scale, sample=sample, seed=seed)
-    items = len(read_queue(opened, name).items)
+    items = len(read_queue(opened, name, fields=False).items)
     picked = f", picked by {', '.join(queue.picked_by)}" if queue.picked_by else ""
     console.print(
         f"Queue [bold]{name}[/bold]: {items} item(s) of {queue.source} for {queue.scorer_id}{picked}; "
@@ -128,8 +128,9 @@ def list_command(store: StoreOption = DEFAULT_STORE, as_json: JsonFlag = False) 
     queues = opened.review_queues() if isinstance(opened, KeepsLabels) else []
     rows: list[dict[str, Any]] = []
     for queue in queues:
-        found = golden_set(read_queue(opened, queue.name))
-        rows.append({"name": queue.name, "scorer": queue.scorer_id, "source": queue.source, "items": len(read_queue(opened, queue.name).items), "done": len(found.items)})
+        labelled = read_queue(opened, queue.name, fields=False)
+        counts = labelled.progress()
+        rows.append({"name": queue.name, "scorer": queue.scorer_id, "source": queue.source, "items": len(labelled.items), "done": counts["settled"] + counts["agreed"]})
     if as_json:
         print_json(rows)
         return

@@ -108,9 +108,12 @@ class KeepsLabels(Protocol):
         """Forget the queue, its items, labels, leases and settlements."""
         ...
 
-    def review_items(self, name: str) -> list[ReviewItem]:
-        """The queue's items in their order."""
+    def review_items(self, name: str, fields: bool = True) -> list[ReviewItem]:
+        """The queue's items in their order; without `fields`, only their ids, places and what
+        the judge made of them (what agreement is measured on), read without their text."""
         ...
+
+    def review_item(self, name: str, item_id: str) -> ReviewItem | None: ...
 
     def claim_review(self, name: str, reviewer: str, lease_s: float, needed: int, passed: Sequence[str] = ()) -> ReviewItem | None:
         """The first item that still needs labels (fewer than `needed`), that `reviewer` has
@@ -164,7 +167,7 @@ def label_tables(real: str) -> tuple[str, ...]:
     return (
         f"CREATE TABLE review_queues (name TEXT PRIMARY KEY, scorer_id TEXT NOT NULL, created_at {real} NOT NULL, queue TEXT NOT NULL)",
         "CREATE TABLE review_items (queue TEXT NOT NULL, item_id TEXT NOT NULL, item_position INTEGER NOT NULL, item TEXT NOT NULL, "
-        "PRIMARY KEY (queue, item_id))",
+        "judged TEXT, PRIMARY KEY (queue, item_id))",
         f"CREATE TABLE review_labels (queue TEXT NOT NULL, item_id TEXT NOT NULL, reviewer TEXT NOT NULL, label TEXT NOT NULL, "
         f"labelled_at {real} NOT NULL, PRIMARY KEY (queue, item_id, reviewer))",
         "CREATE INDEX review_labels_in_order ON review_labels (queue, labelled_at)",
@@ -202,10 +205,10 @@ class SQLLabels:
                 (queue.name, queue.scorer_id, _seconds(queue.created_at), queue.model_dump_json()),
             )
             rows = [
-                (queue.name, item.item_id, item.position, _text({"fields": scrubbed(item.fields), "judged": item.judged.model_dump(mode="json") if item.judged else None}))
+                (queue.name, item.item_id, item.position, _text(scrubbed(item.fields)), item.judged.model_dump_json() if item.judged else None)
                 for item in items
             ]
-            db.cursor().executemany(self._sql("INSERT INTO review_items (queue, item_id, item_position, item) VALUES (?, ?, ?, ?)"), rows)
+            db.cursor().executemany(self._sql("INSERT INTO review_items (queue, item_id, item_position, item, judged) VALUES (?, ?, ?, ?, ?)"), rows)
 
     def get_queue(self, name: str) -> ReviewQueue | None:
         rows = self._read(self._sql("SELECT queue FROM review_queues WHERE name = ?"), (name,))
@@ -222,12 +225,18 @@ class SQLLabels:
 
     @staticmethod
     def _item(queue: str, row: Any) -> ReviewItem:
-        stored = _value(row["item"])
-        return ReviewItem(queue=queue, item_id=row["item_id"], position=row["item_position"], fields=stored["fields"], judged=stored["judged"])
+        judged = JudgedItem.model_validate_json(row["judged"]) if row["judged"] is not None else None
+        fields = _value(row["item"]) if "item" in row.keys() else {}
+        return ReviewItem(queue=queue, item_id=row["item_id"], position=row["item_position"], fields=fields, judged=judged)
 
-    def review_items(self, name: str) -> list[ReviewItem]:
-        rows = self._read(self._sql("SELECT item_id, item_position, item FROM review_items WHERE queue = ? ORDER BY item_position"), (name,))
+    def review_items(self, name: str, fields: bool = True) -> list[ReviewItem]:
+        columns = "item_id, item_position, judged" + (", item" if fields else "")
+        rows = self._read(self._sql(f"SELECT {columns} FROM review_items WHERE queue = ? ORDER BY item_position"), (name,))
         return [self._item(name, row) for row in rows]
+
+    def review_item(self, name: str, item_id: str) -> ReviewItem | None:
+        rows = self._read(self._sql("SELECT item_id, item_position, judged, item FROM review_items WHERE queue = ? AND item_id = ?"), (name, item_id))
+        return self._item(name, rows[0]) if rows else None
 
     def _take(self, db: Any, name: str, item_id: str, reviewer: str, now: float, lease_s: float) -> bool:
         """Hold the item for `reviewer` unless another reviewer's lease on it is still running:
@@ -245,7 +254,7 @@ class SQLLabels:
     def claim_review(self, name: str, reviewer: str, lease_s: float, needed: int, passed: Sequence[str] = ()) -> ReviewItem | None:
         now = time.time()
         open_items = self._sql(
-            "SELECT i.item_id, i.item_position, i.item FROM review_items AS i "
+            "SELECT i.item_id, i.item_position, i.judged, i.item FROM review_items AS i "
             "LEFT JOIN review_leases AS l ON l.queue = i.queue AND l.item_id = i.item_id "
             "WHERE i.queue = ? AND (l.reviewer IS NULL OR l.reviewer = ? OR l.expires_at < ?) "
             "AND NOT EXISTS (SELECT 1 FROM review_labels AS own WHERE own.queue = i.queue AND own.item_id = i.item_id AND own.reviewer = ?) "

@@ -13,7 +13,6 @@ from ..catalog.queues import QueueSpec, default_queue
 from ..errors import ConfigError
 from ..runs.labels import (
     give_label,
-    golden_set,
     next_item,
     open_item,
     queue_from_run,
@@ -54,12 +53,12 @@ class ReviewDesk:
         return self.store
 
     def _progress(self, name: str, reviewer: str | None = None) -> dict[str, Any]:
-        labelled = read_queue(self.store, name)
-        found = golden_set(labelled)
+        labelled = read_queue(self.store, name, fields=False)
+        counts = labelled.progress()
         mine = [label.item_id for label in labelled.labels if label.reviewer == reviewer] if reviewer else []
         return {
             "name": name, "scorer": labelled.queue.scorer_id, "source": labelled.queue.source, "items": len(labelled.items),
-            "done": len(found.items), "disagreed": found.disagreed, "labels": len(labelled.labels), "mine": mine,
+            "done": counts["settled"] + counts["agreed"], "disagreed": counts["disagreed"], "labels": len(labelled.labels), "mine": mine,
             "labels_per_item": labelled.spec.labels_per_item, "instructions": labelled.spec.instructions, "blind": labelled.spec.blind,
             "label": labelled.spec.label.model_dump(mode="json"), "note": labelled.spec.note, "scale": labelled.queue.scale,
             "choices": labelled.spec.steps.choices if labelled.spec.steps else [], "picked_by": labelled.queue.picked_by,
@@ -133,13 +132,12 @@ class ReviewDesk:
 
     def report(self, body: dict[str, Any]) -> dict[str, Any]:
         """People's agreement, their disagreements and the judge against their labels."""
-        found = queue_report(self.store, _text(body, "queue")).model_dump(mode="json")
-        labelled = read_queue(self.store, _text(body, "queue"))
-        items = {item.item_id: item for item in labelled.items}
+        name = _text(body, "queue")
+        found = queue_report(self.store, name).model_dump(mode="json")
         for verdict in found["people"]["disagreements"]:
-            item = items[verdict["item_id"]]
-            verdict["output"] = item.fields.get("output")
-            verdict["input"] = item.fields.get("input")
+            item = self._keeper().review_item(name, verdict["item_id"])
+            verdict["output"] = item.fields.get("output") if item is not None else None
+            verdict["input"] = item.fields.get("input") if item is not None else None
         return found
 
     def settle(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -31,16 +31,17 @@ def queue_name(data: str | Path) -> str | None:
     return text[len(QUEUE_PREFIX) :] if text.startswith(QUEUE_PREFIX) else None
 
 
-def read_queue(store: Store, name: str) -> QueueLabels:
-    """The queue with its items, labels and settlements; a queue the store does not hold is
-    one line naming those it does."""
+def read_queue(store: Store, name: str, fields: bool = True, items: bool = True) -> QueueLabels:
+    """The queue with its items, labels and settlements (without `fields`, the items without
+    their text: what agreement and progress need; without `items`, none: what a reviewer's
+    one item needs); a queue the store does not hold is one line naming those it does."""
     if not isinstance(store, KeepsLabels):
         raise ConfigError(f"this results store ({type(store).__name__}) keeps no review queues")
     queue = store.get_queue(name)
     if queue is None:
         known = ", ".join(found.name for found in store.review_queues()[:10]) or "none"
         raise ConfigError(f"no queue named {name!r} in the results store (queues: {known})")
-    return QueueLabels(queue, QueueSpec.model_validate(queue.spec), store.review_items(name), store.labels(name), store.settlements(name))
+    return QueueLabels(queue, QueueSpec.model_validate(queue.spec), store.review_items(name, fields) if items else [], store.labels(name), store.settlements(name))
 
 
 def expected_of(labelled: QueueLabels, value: bool | float | str) -> bool | float:
@@ -115,9 +116,10 @@ def queue_datasets(store: Store) -> list[dict[str, str]]:
         return []
     offered = []
     for queue in store.review_queues():
-        found = golden_set(read_queue(store, queue.name))
-        if found.items:
-            offered.append({"path": f"{QUEUE_PREFIX}{queue.name}", "name": f"queue {queue.name} ({len(found.items)} labelled)"})
+        counts = read_queue(store, queue.name, fields=False).progress()
+        done = counts["settled"] + counts["agreed"]
+        if done:
+            offered.append({"path": f"{QUEUE_PREFIX}{queue.name}", "name": f"queue {queue.name} ({done} labelled)"})
     return offered
 
 
@@ -169,7 +171,7 @@ def labelled_judgements(store: Store, scorer: str, source: str = "any", run: str
         kind = "live" if queue.run_kind == "live" else "batch" if queue.run is not None else None
         if queue.scorer_id != scorer or (run is not None and queue.run != run) or (source != "any" and kind != source):
             continue
-        labelled = read_queue(store, queue.name)
+        labelled = read_queue(store, queue.name, fields=False)
         items = {item.item_id: item for item in labelled.items}
         for verdict in labelled.verdicts():
             judged = items[verdict.item_id].judged
@@ -204,7 +206,7 @@ CEILING_NOTE = (
 
 
 def queue_report(store: Store, name: str) -> QueueReport:
-    labelled = read_queue(store, name)
+    labelled = read_queue(store, name, fields=False)
     return QueueReport(
         name=name, scorer_id=labelled.queue.scorer_id, direction=labelled.queue.direction, source=labelled.queue.source, picked_by=labelled.queue.picked_by,
         labels_per_item=labelled.spec.labels_per_item, people=people_agreement(labelled), judge=judge_agreement(labelled), ceiling_note=CEILING_NOTE,

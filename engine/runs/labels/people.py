@@ -147,6 +147,13 @@ class QueueLabels:
     def verdicts(self) -> list[ItemVerdict]:
         return [self.verdict(item) for item in self.items]
 
+    def progress(self) -> dict[ItemState, int]:
+        """How many items are settled, agreed, disagreed on and open."""
+        counts: dict[ItemState, int] = {"settled": 0, "agreed": 0, "disagreed": 0, "open": 0}
+        for verdict in self.verdicts():
+            counts[verdict.state] += 1
+        return counts
+
 
 def _agreed_answers(labels: Sequence[HumanLabel]) -> list[str | None]:
     """Each answer's label where every reviewer who answered it gave the same one (None where

@@ -167,10 +167,17 @@ def item_view(labelled: QueueLabels, item: ReviewItem, reviewer: str) -> dict[st
     return view
 
 
+def _item(store: Store, name: str, item_id: str) -> ReviewItem:
+    found = _store(store).review_item(name, item_id)
+    if found is None:
+        raise ConfigError(f"queue {name!r} has no item {item_id!r}")
+    return found
+
+
 def next_item(store: Store, name: str, reviewer: str, passed: Sequence[str] = ()) -> dict[str, Any] | None:
     """The next item for `reviewer` (held for them), as `item_view` shows it; None when the
     queue has nothing left for them."""
-    labelled = read_queue(store, name)
+    labelled = read_queue(store, name, items=False)
     found = _store(store).claim_review(name, reviewer, labelled.spec.lease_seconds, labelled.spec.labels_per_item, passed)
     return None if found is None else item_view(labelled, found, reviewer)
 
@@ -178,10 +185,8 @@ def next_item(store: Store, name: str, reviewer: str, passed: Sequence[str] = ()
 def open_item(store: Store, name: str, reviewer: str, item_id: str) -> dict[str, Any]:
     """An item the reviewer goes back to (held for them again); refused while another
     reviewer holds it."""
-    labelled = read_queue(store, name)
-    item = next((found for found in labelled.items if found.item_id == item_id), None)
-    if item is None:
-        raise ConfigError(f"queue {name!r} has no item {item_id!r}")
+    labelled = read_queue(store, name, items=False)
+    item = _item(store, name, item_id)
     holder = _store(store).hold_review(name, item_id, reviewer, labelled.spec.lease_seconds)
     if holder is not None:
         raise ConfigError(f"{holder} is labelling item {item_id} right now; it comes back to you once they are done")
@@ -191,10 +196,8 @@ def open_item(store: Store, name: str, reviewer: str, item_id: str) -> dict[str,
 def give_label(store: Store, name: str, reviewer: str, item_id: str, value: Any, answers: Any = None, note: Any = None) -> dict[str, Any]:
     """Keep `reviewer`'s label of the item (checked against the queue's schema) and return the
     item as it shows now: with the judge's view revealed."""
-    labelled = read_queue(store, name)
-    item = next((found for found in labelled.items if found.item_id == item_id), None)
-    if item is None:
-        raise ConfigError(f"queue {name!r} has no item {item_id!r}")
+    labelled = read_queue(store, name, items=False)
+    item = _item(store, name, item_id)
     keeper = _store(store)
     holder = keeper.hold_review(name, item_id, reviewer, labelled.spec.lease_seconds)
     if holder is not None:
@@ -204,15 +207,13 @@ def give_label(store: Store, name: str, reviewer: str, item_id: str, value: Any,
         answers=read_answers(labelled.spec, item, answers), note=_note(note, labelled.spec),
     )  # fmt: skip
     keeper.save_label(label)
-    return item_view(read_queue(store, name), item, reviewer)
+    return item_view(read_queue(store, name, items=False), item, reviewer)
 
 
 def settle_item(store: Store, name: str, item_id: str, value: Any, settled_by: str, note: Any = None, answers: Any = None) -> Settlement:
     """Give an item its final label, with who settled it."""
-    labelled = read_queue(store, name)
-    item = next((found for found in labelled.items if found.item_id == item_id), None)
-    if item is None:
-        raise ConfigError(f"queue {name!r} has no item {item_id!r}")
+    labelled = read_queue(store, name, items=False)
+    item = _item(store, name, item_id)
     settlement = Settlement(
         queue=name, item_id=item_id, value=read_value(labelled.spec, labelled.queue.scale, value), answers=read_answers(labelled.spec, item, answers),
         note=note if isinstance(note, str) and note else None, settled_by=reviewer_name(settled_by),
