@@ -105,6 +105,8 @@ def test_from_a_stored_run_to_a_settled_golden_set_and_a_calibrated_threshold(st
     from_queue = json.loads(invoke("calibrate", "queue:review", "--scorer", "hallucination", "--model", "openai/judge", "--store", store, "--json"))
     assert from_file["labelled"] == from_queue["labelled"] == 12
     assert from_file["best"]["threshold"] == from_queue["best"]["threshold"]
+    evaluated = invoke("eval", "queue:review", "--scorer", "hallucination", "--model", "openai/judge", "--store", store, "--json")
+    assert json.loads(evaluated)["summary"]["hallucination"]["agreement"]["labelled"] == 12
 
 
 def test_filters_pick_what_a_reviewer_wants(stored_run: Path) -> None:

@@ -198,3 +198,24 @@ def test_a_mistake_in_a_queue_declaration_is_shown_by_the_workbenchs_check(revie
     assert status == 200
     [problem] = found["problems"]
     assert problem["line"] == 11 and "queues.claims-review.labels_per_item" in problem["message"] and "greater than or equal to 1" in problem["message"]
+
+
+@pytest.mark.slow
+def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
+    transcript = [
+        {"role": "user", "content": "Book me a table in Paris."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"place": "Chez Paul"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Booked a table at Chez Paul."},
+        {"role": "assistant", "content": "Booked a table at Chez Paul."},
+    ]
+    data = tmp_path / "agent.jsonl"
+    data.write_text(json.dumps({"id": "chat-1", "input": "Book me a table in Paris.", "turns": transcript, "context": ["Chez Paul is in Paris."]}) + "\n", encoding="utf-8")
+    made = runner.invoke(app, ["queue", "create", "agent", "--from-file", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "results.sqlite")])
+    assert made.exit_code == 0, made.stderr
+    tab = open_review(chromium, review_workbench, "Ana")
+    tab.page.select_option("#queue", "agent")
+    tab.page.wait_for_selector(".field-turns li.turn")
+    assert tab.page.locator(".field-turns li.turn").count() == 4
+    assert 'book({"place":"Chez Paul"})' in tab.text(".field-tool_calls")
+    assert tab.text(".field-output pre") == "Booked a table at Chez Paul."
+    assert tab.page.locator("#judge-box").is_hidden() and not tab.errors
