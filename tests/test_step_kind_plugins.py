@@ -310,12 +310,12 @@ def test_the_workbench_checks_a_kind_of_its_own(tmp_path: Path, ask_kind: None, 
         def ask(route: str, body: dict[str, Any]) -> Any:
             request = urllib.request.Request(
                 f"http://127.0.0.1:{started.port}{route}", data=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}"},
+                headers={"Content-Type": "application/json", "Cookie": f"scorers_workbench={started.token}", "X-Workbench-Session": started.session_key},
             )
             with urllib.request.urlopen(request) as response:
                 return json.loads(response.read().decode())
 
-        assert ask("/api/check", {"files": {}}) == {"problems": []}
+        assert ask("/api/check", {"files": {}})["problems"] == []
         files = [file["path"] for file in ask("/api/scorer", {"scorer": "rude", "files": {}})["files"]]
         assert files[:1] == ["catalog.yaml"] and "prompts/rude.j2" in files and "schemas/rude.yaml" in files
         broken = {"prompts/rude.j2": POLITE["prompts/rude.j2"].replace("output |", "ouptut |")}
