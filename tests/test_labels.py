@@ -166,3 +166,24 @@ def test_the_scorecard_scores_a_queues_golden_set(stored_run: Path, judge: Judge
     [row] = json.loads(done.stdout)
     assert (row["set"], row["scorer"], row["items"]) == ("queue:scorecard", "hallucination", 9)
     assert row["kappa"]["value"] is not None
+
+
+def test_status_names_the_claims_the_judge_got_wrong(stored_run: Path, tmp_path: Path) -> None:
+    from engine.runs.labels import give_label
+
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(
+        "scorers: {}\nqueues:\n  claims:\n    scorer: hallucination\n    steps:\n      answers: analyze.verdicts\n      judged: verdict\n"
+        "      choices: ['yes', 'no']\n",
+        encoding="utf-8",
+    )
+    store = str(stored_run)
+    invoke("queue", "create", "claims", "--from-run", "production", "--config", str(catalog), "--store", store)
+    opened = open_store(store)
+    # item-2: "Fact 2 holds. It is WRONG too": the judge says no, then yes; the reviewer says yes to both.
+    give_label(opened, "claims", "Ana", "item-2", "flag", answers=["yes", "yes"])
+    give_label(opened, "claims", "Ana", "item-5", "flag", answers=["no", "yes"])
+    opened.close()  # type: ignore[union-attr]
+    shown = invoke("queue", "status", "claims", "--store", store)
+    assert "Each answer of analyze.verdicts: the judge answered as people did on 3 of 4 (0.75" in shown
+    assert "item-2" in shown.split("answers the judge got wrong", 1)[1] and "Fact 2 holds" in shown

@@ -116,10 +116,11 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     ben.page.wait_for_selector("mark.claim")
     assert [mark.inner_text() for mark in ben.page.locator("mark.claim").all()] == ["Fact 1 holds1", "The moon is WRONG cheese2"]
     assert ben.page.locator("#answers li").count() == 2
-    ben.page.keyboard.press("Shift+Digit2")  # claim 1: 'no', not a hallucination
+    ben.page.keyboard.press("Shift+Digit1")  # claim 1: 'yes', made up (the judge will say no)
     ben.page.keyboard.press("Shift+Digit1")  # claim 2: 'yes'
     label(ben, "f")
-    assert "judge: yes" in ben.text("#answers") and "(you differ)" not in ben.text("#answers")
+    assert ben.text("#answers li:nth-child(1) .judged") == "judge: no (you differ)"
+    assert ben.text("#answers li:nth-child(2) .judged") == "judge: yes"
 
     for _ in range(6):
         item = current_item(ana)
@@ -156,6 +157,8 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     page.wait_for_selector("#disagreements-empty:not([hidden])")
     assert "settled as pass by Ana" in ana.text("#notice")
     assert "accuracy" in ana.text("#judge-figures")
+    assert "On 2 claims people answered, the judge said what they said on 1" in ana.text("#answers-line")
+    assert ana.text("#wrong-answers tbody") == "item-1\t1. Fact 1 holds\tno\tyes"
     assert not ana.errors and not ben.errors
 
     golden = tmp_path / "golden.jsonl"
@@ -164,7 +167,7 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     rows = {row["id"]: row for row in map(json.loads, golden.read_text(encoding="utf-8").splitlines())}
     assert rows["item-0"]["expected"] == {"hallucination": False}
     assert rows["item-0"]["metadata"]["labels"]["settled_by"] == "Ana"
-    assert rows["item-1"]["metadata"]["labels"]["answers"] == ["no", "yes"]  # Ben's claim by claim; Ana gave none
+    assert rows["item-1"]["metadata"]["labels"]["answers"] == ["yes", "yes"]  # Ben's claim by claim; Ana gave none
     calibrated = runner.invoke(app, ["calibrate", str(golden), "--scorer", "hallucination", "--model", "openai/judge", "--store", str(tmp_path / "results.sqlite")])
     assert calibrated.exit_code == 0, calibrated.stderr
     assert "Best threshold by f1" in calibrated.stdout

@@ -173,6 +173,22 @@ def print_report(report: QueueReport) -> None:
         console.print(table)
     if report.judge is not None:
         print_agreement(console, f"{report.scorer_id} (the judge) against people's settled and agreed labels:", report.direction, report.judge, worst=3)
+    answers = report.answers
+    if answers is not None:
+        share = answers.estimate
+        console.print(
+            f"Each answer of {answers.step}: the judge answered as people did on {round((share.value or 0) * answers.compared)} of {answers.compared} "
+            f"({figure(share.value)}, 95% interval {interval(share)}).",
+            highlight=False,
+            soft_wrap=True,
+        )
+        if answers.wrong:
+            table = Table(title="answers the judge got wrong", title_justify="left")
+            for column in ("item", "answer", "text", "judge", "people"):
+                table.add_column(column, overflow="fold")
+            for wrong in answers.wrong[:20]:
+                table.add_row(wrong.item_id, str(wrong.position), wrong.text, str(wrong.judge), wrong.people)
+            console.print(table)
     console.print(CEILING_NOTE, highlight=False, soft_wrap=True)
 
 

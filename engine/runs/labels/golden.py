@@ -17,9 +17,9 @@ from ...errors import ConfigError
 from ...formatting import to_json
 from ...scoring.threshold import flags
 from ...store import Direction, KeepsLabels, Store
-from ..measures.stats import Labelled, agreement_of
-from ..results import Agreement
-from .people import ItemVerdict, PeopleAgreement, QueueLabels, people_agreement
+from ..measures.stats import Labelled, agreement_of, bootstrap
+from ..results import Agreement, FigureEstimate
+from .people import ItemVerdict, PeopleAgreement, QueueLabels, people_agreement, step_entries
 
 #: How a command's data argument names a queue of the results store instead of a file.
 QUEUE_PREFIX = "queue:"
@@ -185,6 +185,51 @@ def labelled_judgements(store: Store, scorer: str, source: str = "any", run: str
     return sorted(found, key=lambda judgement: judgement.at)
 
 
+class WrongAnswer(BaseModel):
+    """One answer of a judge step (a claim's verdict) that people answered otherwise."""
+
+    item_id: str
+    position: int = Field(description="Which answer of the item, from 1")
+    text: str
+    judge: Any
+    people: str
+
+
+class AnswersAgreement(BaseModel):
+    """The judge's answers (each claim's verdict) against the ones people settled or agreed on."""
+
+    step: str
+    compared: int
+    estimate: FigureEstimate = Field(description="The share of those answers on which the judge answered as people did")
+    wrong: list[WrongAnswer] = Field(default_factory=list)
+
+
+def answers_agreement(labelled: QueueLabels) -> AnswersAgreement | None:
+    """Answer by answer, whether the judge's answer was people's, on every item whose
+    per-answer labels are settled or agreed: which claims the judge got wrong."""
+    steps = labelled.spec.steps
+    if steps is None or steps.judged is None:
+        return None
+    items = {item.item_id: item for item in labelled.items}
+    same: list[float] = []
+    wrong: list[WrongAnswer] = []
+    for verdict in labelled.verdicts():
+        if verdict.value is None or not verdict.answers:
+            continue
+        entries = step_entries(labelled.spec, items[verdict.item_id])
+        for position, (entry, answer) in enumerate(zip(entries, verdict.answers), start=1):
+            if answer is None or entry["judged"] is None:
+                continue
+            agreed = str(entry["judged"]) == answer
+            same.append(1.0 if agreed else 0.0)
+            if not agreed:
+                wrong.append(WrongAnswer(item_id=verdict.item_id, position=position, text=entry["text"], judge=entry["judged"], people=answer))
+    if not same:
+        return None
+    estimate = bootstrap(len(same), lambda picked: {"share": sum(same[index] for index in picked) / len(picked)})["share"]
+    return AnswersAgreement(step=steps.answers, compared=len(same), estimate=estimate, wrong=wrong)
+
+
 class QueueReport(BaseModel):
     """Everything a queue's page and `scorers queue status` show, from one function."""
 
@@ -196,6 +241,7 @@ class QueueReport(BaseModel):
     labels_per_item: int
     people: PeopleAgreement
     judge: Agreement | None
+    answers: AnswersAgreement | None = Field(default=None, description="The judge's answers (each claim's verdict) against people's")
     ceiling_note: str
 
 
@@ -209,5 +255,6 @@ def queue_report(store: Store, name: str) -> QueueReport:
     labelled = read_queue(store, name, fields=False)
     return QueueReport(
         name=name, scorer_id=labelled.queue.scorer_id, direction=labelled.queue.direction, source=labelled.queue.source, picked_by=labelled.queue.picked_by,
-        labels_per_item=labelled.spec.labels_per_item, people=people_agreement(labelled), judge=judge_agreement(labelled), ceiling_note=CEILING_NOTE,
+        labels_per_item=labelled.spec.labels_per_item, people=people_agreement(labelled), judge=judge_agreement(labelled),
+        answers=answers_agreement(labelled), ceiling_note=CEILING_NOTE,
     )  # fmt: skip

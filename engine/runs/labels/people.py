@@ -155,6 +155,23 @@ class QueueLabels:
         return counts
 
 
+def step_entries(spec: QueueSpec, item: ReviewItem) -> list[dict[str, Any]]:
+    """The entries of the labelled step's answer (each claim and the judge's verdict on it)."""
+    if spec.steps is None or item.judged is None:
+        return []
+    answer = item.judged.answers.get(spec.steps.step)
+    entries = answer.get(spec.steps.field) if isinstance(answer, dict) else None
+    if not isinstance(entries, list):
+        return []
+    found = []
+    for entry in entries:
+        text = entry.get(spec.steps.text) if isinstance(entry, dict) and spec.steps.text else entry
+        judged = entry.get(spec.steps.judged) if isinstance(entry, dict) and spec.steps.judged else None
+        found.append({"text": str(text), "judged": judged})
+    return found
+
+
+
 def _agreed_answers(labels: Sequence[HumanLabel]) -> list[str | None]:
     """Each answer's label where every reviewer who answered it gave the same one (None where
     they differ, or nobody answered it)."""

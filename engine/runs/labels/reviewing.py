@@ -16,7 +16,7 @@ from ...errors import ConfigError
 from ...scoring.threshold import flags
 from ...store import HumanLabel, KeepsLabels, ReviewItem, Settlement, Store
 from .golden import read_queue
-from .people import LabelValue, QueueLabels
+from .people import LabelValue, QueueLabels, step_entries
 
 #: How alike a claim and a passage of the output must be (0-100) to highlight a claim the
 #: judge reworded.
@@ -62,22 +62,6 @@ def read_value(spec: QueueSpec, scale: float, value: Any) -> LabelValue:
     if isinstance(value, bool) or not 0 <= number <= scale:
         raise ConfigError(f"label: this queue asks for a number from 0 to {scale:g}, got {value!r}")
     return number
-
-
-def step_entries(spec: QueueSpec, item: ReviewItem) -> list[dict[str, Any]]:
-    """The entries of the labelled step's answer (each claim and the judge's verdict on it)."""
-    if spec.steps is None or item.judged is None:
-        return []
-    answer = item.judged.answers.get(spec.steps.step)
-    entries = answer.get(spec.steps.field) if isinstance(answer, dict) else None
-    if not isinstance(entries, list):
-        return []
-    found = []
-    for entry in entries:
-        text = entry.get(spec.steps.text) if isinstance(entry, dict) and spec.steps.text else entry
-        judged = entry.get(spec.steps.judged) if isinstance(entry, dict) and spec.steps.judged else None
-        found.append({"text": str(text), "judged": judged})
-    return found
 
 
 def read_answers(spec: QueueSpec, item: ReviewItem, answers: Any) -> list[str | None]:

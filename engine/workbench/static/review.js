@@ -390,6 +390,17 @@ async function showAgreement() {
   $("#judge-figures tbody").replaceChildren(...rows);
   $("#judge-title").textContent = judge ? `The judge against people's labels (${judge.labelled} items settled or agreed on)` : "The judge against people's labels";
   $("#judge-empty").hidden = rows.length > 0;
+  const answers = report.answers;
+  $("#answers-agreement").hidden = !answers;
+  if (answers) {
+    const same = Math.round(answers.estimate.value * answers.compared);
+    $("#answers-line").textContent = `On ${answers.compared} claim${answers.compared === 1 ? "" : "s"} people answered, the judge said what they said on ${same} ` +
+      `(${figure(answers.estimate.value)}, 95% interval ${interval(answers.estimate)}).`;
+    $("#wrong-answers").hidden = !answers.wrong.length;
+    $("#wrong-answers tbody").replaceChildren(...answers.wrong.map((wrong) => el("tr", {},
+      el("th", {scope: "row", text: wrong.item_id}), el("td", {class: "reason", text: `${wrong.position}. ${wrong.text}`}),
+      el("td", {text: String(wrong.judge)}), el("td", {text: wrong.people}))));
+  }
   $("#ceiling").textContent = report.ceiling_note;
   $("#disagreements-empty").hidden = people.disagreements.length > 0;
   $("#disagreements").hidden = !people.disagreements.length;
