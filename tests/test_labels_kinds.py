@@ -109,6 +109,12 @@ def test_a_queue_from_a_file_is_labelled_from_scratch(tmp_path: Path) -> None:
     assert [item.judged for item in opened.review_items("fresh")] == [None] * 5  # type: ignore[union-attr]
     refused = runner.invoke(app, ["queue", "create", "other", "--from-file", str(data), "--store", store])
     assert refused.exit_code == 2 and "queue 'other' is not declared in the catalog" in refused.stderr
+    listed = runner.invoke(app, ["queue", "list", "--store", store, "--json"])
+    assert json.loads(listed.stdout) == [{"name": "fresh", "scorer": "hallucination", "source": "file answers.jsonl", "items": 5, "done": 0}]
+    deleted = runner.invoke(app, ["queue", "delete", "fresh", "--store", store])
+    assert deleted.exit_code == 0 and "Queue fresh deleted, with its 0 label(s)" in deleted.stdout
+    gone = runner.invoke(app, ["queue", "status", "fresh", "--store", store])
+    assert gone.exit_code == 2 and "no queue named 'fresh' in the results store (queues: none)" in gone.stderr
 
 
 def test_align_keeps_one_questions_answers_on_one_side_of_the_split() -> None:

@@ -261,3 +261,16 @@ def export_command(
     console.print(f"Wrote {len(found.items)} labelled item(s) to {output}" + (f"; left out: {left}." if left else "."), highlight=False, soft_wrap=True)
     if left:
         errors.print(f"note: {left}: `scorers queue status {name}` lists them", markup=False, highlight=False, soft_wrap=True)
+
+
+@queue_app.command("delete")
+@one_line_errors
+def delete_command(name: Annotated[str, typer.Argument(help="The queue")], store: StoreOption = DEFAULT_STORE) -> None:
+    """Forget a queue: its items, every label given and every settlement (the runs it was made from stay)."""
+    opened = existing_store(store, writing=True)
+    labelled = read_queue(opened, name, fields=False)
+    from ..store import KeepsLabels
+
+    assert isinstance(opened, KeepsLabels)  # read_queue refused a store without queues
+    opened.delete_queue(name)
+    console.print(f"Queue {name} deleted, with its {len(labelled.labels)} label(s) and {len(labelled.settlements)} settlement(s).", highlight=False)
