@@ -131,13 +131,15 @@ class TokenGate:
         await self.app(scope, receive, with_cookie)
 
 
-Handler = Callable[[Session, dict[str, Any]], Any]
+#: A route's method, of the session (the editor's routes) or of the review desk.
+Handler = Callable[[Any, dict[str, Any]], Any]
 
 
-def _route(session: Session, handler: Handler, blocking: bool = True, desk: ReviewDesk | None = None) -> Callable[[Request], Awaitable[Response]]:
-    """A JSON route: the body in, the handler's value out; a mistake of the user's (a bad
-    path, an unknown scorer, a file outside the catalog) is one line with status 400 (403
-    for a write outside the catalog folder), naming files as the tuner finds them."""
+def _route(session: Session, handler: Handler, blocking: bool = True, owner: object | None = None) -> Callable[[Request], Awaitable[Response]]:
+    """A JSON route: the body in, the handler's value out (a method of `owner`, the session by
+    default); a mistake of the user's (a bad path, an unknown scorer, a file outside the
+    catalog) is one line with status 400 (403 for a write outside the catalog folder), naming
+    files as the tuner finds them."""
     words = session.workspace.words
 
     async def endpoint(request: Request) -> Response:
@@ -147,8 +149,8 @@ def _route(session: Session, handler: Handler, blocking: bool = True, desk: Revi
             return JSONResponse({"error": "the request body is not JSON"}, status_code=400)
         body: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
         try:
-            owner: Any = desk if desk is not None else session
-            value = await asyncio.to_thread(handler, owner, body) if blocking else await handler(owner, body)
+            called = owner if owner is not None else session
+            value = await asyncio.to_thread(handler, called, body) if blocking else await handler(called, body)
         except SaveConflict as exc:
             return JSONResponse({"error": words(one_line(exc)), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
         except (OutsideCatalog, NotOffered) as exc:
@@ -198,7 +200,7 @@ def create_app(settings: Settings) -> Starlette:
     }  # fmt: skip
     routes: list[BaseRoute] = [Route("/", page), Route("/review", page)]
     for name, review_handler in REVIEW_ROUTES.items():
-        routes.append(Route(f"/api/{name}", _route(session, review_handler, desk=desk), methods=["POST"]))  # type: ignore[arg-type]
+        routes.append(Route(f"/api/{name}", _route(session, review_handler, owner=desk), methods=["POST"]))
     for name, handler in blocking_routes.items():
         routes.append(Route(f"/api/{name}", _route(session, handler), methods=["POST"]))
     for name, handler in async_routes.items():
