@@ -94,8 +94,10 @@ def test_categories_and_numbers_from_three_reviewers(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert agreement.figures[1].estimate.value == 1.0  # each item read the same side of 0.5 by all
     assert [(row["id"], row["expected"]["hallucination"]) for row in golden_set(read_queue(store, "numbers")).items] == [("i2", 0.3), ("i5", 0.8)]
+    settled = runner.invoke(app, ["queue", "settle", "numbers", "i2", "--label", "0.35", "--by", "Dan", "--store", str(tmp_path / "results.sqlite")])
+    assert settled.exit_code == 0 and "settled as 0.35 by Dan" in settled.stdout
     refused = runner.invoke(app, ["queue", "label", "numbers", "i2", "--label", "7", "--by", "Dan", "--store", str(tmp_path / "results.sqlite")])
-    assert refused.exit_code == 2 and "label: this queue asks for a number from 0 to 1, got 7.0" in refused.stderr
+    assert refused.exit_code == 2 and "label: this queue asks for a number from 0 to 1, got '7'" in refused.stderr
 
 
 def test_a_queue_from_a_file_is_labelled_from_scratch(tmp_path: Path) -> None:

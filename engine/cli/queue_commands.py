@@ -218,16 +218,8 @@ def label_command(
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Give an item your label without the page (each claim's label is given in the workbench)."""
-    give_label(existing_store(store, writing=True), name, reviewer_name(by), item, _typed(label), note=note)
+    give_label(existing_store(store, writing=True), name, reviewer_name(by), item, label, note=note)
     console.print(f"{by}'s label of {item} kept in queue {name}.", highlight=False)
-
-
-def _typed(label: str) -> Any:
-    """A label as written on the command line: pass, flag, a number or a category."""
-    try:
-        return float(label)
-    except ValueError:
-        return label
 
 
 @queue_app.command("settle")
@@ -241,7 +233,7 @@ def settle_command(
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Give an item its final label (what people disagreed on), with who settled it."""
-    settled = settle_item(existing_store(store, writing=True), name, item, _typed(label), by, note=note)
+    settled = settle_item(existing_store(store, writing=True), name, item, label, by, note=note)
     console.print(f"Item {item} of {name} settled as {_shown(settled.value)} by {settled.settled_by}.", highlight=False)
 
 
