@@ -24,7 +24,7 @@ from ...scoring.transcripts import as_messages, assistant_text, extract_tool_cal
 from ...store import JudgedItem, KeepsLabels, ResultRecord, ReviewItem, ReviewQueue, RunInfo, Store
 from ..items import EvalItem, numbered_jsonl
 from ..measures.stats import judged_answers
-from ..stored.reading import existing_run, run_records, run_scale, run_threshold
+from ..stored.reading import existing_run, run_scale, run_threshold
 
 FILTERS = ("disagreement", "near", "flips", "failed")
 
@@ -154,11 +154,17 @@ def _picked(records: Sequence[ResultRecord], filters: Sequence[Filter], threshol
     return kept
 
 
+def scorer_records(store: Store, run: str, scorer_id: str) -> list[ResultRecord]:
+    """One scorer's records of a run, in the data's order."""
+    found = store.query(run=run, scorer=scorer_id)
+    return sorted(found, key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+
+
 def _verdicts_of(store: Store, run: RunInfo, scorer_id: str) -> dict[str, bool | None]:
     threshold = run_threshold(run, scorer_id)
     return {
         record.item_id: flags(record.score, threshold, record.direction) if record.ok and record.score is not None else None
-        for record in run_records(store, run.name).get(scorer_id, [])
+        for record in scorer_records(store, run.name, scorer_id)
     }
 
 
@@ -182,10 +188,9 @@ def queue_from_run(
     filters pick (then sampled), keep it in the store, and return it."""
     labels = _labels_store(store)
     info = existing_run(store, run)
-    by_scorer = run_records(store, run)
-    records = by_scorer.get(spec.scorer)
+    records = scorer_records(store, run, spec.scorer)
     if not records:
-        scorers = ", ".join(by_scorer) or "none"
+        scorers = ", ".join(stats.scorer_id for stats in store.summary(run)) or "none"
         raise ConfigError(f"run {run!r} holds no result of {spec.scorer!r} (its scorers: {scorers})")
     parsed = [parse_filter(text) for text in filters]
     line = run_threshold(info, spec.scorer) if threshold is None else threshold
