@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
 
 from engine.cli import app
+from engine.store import open_store
 from engine.testing import JudgeServer
 from engine.workbench.server import Workbench
 
@@ -222,3 +223,30 @@ def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workb
     assert 'book({"place":"Chez Paul"})' in tab.text(".field-tool_calls")
     assert tab.text(".field-output pre") == "Booked a table at Chez Paul."
     assert tab.page.locator("#judge-box").is_hidden() and not tab.errors
+
+
+@pytest.mark.slow
+def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
+    catalog = tmp_path / "mine" / "scorers.yaml"
+    catalog.write_text(
+        CATALOG + "  kinds:\n    scorer: hallucination\n    label:\n      kind: category\n      categories: [fine, invented, off topic]\n      flag: [invented]\n"
+        "  numbers:\n    scorer: hallucination\n    label:\n      kind: score\n",
+        encoding="utf-8",
+    )
+    for name in ("kinds", "numbers"):
+        assert call(review_workbench, "review/create", {"name": name, "run": "production", "sample": 2})[0] == 200
+    tab = open_review(chromium, review_workbench, "Ana")
+    tab.page.select_option("#queue", "kinds")
+    current_item(tab)
+    assert [button.inner_text() for button in tab.page.locator("#label-choices button").all()] == ["fine 1", "invented 2", "off topic 3"]
+    label(tab, "3")
+    assert tab.page.locator("#label-choices button.chosen").inner_text() == "off topic 3"
+    tab.page.select_option("#queue", "numbers")
+    tab.page.wait_for_selector("#score")
+    tab.page.keyboard.press("v")
+    tab.page.keyboard.type("0.7")
+    tab.page.keyboard.press("Enter")
+    tab.page.wait_for_selector("#judge-box:not([hidden])")
+    labels = {queue: [label.value for label in open_store(tmp_path / "results.sqlite").labels(queue)] for queue in ("kinds", "numbers")}  # type: ignore[union-attr]
+    assert labels == {"kinds": ["off topic"], "numbers": [0.7]}
+    assert not tab.errors
