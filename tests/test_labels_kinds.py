@@ -136,3 +136,14 @@ def test_align_keeps_one_questions_answers_on_one_side_of_the_split() -> None:
     loose = split_items(items, 0, "pairs")
     where = {item.id: side for side, members in (("train", loose.train), ("dev", loose.dev), ("test", loose.test)) for item in members}
     assert any(where[f"{pair}-faithful"] != where[f"{pair}-hallucinated"] for pair in {row["metadata"]["pair"] for row in rows})
+
+
+def test_the_judges_claims_are_found_in_the_output_as_written_or_reworded() -> None:
+    from engine.runs.labels.reviewing import highlights
+
+    output = "The Eiffel Tower is in Paris. It was finished in 1889, and it is 330 metres tall."
+    # As written (any case), spelt otherwise (meters), and a claim the output does not make.
+    found = highlights(output, ["the eiffel tower is in Paris.", "it is 330 meters tall", "It is painted gold."])
+    assert [(span["claim"], output[span["start"] : span["end"]]) for span in found] == [
+        (0, "The Eiffel Tower is in Paris"), (1, "it is 330 metres tall"),
+    ]  # fmt: skip

@@ -143,6 +143,7 @@ def item_view(labelled: QueueLabels, item: ReviewItem, reviewer: str) -> dict[st
         "entries": [{"text": entry["text"], **({"judged": entry["judged"]} if reveal else {})} for entry in entries],
         "label": own.model_dump(mode="json") if own is not None else None,
         "revealed": reveal,
+        "has_judge": item.judged is not None,
         "judged": item.judged.model_dump(mode="json") if reveal and item.judged is not None else None,
         "others": len([label for label in labelled.by_item.get(item.item_id, []) if label.reviewer != reviewer]),
     }

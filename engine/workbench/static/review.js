@@ -247,7 +247,7 @@ function renderJudge() {
   const item = state.item;
   const judged = item.judged;
   $("#judge-box").hidden = !judged;
-  $("#hidden-judge").hidden = item.revealed || !queueInfo() || !queueInfo().blind;
+  $("#hidden-judge").hidden = item.revealed || !item.has_judge || !queueInfo() || !queueInfo().blind;
   if (!judged) return;
   if (judged.score === null || judged.score === undefined) {
     $("#judge-line").textContent = `The judge did not score this item: ${judged.error || judged.outcome}.`;
