@@ -10,7 +10,8 @@ asks; reviewers who do not agree leave it to be settled."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Hashable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,19 +27,27 @@ ItemState = Literal["settled", "agreed", "disagreed", "open"]
 LabelValue = bool | float | str
 
 
+Unit = tuple[Hashable, ...]
+
+
 def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
     """Cohen's kappa of two reviewers' labels of the same items (any categories); None when
     chance alone explains every label (both always gave one and the same)."""
-    if not pairs:
+    return _kappa_of(Counter(pairs))
+
+
+def _kappa_of(pairs: Mapping[Unit, int]) -> float | None:
+    """Cohen's kappa from how many items got each (first, second) pair of labels."""
+    count = sum(pairs.values())
+    if not count:
         return None
-    count = len(pairs)
-    observed = sum(first == second for first, second in pairs) / count
-    firsts: dict[Hashable, int] = {}
-    seconds: dict[Hashable, int] = {}
-    for first, second in pairs:
-        firsts[first] = firsts.get(first, 0) + 1
-        seconds[second] = seconds.get(second, 0) + 1
-    chance = sum(firsts[value] * seconds.get(value, 0) for value in firsts) / (count * count)
+    observed = sum(times for (first, second), times in pairs.items() if first == second) / count
+    firsts: Counter[Hashable] = Counter()
+    seconds: Counter[Hashable] = Counter()
+    for (first, second), times in pairs.items():
+        firsts[first] += times
+        seconds[second] += times
+    chance = sum(firsts[value] * seconds[value] for value in firsts) / (count * count)
     return None if chance == 1 else (observed - chance) / (1 - chance)
 
 
@@ -50,23 +59,40 @@ def _disagreement_sum(values: Sequence[Hashable | float], metric: Metric) -> flo
         numbers = [float(value) for value in values]  # type: ignore[arg-type]
         total, squares = sum(numbers), sum(number * number for number in numbers)
         return 2 * size * squares - 2 * total * total
-    counts: dict[Hashable, int] = {}
-    for value in values:
-        counts[value] = counts.get(value, 0) + 1
-    return size * size - sum(number * number for number in counts.values())
+    return size * size - sum(number * number for number in Counter(values).values())
 
 
 def krippendorff_alpha(units: Sequence[Sequence[Hashable | float]], metric: Metric = "nominal") -> float | None:
     """Krippendorff's alpha over `units` (each item's labels, one per reviewer who gave one):
     1 - observed disagreement / the disagreement expected by chance. Items with fewer than
     two labels pair with nothing and are left out. None when every label is the same."""
-    paired = [unit for unit in units if len(unit) >= 2]
-    values = [value for unit in paired for value in unit]
-    total = len(values)
+    return _alpha_of(Counter(_canonical(unit) for unit in units if len(unit) >= 2), metric)
+
+
+def _canonical(unit: Sequence[Hashable | float]) -> Unit:
+    """An item's labels in one order (whose label is whose does not matter to alpha)."""
+    return tuple(sorted(unit, key=repr))
+
+
+def _alpha_of(units: Mapping[Unit, int], metric: Metric) -> float | None:
+    """Krippendorff's alpha from how many items got each set of labels: the disagreement of
+    each set is worked out once, so a bootstrap resample costs a count, not a pass over labels."""
+    total = sum(len(unit) * times for unit, times in units.items())
     if total < 2:
         return None
-    observed = sum(_disagreement_sum(unit, metric) / (len(unit) - 1) for unit in paired) / total
-    expected = _disagreement_sum(values, metric) / (total * (total - 1))
+    observed = sum(times * _disagreement_sum(unit, metric) / (len(unit) - 1) for unit, times in units.items()) / total
+    if metric == "interval":
+        numbers = {unit: [float(value) for value in unit] for unit in units}  # type: ignore[arg-type]
+        sums = sum(times * sum(numbers[unit]) for unit, times in units.items())
+        squares = sum(times * sum(number * number for number in numbers[unit]) for unit, times in units.items())
+        spread = 2 * total * squares - 2 * sums * sums
+    else:
+        counts: Counter[Hashable] = Counter()
+        for unit, times in units.items():
+            for value in unit:
+                counts[value] += times
+        spread = total * total - sum(number * number for number in counts.values())
+    expected = spread / (total * (total - 1))
     return None if expected == 0 else 1 - observed / expected
 
 
@@ -183,9 +209,16 @@ def _agreed_answers(labels: Sequence[HumanLabel]) -> list[str | None]:
     return agreed
 
 
-def _estimate(units: list[list[Hashable | float]], figure: Callable[[list[list[Hashable | float]]], float | None]) -> FigureEstimate:
+def _estimate(units: Sequence[Unit], figure: Callable[[Mapping[Unit, int]], float | None]) -> FigureEstimate:
+    """`figure` of the units (from how many of each there are), with its bootstrap interval
+    over resamples of the units."""
+    kinds = list(dict.fromkeys(units))
+    place = {unit: number for number, unit in enumerate(kinds)}
+    codes = [place[unit] for unit in units]
+
     def figures(picked: list[int]) -> Figures:
-        return {"figure": figure([units[index] for index in picked])}
+        counted = Counter(codes[index] for index in picked)
+        return {"figure": figure({kinds[code]: times for code, times in counted.items()})}
 
     return bootstrap(len(units), figures)["figure"]
 
@@ -203,8 +236,8 @@ def people_agreement(labelled: QueueLabels) -> PeopleAgreement:
     if shared:
         nominal: list[list[Hashable | float]]
         if kind == "score":
-            numbers: list[list[Hashable | float]] = [[float(label.value) for label in labels] for labels in shared]
-            figures.append(_figure("Krippendorff's alpha (interval)", "the numbers given", numbers, lambda units: krippendorff_alpha(units, "interval")))
+            numbers = [_canonical([float(label.value) for label in labels]) for labels in shared]
+            figures.append(_figure("Krippendorff's alpha (interval)", "the numbers given", numbers, lambda units: _alpha_of(units, "interval")))
             nominal = [[labelled.flags(label.value) for label in labels] for labels in shared]
             what = "their pass/flag reading"
         else:
@@ -212,10 +245,10 @@ def people_agreement(labelled: QueueLabels) -> PeopleAgreement:
             what = "the labels given"
         if len(reviewers) == 2:
             by_reviewer = [{label.reviewer: value for label, value in zip(labels, values)} for labels, values in zip(shared, nominal)]
-            pairs: list[list[Hashable | float]] = [[given[reviewers[0]], given[reviewers[1]]] for given in by_reviewer if len(given) == 2]
-            figures.append(_figure("Cohen's kappa", what, pairs, lambda units: cohen_kappa([(unit[0], unit[1]) for unit in units])))
+            pairs = [(given[reviewers[0]], given[reviewers[1]]) for given in by_reviewer if len(given) == 2]
+            figures.append(_figure("Cohen's kappa", what, pairs, _kappa_of))
         else:
-            figures.append(_figure("Krippendorff's alpha (nominal)", what, nominal, lambda units: krippendorff_alpha(units, "nominal")))
+            figures.append(_figure("Krippendorff's alpha (nominal)", what, [_canonical(unit) for unit in nominal], lambda units: _alpha_of(units, "nominal")))
         answers: list[list[Hashable | float]] = []
         for labels in shared:
             width = max(len(label.answers) for label in labels)
@@ -223,8 +256,8 @@ def people_agreement(labelled: QueueLabels) -> PeopleAgreement:
                 given = [label.answers[position] for label in labels if position < len(label.answers) and label.answers[position] is not None]
                 answers.append(list(given))
         if any(len(unit) >= 2 for unit in answers):
-            paired_answers = [unit for unit in answers if len(unit) >= 2]
-            figures.append(_figure("Krippendorff's alpha (nominal)", "each answer's label (per claim)", paired_answers, lambda units: krippendorff_alpha(units, "nominal")))
+            paired_answers = [_canonical(unit) for unit in answers if len(unit) >= 2]
+            figures.append(_figure("Krippendorff's alpha (nominal)", "each answer's label (per claim)", paired_answers, lambda units: _alpha_of(units, "nominal")))
     return PeopleAgreement(
         reviewers=reviewers,
         items=len(labelled.items),
@@ -237,5 +270,5 @@ def people_agreement(labelled: QueueLabels) -> PeopleAgreement:
     )
 
 
-def _figure(name: str, what: str, units: list[list[Hashable | float]], figure: Callable[[list[list[Hashable | float]]], float | None]) -> PeopleFigure:
+def _figure(name: str, what: str, units: Sequence[Unit], figure: Callable[[Mapping[Unit, int]], float | None]) -> PeopleFigure:
     return PeopleFigure(name=name, what=what, estimate=_estimate(units, figure), items=len(units))
