@@ -2,7 +2,7 @@
 performance, against a bare `AsyncOpenAI` loop measured in the same run (not a test).
 
     python bench/bench_judge_calls.py [--items 200] [--latency 0.5] [--concurrency 64] [--stream-items 100000]
-                                      [--scheduling-latency 2] [--batch-only | --startup-only] [--deepeval-python PATH]
+                                      [--scheduling-latency 2] [--batch-only | --startup-only | --calls-only] [--deepeval-python PATH]
 
 The loopback judge (engine.testing.JudgeServer) runs in a child process, so its work does not
 share the engine's interpreter; every answer takes `--latency` seconds. Printed:
@@ -26,7 +26,16 @@ share the engine's interpreter; every answer takes `--latency` seconds. Printed:
 4. how fast `scorers --help`, `scorers list` and `scorers check` start (best of five; the
    catalog compiled, and unchanged since it was last found clean), beside a process that only
    imports the libraries the command line is built on;
-5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge).
+5. peak RSS of a process scoring a 100,000-item JSONL file (a scorer that needs no judge);
+6. calls per item and items/s on the shipped HaluEval items (examples/halueval_qa.jsonl, half
+   of them hallucinated, repeated to --items with a copy number in each output so no two are
+   the same question), judge latency `--latency`, `--concurrency` calls in flight, reasons for
+   failing items only (`scorers eval`'s default), response cache and store on: the default
+   hallucination scorer, its one-call variant (examples/variants/one-call/) and the three-scorer
+   suite (hallucination, faithfulness, answer relevancy), each beside DeepEval's metrics over
+   the same items and judge, tuned as in figure 1 (HallucinationMetric; then Hallucination,
+   Faithfulness and AnswerRelevancy metrics together), with the ratios the issue aims at and
+   each side's ceiling (concurrency / (calls an item x latency)). `--calls-only` runs just this.
 """
 
 from __future__ import annotations
@@ -81,10 +90,13 @@ def _serve(connection: Connection, latency: float) -> None:
         command = connection.recv()
         if command == "count":
             connection.send(len(server.requests))
+        elif command == "peak":
+            connection.send(server.max_in_flight)
         elif command == "bodies":
             connection.send([(request.schema_name, request.body) for request in server.requests])
         elif command == "reset":
             server.requests.clear()
+            server.max_in_flight = server.in_flight
             connection.send(None)
         else:
             server.stop()
@@ -232,7 +244,7 @@ def deepeval_problem(python: str) -> str | None:
 
 
 def deepeval_batch(
-    python: str, data: list[dict[str, Any]], concurrency: int, judge: Judge, warmup: Judge, folder: Path, tuned: bool
+    python: str, data: list[dict[str, Any]], concurrency: int, judge: Judge, warmup: Judge, folder: Path, tuned: bool, metrics: str = "hallucination"
 ) -> dict[str, Any]:
     """DeepEval's HallucinationMetric over `data` in its own interpreter, its judge model sent
     to `judge` (warmed up on `warmup`), with its defaults or `tuned`: the runner's figures,
@@ -244,16 +256,17 @@ def deepeval_batch(
     judge.ask("reset")
     command = [python, str(DEEPEVAL_RUNNER), str(items), "--base-url", judge.base_url, "--concurrency", str(concurrency), "--warmup-base-url", warmup.base_url]
     command += ["--tuned"] if tuned else []
+    command += ["--metrics", metrics]
     try:
         ran = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
         return {"failed": "no result after 900 s"}
-    requests = judge.ask("count")
+    requests, peak = judge.ask("count"), judge.ask("peak")
     judge.ask("reset")
     lines = ran.stdout.strip().splitlines()
     if ran.returncode or not lines:
         return {"failed": (ran.stderr.strip().splitlines() or [f"exit status {ran.returncode}"])[-1]}
-    return {**json.loads(lines[-1]), "requests": requests, "concurrency": concurrency, "tuned": tuned}
+    return {**json.loads(lines[-1]), "requests": requests, "peak": peak, "concurrency": concurrency, "tuned": tuned}
 
 
 STARTUP_COMMANDS = (["--help"], ["list"], ["check"], ["check", str(ROOT / "docs" / "examples" / "tone")])
@@ -393,6 +406,183 @@ def print_deepeval(runs: list[dict[str, Any]] | None, items: int, engine_wall: f
                   f"{requests / items:.2f} requests an item: at most {ceiling:.1f} items/s at this latency and concurrency)")  # fmt: skip
 
 
+HALUEVAL = ROOT / "examples" / "halueval_qa.jsonl"
+ONE_CALL = ROOT / "examples" / "variants" / "one-call" / "scorers.yaml"
+#: The copy number each output of the repeated HaluEval items carries: "... [12]".
+COPY = re.compile(r"\[(\d+)\]")
+
+
+def halueval_items(count: int) -> list[dict[str, Any]]:
+    """The shipped HaluEval items, repeated to `count`, each output marked with its copy
+    number so no two items ask the same question."""
+    shipped = [json.loads(line) for line in HALUEVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = []
+    for n in range(count):
+        item = dict(shipped[n % len(shipped)])
+        items.append({**item, "id": f"{item['id']}-{n}", "output": f"{item['output']} [{n}]"})
+    return items
+
+
+def _serve_halueval(connection: Connection, latency: float, hallucinated: list[bool]) -> None:
+    """A judge for figure 6 that knows which items are hallucinated (by the copy number in the
+    text it is shown): the engine's schemas by name, DeepEval's by their shape."""
+    from engine.testing import JudgeServer, Reply, Request
+
+    server = JudgeServer().start()
+    server.latency = latency
+
+    def wrong(request: Request) -> bool:
+        found = COPY.search(request.prompt)
+        return bool(found) and hallucinated[int(found.group(1))]
+
+    def output_of(request: Request) -> str:
+        found = re.search(r"<output>\n(.*?)\n</output>", request.prompt, re.DOTALL)
+        return found.group(1) if found else "the output"
+
+    def numbered(request: Request) -> list[str]:
+        return [json.loads(line.split(". ", 1)[1]) for line in re.findall(r"^\d+\. \".*\"$", request.prompt, re.MULTILINE)]
+
+    def verdicts(yes_when_wrong: bool, request: Request) -> dict[str, Any]:
+        bad = wrong(request)
+        verdict = ("yes" if bad else "no") if yes_when_wrong else ("no" if bad else "yes")
+        return {"verdicts": [{"statement": claim, "verdict": verdict, "reason": "scripted"} for claim in numbered(request)]}
+
+    def deepeval(request: Request) -> Any:
+        properties = (request.answer_schema or {}).get("properties") or {}
+        for listed in ("truths", "claims", "statements"):
+            if listed in properties:
+                return {listed: [f"the statement of the output {COPY.search(request.prompt).group(0) if COPY.search(request.prompt) else ''}"]}
+        if "verdicts" in properties:  # one per context, claim or statement: the bench's items have one each
+            relevancy = "statement" in request.prompt.lower() and "relevan" in request.prompt.lower()
+            return {"verdicts": [{"verdict": "yes" if relevancy or not wrong(request) else "no", "reason": "scripted"}]}
+        if "reason" in properties:
+            return {"reason": "The score follows from the verdicts."}
+        return Reply.fail(400, f"the bench has no answer for schema {request.schema_name!r} (properties {sorted(properties)})")
+
+    server.on("Claims", lambda request: {"claims": [output_of(request)]} if "<output>" in request.prompt else deepeval(request))
+    server.on("HallucinationVerdicts", lambda request: verdicts(True, request))
+    server.on("FaithfulnessVerdicts", lambda request: verdicts(False, request))
+    server.on("AnswerRelevancyStatements", lambda request: {"statements": [output_of(request)]})
+    server.on("AnswerRelevancyVerdicts", lambda request: {"verdicts": [{"statement": claim, "verdict": "yes", "reason": "scripted"} for claim in numbered(request)]})
+    server.on("ClaimVerdicts", lambda request: {"verdicts": [{"statement": output_of(request), "verdict": "yes" if wrong(request) else "no", "reason": "scripted"}]})
+    server.on("Reason", {"reason": "The score follows from the verdicts."})
+    server.fallback = deepeval
+    connection.send(server.base_url)
+    while True:
+        command = connection.recv()
+        if command == "count":
+            connection.send(len(server.requests))
+        elif command == "peak":
+            connection.send(server.max_in_flight)
+        elif command == "reset":
+            server.requests.clear()
+            server.max_in_flight = server.in_flight
+            connection.send(None)
+        else:
+            server.stop()
+            connection.send(None)
+            return
+
+
+class HaluEvalJudge(Judge):
+    """Figure 6's judge in a child process."""
+
+    def __init__(self, latency: float, hallucinated: list[bool]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_serve_halueval, args=(child, latency, hallucinated), daemon=True)
+        self.process.start()
+        self.base_url = self.connection.recv()
+
+
+#: Figure 6's engine runs: (label, scorer ids, catalog of the variant or None).
+ENGINE_RUNS: tuple[tuple[str, tuple[str, ...], Path | None], ...] = (
+    ("hallucination", ("hallucination",), None),
+    ("hallucination, one-call variant", ("hallucination",), ONE_CALL),
+    ("suite: hallucination, faithfulness, answer relevancy", ("hallucination", "faithfulness", "answer-relevancy"), None),
+)
+#: Figure 6's DeepEval runs: (label, its metrics), and the engine runs each is set beside with the aim of the ratio.
+DEEPEVAL_RUNS = (("HallucinationMetric", "hallucination"), ("Hallucination, Faithfulness and AnswerRelevancy metrics", "hallucination,faithfulness,answer_relevancy"))
+AIMS = {0: (0, 0.78), 1: (0, 1.3), 2: (1, 1.3)}  # engine run -> (DeepEval run, aim of engine items/s / DeepEval items/s)
+
+
+def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, folder: Path) -> None:
+    """Figure 6: calls per item and items/s, the engine's runs beside DeepEval's."""
+    from engine import load_scorers, run_evals
+    from engine.catalog import builtin_catalog
+
+    items = halueval_items(arguments.items)
+    hallucinated = [bool(item["expected"]["hallucination"]) for item in items]
+    judge, warmup = HaluEvalJudge(arguments.latency, hallucinated), HaluEvalJudge(0.0, hallucinated)
+    engine_rows: list[tuple[str, float, int, float, int]] = []
+    deepeval_rows: list[dict[str, Any] | None] = []
+
+    def engine_run(number: int, label: str, scorer_ids: tuple[str, ...], catalog: Path | None, concurrency: int) -> None:
+        source = load_scorers(catalog) if catalog is not None else builtin_catalog()
+        for base_url, data in ((warmup.base_url, items[:8]), (judge.base_url, items)):  # warm up, then the timed run
+            os.environ["OPENAI_BASE_URL"] = base_url
+            scorers = [source.create(scorer_id) for scorer_id in scorer_ids]
+            judge.ask("reset")
+            started = time.perf_counter()
+            result = run_evals(
+                data, scorers, concurrency=concurrency, store=folder / f"calls-{number}-{base_url[-5:]}.sqlite",
+                cache=folder / f"calls-cache-{number}-{base_url[-5:]}.sqlite", run=f"calls-{number}", keep_results=False, reasons="failing",
+            )  # fmt: skip
+            elapsed = time.perf_counter() - started
+        assert result.counts.completed == len(items), result.errors[:3]
+        engine_rows.append((label, elapsed, judge.ask("count"), load_average(), judge.ask("peak")))
+
+    try:
+        os.environ["OPENAI_API_KEY"] = "bench"
+        for number, (label, scorer_ids, catalog) in enumerate(ENGINE_RUNS):
+            engine_run(number, label, scorer_ids, catalog, arguments.concurrency)
+        for label, metrics in DEEPEVAL_RUNS:
+            judge.ask("reset")
+            deepeval_rows.append(
+                deepeval_batch(deepeval_python, items, arguments.concurrency, judge, warmup, folder, tuned=True, metrics=metrics) if deepeval_python else None
+            )
+        suite = deepeval_rows[1]
+        if suite is not None and "peak" in suite and suite["peak"] > arguments.concurrency:
+            # DeepEval's max_concurrent bounds test cases, not calls: its suite had more calls in
+            # flight than the engine's bound. The engine again, with as many in flight.
+            label, scorer_ids, catalog = ENGINE_RUNS[2]
+            engine_run(len(ENGINE_RUNS), f"{label}, {suite['peak']} calls in flight as DeepEval had", scorer_ids, catalog, suite["peak"])
+    finally:
+        judge.stop()
+        warmup.stop()
+    count = len(items)
+    print(f"\n6. {count} HaluEval items ({sum(hallucinated)} hallucinated), judge latency {arguments.latency * 1000:.0f} ms, "
+          f"concurrency {arguments.concurrency}; reasons for failing items only; cache and store on")  # fmt: skip
+    for label, elapsed, requests, load, peak in engine_rows:
+        ceiling = count / (requests * arguments.latency / max(peak, 1))
+        print(f"   engine {label}: {elapsed:6.2f} s  {count / elapsed:6.1f} items/s  {requests / count:.2f} calls an item"
+              f"  (at most {peak} calls in flight: ceiling {ceiling:.1f} items/s; load {load:.1f})")  # fmt: skip
+    for (label, metrics), run in zip(DEEPEVAL_RUNS, deepeval_rows):
+        if run is None:
+            print(f"   DeepEval {label}: {NO_DEEPEVAL}")
+        elif "failed" in run:
+            print(f"   DeepEval {label}: the run failed: {run['failed']}")
+        else:
+            ceiling = count / (run["requests"] * arguments.latency / max(run["peak"], 1))
+            print(f"   DeepEval {run['version']} {label}, tuned: {run['seconds']:6.2f} s  {run['scored'] / run['seconds']:6.1f} items/s"
+                  f"  {run['requests'] / count:.2f} calls an item  (at most {run['peak']} calls in flight: ceiling {ceiling:.1f} items/s;"
+                  f" scored {run['scored']} of {run['items']})")  # fmt: skip
+    aims = {**AIMS, **({len(ENGINE_RUNS): AIMS[2]} if len(engine_rows) > len(ENGINE_RUNS) else {})}
+    for engine_index, (deepeval_index, aim) in aims.items():
+        run = deepeval_rows[deepeval_index]
+        label, elapsed, requests, _, _ = engine_rows[engine_index]
+        if run is None or "failed" in run or run["scored"] != run["items"]:
+            continue
+        ratio = (count / elapsed) / (run["scored"] / run["seconds"])
+        calls = (run["requests"] / count) / (requests / count)
+        print(f"   ratio engine {label} / DeepEval {DEEPEVAL_RUNS[deepeval_index][0]} items/s: {ratio:.2f}x (aim: at least {aim}x; "
+              f"calls an item {requests / count:.2f} against {run['requests'] / count:.2f}: at most {calls:.2f}x at equal latency)")  # fmt: skip
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=200, help="Items of the hallucination batch (figures 1 to 3)")
@@ -403,6 +593,7 @@ def main() -> None:
                         help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")  # fmt: skip
     parser.add_argument("--batch-only", action="store_true", help="Only figures 1 to 3: the batch, CPU per call, the re-run")
     parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
+    parser.add_argument("--calls-only", action="store_true", help="Only figure 6: calls per item and items/s on HaluEval items, beside DeepEval's metrics")
     parser.add_argument("--deepeval-python", metavar="PATH",
                         help="The Python of an environment with DeepEval installed, for figure 1's comparison "
                         "(default: this interpreter, if it has DeepEval; else the figure says it is not installed)")  # fmt: skip
@@ -414,10 +605,13 @@ def main() -> None:
             parser.error(f"--deepeval-python {arguments.deepeval_python}: {problem}")
         deepeval_python = None
 
-    print(f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs")
+    print(f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs; load average {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     folder = Path(tempfile.mkdtemp(prefix="bench-judge-calls-"))
     if arguments.startup_only:
         print_startup_times(folder)
+        return
+    if arguments.calls_only:
+        halueval_calls(arguments, deepeval_python, folder)
         return
     os.environ["OPENAI_API_KEY"] = "bench"
     os.environ["SCORERS_CACHE"] = str(folder / "warmup-cache.sqlite")
@@ -520,6 +714,7 @@ def main() -> None:
     print_startup_times(folder)
     streamed = stream_memory(folder, arguments.stream_items)
     print(f"\n5. {arguments.stream_items:,} streamed items (no judge): peak RSS {streamed['peak_rss_mb']:.0f} MB, {streamed['seconds']:.1f} s")
+    halueval_calls(arguments, deepeval_python, folder)
     print(f"\n(this process's peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {folder})")
 
 

@@ -1,12 +1,15 @@
-"""DeepEval's HallucinationMetric over the bench's items, timed: the baseline figure of
+"""DeepEval's metrics over the bench's items, timed: the baseline figures of
 bench/bench_judge_calls.py. It runs in an interpreter that has DeepEval installed (its own
 environment, never the project's), started by the bench; it imports nothing of this project.
 
     python bench/deepeval_hallucination.py ITEMS.json --base-url URL [--concurrency 64] [--warmup-base-url URL]
+        [--metrics hallucination,faithfulness,answer_relevancy]
 
 ITEMS.json is a list of {"input", "output", "context": [...]}. Each item is one LLMTestCase
-(input, actual_output = output, context) scored by `evaluate(..., AsyncConfig(max_concurrent=
-concurrency))` with DeepEval's default OpenAI judge model, sent to `--base-url`. Before the
+(input, actual_output = output, context and retrieval_context = context) scored by
+`evaluate(..., AsyncConfig(max_concurrent=concurrency))` with the metrics named
+(HallucinationMetric by default; FaithfulnessMetric, AnswerRelevancyMetric) and DeepEval's
+default OpenAI judge model, sent to `--base-url`. Before the
 timed run, the first eight items are scored against `--warmup-base-url` (imports, connections),
 as the bench warms up its own engine. Prints one JSON line: seconds (the timed `evaluate`
 alone), items, scored (items with a score and no error), the first error if any, DeepEval's
@@ -34,24 +37,29 @@ QUIET = {
 }
 
 
-def score(items: list[dict[str, Any]], base_url: str, concurrency: int, tuned: bool) -> tuple[float, int, str | None]:
+def score(items: list[dict[str, Any]], base_url: str, concurrency: int, tuned: bool, metrics: list[str]) -> tuple[float, int, str | None]:
     """(seconds of the `evaluate` call, items scored without error, the first error)."""
     import openai
     from deepeval import evaluate
     from deepeval.evaluate.configs import AsyncConfig, CacheConfig, DisplayConfig, ErrorConfig
-    from deepeval.metrics import HallucinationMetric
+    from deepeval.metrics import AnswerRelevancyMetric, FaithfulnessMetric, HallucinationMetric
     from deepeval.models import OpenAIModel
     from deepeval.test_case import LLMTestCase
+
+    kinds = {"hallucination": HallucinationMetric, "faithfulness": FaithfulnessMetric, "answer_relevancy": AnswerRelevancyMetric}
 
     # By default DeepEval builds a new OpenAI client (and TLS context) for every call; tuned, its
     # calls share one HTTP client, as its `async_http_client` option allows.
     shared = {"async_http_client": openai.DefaultAsyncHttpxClient()} if tuned else {}
     judge = OpenAIModel(base_url=base_url, api_key="bench", **shared)
-    cases = [LLMTestCase(input=item["input"], actual_output=item["output"], context=list(item["context"])) for item in items]
+    cases = [
+        LLMTestCase(input=item["input"], actual_output=item["output"], context=list(item["context"]), retrieval_context=list(item["context"]))
+        for item in items
+    ]
     started = time.perf_counter()
     result = evaluate(
         cases,
-        [HallucinationMetric(model=judge)],
+        [kinds[name](model=judge) for name in metrics],
         async_config=AsyncConfig(max_concurrent=concurrency),
         display_config=DisplayConfig(show_indicator=False, print_results=False, inspect_after_run=False),
         error_config=ErrorConfig(ignore_errors=True),
@@ -69,6 +77,7 @@ def main() -> None:
     parser.add_argument("--base-url", required=True, help="The judge server's OpenAI-compatible base URL")
     parser.add_argument("--concurrency", type=int, default=64, help="DeepEval's max_concurrent")
     parser.add_argument("--warmup-base-url", help="Score the first eight items here first, untimed")
+    parser.add_argument("--metrics", default="hallucination", help="Comma-separated: hallucination, faithfulness, answer_relevancy")
     parser.add_argument("--tuned", action="store_true",
                         help="DeepEval at its fastest: its result cache off, one HTTP client shared by its calls")  # fmt: skip
     arguments = parser.parse_args()
@@ -77,9 +86,10 @@ def main() -> None:
     os.environ["OPENAI_API_KEY"] = "bench"
     with open(arguments.items, encoding="utf-8") as handle:
         items = json.load(handle)
+    metrics = arguments.metrics.split(",")
     if arguments.warmup_base_url:
-        score(items[:8], arguments.warmup_base_url, 8, arguments.tuned)
-    seconds, scored, error = score(items, arguments.base_url, arguments.concurrency, arguments.tuned)
+        score(items[:8], arguments.warmup_base_url, 8, arguments.tuned, metrics)
+    seconds, scored, error = score(items, arguments.base_url, arguments.concurrency, arguments.tuned, metrics)
     from deepeval import __version__
 
     json.dump({"seconds": seconds, "items": len(items), "scored": scored, "error": error, "version": __version__}, sys.stdout)

@@ -1,7 +1,8 @@
 """The judge-quality scorecard: every shipped labelled set, every scorer it labels, judged
 three times by one judge (not a test).
 
-    python bench/judge_quality.py --model PROVIDER/MODEL [--base-url URL] [--sample N] [--repeats 3]
+    python bench/judge_quality.py --model PROVIDER/MODEL [--base-url URL] [--sample N] [--repeats 3] [--set NAME ...]
+                                  [--escalate-to PROVIDER/MODEL]
 
 Printed per (set, scorer): the items judged, precision, recall, F1, balanced accuracy and
 Cohen's kappa with bootstrap 95% intervals (first repeat, at the scorer's default threshold,
@@ -79,10 +80,12 @@ def shown(estimate: FigureEstimate | None) -> str:
 
 def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
-    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url)
+    cascade = {"escalate_to": arguments.escalate_to} if arguments.escalate_to else {}
+    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url, **cascade)
     items = faithbench_items(path) if path.suffix == ".csv" else queue_items(path, arguments) if queue_name(path) else path
     data = select_items(items, None, arguments.sample, arguments.seed)
-    run = f"quality-{path.stem}-{scorer_id}-{arguments.model.replace('/', '_')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
+    judge = scorer.judge.model
+    run = f"quality-{path.stem}-{scorer_id}-{judge.replace('/', '_').replace('>', '-to-')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
     # No response cache: every step is a real call, so calls and cost are those of a cold run;
     # the store still resumes a run that stopped.
     repeated = run_repeated(
@@ -106,7 +109,7 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
         store.close()
     costs = [usage_cost(usage) for usage in usages]
     return {
-        "set": path.name, "scorer": scorer_id, "judge": arguments.model, "date": datetime.date.today().isoformat(),
+        "set": path.name, "scorer": scorer_id, "judge": judge + _sent_on(getattr(first.summary[scorer.id], "cascade", None)), "date": datetime.date.today().isoformat(),
         "items": len(labelled), "repeats": arguments.repeats,
         **{name: getattr(binary, name) if binary is not None else None for name in FIGURES},
         "verdict_changed": None if stability.consistency is None else round(1 - stability.consistency, 4),
@@ -134,6 +137,14 @@ def queue_scorer(name: str, arguments: argparse.Namespace) -> str:
         labels.close()
 
 
+def _sent_on(cascade: Any) -> str:
+    """A cascade's share of items and cost that reached its strong judge, for the judge cell."""
+    if cascade is None or not cascade.items:
+        return ""
+    cost = f", {cascade.strong_cost_share:.0%} of the cost" if cascade.strong_cost_share is not None else ""
+    return f" ({cascade.escalated / cascade.items:.0%} of items sent on{cost})"
+
+
 def markdown_row(row: dict[str, Any]) -> str:
     changed = "-" if row["verdict_changed"] is None else f"{row['verdict_changed']:.0%}"
     cost = "-" if row["cost_per_100"] is None else f"${row['cost_per_100']:.4f}"
@@ -148,15 +159,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="The judge, as provider/model")
     parser.add_argument("--base-url", default=None, help="An OpenAI-compatible endpoint for the judge")
+    parser.add_argument("--escalate-to", default=None, help="A strong judge: a cascade from --model to it (its row names both)")
     parser.add_argument("--sample", type=int, default=None, help="N items of each set, drawn at random (reproducible with --seed)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="Times every item is judged (distinct samples)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--store", default=str(Path(".scorers") / "quality.sqlite"))
     parser.add_argument("--examples", type=Path, default=ROOT / "examples", help="Where the labelled sets are")
+    parser.add_argument("--set", action="append", choices=SETS, dest="sets", help="Only this shipped set (repeatable; default: all), e.g. for a slow local judge")
     parser.add_argument("--faithbench", type=Path, default=None, help="FaithBench.csv, scored too when given (not shipped: CC BY-NC-SA)")
     parser.add_argument("--json", action="store_true", help="Print the rows as JSON")
-    parser.add_argument("--set", action="append", choices=SETS, help="A shipped set to score (default: every one, unless --queue is given)")
     parser.add_argument("--queue", action="append", default=[], help="A review queue whose golden set is scored too (repeatable)")
     parser.add_argument("--labels-store", default=str(Path(".scorers") / "results.sqlite"), help="The results store holding the queues")
     arguments = parser.parse_args()
@@ -164,7 +176,8 @@ def main() -> None:
     if arguments.faithbench is not None and not arguments.faithbench.is_file():
         parser.error(f"--faithbench {arguments.faithbench}: no such file")
     rows = []
-    shipped = arguments.set or ([] if arguments.queue else list(SETS))
+    # The shipped sets, unless only queues are asked for.
+    shipped = arguments.sets or ([] if arguments.queue else list(SETS))
     sets = [arguments.examples / name for name in shipped] + ([arguments.faithbench] if arguments.faithbench else [])
     sets += [Path(f"queue:{name}") for name in arguments.queue]
     for path in sets:

@@ -174,8 +174,9 @@ def create_scorer(
     **judge: Any,
 ) -> AnyScorer:
     """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode and
-    middleware (wrappers of every judge call, e.g. a cache), and for a jury of judges
-    models=[...], aggregate, threshold, margin."""
+    middleware (wrappers of every judge call, e.g. a cache), for a jury of judges
+    models=[...], aggregate, threshold, margin, and for a cascade from `model` to a strong
+    judge escalate_to, margin, samples, threshold."""
     from .catalog import builtin_catalog
 
     return builtin_catalog().create(scorer_id, model=model, options=options, **judge)

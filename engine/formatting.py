@@ -59,6 +59,17 @@ def validation_line(exc: ValidationError, subject: str = "item") -> str:
     return f"{'.'.join(map(str, first['loc'])) or subject}: {first['msg']}"
 
 
+def refusals(exc: ValidationError) -> str:
+    """Every reason a judge's answer was refused, one line each (what the judge is told when
+    it is asked again): `field: reason`, a broken rule's message as the author wrote it."""
+    lines = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"])
+        detail = error["msg"].removeprefix("Value error, ")
+        lines.append(f"{field}: {detail}" if field else detail)
+    return "\n".join(lines)
+
+
 def refusal(exc: ValidationError) -> str:
     """Why a judge's answer was refused, in one line: the field at fault (if any) and the
     reason, a broken rule's message as the author wrote it."""

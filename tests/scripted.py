@@ -96,9 +96,17 @@ def script_word_overlap(judge: JudgeServer) -> None:
         verdicts = [("yes" if supported(request, claim) else "unsure", claim) for claim in numbered_claims(request.prompt)]
         return {"verdicts": [{"statement": claim, "verdict": verdict, "reason": "word overlap with the context"} for verdict, claim in verdicts]}
 
+    def one_call(request: Request) -> dict[str, Any]:
+        # The one-call variant (examples/variants/one-call/): claims and verdicts in one answer.
+        context = _words(" ".join(re.findall(r"<context_\d+>\n(.*?)\n</context_\d+>", request.prompt, re.DOTALL)))
+        found = claims_of(between(request.prompt, "output"))
+        verdicts = ["no" if len(_words(claim) & context) >= 0.6 * max(len(_words(claim)), 1) else "yes" for claim in found]
+        return {"verdicts": [{"statement": claim, "verdict": verdict, "reason": "word overlap with the context"} for claim, verdict in zip(found, verdicts)]}
+
     judge.on("Claims", claims)
     judge.on("HallucinationVerdicts", hallucination)
     judge.on("FaithfulnessVerdicts", faithfulness)
+    judge.on("ClaimVerdicts", one_call)
     judge.on("Reason", {"reason": "Scored by word overlap with the context (a scripted stand-in judge)."})
     judge.on("InstructionRewrite", {"instructions": "Decide, for each claim, whether the context states or implies it.", "summary": "shorter"})
 
@@ -173,6 +181,12 @@ def answer_fitting(request: Request) -> Any:
     else:
         return "A scripted reason."
     return fitting(schema, schema.get("$defs", {}), at_least=1)
+
+
+def verdicts_on_claims(verdict: str = "no", reason: str = "r") -> Any:
+    """A script of hallucination (or faithfulness) verdicts: one per claim the prompt lists,
+    each echoing its claim, as the answer's bounds ask."""
+    return lambda request: {"verdicts": [{"statement": claim, "verdict": verdict, "reason": reason} for claim in numbered_claims(request.prompt)]}
 
 
 # gpt-4o-mini in the shipped table: $0.15 input, $0.075 cached input, $0.60 output per million.

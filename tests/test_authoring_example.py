@@ -23,12 +23,15 @@ def test_the_page_shows_the_example_files_as_they_are() -> None:
         assert (DOCS / name).read_text(encoding="utf-8") == text, f"docs/authoring.md is out of date for {name}"
 
 
+SENTENCES = ["Your card is blocked lol.", "We will fix it today.", "Sorry."]
+
+
 def judgements(*tones: str) -> dict[str, list[dict[str, str]]]:
-    return {"judgements": [{"sentence": f"s{i}", "tone": tone, "reason": "r"} for i, tone in enumerate(tones)]}
+    return {"judgements": [{"sentence": sentence, "tone": tone, "reason": "r"} for sentence, tone in zip(SENTENCES, tones)]}
 
 
 def test_the_example_scores_as_the_page_says(judge: JudgeServer) -> None:
-    judge.on("ToneSentences", {"sentences": ["Your card is blocked lol.", "We will fix it today.", "Sorry."]})
+    judge.on("ToneSentences", {"sentences": SENTENCES})
     judge.on("ToneJudgements", [judgements("borderline", "professional"), judgements(" Borderline", "PROFESSIONAL", "unprofessional")])
     judge.on("Reason", {"reason": "The first sentence is too casual."})
     scorer = load_scorers(CATALOG).create("professional-tone", options={"audience": "hotel guests", "scale": 10})

@@ -149,7 +149,7 @@ def test_the_command_line_runs_a_batch_api_run_and_shows_each_jobs_state(judge: 
 
     result = runner.invoke(
         app,
-        ["eval", str(data), "--scorer", "hallucination", "--batch-api", "--poll-interval", "0.01", "--store", str(tmp_path / "r.sqlite"), "--run", "b"],
+        ["eval", str(data), "--scorer", "hallucination", "--reasons", "always", "--batch-api", "--poll-interval", "0.01", "--store", str(tmp_path / "r.sqlite"), "--run", "b"],
     )
 
     assert result.exit_code == 0, result.output

@@ -76,7 +76,7 @@ BROKEN: list[tuple[str, list[str]]] = [
         "misspelt_score_name/catalog.yaml:28:17: claims-check.score.score: unknown name 'hallucinatd'; did you mean 'hallucinated'?",
     ]),
     ('misspelt_step_key', [
-        "misspelt_step_key/catalog.yaml:7:9: scorers.strict-hallucination.steps.1.promt: unknown key 'promt'; did you mean 'prompt'? (known: id, skip_if, kind, prompt, schema, uses_context, judge, rules, on_skip, examples)",
+        "misspelt_step_key/catalog.yaml:7:9: scorers.strict-hallucination.steps.1.promt: unknown key 'promt'; did you mean 'prompt'? (known: id, skip_if, kind, prompt, schema, uses_context, judge, rules, bounds, on_skip, examples)",
     ]),
     ('option_default_out_of_bounds', [
         'option_default_out_of_bounds/catalog.yaml:10:18: scorers.strict-hallucination.options.threshold.default: Input should be less than or equal to 1',

@@ -36,7 +36,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "bool_compared_with_text/catalog.yaml:24:38: grounded-claims.score.values.grounded.where: item.grounded is true or false and 'true' is text: they are never equal, so `==` is never true (write `item.grounded` for true, `not item.grounded` for false)",
     ]),
     ("builtin_step_broken_by_own_schema", 1, [
-        "builtin_step_broken_by_own_schema/catalog.yaml:4:14: strict-hallucination.score.values.hallucinated.where: item has no field 'verdict' (fields of an item of analyze.verdicts: statement, label, reason); it shows in the built-in scorers.yaml:59:26, which `extends: hallucination` brings in",
+        "builtin_step_broken_by_own_schema/catalog.yaml:4:14: strict-hallucination.score.values.hallucinated.where: item has no field 'verdict' (fields of an item of analyze.verdicts: statement, label, reason); it shows in the built-in scorers.yaml:66:26, which `extends: hallucination` brings in",
         "builtin_step_broken_by_own_schema/catalog.yaml:4:14: strict-hallucination.generate_reason: verdict has no field 'verdict' (fields of an item of analyze.verdicts: statement, label, reason); it shows in the built-in prompts/hallucination/reason.j2:11:31, which `extends: hallucination` brings in",
     ]),
     ("comparison_never_true", 0, [

@@ -20,7 +20,9 @@ runner = CliRunner()
 
 def script(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["The first iPhone was announced in 2007.", "It cost $10."]})
-    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "a", "verdict": "no", "reason": "r"}, {"statement": "b", "verdict": "yes", "reason": "r"}]})
+    judge.on("HallucinationVerdicts", {"verdicts": [
+        {"statement": "The first iPhone was announced in 2007.", "verdict": "no", "reason": "r"}, {"statement": "It cost $10.", "verdict": "yes", "reason": "r"},
+    ]})  # fmt: skip
     judge.on("Reason", {"reason": "The price is not in the context."})
 
 
@@ -127,9 +129,9 @@ def test_preview_shows_the_exact_prompts_without_a_judge() -> None:
     assert "give its answer: --answer preprocess='{...}' (fields: claims)" in first.stdout
 
     claims = '{"claims": ["The iPhone cost $10.", "It came out in 2007."]}'
-    verdicts = '{"verdicts": [{"statement": "a", "verdict": "Yes", "reason": "r"}, {"statement": "b", "verdict": "no", "reason": "r"}]}'
+    verdicts = '{"verdicts": [{"statement": "The iPhone cost $10.", "verdict": "Yes", "reason": "r"}, {"statement": "It came out in 2007.", "verdict": "no", "reason": "r"}]}'
     answers = ["--answer", f"preprocess={claims}", "--answer", f"analyze={verdicts}", "--answer", "generate_reason={reason: Price unsupported.}"]
-    full = runner.invoke(app, ["preview", "hallucination", "--output", "x", "--context", "c", *answers, "--option", "scale=10"])
+    full = runner.invoke(app, ["preview", "hallucination", "--output", "The iPhone cost $10. It came out in 2007.", "--context", "c", *answers, "--option", "scale=10"])
     assert full.exit_code == 0, full.output
     assert '1. "The iPhone cost $10."\n2. "It came out in 2007."' in full.stdout
     assert "The score is 5 on a scale from 0 to 10" in full.stdout

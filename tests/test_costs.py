@@ -53,7 +53,7 @@ def test_costs_add_up_from_the_stored_token_counts(judge: JudgeServer, tmp_path:
 def test_eval_shows_tokens_and_cost_per_scorer(judge: JudgeServer, tmp_path: Path) -> None:
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
-    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--run", "one"])
+    shown = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--run", "one"])
     assert shown.exit_code == 0, shown.output
     assert "6,000" in shown.stdout and f"${6 * PER_CALL:.4f}" in shown.stdout
 
@@ -61,7 +61,7 @@ def test_eval_shows_tokens_and_cost_per_scorer(judge: JudgeServer, tmp_path: Pat
 def test_a_model_without_a_price_shows_tokens_only(judge: JudgeServer, tmp_path: Path) -> None:
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok"])
-    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--model", "openai/local-model", "--store", str(tmp_path / "r.sqlite")])
+    shown = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--model", "openai/local-model", "--store", str(tmp_path / "r.sqlite")])
     assert shown.exit_code == 0, shown.output
     assert "3,000" in shown.stdout and "no price" in shown.stdout and "$" not in shown.stdout
 
@@ -107,7 +107,7 @@ def test_estimate_counts_every_cached_answer_as_free(judge: JudgeServer, tmp_pat
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine"])
     cache = tmp_path / "c.sqlite"
-    assert runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
     again = json.loads(runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
     assert again["scorers"][0]["cached_calls"] == 6 and again["scorers"][0]["calls"] == 0 and again["cost_usd"] == 0
     more = write_items(tmp_path / "more.jsonl", ["ok. WRONG", "fine", "new one"])
@@ -137,7 +137,7 @@ def test_estimate_learns_answer_lengths_from_the_cache_and_comes_close_to_the_re
         ("preprocess", 250, 0), ("analyze", 250, 0), ("generate_reason", 150, 0)
     ]
     assert cold["cost_low_usd"] < cold["cost_usd"] < cold["cost_high_usd"]
-    assert runner.invoke(app, ["eval", str(first), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--reasons", "always", str(first), "--scorer", "hallucination", "--cache", str(cache), "--store", str(tmp_path / "r.sqlite")]).exit_code == 0
 
     later = write_items(tmp_path / "later.jsonl", [f"other {n}. WRONG" for n in range(4)])
     warm = json.loads(runner.invoke(app, ["eval", str(later), "--scorer", "hallucination", "--cache", str(cache), "--estimate", "--json"]).stdout)
@@ -168,7 +168,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(30)])
     store = tmp_path / "r.sqlite"
     budget = 3 * 3 * PER_CALL + FIRST_CALL_HOLD  # about three items' worth, and room for a step's first call
-    stopped = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
+    stopped = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
                                   "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
     assert stopped.exit_code == 1, stopped.output  # a run that did not score everything has not passed
     assert "stopped early" in stopped.stdout and "--max-cost" in stopped.stdout
@@ -178,7 +178,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
         done = len(results.query(run="capped"))
     assert 3 <= done <= 5  # the budget is held before each call leaves
 
-    resumed = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped"])
+    resumed = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped"])
     assert resumed.exit_code == 0, resumed.output
     with SQLiteStore(store) as results:
         assert len(results.query(run="capped")) == 30
@@ -226,7 +226,7 @@ def test_the_report_of_a_run_shows_its_calls_cost_and_cached_prompt_share(judge:
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", ["one. WRONG", "two"])
     store = tmp_path / "r.sqlite"
-    assert runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "r"]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "r"]).exit_code == 0
 
     written = runner.invoke(app, ["report", "r", "--store", str(store), "-o", str(tmp_path / "r.html")])
 

@@ -30,13 +30,15 @@ CONTEXT = [
 ]
 
 
-def verdicts(*marks: str) -> dict[str, Any]:
-    return {"verdicts": [{"statement": f"claim {i}", "verdict": mark, "reason": "because"} for i, mark in enumerate(marks, 1)]}
+def verdicts(*marks: str, claims: list[str] | None = None) -> dict[str, Any]:
+    """One verdict per mark, each echoing its claim (by default the claims "a", "b", ...)."""
+    echoed = claims or [chr(ord("a") + index) for index in range(len(marks))]
+    return {"verdicts": [{"statement": claim, "verdict": mark, "reason": "because"} for claim, mark in zip(echoed, marks)]}
 
 
 def script(judge: JudgeServer, claims: list[str], marks: list[str], reason: str = "Explained.") -> None:
     judge.on("Claims", {"claims": claims})
-    judge.on("HallucinationVerdicts", verdicts(*marks))
+    judge.on("HallucinationVerdicts", verdicts(*marks, claims=claims))
     judge.on("Reason", {"reason": reason})
 
 
@@ -51,7 +53,7 @@ def test_score_is_share_of_hallucinated_claims_rounded_to_two_decimals(judge: Ju
 
 def test_verdicts_are_counted_whatever_their_case_or_spacing(judge: JudgeServer) -> None:
     script(judge, ["a", "b", "c", "d"], ["Yes", " YES ", "No", " no"])
-    result = create_hallucination_scorer(options={"context": CONTEXT}).run(output="x")
+    result = create_hallucination_scorer(options={"context": CONTEXT}).run(output="Alpha is one. Beta is two. Gamma is three. Delta is four.")
     assert result.score == 0.5
     assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == ["yes", "yes", "no", "no"]
 
@@ -252,7 +254,7 @@ def test_the_judge_is_asked_at_temperature_zero_with_a_json_schema(judge: JudgeS
 
 async def test_arun_scores_concurrently_from_async_code(judge: JudgeServer) -> None:
     judge.on("Claims", lambda request: {"claims": ["one"]})
-    judge.on("HallucinationVerdicts", Reply(answer=verdicts("yes"), delay=0.2))
+    judge.on("HallucinationVerdicts", Reply(answer=verdicts("yes", claims=["one"]), delay=0.2))
     judge.on("Reason", {"reason": "r"})
     scorer = create_scorer("hallucination", options={"context": CONTEXT})
     results = await asyncio.gather(*(scorer.arun(output=f"answer {i}") for i in range(4)))

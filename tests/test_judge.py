@@ -7,6 +7,7 @@ import json
 import pytest
 
 from engine import ConfigError, JudgeConfig, JudgeError, create_hallucination_scorer
+from scripted import verdicts_on_claims
 from engine.testing import JudgeServer, Reply
 
 CONTEXT = ["Paris is the capital of France."]
@@ -14,7 +15,7 @@ CONTEXT = ["Paris is the capital of France."]
 
 def script_all(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["Paris is the capital of France."]})
-    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+    judge.on("HallucinationVerdicts", verdicts_on_claims("no", "stated"))
     judge.on("Reason", {"reason": "All claims are supported."})
 
 
@@ -71,7 +72,7 @@ def test_model_strings_are_checked(model: str) -> None:
 
 def test_rate_limits_and_server_errors_are_retried(judge: JudgeServer) -> None:
     judge.on("Claims", [Reply.fail(429, "slow down", headers={"retry-after": "0"}), Reply.fail(503, "busy", headers={"retry-after": "0"}), {"claims": ["a"]}])
-    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "a", "verdict": "yes", "reason": "r"}]})
+    judge.on("HallucinationVerdicts", verdicts_on_claims("yes"))
     judge.on("Reason", {"reason": "r"})
     result = create_hallucination_scorer(options={"context": CONTEXT}).run(output="x")
     assert result.score == 1

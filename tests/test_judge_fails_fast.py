@@ -13,7 +13,7 @@ from engine.testing import JudgeServer, Reply
 from scripted import script_hallucination
 from typer.testing import CliRunner
 
-from engine import AnswerCutOffError, JudgeTimeoutError, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals
+from engine import AnswerCutOffError, load_scorers, JudgeTimeoutError, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals
 from engine.cli import app
 
 runner = CliRunner()
@@ -73,18 +73,32 @@ def test_finished_results_stay_when_the_key_is_revoked_mid_run(judge: JudgeServe
         assert len(saved.query(run="r", errors=False)) == 3
 
 
-def test_every_call_has_max_tokens_and_a_cut_off_answer_is_named_not_retried(judge: JudgeServer) -> None:
+def test_every_call_has_max_tokens_and_a_cut_off_answer_is_named_not_retried(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
     scorer = create_hallucination_scorer(options={"context": ["facts"]})
     scorer.run(output="ok. WRONG")
+    # Every call has a limit: the step's (2048, 1024 for a reason), lowered to what the
+    # answer's bounds allow (claims of a two-sentence output, one verdict each, a reason).
     limits = {request.schema_name: request.body.get("max_tokens") for request in judge.requests}
-    assert limits == {"Claims": 2048, "HallucinationVerdicts": 2048, "Reason": 1024}
+    assert set(limits) == {"Claims", "HallucinationVerdicts", "Reason"}
+    assert all(0 < limit < 2048 for limit in limits.values()) and limits["Reason"] < 1024, limits
 
     judge.reset()
     judge.on("Claims", Reply.cut_off('{"claims": ["The first iPhone came out in 2007", "It cost'))
-    with pytest.raises(AnswerCutOffError, match=r"step 'preprocess': the judge's answer was cut off at 2048 tokens; raise max_tokens"):
+    with pytest.raises(AnswerCutOffError, match=r"step 'preprocess': the judge's answer was cut off at \d+ tokens, the most its bounds allow"):
         scorer.run(output="ok")
     assert len(judge.requests) == 1
+
+    # A step without bounds of its own sends the step's max_tokens, and the message says to raise it.
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "loose.yaml").write_text("title: Claims\ntype: object\nproperties:\n  claims: {type: array, items: {type: string}}\nrequired: [claims]\n")
+    (tmp_path / "scorers.yaml").write_text(
+        "scorers:\n  loose:\n    extends: hallucination\n    steps:\n      - id: preprocess\n        schema: loose.yaml\n        bounds: {claims: null, \"claims[]\": null}\n", encoding="utf-8"
+    )
+    judge.reset()
+    judge.on("Claims", Reply.cut_off('{"claims": ["The first iPhone came out in 2007", "It cost'))
+    with pytest.raises(AnswerCutOffError, match=r"step 'preprocess': the judge's answer was cut off at 2048 tokens; raise max_tokens"):
+        load_scorers(tmp_path / "scorers.yaml").create("loose", options={"context": ["facts"]}).run(output="ok")
 
 
 def test_a_free_text_answer_cut_off_is_named_too(judge: JudgeServer) -> None:
@@ -104,7 +118,7 @@ def test_a_rambling_judge_ends_a_batch_quickly_with_the_named_error(judge: Judge
 
     assert time.monotonic() - started < 10
     assert result.status == "failed" and result.stopped_by is not None
-    assert "judge calls in a row" in result.stopped_by and "cut off at 2048 tokens" in result.stopped_by
+    assert "judge calls in a row" in result.stopped_by and "cut off at" in result.stopped_by
     assert len(judge.requests) < 20  # the circuit opened after 10 failures in a row
 
 

@@ -100,7 +100,7 @@ def test_sampling_scores_a_share_of_replies_per_scorer(judge: JudgeServer, tmp_p
     script_hallucination(judge)
     catalog = load_scorers(copy_catalog(tmp_path, "always", "sometimes", "never"))
     scorers = [catalog.create(scorer_id, options={"context": ["facts"]}) for scorer_id in ("always", "sometimes", "never")]
-    agent = attach_scorers(lambda question: "ok", scorers, sampling={"sometimes": 0.3, "never": 0.0}, seed=7)
+    agent = attach_scorers(lambda question: f"ok {question}", scorers, sampling={"sometimes": 0.3, "never": 0.0}, seed=7)
 
     for n in range(40):
         agent(f"q{n}")
@@ -111,7 +111,10 @@ def test_sampling_scores_a_share_of_replies_per_scorer(judge: JudgeServer, tmp_p
     assert stats.scored["always"] == 40
     assert 0 < stats.scored["sometimes"] < 40 and stats.scored["sometimes"] == stats.sampled["sometimes"]
     assert stats.scored["never"] == 0
-    assert len(outputs_judged(judge)) == 40 + stats.scored["sometimes"]
+    # Every reply's claims were asked for; the two scorers that judged one reply asked the same
+    # question, sent once when both were in flight (see the shared-requests tests).
+    judged = outputs_judged(judge)
+    assert len(set(judged)) == 40 and len(judged) <= 40 + stats.scored["sometimes"]
     agent.live.close()
 
 

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from engine import ConfigError, JudgeConfig, JudgeRateLimitError, JudgeServerError, create_hallucination_scorer, load_scorers
+from scripted import verdicts_on_claims
 from engine.judge import PROVIDERS
 from engine.testing import AnthropicServer, JudgeServer, Reply
 
@@ -17,7 +18,7 @@ CONTEXT = ["Paris is the capital of France."]
 
 def script(server: JudgeServer) -> None:
     server.on("Claims", {"claims": ["Paris is the capital of France."]})
-    server.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+    server.on("HallucinationVerdicts", verdicts_on_claims("no", "stated"))
     server.on("Reason", {"reason": "All claims are supported."})
 
 

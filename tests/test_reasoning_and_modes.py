@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from engine import JudgeRequestError, create_hallucination_scorer, load_scorers
+from scripted import verdicts_on_claims
 from engine.judge.capabilities import split_thinking
 from engine.testing import JudgeServer, Reply
 
@@ -16,7 +17,7 @@ CONTEXT = ["Paris is the capital of France."]
 
 def script(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["Paris is the capital of France."]})
-    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+    judge.on("HallucinationVerdicts", verdicts_on_claims("no", "stated"))
     judge.on("Reason", {"reason": "All claims are supported."})
 
 

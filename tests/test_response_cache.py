@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from engine import JudgeConfig, SQLiteStore, builtin_catalog, create_hallucination_scorer, load_scorers, run_evals
 from engine.cli import app
 from engine.judge import JudgeRequest, OpenAIJudge, Sampling
-from engine.judge.middleware.cache import cache_key
+from engine.judge.middleware.shared import cache_key
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -221,7 +221,7 @@ def test_cache_commands_show_and_clear_what_is_kept(judge: JudgeServer, tmp_path
     data.write_text("\n".join(json.dumps(item) for item in items(["ok. WRONG", "fine"])) + "\n", encoding="utf-8")
     cache = tmp_path / "answers.sqlite"
     store = tmp_path / "results.sqlite"
-    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--cache", str(cache)]
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--cache", str(cache), "--reasons", "always"]
     assert runner.invoke(app, [*arguments, "--run", "one"]).exit_code == 0
     again = runner.invoke(app, [*arguments, "--run", "two"])
     assert again.exit_code == 0, again.output

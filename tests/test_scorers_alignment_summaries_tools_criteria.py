@@ -172,7 +172,7 @@ def test_summarization_reasks_when_a_question_has_no_verdict(judge: JudgeServer)
 
 def test_summarization_reasks_when_too_many_questions(judge: JudgeServer) -> None:
     script_summary(judge, ["yes"], ["yes"])
-    many = {"questions": [{"question": f"q{i}?", "answer": "a"} for i in range(3)]}
+    many = {"questions": [{"question": f"question {i}?", "answer": "a"} for i in range(3)]}
     judge.on("SummaryKeyQuestions", [many, {"questions": many["questions"][:1]}])
 
     engine.create_scorer("summarization", MODEL, options={"question_count": 2}).run("A summary.", input=SOURCE)
@@ -185,6 +185,8 @@ def test_summarization_reasks_when_too_many_questions(judge: JudgeServer) -> Non
 # --- answer-similarity ---------------------------------------------------------------------
 
 KEY_POINTS = {"key_points": ["Water boils at 100 °C", "at sea level", "the boiling point drops with altitude", "about 70 °C on Everest"]}
+#: A ground truth of four sentences: as many key points as the bounds allow it.
+GROUND_TRUTH = "Water boils at 100 °C. That is at sea level. The boiling point drops with altitude. It is about 70 °C on Everest."
 
 
 def grades(*graded: tuple[str, bool]) -> dict[str, Any]:
@@ -201,11 +203,11 @@ def test_answer_similarity_grades_key_points_and_contradictions_earn_nothing(jud
     judge.on("KeyPointGrades", grades(("matched", False), ("partial", False), ("missing", False), ("partial", True)))
     reasons(judge)
 
-    result = engine.create_scorer("answer-similarity", MODEL).run("Water boils at 100 degrees.", ground_truth="Water boils at 100 °C at sea level...")
+    result = engine.create_scorer("answer-similarity", MODEL).run("Water boils at 100 degrees.", ground_truth=GROUND_TRUTH)
 
     assert result.score == 0.38  # (1 + 0.5 + 0 + 0) / 4 = 0.375
     assert result.steps["score"].result["contradictions"] == 1
-    assert "Water boils at 100 °C at sea level" in judge.requests_for("ReferenceKeyPoints")[0].prompt
+    assert GROUND_TRUTH in judge.requests_for("ReferenceKeyPoints")[0].prompt
     assert "[partial, contradicted]" in judge.requests_for("Reason")[0].prompt
 
 
@@ -215,7 +217,7 @@ def test_answer_similarity_scale_and_partial_weight(judge: JudgeServer) -> None:
     reasons(judge)
 
     scorer = engine.create_scorer("answer-similarity", MODEL, options={"scale": 100, "partial_weight": 0})
-    result = scorer.run("...", ground_truth="...")
+    result = scorer.run("...", ground_truth=GROUND_TRUTH)
 
     assert result.score == 50
 
@@ -226,7 +228,7 @@ def test_answer_similarity_reasks_a_contradicted_point_graded_matched(judge: Jud
     judge.on("KeyPointGrades", [inconsistent, grades(("missing", True), ("matched", False), ("matched", False), ("matched", False))])
     reasons(judge)
 
-    result = engine.create_scorer("answer-similarity", MODEL).run("...", ground_truth="...")
+    result = engine.create_scorer("answer-similarity", MODEL).run("...", ground_truth=GROUND_TRUTH)
 
     asked = judge.requests_for("KeyPointGrades")
     assert len(asked) == 2 and "cannot be \"matched\"" in last_message(asked[1])
@@ -239,7 +241,7 @@ def test_answer_similarity_reasks_on_fewer_grades(judge: JudgeServer) -> None:
     judge.on("KeyPointGrades", [{"grades": full["grades"][:3]}, full])
     reasons(judge)
 
-    result = engine.create_scorer("answer-similarity", MODEL).run("...", ground_truth="...")
+    result = engine.create_scorer("answer-similarity", MODEL).run("...", ground_truth=GROUND_TRUTH)
 
     assert "There are 4 key points but 3 grades" in last_message(judge.requests_for("KeyPointGrades")[1])
     assert result.score == 1

@@ -30,13 +30,14 @@ MODEL = "openai/test-model"
 GROUNDING_RELEVANCE_SAFETY = ["faithfulness", "answer-relevancy", "context-precision", "context-relevance", "context-recall", "bias", "toxicity"]
 
 
-def verdicts(*labels: str, field_name: str = "verdict", text: str = "statement") -> dict[str, Any]:
-    """A verdicts answer with one item per label, in the shape each scorer's schema wants."""
+def verdicts(*labels: str, field_name: str = "verdict", text: str = "statement", texts: list[str] | None = None) -> dict[str, Any]:
+    """A verdicts answer with one item per label, in the shape each scorer's schema wants,
+    each echoing its item of `texts` (the extracted items; "item 1", ... by default)."""
     items = []
     for index, label in enumerate(labels, 1):
         item: dict[str, Any] = {field_name: label, "reason": f"reason {index}"}
         if text:
-            item[text] = f"item {index}"
+            item[text] = texts[index - 1] if texts else f"item {index}"
         items.append(item)
     return {"verdicts": items}
 
@@ -166,9 +167,9 @@ def test_scale_multiplies_the_score(scorer_id: str, judge: JudgeServer) -> None:
 
 def test_faithfulness_counts_supported_claims_whatever_the_verdict_casing(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["a", "b", "c", "d"]})
-    judge.on("FaithfulnessVerdicts", verdicts("Yes", " YES ", "no", "Unsure"))
+    judge.on("FaithfulnessVerdicts", verdicts("Yes", " YES ", "no", "Unsure", texts=["a", "b", "c", "d"]))
     judge.on("Reason", {"reason": "Two of four claims are supported."})
-    result = scorer("faithfulness", context=["facts"]).run(output="a, b, c and d")
+    result = scorer("faithfulness", context=["facts"]).run(output="There is a. There is b. There is c. There is d.")
     assert result.score == 0.5
     assert [verdict["verdict"] for verdict in result.analyze_step_result["verdicts"]] == ["yes", "yes", "no", "unsure"]
     assert result.reason == "Two of four claims are supported."
@@ -176,7 +177,7 @@ def test_faithfulness_counts_supported_claims_whatever_the_verdict_casing(judge:
 
 def test_faithfulness_rounds_to_two_decimals_after_scaling(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["a", "b", "c"]})
-    judge.on("FaithfulnessVerdicts", verdicts("yes", "no", "unsure"))
+    judge.on("FaithfulnessVerdicts", verdicts("yes", "no", "unsure", texts=["a", "b", "c"]))
     judge.on("Reason", {"reason": "r"})
     assert scorer("faithfulness", context=["facts"]).run(output="a b c").score == 0.33
     assert scorer("faithfulness", context=["facts"], scale=2).run(output="a b c").score == 0.67
@@ -184,13 +185,13 @@ def test_faithfulness_rounds_to_two_decimals_after_scaling(judge: JudgeServer) -
 
 def test_faithfulness_reason_gets_the_score_and_verdicts_without_recomputing(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["The sky is green"]})
-    judge.on("FaithfulnessVerdicts", verdicts("no"))
+    judge.on("FaithfulnessVerdicts", verdicts("no", texts=["The sky is green"]))
     judge.on("Reason", {"reason": "r"})
     scorer("faithfulness", context=["The sky is blue."], scale=10, language="ko").run(output="The sky is green.")
     prompt = judge.requests_for("Reason")[0].prompt
     assert "The score is 0 on a scale from 0 to 10" in prompt
     assert "do not recompute" in prompt
-    assert '[no] "item 1"' in prompt
+    assert '[no] "The sky is green"' in prompt
     assert "<context_1>\nThe sky is blue.\n</context_1>" in prompt
     assert "ko" in prompt.split("Write the explanation in this language:")[1]
 
@@ -216,7 +217,7 @@ def test_faithfulness_falls_back_to_openai_tool_results(judge: JudgeServer) -> N
         {"role": "assistant", "content": "It is 21 degrees and clear in Seoul."},
     ]
     judge.on("Claims", {"claims": ["It is 21 degrees in Seoul", "It is clear in Seoul"]})
-    judge.on("FaithfulnessVerdicts", verdicts("yes", "yes"))
+    judge.on("FaithfulnessVerdicts", verdicts("yes", "yes", texts=["It is 21 degrees in Seoul", "It is clear in Seoul"]))
     judge.on("Reason", {"reason": "r"})
     result = scorer("faithfulness").run(output=messages)
     assert result.score == 1.0
@@ -233,7 +234,7 @@ def test_faithfulness_given_context_wins_over_tool_results(judge: JudgeServer) -
         {"role": "assistant", "content": "It is 1."},
     ]
     judge.on("Claims", {"claims": ["It is 1"]})
-    judge.on("FaithfulnessVerdicts", verdicts("yes"))
+    judge.on("FaithfulnessVerdicts", verdicts("yes", texts=["It is 1"]))
     judge.on("Reason", {"reason": "r"})
     scorer("faithfulness").run(output=messages, context=["given piece"])
     prompt = judge.requests_for("FaithfulnessVerdicts")[0].prompt
@@ -252,9 +253,9 @@ def test_faithfulness_without_context_or_tool_results_fails_before_any_judge_cal
 
 def test_answer_relevancy_weighs_unsure_statements(judge: JudgeServer) -> None:
     judge.on("AnswerRelevancyStatements", {"statements": ["a", "b", "c", "d"]})
-    judge.on("AnswerRelevancyVerdicts", verdicts("YES", "Unsure", "no", "unsure"))
+    judge.on("AnswerRelevancyVerdicts", verdicts("YES", "Unsure", "no", "unsure", texts=["a", "b", "c", "d"]))
     judge.on("Reason", {"reason": "r"})
-    run = {"output": "a b c d", "input": "question"}
+    run = {"output": "It is a. It is b. It is c. It is d.", "input": "question"}
     # (1 + 0.3 + 0 + 0.3) / 4 = 0.4 with the default weight.
     assert scorer("answer-relevancy").run(**run).score == 0.4
     # (1 + 0.5 + 0 + 0.5) / 4 = 0.5; scale 10 -> 5.
@@ -278,7 +279,7 @@ def test_answer_relevancy_requires_input(judge: JudgeServer) -> None:
 
 def test_answer_relevancy_statements_are_judged_against_the_input(judge: JudgeServer) -> None:
     judge.on("AnswerRelevancyStatements", {"statements": ["Take the train"]})
-    judge.on("AnswerRelevancyVerdicts", verdicts("yes"))
+    judge.on("AnswerRelevancyVerdicts", verdicts("yes", texts=["Take the train"]))
     judge.on("Reason", {"reason": "r"})
     scorer("answer-relevancy").run(output="Take the train.", input=[{"role": "user", "content": "How to get to Lyon?"}])
     prompt = judge.requests_for("AnswerRelevancyVerdicts")[0].prompt
@@ -347,7 +348,7 @@ def test_context_relevance_requires_context(judge: JudgeServer) -> None:
 
 def test_context_recall_extracts_claims_from_the_ground_truth(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["Paris is the capital", "Paris is on the Seine", "Paris has museums"]})
-    judge.on("ContextRecallVerdicts", verdicts("yes", "No", "YES"))
+    judge.on("ContextRecallVerdicts", verdicts("yes", "No", "YES", texts=["Paris is the capital", "Paris is on the Seine", "Paris has museums"]))
     judge.on("Reason", {"reason": "r"})
     result = scorer("context-recall").run(
         output="an output the scorer does not read",

@@ -84,9 +84,10 @@ def test_noise_sensitivity_needs_the_baseline_and_all_five_dimensions(judge: Jud
 # --- trajectory-accuracy (judged) --------------------------------------------------------------
 
 
-def review(*steps: tuple[bool, bool], missing: list[str] | None = None) -> dict[str, Any]:
+def review(*steps: tuple[bool, bool], missing: list[str] | None = None, tools: tuple[str, ...] = ("search", "search", "book", "confirm")) -> dict[str, Any]:
+    """One review per call, each naming its call's tool (`tools`, in order)."""
     return {
-        "steps": [{"tool_name": f"t{index}", "necessary": necessary, "well_ordered": ordered, "reason": "r"} for index, (necessary, ordered) in enumerate(steps)],
+        "steps": [{"tool_name": tool, "necessary": necessary, "well_ordered": ordered, "reason": "r"} for tool, (necessary, ordered) in zip(tools, steps)],
         "missing": missing or [],
     }
 

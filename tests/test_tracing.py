@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from engine import JudgeServerError, LiveScorer, create_hallucination_scorer
+from scripted import verdicts_on_claims
 from engine.testing import JudgeServer, Reply
 
 FAST_RETRY = {"retry-after-ms": "10"}  # the SDKs wait this long before a retry
@@ -40,7 +41,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 def script(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["Paris is the capital of France."]})
-    judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+    judge.on("HallucinationVerdicts", verdicts_on_claims("no", "stated"))
     judge.on("Reason", {"reason": "All claims are supported."})
 
 
@@ -125,7 +126,7 @@ from engine.testing import JudgeServer
 
 judge = JudgeServer().start()
 judge.on("Claims", {"claims": ["Paris is the capital of France."]})
-judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "s", "verdict": "no", "reason": "stated"}]})
+judge.on("HallucinationVerdicts", {"verdicts": [{"statement": "Paris is the capital of France.", "verdict": "no", "reason": "stated"}]})
 judge.on("Reason", {"reason": "All claims are supported."})
 os.environ.update(OPENAI_BASE_URL=judge.base_url, OPENAI_API_KEY="test")
 scorer = create_hallucination_scorer(options={"context": ["Paris is the capital of France."]})

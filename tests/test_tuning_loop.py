@@ -222,7 +222,7 @@ def test_mistakes_in_the_tuning_commands_are_one_line(judge: JudgeServer, tmp_pa
         (["calibrate", str(data), "--scorer", "hallucination", "--metric", "auc", *store], "--metric must be f1 or kappa"),
         (["calibrate", str(unlabelled), "--scorer", "hallucination", *store], "has an `expected` label for hallucination"),
         (["eval", str(data), "--scorer", "hallucination", "--compare", str(tmp_path / "nowhere.yaml"), *store], "nowhere.yaml"),
-        (["results", "--format", "csv", *store], "--compare and --format need --run NAME"),
+        (["results", "--format", "csv", *store], "--compare, --format and --item need --run NAME"),
     ]
     for args, message in cases:
         result = runner.invoke(app, args)

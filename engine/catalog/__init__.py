@@ -49,12 +49,10 @@ class Catalog:
 
     @cached_property
     def warnings(self) -> list[ConfigError]:
-        """What may not be meant in the catalog (found while compiling, and by lints.py when
-        asked: `scorers check`, the workbench), in file order, without those silenced at
-        their line."""
-        from .lints import catalog_warnings
-
-        return catalog_warnings(self.source, self._scorers, self._found)
+        """What may not be meant in the catalog (found while compiling, by lints.py and by
+        bound_lints.py when asked: `scorers check`, the workbench), in file order, without
+        those silenced at their line."""
+        return all_warnings(self.source, self._scorers, self._found)
 
     @cached_property
     def bound_notes(self) -> list[ConfigError]:
@@ -138,6 +136,8 @@ class Catalog:
         threshold: float | None = None,
         margin: float | None = None,
         offline: bool = False,
+        escalate_to: str | JudgeConfig | None = None,
+        samples: int | None = None,
     ) -> AnyScorer:
         """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
         the SCORERS_MODEL environment variable, then the scorer's default model are used.
@@ -158,10 +158,15 @@ class Catalog:
         line and `margin` as the spread that counts as disagreement. A definition's
         `judges:` is its default jury; an explicit `model` replaces it with one judge.
 
+        `escalate_to` (a 'provider/model') makes a cascade: the scorer's judge (`model`)
+        scores every run, and a run it is unsure of goes to this one (scoring/cascade.py):
+        its score within `margin` of `threshold`, its `samples` disagreeing, or its answer
+        failing validation. A definition's `cascade:` is its default cascade.
+
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
         from ..judge import NoJudge, ResponseCache
-        from ..scoring import Jury, Scorer
+        from ..scoring import Cascade, Jury, Scorer
         from .lints import threshold_off_scale
 
         plan = self.plan(scorer_id)
@@ -181,6 +186,20 @@ class Catalog:
         )  # fmt: skip
         check_key = not offline
         response_cache = ResponseCache.of(cache)
+        cascade = plan.cascade if models is None and jury is None else None
+        strong = escalate_to or (cascade.escalate_to if cascade is not None else None)
+        if strong is not None:
+            if chosen:
+                raise ConfigError(f"{scorer_id}: a scorer judges with a jury or a cascade, not both", parameter="escalate_to")
+            cheap = self._single(plan, model, options, judge, middleware, response_cache, check_key)
+            if threshold is not None and (off := threshold_off_scale(threshold, plan, cheap.options)):
+                raise ConfigError(f"{scorer_id}: threshold {off}")
+            return Cascade(
+                cheap, self._single(plan, strong, options, judge, middleware, response_cache, check_key),
+                margin=margin if margin is not None else (cascade.margin if cascade else None),
+                samples=samples if samples is not None else (cascade.samples if cascade else 1),
+                threshold=threshold if threshold is not None else (cascade.threshold if cascade else None),
+            )  # fmt: skip
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache, check_key)
         scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]
@@ -211,6 +230,16 @@ class Catalog:
         if check_key:
             config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
+
+
+def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:
+    """The warnings of the catalog (lints.py's, with those `found` while compiling) and of
+    the answer fields of its own scorers left to a default bound (bound_lints.py), each once,
+    in file order."""
+    from .bound_lints import unbounded_answer_fields
+    from .lints import catalog_warnings
+
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled)])
 
 
 @cache
@@ -330,13 +359,12 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         files_read = set()
         from .answers import catalog_bound_notes
         from .compile import compile_catalog
-        from .lints import catalog_warnings
 
         compiling: list[ConfigError] = []
         own_scorers = compile_catalog(source, files_read, with_inherited=False, warnings=compiling)
         catalog_monitors(source, own_scorers)
         catalog_queues(source, own_scorers)
-        warnings, bounds = catalog_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
+        warnings, bounds = all_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     notes = {
         "own": len(source.scorers),

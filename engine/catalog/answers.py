@@ -458,12 +458,12 @@ def default_bounds(data: Any, path: Path) -> list[ConfigError]:
     noted = []
     for loc, keyword, bound in compiler.defaulted:
         unit = "items" if keyword == "maxItems" else "characters"
-        message = f"{_field_path(loc)}: at most {bound} {unit} in the judge's answer (the default bound; write {keyword} to change it)"
+        message = f"{field_path(loc)}: at most {bound} {unit} in the judge's answer (the default bound; write {keyword} to change it)"
         noted.append(compiler.error(message, loc))
     return noted
 
 
-def _field_path(loc: Sequence[Any]) -> str:
+def field_path(loc: Sequence[Any]) -> str:
     """A field's place in a schema as `answer_bounds` names it: `verdicts[].reason`."""
     path, parts = "", list(loc)
     while parts:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
-from ..scoring.plan import Evaluable, JuryPlan, ScorerPlan, StepPlan
+from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
 from .expressions import Expression, Reducer
@@ -236,6 +236,7 @@ class ScorerCompiler(Placing):
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
             ) if definition.judges is not None else None,  # fmt: skip
+            cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
             threshold=definition.threshold,
             on_scale=scores.on_scale,
@@ -314,8 +315,9 @@ def _described(definition: ScorerDefinition) -> str:
     # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
     described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
     for written in described["steps"]:
-        if written.get("examples") == []:
-            del written["examples"]  # a step without worked examples keeps the fingerprint it had before they existed
+        for added in ("examples", "bounds"):
+            if written.get(added) in ([], {}):
+                del written[added]  # a step without them keeps the fingerprint it had before they existed
     return json.dumps(described, sort_keys=True)
 
 

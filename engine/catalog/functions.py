@@ -19,7 +19,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ..errors import NotScorable, ValueRefused
@@ -75,7 +75,12 @@ def sentences(text: Any, language: str = "en") -> list[str]:
     value = _text(text, "sentences")
     if not value.strip():
         return []
-    return [sentence.strip() for sentence in _segmenter(language.strip().lower()).segment(value) if sentence.strip()]
+    return list(_sentences(value, language.strip().lower()))
+
+
+@lru_cache(maxsize=1024)  # one output is split by every bound and scorer that reads its sentences
+def _sentences(text: str, language: str) -> tuple[str, ...]:
+    return tuple(sentence.strip() for sentence in _segmenter(language).segment(text) if sentence.strip())
 
 
 def normalize(text: Any, case: bool = True, punctuation: bool = True, whitespace: bool = True, accents: bool = False) -> str:

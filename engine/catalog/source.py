@@ -301,8 +301,8 @@ def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
 
 def _merge(base: Any, override: Any, at: str = "") -> Any:
     """`extends` and `defaults`: mappings merge key by key; `steps` merge by step id; an
-    option given as a plain value sets the default of the option it overrides, and one given
-    as null is dropped; anything else replaces."""
+    option given as a plain value sets the default of the option it overrides, and an option
+    or a step's bound given as null is dropped; anything else replaces."""
     if isinstance(base, LocatedDict) and isinstance(override, LocatedDict):
         merged = LocatedDict({**base, **override})
         merged.place = override.place
@@ -310,7 +310,7 @@ def _merge(base: Any, override: Any, at: str = "") -> Any:
         merged.value_spans = {**base.value_spans, **override.value_spans}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
-        if at == "options":  # `name: null` drops an inherited option the scorer has no use for
+        if at in ("options", "bounds"):  # `name: null` drops an inherited option, or bound, the scorer has no use for
             for key in [key for key, value in override.items() if value is None and key in base]:
                 del merged[key]
                 del merged.key_places[key]

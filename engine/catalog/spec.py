@@ -41,7 +41,7 @@ class JudgeSpec(StepJudge):
     model: str | None = Field(default=None, description="Default 'provider/model'")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute to the judge model, for the whole process")
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to the judge model, for the whole process")
-    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="Seconds per judge call (default 60)")
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="Seconds the judge may send nothing, before or while it answers (default 60)")
     retries: int | None = Field(default=None, ge=0, le=10, description="Retries of a failed call: 429, 5xx, timeouts (default 2)")
     max_input_chars: int = Field(
         default=100_000, gt=0, description="Longest output, input or context (all pieces together) sent to the judge, in characters"
@@ -71,6 +71,15 @@ class JurySpec(_Strict):
         return self
 
 
+class CascadeSpec(_Strict):
+    """The scorer's judge scores every output; one it is unsure of goes to a stronger judge."""
+
+    escalate_to: str = Field(description="'provider/model' of the strong judge")
+    margin: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False, description="A score this close to the threshold is sent on (default 0.1)")
+    samples: int = Field(default=1, ge=1, le=5, description="Samples the cheap judge takes of each output; their verdicts disagreeing sends it on")
+    threshold: Optional[float] = Field(default=None, allow_inf_nan=False, description="The pass line (default: the scorer's threshold, else half the scale)")
+
+
 class ScorerDefinition(_Strict):
     """One scorer, as written in a catalog."""
 
@@ -82,6 +91,9 @@ class ScorerDefinition(_Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="Option name: JSON Schema with default")
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     judges: Optional[JurySpec] = Field(default=None, description="A jury: a list of models, or models, aggregate, threshold, margin")
+    cascade: Optional[CascadeSpec] = Field(
+        default=None, description="A cascade: escalate_to (the strong judge), margin, samples, threshold; the scorer's judge is the cheap one"
+    )
     context_from_tool_results: bool = Field(
         default=False, description="With no context given, use the tool results found in the output messages"
     )
@@ -120,6 +132,12 @@ class ScorerDefinition(_Strict):
     )
     #: Every registered step kind's spec, told apart by `kind` (see `_accept_registered_kinds`).
     steps: list[StepSpec]
+
+    @model_validator(mode="after")
+    def _one_way_to_judge(self) -> ScorerDefinition:
+        if self.judges is not None and self.cascade is not None:
+            raise ValueError("a scorer has a jury (judges:) or a cascade (cascade:), not both")
+        return self
 
     @model_validator(mode="after")
     def _check_steps(self) -> ScorerDefinition:

@@ -11,6 +11,7 @@ from rich.table import Table
 from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
 from ..runs.measures.stats import FIGURE_TITLES
+from ..runs.results import CascadeSummary
 from ..scoring.plan import Direction
 from ..scoring.threshold import past_word
 from .tables import better_word, figure
@@ -127,3 +128,16 @@ def _signed(value: float | None) -> str:
     if value is None:
         return "-"
     return "0" if value == 0 else f"{value:+.3g}"
+
+
+def cascade_line(scorer_id: str, cascade: CascadeSummary) -> str:
+    """What a cascade sent to its strong judge and what that cost, beside the cheap judge alone."""
+    share = f" ({cascade.escalated / cascade.items:.0%})" if cascade.items else ""
+    why = ", ".join(f"{cause} {count}" for cause, count in sorted(cascade.why.items()))
+    costs = [f"{value:.0%} of the {what}" for what, value in (("cost", cascade.strong_cost_share), ("judge calls", cascade.strong_call_share)) if value is not None]
+    line = f"{scorer_id} cascade {cascade.cheap} > {cascade.strong}: {cascade.escalated} of {cascade.items} item(s){share} went to {cascade.strong}"
+    line += f" ({why})" if why else ""
+    line += f", {' and '.join(costs)}" if costs else ""
+    if cascade.cheap_alone is not None:
+        line += f"; {cascade.cheap} alone against the labels: {agreement_line(cascade.cheap_alone)}"
+    return line

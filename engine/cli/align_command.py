@@ -55,6 +55,9 @@ def align_command(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Where the accepted variant catalog goes (default variants/SCORER-aligned)")] = None,
     config: ConfigOption = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Judge as provider/model")] = None,
+    escalate_to: Annotated[
+        Optional[str], typer.Option("--escalate-to", help="A strong judge for a cascade from --model: align then tunes the cascade's margin")
+    ] = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the train/dev/test split")] = 0,
@@ -86,6 +89,7 @@ def align_command(
         items, scorer, group_by=group_by, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
         output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
         cache=False if no_cache else ResponseCache.of(True) or False, model=model, base_url=base_url, mode=mode,
+        **({"escalate_to": escalate_to} if escalate_to else {}),
     )  # fmt: skip
     if as_json:
         print_json(result.model_dump(mode="json"))

@@ -13,18 +13,20 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
-from ..catalog import inspect_catalog, listed_summary
+from ..catalog import Catalog, inspect_catalog, listed_summary
 from ..catalog.spec import catalog_json_schema
-from ..errors import ConfigError
+from ..errors import ConfigError, NotScorable
 from ..scoring.steps import step_kind
 from .app import app, console, errors
 from .common import (
     ConfigOption,
     JsonFlag,
     ScorerArgument,
+    ScorerOptions,
     catalog_from,
     one_line_errors,
     print_json,
+    scorer_options,
 )
 
 
@@ -73,8 +75,9 @@ def list_scorers(
 
 @app.command("show")
 @one_line_errors
-def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: JsonFlag = False) -> None:
-    """Show one scorer: its definition, steps, options and the files it comes from."""
+def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: JsonFlag = False, option: ScorerOptions = None) -> None:
+    """Show one scorer: its definition, steps, options, the bounds its judge's answers get for
+    a sample item, and the files it comes from."""
     from rich.table import Table  # only tables need it: `scorers check` starts without it
 
     from ..catalog.answers import answer_bounds  # loads with a compiled catalog, not for `scorers list`
@@ -121,8 +124,30 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
         console.print("answer bounds (sent to the judge; the schema's own, else the defaults):", highlight=False)
         for step_id, bounds in bounded:
             console.print(f"  {step_id}: {'; '.join(bounds) or 'none'}", markup=False, highlight=False, soft_wrap=True)
+    if catalog.plan(scorer).needs_judge:
+        _show_sample_bounds(catalog, scorer, option)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _show_sample_bounds(catalog: Catalog, scorer_id: str, option: list[str] | None) -> None:
+    """The bounds and max_tokens each judged step asks with for a sample item, each earlier
+    answer as long as its own bounds allow (what `bounds:` in the YAML works out to)."""
+    from ..scoring.preview import sample_bounds
+
+    plan = catalog.plan(scorer_id)
+    try:
+        asked = sample_bounds(plan, scorer_options(option, None, plan.options_model))
+    except (ConfigError, NotScorable) as exc:
+        console.print(f"bounds for a sample item: not worked out ({exc}); give the options with --option", markup=False, highlight=False, soft_wrap=True)
+        return
+    console.print(
+        "bounds for a sample item (an output of two sentences, two context pieces, an input and a ground truth; "
+        "each earlier answer as long as its bounds allow):", highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    for step in asked:
+        parts = [*step.bounds, f"max_tokens {step.max_tokens}" if step.max_tokens else "no max_tokens"]
+        console.print(f"  {step.step}: {'; '.join(parts)}", markup=False, highlight=False, soft_wrap=True)
 
 
 _SCORER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -61,7 +61,7 @@ MetadataOption = Annotated[
     Optional[str], typer.Option("--metadata", help="The item's metadata (the `metadata` variable): a JSON/YAML mapping, or @file")
 ]
 ScorerOptions = Annotated[Optional[list[str]], typer.Option("--option", help="Scorer option NAME=VALUE; repeat for more")]
-TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds one judge call may take (default 60; SCORERS_TIMEOUT)")]
+TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Seconds a judge may send nothing, before or while it answers, before it is asked again (default 60; SCORERS_TIMEOUT)")]
 RetriesOption = Annotated[Optional[int], typer.Option("--retries", min=0, max=10, help="Retries of a failed judge call: 429, 5xx, timeouts (default 2; SCORERS_RETRIES)")]
 
 MaxErrorsOption = Annotated[str, typer.Option("--max-errors", help="Failed items allowed before exit 1: N items or N% of them")]
@@ -375,6 +375,26 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
     if len(models) == 1:
         return {"model": models[0]}
     return {"models": models, "aggregate": aggregate}
+
+
+#: Which scores get a reason from the judge (engine/scoring/passing.py).
+ReasonsOption = Annotated[
+    str,
+    typer.Option(
+        "--reasons",
+        help="Which scores the judge explains: always, failing (those that do not pass the threshold), never, or on-demand "
+        "(each when its stored item is opened: scorers results --run NAME --item ID); the score is the same",
+    ),
+]
+
+
+def reasons_policy(value: str) -> Any:
+    """The `--reasons` value, checked."""
+    from ..scoring.passing import REASON_POLICIES
+
+    if value not in REASON_POLICIES:
+        raise ConfigError(f"--reasons {value!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="--reasons")
+    return value
 
 
 #: How many judge calls a batch run keeps in flight (over all its items).

@@ -44,7 +44,7 @@ from ..runs.verdict import Standard
 from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
-from .agreement_tables import agreement_line, print_agreement
+from .agreement_tables import agreement_line, cascade_line, print_agreement
 from .gates import print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
@@ -59,6 +59,7 @@ from .common import (
     MaxErrorsOption,
     MinCoverageOption,
     NoCacheFlag,
+    ReasonsOption,
     StoreOption,
     catalog_from,
     count_items,
@@ -67,6 +68,7 @@ from .common import (
     fixed_in_setup,
     sigterm_as_interrupt,
     print_json,
+    reasons_policy,
 )
 from .tables import UsageRow, figure, money, summary_table, usage_table
 
@@ -187,6 +189,8 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)
         if summary.jury is not None:
             _print_jury(summary.scorer_id, summary.jury)
+        if summary.cascade is not None:
+            console.print(cascade_line(summary.scorer_id, summary.cascade), markup=False, highlight=False, soft_wrap=True)
     if counts.reused:
         console.print(f"{counts.reused} result(s) were reused from the store (same item, scorer and judge); {counts.scored} judged now.")
     for error in result.errors[:5]:
@@ -307,6 +311,7 @@ def eval_command(
     poll_interval: Annotated[float, typer.Option(min=0.001, help="Seconds between polls of a Batch API job")] = 30.0,
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
     min_coverage: MinCoverageOption = 1.0,
+    reasons: ReasonsOption = "failing",
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     tuning.quiet_item_warnings()
@@ -337,11 +342,12 @@ def eval_command(
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
         "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
         "--batch-api": batch_api,
+        "--reasons": reasons if reasons != "failing" else None,
     }  # fmt: skip
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
         raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
-    common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False}
+    common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False, "reasons": reasons_policy(reasons)}
     if compare is not None:
         if len(scorers) != 1 or repeat != 1:
             raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")

@@ -15,6 +15,7 @@ import typer
 from typer.models import OptionInfo
 
 from ..catalog import Catalog
+from ..errors import ConfigError
 from ..scoring import AnyScorer
 from .common import AggregateOption, ModelOption, RetriesOption, ScorerOptions, TimeoutOption, finite, judge_choice, scorer_options
 
@@ -75,11 +76,21 @@ class ScorerSetup:
     tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None
     scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None
     option: ScorerOptions = None
+    escalate_to: Annotated[
+        Optional[str], typer.Option("--escalate-to", help="A stronger judge that scores what --model is unsure of (a cascade)")
+    ] = None
+    escalate_margin: Annotated[
+        Optional[float], typer.Option("--escalate-margin", min=0, help="With --escalate-to: a score this close to the threshold is sent on (default 0.1)")
+    ] = None
 
     def create(self, catalog: Catalog, scorer_id: str, *, context: list[str] | None = None, **more: Any) -> AnyScorer:
         """The scorer `scorer_id` of `catalog` with these flags (its `--option`s read against
         its own option schema); `more` are further keywords of `Catalog.create`."""
         options = scorer_options(self.option, context, catalog.plan(scorer_id).options_model, self.scale)
+        if self.escalate_margin is not None and self.escalate_to is None:
+            raise ConfigError("--escalate-margin goes with --escalate-to (the judge a cascade sends the unsure scores to)", parameter="--escalate-margin")
+        if self.escalate_to is not None:
+            more = {"escalate_to": self.escalate_to, "margin": finite(self.escalate_margin, "--escalate-margin"), **more}
         return catalog.create(
             scorer_id, options=options, base_url=self.base_url, mode=self.mode, timeout=finite(self.timeout, "--timeout"),  # type: ignore[arg-type]
             retries=self.retries, rpm=self.rpm, tpm=self.tpm, **judge_choice(self.model, self.aggregate), **more,
@@ -94,6 +105,7 @@ class ScorerSetup:
         return {
             "--model": self.model, "--base-url": self.base_url, "--mode": self.mode, "--timeout": self.timeout,
             "--retries": self.retries, "--scale": self.scale, "--option": self.option or [],
+            "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
         }  # fmt: skip
 
 

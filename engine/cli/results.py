@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -11,8 +12,10 @@ import typer
 from rich.table import Table
 
 from ..errors import ConfigError
+from ..formatting import to_json
 from ..runs import where_item
 from ..runs.measures.stats import usage_cost
+from ..sync import run_sync
 from ..runs.stored.reading import (
     stored_verdict,
     RunExport,
@@ -22,7 +25,9 @@ from ..runs.stored.reading import (
     run_agreement,
     run_spread,
 )
+from ..runs.stored.reasons import reason_on_demand, reason_step
 from ..store import (
+    ResultRecord,
     RunSummary,
     ScorerUsage,
     Store,
@@ -33,13 +38,16 @@ from .change_tables import print_run_changes
 from .app import app, console, errors
 from .common import (
     DEFAULT_STORE,
+    ConfigOption,
     JsonFlag,
     existing_store,
     StoreOption,
+    catalog_from,
     one_line_errors,
     parse_options,
     print_json,
 )
+from .options import ScorerSetup, flags
 from .tables import UsageRow, coverage, figure, summary_table, usage_table
 
 
@@ -82,7 +90,9 @@ def _last_invocation(meta: dict[str, object]) -> str | None:
 
 @app.command("results")
 @one_line_errors
+@flags(ScorerSetup)
 def results_command(
+    setup: ScorerSetup,
     run: Annotated[Optional[str], typer.Option("--run", help="Show one run: its summary and worst items")] = None,
     store: StoreOption = DEFAULT_STORE,
     worst: Annotated[int, typer.Option(min=0, help="How many worst items to show per scorer (with --run)")] = 5,
@@ -92,12 +102,17 @@ def results_command(
     compare: Annotated[Optional[str], typer.Option("--compare", help="Another run: compare its agreement with --run's, item by item")] = None,
     export: Annotated[Optional[str], typer.Option("--format", help="Export every item of --run: csv, jsonl or json")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the export to this file (default: stdout)")] = None,
+    item: Annotated[
+        Optional[str],
+        typer.Option("--item", help="Open one item of --run: each scorer's score, reason and answers; a reason the run left out is asked now"),
+    ] = None,
+    config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List the stored runs and their summaries, or one run in detail (with the median, the
     95th percentile and the pass rate of each scorer beside its mean)."""
-    if (compare is not None or export is not None) and run is None:
-        raise ConfigError("--compare and --format need --run NAME")
+    if (compare is not None or export is not None or item is not None) and run is None:
+        raise ConfigError("--compare, --format and --item need --run NAME")
     opened = existing_store(store)
     store = redact_url(store)  # named in the messages below
     with closing(opened) as results:
@@ -107,6 +122,8 @@ def results_command(
             _export(results, run, export, output)
         elif compare is not None:
             _show_comparison(results, run, compare, as_json)
+        elif item is not None:
+            _show_item(results, run, item, setup, config, as_json)
         else:
             _show_run(results, run, store, worst, threshold or [], as_json)
 
@@ -191,11 +208,46 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
         for column in ("item", "score", "reason"):
             table.add_column(column, overflow="fold")
         for record in records:
-            table.add_row(record.item_id, figure(record.score), (record.reason or "")[:200])
+            table.add_row(record.item_id, figure(record.score), (record.reason or _left_out(record, run))[:200])
         console.print(table)
     for record in failures:
         where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
         console.print(f"[red]{record.error_stage} error[/red] {where} {record.scorer_id}: {record.error}", highlight=False)
+
+
+def _left_out(record: ResultRecord, run: str) -> str:
+    """What a record shows for a reason its run did not ask for."""
+    step = reason_step(record)
+    if step is None:
+        return ""
+    return f"(not asked: {record.steps[step].not_asked}; `scorers results --run {run} --item {record.item_id}` asks for it)"
+
+
+def _show_item(results: Store, run: str, item_id: str, setup: ScorerSetup, config: Path | None, as_json: bool) -> None:
+    """One stored item: each scorer's score, reason and answers. A reason its run left out
+    (`--reasons on-demand`, or a passing item's under `failing`) is asked now, of the scorer
+    that scored it, set up by --config, --model and --option as the run was, and saved."""
+    existing_run(results, run)
+    records = results.item_records(run, item_id)
+    if not records:
+        raise ConfigError(f"run {run!r} has no item {item_id!r}")
+    shown = []
+    for record in records:
+        if reason_step(record) is not None and record.score is not None:
+            scorer = dataclasses.replace(setup, model=setup.model or ([record.model] if record.model else None)).create(catalog_from(config), record.scorer_id)
+            record = run_sync(reason_on_demand(results, record, scorer))
+        shown.append(record)
+    if as_json:
+        print_json([record.model_dump(mode="json") for record in shown])
+        return
+    for record in shown:
+        outcome = figure(record.score) if record.score is not None else (record.error or record.not_scorable or "-")
+        console.print(f"[bold]{record.scorer_id}[/bold] ({record.model}): {outcome}", highlight=False)
+        if record.reason:
+            console.print(record.reason, markup=False, highlight=False, soft_wrap=True)
+        for step in record.steps.values():
+            if step.kind == "llm" and not step.skipped:
+                console.print(f"  {step.id}: {to_json(step.result)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _thresholds(pairs: list[str]) -> dict[str, float]:

@@ -10,7 +10,7 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
-from ..scoring import RunInput, ScorerPlan
+from ..scoring import RunInput, ScorerPlan, each_judge
 from ..scoring.preview import preview
 from ..scoring.steps import step_kind
 from ..scoring.transcripts import assistant_text
@@ -23,6 +23,7 @@ from .common import (
     InputOption,
     JsonFlag,
     MetadataOption,
+    ReasonsOption,
     ScorerArgument,
     ScorerOptions,
     catalog_from,
@@ -32,6 +33,7 @@ from .common import (
     print_json,
     read_metadata,
     read_value,
+    reasons_policy,
     scorer_options,
 )
 
@@ -57,6 +59,7 @@ def run_scorer(
     metadata: MetadataOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    reasons: ReasonsOption = "always",
 ) -> None:
     """Score one output and print the score and the reason."""
     catalog = catalog_from(config)
@@ -65,7 +68,8 @@ def run_scorer(
             f"{scorer} judges two outputs: score them with `scorers pairwise DATA --scorer {scorer}` (each pair in both orders), "
             f"or see its prompts with `scorers preview {scorer} --output ... --second-output ...`"
         )
-    scorer_object = setup.create(catalog, scorer, context=context)
+    policy = reasons_policy(reasons)
+    scorer_object = each_judge(setup.create(catalog, scorer, context=context), lambda member: member.with_reasons(policy))
     given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),
@@ -82,8 +86,13 @@ def run_scorer(
     console.print(f"[bold]{scorer_object.id}[/bold]: {result.score:g} ({better})")
     if result.reason:
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
+    not_asked = next((record.not_asked for record in result.steps.values() if record.not_asked), None)
+    if not_asked is not None:
+        why = "the score passes" if not_asked == "passing" else f"--reasons {not_asked}"
+        console.print(f"(no reason asked of the judge: {why}; --reasons always asks for it)", style="dim", highlight=False)
     for verdict in result.judges or []:
         line = f"  {verdict.model}: {verdict.score:g}" + ("" if verdict.passed is None else (" pass" if verdict.passed else " fail"))
+        line += f" (asked because {verdict.escalation})" if verdict.escalation else ""
         console.print(line + (f" - {verdict.reason}" if verdict.reason else ""), markup=False, highlight=False, soft_wrap=True)
     if result.disagreement:
         console.print("The judges disagree on this output.", style="yellow", highlight=False)

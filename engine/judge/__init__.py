@@ -53,7 +53,8 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, cache: ResponseCache | None = None) -> AsksJudge:
     """The judge a scorer calls for `config`: the adapter its provider speaks (OpenAI's API,
     Azure's, or Anthropic's), behind the process's rate limiter of the model, its calls
-    passing through `middleware` (the first listed sees a request first), then the tracing
+    passing through the sharing of identical requests in flight, then `middleware` (the first
+    listed sees a request first), then the tracing
     (when OpenTelemetry is installed) and, innermost, the circuit breaker that makes a judge
     that cannot answer fail fast; `cache` stands in front of all, so a cached answer waits
     for no limit. The provider SDK is imported on the first call."""
@@ -62,6 +63,7 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
     from .middleware import Chain
     from .middleware.breaker import CircuitBreaker
     from .middleware.limiter import RateLimit
+    from .middleware.shared import SharedRequests
     from .middleware.tracing import JudgeTracing, tracing_available
     from ..scrub import install_log_filter, remember_secret
 
@@ -84,7 +86,9 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
     # until the host configures a tracer); it sits inside the host's middleware and the
     # limiter, so an answer served by a middleware (a cache) is not traced as a model call,
     # and the time a call waits for the limiter is not counted as the model's.
-    chain = [*middleware, limit, *([JudgeTracing(config)] if tracing_available() else [])]
+    # Identical requests in flight at once (several scorers of one item asking the same
+    # question) are sent once, before anything else is spent on them.
+    chain = [SharedRequests(config.identity()), *middleware, limit, *([JudgeTracing(config)] if tracing_available() else [])]
     judge: AsksJudge = Chain(adapter, [*chain, CircuitBreaker(f"{config.model} at {config.where()}")])
     return cache.wrap(judge) if cache is not None else judge
 

@@ -1,7 +1,8 @@
 """Where the judge is called over Anthropic's Messages API: Claude through the `anthropic`
-SDK (the optional extra `llm-scorers[anthropic]`), structured answers through Instructor's
-Anthropic support (tool use, or JSON in the text), the same re-asks, usage and typed errors
-as the OpenAI adapter.
+SDK (the optional extra `llm-scorers[anthropic]`), structured answers shaped, parsed and
+re-asked with Instructor's Anthropic handlers (tool use, or JSON in the text), answers
+streamed as the OpenAI adapter's are (a judge still writing is waited for, a silent one asked
+again), the same usage and typed errors.
 
 Only parameters that the installed SDK's `messages.create` accepts are sent (its signature
 is read, not assumed), and a parameter a model refuses with a 400 is left out from then on.
@@ -14,19 +15,26 @@ import time
 from functools import cache
 from typing import Any
 
-from ..errors import ConfigError, JudgeRequestError
+from pydantic import ValidationError
+
+from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeError, JudgeRequestError
 from .capabilities import capabilities, refused_parameter
 from .client import (
     _MAX_ADJUSTMENTS,
     ResponseObserver,
     _joined,
+    _refusal_of,
+    _refusals_of,
+    _thinks,
     _wanted,
     observing_http_client,
     shared_client,
 )
 from .config import JudgeConfig
-from .failures import cause_of, error_message, error_param, judge_error
+from .cut_off import cut_off_message
+from .failures import cause_of, error_message, error_param, judge_error, stopped_sending
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
+from .streaming import StoppedSending, anthropic_message, streamed, whole_anthropic_message
 
 INSTALL = 'pip install "llm-scorers[anthropic]"'
 #: The Messages API requires a limit; this one leaves room for long verdict lists.
@@ -67,7 +75,7 @@ class AnthropicJudge:
         return self.config.identity()
 
     def _clients(self) -> tuple[Any, Any, str]:
-        """(the SDK client, the Instructor client, the key) for this loop."""
+        """(the SDK client, Instructor's mode for structured answers, the key) for this loop."""
         anthropic = _sdk()
         import instructor
 
@@ -80,14 +88,11 @@ class AnthropicJudge:
                 api_key=key, base_url=base_url, timeout=config.timeout, max_retries=config.http_retries, http_client=observing_http_client(anthropic, self.observe_responses)
             ),
         )
-        structured = shared_client(
-            ("anthropic-instructor", base_url, key, config.timeout, config.http_retries, mode, self.observe_responses),
-            lambda: instructor.from_anthropic(sdk, mode=mode),
-        )
-        return sdk, structured, key
+        return sdk, mode, key
 
     def _parameters(self, request: JudgeRequest, where: str) -> dict[str, Any]:
-        wanted = _wanted(request)
+        wanted = _wanted(request, _thinks(request, where, self.config.model_name))
+        wanted.pop("stream_options")  # the Messages API always streams its usage
         wanted["max_tokens"] = wanted.get("max_tokens") or DEFAULT_MAX_TOKENS
         accepted = accepted_parameters()
         learned = capabilities.parameters(where, self.config.model_name, wanted)
@@ -101,12 +106,14 @@ class AnthropicJudge:
         for _ in range(_MAX_ADJUSTMENTS):
             parameters = self._parameters(request, where)
             try:
-                sdk, structured, key = self._clients()
+                sdk, mode, key = self._clients()
                 if request.response_model is None:
                     return await self._text(sdk, request, parameters)
-                return await self._structured(structured, request, parameters)
-            except ConfigError:
+                return await self._structured(sdk, mode, request, parameters)
+            except (ConfigError, JudgeError):
                 raise
+            except StoppedSending as stopped:
+                raise stopped_sending(stopped, self.config, request) from None
             except Exception as exc:
                 cause = cause_of(exc)
                 if isinstance(cause, anthropic.BadRequestError):
@@ -117,29 +124,62 @@ class AnthropicJudge:
                 raise judge_error(exc, self.config, key, request, anthropic, time.monotonic() - started) from exc
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
+    async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
+        """One message, streamed when the request asks for it (see streaming.py)."""
+        import anthropic
+        import httpx2
+
+        return await streamed(
+            lambda: sdk.messages.with_streaming_response.create(**kwargs), anthropic_message, whole_anthropic_message,
+            timeouts=(httpx2.TimeoutException, anthropic.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
+        )  # fmt: skip
+
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
         system = "\n\n".join(message["content"] for message in request.messages if message["role"] == "system")
         messages = [message for message in request.messages if message["role"] != "system"]
         extra = {"system": system} if system else {}
-        message = await sdk.messages.create(model=self.config.model_name, messages=messages, **extra, **parameters)
+        message = await self._complete(sdk, {"model": self.config.model_name, "messages": messages, **extra, **parameters})
         text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        if message.stop_reason == "max_tokens":
+            raise AnswerCutOffError(cut_off_message(request, text, parameters.get("max_tokens")), request.step)
         return JudgeAnswer(value=text.strip(), usage=_usage(message), thinking=_thinking(message))
 
-    async def _structured(self, client: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
-        from instructor.core.hooks import Hooks
+    async def _structured(self, sdk: Any, mode: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
+        """The answer through Instructor's Anthropic handler for `mode`: the request shaped
+        (the tool's schema is the answer model's, bounds included), each attempt validated,
+        and a refused one asked again with the handler's re-ask, up to the step's re-asks."""
+        import instructor.v2.providers.anthropic.handlers  # noqa: F401  (registers them)
+        from instructor.core.exceptions import InstructorError
+        from instructor.v2.core.providers import Provider
+        from instructor.v2.core.registry import mode_registry
 
-        thoughts: list[str | None] = [None]
-        hooks = Hooks()
-        hooks.on("completion:response", lambda message: thoughts.__setitem__(0, _thinking(message)))
-        value, message = await client.create_with_completion(
-            model=self.config.model_name,
-            messages=request.messages,
-            response_model=request.response_model,
-            max_retries=request.sampling.reasks,
-            hooks=hooks,
-            **parameters,
-        )
-        return JudgeAnswer(value=value, usage=_usage(message), thinking=thoughts[0])
+        assert request.response_model is not None
+        handlers = mode_registry.get_handlers(Provider.ANTHROPIC, mode)
+        # Shaped without `stream`: the handler would take the answer for a stream of partial objects.
+        sent = {name: value for name, value in parameters.items() if name != "stream"}
+        response_model, kwargs = handlers.request_handler(request.response_model, {"model": self.config.model_name, "messages": list(request.messages), **sent})
+        kwargs["stream"] = parameters.get("stream", False)
+        attempts = 1 + request.sampling.reasks
+        usage: TokenUsage | None = None
+        thoughts: list[str | None] = []
+        for attempt in range(attempts):
+            message = await self._complete(sdk, kwargs)
+            thoughts.append(_thinking(message))
+            usage = _usage(message) if usage is None else usage + (_usage(message) or TokenUsage())
+            if message.stop_reason == "max_tokens":
+                text = "".join(str(getattr(block, "text", "") or getattr(block, "input", "")) for block in message.content)
+                raise AnswerCutOffError(cut_off_message(request, text, parameters.get("max_tokens")), request.step)
+            try:
+                value = handlers.response_parser(
+                    response=message, response_model=response_model or request.response_model, validation_context=None, strict=None, stream=False, is_async=True
+                )
+            except (ValidationError, ValueError, InstructorError) as refused:
+                if attempt + 1 == attempts:
+                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {_refusal_of(refused)}", request.step) from None
+                kwargs = handlers.reask_handler(kwargs=kwargs, response=message, exception=ValueError(_refusals_of(refused)))
+                continue
+            return JudgeAnswer(value=value, usage=usage, thinking=_joined(*thoughts))
+        raise AssertionError("unreachable")
 
 
 def _thinking(message: Any) -> str | None:

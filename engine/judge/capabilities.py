@@ -45,6 +45,7 @@ def is_reasoning_family(model_name: str) -> bool:
 class _Learned:
     refused: set[str] = field(default_factory=set)
     mode: StructuredMode | None = None
+    thinks: bool = False
 
 
 class Capabilities:
@@ -96,6 +97,19 @@ class Capabilities:
                 model, endpoint, failed, reason, following,
             )  # fmt: skip
         return following
+
+    def learn_thinking(self, endpoint: str, model: str) -> None:
+        """The model was seen thinking before it answered: from now on its calls keep the
+        step's whole max_tokens, as its thinking counts against it."""
+        with self._lock:
+            self._entry(endpoint, model).thinks = True
+
+    def thinks(self, endpoint: str, model: str) -> bool:
+        """Seen thinking, or a model that takes only `max_completion_tokens` (OpenAI's API for
+        reasoning models): its max_tokens must leave room for thinking."""
+        with self._lock:
+            entry = self._entry(endpoint, model)
+            return entry.thinks or "max_tokens" in entry.refused
 
     def forget(self) -> None:
         """Forget everything learned (a new run in the same process, e.g. a test)."""

@@ -1,16 +1,20 @@
 """Where the judge is called over the OpenAI API (OpenAI, Azure OpenAI, and every
-OpenAI-compatible server): an Instructor client over the `openai` SDK, structured calls with
-re-asks, token usage, and every failure turned into a typed, one-line `JudgeError` (failures.py).
+OpenAI-compatible server): the `openai` SDK with Instructor's request shapes, parsers and
+re-asks, token usage, and every failure turned into a typed, one-line `JudgeError`
+(failures.py).
 
 Around the call: parameters a model refuses are left out, a refused structured-output mode
 falls back to the next one, and a reasoning model's thinking is taken out of its answer
-before validation (see capabilities.py). Instructor and openai are imported on the first
-call, so that loading a catalog or starting the command line does not pay for them.
+before validation (see capabilities.py). Answers are streamed (streaming.py), so a slow
+judge that is still writing is waited for and a silent one is asked again. Instructor and
+openai are imported on the first call, so that loading a catalog or starting the command
+line does not pay for them.
 
-In the json_schema and tools modes the first attempt is shaped by Instructor (once per
-answer model) but sent and validated here: Instructor's loop costs more CPU per call than
-the engine's own work. An answer that fails goes back to Instructor, whose parser and
-re-asks take it from there with the attempts left.
+Each attempt is shaped by Instructor's handler for the mode (in json_schema and tools modes
+once per answer model, the request's bounds written into the schema), sent and read here,
+validated against the request's answer model (its bounds and rules included), and a refused
+answer is asked again with Instructor's re-ask message, up to the step's re-asks; what the
+user then reads is one line in the engine's words, never a library's raw message.
 """
 
 from __future__ import annotations
@@ -32,13 +36,15 @@ from ..errors import (
     JudgeError,
     JudgeRequestError,
 )
-from ..formatting import first_line, refusal
-from .capabilities import capabilities, refused_parameter, refuses_mode, split_thinking
+from ..formatting import first_line, refusal, refusals
+from .bounds import bounds_of, max_tokens_for, unbounded
+from .capabilities import capabilities, is_reasoning_family, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
-from .failures import cause_of, cut_text, error_message, error_param, judge_error
+from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
 from ..scrub import install_log_filter, remember_secret
+from .streaming import StoppedSending, chat_completion, streamed, whole_chat_completion
 
 if TYPE_CHECKING:
     import instructor
@@ -145,11 +151,16 @@ class OpenAIJudge:
         mode = capabilities.mode(where, model, config.structured_mode)
         started = time.monotonic()
         for _ in range(_MAX_ADJUSTMENTS):
-            parameters = capabilities.parameters(where, model, _wanted(request))
+            parameters = capabilities.parameters(where, model, _wanted(request, _thinks(request, where, model)))
             try:
-                return await self._ask(self._client(mode, base_url, key), request, parameters, mode)
+                answer = await self._ask(self._client(mode, base_url, key), request, parameters, mode)
+            except _ThinkingCutOff:
+                capabilities.learn_thinking(where, model)  # its thinking needs the step's whole max_tokens
+                continue
             except (ConfigError, JudgeError):
                 raise
+            except StoppedSending as stopped:
+                raise stopped_sending(stopped, config, request) from None
             except Exception as exc:
                 cause = cause_of(exc)
                 if not isinstance(cause, openai.APIStatusError) or cause.status_code not in (400, 404, 422):
@@ -163,90 +174,90 @@ class OpenAIJudge:
                 if following is None:
                     raise judge_error(exc, config, key, request, openai, time.monotonic() - started, mode) from exc
                 mode = following
+            else:
+                if answer.thinking:
+                    capabilities.learn_thinking(where, model)
+                return answer
         raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
 
     async def _ask(self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any], mode: StructuredMode) -> JudgeAnswer:
-        if request.response_model is None:
-            completion = await client.chat.completions.create(
-                model=self.config.model_name, messages=request.messages, response_model=None, **parameters  # type: ignore[arg-type]
-            )
-            choice = completion.choices[0]
-            if choice.finish_reason == "length":
-                raise AnswerCutOffError(cut_off_message(request, choice.message.content), request.step)
-            message = choice.message
-            text, thinking = split_thinking(message.content or "")
-            return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
-        if mode in _DIRECT_MODES:
-            return await self._ask_directly(client, request, parameters, mode)
-        return await self._ask_instructor(client, request, request.messages, parameters, request.sampling.reasks)
-
-    async def _ask_instructor(
-        self, client: instructor.AsyncInstructor, request: JudgeRequest, messages: list[Any], parameters: dict[str, Any], reasks: int
-    ) -> JudgeAnswer:
-        from instructor.core.hooks import Hooks
-
-        assert request.response_model is not None
-        thoughts: list[str | None] = [None]
-
-        def take_thinking(completion: Any) -> None:
-            # Before Instructor validates the answer: the thinking is not part of it.
-            thoughts[0] = _strip_thinking(completion)
-
-        hooks = Hooks()
-        hooks.on("completion:response", take_thinking)
-        value, completion = await client.chat.completions.create_with_completion(
-            model=self.config.model_name,
-            messages=messages,
-            response_model=_prepared(request.response_model),
-            max_retries=reasks,  # Instructor's count of re-asks after the first attempt
-            hooks=hooks,
-            **parameters,
-        )
-        return JudgeAnswer(value=value, usage=_usage(completion), thinking=thoughts[0])
-
-    async def _ask_directly(
-        self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any], mode: StructuredMode
-    ) -> JudgeAnswer:
-        """The first attempt without Instructor's per-call machinery (it walks the answer
-        model for async validators and builds a retry loop on every call, which cost more CPU
-        than the engine's own work): the request as Instructor shapes it for `mode`, built
-        once per answer model, and the answer validated against the answer model. What does
-        not pass goes to Instructor as it would: its parser on the same completion, then its
-        re-asks, with the attempts left."""
-        from instructor.core.exceptions import InstructorError, InstructorRetryException
-        from instructor.v2.core.registry import mode_registry
-
-        assert request.response_model is not None
-        prepared = _prepared(request.response_model)
-        handlers = mode_registry.get_handlers(client.provider, _instructor_mode(mode))
-        kwargs: dict[str, Any] = {"model": self.config.model_name, "messages": request.messages, **parameters, **_shaped(prepared, handlers, (client.provider, mode))}
         sdk = client.client
         assert sdk is not None  # Instructor's client over an SDK client always holds it
-        completion = await sdk.chat.completions.create(**kwargs)
-        thinking = _strip_thinking(completion)
-        usage = _usage(completion)
-        choice = completion.choices[0]
-        if choice.finish_reason == "length":
-            raise AnswerCutOffError(cut_off_message(request, cut_text(choice.message)), request.step)
+        kwargs: dict[str, Any] = {"model": self.config.model_name, "messages": request.messages, **parameters}
+        if request.response_model is None:
+            completion = await self._complete(sdk, kwargs)
+            choice = completion.choices[0]
+            message = choice.message
+            text, thinking = split_thinking(message.content or "")
+            if choice.finish_reason == "length":
+                _raise_cut_off(request, parameters, message.content, _joined(_reasoning_field(message), thinking))
+            return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
+        from instructor.core.exceptions import InstructorError
+        from instructor.v2.core.registry import mode_registry
+
+        handlers = mode_registry.get_handlers(client.provider, _instructor_mode(mode))
+        kwargs.update(_request_shape(request, handlers, (client.provider, mode)))
+        attempts = 1 + request.sampling.reasks
+        usage: TokenUsage | None = None
+        thoughts: list[str | None] = []
+        for attempt in range(attempts):
+            completion = await self._complete(sdk, kwargs)
+            thoughts.append(_strip_thinking(completion))
+            usage = _added(usage, _usage(completion))
+            choice = completion.choices[0]
+            if choice.finish_reason == "length":
+                _raise_cut_off(request, parameters, cut_text(choice.message), thoughts[-1])
+            try:
+                value = _validated(request.response_model, completion, mode, handlers)
+            except (ValidationError, ValueError, InstructorError) as refused:
+                if attempt + 1 == attempts:
+                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {_refusal_of(refused)}", request.step) from None
+                # Told to the judge as the engine words it, every problem on its own line.
+                kwargs = handlers.reask_handler(kwargs=kwargs, response=completion, exception=ValueError(_refusals_of(refused)))
+                continue
+            return JudgeAnswer(value=value, usage=usage, thinking=_joined(*thoughts))
+        raise AssertionError("unreachable")
+
+    async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
+        """One answer, streamed when the request asks for it (see streaming.py)."""
+        import httpx2
+        import openai
+
+        return await streamed(
+            lambda: sdk.chat.completions.with_streaming_response.create(**kwargs), chat_completion, whole_chat_completion,
+            timeouts=(httpx2.TimeoutException, openai.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
+        )  # fmt: skip
+
+
+class _ThinkingCutOff(Exception):
+    """An answer cut off at a max_tokens worked out from its schema, by a judge that thought
+    first: asked again with the step's own max_tokens."""
+
+
+def _raise_cut_off(request: JudgeRequest, parameters: dict[str, Any], text: str | None, thinking: str | None) -> None:
+    limit = parameters.get("max_tokens", parameters.get("max_completion_tokens"))
+    if thinking and limit is not None and limit != request.sampling.max_tokens:
+        raise _ThinkingCutOff
+    raise AnswerCutOffError(cut_off_message(request, text, limit), request.step)
+
+
+def _validated(model: type[BaseModel], completion: Any, mode: StructuredMode, handlers: Any) -> Any:
+    """The answer validated against `model` (its bounds and rules included): the JSON of
+    the answer directly, else through Instructor's parser for the mode (code fences, JSON in
+    the text of a tool-calling answer, ...)."""
+    if mode in _DIRECT_MODES:
         try:
-            return JudgeAnswer(value=prepared.model_validate_json(_answer_text(choice.message, mode)), usage=usage, thinking=thinking)
+            return model.model_validate_json(_answer_text(completion.choices[0].message, mode))
         except (ValidationError, ValueError) as refused:
-            try:
-                value = handlers.response_parser(
-                    response=completion, response_model=prepared, validation_context=None, strict=None, stream=False, is_async=True
-                )
-                return JudgeAnswer(value=value, usage=usage, thinking=thinking)
-            except (ValidationError, ValueError, InstructorError):
-                pass
-            if request.sampling.reasks < 1:
-                raise InvalidAnswerError(f"the judge's answer failed validation after 1 attempt(s): {_refusal_of(refused)}", request.step) from None
-            asked_again = handlers.reask_handler(kwargs=kwargs, response=completion, exception=refused)
-            try:
-                answer = await self._ask_instructor(client, request, asked_again["messages"], parameters, request.sampling.reasks - 1)
-            except InstructorRetryException as failed:
-                failed.n_attempts += 1  # the first attempt was made here
-                raise
-            return JudgeAnswer(value=answer.value, usage=_added(usage, answer.usage), thinking=_joined(thinking, answer.thinking))
+            first = refused
+    else:
+        first = None
+    try:
+        return handlers.response_parser(response=completion, response_model=_prepared(model), validation_context=None, strict=None, stream=False, is_async=True)
+    except Exception:
+        if first is not None:
+            raise first from None
+        raise
 
 
 #: The structured modes whose first attempt is sent and validated without Instructor's loop.
@@ -255,6 +266,29 @@ _DIRECT_MODES: frozenset[StructuredMode] = frozenset({"json_schema", "tools"})
 # What Instructor adds to a request for an answer model in a mode (a response format, or a
 # tool and the choice of it), worked out once per model and mode.
 _shapes: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _request_shape(request: JudgeRequest, handlers: Any, shape: tuple[Any, StructuredMode]) -> dict[str, Any]:
+    """What Instructor adds to the request for its answer model in the mode of `shape`: a
+    response format or a tool (json_schema, tools: worked out once per answer model, the
+    request's bounds then written into the schema), or the schema in the messages (json,
+    md_json)."""
+    model = request.response_model
+    assert model is not None
+    if shape[1] not in _DIRECT_MODES:
+        _, shaped = handlers.request_handler(_prepared(model), {"messages": list(request.messages)})
+        return dict(shaped)
+    shaped = _shaped(_prepared(unbounded(model)), handlers, shape)
+    bounds = bounds_of(model)
+    if bounds is None:
+        return shaped
+    if "response_format" in shaped:
+        response_format = shaped["response_format"]
+        schema = bounds.applied(response_format["json_schema"]["schema"])
+        return {**shaped, "response_format": {**response_format, "json_schema": {**response_format["json_schema"], "schema": schema}}}
+    tool = shaped["tools"][0]
+    function = {**tool["function"], "parameters": bounds.applied(tool["function"]["parameters"])}
+    return {**shaped, "tools": [{**tool, "function": function}, *shaped["tools"][1:]]}
 
 
 def _shaped(prepared: type[BaseModel], handlers: Any, shape: tuple[Any, StructuredMode]) -> dict[str, Any]:
@@ -293,6 +327,10 @@ def _refusal_of(error: Exception) -> str:
     return refusal(error) if isinstance(error, ValidationError) else first_line(str(error))
 
 
+def _refusals_of(error: Exception) -> str:
+    return refusals(error) if isinstance(error, ValidationError) else first_line(str(error))
+
+
 def _added(first: TokenUsage | None, second: TokenUsage | None) -> TokenUsage | None:
     if first is None or second is None:
         return first or second
@@ -326,9 +364,20 @@ def _prepared(model: type[BaseModel]) -> type[BaseModel]:
     return prepared
 
 
-def _wanted(request: JudgeRequest) -> dict[str, Any]:
-    """The sampling parameters a request would send, before any model refuses some."""
-    return {name: value for name, value in request.sampling.model_dump(exclude={"reasks"}).items() if value is not None}
+def _wanted(request: JudgeRequest, thinks: bool) -> dict[str, Any]:
+    """The parameters a request would send, before any model refuses some: its sampling,
+    `max_tokens` no more than its answer's schema allows (unless the judge thinks first), and
+    a streamed answer with its usage."""
+    wanted = {name: value for name, value in request.sampling.model_dump(exclude={"reasks"}).items() if value is not None}
+    limit = max_tokens_for(request.sampling.max_tokens, request.response_model, thinks)
+    if limit is not None:
+        wanted["max_tokens"] = limit
+    return {**wanted, "stream": True, "stream_options": {"include_usage": True}}
+
+
+def _thinks(request: JudgeRequest, where: str, model: str) -> bool:
+    """Whether the judge thinks before it answers, so its max_tokens must leave room for that."""
+    return request.sampling.reasoning_effort is not None or is_reasoning_family(model) or capabilities.thinks(where, model)
 
 
 def _reasoning_field(message: Any) -> str | None:

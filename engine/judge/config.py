@@ -122,7 +122,7 @@ class JudgeConfig(BaseModel):
         "tools (function calling), json (JSON mode + schema in the prompt), md_json (plain text); "
         "default: the provider's known mode, else json_schema",
     )
-    timeout: float = Field(default=60.0, gt=0, description="Seconds one judge call may take (per attempt)")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds the judge may send nothing (before its answer starts, or midway through a streamed one) before the attempt is given up")
     http_retries: int = Field(default=2, ge=0, le=10, description="Retries of 429/5xx/timeouts/connection errors, with backoff")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute to this model, for the whole process (None: unlimited)")
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute to this model, for the whole process (None: unlimited)")

@@ -23,10 +23,11 @@ from ..errors import (
     JudgeUnreachableError,
 )
 from ..formatting import first_line, refusal
+from ..scrub import scrub
 from .config import JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .protocol import JudgeRequest
-from ..scrub import scrub
+from .streaming import StoppedSending, StreamError
 
 
 def cause_of(exc: BaseException) -> BaseException:
@@ -104,8 +105,10 @@ def judge_error(
             alternatives = " or ".join(f"--mode {other}" for other in ("tools", "json", "md_json") if other != used)
             message += f" (this server may not support --mode {used}: try {alternatives})"
             kind = JudgeModeUnsupportedError
+    elif isinstance(cause, StreamError):
+        kind, message = JudgeServerError, f"the judge at {where} stopped its answer with an error: {first_line(str(cause))}"
     elif isinstance(cause, sdk.APITimeoutError):
-        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}"
+        kind, message = JudgeTimeoutError, f"the judge at {where} did not answer within {config.timeout:g}s per attempt{waited}; nothing of an answer came"
     elif isinstance(cause, sdk.APIConnectionError):
         kind = JudgeUnreachableError
         variables = ", ".join(config.provider_preset().base_url_env) or "its base URL"
@@ -114,6 +117,17 @@ def judge_error(
     else:
         message = f"{type(cause).__name__}: {first_line(str(cause))}"
     return kind(_scrub(message, key), request.step, parameter=parameter)
+
+
+def stopped_sending(stopped: StoppedSending, config: JudgeConfig, request: JudgeRequest) -> JudgeTimeoutError:
+    """A judge that fell silent midway through its answer, every time it was asked."""
+    tries = "once" if stopped.attempts == 1 else f"each of {stopped.attempts} times"
+    return JudgeTimeoutError(
+        f"the judge at {config.where()} stopped sending its answer for {stopped.silence:g}s, {tries} it was asked "
+        f"(the last time after {stopped.pieces} pieces of it): it is stuck, not slow (a judge still writing is waited for); "
+        "--timeout and --retries (SCORERS_TIMEOUT, SCORERS_RETRIES) change this",
+        request.step,
+    )
 
 
 def _about_the_model(detail: str) -> bool:

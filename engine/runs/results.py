@@ -186,6 +186,20 @@ class JuryAgreement(BaseModel):
     with_humans: dict[str, Agreement] = Field(default_factory=dict, description="Per judge: its agreement with the human scores")
 
 
+class CascadeSummary(BaseModel):
+    """What a cascade sent to its strong judge, and what that cost: how much of the strong
+    judge a run paid for beside the agreement the cascade reached."""
+
+    cheap: str
+    strong: str
+    items: int = Field(description="Items the cascade scored")
+    escalated: int = Field(description="Items the strong judge decided")
+    why: dict[str, int] = Field(default_factory=dict, description="Escalated items by cause: near the threshold, samples disagree, failed validation")
+    strong_cost_share: float | None = Field(default=None, description="The strong judge's share of the cost (None when a model has no price)")
+    strong_call_share: float | None = Field(default=None, description="The strong judge's share of the judge calls")
+    cheap_alone: Agreement | None = Field(default=None, description="The cheap judge's first sample against the human labels, on every item")
+
+
 class ScorerSummary(ScoreStats):
     threshold: float | None = None
     passed: bool | None = Field(
@@ -200,6 +214,7 @@ class ScorerSummary(ScoreStats):
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens of the judge calls, re-asks included")
     cost_usd: float | None = Field(default=None, description="Estimated from the price table (None: the model has no price)")
     jury: JuryAgreement | None = Field(default=None, description="Only for a jury of judges")
+    cascade: CascadeSummary | None = Field(default=None, description="Only for a cascade from a cheap judge to a strong one")
 
 
 def _no_outcomes() -> dict[Outcome, int]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_exports
 
 if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs plans and step kinds, not the runner
+    from .cascade import Cascade
     from .context import ContextList, GetContext, context_strings
     from .jury import AGGREGATIONS, Aggregation, AnyScorer, Jury, each_judge
     from .plan import ScorerPlan
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs plan
     from .scorer import Scorer
 
 _LAZY_EXPORTS: dict[str, str] = {
+    "Cascade": ".cascade",
     **dict.fromkeys(["ContextList", "GetContext", "context_strings"], ".context"),
     **dict.fromkeys(["AGGREGATIONS", "Aggregation", "Jury", "each_judge", "AnyScorer"], ".jury"),
     "ScorerPlan": ".plan",
@@ -29,6 +31,7 @@ __all__ = [
     "AGGREGATIONS",
     "Aggregation",
     "AnyScorer",
+    "Cascade",
     "ContextList",
     "GetContext",
     "JudgeVerdict",

@@ -43,13 +43,15 @@ DEFAULT_MARGIN = 0.3
 
 @dataclass(frozen=True)
 class Panel:
-    """The judges of a jury, as one name (what results and the store record as the model)."""
+    """The judges of a jury, as one name (what results and the store record as the model):
+    `a+b` for a jury, `a>b` for a cascade from a to b."""
 
     models: tuple[str, ...]
+    joiner: str = "+"
 
     @property
     def model(self) -> str:
-        return "+".join(self.models)
+        return self.joiner.join(self.models)
 
 
 class Jury(ScoringCalls):

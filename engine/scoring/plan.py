@@ -81,6 +81,16 @@ class JuryPlan:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CascadePlan:
+    """The strong judge a definition's cascade escalates to, and when (see scoring/cascade.py)."""
+
+    escalate_to: str
+    margin: float | None = None
+    samples: int = 1
+    threshold: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScorerPlan:
     """A scorer definition ready to run; shared by every scorer created from it."""
 
@@ -96,6 +106,7 @@ class ScorerPlan:
     rpm: float | None = None
     tpm: float | None = None
     jury: JuryPlan | None = None
+    cascade: CascadePlan | None = None
     context_from_tool_results: bool = False
     #: Where a score flags an item, as the definition says (None: half the scale).
     threshold: float | None = None

@@ -39,12 +39,15 @@ class StepRecord(BaseModel):
     usage: TokenUsage | None = None
     cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     batch: bool = Field(default=False, description="Asked through the provider's Batch API: billed at its batch price")
+    not_asked: str | None = Field(
+        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'never', 'on-demand'"
+    )
     duration_ms: float = 0.0
 
 
 class JudgeVerdict(BaseModel):
-    """One judge of a jury: its own score and reason, and its pass/fail verdict when the
-    jury has a pass line."""
+    """One judge of a jury (or one judgement of a cascade): its own score and reason, and its
+    pass/fail verdict when there is a pass line."""
 
     model: str
     score: float
@@ -54,6 +57,8 @@ class JudgeVerdict(BaseModel):
     steps: dict[str, StepRecord] = Field(
         default_factory=dict, description="This judge's own steps: its calls, tokens and answers count like any judge's"
     )
+    decided: bool | None = Field(default=None, description="A cascade's judgement whose score is the result's")
+    escalation: str | None = Field(default=None, description="A cascade's strong judge: why the item was sent to it")
 
 
 class ScoreResult(BaseModel):

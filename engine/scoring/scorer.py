@@ -14,7 +14,8 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Coroutine
+import uuid
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,6 +24,7 @@ from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from .calls import ScoringCalls
 from .context import ContextList, ContextSources, GetContext, context_strings
+from .passing import REASON_POLICIES, ReasonPolicy, pass_line, reason_wanted
 from .inputs import context_within_limit, prepared_run, run_variables
 from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
@@ -60,6 +62,19 @@ class Scorer(ScoringCalls):
             raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
         self._waves = _waves(plan)
         self.fingerprint = self._fingerprint()
+        #: Which scores get a reason from the judge, and the pass line `failing` reads.
+        self.reasons: ReasonPolicy = "always"
+        self.threshold: float | None = None
+
+    def with_reasons(self, policy: ReasonPolicy, threshold: float | None = None) -> Scorer:
+        """The same scorer asking the judge for the reasons `policy` names (see passing.py),
+        a score passing at `threshold` (else the definition's, else half the scale). The
+        scores, and so the fingerprint, are the same whatever the policy."""
+        if policy not in REASON_POLICIES:
+            raise ConfigError(f"reasons {policy!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="reasons")
+        changed = copy.copy(self)
+        changed.reasons, changed.threshold = policy, threshold
+        return changed
 
     def with_judge(self, judge: AsksJudge) -> Scorer:
         """The same scorer (plan, options, context) asking `judge` instead."""
@@ -140,6 +155,30 @@ class Scorer(ScoringCalls):
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
+    def _reason_not_asked(self, scope: Mapping[str, Any]) -> str | None:
+        score = scope.get("score")
+        if self.reasons == "always" or not isinstance(score, float):
+            return None
+        return reason_wanted(self.reasons, score, pass_line(self.plan, self.options, self.threshold), self.plan.direction)
+
+    async def areason(self, given: RunInput, steps: Mapping[str, StepRecord], sample: int = 0) -> StepRecord | None:
+        """The reason of a result scored before (its steps' records, as stored), asked of the
+        judge now: the reason step run on the run's variables and those steps' results, as it
+        would have run then. None for a scorer without a reason step."""
+        reason = next((step for step in self.plan.steps if step_kind(step.kind).result_part == "reason"), None)
+        if reason is None:
+            return None
+        given = given if given.run_id else given.with_run_id(str(uuid.uuid4()))
+        run = prepared_run(self.plan, given)
+        run_context = context_strings(given.context, "context") if given.context is not None else None
+        variables = run_variables(run, given, self.options.model_dump())
+        for step in self.plan.steps:
+            if step is not reason and step.id in steps:
+                variables.update(step_kind(step.kind).variables(step, steps[step.id].result))
+        asked = self.with_reasons("always")
+        record, _ = await asked._run_step(reason, run, run_context, None, variables, StepCall(self.id, self.judge, sample))
+        return record
+
     async def _run_step(
         self,
         step: StepPlan,
@@ -159,6 +198,8 @@ class Scorer(ScoringCalls):
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if step.skip_if is not None and call.evaluate(step.skip_if, scope):
             return StepRecord(id=step.id, kind=step.kind, skipped=True, result=kind.skipped(step, scope)), scope.get("context")
+        if kind.result_part == "reason" and (why := self._reason_not_asked(scope)) is not None:
+            return StepRecord(id=step.id, kind=step.kind, skipped=True, not_asked=why), None
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if "context" in scope:

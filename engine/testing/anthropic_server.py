@@ -8,6 +8,10 @@ shapes the real API uses.
     server.on("Claims", {"claims": ["a"]})                      # a tool_use block
     server.on("Claims", Reply.raw("not json"))                  # a text block instead
     server.on("Claims", Reply.fail(529, "Overloaded"))          # overloaded_error
+
+A request with `"stream": true` is answered with the Messages API's events: message_start,
+each content block's start, deltas (text, thinking, the tool input's partial JSON) and stop,
+message_delta (stop reason, output tokens) and message_stop, paced as the reply says.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .judge_server import JudgeServer, Reply, Request
+from .judge_server import JudgeServer, Reply, Request, _pieces
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -52,6 +56,8 @@ class AnthropicServer(JudgeServer):
         else:
             content.append({"type": "text", "text": reply.text if reply.text is not None else json.dumps(reply.answer)})
             stop_reason = "end_turn"
+        if reply.finish_reason == "length":
+            stop_reason = "max_tokens"
         input_tokens, output_tokens = reply.usage or (0, 0)  # the Messages API always reports usage
         return {
             "id": f"msg_{len(self.requests)}",
@@ -63,6 +69,30 @@ class AnthropicServer(JudgeServer):
             "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
         }
+
+    def _events(self, request: Request, reply: Reply) -> list[tuple[str | None, dict[str, Any] | str]]:
+        message = self._completion(request, reply)
+        pieces = _pieces(reply)
+        usage = message["usage"]
+        start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}
+        events: list[tuple[str | None, dict[str, Any] | str]] = [("message_start", {"type": "message_start", "message": start})]
+        for index, block in enumerate(message["content"]):
+            kind = block["type"]
+            if kind == "tool_use":
+                opened, written, delta = {**block, "input": {}}, json.dumps(block["input"]), "input_json_delta"
+            elif kind == "thinking":
+                opened, written, delta = {**block, "thinking": "", "signature": ""}, block["thinking"], "thinking_delta"
+            else:
+                opened, written, delta = {**block, "text": ""}, block["text"], "text_delta"
+            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}))
+            field = {"input_json_delta": "partial_json", "thinking_delta": "thinking", "text_delta": "text"}[delta]
+            events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": delta, field: piece}}) for piece in pieces(written)]
+            if kind == "thinking":
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+        events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": usage["output_tokens"]}}))
+        return [*events, ("message_stop", {"type": "message_stop"})]
 
     def _error(self, reply: Reply) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(reply.status, "api_error" if reply.status >= 500 else "invalid_request_error")

@@ -14,6 +14,8 @@ order:
     server.latency = 0.5                                         # every answer takes 500 ms
     server.on("Claims", Reply.cut_off('{"claims": ["a", "b'))     # finish_reason "length"
     server.on("Claims", Reply.hang())                           # no answer until reset()
+    server.on("Claims", Reply.slowly({"claims": ["a"]}, every=0.2))   # streamed a piece every 0.2 s
+    server.on("Claims", Reply.stalls({"claims": ["a"]}, after=3))      # stops sending midway until reset()
     server.fallback = lambda request: {...}                     # any request no script names
     server.fallback = looping()             # any schema: an answer looping until bounded (see looping.py)
 
@@ -25,6 +27,12 @@ scripts as a live request; lines whose script fails go to the error file. After
 `expire_next_batch(answered=N)`, the next batch ends `expired` with only N lines answered
 and the rest in its error file as `batch_expired`.
 
+A request with `"stream": true` is answered as OpenAI streams: server-sent events of
+`chat.completion.chunk` objects (the role, then the answer in pieces: its text, or its tool
+call's arguments, and `reasoning_content` before them), a last chunk with the finish reason,
+one with `usage` when `stream_options.include_usage` asks for it, and `data: [DONE]`. A reply
+is sent in a few pieces at once unless it says how to pace them (`slowly`, `stalls`).
+
 Each request is logged with the time it arrived (`received_at`, on `time.monotonic()`), so
 tests can check pacing and waits from the server's side.
 """
@@ -35,6 +43,7 @@ import email.parser
 import email.policy
 import json
 import re
+import sys
 import threading
 import time
 import uuid
@@ -147,6 +156,10 @@ class Reply:
     reasoning: str | None = None
     reasoning_tokens: int = 0
     param: str | None = None
+    #: Streamed: seconds between two pieces of the answer (a model writing token by token).
+    every: float = 0.0
+    #: Streamed: the pieces sent before the answer stops until the server is reset (stuck midway).
+    stall_after: int | None = None
 
     @classmethod
     def raw(cls, text: str, **kwargs: Any) -> Reply:
@@ -164,6 +177,18 @@ class Reply:
         return cls(text=text, finish_reason="length", **kwargs)
 
     @classmethod
+    def slowly(cls, answer: Any, every: float, **kwargs: Any) -> Reply:
+        """An answer streamed a piece (a few characters, about a token) every `every` seconds:
+        a slow judge that keeps writing. Not streamed, it comes when the last piece would."""
+        return cls(answer=answer, every=every, **kwargs)
+
+    @classmethod
+    def stalls(cls, answer: Any, after: int, **kwargs: Any) -> Reply:
+        """An answer whose stream stops after `after` pieces and sends nothing more until the
+        server is reset: a judge stuck midway through its answer."""
+        return cls(answer=answer, stall_after=after, **kwargs)
+
+    @classmethod
     def hang(cls) -> Reply:
         """No answer at all (a judge stuck generating): the request waits until the client
         gives up or the server is reset."""
@@ -171,6 +196,18 @@ class Reply:
 
 
 Script = Union[Reply, dict[str, Any], str, Callable[[Request], Any]]
+
+
+def _pieces(reply: Reply) -> Callable[[str], list[str]]:
+    """How a reply's text is cut for streaming: a few characters a piece (about a token) when
+    it is paced, else four pieces at most."""
+
+    def cut(text: str) -> list[str]:
+        if not reply.every and reply.stall_after is None:
+            return [text]  # all at once, as a fast server's one network write holds it
+        return [text[start : start + 4] for start in range(0, len(text), 4)] or [""]
+
+    return cut
 
 class _Listener(ThreadingHTTPServer):
     # The default backlog of 5 pending connections drops some of the 64 that a concurrent
@@ -180,6 +217,13 @@ class _Listener(ThreadingHTTPServer):
     def __init__(self, judge: JudgeServer) -> None:
         self.judge = judge
         super().__init__(("127.0.0.1", 0), _ScriptedHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that closed its connection (a stream it stopped reading, a run that
+        # ended) is no error of the server's: no traceback in whatever test runs next.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class JudgeServer:
@@ -396,6 +440,34 @@ class JudgeServer:
         error = {"message": reply.error, "type": "server_error" if reply.status >= 500 else "invalid_request_error", "param": reply.param}
         return {"error": error}
 
+    def _events(self, request: Request, reply: Reply) -> list[tuple[str | None, dict[str, Any] | str]]:
+        """The streamed answer as server-sent events (event name, data): OpenAI's chunks."""
+        completion = self._completion(request, reply)
+        choice = completion["choices"][0]
+        message = choice["message"]
+        base = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"], "model": completion["model"]}
+        include_usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
+        extra = {"usage": None} if include_usage else {}
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> tuple[None, dict[str, Any]]:
+            return None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}], **extra}
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        pieces = _pieces(reply)
+        if message.get("reasoning_content"):
+            events += [chunk({"reasoning_content": piece}) for piece in pieces(message["reasoning_content"])]
+        calls = message.get("tool_calls") or []
+        if calls:
+            call = calls[0]
+            events.append(chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+            events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in pieces(call["function"]["arguments"])]
+        else:
+            events += [chunk({"content": piece}) for piece in pieces(message["content"] or "")]
+        events.append(chunk({}, choice["finish_reason"]))
+        if include_usage and "usage" in completion:
+            events.append((None, {**base, "choices": [], "usage": completion["usage"]}))
+        return [*events, (None, "[DONE]")]
+
 
 class _ScriptedHandler(BaseHTTPRequestHandler):
     """One HTTP exchange with a JudgeServer: chat completions answered from its scripts,
@@ -421,6 +493,40 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             # The client gave up waiting (its timeout ran out, the run was stopped):
             # nobody is left to answer, and a traceback on stderr would only
             # land in whatever test runs next.
+            self.close_connection = True
+
+    def _stream(self, events: list[tuple[str | None, dict[str, Any] | str]], reply: Reply) -> None:
+        """Server-sent events in HTTP/1.1 chunks, paced as the reply says; a stalled reply
+        stops sending until the server is reset, then closes the connection."""
+        judge = self.server.judge
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for header, value in reply.headers.items():
+                self.send_header(header, value)
+            self.end_headers()
+            paced = bool(reply.every) or reply.stall_after is not None
+            pending = b""
+            for number, (name, data) in enumerate(events):
+                if reply.stall_after is not None and number == reply.stall_after + 1:  # the role chunk comes first
+                    with judge._lock:
+                        release = judge._release
+                    release.wait(timeout=300)
+                    self.close_connection = True
+                    return
+                if reply.every and number:
+                    time.sleep(reply.every)
+                text = (f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+                encoded = text.encode()
+                pending += f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n"
+                if paced:  # each piece on the wire as it is written
+                    self.wfile.write(pending)
+                    self.wfile.flush()
+                    pending = b""
+            self.wfile.write(pending + b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     def _send_bytes(self, content: bytes) -> None:
@@ -489,7 +595,11 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                 time.sleep(reply.delay + judge.latency)
             if reply.status != 200:
                 self._send(reply.status, judge._error(reply), reply.headers)
+            elif body.get("stream"):
+                self._stream(judge._events(request, reply), reply)
             else:
+                if reply.every:  # a slow answer not streamed comes when its last piece would
+                    time.sleep(reply.every * len(judge._events(request, reply)))
                 self._send(200, judge._completion(request, reply), reply.headers)
         finally:
             with judge._lock:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
-import json
 import logging
 import os
 import threading
@@ -30,16 +28,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from ...db import url_scheme
 from ...errors import ConfigError, StoreError
 from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest, TokenUsage
 from .cache_storage import CacheStats, open_responses
+from .shared import REFUSED, revalidated, shared_flight, stored_form
+from .shared import cache_key as cache_key  # the key's home is shared.py; kept importable from here
 
 logger = logging.getLogger("engine.cache")
-
-_schemas: weakref.WeakKeyDictionary[type[BaseModel], Any] = weakref.WeakKeyDictionary()
 
 
 def default_cache_location() -> str | Path:
@@ -51,27 +47,6 @@ def default_cache_location() -> str | Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("llm-scorers")) / "responses.sqlite"
-
-
-def _answer_schema(model: type[BaseModel] | None) -> Any:
-    if model is None:
-        return None
-    schema = _schemas.get(model)
-    if schema is None:
-        schema = _schemas[model] = model.model_json_schema()
-    return schema
-
-
-def cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
-    """The key of `request` to the judge described by `identity`."""
-    decided_by = {
-        "judge": identity,
-        "messages": request.messages,
-        "schema": _answer_schema(request.response_model),
-        "sampling": request.sampling.model_dump(exclude={"reasks"}),
-        "sample": request.sample,
-    }
-    return hashlib.sha256(json.dumps(decided_by, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
 def is_database_url(location: object) -> bool:
@@ -159,8 +134,8 @@ class ResponseCache:
         stored = await self.aget(key)
         if stored is None:
             return None
-        value = _revalidated(request, stored[0])
-        return None if value is _REFUSED else (value, stored[1])
+        value = revalidated(request, stored[0])
+        return None if value is REFUSED else (value, stored[1])
 
     def recent_usage(self, model: str, step: str, limit: int = 500) -> list[tuple[int, int]]:
         """(prompt, completion) tokens of recent paid answers of `step` by `model`: an
@@ -293,41 +268,11 @@ class CachedCalls:
         return self.cache
 
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
-        cache = self.cache
-        key = cache_key(self.identity, request)
         # The first of identical questions leads: it reads the storage, asks if it must and
         # stores the answer; the others wait for it. It stays the leader until the answer is
         # stored, so no question slips in between its being asked and its being readable.
-        flight_key = (id(asyncio.get_running_loop()), key)
-        leader = cache._flights.get(flight_key)
-        if leader is not None:
-            try:
-                answer = await asyncio.shield(leader)
-            except asyncio.CancelledError:
-                if not leader.cancelled():
-                    raise  # this caller was cancelled, not the one it waited for
-            else:
-                value = _revalidated(request, _stored_form(answer.value))
-                if value is not _REFUSED:
-                    cache.count(hit=True)
-                    return JudgeAnswer(value=value, usage=None, cached=True)
-        future: asyncio.Future[JudgeAnswer] = asyncio.get_running_loop().create_future()
-        cache._flights[flight_key] = future
-        try:
-            answer = await self._lead(request, key, call_next)
-        except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # retrieved: waiters, if any, raise it themselves
-            raise
-        else:
-            future.set_result(answer)
-        finally:
-            if cache._flights.get(flight_key) is future:
-                del cache._flights[flight_key]
-        return answer
+        key = cache_key(self.identity, request)
+        return await shared_flight(self.cache._flights, key, request, lambda: self._lead(request, key, call_next), lambda: self.cache.count(hit=True))
 
     async def _lead(self, request: JudgeRequest, key: str, call_next: CallNext) -> JudgeAnswer:
         cache = self.cache
@@ -337,23 +282,5 @@ class CachedCalls:
             return JudgeAnswer(value=stored[0], usage=None, cached=True)
         answer = await call_next(request)
         cache.count(hit=False)
-        await cache.aput(key, self.model, request.step, _stored_form(answer.value), answer.usage)
+        await cache.aput(key, self.model, request.step, stored_form(answer.value), answer.usage)
         return answer
-
-
-_REFUSED = object()
-
-
-def _stored_form(value: Any) -> Any:
-    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-
-
-def _revalidated(request: JudgeRequest, stored: Any) -> Any:
-    """A stored answer, validated as a fresh one would be (the rules of the step may read the
-    run's earlier steps); `_REFUSED` when it does not pass."""
-    if request.response_model is None:
-        return stored if isinstance(stored, str) else _REFUSED
-    try:
-        return request.response_model.model_validate(stored)
-    except ValidationError:
-        return _REFUSED

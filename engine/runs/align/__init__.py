@@ -9,7 +9,7 @@ people's answer, as an `examples:` list on the judging step), a rewrite of that 
 instructions proposed by an optimizer (itself a scorer, in `optimizer/`), and the
 calibrated threshold. The best is measured once on test; it is accepted only when the paired
 bootstrap interval of the improvement lies above 0, and only then written, as a variant
-catalog beside the original. Every judge call is a stored batch run through the response
+catalog beside the original. For a cascade, what is tuned so is its margin (margin.py). Every judge call is a stored batch run through the response
 cache: a rerun resumes and repeats no paid call.
 """
 
@@ -25,12 +25,13 @@ from pydantic import ValidationError
 
 from ...catalog import Catalog, builtin_catalog
 from ...errors import ConfigError
-from ...scoring import AnyScorer
+from ...scoring import AnyScorer, Cascade
 from ...store import Store, open_store
 from ...sync import run_sync
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
 from ..measures.stats import flag_threshold, scale_of
+from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from ...errors import BudgetReached
@@ -116,6 +117,15 @@ async def aalign(
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )  # fmt: skip
     await asyncio.to_thread(_open_budget, session, store)
+    if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
+        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
+        try:
+            await tune_margin(session, baseline, split, result, output_dir)
+        except BudgetReached as stop:
+            result.stopped = str(stop)
+            result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
+        result.runs, result.cost_usd = session.runs, round(session.spent, 6)
+        return result
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(
             session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, create_options=dict(judge), folder=Path(folder)), split=split, trials_left=trials,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from ..results import Comparison, FigureDelta
 
 AlignMetric = Literal["kappa", "balanced_accuracy", "f1", "mae"]
-CandidateKind = Literal["examples", "instructions", "threshold"]
+CandidateKind = Literal["examples", "instructions", "threshold", "margin"]
 
 
 class SplitSizes(BaseModel):

@@ -61,6 +61,7 @@ from typing import Any
 
 from ...judge.middleware.budget import SpendLimit
 from ...scoring import AnyScorer
+from ...scoring.passing import ReasonPolicy
 from ...store import RunKind, Store
 from ...sync import run_sync
 from ..items import Data
@@ -108,6 +109,7 @@ async def arun_evals(
     share_work: bool = True,
     sample: int = 0,
     kind: RunKind = "batch",
+    reasons: ReasonPolicy = "always",
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -145,10 +147,15 @@ async def arun_evals(
     result counts the items this process scored. `share_work=False` scores every item given
     here (the caller splits the work itself, as the Ray adapter does). Otherwise a second
     process resuming a run that one is running is refused.
+
+    `reasons` says which scores the judge explains: `always`, `failing` (the scores that do
+    not pass their threshold: the run's, else the scorer's `threshold:`, else half its scale),
+    `never`, or `on-demand` (none now; each when its stored item is opened, see
+    runs/stored/reasons.py). The scores are the same whatever it says.
     """
     return await evaluate(
         data, scorers, target, on_item_complete,
-        pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample),
+        pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample, reasons=reasons),
         limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field, ValidationError
 
 from ...judge import JudgeAnswer, JudgeRequest, ResponseCache, TokenUsage
-from ...judge.middleware.cache import cache_key
+from ...judge.middleware.shared import cache_key
 from ...judge.prices import price_table
 from ...scoring import AnyScorer, Jury, Scorer
 from ...scoring.plan import StepPlan

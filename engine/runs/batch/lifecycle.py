@@ -109,6 +109,8 @@ async def evaluate(
 ) -> EvalResult:
     """`arun_evals` with its options grouped."""
     listed = _checked(scorers, target, limits)
+    if pace.reasons != "always":
+        listed = [each_judge(scorer, lambda member: member.with_reasons(pace.reasons, limits.standard.thresholds.get(member.id))) for scorer in listed]
     # Opening a cache in a database, and starting its session, are round trips: off the loop.
     response_cache = await asyncio.to_thread(ResponseCache.of, cache)
     if response_cache is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import ConfigError
 from ...judge.middleware.budget import SpendLimit
+from ...scoring.passing import ReasonPolicy
 from ...store import RunKind, Store
 from ..verdict import Standard
 
@@ -23,6 +24,8 @@ class Pace:
     target_timeout: float | None = None
     keep_results: bool = True
     sample: int = 0
+    #: Which scores get a reason from the judge (see scoring/passing.py).
+    reasons: ReasonPolicy = "always"
 
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool) or self.concurrency < 1:

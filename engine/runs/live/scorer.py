@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
 import inspect
 import logging
 import os
@@ -52,6 +51,7 @@ from ...store import KeepsAlerts, ResultRecord, Store, open_store
 from ..batch import check_scorers
 from ..identity import aclaim_run, check_claim
 from .content import ContentPolicy, kept_content
+from .agents import attached
 from .sampling import LiveStats, sample_point, sampling_rates
 from ..monitors import Alert, Monitor, MonitorHub, as_monitors
 from ..records import result_record
@@ -175,29 +175,7 @@ class LiveScorer:
         """The agent with scoring attached: a function (sync or async) keeps its kind; an
         object with `generate`/`agenerate` gets those wrapped, the rest passed through.
         The wrapper's `.live` is this LiveScorer."""
-        if not inspect.isroutine(agent) and (hasattr(agent, "generate") or hasattr(agent, "agenerate")):
-            return _ScoredAgent(agent, self)
-        if not callable(agent):
-            raise ConfigError(f"cannot attach scorers to a {type(agent).__name__}: expected a callable or an agent with generate()")
-        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
-
-            @functools.wraps(agent)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                reply = await agent(*args, **kwargs)
-                self._observe(args, kwargs, reply)
-                return reply
-
-            async_wrapper.live = self  # type: ignore[attr-defined]
-            return async_wrapper
-
-        @functools.wraps(agent)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            reply = agent(*args, **kwargs)
-            self._observe(args, kwargs, reply)
-            return reply
-
-        wrapper.live = self  # type: ignore[attr-defined]
-        return wrapper
+        return attached(agent, self._observe, self)
 
     def _observe(self, args: tuple[Any, ...], kwargs: Mapping[str, Any], reply: Any) -> None:
         try:
@@ -489,38 +467,6 @@ async def _cancel_everything() -> None:
     for task in others:
         task.cancel()
     await asyncio.gather(*others, return_exceptions=True)
-
-
-class _ScoredAgent:
-    """An agent object whose generate/agenerate replies are scored; everything else is the
-    agent's own (and it has exactly the methods the agent has)."""
-
-    def __init__(self, agent: Any, live: LiveScorer) -> None:
-        self._agent = agent
-        self.live = live
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._agent, name)
-        if name == "agenerate":
-
-            async def agenerate(*args: Any, **kwargs: Any) -> Any:
-                reply = await attribute(*args, **kwargs)
-                self.live._observe(args, kwargs, reply)
-                return reply
-
-            return agenerate
-        if name == "generate":
-
-            def generate(*args: Any, **kwargs: Any) -> Any:
-                reply = attribute(*args, **kwargs)
-                self.live._observe(args, kwargs, reply)
-                return reply
-
-            return generate
-        return attribute
-
-    def __repr__(self) -> str:
-        return f"<{self._agent!r} with live scoring>"
 
 
 def attach_scorers(agent: Any, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> Any:

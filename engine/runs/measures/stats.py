@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ...judge import TokenUsage
 from ...judge.prices import Price, price_table
-from ...scoring import AnyScorer, JudgeVerdict, Jury, StepRecord
+from ...scoring import AnyScorer, Cascade, JudgeVerdict, Jury, StepRecord
 from ...scoring.threshold import passes
 from ...scoring.plan import Direction
 from ...scoring.threshold import flags
@@ -44,6 +44,7 @@ from .agreement import (
 )
 from ..verdict import ScorerVerdict, Standard, judge_scorer
 from ..results import (
+    CascadeSummary,
     Comparison,
     FigureEstimate,
     FigureDelta,
@@ -180,6 +181,11 @@ class Aggregate:
         self.jury_labelled: dict[str, AgreementStream] = {}  # per judge model
         self.jury_items = 0
         self.disagreements = 0
+        # A cascade: what reached its strong judge, and the cheap judge alone against the labels.
+        self.escalated: dict[str, int] = {}
+        self.strong_cost = 0.0
+        self.strong_calls = 0
+        self.cheap_alone = AgreementStream(self.flag_threshold, scorer.plan.direction)
 
     def cost_of(self, steps: Mapping[str, StepRecord], judges: Sequence[JudgeVerdict] | None) -> float | None:
         """US dollars for the judge calls of one result (every judge of a jury, each at its
@@ -206,7 +212,9 @@ class Aggregate:
             assert outcome.score is not None
             if expected is not None:
                 self.agreement.add(Labelled(item_id or "", index, outcome.score, expected, outcome.reason, outcome.steps))
-            if outcome.judges is not None:
+            if outcome.judges is not None and isinstance(self.scorer, Cascade):
+                self._add_cascade(outcome, expected, item_id, index)
+            elif outcome.judges is not None:
                 self._add_jury(outcome, expected, item_id, index)
             self.count += 1
             self.total += outcome.score
@@ -255,6 +263,7 @@ class Aggregate:
             usage=self.usage,
             cost_usd=None if None in self.prices.values() else self.cost,
             jury=self._jury_summary(),
+            cascade=self._cascade_summary(),
         )
         verdict = judge_scorer(summary, self.threshold, self.standard, (interval.low, interval.high) if interval is not None else None)
         return summary.model_copy(update={"passed": verdict.passed}), verdict
@@ -276,8 +285,34 @@ class Aggregate:
                     self.jury_labelled[judge.model] = AgreementStream(self.flag_threshold, self.scorer.plan.direction, scale=scale_of(self.scorer))
                 self.jury_labelled[judge.model].add(Labelled(item_id or "", index, judge.score, expected))
 
+    def _add_cascade(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
+        assert outcome.judges is not None
+        self.jury_items += 1
+        strong = next((judge for judge in outcome.judges if judge.escalation is not None), None)
+        if strong is not None:
+            assert strong.escalation is not None
+            cause = "failed validation" if "failed validation" in strong.escalation else ("samples disagree" if "disagree" in strong.escalation else "near the threshold")
+            self.escalated[cause] = self.escalated.get(cause, 0) + 1
+            self.strong_cost += self.cost_of(strong.steps, [strong]) or 0.0
+            self.strong_calls += sum(step.usage is not None for step in strong.steps.values())
+        cheap = next((judge for judge in outcome.judges if judge.escalation is None), None)
+        if expected is not None and cheap is not None:
+            self.cheap_alone.add(Labelled(item_id or "", index, cheap.score, expected))
+
+    def _cascade_summary(self) -> CascadeSummary | None:
+        if not isinstance(self.scorer, Cascade):
+            return None
+        priced = None not in self.prices.values()
+        return CascadeSummary(
+            cheap=self.scorer.cheap.judge.model, strong=self.scorer.strong.judge.model, items=self.jury_items,
+            escalated=sum(self.escalated.values()), why=dict(self.escalated),
+            strong_cost_share=round(self.strong_cost / self.cost, 4) if priced and self.cost else None,
+            strong_call_share=round(self.strong_calls / self.judge_calls, 4) if self.judge_calls else None,
+            cheap_alone=self.cheap_alone.result() if self.cheap_alone.labelled else None,
+        )  # fmt: skip
+
     def _jury_summary(self) -> JuryAgreement | None:
-        if not isinstance(self.scorer, Jury):
+        if not isinstance(self.scorer, Jury) or isinstance(self.scorer, Cascade):
             return None
         return JuryAgreement(
             judges=list(self.scorer.judge.models),

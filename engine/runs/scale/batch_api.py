@@ -61,6 +61,7 @@ from ...judge.batch_api import (
     usage_of,
 )
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
+from ...scoring.passing import ReasonPolicy
 from ...store import BatchJob, KeepsBatchJobs, Store, open_store
 from ...sync import run_sync
 from ..batch import CacheChoice, ItemCallback, arun_evals, check_scorers
@@ -310,6 +311,7 @@ async def arun_batch_api(
     cache: CacheChoice = True,
     max_job_requests: int = MAX_JOB_REQUESTS,
     max_job_bytes: int = MAX_JOB_BYTES,
+    reasons: ReasonPolicy = "always",
 ) -> EvalResult:
     """Score every item of `data` with every scorer through the provider's Batch API; the
     result is that of `arun_evals`. `run` and `store` are needed to resume: submitted jobs
@@ -319,7 +321,7 @@ async def arun_batch_api(
     requests and `max_job_bytes` bytes of input file (OpenAI's limits by default). `cache`
     is the response cache, as for `arun_evals`: questions it has answers for are not sent,
     and every batch answer is kept in it. `thresholds`, `max_errors`, `min_coverage` and
-    `gate` decide the verdict as for `arun_evals`."""
+    `gate` decide the verdict, and `reasons` which scores are explained, as for `arun_evals`."""
     listed = check_scorers(scorers)
     if not poll_interval > 0:
         raise ConfigError(f"poll_interval must be positive, got {poll_interval!r}")
@@ -338,7 +340,7 @@ async def arun_batch_api(
             arun_evals(
                 data, batched, on_item_complete=on_item_complete, concurrency=MAX_JOB_REQUESTS, run=run, store=opened,
                 thresholds=thresholds, max_errors=max_errors, min_coverage=min_coverage, gate=gate, keep_results=keep_results,
-                meta={**dict(meta or {}), "batch_api": True}, replace=replace, cache=cache,
+                meta={**dict(meta or {}), "batch_api": True}, replace=replace, cache=cache, reasons=reasons,
             )  # fmt: skip
         )
         try:

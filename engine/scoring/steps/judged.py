@@ -11,6 +11,7 @@ from ...judge import JudgeRequest, Sampling
 from ..plan import Prompt, StepPlan
 from ..results import StepRecord
 from .base import StepBuilder, StepCall, StepFailed, StepJudge, StepKindBase, StepSources, StepSpec, Written
+from .bounds import BoundPlan, FieldBounds, bounded_answer
 
 
 class JudgedSpec(StepSpec):
@@ -20,6 +21,7 @@ class JudgedSpec(StepSpec):
         prompt: str
         uses_context: bool
         judge: StepJudge | None
+        bounds: dict[str, FieldBounds]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +29,8 @@ class JudgedPlan(StepPlan):
     prompt: Prompt
     system: Prompt | None = None
     sampling: Sampling
+    #: The answer's bounds, evaluated for each request (`bounds:` in the YAML).
+    bounds: tuple[BoundPlan, ...] = ()
 
 
 JudgedSpecT = TypeVar("JudgedSpecT", bound=JudgedSpec)
@@ -80,7 +84,8 @@ class JudgedKind(StepKindBase[JudgedSpecT, JudgedPlanT]):
         system_prompt = plan.system.render(scope) if plan.system is not None else None
         prompt = plan.prompt.render(scope)
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": prompt}]
-        request = JudgeRequest(messages=messages, sampling=plan.sampling, step=plan.id, response_model=plan.answer_model, sample=call.sample)
+        answer_model = bounded_answer(plan.answer_model, plan.bounds, scope, call, plan.id) if plan.answer_model is not None else None
+        request = JudgeRequest(messages=messages, sampling=plan.sampling, step=plan.id, response_model=answer_model, sample=call.sample)
         answer = await call.ask(request, scope)
         return StepRecord(
             id=plan.id,

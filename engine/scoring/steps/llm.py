@@ -15,6 +15,7 @@ from ...formatting import plain
 from ..results import StepRecord
 from ..shapes import TEXT, ListOf, Record, Shape, shape_of
 from .base import Rule, StepBuilder, StepCall, StepFailed, StepJudge, StepSources, Written
+from .bounds import FieldBounds, bound_expressions, compile_bounds
 from .judged import JudgedKind, JudgedPlan, JudgedSpec
 
 #: One of an llm step's worked examples, as its templates see it (the `examples` variable).
@@ -43,6 +44,9 @@ class LLMStep(JudgedSpec):
     uses_context: bool = False
     judge: StepJudge | None = None
     rules: list[Rule] = Field(default_factory=list)
+    bounds: dict[str, FieldBounds] = Field(
+        default_factory=dict, description="Per field of the answer (`verdicts`, `claims[]`, `verdicts[].reason`): its bounds, worked out per request"
+    )
     on_skip: dict[str, Any] | None = Field(default=None, description="The step's result when skipped")
     examples: list[WorkedExample] = Field(
         default_factory=list, description="Worked examples the step's template shows the judge (the `examples` variable)"
@@ -72,6 +76,7 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
         call = self.judge_call(spec, build)
         answer_model = build.answer_model(spec.answer_schema, "schema", rules=spec.rules)
         build.gives(self.answer_names(spec, answer_model))  # later steps are checked against it, even if this one failed
+        bounds = compile_bounds(spec.bounds, answer_model, build)
         if spec.on_skip is not None:
             try:
                 answer_model.model_validate(spec.on_skip)
@@ -82,13 +87,13 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
             raise StepFailed
         return JudgeStepPlan(
             id=spec.id, uses_context=spec.uses_context, prompt=call.prompt, system=call.system,
-            answer_model=answer_model, sampling=call.sampling, on_skip=spec.on_skip, reads=build.names_read(),
+            answer_model=answer_model, sampling=call.sampling, on_skip=spec.on_skip, reads=build.names_read(), bounds=bounds,
             examples=tuple(example.model_dump() for example in spec.examples),
         )  # fmt: skip
 
     def sources(self, spec: LLMStep) -> StepSources:
         rules = tuple(Written(rule.check, ("rules", index, "check")) for index, rule in enumerate(spec.rules))
-        return dataclasses.replace(super().sources(spec), schema=Written(spec.answer_schema, ("schema",)), rules=rules)
+        return dataclasses.replace(super().sources(spec), schema=Written(spec.answer_schema, ("schema",)), expressions=bound_expressions(spec.bounds), rules=rules)
 
     @staticmethod
     def answer_names(spec: LLMStep, answer_model: type[BaseModel]) -> Mapping[str, Shape]:

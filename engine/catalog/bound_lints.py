@@ -1,0 +1,76 @@
+"""The warning of `scorers check` about answers a small judge can fill to no purpose: a free
+string or a list of a judge step's answer that nothing bounds but the default (1000
+characters, 100 items), neither its schema nor the step's `bounds:` (worked out from the item
+and earlier answers). A judge decoding under the schema, caught in a loop, writes up to that
+default; a bound from the inputs ends it where a right answer ends. Its code,
+`unbounded-answer`, silences it at the step's `schema:` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..scoring.plan import ScorerPlan
+from ..scoring.steps.bounds import FieldBounds
+from .answers import SchemaCompiler, field_path
+from .source import CatalogSource, load_yaml, position
+from .spec import ScorerDefinition
+from .warning import CatalogWarning
+
+#: What bounds a list, and what bounds a string, among a step's `bounds:` keywords.
+_BOUNDING = {"maxItems": ("items", "max_items"), "maxLength": ("max_length", "enum")}
+#: A bound to show as an example, by what it bounds.
+_EXAMPLE = {"maxItems": '{max_items: "sentences(output) | length + 2"}', "maxLength": "{max_length: 300}"}
+
+
+def unbounded_answer_fields(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """One warning per judge step of the catalog's own scorers and field of its answer left
+    to the default bound, at the step's `schema:`."""
+    defaulted: dict[Path, list[tuple[str, str, int]]] = {}
+    warnings: list[ConfigError] = []
+    for scorer_id in source.scorers:
+        if scorer_id not in compiled:
+            continue
+        definition = compiled[scorer_id][0]
+        raw = source.raw_definition(scorer_id)
+        for index, step in enumerate(definition.steps):
+            name = getattr(step, "answer_schema", None)
+            found = source.schema_file(name) if isinstance(name, str) else None
+            if found is None:
+                continue
+            if found not in defaulted:
+                defaulted[found] = _defaulted(found)
+            bounds: Mapping[str, FieldBounds] = getattr(step, "bounds", None) or {}
+            for path, keyword, bound in defaulted[found]:
+                written = bounds.get(path)
+                if written is not None and any(getattr(written, word) is not None for word in _BOUNDING[keyword]):
+                    continue
+                unit, kind = ("items", "list") if keyword == "maxItems" else ("characters", "string")
+                place = position(raw, ["steps", index, "schema"], value=True)
+                message = (
+                    f"{definition.id}.{step.id}: {path} is a free {kind} with no bound worked out from the item (only the default "
+                    f"{bound} {unit}, which a looping judge fills); bound it in the step's `bounds:`, e.g. {path}: {_EXAMPLE[keyword]}"
+                )
+                file, line, column = place or (str(source.path), None, None)
+                warnings.append(CatalogWarning(message, file, line, column, code="unbounded-answer"))
+    return warnings
+
+
+def _defaulted(path: Path) -> list[tuple[str, str, int]]:
+    """(field, keyword, default) of every field of a schema file left to a default bound."""
+    compiler = SchemaCompiler(load_yaml(path), path, bounded=True)
+    try:
+        compiler.compile(path.stem)
+    except ConfigError:
+        return []  # reported by the compiler
+    placed = sorted(compiler.defaulted, key=lambda found: _line_of(compiler.data, found[0]))
+    return [(field_path(loc), keyword, bound) for loc, keyword, bound in placed]
+
+
+def _line_of(data: Any, loc: list[Any]) -> tuple[int, int]:
+    """Where a field is written, for the warnings' order (a list before its items)."""
+    place = position(data, loc)
+    return (place.line or 0, place.column or 0) if place is not None else (0, 0)
