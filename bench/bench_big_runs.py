@@ -8,7 +8,7 @@ The figures behind "Reading a big run" and "A smaller store" in docs/performance
    built-in hallucination scorer, its judge answered by an in-process middleware that reports
    token usage, through `run_evals` into a new SQLite store: each record saved as a batch run
    saves it.
-2. Writes the same records into a store at the schema before this release's last (the
+2. Writes the same records into a store at the schema before results were kept as pieces (the
    previous release's: its migrations, its columns, its JSON text and usage rows), the
    baseline of this same run, and prints the size per result of both and their ratio; then
    upgrades a copy of the baseline in place (its conversion, then the file compacted),
@@ -48,8 +48,9 @@ from engine.store.sqlite_schema import MIGRATIONS
 
 RUN = "big"
 #: The schema measured against: the one before this release's last, which keeps text once.
-BASELINE_VERSION = MIGRATIONS[-1].version - 1
-NEW, OLD = f"schema {MIGRATIONS[-1].version}", f"schema {BASELINE_VERSION}"
+#: The schema before results were kept as pieces (the migration that shrinks a file).
+BASELINE_VERSION = next(migration.version for migration in MIGRATIONS if migration.shrinks) - 1
+NEW, OLD = f"schema {BASELINE_VERSION + 1}", f"schema {BASELINE_VERSION}"
 #: The results' columns of the baseline, as the release before this one wrote them.
 OLD_COLUMNS = (
     "run", "source", "item_id", "item_index", "scorer_id", "scorer_hash", "item_hash", "model", "direction", "score", "reason",

@@ -14,6 +14,10 @@ With `--faithbench PATH/FaithBench.csv`, FaithBench (summaries labelled by peopl
 4.0, so it is read where it lies and never shipped) is scored too: a summary is flagged when
 its worst label is Unwanted or Questionable.
 
+With `--queue NAME` (repeatable), the golden set of a review queue of `--labels-store` (the
+items whose label people settled or agreed on, docs/labelling.md) is scored for its queue's
+scorer; the shipped sets are then scored only when named with `--set`.
+
 Results are stored (--store): a rerun with the same settings resumes.
 """
 
@@ -33,6 +37,7 @@ from engine.runs.items import read_jsonl, select_items
 from engine.runs.results import FigureEstimate
 from engine.runs.measures.stats import agreement_of, flag_threshold, human_flags, scale_of, usage_cost
 from engine.runs.tuning import labelled_of
+from engine.runs.labels import queue_data, queue_name, read_queue
 from engine.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +82,7 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
     cascade = {"escalate_to": arguments.escalate_to} if arguments.escalate_to else {}
     scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url, **cascade)
-    items = faithbench_items(path) if path.suffix == ".csv" else path
+    items = faithbench_items(path) if path.suffix == ".csv" else queue_items(path, arguments) if queue_name(path) else path
     data = select_items(items, None, arguments.sample, arguments.seed)
     judge = scorer.judge.model
     run = f"quality-{path.stem}-{scorer_id}-{judge.replace('/', '_').replace('>', '-to-')}" + (f"-n{arguments.sample}s{arguments.seed}" if arguments.sample else "")
@@ -113,6 +118,25 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
     }  # fmt: skip
 
 
+def queue_items(path: Path, arguments: argparse.Namespace) -> list[dict[str, Any]]:
+    """A queue's golden set (`queue:NAME`), read from the store people labelled it in."""
+    labels = open_store(arguments.labels_store)
+    assert labels is not None
+    try:
+        return queue_data(labels, str(queue_name(path)))
+    finally:
+        labels.close()
+
+
+def queue_scorer(name: str, arguments: argparse.Namespace) -> str:
+    labels = open_store(arguments.labels_store)
+    assert labels is not None
+    try:
+        return read_queue(labels, name).queue.scorer_id
+    finally:
+        labels.close()
+
+
 def _sent_on(cascade: Any) -> str:
     """A cascade's share of items and cost that reached its strong judge, for the judge cell."""
     if cascade is None or not cascade.items:
@@ -145,15 +169,21 @@ def main() -> None:
     parser.add_argument("--set", action="append", choices=SETS, dest="sets", help="Only this shipped set (repeatable; default: all), e.g. for a slow local judge")
     parser.add_argument("--faithbench", type=Path, default=None, help="FaithBench.csv, scored too when given (not shipped: CC BY-NC-SA)")
     parser.add_argument("--json", action="store_true", help="Print the rows as JSON")
+    parser.add_argument("--queue", action="append", default=[], help="A review queue whose golden set is scored too (repeatable)")
+    parser.add_argument("--labels-store", default=str(Path(".scorers") / "results.sqlite"), help="The results store holding the queues")
     arguments = parser.parse_args()
 
     if arguments.faithbench is not None and not arguments.faithbench.is_file():
         parser.error(f"--faithbench {arguments.faithbench}: no such file")
     rows = []
-    sets = [arguments.examples / name for name in (arguments.sets or SETS)] + ([arguments.faithbench] if arguments.faithbench else [])
+    # The shipped sets, unless only queues are asked for.
+    shipped = arguments.sets or ([] if arguments.queue else list(SETS))
+    sets = [arguments.examples / name for name in shipped] + ([arguments.faithbench] if arguments.faithbench else [])
+    sets += [Path(f"queue:{name}") for name in arguments.queue]
     for path in sets:
         name = path.name
-        for scorer_id in (labelled_scorers(path) if path.suffix != ".csv" else ["hallucination", "faithfulness"]):
+        scorer_ids = [queue_scorer(name.split(":", 1)[1], arguments)] if queue_name(path) else labelled_scorers(path) if path.suffix != ".csv" else ["hallucination", "faithfulness"]
+        for scorer_id in scorer_ids:
             rows.append(score_set(path, scorer_id, arguments))
             if not arguments.json:
                 print(f"{name} with {scorer_id}: {rows[-1]['items']} labelled items judged {arguments.repeats} times", flush=True)

@@ -117,7 +117,9 @@ def test_an_upgraded_store_file_gives_the_space_its_results_no_longer_take_back_
     from engine.formatting import to_json
 
     path = tmp_path / "old.sqlite"
-    database = SQLiteDatabase(path, MIGRATIONS[:-1])  # as the release before this one left it
+    # As the release before results were kept as pieces (the migration that shrinks a file) left it.
+    contents = next(migration.version for migration in MIGRATIONS if migration.shrinks)
+    database = SQLiteDatabase(path, MIGRATIONS[: contents - 1])
     rules = "\n\n".join(f"Rule {n}: judge each claim against the context only, never against what you know yourself." for n in range(12))
     with database.transaction() as db:
         for n in range(300):

@@ -409,7 +409,7 @@ def test_the_page_needs_no_network_and_ships_in_the_package() -> None:
     import engine.workbench
 
     static = Path(engine.workbench.__file__).resolve().parent / "static"
-    assert sorted(path.name for path in static.iterdir()) == ["editor.js", "index.html", "workbench.css", "workbench.js"]
+    assert sorted(path.name for path in static.iterdir()) == ["editor.js", "index.html", "review.css", "review.html", "review.js", "workbench.css", "workbench.js"]
     for path in static.iterdir():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(\s*["']?(https?:)?//""", text), path.name

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compi
     from ..scoring import Aggregation, AnyScorer, Scorer
     from ..scoring.plan import ScorerPlan
     from .monitors import Monitor
+    from .queues import QueueSpec
 
 
 class Catalog:
@@ -43,6 +44,8 @@ class Catalog:
         self._scorers = compile_catalog(source, self.files_read, warnings=self._found)
         #: The catalog's `monitors:` section, each monitor's scorer checked against its scorers.
         self.monitors: list[Monitor] = catalog_monitors(source, self._scorers)
+        #: The catalog's `queues:` section, each queue checked against its scorer's steps.
+        self.queues: list[QueueSpec] = catalog_queues(source, self._scorers)
 
     @cached_property
     def warnings(self) -> list[ConfigError]:
@@ -282,6 +285,16 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     return monitors_in(source.data, source.path, known, ranges)
 
 
+def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
+    """The review queues a catalog file declares, checked against the scorers it offers; with
+    the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's."""
+    from .queues import queues_in
+
+    known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
+    steps = {scorer_id: [step.id for step in definition.steps] for scorer_id, (definition, _) in compiled.items()} if compiled is not None else None
+    return queues_in(source.data, source.path, known, steps)
+
+
 def summary(catalog: Catalog) -> list[dict[str, Any]]:
     """One row per scorer, as `scorers list` shows them."""
     return [_row(catalog.definition(scorer_id), catalog.plan(scorer_id)) for scorer_id in catalog.ids()]
@@ -333,7 +346,8 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
-    catalog_monitors(source)  # its monitors too: a clean catalog remembered below had clean monitors
+    catalog_monitors(source)  # its monitors and queues too: a clean catalog remembered below had clean ones
+    catalog_queues(source)
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
@@ -349,6 +363,7 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         compiling: list[ConfigError] = []
         own_scorers = compile_catalog(source, files_read, with_inherited=False, warnings=compiling)
         catalog_monitors(source, own_scorers)
+        catalog_queues(source, own_scorers)
         warnings, bounds = all_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
     notes = {

@@ -6,7 +6,7 @@ built in Python:
     monitors:
       hallucination_rising:
         scorer: hallucination
-        statistic: mean            # mean, p50, p95, pass_rate, error_rate, not_scorable_rate, sampled_rate
+        statistic: mean            # mean, p50, p95, pass_rate, error_rate, not_scorable_rate, sampled_rate, human_agreement
         window: 50                 # the last 50 outcomes; or a time span: 30m, 6h, 7d
         above: 0.3                 # or below:
         min_samples: 20
@@ -14,6 +14,11 @@ built in Python:
           - webhook_env: SLACK_WEBHOOK_URL
             format: slack
           - log: warning
+
+`human_agreement` watches people instead of scores: the share of the newly labelled items of
+the scorer's review queues (made from runs of `source`) on which the judge's verdict was the
+one people settled or agreed on; `window` counts labelled items (or spans the time they were
+labelled in).
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from ..errors import ConfigError
 from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
 
-Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate"]
+Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"]
 STATISTICS: tuple[str, ...] = Statistic.__args__  # type: ignore[attr-defined]
 #: The statistics that are shares of the outcomes: from 0 to 1.
-RATES = ("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate")
+RATES = ("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement")
 #: The widest windows: more outcomes than a live scorer keeps in memory or a check reads from
 #: the store is a window that never fills, and a span past ten years reaches back before any result.
 MOST_OUTCOMES = 1_000_000

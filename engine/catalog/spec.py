@@ -203,6 +203,9 @@ class CatalogFile(_Strict):
     monitors: Optional[dict[str, dict[str, Any]]] = Field(
         default=None, description="Monitors over the live scores of these scorers: statistic, window, condition, alerts (docs/monitoring.md)"
     )
+    queues: Optional[dict[str, dict[str, Any]]] = Field(
+        default=None, description="Review queues of these scorers: instructions, the label people give, labels per item (docs/labelling.md)"
+    )
 
 
 #: Step fields always written, even in a step that overrides one of a base scorer; the rest

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
@@ -11,6 +11,7 @@ from rich.table import Table
 from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs.align import METRICS, AlignResult, align
+from ..runs.labels.golden import queue_data, queue_name
 from .agreement_tables import print_comparison
 from .app import app, console, errors
 from .common import (
@@ -22,6 +23,7 @@ from .common import (
     NoCacheFlag,
     StoreOption,
     catalog_from,
+    existing_store,
     fixed_in_setup,
     one_line_errors,
     print_json,
@@ -44,7 +46,7 @@ def _print_trials(result: AlignResult) -> None:
 @app.command("align")
 @one_line_errors
 def align_command(
-    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
+    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`), or queue:NAME for a review queue's golden set")],
     scorer: Annotated[str, typer.Option("--scorer", help="The scorer id to align")],
     metric: Annotated[str, typer.Option(help="What to improve: kappa, balanced_accuracy, f1 or mae")] = "kappa",
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once this many US dollars are spent")] = None,
@@ -59,6 +61,9 @@ def align_command(
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
     mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the train/dev/test split")] = 0,
+    group_by: Annotated[
+        Optional[str], typer.Option("--group-by", help="A metadata field whose items stay on one side of the split (default: pair, when items carry it)")
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Scorer runs in flight at once")] = 8,
     run: Annotated[Optional[str], typer.Option("--run", help="Name prefix of align's stored runs; the same name resumes (default align-SCORER-DATA-sSEED)")] = None,
     store: StoreOption = DEFAULT_STORE,
@@ -68,7 +73,12 @@ def align_command(
     """Learn from labelled items: try worked examples, an instruction rewrite and the threshold on dev; keep the best only if test shows it beyond noise."""
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if not data.is_file():
+    queue = queue_name(data)
+    items: Path | list[Any] = data
+    if queue is not None:
+        items = queue_data(existing_store(store), queue)
+        run = run or f"align-{scorer}-{queue}-s{seed}"
+    elif not data.is_file():
         raise ConfigError(f"no data file {data}")
 
     def say(line: str) -> None:
@@ -76,7 +86,7 @@ def align_command(
             errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
     result = align(
-        data, scorer, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
+        items, scorer, group_by=group_by, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
         output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
         cache=False if no_cache else ResponseCache.of(True) or False, model=model, base_url=base_url, mode=mode,
         **({"escalate_to": escalate_to} if escalate_to else {}),

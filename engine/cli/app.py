@@ -94,6 +94,7 @@ COMMAND_MODULES: dict[str, str] = {
     "preview": "run_commands",
     "workbench": "workbench_command",
     "cache": "cache_commands",
+    "queue": "queue_commands",
 }
 
 

@@ -282,7 +282,7 @@ def _say_interrupted(name: str, saved: int, shown_store: str, resume: str, as_js
 @flags(Selection)
 @flags(ScorerSetup)
 def eval_command(
-    data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata")],
+    data: Annotated[Path, typer.Argument(help="Items as JSONL: input, and output, context, ground_truth, id, metadata; or queue:NAME (a review queue's golden set)")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id; repeat for more")],
     setup: ScorerSetup,
     subset: Selection,
@@ -330,7 +330,7 @@ def eval_command(
             "see the cost first with --estimate --batch-api"
         )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
-    selection = tuning.selected(data, subset, scorers, [catalog])
+    selection = tuning.selected(data, subset, scorers, [catalog], store)
     response_cache = None if no_cache else ResponseCache.of(cache or True)
     if estimate:
         _show_estimate(selection, scorers, response_cache, batch_api, as_json, data)

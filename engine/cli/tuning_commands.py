@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
+from ..runs.labels.golden import queue_data, queue_name
 from ..runs.tuning import (
     calibration_caution,
     ComparedResult,
@@ -51,6 +52,7 @@ from .common import (
     NoCacheFlag,
     StoreOption,
     count_items,
+    existing_store,
     fail_unless,
     one_line_errors,
     parse_thresholds,
@@ -63,9 +65,12 @@ from .tables import figure, summary_table
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
 
 
-def selected(data: Path, subset: Selection, scorers: list[AnyScorer], catalogs: list[Catalog]) -> Data:
+def selected(data: Path, subset: Selection, scorers: list[AnyScorer], catalogs: list[Catalog], store: str = DEFAULT_STORE) -> Data:
     """The items of `data` to score, once the file is known to be usable with `scorers` (of
-    `catalogs`)."""
+    `catalogs`); `queue:NAME` is the golden set of a review queue of `store`."""
+    queue = queue_name(data)
+    if queue is not None:
+        return select_items(queue_data(existing_store(store), queue), subset.limit, subset.sample, subset.seed)
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
     refuse_unknown_labels(data, sorted({base_id(scorer.id) for scorer in scorers}), [scorer_id for catalog in catalogs for scorer_id in catalog.ids()])
@@ -230,7 +235,7 @@ def variants(
 @flags(Selection)
 @flags(ScorerSetup)
 def compare_command(
-    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
+    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`), or queue:NAME for a review queue's golden set")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="A scorer id: two ids, or one id with two --config")],
     setup: ScorerSetup,
     subset: Selection,
@@ -246,7 +251,7 @@ def compare_command(
     quiet_item_warnings()
     baseline, variant = variants(scorer, config or [], setup.create)
     catalogs = [builtin_catalog(), *(load_scorers(catalog_file(path)) for path in config or [])]
-    items = selected(data, subset, [baseline, variant], catalogs)
+    items = selected(data, subset, [baseline, variant], catalogs, store)
     name = run or default_run_name(f"{data.stem}-compare")
     limits = variant_thresholds(parse_thresholds(threshold or []), [baseline, variant])
     eval_compared(
@@ -273,7 +278,7 @@ def variant_thresholds(thresholds: dict[str, float], scorers: list[AnyScorer]) -
 @flags(Selection)
 @flags(ScorerSetup)
 def calibrate_command(
-    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`)")],
+    data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`), or queue:NAME for a review queue's golden set")],
     scorer: Annotated[str, typer.Option("--scorer", help="The scorer id to calibrate")],
     setup: ScorerSetup,
     subset: Selection,
@@ -296,7 +301,7 @@ def calibrate_command(
     quiet_item_warnings()
     catalog = load_scorers(catalog_file(config)) if config is not None else builtin_catalog()
     scorer_object = setup.create(catalog, scorer)
-    items = selected(data, subset, [scorer_object], [catalog])
+    items = selected(data, subset, [scorer_object], [catalog], store)
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},

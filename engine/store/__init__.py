@@ -36,6 +36,7 @@ from .base import (
     Store,
     StoredRecord,
 )
+from .labels import HumanLabel, JudgedItem, KeepsLabels, ReviewItem, ReviewQueue, Settlement
 from .registry import FILE_PATH, StoreBackend, register_store_backend, store_backend, store_shares_work
 from .sqlite import SQLiteStore
 
@@ -66,6 +67,12 @@ __all__ = [
     "DeliveryState",
     "FILE_PATH",
     "KeepsAlerts",
+    "KeepsLabels",
+    "HumanLabel",
+    "JudgedItem",
+    "ReviewItem",
+    "ReviewQueue",
+    "Settlement",
     "ClaimedItem",
     "Direction",
     "KeepsBatchJobs",

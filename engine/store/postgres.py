@@ -30,6 +30,7 @@ from .base import (
     RunStatus,
 )
 from .postgres_schema import MIGRATIONS, PIECES
+from .labels import SQLLabels
 from .sql import RESULT_COLUMNS, SQLResults
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ _SWEEP = "DELETE FROM contents WHERE body IS NULL OR id IN (SELECT id FROM conte
 _RUN_UPDATED = "GREATEST(runs.updated_at, (SELECT MAX(finished_at) FROM results WHERE results.run = runs.name)) AS updated_at"
 
 
-class PostgresStore(SQLResults):
+class PostgresStore(SQLResults, SQLLabels):
     """Results in a PostgreSQL database, through a pool of connections shared by the threads
     of this process."""
 

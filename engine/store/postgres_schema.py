@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..db import Migration, check_sequence, split_statements
+from .labels import LABEL_MIGRATION_TITLE, label_tables
 from .sql import LEGACY_FIELDS, converted_row, pack_bodies
 
 if TYPE_CHECKING:
@@ -177,6 +178,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         # which locks the table while it copies it, would give it back to the disk.
         lambda connection: _convert_rows(connection),
     ),
+    Migration(11, LABEL_MIGRATION_TITLE, label_tables("DOUBLE PRECISION")),
 )
 check_sequence(MIGRATIONS)
 

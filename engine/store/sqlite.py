@@ -24,6 +24,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
+from .labels import SQLLabels
 from .sql import RESULT_COLUMNS, SQLResults
 from .sqlite_schema import MIGRATIONS, OUR_TABLES, PIECES, piece_list
 
@@ -73,7 +74,7 @@ def _refuse_other_databases(where: str) -> Callable[[sqlite3.Connection, int], N
     return check
 
 
-class SQLiteStore(SQLResults):
+class SQLiteStore(SQLResults, SQLLabels):
     """Results in one SQLite file, in WAL mode: readers never block the writer, and several
     processes may write the same file (each write is one short transaction, retried while
     another process holds the lock for up to `busy_timeout` seconds). `reading=True` (for

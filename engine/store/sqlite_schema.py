@@ -8,6 +8,7 @@ import json
 import sqlite3
 
 from ..db import Migration, check_sequence, split_statements
+from .labels import LABEL_MIGRATION_TITLE, label_tables
 from ..formatting import to_json
 from .sql import LEGACY_FIELDS, converted_row, pack_bodies
 
@@ -173,10 +174,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         lambda connection: _convert_rows(connection),
         shrinks=True,
     ),
+    Migration(11, LABEL_MIGRATION_TITLE, label_tables("REAL")),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.
-OUR_TABLES = {"runs", "results", "result_usage", "contents", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence"}
+OUR_TABLES = {"runs", "results", "result_usage", "contents", "batch_jobs", "run_leases", "monitor_alerts", "alert_deliveries", "sqlite_sequence",
+              "review_queues", "review_items", "review_labels", "review_leases", "review_settlements"}
 
 
 class _Pieces:

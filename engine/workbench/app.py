@@ -38,6 +38,8 @@ from ..scrub import scrub
 from ..store import Store
 from .datasets import NotOffered
 from .messages import one_line
+from .review import ROUTES as REVIEW_ROUTES
+from .review import ReviewDesk
 from .runner import Runner
 from .session import Session
 from .workspace import OutsideCatalog, SaveConflict
@@ -129,13 +131,15 @@ class TokenGate:
         await self.app(scope, receive, with_cookie)
 
 
-Handler = Callable[[Session, dict[str, Any]], Any]
+#: A route's method, of the session (the editor's routes) or of the review desk.
+Handler = Callable[[Any, dict[str, Any]], Any]
 
 
-def _route(session: Session, handler: Handler, blocking: bool = True) -> Callable[[Request], Awaitable[Response]]:
-    """A JSON route: the body in, the handler's value out; a mistake of the user's (a bad
-    path, an unknown scorer, a file outside the catalog) is one line with status 400 (403
-    for a write outside the catalog folder), naming files as the tuner finds them."""
+def _route(session: Session, handler: Handler, blocking: bool = True, owner: object | None = None) -> Callable[[Request], Awaitable[Response]]:
+    """A JSON route: the body in, the handler's value out (a method of `owner`, the session by
+    default); a mistake of the user's (a bad path, an unknown scorer, a file outside the
+    catalog) is one line with status 400 (403 for a write outside the catalog folder), naming
+    files as the tuner finds them."""
     words = session.workspace.words
 
     async def endpoint(request: Request) -> Response:
@@ -145,7 +149,8 @@ def _route(session: Session, handler: Handler, blocking: bool = True) -> Callabl
             return JSONResponse({"error": "the request body is not JSON"}, status_code=400)
         body: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
         try:
-            value = await asyncio.to_thread(handler, session, body) if blocking else await handler(session, body)
+            called = owner if owner is not None else session
+            value = await asyncio.to_thread(handler, called, body) if blocking else await handler(called, body)
         except SaveConflict as exc:
             return JSONResponse({"error": words(one_line(exc)), "conflicts": [conflict.as_json() for conflict in exc.conflicts]}, status_code=409)
         except (OutsideCatalog, NotOffered) as exc:
@@ -165,10 +170,15 @@ def create_app(settings: Settings) -> Starlette:
     session = Session(settings.catalog, runner, data=settings.data, model=settings.model, drafts=settings.drafts)
 
     # The page carries the session key the API asks for: only a page read from here knows it.
-    html = (STATIC / "index.html").read_text(encoding="utf-8").replace('content="SESSION-KEY"', f'content="{settings.session_key}"', 1)
+    pages = {
+        name: (STATIC / name).read_text(encoding="utf-8").replace('content="SESSION-KEY"', f'content="{settings.session_key}"', 1)
+        for name in ("index.html", "review.html")
+    }
+    desk = ReviewDesk(settings.store, session.catalog)
 
     async def page(request: Request) -> Response:
-        return HTMLResponse(html, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+        shown = pages["review.html" if request.url.path == "/review" else "index.html"]
+        return HTMLResponse(shown, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -188,7 +198,9 @@ def create_app(settings: Settings) -> Starlette:
         "estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save, "preview": Session.preview,
         "run_item": Session.run_item,
     }  # fmt: skip
-    routes: list[BaseRoute] = [Route("/", page)]
+    routes: list[BaseRoute] = [Route("/", page), Route("/review", page)]
+    for name, review_handler in REVIEW_ROUTES.items():
+        routes.append(Route(f"/api/{name}", _route(session, review_handler, owner=desk), methods=["POST"]))
     for name, handler in blocking_routes.items():
         routes.append(Route(f"/api/{name}", _route(session, handler), methods=["POST"]))
     for name, handler in async_routes.items():

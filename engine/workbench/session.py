@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog
 from ..errors import ConfigError, RunInputError, ScorerError
+from ..runs.labels.golden import queue_data, queue_datasets, queue_name
 from ..runs.stored.reading import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration, calibration_caution
 from ..scoring import AnyScorer
@@ -89,7 +90,14 @@ class Session:
             raise catalog
         return catalog, draft
 
+    def catalog(self) -> Catalog:
+        """The catalog as saved (its problems raised)."""
+        return self._catalog({})[0]
+
     def _data_items(self, data: str) -> list[DataItem]:
+        queue = queue_name(data)
+        if queue is not None:  # a review queue's golden set, read afresh: its labels change
+            return [DataItem(str(row["id"]), position, row) for position, row in enumerate(queue_data(self.runner.store, queue), start=1)]
         path = self.datasets.path(data)
         key = str(path.resolve())
         if key not in self._items:
@@ -136,7 +144,7 @@ class Session:
             draft["data"] = self.datasets.offered[0]["path"]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
-            "scorers": scorers, "datasets": self.datasets.offered, "given_data": self.datasets.offered[0]["path"] if self.data else None,
+            "scorers": scorers, "datasets": [*self.datasets.offered, *queue_datasets(self.runner.store)], "given_data": self.datasets.offered[0]["path"] if self.data else None,
             "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
         }  # fmt: skip
 

@@ -27,6 +27,8 @@ ADDED = {2: ("judges", "disagreement"), 4: ("item_hash", "not_scorable"), 5: ("e
 JSON_COLUMNS = {"input", "output", "context", "ground_truth", "metadata", "steps", "judges", "expected", "content_note"}
 #: The first version of each table beside the results.
 USAGE_ROWS, BATCH_JOBS, LEASES, ALERTS, OUTBOX = 8, 3, 4, 7, 9
+#: The version from which results are kept as pieces: this test writes rows as the releases before it did.
+CONTENTS = 10
 
 
 def columns_at(version: int) -> tuple[str, ...]:
@@ -98,7 +100,8 @@ def expected_usage(records: list[ResultRecord]) -> dict[tuple[str, str | None, b
 def earlier_versions() -> list[int]:
     from engine.store.sqlite_schema import MIGRATIONS
 
-    return [migration.version for migration in MIGRATIONS[:-1]]
+    # Versions after CONTENTS add tables beside the results (review queues: test_labels.py).
+    return [migration.version for migration in MIGRATIONS if migration.version < CONTENTS]
 
 
 @pytest.mark.parametrize("version", earlier_versions())

@@ -36,7 +36,7 @@ from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from ...errors import BudgetReached
 from .session import CacheChoice, JudgeStopped, Progress, Session, metric_of, no_progress
-from .split import LabelledItem, split_items
+from .split import LabelledItem, default_group, split_items
 from .variants import Workshop
 from .write import write_variant
 
@@ -82,6 +82,7 @@ async def aalign(
     run: str | None = None,
     store: Store | str | Path | None = None,
     seed: int = 0,
+    group_by: str | None = None,
     concurrency: int = 8,
     cache: CacheChoice = True,
     on_event: Callable[[str], None] | None = None,
@@ -92,7 +93,9 @@ async def aalign(
     `data`; see the module docstring. `trials` bounds the candidates judged on dev; `judge`
     takes what `Catalog.create` does (model, base_url, mode, ...). `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
-    bar). With `store`, a rerun under the same `run` reuses every result."""
+    bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
+    metadata field; `pair` by default when items carry one) keeps related items on one side
+    of the split."""
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if trials < 1:
@@ -101,10 +104,11 @@ async def aalign(
     items, unlabelled = labelled_items(data, scorer_id)
     if metric == "mae" and all(isinstance(item.expected, bool) for item in items):
         raise ConfigError("metric mae needs scores as labels; these labels are pass/fail (use kappa, balanced_accuracy or f1)")
-    split = split_items(items, seed, str(data) if isinstance(data, (str, Path)) else "the data")
+    grouping = group_by or default_group(items)
+    split = split_items(items, seed, str(data) if isinstance(data, (str, Path)) else "the data", grouping)
     sizes = SplitSizes(train=len(split.train), dev=len(split.dev), test=len(split.test), unlabelled=unlabelled)
     say = on_event or (lambda message: None)
-    say(f"split (seed {seed}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
+    say(f"split (seed {seed}{f', by {grouping}' if grouping else ''}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
     baseline = catalog.create(scorer_id, **judge)
     direction = baseline.plan.direction
     session = Session(

@@ -33,7 +33,8 @@ class MonitorHub:
         self.watches = [self._restored(monitor) for monitor in monitors]
         self.store = store
         self._counting = [watch for watch in self.watches if watch.monitor.statistic == "sampled_rate"]
-        self._outcomes = [watch for watch in self.watches if watch.monitor.statistic != "sampled_rate"]
+        # People's labels reach a store, not a live scorer: `scorers monitor` checks human_agreement.
+        self._outcomes = [watch for watch in self.watches if watch.monitor.statistic not in ("sampled_rate", "human_agreement")]
 
     def _restored(self, monitor: Monitor) -> MonitorWatch:
         try:

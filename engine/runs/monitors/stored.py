@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from ...store import AlertDelivery, KeepsAlerts, Store
 from ...sync import run_sync
+from ..labels.golden import labelled_judgements
 from .outbox import Outbox
 from ...catalog.monitors import Monitor
 from .watch import MonitorCheck, Point, check, in_window
@@ -34,6 +35,14 @@ def stored_points(store: Store, monitor: Monitor, now: datetime) -> tuple[list[P
     return in_window(monitor, points, now), span is not None and len(records) == limit
 
 
+def labelled_points(store: Store, monitor: Monitor, now: datetime) -> list[Point]:
+    """A `human_agreement` monitor's window: the items people labelled, oldest first, each
+    1 when the judge's verdict was theirs and 0 when not."""
+    judged = labelled_judgements(store, monitor.scorer, monitor.source, monitor.run)
+    points = [Point(found.at, "scored", f"{found.queue}/{found.item_id}", 1.0 if found.agreed else 0.0, found.note) for found in judged]
+    return in_window(monitor, points, now)
+
+
 def episode_open(store: Store, monitor: Monitor) -> tuple[bool, str | None]:
     """Whether the monitor's last stored alert left it alerting, and that alert's episode."""
     if not isinstance(store, KeepsAlerts):
@@ -51,6 +60,8 @@ def check_stored(store: Store, monitor: Monitor, now: datetime | None = None) ->
     if monitor.statistic == "sampled_rate":
         result = check(monitor, [], alerting, now, episode)
         return result.model_copy(update={"note": "the sampled share is measured inside the live scorer; see its alerts"})
+    if monitor.statistic == "human_agreement":
+        return check(monitor, labelled_points(store, monitor, now), alerting, now, episode)
     points, cut = stored_points(store, monitor, now)
     result = check(monitor, points, alerting, now, episode)
     if cut:

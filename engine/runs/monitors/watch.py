@@ -57,6 +57,7 @@ class WindowFigures(BaseModel):
     error_rate: float | None = None
     not_scorable_rate: float | None = None
     sampled_rate: float | None = None
+    human_agreement: float | None = Field(default=None, description="The share of labelled items on which the judge's verdict was people's")
 
 
 class WorstItem(BaseModel):
@@ -153,6 +154,8 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
             sampled=(sum(point.kind == "sampled" for point in seen), len(seen)) if seen else None,
         )
     )
+    if monitor.statistic == "human_agreement":  # each point an item people labelled: 1 the judge agreed, 0 not
+        figures = WindowFigures(outcomes=len(scores), scored=len(scores), human_agreement=sum(scores) / len(scores) if scores else None)
     samples = len(seen) if monitor.statistic == "sampled_rate" else figures.outcomes
     span = WindowSpan(size=monitor.window_text(), first_at=points[0].at if points else None, last_at=points[-1].at if points else None, samples=samples)
     value = value_of(monitor, figures)

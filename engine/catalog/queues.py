@@ -1,0 +1,208 @@
+"""What a review queue asks of the people who label it, declared beside its scorer in a
+catalog's `queues:` section and checked at load like everything else (FILE:LINE):
+
+    queues:
+      hallucination-review:
+        scorer: hallucination
+        instructions: >-
+          Read the context, then the answer. Flag the answer when it says
+          anything the context does not support.
+        label:
+          kind: verdict              # verdict (pass/flag), category, or score (a number on the scorer's scale)
+        note: true                   # a free-text note beside the label
+        steps:                       # optional: one label per answer of a judge step
+          answers: analyze.verdicts  # the step's list, one entry per claim
+          text: statement            # what each entry shows
+          judged: verdict            # the judge's own answer in each entry
+          choices: ["yes", "no"]     # what a reviewer may answer for each
+        show: [input, output, context]   # the item's fields shown (default: all but metadata)
+        labels_per_item: 2           # people who label each item
+        blind: true                  # the judge's score and reason shown only once labelled
+        lease: 15m                   # how long an open item stays with one reviewer
+
+A category label names the categories that mean the scorer should flag the item (`flag:`),
+so every label reads as pass/flag for the judge's agreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from ..errors import ConfigError
+from .monitors import parse_duration
+from .source import load_yaml, locate, validation_error
+from .suggest import did_you_mean
+
+#: The fields of an item a queue may show, in the order the review page shows them.
+Field_ = Literal["input", "turns", "output", "tool_calls", "context", "ground_truth", "metadata"]
+FIELDS: tuple[Field_, ...] = ("input", "turns", "output", "tool_calls", "context", "ground_truth", "metadata")
+#: Shown unless a queue says otherwise: metadata may hold a label (HaluEval's does).
+SHOWN: tuple[Field_, ...] = FIELDS[:-1]
+DEFAULT_INSTRUCTIONS = (
+    "Read the item and decide as the scorer should: flag it when the scorer should flag it, pass it otherwise. "
+    "Add a note when the reason is not obvious."
+)
+LONGEST_LEASE = timedelta(hours=24)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LabelSpec(_Strict):
+    """The one label a reviewer gives each item."""
+
+    kind: Literal["verdict", "category", "score"] = Field(
+        default="verdict", description="verdict: pass or flag; category: one of `categories`; score: a number on the scorer's scale"
+    )
+    categories: list[str] | None = Field(default=None, description="A category label's choices")
+    flag: list[str] | None = Field(default=None, description="The categories that mean the scorer should flag the item")
+
+    @field_validator("flag")
+    @classmethod
+    def _flag_among_categories(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        categories = info.data.get("categories") or []
+        unknown = [name for name in value or [] if categories and name not in categories]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not one of the categories ({', '.join(categories)})")
+        return value
+
+    @model_validator(mode="after")
+    def _categories(self) -> LabelSpec:
+        if self.kind == "category":
+            if not self.categories or len(self.categories) < 2:
+                raise ValueError("a category label needs `categories:`, at least two")
+            if len(set(self.categories)) != len(self.categories):
+                raise ValueError("`categories:` names a category twice")
+            if self.flag is None:
+                raise ValueError("a category label needs `flag:`, the categories that mean the scorer should flag the item")
+        elif self.categories is not None or self.flag is not None:
+            raise ValueError(f"`categories` and `flag` belong to a category label, not a {self.kind} label")
+        return self
+
+
+class StepLabels(_Strict):
+    """One label per entry of a judge step's answer (each claim's verdict)."""
+
+    answers: str = Field(description="STEP.FIELD: the step's list of answers, e.g. analyze.verdicts")
+    text: str | None = Field(default="statement", description="The field of each entry shown to the reviewer (none: the entry is text)")
+    judged: str | None = Field(default=None, description="The field holding the judge's own answer, shown once the item is labelled")
+    choices: list[str] = Field(min_length=2, description="What a reviewer may answer for each entry")
+
+    @field_validator("answers")
+    @classmethod
+    def _dotted(cls, value: str) -> str:
+        if value.count(".") != 1 or not all(value.split(".")):
+            raise ValueError(f"answers {value!r}: expected STEP.FIELD, e.g. analyze.verdicts")
+        return value
+
+    @property
+    def step(self) -> str:
+        return self.answers.split(".")[0]
+
+    @property
+    def field(self) -> str:
+        return self.answers.split(".")[1]
+
+
+class QueueSpec(_Strict):
+    """A review queue's declaration; see the module docstring."""
+
+    name: str = Field(default="", description="Set from the key in YAML")
+    scorer: str = Field(description="The scorer whose items are labelled")
+    instructions: str = Field(default=DEFAULT_INSTRUCTIONS, min_length=1)
+    label: LabelSpec = Field(default_factory=LabelSpec)
+    note: bool = Field(default=True, description="Offer a free-text note beside the label")
+    steps: StepLabels | None = None
+    highlight: str | None = Field(default=None, description="STEP.FIELD whose texts are highlighted in the output (default: the texts of `steps`)")
+    show: list[Field_] = Field(
+        default_factory=lambda: list(SHOWN),
+        description="The item's fields shown, among those it has (default: all but metadata, which may hold a label)",
+    )
+    labels_per_item: int = Field(default=1, ge=1, le=20, description="How many people label each item")
+    blind: bool = Field(default=True, description="Hide the judge's score and reason until the item is labelled")
+    lease: str = Field(default="15m", description="How long an open item stays with one reviewer: 90s, 15m, 2h")
+
+    @field_validator("lease")
+    @classmethod
+    def _lease(cls, value: str) -> str:
+        try:
+            span = parse_duration(value, "lease")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        if span > LONGEST_LEASE:
+            raise ValueError(f"lease {value!r}: at most 24h (an item held longer is lost to the others)")
+        return value
+
+    @field_validator("highlight")
+    @classmethod
+    def _highlight(cls, value: str | None) -> str | None:
+        if value is not None and (value.count(".") != 1 or not all(value.split("."))):
+            raise ValueError(f"highlight {value!r}: expected STEP.FIELD, e.g. preprocess.claims")
+        return value
+
+    @property
+    def lease_seconds(self) -> float:
+        return parse_duration(self.lease, "lease").total_seconds()
+
+    def flags(self, value: bool | float | str, threshold: float, lower_is_better: bool) -> bool:
+        """Whether a label says the item should be flagged: a verdict says it, a category is
+        one of `flag:`, and a number is past the threshold as a score would be."""
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return value in (self.label.flag or [])
+        return value > threshold if lower_is_better else value < threshold
+
+
+class _QueuesSection(_Strict):
+    queues: dict[str, QueueSpec]
+
+
+def default_queue(name: str, scorer: str) -> QueueSpec:
+    """The queue made for a scorer when the catalog declares none of that name: pass/flag
+    and a note, one person per item, blind."""
+    return QueueSpec(name=name, scorer=scorer)
+
+
+def queues_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None, steps: Mapping[str, Collection[str]] | None = None) -> list[QueueSpec]:
+    """The queues of a YAML file's `queues:` section (none without one). `known_scorers` makes
+    an unknown scorer an error at its line, and `steps` (each scorer's step ids) an unknown
+    step in `steps.answers` or `highlight`."""
+    if data.get("queues") is None:
+        return []
+    try:
+        section = _QueuesSection.model_validate({"queues": data["queues"]})
+    except ValidationError as exc:
+        raise validation_error(exc, data, "", path, _QueuesSection) from None
+    queues = []
+    for name, queue in section.queues.items():
+        if known_scorers is not None and queue.scorer not in known_scorers:
+            file, line = locate(data, ["queues", name, "scorer"])
+            raise ConfigError(f"queues.{name}.scorer: unknown scorer {queue.scorer!r}{did_you_mean(queue.scorer, list(known_scorers))}", file or path, line)
+        own_steps = (steps or {}).get(queue.scorer)
+        if own_steps is not None:
+            for key, where in (("steps", queue.steps.step if queue.steps else None), ("highlight", queue.highlight.split(".")[0] if queue.highlight else None)):
+                if where is not None and where not in own_steps:
+                    file, line = locate(data, ["queues", name, key, "answers"] if key == "steps" else ["queues", name, key])
+                    raise ConfigError(
+                        f"queues.{name}.{key}: {queue.scorer} has no step {where!r}{did_you_mean(where, list(own_steps))} (its steps: {', '.join(own_steps)})",
+                        file or path,
+                        line,
+                    )
+        queues.append(queue.model_copy(update={"name": name}))
+    return queues
+
+
+def load_queues(path: str | Path) -> list[QueueSpec]:
+    """The queues of a YAML file's `queues:` section, scorers unchecked."""
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, Mapping):
+        raise ConfigError("expected a mapping with a `queues:` section", path)
+    return queues_in(data, path)
