@@ -16,17 +16,21 @@ import pytest
 from scripted import script_word_overlap
 from workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, ok, started  # noqa: F401 (fixtures)
 
+from engine.catalog.source import builtin_catalog_path
 from engine.testing import JudgeServer
 from engine.workbench.workspace import Workspace
 
 SCHEMA = "schemas/hallucination_verdicts.yaml"
 ANALYZE = "prompts/hallucination/analyze.j2"
 EXTRACT = "prompts/claims/extract.j2"
+# Where the installed package keeps its scorers: this checkout when installed editable, the
+# site-packages copy when installed as a newcomer does (`pip install .`).
+INSTALLED = builtin_catalog_path().resolve().parent
 
 
 def _internal(text: str) -> list[str]:
     """Paths a tuner cannot open: a temporary draft, the installed package's own files."""
-    return [found for found in ("scorers-workbench-", "/draft-", "_catalog/", str(ROOT / "scorers.yaml"), str(ROOT / "prompts"), str(ROOT / "schemas")) if found in text]
+    return [found for found in ("scorers-workbench-", "/draft-", "_catalog/", str(INSTALLED / "scorers.yaml"), str(INSTALLED / "prompts"), str(INSTALLED / "schemas")) if found in text]
 
 
 def _caret_line(tab: Tab, pane: str) -> int:
@@ -90,7 +94,7 @@ def test_messages_name_the_catalog_folder_never_a_temporary_draft(tmp_path: Path
     workspace = Workspace(tmp_path / "mine", shown_relative_to=tmp_path)
     try:
         draft = workspace.draft({"prompts/x.j2": "{{ output }}"})
-        message = f"template error in {draft.parent}/prompts/x.j2 (included from {ROOT / 'prompts' / 'claims' / 'extract.j2'}, read by {ROOT / 'scorers.yaml'})"
+        message = f"template error in {draft.parent}/prompts/x.j2 (included from {INSTALLED / 'prompts' / 'claims' / 'extract.j2'}, read by {INSTALLED / 'scorers.yaml'})"
         assert workspace.words(message) == "template error in mine/prompts/x.j2 (included from built-in prompts/claims/extract.j2, read by built-in scorers.yaml)"
         [_, change] = workspace.diff({ANALYZE: "x\n"})
         assert change["diff"].startswith(f"--- built-in {ANALYZE}\n+++ b/{ANALYZE}\n")  # the diff of a save names no installed path

@@ -71,6 +71,11 @@ def open_review(chromium: Any, workbench: Workbench, name: str) -> Tab:  # noqa:
     return tab
 
 
+def pick_queue(tab: Tab, name: str) -> None:
+    tab.page.select_option("#queue", name)
+    tab.page.wait_for_function("window.reviewReady === true")
+
+
 def current_item(tab: Tab) -> str:
     tab.page.wait_for_selector("#reviewing:not([hidden])")
     return tab.text("#item-title").split()[1]
@@ -217,7 +222,7 @@ def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workb
     made = runner.invoke(app, ["queue", "create", "agent", "--from-file", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "results.sqlite")])
     assert made.exit_code == 0, made.stderr
     tab = open_review(chromium, review_workbench, "Ana")
-    tab.page.select_option("#queue", "agent")
+    pick_queue(tab, "agent")
     tab.page.wait_for_selector(".field-turns li.turn")
     assert tab.page.locator(".field-turns li.turn").count() == 4
     assert 'book({"place":"Chez Paul"})' in tab.text(".field-tool_calls")
@@ -237,12 +242,12 @@ def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_work
     for name in ("kinds", "numbers"):
         assert call(review_workbench, "review/create", {"name": name, "run": "production", "sample": 2})[0] == 200
     tab = open_review(chromium, review_workbench, "Ana")
-    tab.page.select_option("#queue", "kinds")
+    pick_queue(tab, "kinds")
     current_item(tab)
     assert [button.inner_text() for button in tab.page.locator("#label-choices button").all()] == ["fine 1", "invented 2", "off topic 3"]
     label(tab, "3")
     assert tab.page.locator("#label-choices button.chosen").inner_text() == "off topic 3"
-    tab.page.select_option("#queue", "numbers")
+    pick_queue(tab, "numbers")
     tab.page.wait_for_selector("#score")
     tab.page.keyboard.press("v")
     tab.page.keyboard.type("0.7")

@@ -265,7 +265,7 @@ function renderJudge() {
 }
 
 async function saveLabel() {
-  if (!state.item) return;
+  if (!state.item || $("#reviewing").hasAttribute("aria-busy")) return;
   if (state.choice === null || state.choice === undefined || Number.isNaN(state.choice)) {
     notice("Choose a label first (the keys are listed under the buttons).");
     return;
@@ -323,6 +323,7 @@ function typing(event) {
 
 function setupKeys() {
   document.addEventListener("keydown", (event) => {
+    if ($("#reviewing").hasAttribute("aria-busy")) return;
     if ($("#view-label").hidden || $("#desk").hidden || event.ctrlKey || event.metaKey || event.altKey) {
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && state.item) { event.preventDefault(); saveLabel(); }
       return;
@@ -471,6 +472,19 @@ function startDesk() {
   $("#change-name").hidden = false;
 }
 
+// While another queue's item is on its way, the one shown is marked busy (and the page not
+// ready), so neither a reviewer's key nor a test acts on the queue being left.
+async function loading(work) {
+  window.reviewReady = false;
+  $("#reviewing").setAttribute("aria-busy", "true");
+  try {
+    await attempt(work);
+  } finally {
+    $("#reviewing").removeAttribute("aria-busy");
+    window.reviewReady = true;
+  }
+}
+
 async function start() {
   setupKeys();
   for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener("click", () => selectTab(tab.id.slice(4)));
@@ -480,14 +494,13 @@ async function start() {
     if (!state.reviewer) return;
     localStorage.setItem("review-name", state.reviewer);
     startDesk();
-    await attempt(() => pickQueue(state.queue));
-    window.reviewReady = true;
+    await loading(() => pickQueue(state.queue));
   });
   $("#change-name").addEventListener("click", () => {
     localStorage.removeItem("review-name");
     location.reload();
   });
-  $("#queue").addEventListener("change", () => attempt(() => pickQueue($("#queue").value)));
+  $("#queue").addEventListener("change", () => loading(() => pickQueue($("#queue").value)));
   $("#label-form").addEventListener("submit", (event) => { event.preventDefault(); saveLabel(); });
   $("#previous").addEventListener("click", previous);
   $("#next").addEventListener("click", next);
