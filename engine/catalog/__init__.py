@@ -14,6 +14,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..collector import collector_held
 from ..errors import CatalogErrors, ConfigError
 from . import verified
 from .source import CatalogSource, builtin_catalog_path, locate
@@ -335,6 +336,7 @@ def checked_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]
     return _checked(path)[0]
 
 
+@collector_held()  # reading, compiling and linting build what stays alive until the end
 def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """`checked_summary`, and what `scorers check` says of the catalog beside it: how many
     scorers the file defines (`own`) and its `warnings` (FILE, LINE, COLUMN, message)."""

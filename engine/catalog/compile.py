@@ -25,6 +25,7 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, nodes
 from pydantic import BaseModel, ValidationError
 
+from ..collector import collector_held
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
@@ -468,6 +469,7 @@ def _title(identifier: str) -> str:
     return "".join(part.capitalize() for part in identifier.replace("-", "_").split("_"))
 
 
+@collector_held()  # a catalog's models, trees and plans stay alive
 def compile_catalog(
     source: CatalogSource, read: set[Path] | None = None, with_inherited: bool = True, warnings: list[ConfigError] | None = None
 ) -> dict[str, tuple[ScorerDefinition, ScorerPlan]]:

@@ -4,7 +4,10 @@ commands is first used (`COMMAND_MODULES` in .app), so a command loads only what
 
 from __future__ import annotations
 
-from .app import app, finish
+from ..collector import collector_held
+
+with collector_held():  # the modules the command line is built on stay loaded
+    from .app import app, finish
 
 finish(app)
 

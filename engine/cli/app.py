@@ -14,6 +14,8 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.main import get_command_from_info, get_command_name, get_group_from_info
 
+from ..collector import collector_held
+
 
 #: The exit statuses every command follows; the README's table says the same (a test checks).
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
@@ -108,7 +110,8 @@ class Group(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMAND_MODULES:
-            import_module(f"{__package__}.{COMMAND_MODULES[cmd_name]}")
+            with collector_held():  # a command's modules stay loaded
+                import_module(f"{__package__}.{COMMAND_MODULES[cmd_name]}")
             self._add_registered()
             command = super().get_command(ctx, cmd_name)
         return command

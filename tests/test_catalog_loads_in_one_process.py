@@ -1,0 +1,90 @@
+"""A process that loads catalogs again and again (the workbench, a notebook, a host that
+reloads its scorers) gets what the files say at each load: an answer schema is compiled once
+for each text it has and shared by the checks that read it, never kept past an edit; and
+loading a catalog leaves Python's garbage collector as the application set it."""
+
+from __future__ import annotations
+
+import gc
+import textwrap
+import threading
+from pathlib import Path
+
+from engine import load_scorers
+
+CATALOG = """\
+scorers:
+  polite:
+    name: Polite
+    description: Whether the output is polite.
+    direction: higher_is_better
+    steps:
+      - id: judge
+        kind: llm
+        prompt: polite.j2
+        schema: verdict.yaml
+      - id: score
+        kind: score
+        score: "1 if judge.verdict == 'yes' else 0"
+"""
+PROMPT = "Is this polite? Answer yes or no, with the reasons.\n{{ output | untrusted('output') }}\n"
+SCHEMA = """\
+type: object
+properties:
+  verdict: {type: string, enum: ['yes', 'no']}
+  reasons:
+    type: array
+    maxItems: 010
+    items: {type: string, maxLength: 200}
+required: [verdict, reasons]
+"""
+
+
+def catalog(root: Path) -> Path:
+    for name, text in {"catalog.yaml": CATALOG, "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root / "catalog.yaml"
+
+
+def test_loading_a_catalog_leaves_the_garbage_collector_as_the_application_set_it(tmp_path: Path) -> None:
+    path = catalog(tmp_path)
+    assert gc.isenabled()
+    load_scorers(path)
+    assert gc.isenabled()
+
+    gc.disable()  # an application that collects when it chooses
+    try:
+        load_scorers(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+    # An application that froze its objects (before forking workers) keeps them frozen.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_scorers(path)
+        assert gc.get_freeze_count() > frozen / 2 and gc.isenabled()  # (a frozen object that dies leaves the count)
+    finally:
+        gc.unfreeze()
+
+
+def test_catalogs_loaded_on_several_threads_at_once_leave_the_collector_running(tmp_path: Path) -> None:
+    paths = [catalog(tmp_path / str(number)) for number in range(4)]
+    failures: list[BaseException] = []
+
+    def load(path: Path) -> None:
+        try:
+            for _ in range(3):
+                load_scorers(path)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=load, args=(path,)) for path in paths]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert gc.isenabled()
