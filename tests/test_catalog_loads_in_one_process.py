@@ -10,7 +10,10 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
+
 from engine import load_scorers
+from engine.errors import CatalogErrors
 
 CATALOG = """\
 scorers:
@@ -45,6 +48,33 @@ def catalog(root: Path) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
     return root / "catalog.yaml"
+
+
+def octal_warnings(path: Path) -> list[str]:
+    return [f"{warning.line}: {warning.message}" for warning in load_scorers(path).warnings if getattr(warning, "code", None) == "yaml-number"]
+
+
+def test_an_answer_schema_edited_between_two_loads_is_read_as_it_is_now(tmp_path: Path) -> None:
+    path = catalog(tmp_path)
+    schema = tmp_path / "schemas" / "verdict.yaml"
+    first = load_scorers(path).plan("polite").steps[0].answer_model
+    assert first is not None and set(first.model_fields) == {"verdict", "reasons"}
+    assert octal_warnings(path) == ["6: YAML reads `010` as 8, an octal number (it starts with 0): write 10, or quote it ('010') for the text"]
+
+    schema.write_text(SCHEMA.replace("  verdict:", "  confidence: {type: number, minimum: 0, maximum: 1}\n  verdict:").replace("010", "10"), encoding="utf-8")
+    edited = load_scorers(path).plan("polite").steps[0].answer_model
+    assert edited is not None and set(edited.model_fields) == {"confidence", "verdict", "reasons"}
+    assert octal_warnings(path) == []
+
+    schema.write_text(SCHEMA.replace("maxItems: 010", "maxItems: many"), encoding="utf-8")
+    with pytest.raises(CatalogErrors) as broken:
+        load_scorers(path)
+    assert [(problem.path, problem.line, problem.message) for problem in broken.value.problems] == [(str(schema), 6, "`maxItems` has a wrong value 'many'")]
+
+    schema.write_text(SCHEMA, encoding="utf-8")  # as at first: its YAML surprise is explained again
+    again = load_scorers(path).plan("polite").steps[0].answer_model
+    assert again is not None and set(again.model_fields) == {"verdict", "reasons"}
+    assert octal_warnings(path) == ["6: YAML reads `010` as 8, an octal number (it starts with 0): write 10, or quote it ('010') for the text"]
 
 
 def test_loading_a_catalog_leaves_the_garbage_collector_as_the_application_set_it(tmp_path: Path) -> None:

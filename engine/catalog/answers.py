@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, NamedTuple, Optional
 
 from jinja2 import TemplateSyntaxError
 from pydantic import (
@@ -33,7 +33,7 @@ from ..scoring.steps import step_kind
 from .expressions import Expression
 from .names import Scope
 from .template_flow import TemplateChecker
-from .source import CatalogSource, load_yaml, place_in, position, span_of
+from .source import CatalogSource, load_shared, place_in, position, span_of
 from .spec import Rule, ScorerDefinition
 from .suggest import did_you_mean
 from .templates import names_read, sandbox
@@ -429,9 +429,34 @@ def answer_bounds(model: type[BaseModel]) -> list[str]:
     return found
 
 
-def compile_schema(data: Any, path: Path) -> tuple[type[BaseModel], list[CompiledRule]]:
-    """The Pydantic model of a schema file and the rules declared in it."""
-    return SchemaCompiler(data, path, bounded=True).compile(path.stem)
+class SchemaFile(NamedTuple):
+    """An answer schema file compiled: its data as written (with places), its Pydantic model,
+    the rules declared in it, and where it leaves a string or a list to the default bounds."""
+
+    data: Any
+    model: type[BaseModel]
+    rules: list[CompiledRule]
+    defaulted: list[tuple[list[Any], str, int]]
+
+
+#: The schema files compiled in this process, each as its text last read (see `load_shared`).
+_schema_files: dict[Path, SchemaFile] = {}
+_SCHEMA_FILES_KEPT = 512
+
+
+def schema_file(path: Path) -> SchemaFile:
+    """The answer schema file at `path`, compiled once for each text it has: the compiler, the
+    warnings and the notes of a catalog read every schema file, and catalogs share them. Its
+    mistakes are raised as ConfigError, at their line, each time it is read."""
+    data = load_shared(path)
+    found = _schema_files.get(path)
+    if found is None or found.data is not data:
+        compiler = SchemaCompiler(data, path, bounded=True)
+        model, rules = compiler.compile(path.stem)
+        if len(_schema_files) >= _SCHEMA_FILES_KEPT:
+            _schema_files.clear()  # a long-lived process reading many drafts (the workbench) does not grow
+        found = _schema_files[path] = SchemaFile(data, model, rules, compiler.defaulted)
+    return found
 
 
 def catalog_bound_notes(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
@@ -446,20 +471,20 @@ def catalog_bound_notes(source: CatalogSource, compiled: Mapping[str, tuple[Scor
             found = source.schema_file(schema.text) if schema is not None else None
             if found is not None and own_folder is not None and found.resolve().is_relative_to(own_folder):
                 read.add(found)
-    notes = [note for path in read for note in default_bounds(load_yaml(path), path)]
+    notes = [note for path in read for note in default_bounds(path)]
     return sorted(notes, key=lambda note: (note.path or "", note.line or 0, note.column or 0))
 
 
-def default_bounds(data: Any, path: Path) -> list[ConfigError]:
+def default_bounds(path: Path) -> list[ConfigError]:
     """Where an answer schema (that compiles) leaves a string or a list to the default
     bounds, each placed at the field, worded for its author (what `scorers check` notes)."""
-    compiler = SchemaCompiler(data, path, bounded=True)
-    compiler.compile(path.stem)
+    compiled = schema_file(path)
     noted = []
-    for loc, keyword, bound in compiler.defaulted:
+    for loc, keyword, bound in compiled.defaulted:
         unit = "items" if keyword == "maxItems" else "characters"
         message = f"{field_path(loc)}: at most {bound} {unit} in the judge's answer (the default bound; write {keyword} to change it)"
-        noted.append(compiler.error(message, loc))
+        place = position(compiled.data, loc)
+        noted.append(ConfigError(message, path, place.line if place else None, place.column if place else None))
     return noted
 
 

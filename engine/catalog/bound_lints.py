@@ -15,8 +15,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.steps.bounds import FieldBounds
-from .answers import SchemaCompiler, field_path
-from .source import CatalogSource, load_yaml, position
+from .answers import field_path, schema_file
+from .source import CatalogSource, position
 from .spec import ScorerDefinition
 from .warning import CatalogWarning
 
@@ -61,12 +61,11 @@ def unbounded_answer_fields(source: CatalogSource, compiled: Mapping[str, tuple[
 
 def _defaulted(path: Path) -> list[tuple[str, str, int]]:
     """(field, keyword, default) of every field of a schema file left to a default bound."""
-    compiler = SchemaCompiler(load_yaml(path), path, bounded=True)
     try:
-        compiler.compile(path.stem)
+        compiled = schema_file(path)
     except ConfigError:
         return []  # reported by the compiler
-    placed = sorted(compiler.defaulted, key=lambda found: _line_of(compiler.data, found[0]))
+    placed = sorted(compiled.defaulted, key=lambda found: _line_of(compiled.data, found[0]))
     return [(field_path(loc), keyword, bound) for loc, keyword, bound in placed]
 
 

@@ -30,7 +30,7 @@ from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
-from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
+from .answers import CompiledRule, SchemaCompiler, compile_rules, rule_failures, schema_file, with_rules
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
 from .declarations import Declarations, Uses, as_read, scale_of
@@ -40,7 +40,7 @@ from .schema_limits import refused_defaults
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
 from .run_scope import run_names
-from .source import CatalogSource, Place, load_yaml, locate, position
+from .source import CatalogSource, Place, locate, position
 from .spec import ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, names_read
@@ -163,9 +163,9 @@ class ScorerCompiler(Placing):
         """A schema file's model and rules, compiled once per catalog (many steps share one);
         a `default` its own field refuses is a problem of the file."""
         if path not in self._schemas:
-            data = load_yaml(path)
-            self._schemas[path] = compile_schema(data, path)
-            self.problems.extend(refused_defaults(data, path))
+            compiled = schema_file(path)
+            self._schemas[path] = (compiled.model, compiled.rules)
+            self.problems.extend(refused_defaults(compiled.data, path))
         return self._schemas[path]
 
     def schema_file(self, name: str, where: Place | None, label: str) -> Path:

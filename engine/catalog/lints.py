@@ -29,7 +29,7 @@ from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
 from .yaml_surprises import surprises_in
-from .source import CatalogSource, LocatedList, Place, load_yaml, position
+from .source import CatalogSource, LocatedList, Place, load_shared, position
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression, sandbox
 
@@ -158,7 +158,7 @@ class ScorerLints:
             if prompt is None:
                 continue
             if schema not in self.schemas:
-                self.schemas[schema] = load_yaml(schema)
+                self.schemas[schema] = load_shared(schema)
             for field, values in _enums(self.schemas[schema], []):
                 for value, place in values:
                     if value in compared or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", prompt, re.IGNORECASE):

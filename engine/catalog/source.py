@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from .spec import CatalogFile
 from .suggest import did_you_mean, keys_of, model_at
 from .yaml_errors import yaml_error
-from .yaml_surprises import Surprise, explained, remember, surprise
+from .yaml_surprises import Surprise, explained, remember, surprise, surprises_in
 
 _PACKAGED_CATALOG = Path(__file__).parent.parent / "_catalog"
 _SOURCE_CATALOG = Path(__file__).parent.parent.parent
@@ -157,12 +157,41 @@ def _load_located(loader_class: type[_Locating], text: str, path: Path) -> Any:
 
 def load_yaml(path: Path) -> Any:
     """Read a YAML file with the safe loader; syntax errors become ConfigError(path, line)."""
+    return _parsed(_text_of(path), path)
+
+
+#: Files read by `load_shared`, by path and text, with the surprises found in them.
+_shared: dict[tuple[Path, str], tuple[Any, list[Surprise]]] = {}
+_SHARED_KEPT = 512
+
+
+def load_shared(path: Path) -> Any:
+    """`load_yaml` for a file that several checks of a catalog read (an answer schema: the
+    compiler, the lints, the notes of default bounds): parsed once for each text it has, and
+    the same data given to every reader, which must not change it."""
+    text = _text_of(path)
+    found = _shared.get((path, text))
+    if found is None:
+        data = _parsed(text, path)
+        found = (data, list(surprises_in(str(path))))
+        if len(_shared) >= _SHARED_KEPT:
+            _shared.clear()  # a long-lived process reading many drafts (the workbench) does not grow
+        _shared[(path, text)] = found
+    else:
+        remember(str(path), found[1])  # the file's surprises are those of this text again
+    return found[0]
+
+
+def _text_of(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("file not found", path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", path) from None
+
+
+def _parsed(text: str, path: Path) -> Any:
     try:
         # libyaml does not count a byte-order mark in its marks' index, the pure parser does.
         return _load_located(_FastLocatingLoader, text.removeprefix("\ufeff"), path)
