@@ -219,7 +219,8 @@ def _problem(bound: FieldBound, value: Any) -> str | None:
 _schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema (not to be changed: every reader shares it)."""
     schema = _schemas.get(model)
     if schema is None:
         schema = _schemas[model] = model.model_json_schema()
@@ -232,7 +233,7 @@ def bounded(model: type[BaseModel], bounds: AnswerBounds) -> type[BaseModel]:
     outside them (after the model's own checks and rules); made once per model and bounds."""
     if not bounds:
         return model
-    schema = bounds.applied(_schema_of(model))
+    schema = bounds.applied(schema_of(model))
 
     class Bounded(model):  # type: ignore[valid-type,misc]
         bounded_from: ClassVar[type[BaseModel]] = model

@@ -23,7 +23,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ConfigError
-from ...judge.bounds import LIST_KEYWORDS, NUMBER_KEYWORDS, AnswerBounds, FieldBound, Keyword, bounded
+from ...judge.bounds import LIST_KEYWORDS, NUMBER_KEYWORDS, AnswerBounds, FieldBound, Keyword, bounded, schema_of
 from ..plan import Evaluable
 from .base import StepBuilder, StepCall, Written
 
@@ -72,7 +72,7 @@ def compile_bounds(written: Mapping[str, FieldBounds], answer_model: type[BaseMo
     if answer_model is None:
         build.problem(f"{build.label}.bounds: bounds need an answer schema (`schema:`) whose fields they bound", "bounds")
         return ()
-    schema = answer_model.model_json_schema()
+    schema = schema_of(answer_model)  # the one a run's bounded answers start from
     fields = dict(_fields(schema, schema.get("$defs", {}), ""))
     plans: list[BoundPlan] = []
     for path, bounds in written.items():
