@@ -64,6 +64,28 @@ def test_scorers_list_loads_neither_runs_nor_store_nor_workbench(tmp_path: Path)
     assert heavy == []
 
 
+def test_a_first_scorers_check_loads_only_what_checking_the_catalog_needs(tmp_path: Path) -> None:
+    """The check of a catalog never seen before (an empty user cache: it is compiled) loads
+    the compiler, but no run, store, judge client or web code, and neither the monitors' nor
+    the queues' checks of a catalog that has no such section."""
+    loaded = json.loads(
+        fresh_python(
+            """
+            import json, sys
+            from typer.testing import CliRunner
+            from engine.cli import app
+            result = CliRunner().invoke(app, ["check"])
+            assert result.exit_code == 0 and result.output.startswith("ok: "), result.output
+            print(json.dumps(sorted(sys.modules)))
+            """,
+            tmp_path,
+        )
+    )
+    assert "engine.catalog.compile" in loaded
+    unneeded = ("engine.runs", "engine.store", "engine.db", "engine.workbench", "engine.report", "engine.judge.client", "engine.catalog.monitors", "engine.catalog.queues")
+    assert [name for name in loaded if name.startswith(unneeded) or name.split(".")[0] in ("openai", "instructor", "anthropic", "httpx")] == []
+
+
 def test_every_command_is_listed_in_help_and_runs_from_a_fresh_group() -> None:
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0

@@ -270,6 +270,8 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     """The monitors a catalog file declares, checked against the scorers it offers; with the
     `compiled` scorers, a condition on their scores none can meet is refused too (the
     built-in scorers' are the built-in catalog's, when a monitor watches one)."""
+    if source.data.get("monitors") is None:
+        return []  # without loading monitors.py
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
     from .monitors import monitors_in
 
@@ -289,6 +291,8 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
 def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
     """The review queues a catalog file declares, checked against the scorers it offers; with
     the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's."""
+    if source.data.get("queues") is None:
+        return []  # without loading queues.py
     from .queues import queues_in
 
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
