@@ -9,6 +9,7 @@ once the burst is over, over what the burst left (a megabyte more at the peak, a
 
 from __future__ import annotations
 
+import atexit
 import gc
 import threading
 from collections.abc import Iterator
@@ -42,3 +43,17 @@ def collector_held() -> Iterator[None]:
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()
+
+
+_ending_without_collection = False
+
+
+def end_without_last_collection() -> None:
+    """Lets a process that only reads (a command that checks or lists a catalog) end without
+    the collection Python makes of every object as it exits: the objects left then (modules,
+    compiled catalogs) are frozen, as nothing that a collection would finalize holds work to
+    save. For `scorers check` that last collection was 100 ms, a fifth of the command."""
+    global _ending_without_collection
+    if not _ending_without_collection:
+        _ending_without_collection = True
+        atexit.register(gc.freeze)  # run after the handlers registered later (LIFO), before the interpreter's teardown

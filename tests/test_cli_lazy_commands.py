@@ -86,6 +86,19 @@ def test_a_first_scorers_check_loads_only_what_checking_the_catalog_needs(tmp_pa
     assert [name for name in loaded if name.startswith(unneeded) or name.split(".")[0] in ("openai", "instructor", "anthropic", "httpx")] == []
 
 
+def test_a_check_process_ends_with_everything_it_printed_and_remembered(tmp_path: Path) -> None:
+    """`scorers check` and `list` end without Python's last collection of every object; what
+    they print and the record of a clean catalog are all there when the process has ended."""
+    scorers = Path(sys.executable).parent / "scorers"
+    environment = {"XDG_CACHE_HOME": str(tmp_path), "PATH": ""}
+    checked = subprocess.run([str(scorers), "check", "--json"], capture_output=True, text=True, env=environment, timeout=120)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout) == [] and checked.stderr.startswith("ok: ")
+    assert len(list((tmp_path / "llm-scorers" / "catalogs").glob("*.json"))) == 1
+    listed = subprocess.run([str(scorers), "list", "--json"], capture_output=True, text=True, env=environment, timeout=120)
+    assert listed.returncode == 0 and "hallucination" in {row["id"] for row in json.loads(listed.stdout)}
+
+
 def test_every_command_is_listed_in_help_and_runs_from_a_fresh_group() -> None:
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0

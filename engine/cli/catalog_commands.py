@@ -15,6 +15,7 @@ import yaml
 
 from ..catalog import Catalog, inspect_catalog, listed_summary
 from ..catalog.spec import catalog_json_schema
+from ..collector import end_without_last_collection
 from ..errors import ConfigError, NotScorable
 from ..scoring.steps import step_kind
 from .app import app, console, errors
@@ -48,6 +49,7 @@ def list_scorers(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the scorers of the catalog: id, which way is better, and what each judges."""
+    end_without_last_collection()
     rows = listed_summary(config)
     if as_json:
         print_json(rows)
@@ -82,6 +84,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
 
     from ..catalog.answers import answer_bounds  # loads with a compiled catalog, not for `scorers list`
 
+    end_without_last_collection()
     catalog = catalog_from(config)
     definition = catalog.definition(scorer)
     files = catalog.files(scorer)
@@ -283,6 +286,7 @@ def init_scorer(
 @one_line_errors
 def catalog_schema() -> None:
     """Print the JSON Schema of the catalog format, for editors that complete and check YAML."""
+    end_without_last_collection()
     print_json(catalog_json_schema())
 
 
@@ -305,6 +309,7 @@ def check_command(
 ) -> None:
     """Validate catalogs without a model or a key: every problem of every file, one line each
     (FILE:LINE:COLUMN: message); exit 1 when there is any."""
+    end_without_last_collection()
     targets: list[Path | None] = list(paths) if paths else [None]
     checks = [inspect_catalog(path) for path in targets]
     problems = [problem for check in checks for problem in check.problems]
