@@ -64,6 +64,10 @@ class Command(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return _labelled(super().get_params(ctx))
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        with collector_held():  # the first parse loads pydantic and builds Typer's validators: they stay
+            return list(super().parse_args(ctx, args))
+
 
 class Subgroup(TyperGroup):
     """A group of commands under one (`scorers cache ...`), with the same help conventions."""
@@ -129,6 +133,10 @@ class Group(TyperGroup):
                     finish(group.typer_instance)
                 sub = get_group_from_info(group, pretty_exceptions_short=app.pretty_exceptions_short, suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
                 self.add_command(sub, group.name)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        with collector_held():  # as `Command.parse_args`
+            return list(super().parse_args(ctx, args))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""
