@@ -1,7 +1,8 @@
 """A process that loads catalogs again and again (the workbench, a notebook, a host that
 reloads its scorers) gets what the files say at each load: an answer schema is compiled once
 for each text it has and shared by the checks that read it, never kept past an edit; and
-loading a catalog leaves Python's garbage collector as the application set it."""
+loading a catalog, or running a command in the process, leaves Python's garbage collector
+as the application set it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from engine import load_scorers
+from engine.cli import app
+from engine.collector import collector_held
 from engine.errors import CatalogErrors
 
 CATALOG = """\
@@ -77,15 +81,21 @@ def test_an_answer_schema_edited_between_two_loads_is_read_as_it_is_now(tmp_path
     assert octal_warnings(path) == ["6: YAML reads `010` as 8, an octal number (it starts with 0): write 10, or quote it ('010') for the text"]
 
 
-def test_loading_a_catalog_leaves_the_garbage_collector_as_the_application_set_it(tmp_path: Path) -> None:
+def test_loading_a_catalog_or_running_a_command_in_process_leaves_the_collector_as_the_application_set_it(tmp_path: Path) -> None:
     path = catalog(tmp_path)
+
+    def load_and_check() -> None:
+        load_scorers(path)
+        checked = CliRunner().invoke(app, ["check", str(path)])
+        assert checked.exit_code == 0, checked.output
+
     assert gc.isenabled()
-    load_scorers(path)
+    load_and_check()
     assert gc.isenabled()
 
     gc.disable()  # an application that collects when it chooses
     try:
-        load_scorers(path)
+        load_and_check()
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -94,20 +104,23 @@ def test_loading_a_catalog_leaves_the_garbage_collector_as_the_application_set_i
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        load_scorers(path)
+        load_and_check()
         assert gc.get_freeze_count() > frozen / 2 and gc.isenabled()  # (a frozen object that dies leaves the count)
     finally:
         gc.unfreeze()
 
 
-def test_catalogs_loaded_on_several_threads_at_once_leave_the_collector_running(tmp_path: Path) -> None:
+def test_bursts_held_on_several_threads_at_once_leave_the_collector_running(tmp_path: Path) -> None:
+    """The command line holds the collector off while it loads its modules; several threads
+    doing so at once (each loading a catalog meanwhile) leave it running when the last ends."""
     paths = [catalog(tmp_path / str(number)) for number in range(4)]
     failures: list[BaseException] = []
 
     def load(path: Path) -> None:
         try:
             for _ in range(3):
-                load_scorers(path)
+                with collector_held(lasting=True):
+                    load_scorers(path)
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             failures.append(exc)
 

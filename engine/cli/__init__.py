@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..collector import collector_held
 
-with collector_held():  # the modules the command line is built on stay loaded
+with collector_held(lasting=True):  # the modules the command line is built on stay loaded
     from .app import app, finish
 
 finish(app)

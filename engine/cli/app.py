@@ -14,7 +14,7 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.main import get_command_from_info, get_command_name, get_group_from_info
 
-from ..collector import collector_held
+from ..collector import collector_held, runs_one_command
 
 
 #: The exit statuses every command follows; the README's table says the same (a test checks).
@@ -65,7 +65,7 @@ class Command(TyperCommand):
         return _labelled(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        with collector_held():  # the first parse loads pydantic and builds Typer's validators: they stay
+        with collector_held(lasting=True):  # the first parse loads pydantic and builds Typer's validators: they stay
             return list(super().parse_args(ctx, args))
 
 
@@ -114,7 +114,7 @@ class Group(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMAND_MODULES:
-            with collector_held():  # a command's modules stay loaded
+            with collector_held(lasting=True):  # a command's modules stay loaded
                 import_module(f"{__package__}.{COMMAND_MODULES[cmd_name]}")
             self._add_registered()
             command = super().get_command(ctx, cmd_name)
@@ -135,7 +135,7 @@ class Group(TyperGroup):
                 self.add_command(sub, group.name)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        with collector_held():  # as `Command.parse_args`
+        with collector_held(lasting=True):  # as `Command.parse_args`
             return list(super().parse_args(ctx, args))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
@@ -148,7 +148,15 @@ class Group(TyperGroup):
         return _labelled(super().get_params(ctx))
 
 
-app = typer.Typer(
+class Scorers(typer.Typer):
+    """The application; called, it is the `scorers` script, a process that runs one command."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        runs_one_command()
+        return super().__call__(*args, **kwargs)
+
+
+app = Scorers(
     name="scorers",
     help="Score LLM outputs with LLM judges defined in YAML.",
     cls=Group,
