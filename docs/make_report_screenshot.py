@@ -36,7 +36,7 @@ def main() -> None:
             ["compare", "examples/halueval_qa_pairs.jsonl", "--scorer", "hallucination", "--config",
              "examples/variants/strict/scorers.yaml", "--sample", "60", "--seed", "1", "--run", "strict-vs-builtin", "--store", str(store)],
             ["report", "strict-vs-builtin", "--store", str(store), "-o", str(report)],
-        ):  # fmt: skip
+        ):
             result = runner.invoke(app, command)
             if result.exit_code != 0:
                 raise SystemExit(result.output)

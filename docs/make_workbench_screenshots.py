@@ -170,7 +170,7 @@ def main() -> None:
     os.environ.update(
         OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-stand-in", SCORERS_CACHE=str(folder / "cache.sqlite"),
         XDG_DATA_HOME=str(folder / "data"), XDG_CACHE_HOME=str(folder / "user-cache"),
-    )  # fmt: skip
+    )
     script_word_overlap(server)
     # Started where a tuner would start it: beside their catalog folder and their examples.
     (folder / "examples").mkdir()

@@ -3,8 +3,10 @@ talks to a provider, the command line starts without the SDKs, and the types che
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import grimp
@@ -46,3 +48,17 @@ def test_the_command_line_starts_without_importing_the_provider_sdk() -> None:
 def test_the_engine_type_checks_strictly() -> None:
     checked = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+def test_no_formatter_markers_are_left_in_the_code() -> None:
+    """No formatter is configured, so a marker telling one to leave a line alone is noise a
+    reader must stop and wonder about; the check reads comments, not strings that mention one."""
+    markers = ("fmt: skip", "fmt: off", "fmt: on")
+    found = [
+        f"{path.relative_to(ROOT)}:{token.start[0]}"
+        for folder in ("engine", "tests", "bench", "docs", "examples")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+        if token.type == tokenize.COMMENT and any(marker in token.string for marker in markers)
+    ]
+    assert found == [], f"formatter markers at: {found}"

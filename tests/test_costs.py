@@ -128,7 +128,7 @@ def test_estimate_learns_answer_lengths_from_the_cache_and_comes_close_to_the_re
     judge.on("Claims", lambda request: sized({"claims": claims_of(between(request.prompt, "output"))}, request))
     judge.on("HallucinationVerdicts", lambda request: sized(
         {"verdicts": [{"statement": claim, "verdict": "yes", "reason": "r"} for claim in numbered_claims(request.prompt)]}, request
-    ))  # fmt: skip
+    ))
     judge.on("Reason", lambda request: sized({"reason": "scripted"}, request))
     cache = tmp_path / "c.sqlite"
     first = write_items(tmp_path / "first.jsonl", [f"claim {n}. WRONG" for n in range(3)])
@@ -169,7 +169,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     store = tmp_path / "r.sqlite"
     budget = 3 * 3 * PER_CALL + FIRST_CALL_HOLD  # about three items' worth, and room for a step's first call
     stopped = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
-                                  "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
+                                  "--concurrency", "1", "--max-cost", str(budget)])
     assert stopped.exit_code == 1, stopped.output  # a run that did not score everything has not passed
     assert "stopped early" in stopped.stdout and "--max-cost" in stopped.stdout
     assert "the run stopped before the end" in stopped.stderr and "to score the rest" in stopped.stderr
@@ -196,7 +196,7 @@ def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(
     assert result.passed is False and "--max-cost" in (result.stopped or "")  # ... and still the run has not passed
 
     shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--concurrency", "1", "--no-cache", "--json",
-                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL + FIRST_CALL_HOLD)])  # fmt: skip
+                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL + FIRST_CALL_HOLD)])
     assert shown.exit_code == 1, shown.output
     verdict = json.loads(shown.stdout)
     assert verdict["passed"] is False and verdict["status"] == "interrupted"

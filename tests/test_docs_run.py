@@ -105,7 +105,7 @@ ITEMS = [
     {"id": f"q{number}", "input": "Where is the Eiffel Tower?", "output": "The Eiffel Tower is in Paris.",
      "context": ["The Eiffel Tower is a landmark in Paris, France."], "expected": {"hallucination": False}}
     for number in range(4)
-]  # fmt: skip
+]
 MY_SCORERS = """\
 scorers:
   politeness:

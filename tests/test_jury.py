@@ -114,12 +114,12 @@ def test_eval_reports_agreement_between_judges_and_with_humans(judge: JudgeServe
     script_panel(judge, strict_models={"strict"})
     # Humans call the ODD items hallucinated: the strict judge agrees with them, the lenient one does not.
     items = [{"id": f"i{n}", "input": "q", "output": output, "context": CONTEXT, "expected": {"hallucination": 1.0 if "ODD" in output else 0.0}}
-             for n, output in enumerate(["ODD one", "plain", "ODD two", "plain too"])]  # fmt: skip
+             for n, output in enumerate(["ODD one", "plain", "ODD two", "plain too"])]
     data = tmp_path / "data.jsonl"
     data.write_text("\n".join(json.dumps(item) for item in items) + "\n", encoding="utf-8")
     store = tmp_path / "results.sqlite"
     args = ["eval", str(data), "--scorer", "hallucination", "--model", "openai/strict", "--model", "openai/lenient",
-            "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]  # fmt: skip
+            "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]
     shown = runner.invoke(app, args)
     assert "jury of 2" in shown.stdout and "2 of 4 item(s) flagged" in shown.stdout
     # Labels 1.0 and 0.0 on a 0..1 scorer are flag and pass too: F1 first, then the numeric figures.

@@ -45,7 +45,7 @@ def rising(url: str, **settings: Any) -> Monitor:
     return Monitor(
         name="hallucination_rising", scorer="hallucination", statistic="mean", above=0.5, window=10, min_samples=10,
         alert=[WebhookAlert(webhook=url, backoff=0.01, **settings)],
-    )  # fmt: skip
+    )
 
 
 def replies(live: LiveScorer, count: int, start: int) -> None:
@@ -112,7 +112,7 @@ def test_a_failing_webhook_is_retried_with_backoff_and_a_dead_one_never_reaches_
         monitor = Monitor(
             name="bad", scorer="hallucination", statistic="mean", above=0.5, window=3, min_samples=3,
             alert=[WebhookAlert(webhook=flaky.url, backoff=0.01), WebhookAlert(webhook=gone.url, backoff=0.01), WebhookAlert(webhook="http://127.0.0.1:9/x", retries=1, backoff=0.01)],
-        )  # fmt: skip
+        )
         live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), monitors=monitor)
         with caplog.at_level(logging.WARNING, logger="engine.monitors"):
             started = time.perf_counter()
@@ -155,7 +155,7 @@ def test_slack_preset_log_line_and_callback(judge: JudgeServer, caplog: pytest.L
         monitor = Monitor(
             name="errors_or_worse", scorer="hallucination", statistic="pass_rate", threshold=0.5, below=0.9, window="1h", min_samples=2,
             alert=[slack_webhook(slack.url), LogAlert(log="error"), CallbackAlert(callback=seen.append)],
-        )  # fmt: skip
+        )
         live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), monitors=[monitor])
         with caplog.at_level(logging.WARNING, logger="engine.monitors"):
             replies(live, 2, 0)

@@ -35,7 +35,7 @@ def ask_many(config: JudgeConfig, count: int, warmed_on: JudgeServer | None = No
         await asyncio.gather(*(
             judge.ask(JudgeRequest(messages=[{"role": "user", "content": f"question {n}"}], sampling=Sampling(), step="s"))
             for n in range(count)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(ask_all())
 
@@ -55,7 +55,7 @@ def test_retry_after_makes_every_call_to_the_model_wait(judge: JudgeServer) -> N
         await asyncio.sleep(0.3)  # the 429 has arrived by now
         await asyncio.gather(first, *(
             judge_.ask(JudgeRequest(messages=[{"role": "user", "content": f"later {n}"}], sampling=Sampling(), step="s")) for n in range(3)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(scenario())
 
@@ -153,7 +153,7 @@ def test_under_both_rates_no_two_calls_leave_closer_than_the_request_rate_allows
         judge.requests.clear()
         await asyncio.gather(*(
             judge_.ask(JudgeRequest(messages=[{"role": "user", "content": f"question number {n}"}], sampling=Sampling(), step="s")) for n in range(12)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(scenario())
     times = sorted(request.received_at for request in judge.requests)

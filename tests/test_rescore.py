@@ -59,12 +59,12 @@ def live_store(tmp_path: Path, sampling: float = 1.0) -> Path:
     live = LiveScorer(
         create_hallucination_scorer(options={"context": ["facts"]}), store=store, sampling=sampling,
         store_content={"max_chars": 100},
-    )  # fmt: skip
+    )
     for run_id, reply in REPLIES.items():
         live.submit(
             reply, input=f"question {run_id}", ground_truth="facts", run_id=run_id,
             metadata={"user": "u1", "api_key": "abc123456789", "note": "token sk-proj-abcdefghijklmnop0123 leaked"},
-        )  # fmt: skip
+        )
     assert live.close(timeout=30)
     return store
 
@@ -111,7 +111,7 @@ def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: 
     result = runner.invoke(
         app, ["rescore", "--run", "live", "--scorer", "hallucination", "--config", str(strict_variant(tmp_path)), "--since", "7d",
               "--as", "again", "--store", str(path), "--option", "context=[\"facts\"]", "--json"],
-    )  # fmt: skip
+    )
     # The reply stored cut short is not re-scored, so the new run does not cover it: exit 1.
     assert result.exit_code == 1, result.output
     assert "below the coverage floor 100%: 2 of 3 items scored (67%): 1 not scorable" in result.stderr
@@ -131,7 +131,7 @@ def test_the_retention_period_clears_stored_content_but_keeps_scores(judge: Judg
     path = live_store(tmp_path)
     later = LiveScorer(
         create_hallucination_scorer(options={"context": ["facts"]}), store=path, store_content={"retention": "1s"},
-    )  # fmt: skip
+    )
     time.sleep(1.1)  # the first replies are older than the retention period now
     later.submit("fresh", input="q", run_id="t-fresh")
     assert later.close(timeout=30)

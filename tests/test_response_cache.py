@@ -141,7 +141,7 @@ def test_editing_the_analyze_template_resends_it_and_the_steps_that_read_its_ans
     judge.on("HallucinationVerdicts", lambda request: {"verdicts": [
         {"statement": "ok", "verdict": "no", "reason": "edited prompt, new reasons"},
         {"statement": "WRONG", "verdict": "yes", "reason": "edited prompt, new reasons"},
-    ]})  # fmt: skip
+    ]})
 
     edited = load_scorers(_catalog_with_edited(tmp_path, "hallucination/analyze.j2", "Be strict."))
     run_evals(data, [edited.create("hallucination")], run="after")

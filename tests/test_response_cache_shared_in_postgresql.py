@@ -138,7 +138,7 @@ def test_processes_writing_the_same_answers_at_once_store_each_once(judge: Judge
 
     def worker(n: int) -> subprocess.Popen[str]:
         command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--reasons", "always",
-                   "--run", f"w{n}", "--store", str(tmp_path / f"w{n}.sqlite")]  # fmt: skip
+                   "--run", f"w{n}", "--store", str(tmp_path / f"w{n}.sqlite")]
         return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     workers = [worker(n) for n in range(3)]

@@ -335,7 +335,7 @@ def test_the_command_of_the_docs_starts_the_workbench_and_ctrl_c_stops_it(tmp_pa
         started = subprocess.Popen(
             [sys.executable, "-c", "from engine.cli import app; app()", *shlex.split(command)[1:], "--store", str(tmp_path / "r.sqlite")],
             cwd=tmp_path, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        )
         try:
             assert started.stderr is not None
             line = started.stderr.readline()

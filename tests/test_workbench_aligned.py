@@ -34,7 +34,7 @@ def _aligned(folder: Path, tmp_path: Path) -> str:
     result = AlignResult(
         scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=50, dev=30, test=30), baseline_dev=0.4, baseline_threshold=0.5,
         chosen=["instructions: a claim not stated outright counts"], threshold=0.4, test=test, accepted=True, verdict="Accepted: kappa 0.41 -> 0.73.",
-    )  # fmt: skip
+    )
     write_variant(workshop, change, result, folder)
     return change.template or ""
 
@@ -89,7 +89,7 @@ def test_a_variant_of_the_catalog_s_own_scorer_replaces_its_entry_and_keeps_the_
     result = AlignResult(
         scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=1, dev=1, test=1), baseline_dev=0.4, baseline_threshold=0.2,
         chosen=["instructions"], test=Comparison(baseline="a", variant="b", items=1), accepted=True, verdict="Accepted.",
-    )  # fmt: skip
+    )
     write_variant(workshop, Change(template=source.replace("Decide,", f"{SENTENCE}\nDecide,", 1)), result, mine / "aligned")
     status, accepted = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
     assert status == 200, accepted

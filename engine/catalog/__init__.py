@@ -183,7 +183,7 @@ class Catalog:
         judge = dict(
             base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, timeout=timeout, retries=retries,
             defaults=plan.judge_defaults, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm,
-        )  # fmt: skip
+        )
         check_key = not offline
         response_cache = ResponseCache.of(cache)
         cascade = plan.cascade if models is None and jury is None else None
@@ -199,7 +199,7 @@ class Catalog:
                 margin=margin if margin is not None else (cascade.margin if cascade else None),
                 samples=samples if samples is not None else (cascade.samples if cascade else 1),
                 threshold=threshold if threshold is not None else (cascade.threshold if cascade else None),
-            )  # fmt: skip
+            )
         if not chosen:
             return self._single(plan, model, options, judge, middleware, response_cache, check_key)
         scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]
@@ -308,7 +308,7 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
     return {
         "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
         "judge": judge, "description": definition.description,
-    }  # fmt: skip
+    }
 
 
 def listed_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:

@@ -176,7 +176,7 @@ class ScorerCompiler(Placing):
         raise ConfigError(
             f"{label}: schema {name!r} not found in {folders}{did_you_mean(name, known)}",
             where.file if where else self.source.path, where.line if where else None, where.column if where else None,
-        )  # fmt: skip
+        )
 
     # -- a scorer
 
@@ -235,7 +235,7 @@ class ScorerCompiler(Placing):
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
-            ) if definition.judges is not None else None,  # fmt: skip
+            ) if definition.judges is not None else None,
             cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
             threshold=definition.threshold,
@@ -331,7 +331,7 @@ class _StepBuilder:
     """One step of one definition, compiled by its kind against the names its place in the
     scorer gives (the `StepBuilder` a kind's `compile` is given)."""
 
-    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: StepSpec, loc: list[Any], raw: Any, scope: Scope, hashed: dict[str, str]) -> None:  # fmt: skip
+    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: StepSpec, loc: list[Any], raw: Any, scope: Scope, hashed: dict[str, str]) -> None:
         self.scorer = scorer
         self.definition = definition
         self.step = step

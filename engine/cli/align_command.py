@@ -90,7 +90,7 @@ def align_command(
         output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
         cache=False if no_cache else ResponseCache.of(True) or False, model=model, base_url=base_url, mode=mode,
         **({"escalate_to": escalate_to} if escalate_to else {}),
-    )  # fmt: skip
+    )
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

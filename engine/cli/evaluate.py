@@ -235,7 +235,7 @@ class _EvalProgress:
         self.bar = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
             TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
-        )  # fmt: skip
+        )
         self.plain = None if errors.is_terminal else _PlainProgress(name, total)
         self.task = self.bar.add_task(name, total=total, failed="")
         self.items = self.failed = 0
@@ -261,7 +261,7 @@ class _EvalProgress:
             self.bar.console.print(
                 f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
                 markup=False, highlight=False, soft_wrap=True,
-            )  # fmt: skip
+            )
 
     def finish(self) -> None:
         if self.plain is not None:
@@ -274,7 +274,7 @@ def _say_interrupted(name: str, saved: int, shown_store: str, resume: str, as_js
     errors.print(
         f"interrupted: {saved} item(s) of run {name} are saved in {shown_store}; to score the rest, run: {resume}",
         markup=False, highlight=False, soft_wrap=True,
-    )  # fmt: skip
+    )
 
 
 @app.command("eval")
@@ -343,7 +343,7 @@ def eval_command(
         "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
         "--batch-api": batch_api,
         "--reasons": reasons if reasons != "failing" else None,
-    }  # fmt: skip
+    }
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
         raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
@@ -365,12 +365,12 @@ def eval_command(
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,
                     gate=gate, min_coverage=min_coverage, keep_results=False, poll_interval=poll_interval, replace=replace, **common,
-                )  # fmt: skip
+                )
             else:
                 result = run_evals(
                     selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds, max_errors=max_errors,
                     gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, **common,
-                )  # fmt: skip
+                )
     except KeyboardInterrupt:
         _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
         raise typer.Exit(EXIT_INTERRUPTED) from None

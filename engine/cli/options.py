@@ -94,7 +94,7 @@ class ScorerSetup:
         return catalog.create(
             scorer_id, options=options, base_url=self.base_url, mode=self.mode, timeout=finite(self.timeout, "--timeout"),  # type: ignore[arg-type]
             retries=self.retries, rpm=self.rpm, tpm=self.tpm, **judge_choice(self.model, self.aggregate), **more,
-        )  # fmt: skip
+        )
 
     @property
     def is_jury(self) -> bool:
@@ -106,7 +106,7 @@ class ScorerSetup:
             "--model": self.model, "--base-url": self.base_url, "--mode": self.mode, "--timeout": self.timeout,
             "--retries": self.retries, "--scale": self.scale, "--option": self.option or [],
             "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
-        }  # fmt: skip
+        }
 
 
 @dataclasses.dataclass(frozen=True)

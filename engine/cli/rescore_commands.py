@@ -67,7 +67,7 @@ def rescore_command(
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
             cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage,
-        )  # fmt: skip
+        )
         if as_json:
             print_json(outcome.model_dump(mode="json", exclude={"result": {"items"}}))
             fail_unless(outcome.verdict)
@@ -138,7 +138,7 @@ def pairwise_command(
         result = run_pairwise(
             pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency, max_errors=max_errors,
             min_coverage=min_coverage,
-        )  # fmt: skip
+        )
     finally:
         if opened is not None:
             opened.close()

@@ -132,7 +132,7 @@ class AnthropicJudge:
         return await streamed(
             lambda: sdk.messages.with_streaming_response.create(**kwargs), anthropic_message, whole_anthropic_message,
             timeouts=(httpx2.TimeoutException, anthropic.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
-        )  # fmt: skip
+        )
 
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
         system = "\n\n".join(message["content"] for message in request.messages if message["role"] == "system")

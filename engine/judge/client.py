@@ -226,7 +226,7 @@ class OpenAIJudge:
         return await streamed(
             lambda: sdk.chat.completions.with_streaming_response.create(**kwargs), chat_completion, whole_chat_completion,
             timeouts=(httpx2.TimeoutException, openai.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
-        )  # fmt: skip
+        )
 
 
 class _ThinkingCutOff(Exception):

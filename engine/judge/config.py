@@ -67,11 +67,11 @@ PROVIDERS: dict[str, Provider] = {
     "anthropic": Provider(
         adapter="anthropic", base_url_env=("ANTHROPIC_BASE_URL",), api_key_env="ANTHROPIC_API_KEY", mode="tools",
         about='Claude through the anthropic SDK (pip install "llm-scorers[anthropic]")',
-    ),  # fmt: skip
+    ),
     "azure": Provider(
         adapter="azure", base_url_env=("AZURE_OPENAI_ENDPOINT",), api_key_env="AZURE_OPENAI_API_KEY", extra_env=("OPENAI_API_VERSION",),
         about="Azure OpenAI: azure/<deployment>",
-    ),  # fmt: skip
+    ),
     "gemini": _hosted("https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY", "Google Gemini, OpenAI-compatible endpoint"),
     "openrouter": _hosted("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "OpenRouter: openrouter/<vendor>/<model>"),
     "groq": _hosted("https://api.groq.com/openai/v1", "GROQ_API_KEY", "Groq"),
@@ -84,7 +84,7 @@ PROVIDERS: dict[str, Provider] = {
     "vllm": Provider(
         base_url="http://localhost:8000/v1", base_url_env=("VLLM_BASE_URL",), api_key_env="VLLM_API_KEY", key_needed=False,
         about="vLLM (vllm serve MODEL)",
-    ),  # fmt: skip
+    ),
     "lmstudio": _local("http://localhost:1234/v1", "LMSTUDIO_BASE_URL", "LM Studio's local server"),
     "llamacpp": _local("http://localhost:8080/v1", "LLAMACPP_BASE_URL", "llama.cpp's llama-server"),
 }

@@ -167,7 +167,7 @@ def _stability(scorer: AnyScorer, results: list[EvalResult], threshold: float) -
                 item_id=item_id, scores=row, expected=expected.get(item_id), flips=flips,
                 mean=round(statistics.fmean(present), 4) if present else None,
                 spread=round(statistics.pstdev(present), 4) if present else None,
-            )  # fmt: skip
+            )
         )
     per_item.sort(key=lambda item: (-item.flips, -(item.spread or 0), item.item_id))
     spreads = [item.spread for item in per_item if item.spread is not None]

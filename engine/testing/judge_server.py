@@ -312,7 +312,7 @@ class JudgeServer:
             return 400, {"error": {
                 "message": f"a batch takes at most {self.batch_max_requests} requests and {self.batch_max_bytes} bytes; "
                 f"this file has {len(lines)} and {len(input_file[1])}", "type": "invalid_request_error",
-            }}  # fmt: skip
+            }}
         batch_id = f"batch_{uuid.uuid4().hex[:24]}"
         now = int(time.time())
         batch = {
@@ -321,7 +321,7 @@ class JudgeServer:
             "created_at": now, "in_progress_at": None, "expires_at": now + 86400, "finalizing_at": None, "completed_at": None,
             "failed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "metadata": body.get("metadata"),
-        }  # fmt: skip
+        }
         with self._lock:
             self.batches[batch_id] = batch
             self._batch_polls[batch_id] = 0

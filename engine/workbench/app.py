@@ -193,11 +193,11 @@ def create_app(settings: Settings) -> Starlette:
         "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
         "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft, "file": Session.file,
-    }  # fmt: skip
+    }
     async_routes: dict[str, Handler] = {
         "estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save, "preview": Session.preview,
         "run_item": Session.run_item,
-    }  # fmt: skip
+    }
     routes: list[BaseRoute] = [Route("/", page), Route("/review", page)]
     for name, review_handler in REVIEW_ROUTES.items():
         routes.append(Route(f"/api/{name}", _route(session, review_handler, owner=desk), methods=["POST"]))

@@ -73,7 +73,7 @@ class Workbench:
         settings = Settings(
             catalog=catalog, store=opened, data=data, model=model, cache=ResponseCache.of(cache), concurrency=concurrency,
             max_cost=max_cost, token=self.token, session_key=self.session_key, drafts=drafts,
-        )  # fmt: skip
+        )
         self.app = create_app(settings)  # a bad catalog folder fails here, before a port is taken
         self.listener = _bind(LOOPBACK, port)
         self.port = self.listener.getsockname()[1]

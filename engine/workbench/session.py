@@ -146,7 +146,7 @@ class Session:
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
             "scorers": scorers, "datasets": [*self.datasets.offered, *queue_datasets(self.runner.store)], "given_data": self.datasets.offered[0]["path"] if self.data else None,
             "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
-        }  # fmt: skip
+        }
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
         """A scorer's files (with edits in place) and where each part of it comes from."""
@@ -166,7 +166,7 @@ class Session:
             "scorer": scorer_id, "files": [file.as_json() for file in files],
             "yours": scorer_id in catalog.source.scorers, "origins": self.workspace.origins(catalog, draft, scorer_id),
             "last_version": self._last_version(scorer_id),
-        }  # fmt: skip
+        }
 
     def variant(self, body: dict[str, Any]) -> dict[str, Any]:
         """The catalog file's text with a built-in scorer made one of this catalog's own
@@ -194,7 +194,7 @@ class Session:
             "warnings": [problem.as_json() for problem in found if problem.severity == "warning"],
             "notes": [problem.as_json() for problem in found if problem.severity == "note"],
             "changed": self.workspace.changed_since(versions),
-        }  # fmt: skip
+        }
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in
@@ -355,7 +355,7 @@ class Session:
                 "fingerprint": scorer.plan.fingerprint, "files": shown, "sample": sample.as_json(),
                 **({"accepted": accepted} if accepted else {}),
             }
-        }  # fmt: skip
+        }
         progress = self.runner.start(scorer, sample, name=f"workbench-{scorer_id}-v{version}", meta=meta, kind="version")
         return {"written": shown, "versions": versions, "version": version, "run": progress.as_json()}
 

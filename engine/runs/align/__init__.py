@@ -115,7 +115,7 @@ async def aalign(
         run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
         metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
-    )  # fmt: skip
+    )
     await asyncio.to_thread(_open_budget, session, store)
     if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
         result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
@@ -131,7 +131,7 @@ async def aalign(
             session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, create_options=dict(judge), folder=Path(folder)), split=split, trials_left=trials,
             base_threshold=flag_threshold(baseline, None), best_scorer=baseline,
             result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict=""),
-        )  # fmt: skip
+        )
         result = search.result
         result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
         _say_estimate(say, result.estimated_cost_usd, trials, max_cost)

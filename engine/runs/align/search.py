@@ -157,7 +157,7 @@ class Search:
         return compare_labelled(
             self.labelled(self.split.test), list(tested.values()), names=(scorer_id, f"{scorer_id}@aligned"),
             thresholds=(self.base_threshold, self.threshold_of(self.best)), direction=self.session.direction,
-        )  # fmt: skip
+        )
 
 
 def _is_wrong(labelled: Labelled, threshold: float, session: Session) -> bool:

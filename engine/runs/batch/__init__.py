@@ -159,7 +159,7 @@ async def arun_evals(
         limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
-    )  # fmt: skip
+    )
 
 
 def run_evals(

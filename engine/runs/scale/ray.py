@@ -68,7 +68,7 @@ class ScoringActor:
         # Items are claimed by Ray, not by the store: a shared store only receives the records.
         result = await arun_evals(
             items, self.scorers, concurrency=self.concurrency, run=self.run, store=self.store, share_work=False, cache=self.cache,
-        )  # fmt: skip
+        )
         scored = []
         for row, item in zip(rows, result.items):
             out = {**row, "id": item.id}
@@ -128,7 +128,7 @@ def score_dataset(
             "scorer_ids": listed, "judge": judge, "options": dict(options or {}), "config": str(config) if config else None,
             "store": str(store) if store is not None else None, "run": run or default_run_name("ray"), "concurrency": concurrency,
             "cache": str(cache) if isinstance(cache, Path) else cache,
-        },  # fmt: skip
+        },
         batch_format="pyarrow",
         batch_size=batch_size,
         compute=ray.data.ActorPoolStrategy(size=actors),
