@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import script_word_overlap  # noqa: E402
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
-from scripted import script_word_overlap  # noqa: E402
 
 from engine import create_scorer, run_evals  # noqa: E402
 from engine.testing import JudgeServer  # noqa: E402

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import script_word_overlap  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
-from scripted import script_word_overlap  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from engine.cli import app  # noqa: E402

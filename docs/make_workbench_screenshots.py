@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import between, claims_of, script_word_overlap  # noqa: E402
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
-from scripted import between, claims_of, script_word_overlap  # noqa: E402
 
 from engine.testing import JudgeServer, Reply, Request  # noqa: E402
 from engine.workbench.server import Workbench  # noqa: E402

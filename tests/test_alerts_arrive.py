@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from receiver import Receiver
-from scripted import numbered_claims
+from helpers.receiver import Receiver
+from helpers.scripted import numbered_claims
 from typer.testing import CliRunner
 
 from engine import LiveScorer, SQLiteStore, create_hallucination_scorer

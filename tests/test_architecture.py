@@ -3,6 +3,7 @@ talks to a provider, the command line starts without the SDKs, and the types che
 
 from __future__ import annotations
 
+import ast
 import io
 import subprocess
 import sys
@@ -62,3 +63,21 @@ def test_no_formatter_markers_are_left_in_the_code() -> None:
         if token.type == tokenize.COMMENT and any(marker in token.string for marker in markers)
     ]
     assert found == [], f"formatter markers at: {found}"
+
+
+def test_test_modules_take_what_they_share_from_the_helpers_package() -> None:
+    """A test module imported by another ties the two together (renaming a test breaks the
+    other file) and hides its helpers among tests: what tests share lives in tests/helpers/.
+    Imports inside functions count too."""
+    found: list[str] = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module or ''}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            if any(part.startswith("test_") for name in names for part in name.split(".")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == [], f"test modules imported by other modules at: {found}"

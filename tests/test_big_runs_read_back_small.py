@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from store_contract.samples import record
+from helpers.stored_records import record
 from typer.testing import CliRunner
 
 from engine import RunInfo, SQLiteStore

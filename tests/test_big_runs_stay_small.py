@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from streamed_memory import streamed
+from helpers.streamed_memory import streamed
 
 import engine
 from engine.runs.measures.stats import SAMPLE_SIZE, WORST_KEPT, AgreementStream, Labelled, agreement_of

@@ -17,7 +17,7 @@ from engine.cli import app
 from engine.scoring import Cascade
 from engine.testing import JudgeServer, Reply, Request
 
-from scripted import between, claims_of, numbered_claims
+from helpers.scripted import between, claims_of, numbered_claims
 
 runner = CliRunner()
 CHEAP, STRONG = "openai/gpt-4o-mini", "openai/gpt-4o"

@@ -11,7 +11,8 @@ import socket
 from pathlib import Path
 
 import pytest
-from scripted import copy_catalog, script_hallucination
+from helpers.catalogs import copy_catalog
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import (

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from engine.testing import JudgeServer, Reply, Request
-from scripted import FIRST_CALL_HOLD, PER_CALL, between, claims_of, numbered_claims, script_priced
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, between, claims_of, numbered_claims, script_priced
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, TokenUsage, create_hallucination_scorer, run_evals

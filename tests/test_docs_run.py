@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scripted import answer_fitting, script_word_overlap
+from helpers.scripted import answer_fitting, script_word_overlap
 from typer.testing import CliRunner
 
 from engine.cli import app

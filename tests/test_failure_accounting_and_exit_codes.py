@@ -9,9 +9,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from stopped_runs import has_saved, stop_mid_run
+from helpers.stopped_runs import has_saved, stop_mid_run
 from engine.testing import JudgeServer
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import LiveScorer, ResultRecord, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from scripted import script_word_overlap
+from helpers.scripted import script_word_overlap
 
 from engine.testing import JudgeServer
 

@@ -8,41 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import between, claims_of, numbered_claims
+from helpers.jury import CONTEXT, script_panel
 from typer.testing import CliRunner
 
 from engine import ConfigError, JudgeServerError, Jury, SQLiteStore, create_hallucination_scorer, load_scorers, run_evals
 from engine.cli import app
-from engine.testing import JudgeServer, Reply, Request
+from engine.testing import JudgeServer
 
-CONTEXT = ["Paris is the capital of France."]
 runner = CliRunner()
-
-
-def script_panel(judge: JudgeServer, strict_models: set[str], failing: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-    """Every judge finds the output's claims; a 'strict' judge calls each claim that holds
-    the word ODD a hallucination, the others call none. A failing judge answers HTTP 500."""
-
-    def model_of(request: Request) -> str:
-        return str(request.body["model"])
-
-    def claims(request: Request) -> object:
-        if model_of(request) in failing:
-            return Reply.fail(500, "judge down", headers={"retry-after-ms": "10"})
-        return {"claims": claims_of(between(request.prompt, "output"))}
-
-    def verdicts(request: Request) -> object:
-        strict = model_of(request) in strict_models
-        return {
-            "verdicts": [
-                {"statement": claim, "verdict": "yes" if strict and "ODD" in claim else "no", "reason": "r"}
-                for claim in numbered_claims(request.prompt)
-            ]
-        }
-
-    judge.on("Claims", claims)
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", lambda request: {"reason": f"reason of {model_of(request)}"})
 
 
 def test_a_jury_keeps_every_judges_score_and_flags_disagreement(judge: JudgeServer) -> None:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine.cli import app

@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from receiver import Receiver
+from helpers.receiver import Receiver
 from typer.testing import CliRunner
 
 from engine.catalog.queues import QueueSpec

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted import between, claims_of, numbered_claims
+from helpers.strictness import script_strictness, strict_variant
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
@@ -19,36 +19,6 @@ from engine.runs.stored.rescoring import rescore, score_changes
 from engine.testing import JudgeServer
 
 runner = CliRunner()
-
-
-def script_judge(judge: JudgeServer) -> None:
-    """Claims are sentences; WRONG is a hallucination, and under the strict variant's prompt
-    (which says STRICT) so is a claim that hedges with 'maybe'."""
-    judge.on("Claims", lambda request: {"claims": claims_of(between(request.prompt, "output"))})
-
-    def verdicts(request: object) -> dict[str, object]:
-        strict = "STRICT" in request.prompt  # type: ignore[attr-defined]
-        claims = numbered_claims(request.prompt)  # type: ignore[attr-defined]
-        bad = [("WRONG" in claim) or (strict and "maybe" in claim) for claim in claims]
-        return {"verdicts": [{"statement": claim, "verdict": "yes" if flag else "no", "reason": "s"} for claim, flag in zip(claims, bad)]}
-
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", {"reason": "scripted reason"})
-
-
-def strict_variant(tmp_path: Path) -> Path:
-    """A folder holding a new version of the hallucination scorer: its verdict prompt is the
-    built-in one with one more instruction."""
-    folder = tmp_path / "variant"
-    (folder / "prompts" / "hallucination").mkdir(parents=True)
-    builtin = Path(__file__).parents[1] / "prompts" / "hallucination"
-    for template in builtin.iterdir():
-        text = template.read_text(encoding="utf-8")
-        if template.name == "analyze.j2":
-            text = "STRICT: a hedged claim (maybe, perhaps) counts as unsupported.\n" + text
-        (folder / "prompts" / "hallucination" / template.name).write_text(text, encoding="utf-8")
-    (folder / "scorers.yaml").write_text("scorers:\n  hallucination:\n    extends: hallucination\n", encoding="utf-8")
-    return folder
 
 
 REPLIES = {"t-ok": "ok", "t-maybe": "ok. maybe so", "t-wrong": "WRONG", "t-long": "ok. " + "x" * 200}
@@ -70,7 +40,7 @@ def live_store(tmp_path: Path, sampling: float = 1.0) -> Path:
 
 
 def test_live_replies_are_stored_for_rescoring_without_secrets_and_cut_at_the_limit(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     with SQLiteStore(live_store(tmp_path)) as store:
         records = {record.item_id: record for record in store.query(run="live")}
     ok, long = records["t-ok"], records["t-long"]
@@ -81,7 +51,7 @@ def test_live_replies_are_stored_for_rescoring_without_secrets_and_cut_at_the_li
 
 
 def test_rescoring_with_a_new_version_makes_a_new_run_and_the_comparison_shows_what_changed(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path)
     variant = load_scorers(strict_variant(tmp_path)).create("hallucination", options={"context": ["facts"]})
     with SQLiteStore(path) as store:
@@ -104,7 +74,7 @@ def test_rescoring_with_a_new_version_makes_a_new_run_and_the_comparison_shows_w
 
 
 def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path, sampling=0.5)
     sampled = {run_id for run_id in REPLIES if sample_point(run_id) < 0.5}
     assert 0 < len(sampled) < len(REPLIES)  # the test means something only if some were left out
@@ -127,7 +97,7 @@ def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: 
 
 
 def test_the_retention_period_clears_stored_content_but_keeps_scores(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path)
     later = LiveScorer(
         create_hallucination_scorer(options={"context": ["facts"]}), store=path, store_content={"retention": "1s"},
@@ -146,7 +116,7 @@ def test_the_retention_period_clears_stored_content_but_keeps_scores(judge: Judg
 
 
 def test_live_scoring_can_keep_no_content(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=tmp_path / "s.sqlite", store_content=False)
     live.submit("ok", input="q", run_id="r1")
     assert live.close(timeout=30)

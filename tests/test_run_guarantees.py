@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_word_overlap
-from workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.scripted import script_word_overlap
+from helpers.workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
 
 from engine.testing import JudgeServer
 

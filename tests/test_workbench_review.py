@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
-from workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
+from helpers.workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
 
 from engine.cli import app
 from engine.store import open_store

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.scripted import script_word_overlap
 
+from engine.testing import JudgeServer
 from engine.workbench.server import Workbench
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = ROOT / "examples" / "halueval_qa_pairs.jsonl"
 NUMERIC = ROOT / "examples" / "halueval_qa.jsonl"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -33,6 +35,15 @@ def started(catalog: Path, store: Path, **options: Any) -> Iterator[Workbench]:
         yield workbench
     finally:
         workbench.stop()
+
+
+@pytest.fixture
+def workbench(judge: JudgeServer, tmp_path: Path) -> Iterator[Workbench]:
+    """A workbench on an empty catalog folder of its own and the labelled pairs, its runs
+    judged by the word-overlap judge."""
+    script_word_overlap(judge)
+    with started(tmp_path / "mine", tmp_path / "results.sqlite", data=PAIRS) as running:
+        yield running
 
 
 def call(workbench: Workbench, name: str, body: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
