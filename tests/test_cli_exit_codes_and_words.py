@@ -26,7 +26,7 @@ from engine import (
 from engine.cli import app
 from engine.cli.app import EXIT_STATUSES
 from engine.cli.common import one_line
-from engine.judge.config import resolve_judge
+from engine.judge.settings import resolve_judge
 from engine.testing import JudgeServer, assert_score
 
 ROOT = Path(__file__).resolve().parent.parent
