@@ -156,7 +156,7 @@ def test_an_unreachable_ollama_judge_names_its_own_variable(tmp_path: Path, monk
 
 def test_errors_carry_their_parameter_and_stop_a_run_by_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError) as no_model:
-        resolve_judge(None, None, owner="my-scorer")
+        resolve_judge(None, owner="my-scorer")
     assert no_model.value.parameter == "model" and str(no_model.value) == "my-scorer: no judge model; set SCORERS_MODEL (or pass model='provider/model')"
     assert one_line(no_model.value) == "my-scorer: no judge model; set SCORERS_MODEL (or give --model provider/model)"
     assert [kind("x").fatal for kind in (JudgeError, JudgeServerError, JudgeTimeoutError)] == [False, False, False]

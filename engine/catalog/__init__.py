@@ -157,7 +157,6 @@ class Catalog:
             plan = dataclasses.replace(plan, max_input_chars=settings.max_input_chars)
         if not plan.needs_judge:
             return Scorer(plan, NoJudge(), dict(options or {}))
-        settings = dataclasses.replace(settings, rpm=settings.rpm or plan.rpm, tpm=settings.tpm or plan.tpm)
         models, model = settings.models, settings.model
         jury = plan.jury
         chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
@@ -209,7 +208,7 @@ class Catalog:
         from ..judge import connect, resolve_judge
         from ..scoring import Scorer
 
-        config = resolve_judge(model, plan.default_model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=self.providers)
+        config = resolve_judge(model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=self.providers)
         scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
         if check_key:
             config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good

@@ -105,20 +105,21 @@ class JudgeSettings:
 
 def resolve_judge(
     model: str | JudgeConfig | None,
-    default_model: str | None,
     *,
     owner: str,
     settings: JudgeSettings | None = None,
-    defaults: Mapping[str, Any] | None = None,
+    defaults: JudgeSettings | None = None,
     providers: Mapping[str, Provider] | None = None,
 ) -> JudgeConfig:
     """The judge of a scorer: `model` (a 'provider/model' or a full config), else
-    SCORERS_MODEL, else the scorer's own default; the base URL, key, mode, timeout, retries
-    and rate limits of `settings` win over the environment (SCORERS_MODE, SCORERS_TIMEOUT,
-    SCORERS_RETRIES), which wins over `defaults` (the scorer's `judge:` block), then the
-    config's own; `providers` are presets beyond the built-in ones (a catalog's
-    `providers:`). `owner` names the scorer in errors."""
-    settings = settings or JudgeSettings()
+    SCORERS_MODEL, else the model of `defaults` (the scorer's `judge:` block). The base URL,
+    key, mode, timeout, retries and rates of `settings` win over the environment
+    (SCORERS_MODE, SCORERS_TIMEOUT, SCORERS_RETRIES), which wins over `defaults`, then the
+    config's own (a full config keeps its own, but for rates it leaves unset); `providers`
+    are presets beyond the built-in ones (a catalog's `providers:`). `owner` names the
+    scorer in errors."""
+    settings, defaults = settings or JudgeSettings(), defaults or JudgeSettings()
+    default_model = defaults.model if isinstance(defaults.model, str) else None
     if isinstance(model, JudgeConfig):
         base = model
     else:
@@ -128,18 +129,15 @@ def resolve_judge(
         base = JudgeConfig(model=chosen)
     values: dict[str, Any] = dict(base)
     if not isinstance(model, JudgeConfig):
-        values.update({name: value for name, value in (defaults or {}).items() if value is not None})
+        values.update(_config_fields(defaults))
+    values.update({name: value for name, value in (("rpm", defaults.rpm), ("tpm", defaults.tpm)) if value is not None and values.get(name) is None})
     prefix = base.model.split("/", 1)[0]
     preset = (providers or {}).get(prefix) if base.preset is None else None
     if preset is not None:
         values["preset"] = preset
     environment = {"mode": "SCORERS_MODE", "timeout": "SCORERS_TIMEOUT", "http_retries": "SCORERS_RETRIES"}
     values.update({name: os.environ[variable] for name, variable in environment.items() if os.environ.get(variable)})
-    given = {
-        "base_url": settings.base_url, "api_key": settings.api_key, "mode": settings.mode, "timeout": settings.timeout,
-        "http_retries": settings.retries, "rpm": settings.rpm, "tpm": settings.tpm,
-    }
-    values.update({name: value for name, value in given.items() if value is not None and value != ""})
+    values.update(_config_fields(settings))
     try:
         return JudgeConfig.model_validate(values)
     except ValidationError as exc:
@@ -147,3 +145,12 @@ def resolve_judge(
         field = {"http_retries": "retries"}.get(str(first["loc"][0]), ".".join(map(str, first["loc"])))
         where = {"timeout": " (--timeout, SCORERS_TIMEOUT)", "retries": " (--retries, SCORERS_RETRIES)", "mode": " (--mode, SCORERS_MODE)"}
         raise ConfigError(f"judge {field}{where.get(field, '')}: {first['msg']} (got {first.get('input')!r})") from None
+
+
+def _config_fields(settings: JudgeSettings) -> dict[str, Any]:
+    """The settings given (not `None`, not empty) under JudgeConfig's names."""
+    given = {
+        "base_url": settings.base_url, "api_key": settings.api_key, "mode": settings.mode, "timeout": settings.timeout,
+        "http_retries": settings.retries, "rpm": settings.rpm, "tpm": settings.tpm,
+    }
+    return {name: value for name, value in given.items() if value is not None and value != ""}
