@@ -195,7 +195,7 @@ def test_rates_can_be_set_in_the_scorer_yaml_without_changing_the_definition(tmp
 
 
 def test_the_progress_display_says_when_a_model_is_throttled(judge: JudgeServer) -> None:
-    from engine.cli.evaluate import ThrottleColumn
+    from engine.cli.eval_commands import ThrottleColumn
 
     model = fresh_model()
     limiter = limiter_for(judge.base_url, model)

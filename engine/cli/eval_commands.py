@@ -45,7 +45,7 @@ from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, cascade_line, print_agreement
-from .gates import print_gates
+from .gate_tables import print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
 from .common import (
