@@ -272,6 +272,7 @@ def test_an_item_someone_else_holds_is_said_so_and_comes_back_when_they_are_done
     pick_queue(ben, "last-one")
     ben.page.wait_for_selector("#empty:not([hidden])")
     assert ben.text("#empty").startswith("1 item still needs your label, but someone else is labelling it right now.")
+    assert ben.page.locator("#label-box").is_hidden() and ben.page.locator("#save-label").is_hidden()  # no form to label nothing with
 
     label(ana, "p")
     ben.page.keyboard.press("ArrowRight")
