@@ -51,6 +51,33 @@ def test_the_engine_type_checks_strictly() -> None:
     assert checked.returncode == 0, checked.stdout[-3000:]
 
 
+def _imports_from(path: Path) -> list[tuple[int, ast.ImportFrom]]:
+    return [(node.lineno, node) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ImportFrom)]
+
+
+def test_no_module_takes_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: a second module that needs it
+    makes it public (and so part of what a change must keep) rather than reaching in."""
+    taken = [
+        f"{path.relative_to(ROOT)}:{line}: {alias.name} from {'.' * node.level}{node.module or ''}"
+        for path in sorted((ROOT / "engine").rglob("*.py"))
+        for line, node in _imports_from(path)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert taken == []
+
+
+def test_every_command_lives_in_a_module_named_for_its_group_of_commands() -> None:
+    """`<group>_commands.py` holds commands, nothing else does: a reader finds `scorers X`
+    in `COMMAND_MODULES`, and a module's name says whether it registers commands."""
+    from engine.cli.app import COMMAND_MODULES
+
+    assert all(module.endswith("_commands") for module in COMMAND_MODULES.values()), COMMAND_MODULES
+    registering = {path.stem for path in (ROOT / "engine" / "cli").glob("*.py") if "@app.command" in path.read_text(encoding="utf-8") or "app.add_typer" in path.read_text(encoding="utf-8")}
+    assert registering == {path.stem for path in (ROOT / "engine" / "cli").glob("*_commands.py")} == set(COMMAND_MODULES.values())
+
+
 def test_no_formatter_markers_are_left_in_the_code() -> None:
     """No formatter is configured, so a marker telling one to leave a line alone is noise a
     reader must stop and wonder about; the check reads comments, not strings that mention one."""

@@ -189,13 +189,13 @@ def test_rates_can_be_set_in_the_scorer_yaml_without_changing_the_definition(tmp
 
     paced = plan_of("      rpm: 120\n      tpm: 50000\n")
     unpaced = plan_of("      temperature: 0\n")
-    assert (paced.rpm, paced.tpm) == (120, 50000)
+    assert (paced.judge_defaults.rpm, paced.judge_defaults.tpm) == (120, 50000)
     # How fast is not what is judged: a run resumes across a change of rates.
     assert paced.fingerprint == unpaced.fingerprint
 
 
 def test_the_progress_display_says_when_a_model_is_throttled(judge: JudgeServer) -> None:
-    from engine.cli.evaluate import ThrottleColumn
+    from engine.cli.eval_commands import ThrottleColumn
 
     model = fresh_model()
     limiter = limiter_for(judge.base_url, model)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
+from ..judge.settings import JudgeSettings
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from .answers import CompiledRule, SchemaCompiler, compile_rules, compile_schema, rule_failures, with_rules
@@ -225,10 +226,9 @@ class ScorerCompiler(Placing):
             steps=tuple(step for step in steps if step is not None),
             options_model=options_model,
             option_rules=tuple(option_rules),
-            default_model=definition.judge.model,
-            rpm=definition.judge.rpm,
-            tpm=definition.judge.tpm,
-            judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
+            judge_defaults=JudgeSettings(
+                model=definition.judge.model, timeout=definition.judge.timeout, retries=definition.judge.retries, rpm=definition.judge.rpm, tpm=definition.judge.tpm
+            ),
             max_input_chars=definition.judge.max_input_chars,
             long_input=definition.judge.long_input,
             empty_output=definition.empty_output,

@@ -59,7 +59,7 @@ from .common import (
     refuse_unknown_labels,
     print_json,
 )
-from .gates import consistency_table
+from .gate_tables import consistency_table
 from .tables import figure, summary_table
 
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]

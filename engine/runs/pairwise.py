@@ -23,7 +23,7 @@ from ..formatting import one_line
 from ..scoring import AnyScorer, StepRecord
 from ..scoring.transcripts import assistant_text
 from ..store import ResultRecord, ScoreStats, Store, open_store
-from ..sync import run_sync
+from ..sync import blocking
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
 from .measures.stats import bootstrap
@@ -248,6 +248,4 @@ async def arun_pairwise(
     )
 
 
-def run_pairwise(pairs: list[Pair], scorer: AnyScorer, **options: Any) -> PairwiseResult:
-    """Sync wrapper of `arun_pairwise` (same arguments)."""
-    return run_sync(arun_pairwise(pairs, scorer, **options))
+run_pairwise = blocking(arun_pairwise)

@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ScorerError
-from ..judge import ResponseCache
+from ..judge import JudgeSettings, ResponseCache
 from ..scrub import scrub
 from ..store import Store
 from .datasets import NotOffered
@@ -55,7 +55,7 @@ class Settings:
     catalog: Path
     store: Store
     data: Path | None = None
-    model: str | None = None
+    judge: JudgeSettings = JudgeSettings()
     cache: ResponseCache | None = None
     concurrency: int = 8
     max_cost: float | None = None
@@ -167,7 +167,7 @@ def _route(session: Session, handler: Handler, blocking: bool = True, owner: obj
 def create_app(settings: Settings) -> Starlette:
     """The workbench for one catalog folder; `settings.token` guards every request."""
     runner = Runner(settings.store, settings.cache, settings.concurrency, settings.max_cost)
-    session = Session(settings.catalog, runner, data=settings.data, model=settings.model, drafts=settings.drafts)
+    session = Session(settings.catalog, runner, data=settings.data, judge=settings.judge, drafts=settings.drafts)
 
     # The page carries the session key the API asks for: only a page read from here knows it.
     pages = {

@@ -109,10 +109,14 @@ class ReviewDesk:
 
     def next(self, body: dict[str, Any]) -> dict[str, Any]:
         """The next item for the reviewer (held for them), with the queue's progress; no item
-        when nothing is left for them."""
-        name, reviewer = _text(body, "queue"), reviewer_name(body.get("reviewer"))
-        item = next_item(self.store, name, reviewer, _names(body, "passed"))
-        return {"item": item, "queue": self._progress(name, reviewer)}
+        when nothing is left for them now, and then how many items others hold that still
+        need their label (they come back once let go)."""
+        name, reviewer, passed = _text(body, "queue"), reviewer_name(body.get("reviewer")), _names(body, "passed")
+        item = next_item(self.store, name, reviewer, passed)
+        answer: dict[str, Any] = {"item": item, "queue": self._progress(name, reviewer)}
+        if item is None:
+            answer["held_by_others"] = read_queue(self.store, name, fields=False).still_needing(reviewer, passed)
+        return answer
 
     def open(self, body: dict[str, Any]) -> dict[str, Any]:
         """An item the reviewer goes back to (their earlier label shown, the judge's view too)."""

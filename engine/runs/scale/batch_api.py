@@ -63,7 +63,7 @@ from ...judge.batch_api import (
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...scoring.passing import ReasonPolicy
 from ...store import BatchJob, KeepsBatchJobs, Store, open_store
-from ...sync import run_sync
+from ...sync import blocking
 from ..batch import CacheChoice, ItemCallback, arun_evals, check_scorers
 from ..items import Data
 from ..results import EvalResult
@@ -356,9 +356,7 @@ async def arun_batch_api(
             opened.close()
 
 
-def run_batch_api(data: Data, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> EvalResult:
-    """Sync wrapper of `arun_batch_api` (same arguments)."""
-    return run_sync(arun_batch_api(data, scorers, **options))
+run_batch_api = blocking(arun_batch_api)
 
 
 def _provider_judges(scorer: AnyScorer) -> list[BatchedJudge]:

@@ -19,7 +19,7 @@ from ...catalog.monitors import parse_duration
 from ...errors import ConfigError
 from ...scoring import AnyScorer
 from ...store import ResultRecord, Store
-from ...sync import run_sync
+from ...sync import blocking
 from ..batch import arun_evals, default_run_name
 from ..identity import check_claim
 from ..verdict import Standard, Verdict, decide, judge_scorer
@@ -134,9 +134,7 @@ def _with_skipped(result: EvalResult, scorer: AnyScorer, skipped: int, options: 
     return decide([judged], standard, items=result.counts.items + skipped, failed_items=result.counts.failed, stopped_by=result.stopped_by, stopped=result.stopped)
 
 
-def rescore(store: Store, run: str, scorer: AnyScorer, **options: Any) -> RescoreResult:
-    """Sync wrapper of `arescore` (same arguments)."""
-    return run_sync(arescore(store, run, scorer, **options))
+rescore = blocking(arescore)
 
 
 # ------------------------------------------------------------------------- what changed

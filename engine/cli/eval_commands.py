@@ -45,7 +45,7 @@ from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, cascade_line, print_agreement
-from .gates import print_gates
+from .gate_tables import print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
 from .common import (
@@ -321,8 +321,7 @@ def eval_command(
     Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors)  # every mistake before any call
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
-        jury_line: dict[str, Any] = {"threshold": thresholds[scorer_id]} if setup.is_jury and scorer_id in thresholds else {}
-        return setup.create(source, scorer_id, offline=estimate, **jury_line)
+        return setup.create(source, scorer_id, offline=estimate, threshold=thresholds.get(scorer_id) if setup.is_jury else None)
 
     if batch_api and max_cost is not None:
         raise ConfigError(
@@ -341,8 +340,8 @@ def eval_command(
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
         "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
-        "--batch-api": batch_api,
-        "--reasons": reasons if reasons != "failing" else None,
+        "--batch-api": batch_api, "--poll-interval": poll_interval if batch_api and poll_interval != 30.0 else None,
+        "--reasons": reasons if reasons != "failing" else None, "--cache": redact_url(cache) if cache else None, "--no-cache": no_cache,
     }
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
