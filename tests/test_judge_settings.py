@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from engine.testing import JudgeServer
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 
 from engine import ConfigError, JudgeSettings, create_scorer, run_evals
 from engine.judge import JudgeChoice
