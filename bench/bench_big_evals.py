@@ -79,7 +79,7 @@ def measure(folder: Path, items: int, labelled: bool) -> dict[str, object]:
     probe = subprocess.run(
         [sys.executable, "-c", PROBE, str(folder / "scorers.yaml"), str(data), str(folder / f"{kind}.sqlite"), str(items)],
         check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    )
     return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
 
 

@@ -379,7 +379,7 @@ def stream_memory(folder: Path, items: int) -> dict[str, float]:
     probe = subprocess.run(
         [sys.executable, "-c", STREAM_PROBE, str(catalog), str(data), str(folder / "stream.sqlite"), str(items)],
         check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    )
     return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
 
 
@@ -398,12 +398,12 @@ def print_deepeval(runs: list[dict[str, Any]] | None, items: int, engine_wall: f
             continue
         theirs = run["scored"] / run["seconds"]
         print(f"   DeepEval {run['version']} HallucinationMetric, evaluate(max_concurrent={run['concurrency']}), {how}: "
-              f"{run['seconds']:6.2f} s  {theirs:6.1f} items/s  {run['requests']} requests ({run['requests'] / items:.2f} an item)")  # fmt: skip
+              f"{run['seconds']:6.2f} s  {theirs:6.1f} items/s  {run['requests']} requests ({run['requests'] / items:.2f} an item)")
         if run["scored"] != run["items"]:  # a rate over part of the items compares nothing
             print(f"      scored {run['scored']} of {run['items']} items, so no ratio; first error: {run['error']}")
         else:
             print(f"      ratio engine / DeepEval items/s: {ours / theirs:.2f}x  (aim: at least 2x; the engine {ours:.1f} items/s, "
-                  f"{requests / items:.2f} requests an item: at most {ceiling:.1f} items/s at this latency and concurrency)")  # fmt: skip
+                  f"{requests / items:.2f} requests an item: at most {ceiling:.1f} items/s at this latency and concurrency)")
 
 
 HALUEVAL = ROOT / "examples" / "halueval_qa.jsonl"
@@ -527,7 +527,7 @@ def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, f
             result = run_evals(
                 data, scorers, concurrency=concurrency, store=folder / f"calls-{number}-{base_url[-5:]}.sqlite",
                 cache=folder / f"calls-cache-{number}-{base_url[-5:]}.sqlite", run=f"calls-{number}", keep_results=False, reasons="failing",
-            )  # fmt: skip
+            )
             elapsed = time.perf_counter() - started
         assert result.counts.completed == len(items), result.errors[:3]
         engine_rows.append((label, elapsed, judge.ask("count"), load_average(), judge.ask("peak")))
@@ -552,11 +552,11 @@ def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, f
         warmup.stop()
     count = len(items)
     print(f"\n6. {count} HaluEval items ({sum(hallucinated)} hallucinated), judge latency {arguments.latency * 1000:.0f} ms, "
-          f"concurrency {arguments.concurrency}; reasons for failing items only; cache and store on")  # fmt: skip
+          f"concurrency {arguments.concurrency}; reasons for failing items only; cache and store on")
     for label, elapsed, requests, load, peak in engine_rows:
         ceiling = count / (requests * arguments.latency / max(peak, 1))
         print(f"   engine {label}: {elapsed:6.2f} s  {count / elapsed:6.1f} items/s  {requests / count:.2f} calls an item"
-              f"  (at most {peak} calls in flight: ceiling {ceiling:.1f} items/s; load {load:.1f})")  # fmt: skip
+              f"  (at most {peak} calls in flight: ceiling {ceiling:.1f} items/s; load {load:.1f})")
     for (label, metrics), run in zip(DEEPEVAL_RUNS, deepeval_rows):
         if run is None:
             print(f"   DeepEval {label}: {NO_DEEPEVAL}")
@@ -566,7 +566,7 @@ def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, f
             ceiling = count / (run["requests"] * arguments.latency / max(run["peak"], 1))
             print(f"   DeepEval {run['version']} {label}, tuned: {run['seconds']:6.2f} s  {run['scored'] / run['seconds']:6.1f} items/s"
                   f"  {run['requests'] / count:.2f} calls an item  (at most {run['peak']} calls in flight: ceiling {ceiling:.1f} items/s;"
-                  f" scored {run['scored']} of {run['items']})")  # fmt: skip
+                  f" scored {run['scored']} of {run['items']})")
     aims = {**AIMS, **({len(ENGINE_RUNS): AIMS[2]} if len(engine_rows) > len(ENGINE_RUNS) else {})}
     for engine_index, (deepeval_index, aim) in aims.items():
         run = deepeval_rows[deepeval_index]
@@ -576,7 +576,7 @@ def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, f
         ratio = (count / elapsed) / (run["scored"] / run["seconds"])
         calls = (run["requests"] / count) / (requests / count)
         print(f"   ratio engine {label} / DeepEval {DEEPEVAL_RUNS[deepeval_index][0]} items/s: {ratio:.2f}x (aim: at least {aim}x; "
-              f"calls an item {requests / count:.2f} against {run['requests'] / count:.2f}: at most {calls:.2f}x at equal latency)")  # fmt: skip
+              f"calls an item {requests / count:.2f} against {run['requests'] / count:.2f}: at most {calls:.2f}x at equal latency)")
 
 
 def load_average() -> float:
@@ -590,13 +590,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="Judge calls in flight (DeepEval's max_concurrent)")
     parser.add_argument("--stream-items", type=int, default=100_000, help="Items of the streamed file (figure 5)")
     parser.add_argument("--scheduling-latency", type=float, default=2.0,
-                        help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")  # fmt: skip
+                        help="Seconds per answer when measuring the scheduling alone (long, so a loaded CPU does not blur it)")
     parser.add_argument("--batch-only", action="store_true", help="Only figures 1 to 3: the batch, CPU per call, the re-run")
     parser.add_argument("--startup-only", action="store_true", help="Only figure 4: how fast `scorers --help`, `list` and `check` start")
     parser.add_argument("--calls-only", action="store_true", help="Only figure 6: calls per item and items/s on HaluEval items, beside DeepEval's metrics")
     parser.add_argument("--deepeval-python", metavar="PATH",
                         help="The Python of an environment with DeepEval installed, for figure 1's comparison "
-                        "(default: this interpreter, if it has DeepEval; else the figure says it is not installed)")  # fmt: skip
+                        "(default: this interpreter, if it has DeepEval; else the figure says it is not installed)")
     arguments = parser.parse_args()
     deepeval_python: str | None = arguments.deepeval_python or sys.executable
     problem = None if arguments.startup_only else deepeval_problem(str(deepeval_python))
@@ -647,7 +647,7 @@ def main() -> None:
             gc.collect()
             own_rounds.append(engine_batch(
                 data, arguments.concurrency, folder / f"own-{round_number}.sqlite", folder / f"own-cache-{round_number}.sqlite", "own", (AnswersItself(),)
-            ))  # fmt: skip
+            ))
         (engine_wall0, engine_cpu), (bare_wall0, bare_cpu), (own_wall, own_cpu) = (min(rounds, key=lambda r: r[1]) for rounds in (engine_rounds, bare_rounds, own_rounds))
 
         # 1. The cold batch at `latency` (a new response cache and results store each time),
@@ -687,7 +687,7 @@ def main() -> None:
     print(f"   bare AsyncOpenAI loop, {len(chains) * 3} independent requests, {arguments.concurrency} in flight: {bare_wall:6.2f} s"
           f"  (runs: {_seconds(bare_runs)}; floor {len(chains) * 3 * arguments.latency / arguments.concurrency:.2f} s)")
     print(f"   bare AsyncOpenAI loop, the same requests as 3-call chains, {arguments.concurrency} chains at a time: {chained_wall:6.2f} s"
-          f"  (runs: {_seconds(chained_runs)})")  # fmt: skip
+          f"  (runs: {_seconds(chained_runs)})")
     print(f"   (medians of {LATENCY_ROUNDS} alternating runs of each; ratios of the run pairs: "
           f"{', '.join(f'{engine / bare:.3f}' for engine, bare in zip(engine_runs, bare_runs))})")
     print(f"   ratio engine / bare independent requests: {engine_wall / bare_wall:.3f}x  (aim: at most 1.10x)")
@@ -695,7 +695,7 @@ def main() -> None:
     rounds = math.ceil(len(chains) * 3 / arguments.concurrency)
     print(f"   scheduling alone (a middleware answers each call after {arguments.scheduling_latency:g} s; no HTTP, no Instructor): "
           f"{scheduled_wall:.2f} s against {rounds * arguments.scheduling_latency:.2f} s for {rounds} full rounds of {arguments.concurrency} calls"
-          f" ({scheduled_wall / (rounds * arguments.scheduling_latency):.3f}x)")  # fmt: skip
+          f" ({scheduled_wall / (rounds * arguments.scheduling_latency):.3f}x)")
     print_deepeval(deepeval, items, engine_wall, requests, arguments.latency, arguments.concurrency)
     print(f"\n2. CPU per judge call at zero latency ({calls_zero} calls; the least of {ZERO_LATENCY_ROUNDS} alternating rounds of each)")
     print(f"   engine: {engine_cpu / calls_zero * 1000:.2f} ms  (wall {engine_wall0:.2f} s)")
@@ -704,7 +704,7 @@ def main() -> None:
     above = engine_cpu - bare_cpu
     print(f"   so: the engine and Instructor add {above / calls_zero * 1000:.2f} ms a call to the HTTP client's {bare_cpu / calls_zero * 1000:.2f} ms"
           f" ({above / bare_cpu:.0%} of it; aim: at most 50%); the engine's own work, run alone: {own_cpu / calls_zero * 1000:.2f} ms"
-          f" ({own_cpu / bare_cpu:.0%})")  # fmt: skip
+          f" ({own_cpu / bare_cpu:.0%})")
     if own_cpu > above:
         # Instructor's share is the difference of three noisy figures: not printed when it would be negative.
         print("   (the engine run alone costs more than the difference above: Instructor's share is within the noise)")

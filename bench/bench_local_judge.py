@@ -57,7 +57,7 @@ TOOL_CALL_OUTPUT = [
     ]},
     {"role": "tool", "tool_call_id": "c1", "content": "The first iPhone went on sale on June 29, 2007."},
     {"role": "assistant", "content": "The first iPhone went on sale on June 29, 2007."},
-]  # fmt: skip
+]
 OUTPUTS: dict[str, Any] = {"tool-call-accuracy": TOOL_CALL_OUTPUT, "trajectory-accuracy": TOOL_CALL_OUTPUT}
 #: What the abstract scorers need to run.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -134,7 +134,7 @@ def run_one(scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
         row.update(
             outcome="scored", score=result.score, calls=len(steps), completion_tokens=result.usage.completion_tokens,
             reason=(result.reason or "")[:160],
-        )  # fmt: skip
+        )
     row["seconds"] = round(time.perf_counter() - started, 1)
     row["load_after"] = load()
     logging.getLogger().removeHandler(raw)
@@ -178,7 +178,7 @@ def main() -> None:
     print()
     print(f"{scored} of {len(rows)} score; {clear} fail with a clear error; {unclear} fail with a library's raw text; "
           f"{len(late)} ran past {AIM_SECONDS:g} s{(': ' + ', '.join(late)) if late else ''}; slowest {slowest['scorer']} "
-          f"{slowest['seconds']:.1f} s; {sum(row['seconds'] for row in rows):.0f} s in all; load average at the end: {load()}")  # fmt: skip
+          f"{slowest['seconds']:.1f} s; {sum(row['seconds'] for row in rows):.0f} s in all; load average at the end: {load()}")
     print(f"a library's raw text logged (on stderr, for a program without logging set up) by {len(logged)}{(': ' + ', '.join(logged)) if logged else ''}")
     if arguments.json:
         print(json.dumps(rows, indent=2))

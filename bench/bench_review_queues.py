@@ -43,7 +43,7 @@ def main() -> None:
         ReviewItem(queue="big", item_id=f"i{n}", position=n, fields={"input": "a question " * 40, "output": "an answer " * 150, "context": ["a passage " * 200]},
                    judged=JudgedItem(score=0.5, reason="a reason " * 20, answers={"analyze": {"verdicts": verdicts}}))
         for n in range(arguments.items)
-    ]  # fmt: skip
+    ]
     start = time.perf_counter()
     store.create_queue(queue, items)  # type: ignore[attr-defined]
     made = time.perf_counter() - start

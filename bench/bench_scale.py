@@ -122,7 +122,7 @@ def _response_cache(server: JudgeServer, cluster: PostgresCluster, workdir: Path
     server.requests.clear()
     environment = {**os.environ, "SCORERS_CACHE": cache}
     command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--run", "other-process",
-               "--concurrency", "16", "--store", str(workdir / "other-process.sqlite")]  # fmt: skip
+               "--concurrency", "16", "--store", str(workdir / "other-process.sqlite")]
     started = time.perf_counter()
     subprocess.run(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     print(f"   another process, same PostgreSQL cache: {time.perf_counter() - started:5.2f}s with start-up, {len(server.requests)} requests")

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--warmup-base-url", help="Score the first eight items here first, untimed")
     parser.add_argument("--metrics", default="hallucination", help="Comma-separated: hallucination, faithfulness, answer_relevancy")
     parser.add_argument("--tuned", action="store_true",
-                        help="DeepEval at its fastest: its result cache off, one HTTP client shared by its calls")  # fmt: skip
+                        help="DeepEval at its fastest: its result cache off, one HTTP client shared by its calls")
     arguments = parser.parse_args()
     os.environ.update(QUIET)
     os.environ.pop("CONFIDENT_API_KEY", None)  # no key, so nothing is uploaded to Confident AI

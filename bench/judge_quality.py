@@ -56,7 +56,7 @@ def faithbench_items(path: Path) -> list[dict[str, Any]]:
         items.append({
             "id": f"faithbench-{number}", "output": row["summary"].strip(), "context": [row["source"].strip()],
             "metadata": {"llm": row["LLM"], "worst_label": row["worst-label"]}, "expected": {"hallucination": flagged, "faithfulness": flagged},
-        })  # fmt: skip
+        })
     return items
 
 
@@ -91,7 +91,7 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
     repeated = run_repeated(
         data, [scorer], repeat=arguments.repeats, run=run, store=arguments.store, concurrency=arguments.concurrency, cache=False,
         meta={"data": str(path)},
-    )  # fmt: skip
+    )
     first = repeated.results[0]
     direction = scorer.plan.direction
     labelled = [
@@ -115,7 +115,7 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
         "verdict_changed": None if stability.consistency is None else round(1 - stability.consistency, 4),
         "calls_per_100": round(100 * sum(usage.judge_calls + usage.cached_calls for usage in usages) / judged, 1),
         "cost_per_100": None if any(cost is None for cost in costs) else round(100 * sum(cost or 0.0 for cost in costs) / judged, 4),
-    }  # fmt: skip
+    }
 
 
 def queue_items(path: Path, arguments: argparse.Namespace) -> list[dict[str, Any]]:

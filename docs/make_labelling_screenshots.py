@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import script_word_overlap  # noqa: E402
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
-from scripted import script_word_overlap  # noqa: E402
 
-from engine import create_scorer, run_evals  # noqa: E402
+from engine import JudgeSettings, create_scorer, run_evals  # noqa: E402
 from engine.testing import JudgeServer  # noqa: E402
 from engine.workbench.server import Workbench  # noqa: E402
 
@@ -144,7 +144,7 @@ def main() -> None:
         catalog = folder / "my-catalog"
         catalog.mkdir()
         (catalog / "scorers.yaml").write_text(CATALOG, encoding="utf-8")
-        workbench = Workbench(catalog, store, model="openai/judge", cache=False).start()
+        workbench = Workbench(catalog, store, judge=JudgeSettings(model="openai/judge"), cache=False).start()
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import script_word_overlap  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
-from scripted import script_word_overlap  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from engine.cli import app  # noqa: E402
@@ -36,7 +36,7 @@ def main() -> None:
             ["compare", "examples/halueval_qa_pairs.jsonl", "--scorer", "hallucination", "--config",
              "examples/variants/strict/scorers.yaml", "--sample", "60", "--seed", "1", "--run", "strict-vs-builtin", "--store", str(store)],
             ["report", "strict-vs-builtin", "--store", str(store), "-o", str(report)],
-        ):  # fmt: skip
+        ):
             result = runner.invoke(app, command)
             if result.exit_code != 0:
                 raise SystemExit(result.output)

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.scripted import between, claims_of, script_word_overlap  # noqa: E402
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
-from scripted import between, claims_of, script_word_overlap  # noqa: E402
 
 from engine.testing import JudgeServer, Reply, Request  # noqa: E402
 from engine.workbench.server import Workbench  # noqa: E402
@@ -170,7 +170,7 @@ def main() -> None:
     os.environ.update(
         OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-stand-in", SCORERS_CACHE=str(folder / "cache.sqlite"),
         XDG_DATA_HOME=str(folder / "data"), XDG_CACHE_HOME=str(folder / "user-cache"),
-    )  # fmt: skip
+    )
     script_word_overlap(server)
     # Started where a tuner would start it: beside their catalog folder and their examples.
     (folder / "examples").mkdir()

@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .lazy import lazy_exports
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         ScorerError,
         StoreError,
     )
-    from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, TokenUsage
+    from .judge import JudgeConfig, JudgeMiddleware, JudgeRequest, JudgeSettings, TokenUsage
     from .runs.stored.rescoring import rescore
     from .runs import (
         Agreement,
@@ -82,6 +83,11 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
     from .runs.align import AlignResult, aalign, align
     from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
+if TYPE_CHECKING:  # what the signatures below name, not exported
+    from typing_extensions import Unpack
+
+    from .judge import JudgeChoice, ResponseCache
+
 _LAZY_EXPORTS: dict[str, str] = {
     "Catalog": ".catalog",
     "ScorerDefinition": ".catalog",
@@ -112,6 +118,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "JudgeConfig": ".judge",
     "JudgeMiddleware": ".judge",
     "JudgeRequest": ".judge",
+    "JudgeSettings": ".judge",
     "TokenUsage": ".judge",
     "Agreement": ".runs",
     "CallbackAlert": ".runs",
@@ -171,24 +178,32 @@ def create_scorer(
     scorer_id: str,
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
-    **judge: Any,
+    *,
+    judge: JudgeSettings | None = None,
+    cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
+    middleware: Sequence[JudgeMiddleware] = (),
+    **choice: Unpack[JudgeChoice],
 ) -> AnyScorer:
-    """A built-in scorer by id (see `scorers list`). `judge` takes base_url, api_key, mode and
-    middleware (wrappers of every judge call, e.g. a cache), for a jury of judges
-    models=[...], aggregate, threshold, margin, and for a cascade from `model` to a strong
-    judge escalate_to, margin, samples, threshold."""
+    """A built-in scorer by id (see `scorers list`), judged by `model` or as `judge` (a
+    JudgeSettings) says; the `choice` keywords set single settings: base_url, api_key, mode,
+    timeout, retries; for a jury of judges models=[...], aggregate, threshold, margin; for a
+    cascade from `model` to a strong judge escalate_to, margin, samples, threshold.
+    `middleware` wraps every judge call (a limiter, a tracer); `cache` answers repeated
+    questions from a response cache."""
     from .catalog import builtin_catalog
 
-    return builtin_catalog().create(scorer_id, model=model, options=options, **judge)
+    return builtin_catalog().create(scorer_id, model, options, judge=judge, cache=cache, middleware=middleware, **choice)
 
 
 def create_hallucination_scorer(
     model: str | JudgeConfig | None = None,
     options: Mapping[str, Any] | None = None,
-    **judge: Any,
+    *,
+    judge: JudgeSettings | None = None,
+    **choice: Unpack[JudgeChoice],
 ) -> AnyScorer:
     """The hallucination scorer: options `scale`, `context`, `get_context`, `language`."""
-    return create_scorer("hallucination", model=model, options=options, **judge)
+    return create_scorer("hallucination", model, options, judge=judge, **choice)
 
 
 __all__ = [
@@ -232,6 +247,7 @@ __all__ = [
     "JudgeRateLimitError",
     "JudgeRequest",
     "JudgeRequestError",
+    "JudgeSettings",
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUnreachableError",

@@ -40,9 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
     catalog = str(config.getini("scorers_catalog") or "")
     no_cache = bool(config.getoption("--scorers-no-cache"))
     if model or catalog or no_cache:
+        from .judge.settings import JudgeSettings
         from .testing.assertions import defaults
 
-        defaults.model = model
+        defaults.judge = JudgeSettings(model=model)
         defaults.catalog = str(config.rootpath / catalog) if catalog else None
         defaults.cache = not no_cache
 
@@ -57,7 +58,7 @@ def scorers() -> Scorers:
     """Create scorers and assert on their scores; see the module docstring."""
     from .testing.assertions import Scorers, catalog_of, defaults
 
-    return Scorers(catalog_of(None), defaults.model)
+    return Scorers(catalog_of(None), defaults.judge)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +75,7 @@ def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyP
     """The scripted judge server, reset, with `openai/...` judges pointed at it (and no
     other judge configured), so a test scripts the answers and runs real scorers offline.
     Its answers are scripted per test, so none is served from the response cache."""
-    from .judge import capabilities
+    from .judge import JudgeSettings, capabilities
     from .testing.assertions import defaults
 
     scorers_judge_server.reset()
@@ -83,6 +84,6 @@ def scorers_judge(scorers_judge_server: JudgeServer, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     for name in ("SCORERS_MODEL", "SCORERS_MODE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(defaults, "model", None)
+    monkeypatch.setattr(defaults, "judge", JudgeSettings())
     monkeypatch.setattr(defaults, "cache", False)
     return scorers_judge_server

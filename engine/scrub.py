@@ -71,7 +71,7 @@ _FIELD_IN_TEXT = re.compile(
 _SHAPE_MARKS = (
     "sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "AIza", "AKIA", "ASIA", "xox", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "eyJ", "PRIVATE KEY", "hooks.slack.com", "/api/webhooks/",
-)  # fmt: skip
+)
 _FIELD_MARKS = ("key", "secret", "token", "passw", "pwd", "authorization", "cookie", "credential")
 _HTTP_MARKS = ("basic ", "bearer ", "token ")
 

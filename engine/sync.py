@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -31,3 +33,17 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]  # type: ignore[no-any-return]
+
+
+def blocking(async_function: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The sync twin of `async_function`, with its signature (as type checkers, editors and
+    `help()` see it): `run_evals = blocking(arun_evals)` is named `run_evals`."""
+
+    @functools.wraps(async_function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(async_function(*args, **kwargs))
+
+    name = async_function.__name__.removeprefix("a")
+    run.__name__, run.__qualname__ = name, async_function.__qualname__.removesuffix(async_function.__name__) + name
+    run.__doc__ = f"Sync twin of `{async_function.__name__}` (same arguments).\n\n{async_function.__doc__ or ''}".rstrip()
+    return run

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers.chromium import launched_chromium
 
 from engine.judge import capabilities
 from engine.judge.middleware.cache import close_open_caches
@@ -88,22 +88,11 @@ def postgres_url(postgres_cluster: PostgresCluster) -> str:
     return postgres_cluster.new_database()
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright (which downloads no browser of its own)."""
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    """Debian's chromium driven by Playwright, for one test."""
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 
 from engine import as_variant, create_hallucination_scorer, run_compare
 from engine.runs import run_evals

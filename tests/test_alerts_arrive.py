@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from receiver import Receiver
-from scripted import numbered_claims
+from helpers.receiver import Receiver
+from helpers.scripted import numbered_claims
 from typer.testing import CliRunner
 
 from engine import LiveScorer, SQLiteStore, create_hallucination_scorer
@@ -53,7 +53,7 @@ def free_port_url() -> str:
 
 def monitors_file(path: Path, url: str, **webhook: Any) -> Path:
     monitor = {"scorer": "hallucination", "statistic": "mean", "above": 0.5, "window": 10, "min_samples": 5,
-               "alert": [{"webhook": url, "retries": 1, "backoff": 0.01, **webhook}]}  # fmt: skip
+               "alert": [{"webhook": url, "retries": 1, "backoff": 0.01, **webhook}]}
     path.write_text(yaml.safe_dump({"monitors": {"rising": monitor}}), encoding="utf-8")
     return path
 
@@ -120,7 +120,7 @@ def test_a_live_alert_that_fails_every_try_is_kept_and_sent_again(judge: JudgeSe
         monitor = Monitor(
             name="rising", scorer="hallucination", statistic="mean", above=0.5, window=5, min_samples=5,
             alert=[WebhookAlert(webhook=receiver.url, retries=4, backoff=0.01)],
-        )  # fmt: skip
+        )
         live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, monitors=[monitor])
         for number in range(5):
             live.submit(f"reply {number}", input="q", run_id=f"r{number}")
@@ -146,7 +146,7 @@ def test_a_restarted_host_does_not_alert_again_for_an_episode_already_alerted(ju
             monitor = Monitor(
                 name="rising", scorer="hallucination", statistic="mean", above=0.5, window=5, min_samples=5,
                 alert=[WebhookAlert(webhook=receiver.url, backoff=0.01)],
-            )  # fmt: skip
+            )
             live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, monitors=[monitor])
             for number in range(6):
                 live.submit(f"reply {number}", input="q", run_id=f"r{restart}-{number}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from scripted import claims_of, numbered_claims
+from helpers.scripted import claims_of, numbered_claims
 from typer.testing import CliRunner
 
 from engine import align, load_scorers

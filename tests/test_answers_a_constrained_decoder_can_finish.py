@@ -28,7 +28,7 @@ ONE_CALL = [
 RUN: dict[str, Any] = {
     "output": "The sky is blue.", "input": "What colour is the sky?", "context": ["The sky is blue."], "ground_truth": "Blue.",
     "turns": [{"role": "user", "content": "Hi, can you help?"}, {"role": "assistant", "content": "Of course."}],
-}  # fmt: skip
+}
 #: What scorers need beyond the run: options of abstract scorers, a transcript with a tool call.
 OPTIONS: dict[str, dict[str, Any]] = {
     "criteria": {"criteria": "The output is polite."},

@@ -17,7 +17,7 @@ from engine import CatalogErrors, ConfigError, create_hallucination_scorer, load
 from engine.cli import app
 from engine.testing import JudgeServer
 
-from scripted import between, numbered_claims, verdicts_on_claims
+from helpers.scripted import between, numbered_claims, verdicts_on_claims
 
 runner = CliRunner()
 CONTEXT = ["The first iPhone was announced on January 9, 2007.", "It went on sale on June 29, 2007."]

@@ -3,8 +3,11 @@ talks to a provider, the command line starts without the SDKs, and the types che
 
 from __future__ import annotations
 
+import ast
+import io
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import grimp
@@ -46,3 +49,62 @@ def test_the_command_line_starts_without_importing_the_provider_sdk() -> None:
 def test_the_engine_type_checks_strictly() -> None:
     checked = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+def _imports_from(path: Path) -> list[tuple[int, ast.ImportFrom]]:
+    return [(node.lineno, node) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ImportFrom)]
+
+
+def test_no_module_takes_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: a second module that needs it
+    makes it public (and so part of what a change must keep) rather than reaching in."""
+    taken = [
+        f"{path.relative_to(ROOT)}:{line}: {alias.name} from {'.' * node.level}{node.module or ''}"
+        for path in sorted((ROOT / "engine").rglob("*.py"))
+        for line, node in _imports_from(path)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert taken == []
+
+
+def test_every_command_lives_in_a_module_named_for_its_group_of_commands() -> None:
+    """`<group>_commands.py` holds commands, nothing else does: a reader finds `scorers X`
+    in `COMMAND_MODULES`, and a module's name says whether it registers commands."""
+    from engine.cli.app import COMMAND_MODULES
+
+    assert all(module.endswith("_commands") for module in COMMAND_MODULES.values()), COMMAND_MODULES
+    registering = {path.stem for path in (ROOT / "engine" / "cli").glob("*.py") if "@app.command" in path.read_text(encoding="utf-8") or "app.add_typer" in path.read_text(encoding="utf-8")}
+    assert registering == {path.stem for path in (ROOT / "engine" / "cli").glob("*_commands.py")} == set(COMMAND_MODULES.values())
+
+
+def test_no_formatter_markers_are_left_in_the_code() -> None:
+    """No formatter is configured, so a marker telling one to leave a line alone is noise a
+    reader must stop and wonder about; the check reads comments, not strings that mention one."""
+    markers = ("fmt: skip", "fmt: off", "fmt: on")
+    found = [
+        f"{path.relative_to(ROOT)}:{token.start[0]}"
+        for folder in ("engine", "tests", "bench", "docs", "examples")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+        if token.type == tokenize.COMMENT and any(marker in token.string for marker in markers)
+    ]
+    assert found == [], f"formatter markers at: {found}"
+
+
+def test_test_modules_take_what_they_share_from_the_helpers_package() -> None:
+    """A test module imported by another ties the two together (renaming a test breaks the
+    other file) and hides its helpers among tests: what tests share lives in tests/helpers/.
+    Imports inside functions count too."""
+    found: list[str] = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module or ''}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            if any(part.startswith("test_") for name in names for part in name.split(".")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == [], f"test modules imported by other modules at: {found}"

@@ -181,7 +181,7 @@ def test_an_enum_value_the_prompt_never_explains_is_a_warning(tmp_path: Path, mo
     # A value the score compares with is read by the scorer: no warning.
     write(tmp_path, "scorers:\n  strict-hallucination:\n    extends: hallucination\n    steps:\n      - id: analyze\n        schema: verdicts.yaml\n"
           "      - id: score\n        values:\n          hallucinated:\n            reduce: ratio\n            items: analyze.verdicts\n"
-          "            where: \"item.verdict in ['yes', 'partly']\"\n")  # fmt: skip
+          "            where: \"item.verdict in ['yes', 'partly']\"\n")
     code, lines, _ = check_lines(monkeypatch, tmp_path, "catalog.yaml")
     assert (code, [line for line in lines if ": note: " not in line]) == (0, [])
 

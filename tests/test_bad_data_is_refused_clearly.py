@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from engine.testing import JudgeServer
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import ConfigError, DataError, RunInputError, SQLiteStore, create_hallucination_scorer, load_scorers, run_evals

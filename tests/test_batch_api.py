@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import between, outputs_judged, script_hallucination
+from helpers.scripted import between, outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, create_hallucination_scorer, run_evals

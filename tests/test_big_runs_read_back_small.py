@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from store_contract.samples import record
+from helpers.stored_records import record
 from typer.testing import CliRunner
 
 from engine import RunInfo, SQLiteStore
@@ -32,7 +32,7 @@ def big_run(path: Path, items: int) -> None:
                     "big", f"item-{n}", score=None if unscorable else (n % 100) / 100, direction="lower_is_better", item_index=n + 1,
                     output=f"answer {n}", reason=None if unscorable else f"reason {n}", expected=None if unscorable else n % 3 == 0,
                     not_scorable="the output is empty" if unscorable else None,
-                )  # fmt: skip
+                )
             )
         store.save_many(records)
         store.end_run("big", "complete")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from streamed_memory import streamed
+from helpers.streamed_memory import streamed
 
 import engine
 from engine.runs.measures.stats import SAMPLE_SIZE, WORST_KEPT, AgreementStream, Labelled, agreement_of
@@ -22,7 +22,7 @@ def test_a_labelled_eval_streams_in_flat_memory_and_counts_every_label() -> None
     def data() -> Iterator[dict[str, Any]]:
         for n in range(total):
             yield {"id": str(n), "input": f"order {n} shipped to Lyon on time", "output": f"Your order {n} shipped to Lyon.",
-                   "expected": {"keyword-coverage": n % 3 == 0}}  # fmt: skip
+                   "expected": {"keyword-coverage": n % 3 == 0}}
 
     result, grown = streamed(data(), total, engine.create_scorer("keyword-coverage"))
     assert result.counts.completed == total and not result.errors

@@ -17,7 +17,7 @@ from engine.cli import app
 from engine.scoring import Cascade
 from engine.testing import JudgeServer, Reply, Request
 
-from scripted import between, claims_of, numbered_claims
+from helpers.scripted import between, claims_of, numbered_claims
 
 runner = CliRunner()
 CHEAP, STRONG = "openai/gpt-4o-mini", "openai/gpt-4o"
@@ -91,7 +91,7 @@ def test_the_cascade_agrees_with_people_nearly_as_the_strong_judge_for_a_share_o
     assert subtle.score == 1 and subtle.judges is not None
     assert [(judge.model, judge.decided, judge.escalation) for judge in subtle.judges] == [
         (CHEAP, False, None), (STRONG, True, "its score 0.5 is within 0.1 of the threshold 0.5"),
-    ]  # fmt: skip
+    ]
     fine = next(item for item in result.items if item.id == "fine-0").results["hallucination"]
     assert fine.judges is not None and [(judge.model, judge.decided) for judge in fine.judges] == [(CHEAP, True)]
     # only the escalated items reached the strong judge

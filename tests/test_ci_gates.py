@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine.cli import app

@@ -22,7 +22,7 @@ def script(judge: JudgeServer) -> None:
     judge.on("Claims", {"claims": ["The first iPhone was announced in 2007.", "It cost $10."]})
     judge.on("HallucinationVerdicts", {"verdicts": [
         {"statement": "The first iPhone was announced in 2007.", "verdict": "no", "reason": "r"}, {"statement": "It cost $10.", "verdict": "yes", "reason": "r"},
-    ]})  # fmt: skip
+    ]})
     judge.on("Reason", {"reason": "The price is not in the context."})
 
 

@@ -7,8 +7,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from stopped_runs import has_saved, stop_mid_run
-from scripted import outputs_judged, script_hallucination
+from helpers.stopped_runs import has_saved, stop_mid_run
+from helpers.scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import SQLiteStore

@@ -11,7 +11,8 @@ import socket
 from pathlib import Path
 
 import pytest
-from scripted import copy_catalog, script_hallucination
+from helpers.catalogs import copy_catalog
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import (
@@ -26,7 +27,7 @@ from engine import (
 from engine.cli import app
 from engine.cli.app import EXIT_STATUSES
 from engine.cli.common import one_line
-from engine.judge.config import resolve_judge
+from engine.judge.settings import resolve_judge
 from engine.testing import JudgeServer, assert_score
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,7 +157,7 @@ def test_an_unreachable_ollama_judge_names_its_own_variable(tmp_path: Path, monk
 
 def test_errors_carry_their_parameter_and_stop_a_run_by_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError) as no_model:
-        resolve_judge(None, None, owner="my-scorer")
+        resolve_judge(None, owner="my-scorer")
     assert no_model.value.parameter == "model" and str(no_model.value) == "my-scorer: no judge model; set SCORERS_MODEL (or pass model='provider/model')"
     assert one_line(no_model.value) == "my-scorer: no judge model; set SCORERS_MODEL (or give --model provider/model)"
     assert [kind("x").fatal for kind in (JudgeError, JudgeServerError, JudgeTimeoutError)] == [False, False, False]

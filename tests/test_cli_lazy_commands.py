@@ -22,7 +22,7 @@ def fresh_python(code: str, cache: Path) -> str:
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True, text=True, check=True, env={"XDG_CACHE_HOME": str(cache), "PATH": ""},
-    )  # fmt: skip
+    )
     return result.stdout
 
 

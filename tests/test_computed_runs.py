@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamed_memory import streamed
+from helpers.streamed_memory import streamed
 from typer.testing import CliRunner
 
 import engine

@@ -19,7 +19,7 @@ COMPUTED = [
     "completeness", "content-similarity", "keyword-coverage", "textual-difference", "tone-consistency",
     "tool-call-accuracy-computed", "trajectory-accuracy-computed", "includes", "excludes", "equals", "matches",
     "similarity", "called-tool", "did-not-call", "tool-order", "max-tool-calls", "used-no-tools", "no-tool-errors",
-]  # fmt: skip
+]
 
 
 def score(scorer_id: str, options: dict[str, Any] | None = None, **run: Any) -> float:

@@ -4,8 +4,8 @@ run together) can put more calls in flight than the bound."""
 
 from __future__ import annotations
 
-from scripted import between, script_hallucination
-from test_jury import CONTEXT, script_panel
+from helpers.scripted import between, script_hallucination
+from helpers.jury import CONTEXT, script_panel
 
 from engine import create_hallucination_scorer, run_evals
 from engine.testing import JudgeServer

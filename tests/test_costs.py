@@ -4,12 +4,13 @@ by `eval` and `results`, estimated before a run, and capped by a budget."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 from engine.testing import JudgeServer, Reply, Request
-from scripted import FIRST_CALL_HOLD, PER_CALL, between, claims_of, numbered_claims, script_priced
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, between, claims_of, numbered_claims, script_priced
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, TokenUsage, create_hallucination_scorer, run_evals
@@ -128,7 +129,7 @@ def test_estimate_learns_answer_lengths_from_the_cache_and_comes_close_to_the_re
     judge.on("Claims", lambda request: sized({"claims": claims_of(between(request.prompt, "output"))}, request))
     judge.on("HallucinationVerdicts", lambda request: sized(
         {"verdicts": [{"statement": claim, "verdict": "yes", "reason": "r"} for claim in numbered_claims(request.prompt)]}, request
-    ))  # fmt: skip
+    ))
     judge.on("Reason", lambda request: sized({"reason": "scripted"}, request))
     cache = tmp_path / "c.sqlite"
     first = write_items(tmp_path / "first.jsonl", [f"claim {n}. WRONG" for n in range(3)])
@@ -169,7 +170,7 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
     store = tmp_path / "r.sqlite"
     budget = 3 * 3 * PER_CALL + FIRST_CALL_HOLD  # about three items' worth, and room for a step's first call
     stopped = runner.invoke(app, ["eval", "--reasons", "always", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped",
-                                  "--concurrency", "1", "--max-cost", str(budget)])  # fmt: skip
+                                  "--concurrency", "1", "--max-cost", str(budget)])
     assert stopped.exit_code == 1, stopped.output  # a run that did not score everything has not passed
     assert "stopped early" in stopped.stdout and "--max-cost" in stopped.stdout
     assert "the run stopped before the end" in stopped.stderr and "to score the rest" in stopped.stderr
@@ -185,6 +186,30 @@ def test_max_cost_stops_cleanly_and_the_run_resumes(judge: JudgeServer, tmp_path
         assert results.get_run("capped").status == "complete"  # type: ignore[union-attr]
 
 
+def test_the_command_printed_to_resume_a_stopped_run_repeats_every_setting_that_decides_its_scores(judge: JudgeServer, tmp_path: Path) -> None:
+    """A jury's aggregation, the judges' endpoint, mode, limits, the gate and the budget: a
+    resume without any of them would score the rest differently, or spend past the budget."""
+    script_priced(judge)
+    data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(12)])
+    store, cache = tmp_path / "r.sqlite", tmp_path / "answers.sqlite"
+    settings = [
+        "--model", "openai/gpt-4o-mini", "--model", "openai/gpt-4o", "--aggregate", "median", "--base-url", judge.base_url, "--mode", "tools",
+        "--timeout", "20.0", "--retries", "1", "--rpm", "6000.0", "--tpm", "9000000.0", "--threshold", "hallucination=0.5", "--gate", "lower",
+        "--min-coverage", "0.9", "--max-errors", "2", "--reasons", "always", "--concurrency", "1", "--cache", str(cache),
+        "--max-cost", str(2 * 2 * 3 * PER_CALL + 2 * FIRST_CALL_HOLD),
+    ]
+    stopped = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", *settings])
+    assert stopped.exit_code == 1, stopped.output
+    resume = shlex.split(stopped.stderr.split("to score the rest: ", 1)[1].strip())
+
+    def pairs(arguments: list[str]) -> list[tuple[str, str]]:
+        return [(flag, value) for flag, value in zip(arguments, arguments[1:]) if flag.startswith("--") and not value.startswith("--")]
+
+    assert set(pairs(settings)) <= set(pairs(resume)), sorted(set(pairs(settings)) - set(pairs(resume)))
+    assert resume[:3] == ["scorers", "eval", str(data)] and ("--run", "capped") in pairs(resume)
+    assert runner.invoke(app, [*resume[1:-2], "--run", "capped"]).exit_code == 1  # the same budget, spent already: nothing more is judged
+
+
 def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(judge: JudgeServer, tmp_path: Path) -> None:
     script_priced(judge)
     data = write_items(tmp_path / "data.jsonl", [f"claim {n}" for n in range(20)])
@@ -196,7 +221,7 @@ def test_a_run_stopped_by_its_budget_never_passes_even_with_every_threshold_met(
     assert result.passed is False and "--max-cost" in (result.stopped or "")  # ... and still the run has not passed
 
     shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "--concurrency", "1", "--no-cache", "--json",
-                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL + FIRST_CALL_HOLD)])  # fmt: skip
+                                "--threshold", "hallucination=1", "--max-cost", str(2 * 3 * PER_CALL + FIRST_CALL_HOLD)])
     assert shown.exit_code == 1, shown.output
     verdict = json.loads(shown.stdout)
     assert verdict["passed"] is False and verdict["status"] == "interrupted"

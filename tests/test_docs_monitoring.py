@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from receiver import Receiver
-from scripted import script_hallucination
-from test_pairwise import script_preference
+from helpers.preference import script_preference
+from helpers.receiver import Receiver
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine.cli import app

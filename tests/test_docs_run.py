@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scripted import answer_fitting, script_word_overlap
+from helpers.scripted import answer_fitting, script_word_overlap
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -105,7 +105,7 @@ ITEMS = [
     {"id": f"q{number}", "input": "Where is the Eiffel Tower?", "output": "The Eiffel Tower is in Paris.",
      "context": ["The Eiffel Tower is a landmark in Paris, France."], "expected": {"hallucination": False}}
     for number in range(4)
-]  # fmt: skip
+]
 MY_SCORERS = """\
 scorers:
   politeness:

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from scripted import script_word_overlap
+from helpers.scripted import script_word_overlap
 from typer.testing import CliRunner
 
 from engine.cli import app

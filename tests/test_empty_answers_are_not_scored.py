@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from engine.testing import JudgeServer
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import LiveScorer, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals

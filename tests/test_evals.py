@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import between, copy_catalog, outputs_judged, script_hallucination
+from helpers.catalogs import copy_catalog
+from helpers.scripted import between, outputs_judged, script_hallucination
 
 from engine import (
     ConfigError,

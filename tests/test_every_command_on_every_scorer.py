@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from scripted import answer_fitting, fitting
+from helpers.scripted import answer_fitting, fitting
 from typer.testing import CliRunner
 
 from engine import Catalog, builtin_catalog, load_scorers

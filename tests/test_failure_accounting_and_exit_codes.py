@@ -9,9 +9,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from stopped_runs import has_saved, stop_mid_run
+from helpers.stopped_runs import has_saved, stop_mid_run
 from engine.testing import JudgeServer
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import LiveScorer, ResultRecord, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals
@@ -104,7 +104,7 @@ def test_run_evals_returns_the_facts_a_hosts_ci_needs(judge: JudgeServer) -> Non
 
 
 def test_without_a_terminal_progress_lines_reach_stderr(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.cli import evaluate as evaluate_module
+    from engine.cli import eval_commands as evaluate_module
 
     monkeypatch.setattr(evaluate_module, "PROGRESS_EVERY_SECONDS", 0.0)
     script_hallucination(judge)
@@ -120,7 +120,7 @@ def test_without_a_terminal_progress_lines_reach_stderr(judge: JudgeServer, tmp_
 def test_a_progress_line_also_while_every_call_waits_on_a_slow_judge(
     judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.cli import evaluate as evaluate_module
+    from engine.cli import eval_commands as evaluate_module
 
     monkeypatch.setattr(evaluate_module, "WAITING_LINE_EVERY_SECONDS", 0.2)
     script_hallucination(judge, delay=1.5)  # the first answer of the only item takes 1.5 s

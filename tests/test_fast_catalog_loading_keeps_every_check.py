@@ -28,7 +28,7 @@ def _located(value: Any) -> Any:
         return (
             "map", value.place,
             [(key, _located(item), value.key_places[key], value.value_spans[key]) for key, item in value.items()],
-        )  # fmt: skip
+        )
     if isinstance(value, LocatedList):
         return ("list", value.place, [(_located(item), place, span) for item, place, span in zip(value, value.item_places, value.item_spans)])
     return value
@@ -104,7 +104,7 @@ EDGE_CASES = [
     "a if b else c | nosuch", "x is nosuch", "x | nosuch", "x is defined and y is not none", "1 + 2 * 3",
     "dict(a=b)", "x[0].y['z']", "namespace(a=1)", "range(3) | list", "[v for v in x]", "x }} {{ y", "",
     "(x", "x ~ 'y' | upper", "a if b", "x | nosuch if y else z", "[x | nosuch2] | first", "x is nosuch if y else z",
-]  # fmt: skip
+]
 
 
 def test_an_expression_is_refused_exactly_when_jinja_cannot_compile_it_and_with_its_message() -> None:
@@ -164,7 +164,7 @@ def test_a_mistake_in_a_template_many_scorers_share_is_found_for_each_and_report
         "prompts/polite.j2": "Is this polite?\n{% include 'partials/rules.j2' %}\n",
         "prompts/partials/rules.j2": "Rules.\n{{ output | untrustd('output') }}\n",
         "schemas/verdict.yaml": "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n",
-    })  # fmt: skip
+    })
     with pytest.raises(CatalogErrors) as raised:
         load_scorers(path)
     problems = [str(problem) for problem in raised.value.problems]
@@ -182,7 +182,7 @@ def test_an_unknown_test_in_an_expression_is_reported_at_load_at_its_place(tmp_p
         "catalog.yaml": "scorers:\n" + SCORER.format(id="only").replace("1 if judge.verdict == 'yes' else 0", score),
         "prompts/polite.j2": "Is this polite?\n{{ output | untrusted('output') }}\n",
         "schemas/verdict.yaml": "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n",
-    })  # fmt: skip
+    })
     with pytest.raises(CatalogErrors) as raised:
         load_scorers(path)
     problem = raised.value.problems[0]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
@@ -150,7 +150,7 @@ FAULTS: dict[str, Callable[[World], None]] = {
 EXPECTED_STATUS = {
     "judge fails every call": 1, "judge fails half": 1, "nothing scorable": 1, "all but one not scorable": 1, "budget reached": 1,
     "SIGTERM": 130, "read-only store": 2, "name of another kind": 2,
-}  # fmt: skip
+}
 BUDGET = 2 * 3 * PER_CALL + FIRST_CALL_HOLD  # about two items' worth of the six
 
 
@@ -175,7 +175,7 @@ def _budget(world: World) -> list[str]:
 
 def eval_cli(world: World) -> Outcome:
     return _cli(world, "eval", str(world.data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--json",
-                "--concurrency", "2", *_budget(world))  # fmt: skip
+                "--concurrency", "2", *_budget(world))
 
 
 def run_cli(world: World) -> Outcome:
@@ -188,7 +188,7 @@ def compare_cli(world: World) -> Outcome:
     variant = world.tmp / "variant.yaml"
     variant.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    description: a variant\n", encoding="utf-8")
     return _cli(world, "compare", str(world.labelled), "--scorer", "hallucination", "--config", str(variant), "--store", str(world.store),
-                "--run", world.run, "--json")  # fmt: skip
+                "--run", world.run, "--json")
 
 
 def calibrate_cli(world: World) -> Outcome:
@@ -216,7 +216,7 @@ def align_cli(world: World) -> Outcome:
     data = world.tmp / "align.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in many), encoding="utf-8")
     return _cli(world, "align", str(data), "--scorer", "hallucination", "--store", str(world.store), "--run", prefix, "--json",
-                "--trials", "1", "--no-cache", *_budget(world))  # fmt: skip
+                "--trials", "1", "--no-cache", *_budget(world))
 
 
 def monitor_cli(world: World) -> Outcome:
@@ -270,7 +270,7 @@ def workbench_run(world: World) -> Outcome:
 def run_evals_python(world: World) -> Outcome:
     try:
         result = run_evals(str(world.data), create_hallucination_scorer(), run=world.run, store=world.store, concurrency=2,
-                           max_cost=BUDGET if world.fault == "budget reached" else None)  # fmt: skip
+                           max_cost=BUDGET if world.fault == "budget reached" else None)
     except ConfigError as refused:
         return Outcome(2, None, None, str(refused))
     return Outcome(None, result.passed, dict(result.counts.outcomes), "; ".join(result.verdict.reasons))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from engine import ConfigError, JudgeConfig, JudgeError, create_hallucination_scorer
-from scripted import verdicts_on_claims
+from helpers.scripted import verdicts_on_claims
 from engine.testing import JudgeServer, Reply
 
 CONTEXT = ["Paris is the capital of France."]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from engine.testing import JudgeServer, Reply
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import AnswerCutOffError, load_scorers, JudgeTimeoutError, SQLiteStore, create_hallucination_scorer, create_scorer, run_evals

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from scripted import script_word_overlap
+from helpers.scripted import script_word_overlap
 
 from engine.testing import JudgeServer
 
@@ -20,7 +20,7 @@ def scorecard(judge: JudgeServer, tmp_path: Path, *extra: str) -> subprocess.Com
     command = [
         sys.executable, str(ROOT / "bench" / "judge_quality.py"), "--model", "openai/stand-in", "--base-url", judge.base_url,
         "--sample", "10", "--repeats", "2", "--store", str(tmp_path / "quality.sqlite"), *extra,
-    ]  # fmt: skip
+    ]
     return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
 
 
@@ -37,7 +37,7 @@ def test_the_scorecard_scores_every_labelled_set_with_every_scorer_it_labels(jud
         ("halueval_qa.jsonl", "hallucination"),
         ("halueval_qa_pairs.jsonl", "hallucination"), ("halueval_qa_pairs.jsonl", "faithfulness"),
         ("begin_faithfulness.jsonl", "faithfulness"), ("begin_faithfulness.jsonl", "hallucination"),
-    ]  # fmt: skip
+    ]
     for row in rows:
         assert row["items"] == 10 and row["repeats"] == 2 and row["judge"] == "openai/stand-in"
         assert row["kappa"]["low"] <= row["kappa"]["value"] <= row["kappa"]["high"]

@@ -8,41 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import between, claims_of, numbered_claims
+from helpers.jury import CONTEXT, script_panel
 from typer.testing import CliRunner
 
 from engine import ConfigError, JudgeServerError, Jury, SQLiteStore, create_hallucination_scorer, load_scorers, run_evals
 from engine.cli import app
-from engine.testing import JudgeServer, Reply, Request
+from engine.testing import JudgeServer
 
-CONTEXT = ["Paris is the capital of France."]
 runner = CliRunner()
-
-
-def script_panel(judge: JudgeServer, strict_models: set[str], failing: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-    """Every judge finds the output's claims; a 'strict' judge calls each claim that holds
-    the word ODD a hallucination, the others call none. A failing judge answers HTTP 500."""
-
-    def model_of(request: Request) -> str:
-        return str(request.body["model"])
-
-    def claims(request: Request) -> object:
-        if model_of(request) in failing:
-            return Reply.fail(500, "judge down", headers={"retry-after-ms": "10"})
-        return {"claims": claims_of(between(request.prompt, "output"))}
-
-    def verdicts(request: Request) -> object:
-        strict = model_of(request) in strict_models
-        return {
-            "verdicts": [
-                {"statement": claim, "verdict": "yes" if strict and "ODD" in claim else "no", "reason": "r"}
-                for claim in numbered_claims(request.prompt)
-            ]
-        }
-
-    judge.on("Claims", claims)
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", lambda request: {"reason": f"reason of {model_of(request)}"})
 
 
 def test_a_jury_keeps_every_judges_score_and_flags_disagreement(judge: JudgeServer) -> None:
@@ -114,12 +87,12 @@ def test_eval_reports_agreement_between_judges_and_with_humans(judge: JudgeServe
     script_panel(judge, strict_models={"strict"})
     # Humans call the ODD items hallucinated: the strict judge agrees with them, the lenient one does not.
     items = [{"id": f"i{n}", "input": "q", "output": output, "context": CONTEXT, "expected": {"hallucination": 1.0 if "ODD" in output else 0.0}}
-             for n, output in enumerate(["ODD one", "plain", "ODD two", "plain too"])]  # fmt: skip
+             for n, output in enumerate(["ODD one", "plain", "ODD two", "plain too"])]
     data = tmp_path / "data.jsonl"
     data.write_text("\n".join(json.dumps(item) for item in items) + "\n", encoding="utf-8")
     store = tmp_path / "results.sqlite"
     args = ["eval", str(data), "--scorer", "hallucination", "--model", "openai/strict", "--model", "openai/lenient",
-            "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]  # fmt: skip
+            "--threshold", "hallucination=0.5", "--store", str(store), "--run", "panel"]
     shown = runner.invoke(app, args)
     assert "jury of 2" in shown.stdout and "2 of 4 item(s) flagged" in shown.stdout
     # Labels 1.0 and 0.0 on a 0..1 scorer are flag and pass too: F1 first, then the numeric figures.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_jury import CONTEXT, script_panel
+from helpers.jury import CONTEXT, script_panel
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, create_hallucination_scorer, run_evals

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -161,7 +161,7 @@ def test_the_scorecard_scores_a_queues_golden_set(stored_run: Path, judge: Judge
         [sys.executable, str(bench), "--model", "openai/judge", "--base-url", judge.base_url, "--queue", "scorecard", "--labels-store", store,
          "--repeats", "1", "--store", str(tmp_path / "quality.sqlite"), "--json"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     [row] = json.loads(done.stdout)
     assert (row["set"], row["scorer"], row["items"]) == ("queue:scorecard", "hallucination", 9)

@@ -21,7 +21,7 @@ runner = CliRunner()
 
 def record(run: str, item: str, score: float | None, **fields: Any) -> ResultRecord:
     return ResultRecord(run=run, source="batch", item_id=item, item_index=int(item[1:]), scorer_id="hallucination", direction="lower_is_better",
-                        score=score, output=f"answer {item}", context=["facts"], **fields)  # fmt: skip
+                        score=score, output=f"answer {item}", context=["facts"], **fields)
 
 
 def two_runs(path: Path) -> Any:
@@ -33,7 +33,7 @@ def two_runs(path: Path) -> Any:
         record("v2", "i0", 0.0, disagreement=True), record("v2", "i1", 0.9), record("v2", "i2", 0.45), record("v2", "i3", None, error="judge down"),
         record("v2", "i4", None, not_scorable="no context"), record("v2", "i5", 0.55), record("v2", "i6", 0.1), record("v2", "i7", 0.8),
         record("v2", "i8", 0.9), record("v2", "i9", 1.0),
-    ])  # fmt: skip
+    ])
     return store
 
 
@@ -68,7 +68,7 @@ def test_a_sample_keeps_each_of_the_judges_verdicts(tmp_path: Path) -> None:
 def test_categories_and_numbers_from_three_reviewers(tmp_path: Path) -> None:
     store = two_runs(tmp_path / "results.sqlite")
     categories = QueueSpec(name="kinds", scorer="hallucination", labels_per_item=3,
-                           label=LabelSpec(kind="category", categories=["fine", "invented", "off topic"], flag=["invented"]))  # fmt: skip
+                           label=LabelSpec(kind="category", categories=["fine", "invented", "off topic"], flag=["invented"]))
     queue_from_run(store, categories, "v2", filters=["flips:v1"])
     for reviewer, given in (("Ana", ["invented", "fine"]), ("Ben", ["invented", "fine"]), ("Chloe", ["invented", "off topic"])):
         for item, value in zip(["i1", "i6"], given):
@@ -81,7 +81,7 @@ def test_categories_and_numbers_from_three_reviewers(tmp_path: Path) -> None:
     golden = golden_set(read_queue(store, "kinds"))
     assert [(row["id"], row["expected"], row["metadata"]["labels"]["label"]) for row in golden.items] == [
         ("i1", {"hallucination": True}, "invented"), ("i6", {"hallucination": False}, "off topic"),
-    ]  # fmt: skip
+    ]
 
     numbers = QueueSpec(name="numbers", scorer="hallucination", labels_per_item=3, label=LabelSpec(kind="score"))
     queue_from_run(store, numbers, "v2", filters=["near:0.05"])
@@ -91,7 +91,7 @@ def test_categories_and_numbers_from_three_reviewers(tmp_path: Path) -> None:
     agreement = people_agreement(read_queue(store, "numbers"))
     assert [(figure.name, figure.what) for figure in agreement.figures] == [
         ("Krippendorff's alpha (interval)", "the numbers given"), ("Krippendorff's alpha (nominal)", "their pass/flag reading"),
-    ]  # fmt: skip
+    ]
     assert agreement.figures[1].estimate.value == 1.0  # each item read the same side of 0.5 by all
     assert [(row["id"], row["expected"]["hallucination"]) for row in golden_set(read_queue(store, "numbers")).items] == [("i2", 0.3), ("i5", 0.8)]
     settled = runner.invoke(app, ["queue", "settle", "numbers", "i2", "--label", "0.35", "--by", "Dan", "--store", str(tmp_path / "results.sqlite")])
@@ -146,4 +146,4 @@ def test_the_judges_claims_are_found_in_the_output_as_written_or_reworded() -> N
     found = highlights(output, ["the eiffel tower is in Paris.", "it is 330 meters tall", "It is painted gold."])
     assert [(span["claim"], output[span["start"] : span["end"]]) for span in found] == [
         (0, "The Eiffel Tower is in Paris"), (1, "it is 330 metres tall"),
-    ]  # fmt: skip
+    ]

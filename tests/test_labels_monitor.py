@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from receiver import Receiver
+from helpers.receiver import Receiver
 from typer.testing import CliRunner
 
 from engine.catalog.queues import QueueSpec
@@ -26,7 +26,7 @@ def live_run(store: object, count: int) -> None:
         ResultRecord(run="live-replies", source="live", item_id=f"reply-{n}", scorer_id="hallucination", direction="lower_is_better",
                      score=1.0 if n % 2 else 0.0, reason="scripted", output=f"answer {n}", context=["facts"], finished_at=start + timedelta(seconds=n))
         for n in range(count)
-    ])  # fmt: skip
+    ])
 
 
 def test_the_judge_drifting_from_people_on_live_items_alerts_once_through_the_outbox(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import copy_catalog, outputs_judged, script_hallucination
+from helpers.catalogs import copy_catalog
+from helpers.scripted import outputs_judged, script_hallucination
 
 from engine import (
     ConfigError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 
 from engine import (
     assistant_text,

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from receiver import Receiver
-from scripted import numbered_claims
+from helpers.monitoring import drifted_fleet, replies, rising_monitor_file, script_drifting_judge
+from helpers.receiver import Receiver
+from helpers.scripted import numbered_claims
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
@@ -26,54 +26,11 @@ from engine.testing import JudgeServer
 runner = CliRunner()
 
 
-def script_drifting_judge(judge: JudgeServer, drift: threading.Event) -> None:
-    """Claims are the output's sentences; every claim is supported until `drift` is set,
-    then every claim is called a hallucination (the judge's answers drift, not the replies)."""
-    judge.on("Claims", lambda request: {"claims": ["the reply is fine"]})
-    judge.on(
-        "HallucinationVerdicts",
-        lambda request: {
-            "verdicts": [
-                {"statement": claim, "verdict": "yes" if drift.is_set() else "no", "reason": "scripted"} for claim in numbered_claims(request.prompt)
-            ]
-        },
-    )
-    judge.on("Reason", {"reason": "scripted reason"})
-
-
 def rising(url: str, **settings: Any) -> Monitor:
     return Monitor(
         name="hallucination_rising", scorer="hallucination", statistic="mean", above=0.5, window=10, min_samples=10,
         alert=[WebhookAlert(webhook=url, backoff=0.01, **settings)],
-    )  # fmt: skip
-
-
-def replies(live: LiveScorer, count: int, start: int) -> None:
-    for n in range(start, start + count):
-        live.submit(f"reply {n}", input=f"question {n}", run_id=f"trace-{n}")
-    assert live.flush(timeout=30)
-
-
-def drifted_fleet(judge: JudgeServer, store: str | Path, hosts: int, replies_each: int) -> threading.Event:
-    """`hosts` live hosts (runs host-0, host-1, ...) write `replies_each` replies each to
-    `store` while the judge has drifted; clear the event returned to end the drift."""
-    drift = threading.Event()
-    drift.set()
-    script_drifting_judge(judge, drift)
-    for host in range(hosts):
-        live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, run=f"host-{host}")
-        replies(live, replies_each, host * replies_each)
-        live.close()
-    return drift
-
-
-def rising_monitor_file(path: Path, webhook: str, statistic: str = "mean", window: int | str = 10, **more: Any) -> Path:
-    """A monitors file as a user writes it: alert when the hallucination `statistic` over
-    `window` rises above 0.5. `more`: `min_samples`, and `backoff` for the webhook."""
-    backoff = {"backoff": more.pop("backoff")} if "backoff" in more else {}
-    monitor = {"scorer": "hallucination", "statistic": statistic, "above": 0.5, "window": window, **more, "alert": [{"webhook": webhook, **backoff}]}
-    path.write_text(yaml.safe_dump({"monitors": {"rising": monitor}}, sort_keys=False), encoding="utf-8")
-    return path
+    )
 
 
 def test_a_drift_in_the_judge_fires_one_alert_then_one_recovery(judge: JudgeServer, tmp_path: Path) -> None:
@@ -112,7 +69,7 @@ def test_a_failing_webhook_is_retried_with_backoff_and_a_dead_one_never_reaches_
         monitor = Monitor(
             name="bad", scorer="hallucination", statistic="mean", above=0.5, window=3, min_samples=3,
             alert=[WebhookAlert(webhook=flaky.url, backoff=0.01), WebhookAlert(webhook=gone.url, backoff=0.01), WebhookAlert(webhook="http://127.0.0.1:9/x", retries=1, backoff=0.01)],
-        )  # fmt: skip
+        )
         live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), monitors=monitor)
         with caplog.at_level(logging.WARNING, logger="engine.monitors"):
             started = time.perf_counter()
@@ -155,7 +112,7 @@ def test_slack_preset_log_line_and_callback(judge: JudgeServer, caplog: pytest.L
         monitor = Monitor(
             name="errors_or_worse", scorer="hallucination", statistic="pass_rate", threshold=0.5, below=0.9, window="1h", min_samples=2,
             alert=[slack_webhook(slack.url), LogAlert(log="error"), CallbackAlert(callback=seen.append)],
-        )  # fmt: skip
+        )
         live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), monitors=[monitor])
         with caplog.at_level(logging.WARNING, logger="engine.monitors"):
             replies(live, 2, 0)

@@ -7,9 +7,9 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from receiver import Receiver
-from test_monitors import drifted_fleet, rising_monitor_file
-from test_rescore import script_judge, strict_variant
+from helpers.monitoring import drifted_fleet, rising_monitor_file
+from helpers.receiver import Receiver
+from helpers.strictness import script_strictness, strict_variant
 from typer.testing import CliRunner
 
 from engine import LiveScorer, create_hallucination_scorer, load_scorers
@@ -22,7 +22,7 @@ runner = CliRunner()
 
 
 def test_alerts_and_content_limits_are_kept_in_postgresql(judge: JudgeServer, postgres_url: str) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=postgres_url, store_content={"max_chars": 20})
     live.submit("ok", input="q", run_id="short", metadata={"password": "hunter2hunter2"})
     live.submit("ok. " + "y" * 40, input="q", run_id="long")
@@ -55,7 +55,7 @@ def test_one_watcher_alerts_once_over_a_fleet_writing_to_postgresql(judge: Judge
 
 
 def test_rescore_and_compare_in_postgresql(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=postgres_url)
     for run_id, reply in {"a": "ok", "b": "ok. maybe"}.items():
         live.submit(reply, input=f"q {run_id}", run_id=run_id)

@@ -15,7 +15,7 @@ from engine import load_scorers, run_evals
 from engine.cli import app
 from engine.testing import JudgeServer
 
-from scripted import script_word_overlap
+from helpers.scripted import script_word_overlap
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANT = ROOT / "examples" / "variants" / "one-call" / "scorers.yaml"

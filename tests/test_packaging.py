@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,10 @@ def test_the_built_in_catalog_is_found_and_loads() -> None:
     assert "hallucination" in engine.builtin_catalog()
 
 
-@pytest.mark.skipif(
-    Path(engine.__file__).resolve().parent.parent == CHECKOUT, reason="running from the checkout (editable install)"
-)
+INSTALLED_ONLY = pytest.mark.skipif(Path(engine.__file__).resolve().parent.parent == CHECKOUT, reason="running from the checkout (editable install)")
+
+
+@INSTALLED_ONLY
 def test_an_installed_package_ships_every_prompt_and_schema() -> None:
     packaged = Path(engine.__file__).resolve().parent / "_catalog"
     assert builtin_catalog_path() == packaged / "scorers.yaml"
@@ -28,3 +30,11 @@ def test_an_installed_package_ships_every_prompt_and_schema() -> None:
         shipped = {path.relative_to(packaged / folder) for path in (packaged / folder).rglob("*") if path.is_file()}
         assert expected <= shipped, f"missing from the wheel: {sorted(map(str, expected - shipped))}"
     assert (packaged / "optimizer" / "scorers.yaml").is_file()  # align's optimizer, a catalog of its own
+
+
+@INSTALLED_ONLY
+def test_an_installed_package_brings_no_test_helpers() -> None:
+    """The tests' shared helpers (tests/helpers/, imported as `helpers`) stay out of the wheel:
+    installing the package puts `engine` on a user's path and nothing else."""
+    installed = {path.parts[0] for path in importlib.metadata.files("llm-scorers") or [] if path.parts[0] != ".."}
+    assert {top for top in installed if not top.endswith(".dist-info")} == {"engine"}

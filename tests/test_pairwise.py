@@ -7,10 +7,10 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
-from scripted import between, script_hallucination
+from helpers.preference import script_preference
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import builtin_catalog, create_scorer, run_evals
@@ -19,24 +19,9 @@ from engine.cli import app
 from engine.runs.pairwise import pairs_from_items, run_pairwise
 from engine.scoring.preview import preview
 from engine.store import SQLiteStore
-from engine.testing import JudgeServer, Request
+from engine.testing import JudgeServer
 
 runner = CliRunner()
-
-
-def script_preference(judge: JudgeServer) -> None:
-    """A judge that prefers the response saying 'good'; shown a pair marked BIASED it always
-    picks the first response shown (position bias)."""
-
-    def verdict(request: Request) -> dict[str, Any]:
-        first, second = between(request.prompt, "response_1"), between(request.prompt, "response_2")
-        if "BIASED" in first + second:
-            return {"comparison": "the first one reads better", "verdict": "response_1"}
-        if ("good" in first) == ("good" in second):
-            return {"comparison": "both are as good", "verdict": "tie"}
-        return {"comparison": "one says good", "verdict": "response_1" if "good" in first else "response_2"}
-
-    judge.on("PreferenceVerdict", verdict)
 
 
 ITEMS = [

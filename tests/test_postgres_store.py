@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted import outputs_judged, script_hallucination
-from store_contract.samples import record
+from helpers.scripted import outputs_judged, script_hallucination
+from helpers.stored_records import record
 from typer.testing import CliRunner
 
 from engine import RunInfo, create_hallucination_scorer, run_evals
@@ -161,7 +161,7 @@ def test_three_workers_split_one_run_and_judge_each_item_once(judge: JudgeServer
 def test_a_budget_stops_every_worker_of_a_shared_run_once_their_spend_together_reaches_it(
     judge: JudgeServer, postgres_url: str, tmp_path: Path
 ) -> None:
-    from scripted import FIRST_CALL_HOLD, PER_CALL, script_priced
+    from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_priced
 
     from engine.runs.measures.stats import usage_cost
 

@@ -8,18 +8,9 @@ import sys
 import pytest
 
 from engine import ConfigError, JudgeConfig, JudgeRateLimitError, JudgeServerError, create_hallucination_scorer, load_scorers
-from scripted import verdicts_on_claims
+from helpers.providers import CONTEXT, FAST_RETRY, script
 from engine.judge import PROVIDERS
 from engine.testing import AnthropicServer, JudgeServer, Reply
-
-FAST_RETRY = {"retry-after-ms": "10"}  # the SDKs wait this long before a retry
-CONTEXT = ["Paris is the capital of France."]
-
-
-def script(server: JudgeServer) -> None:
-    server.on("Claims", {"claims": ["Paris is the capital of France."]})
-    server.on("HallucinationVerdicts", verdicts_on_claims("no", "stated"))
-    server.on("Reason", {"reason": "All claims are supported."})
 
 
 @pytest.mark.parametrize(

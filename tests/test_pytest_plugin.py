@@ -55,7 +55,7 @@ def test_scorers_model_option_chooses_the_judge(pytester: pytest.Pytester) -> No
     pytester.makepyfile(
         test_model="""
 def test_model(scorers):
-    assert scorers.model == "ollama/llama3.1"
+    assert scorers.judge.model == "ollama/llama3.1"
     assert scorers.create("hallucination", options={"context": ["c"]}).judge.model == "ollama/llama3.1"
 """
     )

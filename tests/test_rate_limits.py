@@ -35,7 +35,7 @@ def ask_many(config: JudgeConfig, count: int, warmed_on: JudgeServer | None = No
         await asyncio.gather(*(
             judge.ask(JudgeRequest(messages=[{"role": "user", "content": f"question {n}"}], sampling=Sampling(), step="s"))
             for n in range(count)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(ask_all())
 
@@ -55,7 +55,7 @@ def test_retry_after_makes_every_call_to_the_model_wait(judge: JudgeServer) -> N
         await asyncio.sleep(0.3)  # the 429 has arrived by now
         await asyncio.gather(first, *(
             judge_.ask(JudgeRequest(messages=[{"role": "user", "content": f"later {n}"}], sampling=Sampling(), step="s")) for n in range(3)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(scenario())
 
@@ -153,7 +153,7 @@ def test_under_both_rates_no_two_calls_leave_closer_than_the_request_rate_allows
         judge.requests.clear()
         await asyncio.gather(*(
             judge_.ask(JudgeRequest(messages=[{"role": "user", "content": f"question number {n}"}], sampling=Sampling(), step="s")) for n in range(12)
-        ))  # fmt: skip
+        ))
 
     asyncio.run(scenario())
     times = sorted(request.received_at for request in judge.requests)
@@ -189,13 +189,13 @@ def test_rates_can_be_set_in_the_scorer_yaml_without_changing_the_definition(tmp
 
     paced = plan_of("      rpm: 120\n      tpm: 50000\n")
     unpaced = plan_of("      temperature: 0\n")
-    assert (paced.rpm, paced.tpm) == (120, 50000)
+    assert (paced.judge_defaults.rpm, paced.judge_defaults.tpm) == (120, 50000)
     # How fast is not what is judged: a run resumes across a change of rates.
     assert paced.fingerprint == unpaced.fingerprint
 
 
 def test_the_progress_display_says_when_a_model_is_throttled(judge: JudgeServer) -> None:
-    from engine.cli.evaluate import ThrottleColumn
+    from engine.cli.eval_commands import ThrottleColumn
 
     model = fresh_model()
     limiter = limiter_for(judge.base_url, model)

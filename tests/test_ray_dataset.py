@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 
 from engine import SQLiteStore
 from engine.errors import ConfigError

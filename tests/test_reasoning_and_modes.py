@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from engine import JudgeRequestError, create_hallucination_scorer, load_scorers
-from scripted import verdicts_on_claims
+from helpers.scripted import verdicts_on_claims
 from engine.judge.capabilities import split_thinking
 from engine.testing import JudgeServer, Reply
 

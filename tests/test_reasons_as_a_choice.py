@@ -16,7 +16,7 @@ from engine.scoring.threshold import passes
 from engine.store import open_store
 from engine.testing import JudgeServer
 
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_tuning_loop import labelled_data, script_strictness, strict_variant
+from helpers.strictness import labelled_data, script_strictness, strict_variant
 from typer.testing import CliRunner
 
 from engine.cli import app

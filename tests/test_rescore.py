@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted import between, claims_of, numbered_claims
+from helpers.strictness import script_strictness, strict_variant
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, load_scorers
@@ -21,36 +21,6 @@ from engine.testing import JudgeServer
 runner = CliRunner()
 
 
-def script_judge(judge: JudgeServer) -> None:
-    """Claims are sentences; WRONG is a hallucination, and under the strict variant's prompt
-    (which says STRICT) so is a claim that hedges with 'maybe'."""
-    judge.on("Claims", lambda request: {"claims": claims_of(between(request.prompt, "output"))})
-
-    def verdicts(request: object) -> dict[str, object]:
-        strict = "STRICT" in request.prompt  # type: ignore[attr-defined]
-        claims = numbered_claims(request.prompt)  # type: ignore[attr-defined]
-        bad = [("WRONG" in claim) or (strict and "maybe" in claim) for claim in claims]
-        return {"verdicts": [{"statement": claim, "verdict": "yes" if flag else "no", "reason": "s"} for claim, flag in zip(claims, bad)]}
-
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", {"reason": "scripted reason"})
-
-
-def strict_variant(tmp_path: Path) -> Path:
-    """A folder holding a new version of the hallucination scorer: its verdict prompt is the
-    built-in one with one more instruction."""
-    folder = tmp_path / "variant"
-    (folder / "prompts" / "hallucination").mkdir(parents=True)
-    builtin = Path(__file__).parents[1] / "prompts" / "hallucination"
-    for template in builtin.iterdir():
-        text = template.read_text(encoding="utf-8")
-        if template.name == "analyze.j2":
-            text = "STRICT: a hedged claim (maybe, perhaps) counts as unsupported.\n" + text
-        (folder / "prompts" / "hallucination" / template.name).write_text(text, encoding="utf-8")
-    (folder / "scorers.yaml").write_text("scorers:\n  hallucination:\n    extends: hallucination\n", encoding="utf-8")
-    return folder
-
-
 REPLIES = {"t-ok": "ok", "t-maybe": "ok. maybe so", "t-wrong": "WRONG", "t-long": "ok. " + "x" * 200}
 
 
@@ -59,18 +29,18 @@ def live_store(tmp_path: Path, sampling: float = 1.0) -> Path:
     live = LiveScorer(
         create_hallucination_scorer(options={"context": ["facts"]}), store=store, sampling=sampling,
         store_content={"max_chars": 100},
-    )  # fmt: skip
+    )
     for run_id, reply in REPLIES.items():
         live.submit(
             reply, input=f"question {run_id}", ground_truth="facts", run_id=run_id,
             metadata={"user": "u1", "api_key": "abc123456789", "note": "token sk-proj-abcdefghijklmnop0123 leaked"},
-        )  # fmt: skip
+        )
     assert live.close(timeout=30)
     return store
 
 
 def test_live_replies_are_stored_for_rescoring_without_secrets_and_cut_at_the_limit(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     with SQLiteStore(live_store(tmp_path)) as store:
         records = {record.item_id: record for record in store.query(run="live")}
     ok, long = records["t-ok"], records["t-long"]
@@ -81,7 +51,7 @@ def test_live_replies_are_stored_for_rescoring_without_secrets_and_cut_at_the_li
 
 
 def test_rescoring_with_a_new_version_makes_a_new_run_and_the_comparison_shows_what_changed(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path)
     variant = load_scorers(strict_variant(tmp_path)).create("hallucination", options={"context": ["facts"]})
     with SQLiteStore(path) as store:
@@ -104,14 +74,14 @@ def test_rescoring_with_a_new_version_makes_a_new_run_and_the_comparison_shows_w
 
 
 def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path, sampling=0.5)
     sampled = {run_id for run_id in REPLIES if sample_point(run_id) < 0.5}
     assert 0 < len(sampled) < len(REPLIES)  # the test means something only if some were left out
     result = runner.invoke(
         app, ["rescore", "--run", "live", "--scorer", "hallucination", "--config", str(strict_variant(tmp_path)), "--since", "7d",
               "--as", "again", "--store", str(path), "--option", "context=[\"facts\"]", "--json"],
-    )  # fmt: skip
+    )
     # The reply stored cut short is not re-scored, so the new run does not cover it: exit 1.
     assert result.exit_code == 1, result.output
     assert "below the coverage floor 100%: 2 of 3 items scored (67%): 1 not scorable" in result.stderr
@@ -127,11 +97,11 @@ def test_the_cli_rescores_a_window_and_never_invents_sampled_out_replies(judge: 
 
 
 def test_the_retention_period_clears_stored_content_but_keeps_scores(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     path = live_store(tmp_path)
     later = LiveScorer(
         create_hallucination_scorer(options={"context": ["facts"]}), store=path, store_content={"retention": "1s"},
-    )  # fmt: skip
+    )
     time.sleep(1.1)  # the first replies are older than the retention period now
     later.submit("fresh", input="q", run_id="t-fresh")
     assert later.close(timeout=30)
@@ -146,7 +116,7 @@ def test_the_retention_period_clears_stored_content_but_keeps_scores(judge: Judg
 
 
 def test_live_scoring_can_keep_no_content(judge: JudgeServer, tmp_path: Path) -> None:
-    script_judge(judge)
+    script_strictness(judge)
     live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=tmp_path / "s.sqlite", store_content=False)
     live.submit("ok", input="q", run_id="r1")
     assert live.close(timeout=30)

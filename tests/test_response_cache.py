@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from engine.testing import JudgeServer, Reply
-from scripted import script_hallucination
+from helpers.catalogs import catalog_with_edited
+from helpers.providers import CONTEXT, FAST_RETRY, script
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import JudgeConfig, SQLiteStore, builtin_catalog, create_hallucination_scorer, load_scorers, run_evals
@@ -17,7 +18,6 @@ from engine.cli import app
 from engine.judge import JudgeRequest, OpenAIJudge, Sampling
 from engine.judge.middleware.shared import cache_key
 
-ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 
 
@@ -110,24 +110,13 @@ def test_an_unchanged_evaluation_under_a_new_run_name_makes_no_judge_call(judge:
     assert all(step.cached and step.usage is None for step in steps.values() if step.kind != "score")
 
 
-def _catalog_with_edited(tmp_path: Path, template: str, extra_line: str) -> Path:
-    """A host catalog that shadows one built-in template with an edited copy."""
-    edited = tmp_path / "prompts" / template
-    edited.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "prompts" / template, edited)
-    edited.write_text(edited.read_text(encoding="utf-8") + "\n" + extra_line + "\n", encoding="utf-8")
-    path = tmp_path / "scorers.yaml"
-    path.write_text("scorers: {}\n", encoding="utf-8")
-    return path
-
-
 def test_editing_the_reason_template_resends_only_the_reason_step(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
     data = items(["ok. WRONG", "fine"])
     run_evals(data, [create_hallucination_scorer()], run="before")
     judge.requests.clear()
 
-    edited = load_scorers(_catalog_with_edited(tmp_path, "hallucination/reason.j2", "Keep it short."))
+    edited = load_scorers(catalog_with_edited(tmp_path, "hallucination/reason.j2", "Keep it short."))
     run_evals(data, [edited.create("hallucination")], run="after")
 
     assert [request.schema_name for request in judge.requests] == ["Reason", "Reason"]
@@ -141,9 +130,9 @@ def test_editing_the_analyze_template_resends_it_and_the_steps_that_read_its_ans
     judge.on("HallucinationVerdicts", lambda request: {"verdicts": [
         {"statement": "ok", "verdict": "no", "reason": "edited prompt, new reasons"},
         {"statement": "WRONG", "verdict": "yes", "reason": "edited prompt, new reasons"},
-    ]})  # fmt: skip
+    ]})
 
-    edited = load_scorers(_catalog_with_edited(tmp_path, "hallucination/analyze.j2", "Be strict."))
+    edited = load_scorers(catalog_with_edited(tmp_path, "hallucination/analyze.j2", "Be strict."))
     run_evals(data, [edited.create("hallucination")], run="after")
 
     # The claims are not asked again; the verdicts are, and so is the reason that quotes them.
@@ -265,8 +254,6 @@ def test_cached_answers_are_served_in_every_structured_mode(judge: JudgeServer, 
 
 
 def test_claude_answers_are_cached_and_its_429s_reach_the_limiter(claude: Any, tmp_path: Path) -> None:
-    from test_providers import CONTEXT, FAST_RETRY, script
-
     from engine.judge import throttling
 
     script(claude)

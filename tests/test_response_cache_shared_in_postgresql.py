@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_hallucination
+from helpers.catalogs import catalog_with_edited
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import create_hallucination_scorer, load_scorers, run_evals
@@ -138,7 +139,7 @@ def test_processes_writing_the_same_answers_at_once_store_each_once(judge: Judge
 
     def worker(n: int) -> subprocess.Popen[str]:
         command = [sys.executable, "-c", "from engine.cli import app; app()", "eval", str(data), "--scorer", "hallucination", "--reasons", "always",
-                   "--run", f"w{n}", "--store", str(tmp_path / f"w{n}.sqlite")]  # fmt: skip
+                   "--run", f"w{n}", "--store", str(tmp_path / f"w{n}.sqlite")]
         return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     workers = [worker(n) for n in range(3)]
@@ -312,14 +313,12 @@ def test_identical_questions_of_many_items_are_asked_once_while_answers_are_bein
 
 
 def test_editing_one_template_resends_only_that_step(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
-    from test_response_cache import _catalog_with_edited
-
     script_hallucination(judge)
     data = items(["ok. WRONG", "fine"])
     run_evals(data, [create_hallucination_scorer()], run="before", cache=postgres_url)
     judge.requests.clear()
 
-    edited = load_scorers(_catalog_with_edited(tmp_path, "hallucination/reason.j2", "Keep it short."))
+    edited = load_scorers(catalog_with_edited(tmp_path, "hallucination/reason.j2", "Keep it short."))
     run_evals(data, [edited.create("hallucination")], run="after", cache=postgres_url)
 
     assert [request.schema_name for request in judge.requests] == ["Reason", "Reason"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from engine.testing import JudgeServer
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
 from typer.testing import CliRunner
 
 from engine import ConfigError, SQLiteStore, create_hallucination_scorer, run_evals

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
@@ -113,7 +113,7 @@ def test_a_gate_never_passes_on_one_item_scored_of_twenty(judge: JudgeServer, tm
         shown = runner.invoke(
             app, ["eval", str(data), "--scorer", "hallucination", "--threshold", "hallucination=0.2", "--gate", gate, "--store", str(tmp_path / "r.sqlite"),
                   "--run", f"gate-{gate}", "--json"],
-        )  # fmt: skip
+        )
         assert shown.exit_code == 1, (gate, shown.output)
         verdict = json.loads(shown.stdout)
         assert verdict["passed"] is False and verdict["summary"]["hallucination"]["passed"] is False
@@ -121,7 +121,7 @@ def test_a_gate_never_passes_on_one_item_scored_of_twenty(judge: JudgeServer, tm
     lowered = runner.invoke(
         app, ["eval", str(data), "--scorer", "hallucination", "--threshold", "hallucination=0.2", "--min-coverage", "0.05",
               "--store", str(tmp_path / "r.sqlite"), "--run", "lowered"],
-    )  # fmt: skip
+    )
     assert lowered.exit_code == 0, lowered.output
     assert "Coverage floor 5% (--min-coverage): hallucination: 1 of 20 items scored (5%): 19 not scorable." in " ".join(lowered.stdout.split())
 
@@ -168,7 +168,7 @@ def test_a_budget_holds_at_any_concurrency_and_every_view_shows_one_spend(judge:
     shown = runner.invoke(
         app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", "--concurrency", "32",
               "--max-cost", f"{budget:.8f}", "--no-cache", "--json"],
-    )  # fmt: skip
+    )
     assert shown.exit_code == 1, shown.output
     payload = json.loads(shown.stdout)
     spent = payload["cost_usd"]
@@ -180,7 +180,7 @@ def test_a_budget_holds_at_any_concurrency_and_every_view_shows_one_spend(judge:
     table = runner.invoke(
         app, ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "capped", "--concurrency", "32",
               "--max-cost", f"{budget:.8f}", "--no-cache"],
-    )  # fmt: skip
+    )
     words = " ".join(table.stdout.split())
     assert table.exit_code == 1 and f"${spent:.4f}" in words  # the cost table and the stop line: the same figure
 
@@ -306,7 +306,7 @@ def test_sigterm_ends_monitor_watch_as_ctrl_c_does(judge: JudgeServer, tmp_path:
     monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, above: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
     scorers = str(Path(sys.executable).with_name("scorers"))
     process = subprocess.Popen([scorers, "monitor", "--monitors", str(monitors), "--store", str(store), "--watch", "--interval", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))  # fmt: skip
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     time.sleep(3)
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=30)

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 from engine.testing import JudgeServer
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 
 import engine
 from engine import RunInput

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.summaries import SOURCE, script_summary
 
 import engine
 from engine import ConfigError, RunInputError
@@ -111,18 +112,6 @@ def test_reason_language_option_reaches_the_reason_prompt(judge: JudgeServer) ->
 
 
 # --- summarization -------------------------------------------------------------------------
-
-SOURCE = "The council approved the new bridge on 3 May. It will cost 12 million euros and open in 2027."
-
-
-def script_summary(judge: JudgeServer, claim_verdicts: list[str], coverage_verdicts: list[str]) -> None:
-    claims = [f"claim {index}" for index in range(len(claim_verdicts))]
-    questions = [{"question": f"question {index}?", "answer": f"answer {index}"} for index in range(len(coverage_verdicts))]
-    judge.on("Claims", {"claims": claims})
-    judge.on("SummaryClaimVerdicts", {"verdicts": [{"statement": c, "verdict": v, "reason": "r"} for c, v in zip(claims, claim_verdicts)]})
-    judge.on("SummaryKeyQuestions", {"questions": questions})
-    judge.on("SummaryCoverageVerdicts", {"verdicts": [{"question": q["question"], "verdict": v, "reason": "r"} for q, v in zip(questions, coverage_verdicts)]})
-    reasons(judge)
 
 
 def test_summarization_score_is_the_lower_of_alignment_and_coverage(judge: JudgeServer) -> None:

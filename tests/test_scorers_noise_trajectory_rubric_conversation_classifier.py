@@ -58,7 +58,7 @@ def test_noise_sensitivity_unaffected_response_is_fully_robust_and_never_below_z
     judge.on("NoiseImpact", [
         {**impacts(content_accuracy="none", completeness="none", relevance="none", consistency="none", hallucination="none"), "misled": False},
         {**impacts(content_accuracy="severe", completeness="severe", relevance="significant", consistency="severe", hallucination="severe"), "misled": True},
-    ])  # fmt: skip
+    ])
     judge.on("Reason", {"reason": "r"})
     scorer = engine.create_scorer("noise-sensitivity", MODEL, options={"scale": 10})
 
@@ -75,7 +75,7 @@ def test_noise_sensitivity_needs_the_baseline_and_all_five_dimensions(judge: Jud
     judge.on("NoiseImpact", [
         {**impacts(content_accuracy="none", completeness="none"), "misled": False},
         {**impacts(content_accuracy="none", completeness="none", relevance="none", consistency="none", hallucination="minimal"), "misled": False},
-    ])  # fmt: skip
+    ])
     judge.on("Reason", {"reason": "r"})
     assert scorer.run("x", input="q", ground_truth="x").score == 0.96  # (4 + 0.8) / 5, after one re-ask
     assert "exactly once" in str(judge.requests_for("NoiseImpact")[1].messages[-1]["content"])

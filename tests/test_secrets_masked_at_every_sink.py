@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals

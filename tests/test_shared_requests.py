@@ -11,7 +11,7 @@ from pathlib import Path
 from engine import create_scorer, load_scorers, run_evals
 from engine.testing import JudgeServer
 
-from scripted import script_word_overlap
+from helpers.scripted import script_word_overlap
 
 ITEMS = [
     {"id": "paris", "output": "Paris is the capital of France. It has two million inhabitants", "context": ["Paris is the capital of France."]},

@@ -19,7 +19,7 @@ from engine import JudgeTimeoutError, create_hallucination_scorer, create_scorer
 from engine.cli import app
 from engine.testing import AnthropicServer, JudgeServer, Reply
 
-from scripted import verdicts_on_claims
+from helpers.scripted import verdicts_on_claims
 
 runner = CliRunner()
 CONTEXT = ["Paris is the capital of France."]

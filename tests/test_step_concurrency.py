@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from engine.testing import JudgeServer, Reply
-from test_scorers_alignment_summaries_tools_criteria import SOURCE, script_summary
+from helpers.summaries import SOURCE, script_summary
 
 import engine
 from engine import load_scorers

@@ -337,7 +337,7 @@ def test_align_changes_a_kind_of_its_own_by_its_own_keys(tmp_path: Path, ask_kin
     aligned = CliRunner().invoke(
         app, ["align", str(data), "--scorer", "rude", "--config", str(path), "--trials", "2", "--model", "openai/gpt-4o-mini",
               "--store", str(tmp_path / "results.sqlite"), "-o", str(tmp_path / "aligned")],
-    )  # fmt: skip
+    )
     assert aligned.exit_code == 0, aligned.output
     written = yaml.safe_load((tmp_path / "aligned" / "scorers.yaml").read_text(encoding="utf-8"))
     [step] = [step for step in written["scorers"]["rude"]["steps"] if step["id"] == "judged"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from engine.testing import JudgeServer
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
 
 from engine import SQLiteStore, StoreError, create_hallucination_scorer, run_evals

@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from store_contract.samples import record
+from helpers.stored_records import record
 
 from engine import SQLiteStore
 

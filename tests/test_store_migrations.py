@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from store_contract.samples import usage_figures
+from helpers.stored_records import usage_figures
 
 from engine.errors import ConfigError
 from engine.store import BatchJob, SQLiteStore

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from engine import JudgeServerError, LiveScorer, create_hallucination_scorer
-from scripted import verdicts_on_claims
+from helpers.scripted import verdicts_on_claims
 from engine.testing import JudgeServer, Reply
 
 FAST_RETRY = {"retry-after-ms": "10"}  # the SDKs wait this long before a retry

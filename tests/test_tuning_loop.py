@@ -9,61 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scripted import between, claims_of, numbered_claims
+from helpers.scripted import numbered_claims
+from helpers.strictness import labelled_data, script_strictness, strict_variant
 from typer.testing import CliRunner
 
 from engine.cli import app
 from engine.testing import JudgeServer, Reply, Request
 
-ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
-
-LABELLED = [
-    ("ok", False),
-    ("WRONG", True),
-    ("maybe so", True),  # the built-in prompt passes it, the strict variant flags it: fixed
-    ("maybe later", False),  # the strict variant flags it too: broken
-    ("ok. ok", False),
-]
-
-
-def script_strictness(judge: JudgeServer) -> None:
-    """Verdicts: "WRONG" is always a hallucination; "maybe" only under a prompt saying STRICT."""
-
-    def claims(request: Request) -> Reply:
-        return Reply(answer={"claims": claims_of(between(request.prompt, "output"))})
-
-    def verdicts(request: Request) -> dict[str, Any]:
-        strict = "STRICT" in request.prompt
-
-        def verdict(claim: str) -> str:
-            return "yes" if "WRONG" in claim or (strict and "maybe" in claim) else "no"
-
-        return {"verdicts": [{"statement": claim, "verdict": verdict(claim), "reason": "scripted"} for claim in numbered_claims(request.prompt)]}
-
-    judge.on("Claims", claims)
-    judge.on("HallucinationVerdicts", verdicts)
-    judge.on("Reason", {"reason": "scripted reason"})
-
-
-def labelled_data(tmp_path: Path) -> Path:
-    path = tmp_path / "labelled.jsonl"
-    rows = [{"id": f"i{n}", "output": output, "context": ["facts"], "expected": flag} for n, (output, flag) in enumerate(LABELLED)]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
-def strict_variant(tmp_path: Path) -> Path:
-    """A catalog whose hallucination scorer differs from the built-in one in one prompt."""
-    folder = tmp_path / "strict"
-    (folder / "prompts" / "strict").mkdir(parents=True)
-    original = (ROOT / "prompts" / "hallucination" / "analyze.j2").read_text(encoding="utf-8")
-    (folder / "prompts" / "strict" / "analyze.j2").write_text(original.replace("Decide,", "STRICT: speculation is a hallucination. Decide,"), encoding="utf-8")
-    (folder / "scorers.yaml").write_text(
-        "prompts: prompts\nscorers:\n  hallucination:\n    extends: hallucination\n    steps:\n      - id: analyze\n        prompt: strict/analyze.j2\n",
-        encoding="utf-8",
-    )
-    return folder / "scorers.yaml"
 
 
 def test_compare_names_the_fixed_and_broken_items(judge: JudgeServer, tmp_path: Path) -> None:

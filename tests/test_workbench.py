@@ -10,12 +10,11 @@ import shutil
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_word_overlap
+from helpers.workbench_pages import PAIRS, ROOT, workbench  # noqa: F401 (the fixture)
 from typer.testing import CliRunner
 
 from engine.catalog import builtin_catalog_path
@@ -25,18 +24,8 @@ from engine.testing import JudgeServer
 from engine.workbench.datasets import read_items, stratified_sample
 from engine.workbench.server import Workbench
 
-ROOT = Path(__file__).resolve().parent.parent
-PAIRS = ROOT / "examples" / "halueval_qa_pairs.jsonl"
 ARTIFACTS = Path(os.environ.get("SCORERS_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 runner = CliRunner()
-
-
-@pytest.fixture
-def workbench(judge: JudgeServer, tmp_path: Path) -> Iterator[Workbench]:
-    script_word_overlap(judge)
-    started = Workbench(tmp_path / "mine", tmp_path / "results.sqlite", data=PAIRS).start()
-    yield started
-    started.stop()
 
 
 def _request(workbench: Workbench, path: str, body: dict[str, Any] | None = None, token: str | None = "cookie", host: str | None = None) -> tuple[int, Any]:
@@ -299,7 +288,7 @@ def test_calibrate_writes_the_best_threshold_into_the_yaml_and_runs_flag_there(w
 
 @pytest.mark.slow
 def test_a_threshold_written_in_the_yaml_is_where_scorers_eval_flags(judge: JudgeServer, tmp_path: Path) -> None:
-    from test_tuning_loop import labelled_data, script_strictness
+    from helpers.strictness import labelled_data, script_strictness
 
     script_strictness(judge)
     catalog = tmp_path / "scorers.yaml"
@@ -335,7 +324,7 @@ def test_the_command_of_the_docs_starts_the_workbench_and_ctrl_c_stops_it(tmp_pa
         started = subprocess.Popen(
             [sys.executable, "-c", "from engine.cli import app; app()", *shlex.split(command)[1:], "--store", str(tmp_path / "r.sqlite")],
             cwd=tmp_path, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        )
         try:
             assert started.stderr is not None
             line = started.stderr.readline()
@@ -354,7 +343,7 @@ def test_the_command_of_the_docs_starts_the_workbench_and_ctrl_c_stops_it(tmp_pa
 def test_stop_keeps_what_is_done_and_running_again_resumes_it(workbench: Workbench, judge: JudgeServer, tmp_path: Path) -> None:
     import time
 
-    from scripted import between, claims_of
+    from helpers.scripted import between, claims_of
 
     from engine.testing import Reply
 
@@ -383,7 +372,7 @@ def test_stop_keeps_what_is_done_and_running_again_resumes_it(workbench: Workben
 def test_stopping_the_server_keeps_what_the_run_finished(workbench: Workbench, judge: JudgeServer, tmp_path: Path) -> None:
     import time
 
-    from scripted import between, claims_of
+    from helpers.scripted import between, claims_of
 
     from engine.testing import Reply
 

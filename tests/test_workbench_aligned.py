@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import yaml
-from test_workbench import PAIRS, ROOT, _request, _wait, workbench  # noqa: F401 (the fixture)
+from helpers.workbench_pages import PAIRS, ROOT, call, wait_run, workbench  # noqa: F401 (the fixture)
 
 from engine import load_scorers
 from engine.catalog import builtin_catalog
@@ -34,32 +34,32 @@ def _aligned(folder: Path, tmp_path: Path) -> str:
     result = AlignResult(
         scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=50, dev=30, test=30), baseline_dev=0.4, baseline_threshold=0.5,
         chosen=["instructions: a claim not stated outright counts"], threshold=0.4, test=test, accepted=True, verdict="Accepted: kappa 0.41 -> 0.73.",
-    )  # fmt: skip
+    )
     write_variant(workshop, change, result, folder)
     return change.template or ""
 
 
 def test_an_aligned_variant_is_listed_with_align_s_figures_and_accepted_through_save(workbench: Workbench, tmp_path: Path) -> None:
     template = _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
-    status, found = _request(workbench, "/api/aligned", {"scorer": "hallucination"})
+    status, found = call(workbench, "aligned", {"scorer": "hallucination"})
     assert status == 200, found
     [variant] = found["variants"]
     assert variant["folder"] == "variants/aligned" and variant["verdict"] == "Accepted: kappa 0.41 -> 0.73."
     [kappa] = variant["test"]["figures"]
     assert (kappa["baseline"], kappa["variant"], kappa["delta"]) == (0.41, 0.73, {"value": 0.32, "low": 0.12, "high": 0.5})
     assert f"+{SENTENCE}" in variant["diff"] and variant["threshold"] == 0.4
-    assert _request(workbench, "/api/aligned", {"scorer": "faithfulness"})[1] == {"variants": []}
+    assert call(workbench, "aligned", {"scorer": "faithfulness"})[1] == {"variants": []}
 
     body = {"scorer": "hallucination", "folder": "variants/aligned", "files": {}}
-    status, accepted = _request(workbench, "/api/accept", body)
+    status, accepted = call(workbench, "accept", body)
     assert status == 200, accepted
     assert not (tmp_path / "mine" / "scorers.yaml").exists()  # shown, not written, until Save
     assert [change["path"] for change in accepted["changes"]] == ["scorers.yaml", "prompts/aligned/hallucination/analyze.j2"]
     assert f"+{SENTENCE}" in accepted["changes"][1]["diff"]
 
-    status, saved = _request(workbench, "/api/save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"], "bases": accepted["bases"]})
+    status, saved = call(workbench, "save", {"scorer": "hallucination", "data": str(PAIRS), "size": 4, "seed": 0, "files": accepted["files"], "bases": accepted["bases"]})
     assert status == 200, saved
-    assert saved["version"] == 1 and _wait(workbench)["status"] == "complete"
+    assert saved["version"] == 1 and wait_run(workbench)["status"] == "complete"
     catalog = load_scorers(tmp_path / "mine" / "scorers.yaml")
     assert catalog.definition("hallucination").threshold == 0.4
     assert (tmp_path / "mine" / "prompts" / "aligned" / "hallucination" / "analyze.j2").read_text(encoding="utf-8") == template
@@ -72,10 +72,10 @@ def test_a_variant_of_the_built_in_scorer_is_not_accepted_over_the_catalog_s_own
     mine.mkdir()
     (mine / "scorers.yaml").write_text("# my own\nprompts: prompts\nscorers:\n  hallucination:\n    extends: hallucination\n    threshold: 0.2\n", encoding="utf-8")
     _aligned(mine / "aligned", tmp_path)
-    status, refused = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
+    status, refused = call(workbench, "accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
     assert status == 400
     assert refused["error"].startswith("aligned: aligned from the built-in hallucination, but this catalog writes its own hallucination")
-    status, refused = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "../elsewhere", "files": {}})
+    status, refused = call(workbench, "accept", {"scorer": "hallucination", "folder": "../elsewhere", "files": {}})
     assert status == 400 and refused["error"].startswith("../elsewhere: no aligned variant there")
 
 
@@ -89,9 +89,9 @@ def test_a_variant_of_the_catalog_s_own_scorer_replaces_its_entry_and_keeps_the_
     result = AlignResult(
         scorer_id="hallucination", metric="kappa", seed=0, split=SplitSizes(train=1, dev=1, test=1), baseline_dev=0.4, baseline_threshold=0.2,
         chosen=["instructions"], test=Comparison(baseline="a", variant="b", items=1), accepted=True, verdict="Accepted.",
-    )  # fmt: skip
+    )
     write_variant(workshop, Change(template=source.replace("Decide,", f"{SENTENCE}\nDecide,", 1)), result, mine / "aligned")
-    status, accepted = _request(workbench, "/api/accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
+    status, accepted = call(workbench, "accept", {"scorer": "hallucination", "folder": "aligned", "files": {}})
     assert status == 200, accepted
     text = accepted["files"]["scorers.yaml"]
     assert text.startswith("# my own\nprompts: prompts\nscorers:\n  hallucination:\n") and text.endswith("\n\n# the end\n")
@@ -127,7 +127,7 @@ def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_fla
     own = (ROOT / "prompts" / "hallucination" / "analyze.j2").read_text(encoding="utf-8").replace("Decide,", "My own wording. Decide,")
     (mine / "prompts" / "hallucination" / "analyze.j2").write_text(own, encoding="utf-8")
     _aligned(mine / "variants" / "aligned", tmp_path)
-    found = _request(workbench, "/api/aligned", {"scorer": "hallucination"})[1]
+    found = call(workbench, "aligned", {"scorer": "hallucination"})[1]
     [variant] = found["variants"]
     assert "against the built-in hallucination" in variant["warning"] and "prompts/hallucination/analyze.j2" in variant["warning"]
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -154,5 +154,5 @@ def test_an_accepted_variant_is_no_longer_offered(workbench: Workbench, browser:
     page.wait_for_selector("#aligned section[data-folder='variants/aligned'] .accepted")
     assert "Accepted in v1" in variant.inner_text()
     assert variant.get_by_role("button").count() == 0
-    [listed] = _request(workbench, "/api/aligned", {"scorer": "hallucination"})[1]["variants"]
+    [listed] = call(workbench, "aligned", {"scorer": "hallucination"})[1]["variants"]
     assert listed["accepted_in"] == 1

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_word_overlap
-from workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.scripted import script_word_overlap
+from helpers.workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
 
 from engine.testing import JudgeServer
 
@@ -27,7 +27,7 @@ def test_two_thousand_items(judge: JudgeServer, browser_context: Any, tmp_path: 
         {"id": f"i{n}", "input": f"question {n} about things", "output": f"answer {n} about {'things' if n % 2 else 'other stuff'}",
          "context": [f"answer {n} about things"], "expected": {"content-similarity": n % 2, "hallucination": bool(n % 3)}}
         for n in range(ITEMS)
-    ]  # fmt: skip
+    ]
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     with started(tmp_path / "mine", tmp_path / "results.sqlite", data=data) as workbench:
         tab = Tab(browser_context, workbench).open()

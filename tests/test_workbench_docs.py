@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scripted import script_word_overlap
-from workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.scripted import script_word_overlap
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
 
 from engine.testing import JudgeServer
 

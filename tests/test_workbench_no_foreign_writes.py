@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workbench_pages import PAIRS, ROOT, Tab, browser_context, call, chromium, ok, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, call, chromium, ok, started  # noqa: F401 (fixtures)
 
 from engine.workbench.server import Workbench
 
@@ -110,7 +110,7 @@ def test_the_page_carries_the_session_header_it_was_given(workbench: Workbench, 
 def test_a_save_writes_only_the_catalog_s_own_kinds_of_files(workbench: Workbench, tmp_path: Path) -> None:
     body = {"scorer": "hallucination", "data": str(PAIRS), "size": 2, "seed": 0}
     refused = [".github/workflows/x.yml", "notes.md", "data.json", "readme.txt", "other.yaml", "prompts/x.py", "schemas/x.j2", "schemas/x.md",
-               "variants/strict/scorers.yaml", "prompts/../ci.yml"]  # fmt: skip
+               "variants/strict/scorers.yaml", "prompts/../ci.yml"]
     for path in refused:
         status, answer = call(workbench, "save", {**body, "files": {path: "name: x\n"}})
         assert status == 403, (path, answer)

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
-from workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
+from helpers.workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
 
 from engine.cli import app
+from engine.judge import JudgeSettings
 from engine.store import open_store
 from engine.testing import JudgeServer
 from engine.workbench.server import Workbench
@@ -57,7 +58,7 @@ def review_workbench(judge: JudgeServer, tmp_path: Path) -> Iterator[Workbench]:
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "scorers.yaml").write_text(CATALOG, encoding="utf-8")
-    with started(folder, store, model="openai/judge") as workbench:
+    with started(folder, store, judge=JudgeSettings(model="openai/judge")) as workbench:
         yield workbench
 
 
@@ -256,3 +257,23 @@ def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_work
     labels = {queue: [label.value for label in open_store(tmp_path / "results.sqlite").labels(queue)] for queue in ("kinds", "numbers")}  # type: ignore[union-attr]
     assert labels == {"kinds": ["off topic"], "numbers": [0.7]}
     assert not tab.errors
+
+
+@pytest.mark.slow
+def test_an_item_someone_else_holds_is_said_so_and_comes_back_when_they_are_done(chromium: Any, review_workbench: Workbench) -> None:  # noqa: F811
+    """Not "nothing left": the last item that still needs Ben's label is Ana's for now, and he
+    gets it once she has labelled it."""
+    assert call(review_workbench, "review/create", {"name": "last-one", "run": "production", "scorer": "hallucination", "sample": 1, "labels_per_item": 2})[0] == 200
+    ana = open_review(chromium, review_workbench, "Ana")
+    pick_queue(ana, "last-one")
+    held = current_item(ana)
+
+    ben = open_review(chromium, review_workbench, "Ben")
+    pick_queue(ben, "last-one")
+    ben.page.wait_for_selector("#empty:not([hidden])")
+    assert ben.text("#empty").startswith("1 item still needs your label, but someone else is labelling it right now.")
+    assert ben.page.locator("#label-box").is_hidden() and ben.page.locator("#save-label").is_hidden()  # no form to label nothing with
+
+    label(ana, "p")
+    ben.page.keyboard.press("ArrowRight")
+    assert current_item(ben) == held

@@ -21,8 +21,10 @@ from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 
 if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compiled, not for a remembered `scorers list`
-    from ..judge import JudgeConfig, JudgeMiddleware, Provider, ResponseCache, StructuredMode
-    from ..scoring import Aggregation, AnyScorer, Scorer
+    from typing_extensions import Unpack
+
+    from ..judge import JudgeChoice, JudgeConfig, JudgeMiddleware, JudgeSettings, Provider, ResponseCache
+    from ..scoring import AnyScorer, Scorer
     from ..scoring.plan import ScorerPlan
     from .monitors import Monitor
     from .queues import QueueSpec
@@ -122,95 +124,75 @@ class Catalog:
         model: str | JudgeConfig | None = None,
         options: Mapping[str, Any] | None = None,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        mode: StructuredMode | None = None,
-        rpm: float | None = None,
-        tpm: float | None = None,
+        judge: JudgeSettings | None = None,
         cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
-        timeout: float | None = None,
-        retries: int | None = None,
-        max_input_chars: int | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
-        models: Sequence[str | JudgeConfig] | None = None,
-        aggregate: Aggregation | None = None,
-        threshold: float | None = None,
-        margin: float | None = None,
         offline: bool = False,
-        escalate_to: str | JudgeConfig | None = None,
-        samples: int | None = None,
+        **choice: Unpack[JudgeChoice],
     ) -> AnyScorer:
-        """A runnable scorer. `model` is 'provider/model' (or a full JudgeConfig); without it,
-        the SCORERS_MODEL environment variable, then the scorer's default model are used.
-        `mode` (or SCORERS_MODE) picks how structured answers are requested; `timeout`
-        (seconds per judge call, or SCORERS_TIMEOUT) and `retries` (or SCORERS_RETRIES) how
-        long a call may take; `max_input_chars` overrides the scorer's `judge:` limit. `rpm` /
-        `tpm` limit requests / tokens per minute to the model for the whole process (else the
-        scorer's `judge:` block does). `cache` answers repeated questions from a response
-        cache (True: the default file; a path; a ResponseCache; off by default here, on by
-        default in run_evals). Every judge call passes through `middleware` (a limiter, a
-        tracer ...), the first listed first.
+        """A runnable scorer, judged as `judge` says (a JudgeSettings: one judge, a jury or a
+        cascade, and how each is reached); `model` and the `choice` keywords (the fields of
+        JudgeSettings) set single settings over it. A setting left unset falls back to the
+        environment (SCORERS_MODEL, SCORERS_MODE, SCORERS_TIMEOUT, SCORERS_RETRIES), then to
+        the scorer's `judge:` block and its default model.
+
+        `cache` answers repeated questions from a response cache (True: the default file; a
+        path; a ResponseCache; off by default here, on by default in run_evals). Every judge
+        call passes through `middleware` (a limiter, a tracer ...), the first listed first.
 
         A scorer without judge steps (`plan.needs_judge` is False) ignores the judge
         settings and middleware: it needs no model and no key, and its runs make no request.
 
-        `models` (two or more) makes a jury: every judge scores each run, combined by
-        `aggregate` (mean, median, majority, strictest) with `threshold` as each judge's pass
-        line and `margin` as the spread that counts as disagreement. A definition's
-        `judges:` is its default jury; an explicit `model` replaces it with one judge.
-
-        `escalate_to` (a 'provider/model') makes a cascade: the scorer's judge (`model`)
-        scores every run, and a run it is unsure of goes to this one (scoring/cascade.py):
-        its score within `margin` of `threshold`, its `samples` disagreeing, or its answer
-        failing validation. A definition's `cascade:` is its default cascade.
+        A definition's `judges:` is its default jury (an explicit `model` replaces it with one
+        judge), its `cascade:` its default cascade (scoring/cascade.py).
 
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
-        from ..judge import NoJudge, ResponseCache
+        from ..judge import JudgeSettings, NoJudge, ResponseCache
         from ..scoring import Cascade, Jury, Scorer
         from .lints import threshold_off_scale
 
+        settings = (judge or JudgeSettings()).given(model, **choice)
         plan = self.plan(scorer_id)
-        if max_input_chars is not None:
-            if isinstance(max_input_chars, bool) or not isinstance(max_input_chars, int) or max_input_chars < 1:
-                raise ConfigError(f"{scorer_id}: max_input_chars must be a positive integer, got {max_input_chars!r}")
-            plan = dataclasses.replace(plan, max_input_chars=max_input_chars)
+        if settings.max_input_chars is not None:
+            plan = dataclasses.replace(plan, max_input_chars=settings.max_input_chars)
         if not plan.needs_judge:
             return Scorer(plan, NoJudge(), dict(options or {}))
+        models, model = settings.models, settings.model
         jury = plan.jury
         chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
         if models is not None and len(models) == 1:
             model, chosen = models[0], None
-        judge = dict(
-            base_url=base_url, api_key=api_key, mode=mode, providers=self.providers, timeout=timeout, retries=retries,
-            defaults=plan.judge_defaults, rpm=rpm or plan.rpm, tpm=tpm or plan.tpm,
-        )  # fmt: skip
-        check_key = not offline
         response_cache = ResponseCache.of(cache)
+
+        def single(judge_model: str | JudgeConfig | None) -> Scorer:
+            return self._single(plan, judge_model, options, settings, middleware, response_cache, check_key=not offline)
+
         cascade = plan.cascade if models is None and jury is None else None
-        strong = escalate_to or (cascade.escalate_to if cascade is not None else None)
+        strong = settings.escalate_to or (cascade.escalate_to if cascade is not None else None)
         if strong is not None:
             if chosen:
                 raise ConfigError(f"{scorer_id}: a scorer judges with a jury or a cascade, not both", parameter="escalate_to")
-            cheap = self._single(plan, model, options, judge, middleware, response_cache, check_key)
-            if threshold is not None and (off := threshold_off_scale(threshold, plan, cheap.options)):
+            cheap = single(model)
+            if settings.threshold is not None and (off := threshold_off_scale(settings.threshold, plan, cheap.options)):
                 raise ConfigError(f"{scorer_id}: threshold {off}")
             return Cascade(
-                cheap, self._single(plan, strong, options, judge, middleware, response_cache, check_key),
-                margin=margin if margin is not None else (cascade.margin if cascade else None),
-                samples=samples if samples is not None else (cascade.samples if cascade else 1),
-                threshold=threshold if threshold is not None else (cascade.threshold if cascade else None),
-            )  # fmt: skip
+                cheap,
+                single(strong),
+                margin=settings.margin if settings.margin is not None else (cascade.margin if cascade else None),
+                samples=settings.samples if settings.samples is not None else (cascade.samples if cascade else 1),
+                threshold=settings.threshold if settings.threshold is not None else (cascade.threshold if cascade else None),
+            )
         if not chosen:
-            return self._single(plan, model, options, judge, middleware, response_cache, check_key)
-        scorers = [self._single(plan, each, options, judge, middleware, response_cache, check_key) for each in chosen]
-        if threshold is not None and (off := threshold_off_scale(threshold, plan, scorers[0].options)):
+            return single(model)
+        scorers = [single(each) for each in chosen]
+        if settings.threshold is not None and (off := threshold_off_scale(settings.threshold, plan, scorers[0].options)):
             raise ConfigError(f"{scorer_id}: threshold {off}")
         return Jury(
             scorers,
-            aggregate=aggregate or (jury.aggregate if jury else "mean"),
-            threshold=threshold if threshold is not None else (jury.threshold if jury else None),
-            margin=margin if margin is not None else (jury.margin if jury else None),
+            aggregate=settings.aggregate or (jury.aggregate if jury else "mean"),
+            threshold=settings.threshold if settings.threshold is not None else (jury.threshold if jury else None),
+            margin=settings.margin if settings.margin is not None else (jury.margin if jury else None),
         )
 
     def _single(
@@ -218,15 +200,16 @@ class Catalog:
         plan: ScorerPlan,
         model: str | JudgeConfig | None,
         options: Mapping[str, Any] | None,
-        judge: dict[str, Any],
+        settings: JudgeSettings,
         middleware: Sequence[JudgeMiddleware],
         cache: ResponseCache | None,
+        *,
         check_key: bool,
     ) -> Scorer:
         from ..judge import connect, resolve_judge
         from ..scoring import Scorer
 
-        config = resolve_judge(model, plan.default_model, owner=plan.id, **judge)
+        config = resolve_judge(model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=self.providers)
         scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
         if check_key:
             config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
@@ -313,7 +296,7 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
     return {
         "id": definition.id, "name": definition.name, "direction": definition.direction, "requires": list(definition.requires),
         "judge": judge, "description": definition.description,
-    }  # fmt: skip
+    }
 
 
 def listed_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:

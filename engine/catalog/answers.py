@@ -351,7 +351,7 @@ class SchemaCompiler:
             raise self.error(
                 f"`$ref` {reference!r}: no definition {target!r} under `{self._definitions_key}`{did_you_mean(target, self.definitions)} (defined: {known})",
                 [*loc, "$ref"], value=True,
-            )  # fmt: skip
+            )
         if target in self._resolving:
             raise self.error(f"`$ref` {reference!r}: a schema that contains itself is not supported", [*loc, "$ref"], value=True)
         if target not in self._resolved:

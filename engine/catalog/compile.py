@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from ..collector import collector_held
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
+from ..judge.settings import JudgeSettings
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from .answers import CompiledRule, SchemaCompiler, compile_rules, rule_failures, schema_file, with_rules
@@ -177,7 +178,7 @@ class ScorerCompiler(Placing):
         raise ConfigError(
             f"{label}: schema {name!r} not found in {folders}{did_you_mean(name, known)}",
             where.file if where else self.source.path, where.line if where else None, where.column if where else None,
-        )  # fmt: skip
+        )
 
     # -- a scorer
 
@@ -226,17 +227,16 @@ class ScorerCompiler(Placing):
             steps=tuple(step for step in steps if step is not None),
             options_model=options_model,
             option_rules=tuple(option_rules),
-            default_model=definition.judge.model,
-            rpm=definition.judge.rpm,
-            tpm=definition.judge.tpm,
-            judge_defaults={"timeout": definition.judge.timeout, "http_retries": definition.judge.retries},
+            judge_defaults=JudgeSettings(
+                model=definition.judge.model, timeout=definition.judge.timeout, retries=definition.judge.retries, rpm=definition.judge.rpm, tpm=definition.judge.tpm
+            ),
             max_input_chars=definition.judge.max_input_chars,
             long_input=definition.judge.long_input,
             empty_output=definition.empty_output,
             jury=JuryPlan(
                 models=tuple(definition.judges.models), aggregate=definition.judges.aggregate,
                 threshold=definition.judges.threshold, margin=definition.judges.margin,
-            ) if definition.judges is not None else None,  # fmt: skip
+            ) if definition.judges is not None else None,
             cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
             threshold=definition.threshold,
@@ -332,7 +332,7 @@ class _StepBuilder:
     """One step of one definition, compiled by its kind against the names its place in the
     scorer gives (the `StepBuilder` a kind's `compile` is given)."""
 
-    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: StepSpec, loc: list[Any], raw: Any, scope: Scope, hashed: dict[str, str]) -> None:  # fmt: skip
+    def __init__(self, scorer: ScorerCompiler, definition: ScorerDefinition, step: StepSpec, loc: list[Any], raw: Any, scope: Scope, hashed: dict[str, str]) -> None:
         self.scorer = scorer
         self.definition = definition
         self.step = step

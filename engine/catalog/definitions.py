@@ -85,7 +85,7 @@ def replacement_problem(source: CatalogSource, scorer_id: str) -> ConfigError | 
             f"scorers.{scorer_id}: a built-in scorer has this id{builtin}; write `replaces: true` in this scorer to replace it, "
             f"`extends: {scorer_id}` to change it, or choose another id",
             place.file, place.line or None, place.column,
-        )  # fmt: skip
+        )
     if says and scorer_id not in inherited:
         place = position(raw, ["replaces"]) or Place(str(source.path), 0, 0)
         return ConfigError(f"scorers.{scorer_id}.replaces: no built-in scorer has the id {scorer_id!r}, so there is nothing to replace", place.file, place.line or None, place.column)

@@ -36,7 +36,7 @@ _LANGUAGES = {
     "nl": "dutch", "no": "norwegian", "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian",
     "sr": "serbian", "sv": "swedish", "ta": "tamil", "tr": "turkish", "uk": "ukrainian", "vi": "vietnamese",
     "bg": "bulgarian", "he": "hebrew", "sk": "slovak", "zh": "chinese", "ja": "japanese", "ko": "korean",
-}  # fmt: skip
+}
 #: Languages pysbd segments with rules of their own; others use its English rules, which
 #: split on the sentence punctuation most scripts share.
 _SENTENCE_LANGUAGES = {"en", "hi", "mr", "zh", "es", "am", "ar", "hy", "bg", "ur", "ru", "pl", "fa", "nl", "da", "fr", "my", "el", "it", "ja", "de", "kk", "sk"}
@@ -149,7 +149,7 @@ def similarity(first: Any, second: Any, method: str = "ratio") -> float:
 
     methods: dict[str, Callable[[str, str], float]] = {
         "ratio": fuzz.ratio, "partial": fuzz.partial_ratio, "token_sort": fuzz.token_sort_ratio, "token_set": fuzz.token_set_ratio,
-    }  # fmt: skip
+    }
     if method not in methods:
         raise ValueRefused(f"similarity(): method must be one of {', '.join(_SIMILARITY_METHODS)}, got {method!r}")
     a, b = _text(first, "similarity"), _text(second, "similarity")

@@ -168,7 +168,7 @@ class ScorerLints:
                         f"{self.definition.id}.{step.id}: the enum value {value!r} of {field} is never mentioned in the prompt "
                         f"{written.templates[0].text} and no expression compares with it: say in the prompt when the judge should answer it",
                         place,
-                    )  # fmt: skip
+                    )
 
     def _prompt_text(self, asks_judge: bool, written: StepSources) -> str | None:
         """The text of the step's templates, those they reach and its system message."""

@@ -35,7 +35,7 @@ from .templates import parse_expression
 __all__ = [
     "ANY", "BOOLEAN", "NUMBER", "TEXT", "Boolean", "Finding", "ListOf", "NameChecker", "Number", "Record", "Scope", "Shape", "Text",
     "family", "referenced_templates", "shape_of", "syntax_finding",
-]  # fmt: skip
+]
 
 #: Methods a mapping answers to in expressions (`{...}.get(item.verdict, 0)`, `options.items()`).
 _MAPPING_METHODS = {"get", "items", "keys", "values"}

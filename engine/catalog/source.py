@@ -438,7 +438,7 @@ class CatalogSource:
                     f"scorers.{scorer_id}.extends: unknown scorer {base_id!r}"
                     + (did_you_mean(str(base_id), scorer_ids) or f" (known: {', '.join(scorer_ids)})"),
                     where.file, where.line or None, where.column,
-                )  # fmt: skip
+                )
         base = inherited[base_id] if base_id == scorer_id else self.raw_definition(str(base_id), (*seen, scorer_id))
         merged = _merge(_merge(base, self.own_defaults), raw)
         del merged["extends"]

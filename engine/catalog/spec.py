@@ -24,7 +24,7 @@ RunField = Literal["output", "input", "context", "ground_truth", "turns", "expec
 RUN_VARIABLES = (
     "output", "input", "context", "ground_truth", "options", "messages", "tool_calls", "tool_results", "turns", "expected_trajectory",
     "metadata",
-)  # fmt: skip
+)
 #: Set by the score step for the steps after it.
 SCORE_VARIABLES = ("score", "score_values")
 #: `examples`: an llm step's own worked examples, as its templates see them.

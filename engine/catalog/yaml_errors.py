@@ -49,7 +49,7 @@ def yaml_error(exc: yaml.MarkedYAMLError, path: Path) -> ConfigError:
         return ConfigError(
             f"invalid YAML: wrong indentation: this key is indented further than the keys above it, inside a value ({problem})",
             path, mark.line + 1, len(text) - len(text.lstrip()) + 1,
-        )  # fmt: skip
+        )
     if mark is None:
         return ConfigError(f"invalid YAML: {problem}", path)
     return ConfigError(f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1)

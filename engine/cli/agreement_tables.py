@@ -106,7 +106,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         table.add_row(
             FIGURE_TITLES[delta.name], figure(delta.baseline), figure(delta.variant), _signed(delta.delta.value),
             "-" if delta.delta.low is None else escape(f"[{figure(delta.delta.low)}, {figure(delta.delta.high)}]"), beyond,
-        )  # fmt: skip
+        )
     console.print(table)
     console.print(
         f"Verdicts changed on {len(comparison.fixed) + len(comparison.broken)} item(s): "

@@ -147,7 +147,7 @@ def _show_sample_bounds(catalog: Catalog, scorer_id: str, option: list[str] | No
     console.print(
         "bounds for a sample item (an output of two sentences, two context pieces, an input and a ground truth; "
         "each earlier answer as long as its bounds allow):", highlight=False, soft_wrap=True,
-    )  # fmt: skip
+    )
     for step in asked:
         parts = [*step.bounds, f"max_tokens {step.max_tokens}" if step.max_tokens else "no max_tokens"]
         console.print(f"  {step.step}: {'; '.join(parts)}", markup=False, highlight=False, soft_wrap=True)
@@ -279,7 +279,7 @@ def init_scorer(
     console.print(
         f"Next: scorers preview {scorer_id} --config {catalog} --output \"...\"   (the exact prompt, no judge)",
         markup=False, highlight=False, soft_wrap=True,
-    )  # fmt: skip
+    )
 
 
 @app.command("schema")

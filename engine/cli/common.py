@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, Union, cast, get_args, get_origin
 
 import typer
 import yaml
@@ -39,6 +39,7 @@ from ..scrub import install_log_filter, scrub
 from .app import errors, suggestion
 
 if TYPE_CHECKING:  # the runs load when a command runs something, not for `scorers list`
+    from ..judge.settings import Aggregation, JudgeSettings
     from ..runs.verdict import Verdict
     from ..store import Store
 
@@ -361,9 +362,9 @@ AggregateOption = Annotated[
 ]
 
 
-def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, Any]:
-    """The keywords of Catalog.create for the `--model` flags: one judge, or a jury."""
-    from ..scoring import AGGREGATIONS  # the jury loads when a command judges, not for `scorers list`
+def judge_settings(models: list[str] | None, aggregate: str | None = None) -> JudgeSettings:
+    """The judge the `--model` flags choose: one judge, or a jury of them."""
+    from ..judge.settings import AGGREGATIONS, JudgeSettings
 
     if aggregate is not None:
         if aggregate not in AGGREGATIONS:
@@ -371,10 +372,10 @@ def judge_choice(models: list[str] | None, aggregate: str | None) -> dict[str, A
         if not models or len(models) < 2:
             raise ConfigError("--aggregate combines a jury's scores: give --model two or more times")
     if not models:
-        return {}
+        return JudgeSettings()
     if len(models) == 1:
-        return {"model": models[0]}
-    return {"models": models, "aggregate": aggregate}
+        return JudgeSettings(model=models[0])
+    return JudgeSettings(models=tuple(models), aggregate=cast("Aggregation | None", aggregate))
 
 
 #: Which scores get a reason from the judge (engine/scoring/passing.py).

@@ -51,7 +51,7 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelive
         table.add_row(
             check.monitor, check.scorer, check.condition, check.window.size, str(check.window.samples), figure(check.value),
             figure(figures.mean), figure(figures.p95), figure(figures.error_rate), _state(check),
-        )  # fmt: skip
+        )
     console.print(table)
     for check in checks:
         if check.alert is not None and not any(delivery.alert.message == check.alert.message() for delivery in undelivered):
@@ -61,7 +61,7 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelive
         console.print(
             f"NOT DELIVERED to {delivery.where} ({state}; {delivery.last_error or 'its webhook is no longer configured'}): {delivery.alert.message}",
             markup=False, highlight=False, soft_wrap=True,
-        )  # fmt: skip
+        )
     if alerts:
         console.print("last alerts:", style="bold")
         for alert in alerts:

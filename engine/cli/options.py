@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Optional, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Optional, TypeVar, cast, get_args, get_type_hints
 
 import typer
 from typer.models import OptionInfo
@@ -17,7 +17,10 @@ from typer.models import OptionInfo
 from ..catalog import Catalog
 from ..errors import ConfigError
 from ..scoring import AnyScorer
-from .common import AggregateOption, ModelOption, RetriesOption, ScorerOptions, TimeoutOption, finite, judge_choice, scorer_options
+from .common import AggregateOption, ModelOption, RetriesOption, ScorerOptions, TimeoutOption, finite, judge_settings, scorer_options
+
+if TYPE_CHECKING:
+    from ..judge import JudgeSettings, StructuredMode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,18 +86,27 @@ class ScorerSetup:
         Optional[float], typer.Option("--escalate-margin", min=0, help="With --escalate-to: a score this close to the threshold is sent on (default 0.1)")
     ] = None
 
-    def create(self, catalog: Catalog, scorer_id: str, *, context: list[str] | None = None, **more: Any) -> AnyScorer:
-        """The scorer `scorer_id` of `catalog` with these flags (its `--option`s read against
-        its own option schema); `more` are further keywords of `Catalog.create`."""
-        options = scorer_options(self.option, context, catalog.plan(scorer_id).options_model, self.scale)
+    def judge(self) -> JudgeSettings:
+        """The judge these flags choose, as one value."""
         if self.escalate_margin is not None and self.escalate_to is None:
             raise ConfigError("--escalate-margin goes with --escalate-to (the judge a cascade sends the unsure scores to)", parameter="--escalate-margin")
-        if self.escalate_to is not None:
-            more = {"escalate_to": self.escalate_to, "margin": finite(self.escalate_margin, "--escalate-margin"), **more}
-        return catalog.create(
-            scorer_id, options=options, base_url=self.base_url, mode=self.mode, timeout=finite(self.timeout, "--timeout"),  # type: ignore[arg-type]
-            retries=self.retries, rpm=self.rpm, tpm=self.tpm, **judge_choice(self.model, self.aggregate), **more,
-        )  # fmt: skip
+        return dataclasses.replace(
+            judge_settings(self.model, self.aggregate),
+            base_url=self.base_url,
+            mode=cast("StructuredMode | None", self.mode),
+            timeout=finite(self.timeout, "--timeout"),
+            retries=self.retries,
+            rpm=self.rpm,
+            tpm=self.tpm,
+            escalate_to=self.escalate_to,
+            margin=finite(self.escalate_margin, "--escalate-margin"),
+        )
+
+    def create(self, catalog: Catalog, scorer_id: str, *, context: list[str] | None = None, offline: bool = False, threshold: float | None = None) -> AnyScorer:
+        """The scorer `scorer_id` of `catalog` with these flags (its `--option`s read against
+        its own option schema); `threshold` is a jury's or a cascade's pass line."""
+        options = scorer_options(self.option, context, catalog.plan(scorer_id).options_model, self.scale)
+        return catalog.create(scorer_id, options=options, judge=self.judge().given(threshold=threshold), offline=offline)
 
     @property
     def is_jury(self) -> bool:
@@ -103,10 +115,10 @@ class ScorerSetup:
     def resume_flags(self) -> dict[str, object]:
         """The flags that set this up again, for the command that continues a run."""
         return {
-            "--model": self.model, "--base-url": self.base_url, "--mode": self.mode, "--timeout": self.timeout,
-            "--retries": self.retries, "--scale": self.scale, "--option": self.option or [],
-            "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
-        }  # fmt: skip
+            "--model": self.model, "--aggregate": self.aggregate, "--base-url": self.base_url, "--mode": self.mode,
+            "--timeout": self.timeout, "--retries": self.retries, "--rpm": self.rpm, "--tpm": self.tpm, "--scale": self.scale,
+            "--option": self.option or [], "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
+        }
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,7 @@ from .common import (
     catalog_from,
     existing_store,
     fail_unless,
-    judge_choice,
+    judge_settings,
     one_line_errors,
     parse_options,
     print_json,
@@ -62,12 +62,12 @@ def rescore_command(
     """Score the items a run stored (output, input, context, ground truth, metadata) with
     another scorer, or another version of it, as a new run; then compare the two with
     `scorers results --run NEW --compare RUN`."""
-    created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=judge_settings(model))
     with closing(existing_store(store, writing=True)) as results:
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
             cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage,
-        )  # fmt: skip
+        )
         if as_json:
             print_json(outcome.model_dump(mode="json", exclude={"result": {"items"}}))
             fail_unless(outcome.verdict)
@@ -126,7 +126,7 @@ def pairwise_command(
         raise ConfigError("give a data file (items with outputs: {a, b}) or --run BEFORE --run AFTER, not both")
     if run and len(run) != 2:
         raise ConfigError(f"--run: give exactly two runs (A then B), got {len(run)}")
-    created = catalog_from(config).create(scorer, options=parse_options(option or []), **judge_choice(model, None))
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=judge_settings(model))
     opened = existing_store(store, writing=bool(save)) if run else open_store(store) if save else None
     try:
         if run:
@@ -138,7 +138,7 @@ def pairwise_command(
         result = run_pairwise(
             pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency, max_errors=max_errors,
             min_coverage=min_coverage,
-        )  # fmt: skip
+        )
     finally:
         if opened is not None:
             opened.close()

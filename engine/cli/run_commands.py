@@ -162,7 +162,7 @@ def preview_prompts(
         catalog.plan(scorer), read_value(output, transcript=True), input=read_value(input, transcript=True),
         ground_truth=read_value(ground_truth), answers=answers, options=options, metadata=given_metadata,
         turns=_list_value(turns, "--turns"), expected_trajectory=_list_value(expected_trajectory, "--expected-trajectory"),
-    )  # fmt: skip
+    )
     if as_json:
         print(shown.model_dump_json(indent=2))
         return

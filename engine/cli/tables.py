@@ -101,5 +101,5 @@ def usage_table(title: str, rows: list[UsageRow]) -> Table:
             row.scorer_id + (" (batch API)" if row.batch else ""), *([] if one_model else [row.model or "-"]), str(row.judge_calls), str(row.cached_calls),
             f"{usage.prompt_tokens:,}", share, f"{usage.completion_tokens:,}",
             money(row.cost_usd) if row.cost_usd is not None else "no price",
-        )  # fmt: skip
+        )
     return table

@@ -59,7 +59,7 @@ from .common import (
     refuse_unknown_labels,
     print_json,
 )
-from .gates import consistency_table
+from .gate_tables import consistency_table
 from .tables import figure, summary_table
 
 RunOption = Annotated[Optional[str], typer.Option("--run", help="Run name; an existing run is resumed (default: a new one)")]
@@ -88,7 +88,7 @@ def progress_bar(description: str, total: int | None) -> Iterator[Callable[[Item
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=errors, disable=not errors.is_terminal,
-    )  # fmt: skip
+    )
     task = progress.add_task(description, total=total)
     with progress:
         yield lambda item: progress.update(task, advance=1)
@@ -142,7 +142,7 @@ def print_repeated(repeated: RepeatedResult, worst: int = 10) -> None:
                     figure(binary.accuracy.value if binary else None), figure(binary.f1.value if binary else None),
                     figure(binary.kappa.value if binary else None), figure(numeric.mean_abs_error.value if numeric else None),
                     figure(numeric.spearman.value if numeric else None),
-                )  # fmt: skip
+                )
             console.print(table)
         unstable = [item for item in stability.per_item if item.flips or (item.spread or 0) > 0][:worst]
         if unstable:
@@ -306,7 +306,7 @@ def calibrate_command(
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
             cache=False if no_cache else ResponseCache.of(True) or False, max_errors=max_errors, min_coverage=min_coverage,
-        )  # fmt: skip
+        )
     fail_unless(result.verdict)
     labelled = labelled_of(result, scorer_object.id)
     if not labelled:
@@ -325,7 +325,7 @@ def calibrate_command(
         table.add_row(
             figure(point.threshold), str(point.flagged), figure(point.precision), figure(point.recall), figure(point.f1),
             figure(point.kappa), figure(point.accuracy), figure(point.balanced_accuracy), mark,
-        )  # fmt: skip
+        )
     console.print(table)
     if found.best is None or found.agreement is None:
         console.print(f"No threshold gives a defined {metric}: the labels or the scores do not vary.")

@@ -34,7 +34,7 @@ def failure_name(exc: BaseException) -> str:
         return name
     text = str(exc).lower()
     for words, code in (("disk is full", "SQLITE_FULL"), ("readonly", "SQLITE_READONLY"), ("unable to open", "SQLITE_CANTOPEN"),
-                        ("not a database", "SQLITE_NOTADB"), ("malformed", "SQLITE_CORRUPT"), ("locked", "SQLITE_BUSY")):  # fmt: skip
+                        ("not a database", "SQLITE_NOTADB"), ("malformed", "SQLITE_CORRUPT"), ("locked", "SQLITE_BUSY")):
         if words in text:
             return code
     return ""

@@ -18,13 +18,13 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
         Provider,
         Sampling,
         StructuredMode,
-        resolve_judge,
     )
     from .middleware import Chain
     from .middleware.breaker import CircuitBreaker
     from .middleware.cache import ResponseCache, default_cache_location
     from .middleware.cache_storage import CacheStats
     from .middleware.limiter import LimiterStats, RateLimit, throttling
+    from .settings import AGGREGATIONS, Aggregation, JudgeChoice, JudgeSettings, resolve_judge
     from .protocol import (
         AsksJudge,
         CallNext,
@@ -38,13 +38,14 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
 _LAZY_EXPORTS: dict[str, str] = {
     "capabilities": ".capabilities",
     "OpenAIJudge": ".client",
-    **dict.fromkeys(["PROVIDERS", "JudgeConfig", "Provider", "Sampling", "StructuredMode", "resolve_judge"], ".config"),
+    **dict.fromkeys(["PROVIDERS", "JudgeConfig", "Provider", "Sampling", "StructuredMode"], ".config"),
     "Chain": ".middleware",
     "CircuitBreaker": ".middleware.breaker",
     "ResponseCache": ".middleware.cache",
     "default_cache_location": ".middleware.cache",
     "CacheStats": ".middleware.cache_storage",
     **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
+    **dict.fromkeys(["AGGREGATIONS", "Aggregation", "JudgeChoice", "JudgeSettings", "resolve_judge"], ".settings"),
     **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
@@ -94,15 +95,19 @@ def connect(config: JudgeConfig, middleware: Sequence[JudgeMiddleware] = (), *, 
 
 
 __all__ = [
+    "AGGREGATIONS",
+    "Aggregation",
     "AsksJudge",
     "CacheStats",
     "CallNext",
     "Chain",
     "CircuitBreaker",
     "JudgeAnswer",
+    "JudgeChoice",
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",
+    "JudgeSettings",
     "LimiterStats",
     "NoJudge",
     "OpenAIJudge",

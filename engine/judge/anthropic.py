@@ -20,13 +20,13 @@ from pydantic import ValidationError
 from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeError, JudgeRequestError
 from .capabilities import capabilities, refused_parameter
 from .client import (
-    _MAX_ADJUSTMENTS,
+    MAX_ADJUSTMENTS,
     ResponseObserver,
-    _joined,
-    _refusal_of,
-    _refusals_of,
-    _thinks,
-    _wanted,
+    joined_text,
+    refusal_of,
+    refusals_of,
+    judge_thinks,
+    wanted_parameters,
     observing_http_client,
     shared_client,
 )
@@ -91,7 +91,7 @@ class AnthropicJudge:
         return sdk, mode, key
 
     def _parameters(self, request: JudgeRequest, where: str) -> dict[str, Any]:
-        wanted = _wanted(request, _thinks(request, where, self.config.model_name))
+        wanted = wanted_parameters(request, judge_thinks(request, where, self.config.model_name))
         wanted.pop("stream_options")  # the Messages API always streams its usage
         wanted["max_tokens"] = wanted.get("max_tokens") or DEFAULT_MAX_TOKENS
         accepted = accepted_parameters()
@@ -103,7 +103,7 @@ class AnthropicJudge:
         where, model = self.config.where(), self.config.model_name
         key = ""
         started = time.monotonic()
-        for _ in range(_MAX_ADJUSTMENTS):
+        for _ in range(MAX_ADJUSTMENTS):
             parameters = self._parameters(request, where)
             try:
                 sdk, mode, key = self._clients()
@@ -122,7 +122,7 @@ class AnthropicJudge:
                         capabilities.refuse(where, model, refused)
                         continue
                 raise judge_error(exc, self.config, key, request, anthropic, time.monotonic() - started) from exc
-        raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
+        raise JudgeRequestError(f"the judge at {where} kept refusing the request after {MAX_ADJUSTMENTS} adjustments", request.step)
 
     async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
         """One message, streamed when the request asks for it (see streaming.py)."""
@@ -132,7 +132,7 @@ class AnthropicJudge:
         return await streamed(
             lambda: sdk.messages.with_streaming_response.create(**kwargs), anthropic_message, whole_anthropic_message,
             timeouts=(httpx2.TimeoutException, anthropic.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
-        )  # fmt: skip
+        )
 
     async def _text(self, sdk: Any, request: JudgeRequest, parameters: dict[str, Any]) -> JudgeAnswer:
         system = "\n\n".join(message["content"] for message in request.messages if message["role"] == "system")
@@ -175,17 +175,17 @@ class AnthropicJudge:
                 )
             except (ValidationError, ValueError, InstructorError) as refused:
                 if attempt + 1 == attempts:
-                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {_refusal_of(refused)}", request.step) from None
-                kwargs = handlers.reask_handler(kwargs=kwargs, response=message, exception=ValueError(_refusals_of(refused)))
+                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {refusal_of(refused)}", request.step) from None
+                kwargs = handlers.reask_handler(kwargs=kwargs, response=message, exception=ValueError(refusals_of(refused)))
                 continue
-            return JudgeAnswer(value=value, usage=usage, thinking=_joined(*thoughts))
+            return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
         raise AssertionError("unreachable")
 
 
 def _thinking(message: Any) -> str | None:
     """Extended thinking blocks (their text, never the signature)."""
     blocks = getattr(message, "content", None) or []
-    return _joined(*(getattr(block, "thinking", None) for block in blocks if getattr(block, "type", None) == "thinking"))
+    return joined_text(*(getattr(block, "thinking", None) for block in blocks if getattr(block, "type", None) == "thinking"))
 
 
 def _usage(message: Any) -> TokenUsage | None:

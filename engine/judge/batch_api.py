@@ -170,7 +170,7 @@ class BatchAPI:
             batch = await self._client().batches.create(
                 input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h",
                 metadata={"created_by": "llm-scorers"},
-            )  # fmt: skip
+            )
         except Exception as exc:
             raise self._error(exc, "submitting a batch") from exc
         return _status(batch)
@@ -221,4 +221,4 @@ def _status(batch: Any) -> BatchStatus:
         id=batch.id, status=batch.status, total=counts.total if counts else 0, completed=counts.completed if counts else 0,
         failed=counts.failed if counts else 0, output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
         errors=errors,
-    )  # fmt: skip
+    )

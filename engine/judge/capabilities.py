@@ -95,7 +95,7 @@ class Capabilities:
             logger.warning(
                 "the judge %s at %s does not support the %s response format (%s); using %s for the rest of the run",
                 model, endpoint, failed, reason, following,
-            )  # fmt: skip
+            )
         return following
 
     def learn_thinking(self, endpoint: str, model: str) -> None:

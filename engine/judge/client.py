@@ -73,7 +73,7 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, .
 _prepared_models: weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]] = weakref.WeakKeyDictionary()
 
 #: The most refusals (a parameter, a mode) one call learns from before it gives up.
-_MAX_ADJUSTMENTS = 6
+MAX_ADJUSTMENTS = 6
 
 
 def shared_client(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
@@ -150,8 +150,8 @@ class OpenAIJudge:
         where, model = base_url or config.provider, config.model_name
         mode = capabilities.mode(where, model, config.structured_mode)
         started = time.monotonic()
-        for _ in range(_MAX_ADJUSTMENTS):
-            parameters = capabilities.parameters(where, model, _wanted(request, _thinks(request, where, model)))
+        for _ in range(MAX_ADJUSTMENTS):
+            parameters = capabilities.parameters(where, model, wanted_parameters(request, judge_thinks(request, where, model)))
             try:
                 answer = await self._ask(self._client(mode, base_url, key), request, parameters, mode)
             except _ThinkingCutOff:
@@ -178,7 +178,7 @@ class OpenAIJudge:
                 if answer.thinking:
                     capabilities.learn_thinking(where, model)
                 return answer
-        raise JudgeRequestError(f"the judge at {where} kept refusing the request after {_MAX_ADJUSTMENTS} adjustments", request.step)
+        raise JudgeRequestError(f"the judge at {where} kept refusing the request after {MAX_ADJUSTMENTS} adjustments", request.step)
 
     async def _ask(self, client: instructor.AsyncInstructor, request: JudgeRequest, parameters: dict[str, Any], mode: StructuredMode) -> JudgeAnswer:
         sdk = client.client
@@ -190,8 +190,8 @@ class OpenAIJudge:
             message = choice.message
             text, thinking = split_thinking(message.content or "")
             if choice.finish_reason == "length":
-                _raise_cut_off(request, parameters, message.content, _joined(_reasoning_field(message), thinking))
-            return JudgeAnswer(value=text, usage=_usage(completion), thinking=_joined(_reasoning_field(message), thinking))
+                _raise_cut_off(request, parameters, message.content, joined_text(_reasoning_field(message), thinking))
+            return JudgeAnswer(value=text, usage=_usage(completion), thinking=joined_text(_reasoning_field(message), thinking))
         from instructor.core.exceptions import InstructorError
         from instructor.v2.core.registry import mode_registry
 
@@ -211,11 +211,11 @@ class OpenAIJudge:
                 value = _validated(request.response_model, completion, mode, handlers)
             except (ValidationError, ValueError, InstructorError) as refused:
                 if attempt + 1 == attempts:
-                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {_refusal_of(refused)}", request.step) from None
+                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {refusal_of(refused)}", request.step) from None
                 # Told to the judge as the engine words it, every problem on its own line.
-                kwargs = handlers.reask_handler(kwargs=kwargs, response=completion, exception=ValueError(_refusals_of(refused)))
+                kwargs = handlers.reask_handler(kwargs=kwargs, response=completion, exception=ValueError(refusals_of(refused)))
                 continue
-            return JudgeAnswer(value=value, usage=usage, thinking=_joined(*thoughts))
+            return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
         raise AssertionError("unreachable")
 
     async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
@@ -226,7 +226,7 @@ class OpenAIJudge:
         return await streamed(
             lambda: sdk.chat.completions.with_streaming_response.create(**kwargs), chat_completion, whole_chat_completion,
             timeouts=(httpx2.TimeoutException, openai.APITimeoutError), silence=self.config.timeout, retries=self.config.http_retries, model=self.config.model,
-        )  # fmt: skip
+        )
 
 
 class _ThinkingCutOff(Exception):
@@ -323,11 +323,11 @@ def _answer_text(message: Any, mode: StructuredMode) -> str:
     return str(message.content)
 
 
-def _refusal_of(error: Exception) -> str:
+def refusal_of(error: Exception) -> str:
     return refusal(error) if isinstance(error, ValidationError) else first_line(str(error))
 
 
-def _refusals_of(error: Exception) -> str:
+def refusals_of(error: Exception) -> str:
     return refusals(error) if isinstance(error, ValidationError) else first_line(str(error))
 
 
@@ -364,7 +364,7 @@ def _prepared(model: type[BaseModel]) -> type[BaseModel]:
     return prepared
 
 
-def _wanted(request: JudgeRequest, thinks: bool) -> dict[str, Any]:
+def wanted_parameters(request: JudgeRequest, thinks: bool) -> dict[str, Any]:
     """The parameters a request would send, before any model refuses some: its sampling,
     `max_tokens` no more than its answer's schema allows (unless the judge thinks first), and
     a streamed answer with its usage."""
@@ -375,7 +375,7 @@ def _wanted(request: JudgeRequest, thinks: bool) -> dict[str, Any]:
     return {**wanted, "stream": True, "stream_options": {"include_usage": True}}
 
 
-def _thinks(request: JudgeRequest, where: str, model: str) -> bool:
+def judge_thinks(request: JudgeRequest, where: str, model: str) -> bool:
     """Whether the judge thinks before it answers, so its max_tokens must leave room for that."""
     return request.sampling.reasoning_effort is not None or is_reasoning_family(model) or capabilities.thinks(where, model)
 
@@ -390,7 +390,7 @@ def _reasoning_field(message: Any) -> str | None:
     return None
 
 
-def _joined(*parts: str | None) -> str | None:
+def joined_text(*parts: str | None) -> str | None:
     text = "\n\n".join(part for part in parts if part)
     return text or None
 
@@ -404,7 +404,7 @@ def _strip_thinking(completion: Any) -> str | None:
         if isinstance(message.content, str) and "think>" in message.content:
             message.content, thinking = split_thinking(message.content)
             found.append(thinking)
-    return _joined(*found)
+    return joined_text(*found)
 
 
 def _usage(completion: Any) -> TokenUsage | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -17,7 +16,6 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
-    ValidationError,
     field_validator,
 )
 
@@ -67,11 +65,11 @@ PROVIDERS: dict[str, Provider] = {
     "anthropic": Provider(
         adapter="anthropic", base_url_env=("ANTHROPIC_BASE_URL",), api_key_env="ANTHROPIC_API_KEY", mode="tools",
         about='Claude through the anthropic SDK (pip install "llm-scorers[anthropic]")',
-    ),  # fmt: skip
+    ),
     "azure": Provider(
         adapter="azure", base_url_env=("AZURE_OPENAI_ENDPOINT",), api_key_env="AZURE_OPENAI_API_KEY", extra_env=("OPENAI_API_VERSION",),
         about="Azure OpenAI: azure/<deployment>",
-    ),  # fmt: skip
+    ),
     "gemini": _hosted("https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY", "Google Gemini, OpenAI-compatible endpoint"),
     "openrouter": _hosted("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "OpenRouter: openrouter/<vendor>/<model>"),
     "groq": _hosted("https://api.groq.com/openai/v1", "GROQ_API_KEY", "Groq"),
@@ -84,7 +82,7 @@ PROVIDERS: dict[str, Provider] = {
     "vllm": Provider(
         base_url="http://localhost:8000/v1", base_url_env=("VLLM_BASE_URL",), api_key_env="VLLM_API_KEY", key_needed=False,
         about="vLLM (vllm serve MODEL)",
-    ),  # fmt: skip
+    ),
     "lmstudio": _local("http://localhost:1234/v1", "LMSTUDIO_BASE_URL", "LM Studio's local server"),
     "llamacpp": _local("http://localhost:8080/v1", "LLAMACPP_BASE_URL", "llama.cpp's llama-server"),
 }
@@ -208,52 +206,3 @@ class JudgeConfig(BaseModel):
                 parameter="base_url",
             )
         return ConfigError(f"no API key for {self.model!r}: set {provider.api_key_env}", parameter="api_key")
-
-
-def resolve_judge(
-    model: str | JudgeConfig | None,
-    default_model: str | None,
-    *,
-    owner: str,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    mode: StructuredMode | None = None,
-    timeout: float | None = None,
-    retries: int | None = None,
-    defaults: Mapping[str, Any] | None = None,
-    providers: Mapping[str, Provider] | None = None,
-    rpm: float | None = None,
-    tpm: float | None = None,
-) -> JudgeConfig:
-    """The judge of a scorer: `model` (a 'provider/model' or a full config), else
-    SCORERS_MODEL, else the scorer's own default; base URL, key, mode, timeout, retries and
-    the rate limits `rpm` and `tpm` given here win over the environment (SCORERS_MODE,
-    SCORERS_TIMEOUT, SCORERS_RETRIES), which wins over `defaults` (the scorer's `judge:`
-    block), then the config's own;
-    `providers` are presets beyond the built-in ones (a catalog's `providers:`). `owner`
-    names the scorer in errors."""
-    if isinstance(model, JudgeConfig):
-        base = model
-    else:
-        chosen = model or os.environ.get("SCORERS_MODEL") or default_model
-        if not chosen:
-            raise ConfigError(f"{owner}: no judge model; set SCORERS_MODEL", parameter="model")
-        base = JudgeConfig(model=chosen)
-    values: dict[str, Any] = dict(base)
-    if not isinstance(model, JudgeConfig):
-        values.update({name: value for name, value in (defaults or {}).items() if value is not None})
-    prefix = base.model.split("/", 1)[0]
-    preset = (providers or {}).get(prefix) if base.preset is None else None
-    if preset is not None:
-        values["preset"] = preset
-    environment = {"mode": "SCORERS_MODE", "timeout": "SCORERS_TIMEOUT", "http_retries": "SCORERS_RETRIES"}
-    values.update({name: os.environ[variable] for name, variable in environment.items() if os.environ.get(variable)})
-    given = {"base_url": base_url, "api_key": api_key, "mode": mode, "timeout": timeout, "http_retries": retries, "rpm": rpm, "tpm": tpm}
-    values.update({name: value for name, value in given.items() if value is not None and value != ""})
-    try:
-        return JudgeConfig.model_validate(values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = {"http_retries": "retries"}.get(str(first["loc"][0]), ".".join(map(str, first["loc"])))
-        where = {"timeout": " (--timeout, SCORERS_TIMEOUT)", "retries": " (--retries, SCORERS_RETRIES)", "mode": " (--mode, SCORERS_MODE)"}
-        raise ConfigError(f"judge {field}{where.get(field, '')}: {first['msg']} (got {first.get('input')!r})") from None

@@ -74,7 +74,7 @@ async def streamed(
             logger.warning(
                 "the judge %s sent nothing for %gs after %d pieces of its answer (stuck); asking again (%d of %d)",
                 model, silence, progress.pieces, attempt + 2, retries + 1,
-            )  # fmt: skip
+            )
     raise AssertionError("unreachable")
 
 
@@ -152,7 +152,7 @@ async def chat_completion(events: AsyncIterator[tuple[str | None, Any]], progres
         "id": first.get("id") or "streamed", "object": "chat.completion", "created": first.get("created") or 0,
         "model": first.get("model") or "", "usage": usage,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason or "stop", "logprobs": None}],
-    })  # fmt: skip
+    })
 
 
 def whole_chat_completion(data: Any) -> Any:

@@ -163,7 +163,7 @@ def histogram(scores: Sequence[float]) -> Histogram | None:
             Bar(
                 low=round(low + position * step, 4), high=round(low + (position + 1) * step, 4), count=count,
                 x=round(position * width + 1, 2), y=round(shape.height - 14 - height, 2), width=round(width - 2, 2), height=round(height, 2),
-            )  # fmt: skip
+            )
         )
     return shape
 
@@ -188,7 +188,7 @@ def _cell(key: str, record: ResultRecord, threshold: float) -> Cell:
     return Cell(
         key=key, score=record.score, flagged=flagged, agrees=None if flagged is None or human is None else flagged == human,
         reason=record.reason, error=record.error, not_scorable=record.not_scorable if record.error is None else None, steps=steps,
-    )  # fmt: skip
+    )
 
 
 def build_report(store: Store, run: str, compare: str | None = None) -> Report:
@@ -210,7 +210,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
                     key=key, label=key if compare is not None else scorer_id, run=info.name, scorer_id=scorer_id, direction=direction,
                     threshold=thresholds[key], stats=stats[scorer_id], agreement=run_agreement(store, info, scorer_id, direction),
                     histogram=histogram(run_scores(store, info.name, scorer_id)),
-                )  # fmt: skip
+                )
             )
         count = run_item_count(store, info.name)
         item_count += count
@@ -224,7 +224,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
                 row = rows[record.item_id] = ItemRow(
                     item_id=record.item_id, index=record.item_index, input=_text(record.input), output=_text(record.output),
                     context=list(record.context or []), expected=_expected(record.expected), cells=[], search="",
-                )  # fmt: skip
+                )
             elif not row.expected:
                 row.expected = _expected(record.expected)
             row.cells.append(_cell(key, record, thresholds.get(key, 0.5)))
@@ -246,13 +246,13 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
         )
         for info in infos
         for row in store.usage(info.name)
-    ]  # fmt: skip
+    ]
     return Report(
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
         columns=columns, labels={section.key: section.label for section in sections}, items=ordered, item_count=item_count,
         shown="; ".join(shown_notes) or None, export=" · ".join(f"scorers results --run {name} --format csv" for name in names),
         comparisons=comparisons, usage=usage, verdicts={info.name: stored_verdict(store, info) for info in infos if info.kind != "live"},
-    )  # fmt: skip
+    )
 
 
 def _listed_records(store: Store, run: str, scorers: list[str], count: int) -> tuple[list[ResultRecord], str | None]:
@@ -285,5 +285,5 @@ def _variants_in_one_run(store: Store, info: RunInfo) -> list[Comparison]:
         compare_labelled(
             labelled_of(store, info.name, a), labelled_of(store, info.name, b), names=(a, b),
             thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a], scale=run_scale(info, a),
-        )  # fmt: skip
+        )
     ]

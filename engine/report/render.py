@@ -23,7 +23,7 @@ def render_report(report: Report) -> str:
     environment = ImmutableSandboxedEnvironment(
         loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html", "j2"], default=True), undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
-    )  # fmt: skip
+    )
     environment.filters["figure"] = _figure
     environment.filters["json"] = to_json
     return environment.get_template("report.html.j2").render(report=report)

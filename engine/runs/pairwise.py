@@ -23,7 +23,7 @@ from ..formatting import one_line
 from ..scoring import AnyScorer, StepRecord
 from ..scoring.transcripts import assistant_text
 from ..store import ResultRecord, ScoreStats, Store, open_store
-from ..sync import run_sync
+from ..sync import blocking
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
 from .measures.stats import bootstrap
@@ -93,7 +93,7 @@ def pairwise_summary(pairs: list[PairResult]) -> PairwiseSummary:
         pairs=len(judged), a_wins=sum(pair.verdict == "a" for pair in judged), b_wins=sum(pair.verdict == "b" for pair in judged),
         ties=sum(pair.verdict == "tie" for pair in judged), inconsistent=sum(pair.consistent is False for pair in judged),
         errors=len(pairs) - len(judged),
-    )  # fmt: skip
+    )
     if judged:
         estimates = bootstrap(
             len(judged),
@@ -182,7 +182,7 @@ def _record(scorer: AnyScorer, run: str, pair: Pair, result: PairResult, steps: 
         metadata={**item.metadata, "pairwise": result.model_dump(mode="json", exclude={"item_id"})}, steps=merged,
         prompt_tokens=sum(u.prompt_tokens for u in usage), completion_tokens=sum(u.completion_tokens for u in usage),
         total_tokens=sum(u.total_tokens for u in usage), started_at=started,
-    ).scrubbed()  # fmt: skip
+    ).scrubbed()
 
 
 async def arun_pairwise(
@@ -245,9 +245,7 @@ async def arun_pairwise(
     return PairwiseResult(
         run=name if opened is not None else None, scorer_id=scorer.id, labels={"a": labels[0], "b": labels[1]},
         summary=summary, pairs=results, verdict=verdict, passed=verdict.passed,
-    )  # fmt: skip
+    )
 
 
-def run_pairwise(pairs: list[Pair], scorer: AnyScorer, **options: Any) -> PairwiseResult:
-    """Sync wrapper of `arun_pairwise` (same arguments)."""
-    return run_sync(arun_pairwise(pairs, scorer, **options))
+run_pairwise = blocking(arun_pairwise)

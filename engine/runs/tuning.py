@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from ..scoring import AnyScorer, Scorer, each_judge
-from ..sync import run_sync
+from ..sync import blocking
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
 from .results import Agreement, Comparison, EvalResult
@@ -134,9 +134,7 @@ async def arun_repeated(
     return RepeatedResult(runs=[result.run for result in results], results=results, stability=stability)
 
 
-def run_repeated(data: Data, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> RepeatedResult:
-    """Sync wrapper of `arun_repeated`."""
-    return run_sync(arun_repeated(data, scorers, **options))
+run_repeated = blocking(arun_repeated)
 
 
 def _stability(scorer: AnyScorer, results: list[EvalResult], threshold: float) -> Stability:
@@ -167,7 +165,7 @@ def _stability(scorer: AnyScorer, results: list[EvalResult], threshold: float) -
                 item_id=item_id, scores=row, expected=expected.get(item_id), flips=flips,
                 mean=round(statistics.fmean(present), 4) if present else None,
                 spread=round(statistics.pstdev(present), 4) if present else None,
-            )  # fmt: skip
+            )
         )
     per_item.sort(key=lambda item: (-item.flips, -(item.spread or 0), item.item_id))
     spreads = [item.spread for item in per_item if item.spread is not None]
@@ -219,9 +217,7 @@ async def arun_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, *, t
     return ComparedResult(result=result, baseline=baseline.id, variant=variant.id, comparison=comparison)
 
 
-def run_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, **options: Any) -> ComparedResult:
-    """Sync wrapper of `arun_compare`."""
-    return run_sync(arun_compare(data, baseline, variant, **options))
+run_compare = blocking(arun_compare)
 
 
 # -------------------------------------------------------------------------------- calibrate

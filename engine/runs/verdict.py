@@ -201,7 +201,7 @@ def judge_scorer(
     return ScorerVerdict(
         scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, failed=stats.errors, not_scorable=stats.not_scorable,
         coverage=coverage, threshold=threshold, compared=compared, reasons=reasons,
-    )  # fmt: skip
+    )
 
 
 def _needed(threshold: float, direction: Direction) -> str:
@@ -235,7 +235,7 @@ def decide(
     return Verdict(
         passed=not reasons, reasons=reasons, scorers={scorer.scorer_id: scorer for scorer in scorers}, min_coverage=standard.min_coverage,
         max_errors=allowed, failed_items=failed_items, items=items,
-    )  # fmt: skip
+    )
 
 
 __all__ = [

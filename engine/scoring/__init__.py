@@ -10,7 +10,7 @@ from ..lazy import lazy_exports
 if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs plans and step kinds, not the runner
     from .cascade import Cascade
     from .context import ContextList, GetContext, context_strings
-    from .jury import AGGREGATIONS, Aggregation, AnyScorer, Jury, each_judge
+    from .jury import AnyScorer, Jury, each_judge
     from .plan import ScorerPlan
     from .results import JudgeVerdict, Run, ScoreResult, StepRecord
     from .run_input import RunInput
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs plan
 _LAZY_EXPORTS: dict[str, str] = {
     "Cascade": ".cascade",
     **dict.fromkeys(["ContextList", "GetContext", "context_strings"], ".context"),
-    **dict.fromkeys(["AGGREGATIONS", "Aggregation", "Jury", "each_judge", "AnyScorer"], ".jury"),
+    **dict.fromkeys(["Jury", "each_judge", "AnyScorer"], ".jury"),
     "ScorerPlan": ".plan",
     **dict.fromkeys(["JudgeVerdict", "Run", "ScoreResult", "StepRecord"], ".results"),
     "RunInput": ".run_input",
@@ -28,8 +28,6 @@ _LAZY_EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
 __all__ = [
-    "AGGREGATIONS",
-    "Aggregation",
     "AnyScorer",
     "Cascade",
     "ContextList",

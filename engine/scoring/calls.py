@@ -43,7 +43,7 @@ class ScoringCalls(ABC):
         given = RunInput(
             output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
             expected_trajectory=expected_trajectory, metadata=metadata,
-        )  # fmt: skip
+        )
         return self.score(given, get_context=get_context)
 
     async def arun(
@@ -65,7 +65,7 @@ class ScoringCalls(ABC):
         given = RunInput(
             output=output, input=input, ground_truth=ground_truth, run_id=run_id, context=context, turns=turns,
             expected_trajectory=expected_trajectory, metadata=metadata,
-        )  # fmt: skip
+        )
         return await self.ascore(given, get_context=get_context, sample=sample)
 
     def score(self, given: RunInput, get_context: GetContext | None = None) -> ScoreResult:

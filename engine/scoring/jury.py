@@ -24,9 +24,9 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from ..errors import ConfigError, JudgeError
+from ..judge.settings import AGGREGATIONS, Aggregation
 from .calls import ScoringCalls
 from .context import GetContext
 from .plan import ScorerPlan
@@ -35,8 +35,6 @@ from .run_input import RunInput
 from .scorer import Scorer
 from .threshold import passes
 
-Aggregation = Literal["mean", "median", "majority", "strictest"]
-AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 #: How far apart (on the scorer's scale) two judges' scores may be before they disagree.
 DEFAULT_MARGIN = 0.3
 

@@ -9,12 +9,13 @@ protocols below, so it does not depend on how the catalog compiles them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from ..judge import Sampling
+from ..judge.settings import JudgeSettings
 
 Direction = Literal["higher_is_better", "lower_is_better"]
 RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
@@ -102,9 +103,6 @@ class ScorerPlan:
     steps: tuple[StepPlan, ...]
     options_model: type[BaseModel]
     option_rules: tuple[Check, ...] = ()
-    default_model: str | None = None
-    rpm: float | None = None
-    tpm: float | None = None
     jury: JuryPlan | None = None
     cascade: CascadePlan | None = None
     context_from_tool_results: bool = False
@@ -115,7 +113,9 @@ class ScorerPlan:
     #: The range of the scores when it is known and they are not on the scale.
     score_range: tuple[float, float] | None = None
     pairwise: bool = False  # judges two outputs: the score says which is better (runs/pairwise.py)
-    judge_defaults: Mapping[str, Any] = field(default_factory=dict)
+    #: The scorer's `judge:` block (after a catalog's `defaults:`): its model, timeout,
+    #: retries and rates, under what the caller, then the environment, chose.
+    judge_defaults: JudgeSettings = JudgeSettings()
     max_input_chars: int = 100_000
     long_input: Literal["refuse", "truncate"] = "refuse"
     #: What an empty output is: not scorable (with the reason), or scored like any other.

@@ -102,7 +102,7 @@ class ResultRecord(BaseModel):
                 step_id: step.model_copy(
                     update={"prompt": scrubbed(step.prompt), "system_prompt": scrubbed(step.system_prompt), "result": scrubbed(step.result),
                             "thinking": scrubbed(step.thinking)}
-                )  # fmt: skip
+                )
                 for step_id, step in found.items()
             }
 
@@ -113,7 +113,7 @@ class ResultRecord(BaseModel):
                 "reason": scrubbed(self.reason), "error": scrubbed(self.error), "not_scorable": scrubbed(self.not_scorable),
                 "steps": steps(self.steps), "judges": judges,
             }
-        )  # fmt: skip
+        )
 
 
 class RunInfo(BaseModel):

@@ -73,7 +73,7 @@ class PostgresStore(SQLResults, SQLLabels):
         self.database = PostgresDatabase(
             url, MIGRATIONS, what="store", named="PostgreSQL store", version_table="schema_version", migration_lock=_MIGRATION_LOCK,
             max_connections=max_connections, connect_timeout=connect_timeout, wait_timeout=connect_timeout * 3,
-        )  # fmt: skip
+        )
         self.location = self.database.location
 
     @classmethod
@@ -167,7 +167,7 @@ class PostgresStore(SQLResults, SQLLabels):
         return RunInfo(
             name=row["name"], source=row["source"], status=row["status"], created_at=row["created_at"],
             updated_at=row["updated_at"], meta=row["meta"] or {},
-        )  # fmt: skip
+        )
 
     # records
 
@@ -319,7 +319,7 @@ class PostgresStore(SQLResults, SQLLabels):
                 id=row["delivery_id"], alert=AlertRecord.model_validate({key: value for key, value in row.items() if key in alert_fields}),
                 target=row["target"], where=row["target_name"], state=row["state"], attempts=row["attempts"],
                 next_attempt_at=row["next_attempt_at"], last_error=row["last_error"], delivered_at=row["delivered_at"],
-            )  # fmt: skip
+            )
             for row in rows
         ]
 

@@ -251,7 +251,7 @@ class SQLiteStore(SQLResults, SQLLabels):
             BatchJob(
                 run=row["run"], batch_id=row["batch_id"], model=row["model"], status=row["status"], requests=row["requests"],
                 created_at=_moment(row["created_at"]), updated_at=_moment(row["updated_at"]),
-            )  # fmt: skip
+            )
             for row in rows
         ]
 
@@ -298,7 +298,7 @@ class SQLiteStore(SQLResults, SQLLabels):
                 id=row["delivery_id"], alert=_alert(row), target=row["target"], where=row["target_name"], state=row["state"],
                 attempts=row["attempts"], next_attempt_at=_moment(row["next_attempt_at"]), last_error=row["last_error"],
                 delivered_at=_moment(row["delivered_at"]) if row["delivered_at"] is not None else None,
-            )  # fmt: skip
+            )
             for row in rows
         ]
 
@@ -310,7 +310,7 @@ class SQLiteStore(SQLResults, SQLLabels):
                     delivery.state, delivery.attempts, _timestamp(delivery.next_attempt_at), delivery.last_error,
                     _timestamp(delivery.delivered_at) if delivery.delivered_at is not None else None, delivery.id,
                 ),
-            )  # fmt: skip
+            )
 
     def expire_content(self, run: str, before: datetime) -> int:
         note = to_json({field: "expired" for field in CONTENT_FIELDS})
@@ -329,4 +329,4 @@ def _alert(row: Any) -> AlertRecord:
     return AlertRecord(
         id=row["id"], monitor=row["monitor"], scorer_id=row["scorer_id"], kind=row["kind"], value=row["value"], message=row["message"],
         payload=_from_json(row["payload"]) or {}, fired_at=_moment(row["fired_at"]), episode=row["episode"],
-    )  # fmt: skip
+    )

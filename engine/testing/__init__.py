@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .anthropic_server import AnthropicServer
 from .assertions import assert_score
-from .judge_server import JudgeServer, Reply, Request
+from .judge_server import JudgeServer
 from .looping import looping
+from .scripts import Reply, Request
 
 __all__ = ["AnthropicServer", "JudgeServer", "Reply", "Request", "assert_score", "looping"]

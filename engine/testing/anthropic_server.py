@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .judge_server import JudgeServer, Reply, Request, _pieces
+from .judge_server import JudgeServer
+from .scripts import Reply, Request
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -72,7 +73,6 @@ class AnthropicServer(JudgeServer):
 
     def _events(self, request: Request, reply: Reply) -> list[tuple[str | None, dict[str, Any] | str]]:
         message = self._completion(request, reply)
-        pieces = _pieces(reply)
         usage = message["usage"]
         start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}
         events: list[tuple[str | None, dict[str, Any] | str]] = [("message_start", {"type": "message_start", "message": start})]
@@ -86,7 +86,7 @@ class AnthropicServer(JudgeServer):
                 opened, written, delta = {**block, "text": ""}, block["text"], "text_delta"
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}))
             field = {"input_json_delta": "partial_json", "thinking_delta": "thinking", "text_delta": "text"}[delta]
-            events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": delta, field: piece}}) for piece in pieces(written)]
+            events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": delta, field: piece}}) for piece in reply.pieces(written)]
             if kind == "thinking":
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))

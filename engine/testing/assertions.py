@@ -16,6 +16,7 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
+from ..judge.settings import JudgeSettings
 from ..scoring import AnyScorer, RunInput, ScoreResult
 
 
@@ -24,7 +25,7 @@ class Defaults:
     """What scorers created by name use unless told otherwise (the pytest plugin sets them
     from `--scorers-model` and the `scorers_catalog` ini option)."""
 
-    model: str | None = None
+    judge: JudgeSettings = JudgeSettings()
     catalog: str | None = None
     #: Answer repeated questions from the response cache (`--scorers-no-cache` turns it off).
     cache: bool = True
@@ -67,9 +68,9 @@ def assert_score(
     if all(value is None for value in bounds.values()):
         raise ConfigError("assert_score needs a bound: below=, above=, at_most= or at_least=")
     if isinstance(scorer, str):
-        judge: dict[str, Any] = {"models": list(models)} if models else {"model": model or defaults.model}
+        judge = defaults.judge.given(model, models=tuple(models) if models else None)
         try:
-            scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, **judge)
+            scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, judge=judge)
         except ConfigError as exc:  # said as a test's author gives it: here a key comes from the environment only
             raise ConfigError(exc.message + _TEST_ADVICE.get(exc.parameter or "", ""), exc.path, exc.line, exc.column) from None
     elif model or models or options:
@@ -117,16 +118,24 @@ class Scorers:
     """What the pytest plugin's `scorers` fixture gives a test: scorers of one catalog, judged
     by one model unless told otherwise."""
 
-    def __init__(self, catalog: Catalog, model: str | None) -> None:
+    def __init__(self, catalog: Catalog, judge: JudgeSettings) -> None:
         self.catalog = catalog
-        self.model = model
+        self.judge = judge
 
-    def create(self, scorer_id: str, options: Mapping[str, Any] | None = None, **judge: Any) -> AnyScorer:
-        """A scorer of the catalog, judged by `--scorers-model` unless `model=` says otherwise."""
-        if "model" not in judge and "models" not in judge:
-            judge["model"] = self.model
-        judge.setdefault("cache", defaults.cache)  # an unchanged suite re-run asks the judge nothing
-        return self.catalog.create(scorer_id, options=options, **judge)
+    def create(
+        self,
+        scorer_id: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        judge: JudgeSettings | None = None,
+        cache: bool | None = None,
+        **choice: Any,
+    ) -> AnyScorer:
+        """A scorer of the catalog, judged by `--scorers-model` unless `judge=` (or `model=`,
+        `models=` ..., the fields of JudgeSettings) says otherwise."""
+        settings = (judge or self.judge).given(**choice)
+        cache = defaults.cache if cache is None else cache  # an unchanged suite re-run asks the judge nothing
+        return self.catalog.create(scorer_id, options=options, judge=settings, cache=cache)
 
     def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
         return self.create(scorer).score(RunInput(output=output, context=context, **fields))
@@ -136,6 +145,6 @@ class Scorers:
         __tracebackhide__ = True
         if isinstance(scorer, str):
             models = expectations.pop("models", None)
-            judge: dict[str, Any] = {"models": models} if models else {"model": expectations.pop("model", None) or self.model}
-            scorer = self.create(scorer, options=expectations.pop("options", None), **judge)
+            judge = self.judge.given(expectations.pop("model", None), models=tuple(models) if models else None)
+            scorer = self.create(scorer, options=expectations.pop("options", None), judge=judge)
         return assert_score(output, scorer, **expectations)

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .judge_server import Reply, Request
+from .scripts import Reply, Request
 
 #: Characters per token, for a scripted judge that counts its answer against max_tokens.
 CHARS_PER_TOKEN = 4

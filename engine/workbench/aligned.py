@@ -65,7 +65,7 @@ def aligned_variants(workspace: Workspace, scorer_id: str) -> list[dict[str, Any
             "accepted": result.accepted, "metric": result.metric, "chosen": result.chosen, "threshold": result.threshold,
             "split": result.split.model_dump(), "test": result.test.model_dump(mode="json") if result.test is not None else None,
             "diff": _aligned_diff(folder), "from_builtin": isinstance(entry, dict) and _from_builtin(entry),
-        })  # fmt: skip
+        })
     return found
 
 

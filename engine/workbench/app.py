@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ScorerError
-from ..judge import ResponseCache
+from ..judge import JudgeSettings, ResponseCache
 from ..scrub import scrub
 from ..store import Store
 from .datasets import NotOffered
@@ -55,7 +55,7 @@ class Settings:
     catalog: Path
     store: Store
     data: Path | None = None
-    model: str | None = None
+    judge: JudgeSettings = JudgeSettings()
     cache: ResponseCache | None = None
     concurrency: int = 8
     max_cost: float | None = None
@@ -167,7 +167,7 @@ def _route(session: Session, handler: Handler, blocking: bool = True, owner: obj
 def create_app(settings: Settings) -> Starlette:
     """The workbench for one catalog folder; `settings.token` guards every request."""
     runner = Runner(settings.store, settings.cache, settings.concurrency, settings.max_cost)
-    session = Session(settings.catalog, runner, data=settings.data, model=settings.model, drafts=settings.drafts)
+    session = Session(settings.catalog, runner, data=settings.data, judge=settings.judge, drafts=settings.drafts)
 
     # The page carries the session key the API asks for: only a page read from here knows it.
     pages = {
@@ -193,11 +193,11 @@ def create_app(settings: Settings) -> Starlette:
         "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
         "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft, "file": Session.file,
-    }  # fmt: skip
+    }
     async_routes: dict[str, Handler] = {
         "estimate": Session.estimate, "run": Session.run, "stop": Session.stop, "save": Session.save, "preview": Session.preview,
         "run_item": Session.run_item,
-    }  # fmt: skip
+    }
     routes: list[BaseRoute] = [Route("/", page), Route("/review", page)]
     for name, review_handler in REVIEW_ROUTES.items():
         routes.append(Route(f"/api/{name}", _route(session, review_handler, owner=desk), methods=["POST"]))

@@ -62,7 +62,7 @@ class ReviewDesk:
             "labels_per_item": labelled.spec.labels_per_item, "instructions": labelled.spec.instructions, "blind": labelled.spec.blind,
             "label": labelled.spec.label.model_dump(mode="json"), "note": labelled.spec.note, "scale": labelled.queue.scale,
             "choices": labelled.spec.steps.choices if labelled.spec.steps else [], "picked_by": labelled.queue.picked_by,
-        }  # fmt: skip
+        }
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
         """The queues (newest first, with their progress), the runs a queue can be made from,
@@ -104,15 +104,19 @@ class ReviewDesk:
         seed = body.get("seed") or 0
         queue_from_run(
             self.store, spec, run, filters=_names(body, "filters"), sample=int(sample) if sample not in (None, "") else None, seed=int(seed),
-        )  # fmt: skip
+        )
         return self._progress(name)
 
     def next(self, body: dict[str, Any]) -> dict[str, Any]:
         """The next item for the reviewer (held for them), with the queue's progress; no item
-        when nothing is left for them."""
-        name, reviewer = _text(body, "queue"), reviewer_name(body.get("reviewer"))
-        item = next_item(self.store, name, reviewer, _names(body, "passed"))
-        return {"item": item, "queue": self._progress(name, reviewer)}
+        when nothing is left for them now, and then how many items others hold that still
+        need their label (they come back once let go)."""
+        name, reviewer, passed = _text(body, "queue"), reviewer_name(body.get("reviewer")), _names(body, "passed")
+        item = next_item(self.store, name, reviewer, passed)
+        answer: dict[str, Any] = {"item": item, "queue": self._progress(name, reviewer)}
+        if item is None:
+            answer["held_by_others"] = read_queue(self.store, name, fields=False).still_needing(reviewer, passed)
+        return answer
 
     def open(self, body: dict[str, Any]) -> dict[str, Any]:
         """An item the reviewer goes back to (their earlier label shown, the judge's view too)."""
@@ -150,4 +154,4 @@ class ReviewDesk:
 ROUTES: dict[str, Callable[[ReviewDesk, dict[str, Any]], Any]] = {
     "review/state": ReviewDesk.state, "review/create": ReviewDesk.create, "review/next": ReviewDesk.next, "review/open": ReviewDesk.open,
     "review/label": ReviewDesk.label, "review/release": ReviewDesk.release, "review/report": ReviewDesk.report, "review/settle": ReviewDesk.settle,
-}  # fmt: skip
+}

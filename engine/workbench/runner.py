@@ -80,7 +80,7 @@ class RunProgress:
             "failed": self.failed, "status": self.status, "error": self.error, "sample": self.sample.as_json(),
             "definition": self.definition, "coverage": self.coverage, "scored": self.scored, "reused": self.reused,
             "judge_calls": self.judge_calls, "cached_calls": self.cached_calls, "cost_usd": self.cost_usd,
-        }  # fmt: skip
+        }
 
 
 def run_name(scorer: AnyScorer, sample: Sample) -> str:
@@ -113,12 +113,12 @@ class Runner:
             "items": len(sample.items), "calls": one.calls, "cached_calls": one.cached_calls, "cost_usd": forecast.cost_usd,
             "cost_low_usd": forecast.cost_low_usd, "cost_high_usd": forecast.cost_high_usd,
             "model": one.model, "tokens": one.usage.total_tokens, "not_rendered": one.not_rendered,
-        }  # fmt: skip
+        }
 
     def start(self, scorer: AnyScorer, sample: Sample, name: str | None = None, meta: Mapping[str, Any] | None = None, kind: str = "run") -> RunProgress:
         progress = RunProgress(
             run=name or run_name(scorer, sample), scorer_id=scorer.id, sample=sample, total=len(sample.items), definition=scorer.plan.fingerprint, kind=kind
-        )  # fmt: skip
+        )
         self.current = progress
         progress.task = asyncio.create_task(self._run(progress, scorer, meta or {}))
         return progress
@@ -134,7 +134,7 @@ class Runner:
                 run=progress.run, store=self.store, keep_results=False, cache=self.cache if self.cache is not None else False,
                 max_cost=self.max_cost, meta={"data": str(Path(progress.sample.data).resolve()), "sample": progress.sample.as_json(), **meta},
                 kind="workbench",
-            )  # fmt: skip
+            )
         except asyncio.CancelledError:
             progress.status, progress.error = "stopped", STOPPED
         except Exception as exc:  # a run that cannot start (a key, a model): one line on the page
@@ -205,7 +205,7 @@ class Runner:
                 "cause": self.words(run_cause(info, records) or "") or None,
                 "f1": binary.f1.model_dump() if binary else None, "kappa": binary.kappa.model_dump() if binary else None,
                 "accuracy": binary.accuracy.model_dump() if binary else None,
-            })  # fmt: skip
+            })
         return found
 
     def next_version(self, scorer_id: str) -> int:
@@ -240,7 +240,7 @@ class Runner:
             "items": [_item_row(record, threshold, direction, scale, self.words) for record in records],
             "comparison": comparison, "baseline": baseline if comparison is not None else None,
             "errors": stats.errors,
-        }  # fmt: skip
+        }
 
     def item(self, run: str, scorer_id: str, item_id: str) -> dict[str, Any] | None:
         """One item of a stored run in full: what it read, each step's prompt and answer,
@@ -258,7 +258,7 @@ class Runner:
                  "result": step.result, "cached": step.cached}
                 for step in record.steps.values()
             ],
-        }  # fmt: skip
+        }
 
 
 def _sample_items(run: RunInfo) -> int | None:
@@ -293,7 +293,7 @@ def _item_row(record: ResultRecord, threshold: float, direction: Direction, scal
         "item_id": record.item_id, "line": record.item_index, "score": record.score, "expected": record.expected,
         "flagged": flagged, "agrees": None if flagged is None or human is None else flagged == human,
         "reason": record.reason, "error": words(record.error or record.not_scorable or "") or None,
-    }  # fmt: skip
+    }
 
 
 def _distribution(records: list[ResultRecord], scale: float, direction: Direction, scorer_scale: float | None) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import ResponseCache
+from ..judge import JudgeSettings, ResponseCache
 from ..scrub import install_log_filter
 from ..store import Store, open_store
 
@@ -52,7 +52,7 @@ class Workbench:
         store: Store | str | Path,
         *,
         data: Path | None = None,
-        model: str | None = None,
+        judge: JudgeSettings | None = None,
         cache: ResponseCache | str | Path | bool | None = True,
         port: int = 0,
         concurrency: int = 8,
@@ -71,9 +71,9 @@ class Workbench:
         #: What the page sends in a header with every API request (see app.py): not the token.
         self.session_key = new_token()
         settings = Settings(
-            catalog=catalog, store=opened, data=data, model=model, cache=ResponseCache.of(cache), concurrency=concurrency,
+            catalog=catalog, store=opened, data=data, judge=judge or JudgeSettings(), cache=ResponseCache.of(cache), concurrency=concurrency,
             max_cost=max_cost, token=self.token, session_key=self.session_key, drafts=drafts,
-        )  # fmt: skip
+        )
         self.app = create_app(settings)  # a bad catalog folder fails here, before a port is taken
         self.listener = _bind(LOOPBACK, port)
         self.port = self.listener.getsockname()[1]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog
 from ..errors import ConfigError, RunInputError, ScorerError
+from ..judge.settings import JudgeSettings
 from ..runs.labels.golden import queue_data, queue_datasets, queue_name
 from ..runs.stored.reading import existing_run, labelled_records, run_records
 from ..runs.tuning import calibration, calibration_caution
@@ -63,7 +64,7 @@ def _edits(body: dict[str, Any]) -> dict[str, str]:
 class Session:
     """One workbench: its catalog folder, the data sets it offers, and its runner."""
 
-    def __init__(self, catalog: Path, runner: Runner, data: Path | None = None, model: str | None = None, drafts: Path | None = None) -> None:
+    def __init__(self, catalog: Path, runner: Runner, data: Path | None = None, judge: JudgeSettings | None = None, drafts: Path | None = None) -> None:
         self.workspace = Workspace(catalog)
         self.started = secrets.token_hex(8)
         self.drafts = Drafts(drafts or default_folder(), self.workspace.catalog_file, self.started)
@@ -71,7 +72,7 @@ class Session:
         runner.words = self.workspace.words
         self.data = data
         self.datasets = DataSets(data, Path.cwd())
-        self.model = model
+        self.judge = judge or JudgeSettings()
         self._items: dict[str, list[DataItem]] = {}
         #: Per scorer, the runs started here in order: before anything is saved, a run is
         #: compared with the one before it.
@@ -105,7 +106,7 @@ class Session:
         return self._items[key]
 
     def _scorer(self, catalog: Catalog, scorer_id: str) -> AnyScorer:
-        return catalog.create(scorer_id, model=self.model)
+        return catalog.create(scorer_id, judge=self.judge)
 
     def _sample(self, body: dict[str, Any], scorer_id: str) -> Sample:
         data = _text(body, "data")
@@ -146,7 +147,7 @@ class Session:
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
             "scorers": scorers, "datasets": [*self.datasets.offered, *queue_datasets(self.runner.store)], "given_data": self.datasets.offered[0]["path"] if self.data else None,
             "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
-        }  # fmt: skip
+        }
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
         """A scorer's files (with edits in place) and where each part of it comes from."""
@@ -166,7 +167,7 @@ class Session:
             "scorer": scorer_id, "files": [file.as_json() for file in files],
             "yours": scorer_id in catalog.source.scorers, "origins": self.workspace.origins(catalog, draft, scorer_id),
             "last_version": self._last_version(scorer_id),
-        }  # fmt: skip
+        }
 
     def variant(self, body: dict[str, Any]) -> dict[str, Any]:
         """The catalog file's text with a built-in scorer made one of this catalog's own
@@ -194,7 +195,7 @@ class Session:
             "warnings": [problem.as_json() for problem in found if problem.severity == "warning"],
             "notes": [problem.as_json() for problem in found if problem.severity == "note"],
             "changed": self.workspace.changed_since(versions),
-        }  # fmt: skip
+        }
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in
@@ -215,7 +216,7 @@ class Session:
         item = self._item(data, item_id)
         catalog, _ = await asyncio.to_thread(self._catalog, _edits(body))
         definition = catalog.plan(scorer_id).fingerprint
-        scorer = catalog.create(scorer_id, model=self.model, offline=True)
+        scorer = catalog.create(scorer_id, judge=self.judge, offline=True)
         shown_run = body.get("run") if isinstance(body.get("run"), str) else None
         stored = await asyncio.to_thread(self._stored_answers, scorer_id, item_id, shown_run)
         try:
@@ -355,7 +356,7 @@ class Session:
                 "fingerprint": scorer.plan.fingerprint, "files": shown, "sample": sample.as_json(),
                 **({"accepted": accepted} if accepted else {}),
             }
-        }  # fmt: skip
+        }
         progress = self.runner.start(scorer, sample, name=f"workbench-{scorer_id}-v{version}", meta=meta, kind="version")
         return {"written": shown, "versions": versions, "version": version, "run": progress.as_json()}
 
@@ -414,7 +415,7 @@ class Session:
         catalog, _ = self._catalog(_edits(body))
         existing_run(self.runner.store, run)
         records = run_records(self.runner.store, run).get(scorer_id, [])
-        swept = calibration(catalog.create(scorer_id, model=self.model), labelled_records(records), metric=body.get("metric") or "f1")
+        swept = calibration(catalog.create(scorer_id, judge=self.judge), labelled_records(records), metric=body.get("metric") or "f1")
         answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": calibration_caution(swept)}
         if body.get("apply") and swept.best is not None:
             text = _text(body, "text")

@@ -77,7 +77,7 @@ class Conflict:
         return {
             "path": self.path, "shown": self.shown, "yours": self.yours, "theirs": self.theirs, "base": self.base, "began_from": self.began_from,
             "theirs_version": version_of(self.theirs), "yours_diff": diff(self.yours, "yours"), "theirs_diff": diff(self.theirs, "theirs"),
-        }  # fmt: skip
+        }
 
 
 class SaveConflict(ConfigError):
@@ -109,7 +109,7 @@ class EditorFile:
         return {
             "path": self.path, "role": self.role, "origin": self.origin, "shown_from": self.shown_from, "text": self.text,
             "language": self.language, "base": self.base, "version": version_of(self.base), "read_only": self.read_only,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)

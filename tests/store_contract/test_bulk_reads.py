@@ -4,12 +4,11 @@ the data's order, and its records as saved for an export, which agree with the r
 from __future__ import annotations
 
 import pytest
+from helpers.stored_records import record, sample_records
 
 from engine import RunInfo, Store
 from engine.formatting import to_json
 from engine.store import CONTENT_FIELDS, LabelledScore, ReadsInBulk
-
-from .samples import record, sample_records
 
 
 def bulk(store: Store) -> ReadsInBulk:

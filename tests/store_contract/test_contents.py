@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from helpers.stored_records import START, judged_steps, live_record, sample_records
 
 from engine import Store
 from engine.store import ResultRecord
 from engine.store.contents import long_texts, unpack
 from engine.store.sql import SQLResults
-
-from .samples import START, judged_steps, live_record, sample_records
 
 
 def over_sql(store: Store) -> SQLResults:

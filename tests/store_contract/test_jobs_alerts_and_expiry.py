@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from helpers.stored_records import START, live_record, sample_records
 
 from engine import Store
 from engine.store import CONTENT_FIELDS, AlertRecord, BatchJob, KeepsAlerts, KeepsBatchJobs
-
-from .samples import START, live_record, sample_records
 
 
 def test_a_runs_batch_jobs_are_kept_with_their_latest_state(store: Store) -> None:

@@ -18,7 +18,7 @@ from .conftest import Backend
 def make_queue(store: Store, name: str, items: int, per_item: int = 1) -> None:
     assert isinstance(store, KeepsLabels)
     queue = ReviewQueue(name=name, scorer_id="hallucination", source="run production", run="production", threshold=0.5,
-                        spec={"scorer": "hallucination", "labels_per_item": per_item})  # fmt: skip
+                        spec={"scorer": "hallucination", "labels_per_item": per_item})
     store.create_queue(queue, [ReviewItem(queue=name, item_id=f"i{n}", position=n, fields={"input": f"q{n}", "output": f"a{n}"}) for n in range(items)])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from helpers.stored_records import START, live_record, sample_records, usage_figures
 
 from engine import RunInfo
 from engine.db import Database
@@ -15,7 +16,6 @@ from engine.store import KeepsAlerts, KeepsBatchJobs, ReadsInBulk, ResultRecord,
 from engine.store.sql import usage_of
 
 from .conftest import Backend
-from .samples import START, live_record, sample_records, usage_figures
 
 #: The results' columns of schema 1, and those each later version added.
 FIRST_COLUMNS = (

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.stored_records import sample_records
 from typer.testing import CliRunner
 
 from engine import RunInfo, Store
@@ -17,7 +18,6 @@ from engine.store import FILE_PATH, SQLiteStore, open_store, register_store_back
 from engine.store.registry import _BACKENDS
 
 from .conftest import Backend
-from .samples import sample_records
 
 runner = CliRunner()
 

@@ -7,14 +7,14 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from scripted import outputs_judged, script_hallucination
+from helpers.scripted import outputs_judged, script_hallucination
+from helpers.stored_records import sample_records
 
 from engine import Store, create_hallucination_scorer, run_evals
 from engine.store import RunLease
 from engine.testing import JudgeServer
 
 from .conftest import Backend
-from .samples import sample_records
 
 
 def test_an_items_results_are_found_with_the_fingerprints_that_made_them(store: Store) -> None:

@@ -7,7 +7,8 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from scripted import script_hallucination
+from helpers.scripted import script_hallucination
+from helpers.stored_records import record, sample_records
 
 from engine import RunInfo, Store, create_hallucination_scorer, run_evals
 from engine.errors import ConfigError
@@ -15,7 +16,6 @@ from engine.store import ReadsInBulk
 from engine.testing import JudgeServer
 
 from .conftest import Backend
-from .samples import record, sample_records
 
 
 def by_key(records: list) -> dict:  # type: ignore[type-arg]

@@ -3,12 +3,12 @@ with each record, and following it when it is saved again, pruned or deleted."""
 
 from __future__ import annotations
 
+from helpers.stored_records import sample_records, usage_figures
+
 from engine import Store
 from engine.judge import TokenUsage
 from engine.scoring import StepRecord
 from engine.store import ResultRecord
-
-from .samples import sample_records, usage_figures
 
 
 def test_calls_and_tokens_are_counted_per_scorer_judge_and_batch_api(store: Store) -> None:

@@ -147,7 +147,7 @@ class CachedResponses:
         return CacheStats(
             self.location, db.dialect, entries, db.size_bytes((self._responses, self._sessions)), models,
             [(float(row["started"]), int(row["hits"]), int(row["misses"])) for row in sessions],
-        )  # fmt: skip
+        )
 
     def clear(self, older_than: float | None, model: str | None) -> int:
         """Delete the answers stored more than `older_than` seconds ago, of `model` (both
@@ -188,7 +188,7 @@ def open_postgres_responses(url: str, max_connections: int = 4, connect_timeout:
         url, POSTGRES_MIGRATIONS, what="response cache", version_table="scorers_cache_schema_version",
         migration_lock=_POSTGRES_MIGRATION_LOCK, max_connections=max_connections, connect_timeout=connect_timeout,
         wait_timeout=connect_timeout, hint=_HINT,
-    )  # fmt: skip
+    )
     return CachedResponses(database, "scorers_responses", "scorers_cache_sessions")
 
 

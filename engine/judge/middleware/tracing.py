@@ -23,7 +23,7 @@ TRACER = "llm-scorers"
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 # The convention's names of the providers that have one.
 _SYSTEMS = {"openai": "openai", "anthropic": "anthropic", "azure": "azure.ai.openai", "gemini": "gcp.gemini", "groq": "groq",
-            "deepseek": "deepseek", "mistral": "mistral_ai"}  # fmt: skip
+            "deepseek": "deepseek", "mistral": "mistral_ai"}
 
 
 def tracing_available() -> bool:

@@ -19,15 +19,16 @@ import asyncio
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ...catalog import Catalog, builtin_catalog
 from ...errors import ConfigError
+from ...judge.settings import JudgeSettings
 from ...scoring import AnyScorer, Cascade
 from ...store import Store, open_store
-from ...sync import run_sync
+from ...sync import blocking
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
 from ..measures.stats import flag_threshold, scale_of
@@ -39,6 +40,11 @@ from .session import CacheChoice, JudgeStopped, Progress, Session, metric_of, no
 from .split import LabelledItem, default_group, split_items
 from .variants import Workshop
 from .write import write_variant
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ...judge import JudgeChoice, JudgeConfig
 
 METRICS: tuple[AlignMetric, ...] = ("kappa", "balanced_accuracy", "f1", "mae")
 
@@ -87,11 +93,13 @@ async def aalign(
     cache: CacheChoice = True,
     on_event: Callable[[str], None] | None = None,
     progress: Progress | None = None,
-    **judge: Any,
+    model: str | JudgeConfig | None = None,
+    judge: JudgeSettings | None = None,
+    **choice: Unpack[JudgeChoice],
 ) -> AlignResult:
     """Align `scorer_id` (of `catalog`, the built-in one by default) with the labels of
-    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `judge`
-    takes what `Catalog.create` does (model, base_url, mode, ...). `on_event(line)` hears
+    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`,
+    `judge` and the `choice` keywords choose the judge as in `Catalog.create`. `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
     bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
     metadata field; `pair` by default when items carry one) keeps related items on one side
@@ -109,13 +117,14 @@ async def aalign(
     sizes = SplitSizes(train=len(split.train), dev=len(split.dev), test=len(split.test), unlabelled=unlabelled)
     say = on_event or (lambda message: None)
     say(f"split (seed {seed}{f', by {grouping}' if grouping else ''}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
-    baseline = catalog.create(scorer_id, **judge)
+    settings = (judge or JudgeSettings()).given(model, **choice)
+    baseline = catalog.create(scorer_id, judge=settings)
     direction = baseline.plan.direction
     session = Session(
         run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
         metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
-    )  # fmt: skip
+    )
     await asyncio.to_thread(_open_budget, session, store)
     if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
         result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
@@ -128,10 +137,10 @@ async def aalign(
         return result
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(
-            session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, create_options=dict(judge), folder=Path(folder)), split=split, trials_left=trials,
+            session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, judge=settings, folder=Path(folder)), split=split, trials_left=trials,
             base_threshold=flag_threshold(baseline, None), best_scorer=baseline,
             result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict=""),
-        )  # fmt: skip
+        )
         result = search.result
         result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
         _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
@@ -224,9 +233,7 @@ def _shown(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def align(data: str | Path | Iterable[Any], scorer_id: str, **options: Any) -> AlignResult:
-    """Sync wrapper of `aalign` (same arguments)."""
-    return run_sync(aalign(data, scorer_id, **options))
+align = blocking(aalign)
 
 
 __all__ = ["AlignMetric", "AlignResult", "METRICS", "Trial", "aalign", "align", "labelled_items"]

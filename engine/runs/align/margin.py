@@ -89,7 +89,7 @@ async def tune_margin(session: Session, cascade: Cascade, split: Split, result: 
     result.test = compare_labelled(
         labelled(split.test, cascade.margin), labelled(split.test, best), names=(cascade.id, f"{cascade.id}@margin-{best:g}"),
         thresholds=(flag_line, flag_line), direction=session.direction,
-    )  # fmt: skip
+    )
     delta = result.test_delta
     if delta is None or delta.delta.low is None or delta.delta.high is None:
         result.verdict = f"The best margin on dev ({best:g}) could not be measured on test: nothing was changed."

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...catalog import Catalog, builtin_catalog
 from ...catalog.source import CatalogSource, builtin_catalog_path
+from ...judge.settings import JudgeSettings
 from ...scoring import AnyScorer
 from ..measures.stats import Labelled
 
@@ -26,11 +27,10 @@ def optimizer_catalog() -> Catalog:
     return Catalog(CatalogSource(builtin_catalog_path().parent / "optimizer" / "scorers.yaml", builtin_catalog().source))
 
 
-def optimizer(model: str | None, create_options: dict[str, Any]) -> AnyScorer:
-    """The optimizer, asking `model` (else the optimizer's default), with the judge settings
-    of the scorer being aligned (base URL, mode, timeouts)."""
-    options = {key: value for key, value in create_options.items() if key not in ("model", "models", "aggregate", "threshold", "margin")}
-    return optimizer_catalog().create(OPTIMIZER_ID, model=model or create_options.get("model"), **options)
+def optimizer(model: str | None, judge: JudgeSettings) -> AnyScorer:
+    """The optimizer, asking `model` (else the aligned scorer's judge, else the optimizer's
+    default), reached as the scorer being aligned is (base URL, mode, timeouts)."""
+    return optimizer_catalog().create(OPTIMIZER_ID, judge=judge.alone(model or judge.model))
 
 
 def optimizer_item(

@@ -123,7 +123,7 @@ class Search:
         disagreements = [disagreement(item.raw, labelled, self.verdict_words(item.expected)) for item, labelled in wrong[:MAX_DISAGREEMENTS]]
         instructions = source[span[0] : span[1]].strip()
         item = optimizer_item(scorer_name=plan.name, description=plan.description, step_id=self.workshop.step_id, instructions=instructions, disagreements=disagreements)
-        proposer = optimizer(optimizer_model, self.workshop.create_options)
+        proposer = optimizer(optimizer_model, self.workshop.judge)
         result = await self.session.evaluate([item], proposer, "optimizer", f"optimizer ({proposer.judge.model}) on {len(disagreements)} disagreement(s)")
         outcome = result.items[0].results.get(OPTIMIZER_ID) if result.items else None
         proposal = outcome.steps["propose"].result if outcome is not None and outcome.ok and "propose" in outcome.steps else None
@@ -157,7 +157,7 @@ class Search:
         return compare_labelled(
             self.labelled(self.split.test), list(tested.values()), names=(scorer_id, f"{scorer_id}@aligned"),
             thresholds=(self.base_threshold, self.threshold_of(self.best)), direction=self.session.direction,
-        )  # fmt: skip
+        )
 
 
 def _is_wrong(labelled: Labelled, threshold: float, session: Session) -> bool:

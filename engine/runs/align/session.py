@@ -109,7 +109,7 @@ class Session:
             result = await arun_evals(
                 list(raws), [scorer], run=f"{self.run}-{name}", store=self.store, cache=self.cache, concurrency=self.concurrency,
                 max_cost=self.limit, keep_results=True, meta={"data": f"align {self.run}: {what}"}, on_item_complete=advance, kind="align",
-            )  # fmt: skip
+            )
         self.runs.append(result.run)
         self.costs += result.cost_usd or 0.0
         cost = f", ${result.cost_usd:.4f}" if result.cost_usd else ""

@@ -19,6 +19,7 @@ from ...catalog import Catalog, builtin_catalog
 from ...catalog.source import CatalogSource
 from ...catalog.templates import PromptTemplates
 from ...errors import ConfigError
+from ...judge.settings import JudgeSettings
 from ...scoring import AnyScorer
 from ...scoring.plan import ScorerPlan, StepPlan
 from ...scoring.steps import StepSources, step_kind, step_kinds
@@ -123,7 +124,7 @@ class Workshop:
 
     catalog: Catalog
     scorer_id: str
-    create_options: dict[str, Any]
+    judge: JudgeSettings
     folder: Path
     _count: int = field(default=0)
 
@@ -201,11 +202,11 @@ class Workshop:
     def scorer(self, change: Change) -> AnyScorer:
         """The candidate as a runnable scorer (its catalog compiled over the one being aligned)."""
         if not change.changes_scorer:
-            return self.catalog.create(self.scorer_id, **self.create_options)
+            return self.catalog.create(self.scorer_id, judge=self.judge)
         self._count += 1
         path = self.write(change, self.folder / f"candidate-{self._count}")
         candidate = Catalog(CatalogSource(path, self.catalog.source))
-        return candidate.create(self.scorer_id, **self.create_options)
+        return candidate.create(self.scorer_id, judge=self.judge)
 
     def diff(self, change: Change) -> str:
         """What the accepted change does to the scorer, as a unified diff."""

@@ -45,7 +45,7 @@ def aligned_markdown(result: AlignResult, diff: str) -> str:
         f"## Figures on test ({result.test.items} items)", "", *_figures_table(result.test), "",
         "## Items whose verdict flipped", "", *_flipped("Fixed (wrong before, right now)", result.test.fixed), "",
         *_flipped("Broken (right before, wrong now)", result.test.broken), "",
-    ]  # fmt: skip
+    ]
     return "\n".join(lines)
 
 

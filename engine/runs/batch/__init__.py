@@ -63,7 +63,7 @@ from ...judge.middleware.budget import SpendLimit
 from ...scoring import AnyScorer
 from ...scoring.passing import ReasonPolicy
 from ...store import RunKind, Store
-from ...sync import run_sync
+from ...sync import blocking
 from ..items import Data
 from ..results import EvalResult
 from ..targets import Target
@@ -159,16 +159,7 @@ async def arun_evals(
         limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
-    )  # fmt: skip
+    )
 
 
-def run_evals(
-    data: Data,
-    scorers: Sequence[AnyScorer] | AnyScorer,
-    target: Target | None = None,
-    on_item_complete: ItemCallback | None = None,
-    concurrency: int = 8,
-    **options: Any,
-) -> EvalResult:
-    """Sync wrapper of `arun_evals` (same arguments)."""
-    return run_sync(arun_evals(data, scorers, target, on_item_complete, concurrency, **options))
+run_evals = blocking(arun_evals)

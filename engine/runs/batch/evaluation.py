@@ -167,7 +167,7 @@ class Evaluation:
             record = result_record(
                 scorer, run=self.run, source="batch", item_id=key, item_index=line, input=None, output=None, context=None,
                 started_at=started, error=message, error_stage="item",
-            )  # fmt: skip
+            )
             outcomes[scorer.id] = outcome_of(await self._save(record))
         await self.tally.finish(ItemResult(index=index, line=line, id=item_id, error=message, results=outcomes), "item")
 
@@ -199,7 +199,7 @@ class Evaluation:
             scorer, run=self.run, source="batch", item_id=key, item_index=line, item_hash=fingerprint, input=item.input,
             output=reply, context=item.context, ground_truth=item.ground_truth, metadata=item.metadata,
             expected=item.expected_for(scorer.id), started_at=started, error_stage=error_stage, **kwargs,
-        )  # fmt: skip
+        )
 
     async def _score(
         self, scorer: AnyScorer, item: EvalItem, key: str, line: int, fingerprint: str, reply: Any, owner: asyncio.Task[Any] | None

@@ -184,7 +184,7 @@ class BatchRun:
                 scorers=self.scorers, target=self.target, pace=self.pace, run=self.name, store=self.store, resuming=resuming,
                 tally=self.tally, budget=self.budget, writes=self.writes, slots=self.slots,
                 track_items=resuming and isinstance(self.data, (str, Path)),
-            )  # fmt: skip
+            )
             await self._score_all(self.evaluation, source, ended_before)
         finally:
             if lease is not None:
@@ -197,7 +197,7 @@ class BatchRun:
         claimed = await aclaim_run(
             self.store, self.name, self.saving.kind, started_with=now, meta=self._run_meta(now), replace=self.saving.replace,
             differences=lambda before: resume_differences(before, now, self.scorers),
-        )  # fmt: skip
+        )
         resuming = claimed.resumed or self.shared  # other workers may be saving into it now
         return resuming, claimed.ended_before
 
@@ -217,7 +217,7 @@ class BatchRun:
         }
         sample = {"sample": self.pace.sample} if self.pace.sample else {}
         return {**dict(self.saving.meta or {}), "scorers": scorers, "concurrency": self.pace.concurrency,
-                "thresholds": thresholds, "standard": standard.model_dump(mode="json"), **sample}  # fmt: skip
+                "thresholds": thresholds, "standard": standard.model_dump(mode="json"), **sample}
 
     async def _score_all(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:
         """Drive every item, and decide the run's status (also when it is interrupted)."""
@@ -268,7 +268,7 @@ class BatchRun:
         await drive_shared(
             self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
             lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
-        )  # fmt: skip
+        )
 
     def _stop(self) -> Exception | None:
         """What stopped the run, if anything did: the judge, or a store that keeps failing."""
@@ -292,7 +292,7 @@ class BatchRun:
         last = {
             "status": self.status, "reused": counts.reused, "judged": counts.scored, "items": counts.items,
             "failed": counts.failed, "stopped_by": str(cause) if cause is not None else None,
-        }  # fmt: skip
+        }
         try:
             self.store.end_run(self.name, self.status, meta={"last_invocation": last})
         except StoreError as exc:  # the run's figures are still reported
@@ -307,7 +307,7 @@ class BatchRun:
         verdict = decide(
             [scorer_verdict for _, scorer_verdict in judged.values()], self.limits.standard, items=tally.counts.items, failed_items=tally.counts.failed,
             stopped_by=str(cause) if cause is not None else None, stopped=stopped,
-        )  # fmt: skip
+        )
         return EvalResult(
             run=self.name,
             store=store_location(self.store) if self.store is not None else None,

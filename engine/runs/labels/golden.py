@@ -57,7 +57,7 @@ def _provenance(labelled: QueueLabels, verdict: ItemVerdict) -> dict[str, Any]:
         {"by": label.reviewer, "at": label.labelled_at.isoformat(), "label": label.value, **({"answers": label.answers} if label.answers else {}),
          **({"note": label.note} if label.note else {})}
         for label in verdict.labels
-    ]  # fmt: skip
+    ]
     found: dict[str, Any] = {"queue": labelled.queue.name, "source": labelled.queue.source, "state": verdict.state, "label": verdict.value, "labels": given}
     if verdict.answers:
         found["answers"] = verdict.answers
@@ -257,4 +257,4 @@ def queue_report(store: Store, name: str) -> QueueReport:
         name=name, scorer_id=labelled.queue.scorer_id, direction=labelled.queue.direction, source=labelled.queue.source, picked_by=labelled.queue.picked_by,
         labels_per_item=labelled.spec.labels_per_item, people=people_agreement(labelled), judge=judge_agreement(labelled),
         answers=answers_agreement(labelled), ceiling_note=CEILING_NOTE,
-    )  # fmt: skip
+    )

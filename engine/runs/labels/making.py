@@ -207,7 +207,7 @@ def queue_from_run(
         name=spec.name, scorer_id=spec.scorer, source=f"run {run}", run=run, run_kind=info.kind, spec=spec.model_dump(mode="json"),
         threshold=line, direction=records[0].direction, scale=scale,
         picked_by=[*map(str, parsed), *([f"sample {sample} (seed {seed})"] if sample is not None else [])],
-    )  # fmt: skip
+    )
     items = [ReviewItem(queue=spec.name, item_id=record.item_id, position=position, fields=review_fields(record), judged=judged_of(record)) for position, record in enumerate(picked, start=1)]
     labels.create_queue(queue, items)
     return queue
@@ -241,7 +241,7 @@ def queue_from_file(
     queue = ReviewQueue(
         name=spec.name, scorer_id=spec.scorer, source=f"file {path.name}", spec=spec.model_dump(mode="json"), threshold=threshold,
         direction=direction, scale=scale, picked_by=[f"sample {sample} (seed {seed})"] if sample is not None else [],  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
     labels.create_queue(queue, [ReviewItem(queue=spec.name, item_id=item_id, position=position, fields=review_fields(item)) for position, (item_id, item) in enumerate(items, start=1)])
     return queue
 

@@ -180,6 +180,19 @@ class QueueLabels:
             counts[verdict.state] += 1
         return counts
 
+    def still_needing(self, reviewer: str, passed: Sequence[str] = ()) -> int:
+        """How many items still need a label and have none of `reviewer`'s (leaving out the
+        ones they `passed`): when none is offered to them, others hold these right now."""
+        skipped = set(passed)
+        return sum(
+            1
+            for item in self.items
+            if item.item_id not in skipped
+            and item.item_id not in self._settled
+            and len(labels := self.by_item.get(item.item_id, [])) < self.spec.labels_per_item
+            and all(label.reviewer != reviewer for label in labels)
+        )
+
 
 def step_entries(spec: QueueSpec, item: ReviewItem) -> list[dict[str, Any]]:
     """The entries of the labelled step's answer (each claim and the judge's verdict on it)."""

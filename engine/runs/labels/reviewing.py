@@ -190,7 +190,7 @@ def give_label(store: Store, name: str, reviewer: str, item_id: str, value: Any,
     label = HumanLabel(
         queue=name, item_id=item_id, reviewer=reviewer, value=read_value(labelled.spec, labelled.queue.scale, value),
         answers=read_answers(labelled.spec, item, answers), note=_note(note, labelled.spec),
-    )  # fmt: skip
+    )
     keeper.save_label(label)
     return item_view(read_queue(store, name, items=False), item, reviewer)
 
@@ -202,6 +202,6 @@ def settle_item(store: Store, name: str, item_id: str, value: Any, settled_by: s
     settlement = Settlement(
         queue=name, item_id=item_id, value=read_value(labelled.spec, labelled.queue.scale, value), answers=read_answers(labelled.spec, item, answers),
         note=note if isinstance(note, str) and note else None, settled_by=reviewer_name(settled_by),
-    )  # fmt: skip
+    )
     _store(store).settle(settlement)
     return settlement

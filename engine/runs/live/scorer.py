@@ -227,7 +227,7 @@ class LiveScorer:
         given = RunInput(
             output=output, input=input, context=list(context) if context is not None else None, ground_truth=ground_truth,
             metadata=metadata, turns=turns, expected_trajectory=expected_trajectory, run_id=run_id,
-        )  # fmt: skip
+        )
         job = _Job(given=given, scorers=chosen, trace=current_trace())
         try:
             loop = self._ensure_loop()
@@ -309,7 +309,7 @@ class LiveScorer:
         common: dict[str, Any] = dict(
             run=self.run, source="live", item_id=given.run_id, item_index=None, input=given.input, output=given.output,
             context=list(context) if context is not None else None, ground_truth=given.ground_truth, metadata=given.metadata, started_at=started,
-        )  # fmt: skip
+        )
         try:
             result = await self._scored(scorer, given, job)
             record = result_record(scorer, result=result, **common)

@@ -393,4 +393,4 @@ def _disagreement(item: Labelled, gap: float, flagged: bool | None = None) -> Di
     return Disagreement.model_construct(
         item_id=item.item_id, index=item.index, score=item.score, expected=item.expected, flagged=flagged,
         gap=round(gap, 4), reason=item.reason, judged=judged_answers(item.steps),
-    )  # fmt: skip
+    )

@@ -309,7 +309,7 @@ class Aggregate:
             strong_cost_share=round(self.strong_cost / self.cost, 4) if priced and self.cost else None,
             strong_call_share=round(self.strong_calls / self.judge_calls, 4) if self.judge_calls else None,
             cheap_alone=self.cheap_alone.result() if self.cheap_alone.labelled else None,
-        )  # fmt: skip
+        )
 
     def _jury_summary(self) -> JuryAgreement | None:
         if not isinstance(self.scorer, Jury) or isinstance(self.scorer, Cascade):
@@ -416,7 +416,7 @@ def compare_labelled(
             FigureDelta(
                 name=name, title=title, baseline=estimates[f"0:{name}"].value, variant=estimates[f"1:{name}"].value,
                 delta=delta, improved=improved, beyond_noise=beyond,
-            )  # fmt: skip
+            )
         )
     for (before, after), label in zip(pairs, labels):
         if before.score != after.score:

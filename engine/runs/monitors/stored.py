@@ -30,7 +30,7 @@ def stored_points(store: Store, monitor: Monitor, now: datetime) -> tuple[list[P
     records = store.query(
         run=monitor.run, scorer=monitor.scorer, source=None if monitor.source == "any" else monitor.source,
         since=now - span if span is not None else None, limit=limit,
-    )  # fmt: skip
+    )
     points = [Point.of(record) for record in reversed(records)]
     return in_window(monitor, points, now), span is not None and len(records) == limit
 

@@ -105,7 +105,7 @@ class Alert(BaseModel):
         return AlertRecord(
             monitor=self.monitor, scorer_id=self.scorer, kind=self.kind, value=self.value, message=self.message(),
             payload=self.model_dump(mode="json"), fired_at=self.at, episode=self.episode,
-        )  # fmt: skip
+        )
 
 
 class MonitorCheck(BaseModel):
@@ -171,7 +171,7 @@ def check(monitor: Monitor, points: Sequence[Point], alerting: bool, now: dateti
             monitor=monitor.name, scorer=monitor.scorer, kind="alert" if holding else "recovery", statistic=monitor.statistic, value=value,
             condition=monitor.condition(), window=span, figures=figures, worst=worst_items(monitor, points, direction), run=monitor.run, at=now,
             episode=uuid.uuid4().hex if holding else episode,
-        )  # fmt: skip
+        )
     return MonitorCheck(**common, state="alerting" if holding else "ok", alert=alert)  # type: ignore[arg-type]
 
 

@@ -63,7 +63,7 @@ from ...judge.batch_api import (
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...scoring.passing import ReasonPolicy
 from ...store import BatchJob, KeepsBatchJobs, Store, open_store
-from ...sync import run_sync
+from ...sync import blocking
 from ..batch import CacheChoice, ItemCallback, arun_evals, check_scorers
 from ..items import Data
 from ..results import EvalResult
@@ -100,7 +100,7 @@ class _Jobs:
     def __init__(
         self, *, run: str, store: Store | None, poll_interval: float, settle: float, on_progress: ProgressCallback | None,
         max_job_requests: int, max_job_bytes: int,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.run = run
         self.max_job_requests = max_job_requests
         self.max_job_bytes = max_job_bytes
@@ -160,7 +160,7 @@ class _Jobs:
                 self._answer(group[key], LineOutcome(code=TOO_LARGE, message=(
                     f"the request is {len(lines[key]):,} bytes, more than a Batch API job takes ({self.max_job_bytes:,}); "
                     "shorten the item or score it without --batch-api"
-                )))  # fmt: skip
+                )))
             for job_lines in cut:
                 jobs.append(self._job({key: group[key] for key in job_lines}, list(job_lines.values())))
         await asyncio.gather(*jobs)
@@ -331,7 +331,7 @@ async def arun_batch_api(
     jobs = _Jobs(
         run=run, store=opened, poll_interval=poll_interval, settle=settle, on_progress=on_progress,
         max_job_requests=max_job_requests, max_job_bytes=max_job_bytes,
-    )  # fmt: skip
+    )
     try:
         batched = [_batched(scorer, jobs) for scorer in listed]
         if not replace:
@@ -341,7 +341,7 @@ async def arun_batch_api(
                 data, batched, on_item_complete=on_item_complete, concurrency=MAX_JOB_REQUESTS, run=run, store=opened,
                 thresholds=thresholds, max_errors=max_errors, min_coverage=min_coverage, gate=gate, keep_results=keep_results,
                 meta={**dict(meta or {}), "batch_api": True}, replace=replace, cache=cache, reasons=reasons,
-            )  # fmt: skip
+            )
         )
         try:
             await jobs.drive(scoring)
@@ -356,9 +356,7 @@ async def arun_batch_api(
             opened.close()
 
 
-def run_batch_api(data: Data, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> EvalResult:
-    """Sync wrapper of `arun_batch_api` (same arguments)."""
-    return run_sync(arun_batch_api(data, scorers, **options))
+run_batch_api = blocking(arun_batch_api)
 
 
 def _provider_judges(scorer: AnyScorer) -> list[BatchedJudge]:

@@ -30,12 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...catalog import builtin_catalog, load_scorers
 from ...errors import ConfigError
+from ...judge.settings import JudgeSettings
 from ...store import open_store
 from ..batch import arun_evals, default_run_name
 
 if TYPE_CHECKING:
     import pyarrow
     from ray.data import Dataset
+    from typing_extensions import Unpack
+
+    from ...judge import JudgeChoice
 
 
 class ScoringActor:
@@ -44,7 +48,7 @@ class ScoringActor:
     def __init__(
         self,
         scorer_ids: Sequence[str],
-        judge: Mapping[str, Any],
+        judge: JudgeSettings,
         options: Mapping[str, Mapping[str, Any]],
         config: str | None,
         store: str | None,
@@ -53,7 +57,7 @@ class ScoringActor:
         cache: str | bool,
     ) -> None:
         catalog = load_scorers(config) if config is not None else builtin_catalog()
-        self.scorers = [catalog.create(scorer_id, options=options.get(scorer_id), **judge) for scorer_id in scorer_ids]
+        self.scorers = [catalog.create(scorer_id, options=options.get(scorer_id), judge=judge) for scorer_id in scorer_ids]
         # Opened once per actor, not per block: one connection (or pool) for its lifetime.
         self.store = open_store(store)
         self.run = run
@@ -68,7 +72,7 @@ class ScoringActor:
         # Items are claimed by Ray, not by the store: a shared store only receives the records.
         result = await arun_evals(
             items, self.scorers, concurrency=self.concurrency, run=self.run, store=self.store, share_work=False, cache=self.cache,
-        )  # fmt: skip
+        )
         scored = []
         for row, item in zip(rows, result.items):
             out = {**row, "id": item.id}
@@ -86,9 +90,7 @@ def score_dataset(
     scorers: Sequence[str],
     *,
     model: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    mode: str | None = None,
+    judge: JudgeSettings | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     config: str | Path | None = None,
     store: str | Path | None = None,
@@ -97,6 +99,7 @@ def score_dataset(
     actors: int = 2,
     concurrency: int = 8,
     batch_size: int = 256,
+    **choice: Unpack[JudgeChoice],
 ) -> Dataset:
     """A lazy Dataset of the scored rows (see the module docstring); nothing runs until it is
     consumed. `options` are per scorer id; `store` is a SQLite path (one machine) or a
@@ -114,9 +117,9 @@ def score_dataset(
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} must be a positive integer, got {value!r}")
     catalog = load_scorers(config) if config is not None else builtin_catalog()
-    judge: dict[str, Any] = {name: value for name, value in (("model", model), ("base_url", base_url), ("api_key", api_key), ("mode", mode)) if value is not None}
+    settings = (judge or JudgeSettings()).given(model, **choice)
     for scorer_id in listed:  # a wrong id, option or judge fails here, not inside every actor
-        catalog.create(scorer_id, options=(options or {}).get(scorer_id), **judge)
+        catalog.create(scorer_id, options=(options or {}).get(scorer_id), judge=settings)
     if store is not None:
         # Created and migrated here, once, before the actors open it together.
         opened = open_store(store)
@@ -125,10 +128,10 @@ def score_dataset(
     return dataset.map_batches(
         ScoringActor,
         fn_constructor_kwargs={
-            "scorer_ids": listed, "judge": judge, "options": dict(options or {}), "config": str(config) if config else None,
+            "scorer_ids": listed, "judge": settings, "options": dict(options or {}), "config": str(config) if config else None,
             "store": str(store) if store is not None else None, "run": run or default_run_name("ray"), "concurrency": concurrency,
             "cache": str(cache) if isinstance(cache, Path) else cache,
-        },  # fmt: skip
+        },
         batch_format="pyarrow",
         batch_size=batch_size,
         compute=ray.data.ActorPoolStrategy(size=actors),

@@ -210,7 +210,7 @@ _CSV_FIELDS = (
     "item_id", "item_index", "scorer_id", "score", "expected", "reason", "error", "error_stage", "input", "output",
     "context", "ground_truth", "metadata", "model", "scorer_hash", "prompt_tokens", "completion_tokens", "total_tokens",
     "latency_ms", "finished_at",
-)  # fmt: skip
+)
 
 
 def _cell(value: Any) -> Any:

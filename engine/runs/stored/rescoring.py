@@ -19,7 +19,7 @@ from ...catalog.monitors import parse_duration
 from ...errors import ConfigError
 from ...scoring import AnyScorer
 from ...store import ResultRecord, Store
-from ...sync import run_sync
+from ...sync import blocking
 from ..batch import arun_evals, default_run_name
 from ..identity import check_claim
 from ..verdict import Standard, Verdict, decide, judge_scorer
@@ -73,7 +73,7 @@ def stored_items(store: Store, run: str, since: datetime | None = None, from_sco
             EvalItem(
                 id=record.item_id, input=record.input, output=record.output, context=record.context, ground_truth=record.ground_truth,
                 metadata=record.metadata, expected=record.expected if record.expected is not None else {},
-            )  # fmt: skip
+            )
         )
     return items, skipped
 
@@ -115,7 +115,7 @@ async def arescore(
             item.expected = {}
     origin: Mapping[str, Any] = {
         "run": run, "scorer": from_scorer, "since": moment.isoformat() if moment else None, "items": len(items), "skipped": len(skipped),
-    }  # fmt: skip
+    }
     meta = {"data": f"run {run}", "rescored_from": origin, **options.pop("meta", {})}
     result = await arun_evals(items, scorer, concurrency=concurrency, run=name, store=store, meta=meta, kind="rescore", **options)
     verdict = _with_skipped(result, scorer, len(skipped), options)
@@ -134,9 +134,7 @@ def _with_skipped(result: EvalResult, scorer: AnyScorer, skipped: int, options: 
     return decide([judged], standard, items=result.counts.items + skipped, failed_items=result.counts.failed, stopped_by=result.stopped_by, stopped=result.stopped)
 
 
-def rescore(store: Store, run: str, scorer: AnyScorer, **options: Any) -> RescoreResult:
-    """Sync wrapper of `arescore` (same arguments)."""
-    return run_sync(arescore(store, run, scorer, **options))
+rescore = blocking(arescore)
 
 
 # ------------------------------------------------------------------------- what changed
@@ -178,7 +176,7 @@ def score_changes(store: Store, baseline: str, variant: str) -> list[ScoreChange
         change = ScoreChanges(
             baseline=f"{baseline}:{a}", variant=f"{variant}:{b}", items=len(pairs),
             only_before=len(before.keys() - after.keys()), only_after=len(after.keys() - before.keys()),
-        )  # fmt: skip
+        )
         if pairs:
             lower = records[1][b][0].direction == "lower_is_better"
             estimates = bootstrap(

@@ -89,7 +89,7 @@ class LLMKind(JudgedKind[LLMStep, JudgeStepPlan]):
             id=spec.id, uses_context=spec.uses_context, prompt=call.prompt, system=call.system,
             answer_model=answer_model, sampling=call.sampling, on_skip=spec.on_skip, reads=build.names_read(), bounds=bounds,
             examples=tuple(example.model_dump() for example in spec.examples),
-        )  # fmt: skip
+        )
 
     def sources(self, spec: LLMStep) -> StepSources:
         rules = tuple(Written(rule.check, ("rules", index, "check")) for index, rule in enumerate(spec.rules))

@@ -67,7 +67,7 @@ class ReasonKind(JudgedKind[ReasonStep, ReasonStepPlan]):
         return ReasonStepPlan(
             id=spec.id, uses_context=spec.uses_context, prompt=call.prompt, system=call.system,
             answer_model=answer_model, sampling=sampling, on_skip=on_skip, reads=build.names_read(), bounds=bounds,
-        )  # fmt: skip
+        )
 
     @staticmethod
     def answer_model(spec: ReasonStep, build: StepBuilder) -> type[BaseModel]:

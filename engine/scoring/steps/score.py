@@ -129,7 +129,7 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
                     f"{where}.value: {spec.value!r} gives {value.describe()}, not a number"
                     + (" (count items with `reduce: ratio` or `count` and `where:`, or write `1 if ... else 0`)" if isinstance(value, Boolean) else ""),
                     *at, "value",
-                )  # fmt: skip
+                )
         return reducer, reduced(spec, listed, value)
 
     def skipped(self, plan: ScoreStepPlan, scope: Mapping[str, Any]) -> Any:

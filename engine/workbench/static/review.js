@@ -108,10 +108,10 @@ async function pickQueue(name) {
 
 // -------------------------------------------------------------------------------- the item
 
-function showEmpty(message) {
+function showEmpty(message, again = false) {
   $("#reviewing").hidden = true;
   $("#empty").hidden = false;
-  $("#empty").textContent = message;
+  $("#empty").replaceChildren(message, ...(again ? [" ", el("button", {id: "look-again", type: "button", onclick: () => attempt(nextItem)}, "Look again ", el("kbd", {text: "→"}))] : []));
   state.item = null;
 }
 
@@ -121,6 +121,12 @@ async function nextItem() {
   state.browsing = null;
   if (!found.item) {
     const skipped = passed().length;
+    const held = found.held_by_others || 0;
+    if (held) {
+      showEmpty(`${held} item${held === 1 ? " still needs" : "s still need"} your label, but someone else is labelling ${held === 1 ? "it" : "them"} right now. `
+        + `${held === 1 ? "It comes" : "They come"} back to you once they are done.`, true);
+      return;
+    }
     showEmpty(skipped
       ? `Nothing left for you but the ${skipped} item${skipped === 1 ? "" : "s"} you skipped. Reload the page to see ${skipped === 1 ? "it" : "them"} again, or look at the agreement.`
       : "Nothing left for you in this queue: every item has your label, or enough labels. Thank you! The Agreement tab shows where people stand.");
@@ -330,6 +336,7 @@ function setupKeys() {
     }
     if (!state.item) {  // nothing open: only going back to an earlier item
       if (event.key === "ArrowLeft" && !typing(event)) { event.preventDefault(); previous(); }
+      if (event.key === "ArrowRight" && !typing(event) && $("#look-again")) { event.preventDefault(); attempt(nextItem); }
       return;
     }
     if (typing(event)) {

@@ -6,8 +6,6 @@ on any script error."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -17,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.chromium import launched_chromium
+from helpers.scripted import script_word_overlap
 
+from engine.testing import JudgeServer
 from engine.workbench.server import Workbench
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = ROOT / "examples" / "halueval_qa_pairs.jsonl"
 NUMERIC = ROOT / "examples" / "halueval_qa.jsonl"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @contextmanager
@@ -33,6 +33,15 @@ def started(catalog: Path, store: Path, **options: Any) -> Iterator[Workbench]:
         yield workbench
     finally:
         workbench.stop()
+
+
+@pytest.fixture
+def workbench(judge: JudgeServer, tmp_path: Path) -> Iterator[Workbench]:
+    """A workbench on an empty catalog folder of its own and the labelled pairs, its runs
+    judged by the word-overlap judge."""
+    script_word_overlap(judge)
+    with started(tmp_path / "mine", tmp_path / "results.sqlite", data=PAIRS) as running:
+        yield running
 
 
 def call(workbench: Workbench, name: str, body: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
@@ -72,17 +81,9 @@ def wait_run(workbench: Workbench, timeout: float = 90) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright, one per test module (it downloads no browser)."""
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    """Debian's chromium driven by Playwright, one per test module."""
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 class Tab:

@@ -178,7 +178,7 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
                 {"scorer_id": row.scorer_id, "model": row.model, "judge_calls": row.judge_calls, "cached_calls": row.cached_calls,
                  **row.usage.model_dump(), "cost_usd": row.cost_usd, "batch_api": row.batch}
                 for row in usage
-            ],  # fmt: skip
+            ],
             "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
             "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             "last_invocation": found.meta.get("last_invocation"),

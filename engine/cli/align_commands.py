@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
 import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..judge import ResponseCache
+from ..judge import JudgeSettings, ResponseCache
 from ..runs.align import METRICS, AlignResult, align
 from ..runs.labels.golden import queue_data, queue_name
 from .agreement_tables import print_comparison
@@ -30,6 +30,9 @@ from .common import (
 )
 from .tables import figure
 from .tuning_commands import progress_bar
+
+if TYPE_CHECKING:
+    from ..judge import StructuredMode
 
 
 def _print_trials(result: AlignResult) -> None:
@@ -88,9 +91,9 @@ def align_command(
     result = align(
         items, scorer, group_by=group_by, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
         output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
-        cache=False if no_cache else ResponseCache.of(True) or False, model=model, base_url=base_url, mode=mode,
-        **({"escalate_to": escalate_to} if escalate_to else {}),
-    )  # fmt: skip
+        cache=False if no_cache else ResponseCache.of(True) or False,
+        judge=JudgeSettings(model=model, base_url=base_url, mode=cast("StructuredMode | None", mode), escalate_to=escalate_to),
+    )
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from pathlib import Path
 from typing import Any
 
 from engine.testing import JudgeServer, Reply, Request
@@ -60,14 +59,6 @@ def script_hallucination(judge: JudgeServer, delay: float = 0.0, gate: threading
 def outputs_judged(judge: JudgeServer) -> list[str]:
     """The outputs the judge was asked to extract claims from, in request order."""
     return [between(request.prompt, "output") for request in judge.requests_for("Claims") if not request.is_reask]
-
-
-def copy_catalog(tmp_path: Path, *ids: str) -> Path:
-    """A host catalog whose scorers are copies of the built-in hallucination scorer."""
-    body = "\n".join(f"  {scorer_id}:\n    extends: hallucination\n    name: {scorer_id}" for scorer_id in ids)
-    path = tmp_path / "catalog.yaml"
-    path.write_text(f"scorers:\n{body}\n", encoding="utf-8")
-    return path
 
 
 def _words(text: str) -> set[str]:

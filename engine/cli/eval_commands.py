@@ -45,7 +45,7 @@ from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
 from . import tuning_commands as tuning  # the tuner's variants of this command
 from .agreement_tables import agreement_line, cascade_line, print_agreement
-from .gates import print_gates
+from .gate_tables import print_gates
 from .app import app, console, errors
 from .options import ScorerSetup, Selection, flags
 from .common import (
@@ -235,7 +235,7 @@ class _EvalProgress:
         self.bar = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]}"),
             TimeElapsedColumn(), TimeRemainingColumn(), ThrottleColumn(), console=errors, disable=not errors.is_terminal,
-        )  # fmt: skip
+        )
         self.plain = None if errors.is_terminal else _PlainProgress(name, total)
         self.task = self.bar.add_task(name, total=total, failed="")
         self.items = self.failed = 0
@@ -261,7 +261,7 @@ class _EvalProgress:
             self.bar.console.print(
                 f"batch {job.batch_id} ({job.model}{resumed}): {job.status}, {job.completed}/{job.total} answered, {job.failed} failed",
                 markup=False, highlight=False, soft_wrap=True,
-            )  # fmt: skip
+            )
 
     def finish(self) -> None:
         if self.plain is not None:
@@ -274,7 +274,7 @@ def _say_interrupted(name: str, saved: int, shown_store: str, resume: str, as_js
     errors.print(
         f"interrupted: {saved} item(s) of run {name} are saved in {shown_store}; to score the rest, run: {resume}",
         markup=False, highlight=False, soft_wrap=True,
-    )  # fmt: skip
+    )
 
 
 @app.command("eval")
@@ -321,8 +321,7 @@ def eval_command(
     Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors)  # every mistake before any call
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
-        jury_line: dict[str, Any] = {"threshold": thresholds[scorer_id]} if setup.is_jury and scorer_id in thresholds else {}
-        return setup.create(source, scorer_id, offline=estimate, **jury_line)
+        return setup.create(source, scorer_id, offline=estimate, threshold=thresholds.get(scorer_id) if setup.is_jury else None)
 
     if batch_api and max_cost is not None:
         raise ConfigError(
@@ -341,9 +340,9 @@ def eval_command(
         "--store": shown_store if store != DEFAULT_STORE else None, "--concurrency": concurrency if concurrency != 8 else None,
         "--threshold": threshold or [], "--max-errors": max_errors if max_errors != "0" else None, **subset.resume_flags(),
         "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
-        "--batch-api": batch_api,
-        "--reasons": reasons if reasons != "failing" else None,
-    }  # fmt: skip
+        "--batch-api": batch_api, "--poll-interval": poll_interval if batch_api and poll_interval != 30.0 else None,
+        "--reasons": reasons if reasons != "failing" else None, "--cache": redact_url(cache) if cache else None, "--no-cache": no_cache,
+    }
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
         raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
@@ -365,12 +364,12 @@ def eval_command(
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,
                     gate=gate, min_coverage=min_coverage, keep_results=False, poll_interval=poll_interval, replace=replace, **common,
-                )  # fmt: skip
+                )
             else:
                 result = run_evals(
                     selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds, max_errors=max_errors,
                     gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, **common,
-                )  # fmt: skip
+                )
     except KeyboardInterrupt:
         _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
         raise typer.Exit(EXIT_INTERRUPTED) from None

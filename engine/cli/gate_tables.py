@@ -25,7 +25,7 @@ def print_gates(result: EvalResult) -> None:
             f"{item.scorer_id}: mean {figure(interval.value)}, 95% interval [{figure(interval.low)}, {figure(interval.high)}]; "
             f"the {item.gate} bound against the threshold {figure(item.threshold)}: {verdict}",
             highlight=False, soft_wrap=True,
-        )  # fmt: skip
+        )
 
 
 def consistency_table(stabilities: Iterable[Stability]) -> Table:
@@ -38,5 +38,5 @@ def consistency_table(stabilities: Iterable[Stability]) -> Table:
         table.add_row(
             stability.scorer_id, str(stability.repeats), str(stability.items), percent(stability.consistency), str(stability.unstable),
             percent(stability.flip_rate), figure(stability.mean_spread), figure(stability.threshold),
-        )  # fmt: skip
+        )
     return table
