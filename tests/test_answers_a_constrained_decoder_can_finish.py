@@ -39,7 +39,6 @@ OPTIONS: dict[str, dict[str, Any]] = {
 OUTPUTS: dict[str, Any] = {"tool-call-accuracy": ONE_CALL, "trajectory-accuracy": ONE_CALL}
 #: Answers whose shape a rule fixes beyond the schema (the rest is built from the schema).
 ANSWERS: dict[str, Any] = {
-    "NoiseImpact": {"dimensions": [{"dimension": name} for name in ("content_accuracy", "completeness", "relevance", "consistency", "hallucination")]},
     "CriteriaEvaluation": {"score": 3},
     "ClassifierAnswer": {"label": "yes"},
 }

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
+from typer.testing import CliRunner
 
 import engine
 from engine import ConfigError, JudgeError, RunInputError
+from engine.cli import app
 from engine.testing import JudgeServer
 
 MODEL = "openai/test-model"
@@ -32,8 +35,11 @@ def tool_call_messages(*calls: tuple[str, str]) -> list[dict[str, Any]]:
 # --- noise-sensitivity -----------------------------------------------------------------------
 
 
+DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consistency", "hallucination")
+
+
 def impacts(**levels: str) -> dict[str, Any]:
-    return {"dimensions": [{"dimension": name, "impact": level, "explanation": "e"} for name, level in levels.items()]}
+    return {"dimensions": {name: {"impact": level, "explanation": "e"} for name, level in levels.items()}}
 
 
 def test_noise_sensitivity_averages_the_dimensions_and_penalises_a_misled_response(judge: JudgeServer) -> None:
@@ -50,7 +56,9 @@ def test_noise_sensitivity_averages_the_dimensions_and_penalises_a_misled_respon
     prompt = judge.requests_for("NoiseImpact")[0].prompt
     assert "<baseline_response>\nRock and dust.\n</baseline_response>" in prompt
     assert "<noise>\nThe moon is made of cheese.\n</noise>" in prompt and "misinformation" in prompt
-    assert "reduced by 0.3 because the response was misled" in judge.requests_for("Reason")[0].prompt
+    reason_prompt = judge.requests_for("Reason")[0].prompt
+    assert "reduced by 0.3 because the response was misled" in reason_prompt
+    assert '- content_accuracy: moderate: "e"\n- completeness: none: "e"' in reason_prompt  # each dimension shown to the reason step
     assert result.reason == "Misled by the planted claim."
 
 
@@ -72,13 +80,52 @@ def test_noise_sensitivity_needs_the_baseline_and_all_five_dimensions(judge: Jud
         scorer.run("x", input="q")
     assert judge.requests == []
 
+    # a judge that does not decode under the schema and leaves dimensions out is asked again
     judge.on("NoiseImpact", [
         {**impacts(content_accuracy="none", completeness="none"), "misled": False},
         {**impacts(content_accuracy="none", completeness="none", relevance="none", consistency="none", hallucination="minimal"), "misled": False},
     ])
     judge.on("Reason", {"reason": "r"})
     assert scorer.run("x", input="q", ground_truth="x").score == 0.96  # (4 + 0.8) / 5, after one re-ask
-    assert "exactly once" in str(judge.requests_for("NoiseImpact")[1].messages[-1]["content"])
+    reask = str(judge.requests_for("NoiseImpact")[1].messages[-1]["content"])
+    assert "dimensions.relevance" in reask and "dimensions.hallucination" in reask
+
+
+def test_noise_sensitivity_asks_for_an_answer_a_constrained_decoder_cannot_get_wrong(judge: JudgeServer) -> None:
+    """A server decoding under the JSON schema sent (llama.cpp, vLLM, Ollama, structured
+    outputs) can write only what the schema admits: it must admit each dimension exactly
+    once, by its name, so no answer it allows fails validation for a missing or repeated one."""
+    judge.on("NoiseImpact", {**impacts(**dict.fromkeys(DIMENSIONS, "none")), "misled": False})
+    judge.on("Reason", {"reason": "r"})
+    engine.create_scorer("noise-sensitivity", MODEL).run("Rock.", input="q", ground_truth="Rock.")
+
+    sent = judge.requests_for("NoiseImpact")[0].answer_schema
+    assert sent is not None
+
+    def resolved(node: dict[str, Any]) -> dict[str, Any]:
+        return sent["$defs"][node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
+
+    dimensions = resolved(sent["properties"]["dimensions"])
+    assert dimensions["type"] == "object" and dimensions["additionalProperties"] is False
+    assert sorted(dimensions["properties"]) == sorted(dimensions["required"]) == sorted(DIMENSIONS)
+    for name in DIMENSIONS:
+        assessed = resolved(dimensions["properties"][name])
+        assert assessed["required"] == ["impact", "explanation"] and assessed["properties"]["explanation"]["maxLength"] == 300
+    validator = jsonschema.Draft202012Validator(sent)
+    complete = {**impacts(**dict.fromkeys(DIMENSIONS, "moderate")), "misled": True}
+    assert validator.is_valid(complete)
+    one_missing = {"dimensions": {name: value for name, value in complete["dimensions"].items() if name != "relevance"}, "misled": True}
+    one_more = {"dimensions": {**complete["dimensions"], "tone": {"impact": "none", "explanation": "e"}}, "misled": True}
+    as_a_list = {"dimensions": [{"dimension": name, **value} for name, value in complete["dimensions"].items()], "misled": True}
+    rambling = {"dimensions": {**complete["dimensions"], "relevance": {"impact": "none", "explanation": "e" * 301}}, "misled": True}
+    assert not any(validator.is_valid(answer) for answer in (one_missing, one_more, as_a_list, rambling))
+
+
+def test_show_lists_the_bound_of_each_noise_dimensions_explanation() -> None:
+    result = CliRunner().invoke(app, ["show", "noise-sensitivity"])
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.stdout.split())
+    assert all(f"dimensions.{name}.explanation ≤ 300 characters" in shown for name in DIMENSIONS), shown
 
 
 # --- trajectory-accuracy (judged) --------------------------------------------------------------

@@ -145,25 +145,10 @@ def numbered(value: Any, position: int) -> Any:
     return value
 
 
-#: The few answers whose rules ask more than the smallest answer its schema allows gives
-#: (every dimension assessed once), by schema title; every other answer is made up from its
-#: schema, so a new scorer needs no entry unless its rules are of this kind.
-ANSWERS: dict[str, Any] = {
-    "NoiseImpact": {
-        "dimensions": [
-            {"dimension": name, "impact": "none", "explanation": "Nothing changed."}
-            for name in ("content_accuracy", "completeness", "relevance", "consistency", "hallucination")
-        ],
-        "misled": False,
-    },
-}
-
-
 def answer_fitting(request: Request) -> Any:
     """The scripted judge's answer to any step: the smallest answer its schema allows, with
-    one item in each list (one claim, one verdict for it; one verdict per context piece)."""
-    if request.schema_name in ANSWERS:
-        return ANSWERS[request.schema_name]
+    one item in each list (one claim, one verdict for it; one verdict per context piece).
+    Every built-in answer is shaped so that one made up from its schema alone passes."""
     response_format = request.body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
         schema = response_format["json_schema"]["schema"]
