@@ -108,3 +108,9 @@ def test_test_modules_take_what_they_share_from_the_helpers_package() -> None:
             if any(part.startswith("test_") for name in names for part in name.split(".")):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == [], f"test modules imported by other modules at: {found}"
+
+
+def test_no_module_of_the_engine_is_over_500_lines() -> None:
+    """A module past 500 lines holds more than one job: split it by job before it grows."""
+    long = {str(path.relative_to(ROOT)): lines for path in (ROOT / "engine").rglob("*.py") if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}

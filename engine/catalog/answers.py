@@ -4,8 +4,8 @@ The models are what Instructor validates the judge's answers against, so everyth
 makes an answer acceptable lives here:
 - enum values are normalised before validation (`"Yes"`, `" NO "` count as `yes` / `no`);
 - `rules:` at the top of a schema file (or on a step) are checks that may span steps, e.g.
-  "as many verdicts as claims". A broken rule is a validation error, so Instructor re-asks
-  the judge with the rule's message.
+  "as many verdicts as claims" (answer_rules.py). A broken rule is a validation error, so
+  the judge is asked again with the rule's message.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Optional
 
-from jinja2 import TemplateSyntaxError
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -23,20 +22,15 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
-    model_validator,
 )
 
-from ..errors import ConfigError, ExpressionError
-from ..scoring.answer_scope import current_answer_scope
+from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.steps import step_kind
-from .expressions import Expression
-from .names import Scope
-from .template_flow import TemplateChecker
-from .source import CatalogSource, load_shared, place_in, position, span_of
+from .answer_rules import CompiledRule, compile_rules
+from .source import CatalogSource, load_shared, position
 from .spec import Rule, ScorerDefinition
 from .suggest import did_you_mean
-from .templates import names_read, sandbox
 
 _SCALAR_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool}
 _ANNOTATION_KEYWORDS = {"title", "description", "examples", "default", "$comment"}
@@ -68,97 +62,6 @@ _CONSTRAINTS = {
     "maxLength": "max_length",
     "pattern": "pattern",
 }
-
-_message_environment = sandbox()
-
-class CompiledRule:
-    """A rule ready to check; `written_at` (the YAML it came from, and the path to the rule
-    inside it) lets the catalog compiler report a misspelt name at its own line and column."""
-
-    def __init__(self, rule: Rule, where: str, written_at: tuple[Any, list[Any]] | None = None) -> None:
-        self.rule = rule
-        self.written_at = written_at
-        self.check = Expression(rule.check, where)
-        try:
-            self._message = _message_environment.prepare(rule.message)  # compiled when a rule first fails
-            message_names = names_read(_message_environment.parse(rule.message))
-        except TemplateSyntaxError as exc:
-            raise ConfigError(f"{where}: invalid message template: {exc.message}") from None
-        #: The variables the rule reads (its check and its message).
-        self.names: frozenset[str] = self.check.reads | message_names
-
-    def failure(self, variables: Mapping[str, Any]) -> str | None:
-        """None when the rule holds, else the message for the judge."""
-        try:
-            if self.check(variables):
-                return None
-        except ExpressionError as exc:
-            return str(exc)
-        return self._message().render(**variables)
-
-
-def compile_rules(rules: Sequence[Rule], label: str, data: Any = None, loc: Sequence[Any] = ()) -> list[CompiledRule]:
-    """Rules compiled; when `data` (the YAML holding the list at `loc`) is given, a broken
-    check or message is reported at its own place."""
-    compiled = []
-    for index, rule in enumerate(rules):
-        written_at = (data, [*loc, index]) if data is not None else None
-        try:
-            compiled.append(CompiledRule(rule, f"{label} {index + 1}", written_at))
-        except ConfigError as exc:
-            if written_at is None or exc.path is not None:
-                raise
-            field = "message" if "message template" in exc.message else "check"
-            place = position(data, [*loc, index, field], value=True)
-            span = span_of(data, [*loc, index, field])
-            # The checker says where inside the check or message it breaks (an unclosed
-            # bracket, an unknown filter), and which name was meant.
-            checker = TemplateChecker(_message_environment, Scope({}))
-            if field == "check":
-                checker.expression(rule.check)
-            else:
-                try:
-                    checker.template(_message_environment.parse(rule.message))
-                except TemplateSyntaxError:
-                    pass
-            finding = next((found for found in checker.findings if not found.message.startswith("unknown name")), None)
-            message = exc.message
-            if finding is not None:
-                if span is not None and finding.pattern:
-                    place = place_in(span, pattern=finding.pattern)
-                if field == "message":
-                    message = f"{label} {index + 1}: invalid message template: {finding.message}"
-            raise ConfigError(message, *(place or (None, None, None))) from None
-    return compiled
-
-
-def rule_failures(rules: Sequence[CompiledRule], variables: Mapping[str, Any]) -> list[str]:
-    """The messages of the rules that do not hold for `variables` (empty when all hold)."""
-    return [message for rule in rules if (message := rule.failure(variables)) is not None]
-
-
-def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str | None = None) -> type[BaseModel]:
-    """A subclass of `model` whose validation also enforces `rules` (when a scope is set)."""
-    if not rules:
-        return model
-
-    def enforce_rules(self: BaseModel) -> BaseModel:
-        scope = current_answer_scope()
-        if scope is None:  # validated outside a run (e.g. a default at load time): no steps to compare
-            return self
-        failures = rule_failures(rules, {**scope, **self.model_dump()})  # already plain data
-        if failures:
-            raise ValueError("; ".join(failures))
-        return self
-
-    validators: dict[str, Any] = {"enforce_rules": model_validator(mode="after")(enforce_rules)}
-    return create_model(
-        name or model.__name__,
-        __base__=model,
-        __doc__=model.__doc__,
-        __validators__=validators,
-    )
-
 
 def _normalise_enum(canonical: Mapping[str, Any]) -> Any:
     def normalise(value: Any) -> Any:

@@ -13,7 +13,6 @@ so that one pass (`scorers check`) lists every mistake.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import re
@@ -22,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import TemplateSyntaxError
 from pydantic import BaseModel, ValidationError
 
 from ..collector import collector_held
@@ -31,7 +30,8 @@ from ..judge import Sampling
 from ..judge.settings import JudgeSettings
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
-from .answers import CompiledRule, SchemaCompiler, compile_rules, rule_failures, schema_file, with_rules
+from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
+from .answers import SchemaCompiler, schema_file
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
 from .declarations import Declarations, Uses, as_read, scale_of
@@ -44,7 +44,7 @@ from .run_scope import run_names
 from .source import CatalogSource, Place, locate, position
 from .spec import ScorerDefinition
 from .suggest import did_you_mean
-from .templates import CompiledPrompt, PromptTemplates, names_read
+from .templates import CompiledPrompt, PromptTemplates, is_included, names_read
 
 
 _NO_CONTEXT = "`context` is not available here: a step that reads the context needs `uses_context: true`"
@@ -137,7 +137,7 @@ class ScorerCompiler(Placing):
                         self.findings_in_file([Finding(message + did_you_mean(included, self._template_names()), line, rf"(['\"]{re.escape(included)}['\"])")], path, source, current)
                         failed = True
                     continue
-                pending.append((included, shares_variables and _is_include(parsed, included)))
+                pending.append((included, shares_variables and is_included(parsed, included)))
             names |= names_read(parsed)
             checker = TemplateChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
             checker.template(parsed, local if shares_variables else None)
@@ -320,12 +320,6 @@ def _described(definition: ScorerDefinition) -> str:
             if written.get(added) in ([], {}):
                 del written[added]  # a step without them keeps the fingerprint it had before they existed
     return json.dumps(described, sort_keys=True)
-
-
-@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
-def _is_include(parsed: nodes.Template, name: str) -> bool:
-    """Whether `name` is included (it sees the includer's variables) rather than imported."""
-    return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
 
 
 class _StepBuilder:

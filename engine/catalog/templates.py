@@ -75,6 +75,12 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
     return frozenset(node.name for node in parsed.find_all(nodes.Name) if node.ctx == "load")
 
 
+@functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
+def is_included(parsed: nodes.Template, name: str) -> bool:
+    """Whether `name` is included (it sees the includer's variables) rather than imported."""
+    return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
+
+
 @functools.lru_cache(maxsize=2048)  # by tree, as `names_read`: the lints walk a partial once per prompt that includes it
 def _references(parsed: nodes.Template) -> tuple[str, ...]:
     """The templates a tree includes, imports or extends, by name (those named by a variable left out)."""
