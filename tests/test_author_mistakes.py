@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,21 @@ def test_the_long_words_example_runs_as_the_page_says(monkeypatch: pytest.Monkey
     assert words.results["long-words"].score == 0.5
     assert result.scores == {"long-words": 0.5}
     assert result.summary["long-words"].not_scorable == 1
+
+
+def test_the_bounds_written_on_a_lists_items_are_sent_to_the_judge_and_enforced(tmp_path: Path) -> None:
+    """`items: {type: string, maxLength: 20}` bounds each item; it used to be dropped unread."""
+    folder = ROOT / "tests" / "broken_catalogs" / "schema_item_bound_wrong"
+    shutil.copytree(folder, tmp_path / "tagged")
+    schema = tmp_path / "tagged" / "schemas" / "tags.yaml"
+    schema.write_text(schema.read_text(encoding="utf-8").replace("maxLength: many", "maxLength: 20\n      pattern: '^[a-z]+$'"), encoding="utf-8")
+
+    model = load_scorers(tmp_path / "tagged" / "catalog.yaml").plan("tagged").steps[0].answer_model
+
+    assert model is not None
+    items = model.model_json_schema()["properties"]["tags"]["items"]
+    assert items["maxLength"] == 20 and items["pattern"] == "^[a-z]+$"  # what the judge is sent
+    assert model.model_validate({"tags": ["polite", "short"]})
+    for wrong in (["x" * 21], ["Polite"]):
+        with pytest.raises(ValueError):
+            model.model_validate({"tags": wrong})

@@ -11,7 +11,7 @@ makes an answer acceptable lives here:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Optional
 
@@ -20,9 +20,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    TypeAdapter,
     ValidationError,
     create_model,
 )
+from pydantic_core import SchemaError
 
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
@@ -197,7 +199,7 @@ class SchemaCompiler:
         if kind == "array":
             if "items" not in schema:
                 raise self.error("an array needs `items`", loc)
-            listed = list[self._type(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc,valid-type]
+            listed = list[self._item(schema["items"], _model_name(name + "Item"), [*loc, "items"])]  # type: ignore[misc,valid-type]
             if self.bounded and "maxItems" not in schema:
                 self.defaulted.append((loc, "maxItems", DEFAULT_MAX_ITEMS))
                 return Annotated[listed, Field(max_length=DEFAULT_MAX_ITEMS)]
@@ -208,6 +210,14 @@ class SchemaCompiler:
             self.defaulted.append((loc, "maxLength", DEFAULT_MAX_LENGTH))
             return Annotated[str, Field(max_length=DEFAULT_MAX_LENGTH)]
         return _SCALAR_TYPES[kind]
+
+    def _item(self, schema: Any, name: str, loc: list[Any]) -> Any:
+        """The type of a list's items with their own bounds (a property's are on its field)."""
+        annotation = self._type(schema, name, loc)
+        if not isinstance(schema, Mapping) or self._nullable(schema, loc) is not None:
+            return annotation  # a value that may be null carries its bounds inside its type
+        bounds = {key: value for key, value in self._field_info(schema, loc).items() if key != "description"}
+        return Annotated[annotation, Field(**bounds)] if bounds else annotation
 
     def _nullable(self, schema: Mapping[str, Any], loc: list[Any]) -> tuple[Mapping[str, Any], list[Any]] | None:
         """The schema of the value, and where it is written, when `schema` says the value may
@@ -286,6 +296,8 @@ class SchemaCompiler:
                 valid = isinstance(value, str) if keyword == "pattern" else isinstance(value, (int, float))
                 if not valid or isinstance(value, bool):
                     raise self.error(f"`{keyword}` has a wrong value {value!r}", [*loc, keyword])
+                if keyword == "pattern":
+                    _check_pattern(value, lambda message: self.error(message, [*loc, keyword], value=True))
                 info[argument] = value
         return info
 
@@ -294,6 +306,16 @@ class SchemaCompiler:
         for keyword in schema:
             if keyword not in allowed:
                 raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
+
+
+def _check_pattern(pattern: str, error: Callable[[str], ConfigError]) -> None:
+    """A `pattern` the validator can compile (its regular expressions are Rust's, which have
+    no look-around or backreferences), refused at its line rather than when a model is built."""
+    try:
+        TypeAdapter(Annotated[str, Field(pattern=pattern)])
+    except SchemaError as exc:
+        reason = str(exc).strip().splitlines()[-1].strip().removeprefix("error: ")
+        raise error(f"`pattern` {pattern!r} is not a regular expression answers can be checked with: {reason}") from None
 
 
 _NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
