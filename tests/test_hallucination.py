@@ -22,6 +22,7 @@ from engine import (
 )
 from engine.errors import NotScorable
 from engine.testing import JudgeServer, Reply
+from helpers.scripted import numbered_claims
 
 CONTEXT = [
     "The first iPhone was announced on January 9, 2007.",
@@ -253,8 +254,10 @@ def test_the_judge_is_asked_at_temperature_zero_with_a_json_schema(judge: JudgeS
 
 
 async def test_arun_scores_concurrently_from_async_code(judge: JudgeServer) -> None:
-    judge.on("Claims", lambda request: {"claims": ["one"]})
-    judge.on("HallucinationVerdicts", Reply(answer=verdicts("yes", claims=["one"]), delay=0.2))
+    # Each output its own claim, so no two verdict questions are the same (the same question
+    # in flight is asked once, which would leave nothing to run concurrently).
+    judge.on("Claims", lambda request: {"claims": [f"claim of {request.blocks('output')[0]}"]})
+    judge.on("HallucinationVerdicts", lambda request: Reply(answer=verdicts("yes", claims=numbered_claims(request.prompt)), delay=0.2))
     judge.on("Reason", {"reason": "r"})
     scorer = create_scorer("hallucination", options={"context": CONTEXT})
     results = await asyncio.gather(*(scorer.arun(output=f"answer {i}") for i in range(4)))
