@@ -223,7 +223,7 @@ TURNS = [
 
 
 def test_conversation_fails_at_the_turn_that_breaks_the_criterion(judge: JudgeServer) -> None:
-    judge.on("ConversationVerdict", {"analysis": "Turn 6 is rude.", "verdict": "FAIL", "breaking_turn": 6})
+    judge.on("ConversationVerdict", {"analysis": "Turn 6 is rude.", "breaking_turn": 6})
     judge.on("Reason", {"reason": "Rude at turn 6."})
     scorer = engine.create_scorer("conversation", MODEL, options={"criterion": "The assistant stays polite."})
 
@@ -239,12 +239,15 @@ def test_conversation_fails_at_the_turn_that_breaks_the_criterion(judge: JudgeSe
 
 
 def test_conversation_pass_and_a_breaking_turn_outside_the_conversation_is_reasked(judge: JudgeServer) -> None:
-    judge.on("ConversationVerdict", [{"analysis": "a", "verdict": "fail", "breaking_turn": 9}, {"analysis": "a", "verdict": "pass", "breaking_turn": 0}])
+    judge.on("ConversationVerdict", [{"analysis": "a", "breaking_turn": 9}, {"analysis": "a", "breaking_turn": 0}])
     judge.on("Reason", {"reason": "r"})
     scorer = engine.create_scorer("conversation", MODEL, options={"criterion": "Polite.", "scale": 5})
 
     assert scorer.run(turns=TURNS[:2]).score == 5
-    assert "(1 to 2)" in str(judge.requests_for("ConversationVerdict")[1].messages[-1]["content"])
+    assert "breaking_turn" in str(judge.requests_for("ConversationVerdict")[1].messages[-1]["content"])
+    # The verdict is one number a decoder holds to the conversation: no "pass" beside a broken turn.
+    sent = judge.requests_for("ConversationVerdict")[0].body["response_format"]["json_schema"]["schema"]["properties"]
+    assert set(sent) == {"analysis", "breaking_turn"} and (sent["breaking_turn"]["minimum"], sent["breaking_turn"]["maximum"]) == (0, 2)
 
 
 def test_conversation_needs_turns(judge: JudgeServer) -> None:
