@@ -15,20 +15,17 @@ import time
 from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError, JudgeError, JudgeRequestError
+from ..errors import AnswerCutOffError, ConfigError, JudgeError, JudgeRequestError
 from .capabilities import capabilities, refused_parameter
 from .client import (
     MAX_ADJUSTMENTS,
     ResponseObserver,
     joined_text,
-    refusal_of,
-    refusals_of,
     judge_thinks,
     wanted_parameters,
     observing_http_client,
     shared_client,
+    validated_answer,
 )
 from .config import JudgeConfig
 from .cut_off import cut_off_message
@@ -149,7 +146,6 @@ class AnthropicJudge:
         (the tool's schema is the answer model's, bounds included), each attempt validated,
         and a refused one asked again with the handler's re-ask, up to the step's re-asks."""
         import instructor.v2.providers.anthropic.handlers  # noqa: F401  (registers them)
-        from instructor.core.exceptions import InstructorError
         from instructor.v2.core.providers import Provider
         from instructor.v2.core.registry import mode_registry
 
@@ -159,27 +155,19 @@ class AnthropicJudge:
         sent = {name: value for name, value in parameters.items() if name != "stream"}
         response_model, kwargs = handlers.request_handler(request.response_model, {"model": self.config.model_name, "messages": list(request.messages), **sent})
         kwargs["stream"] = parameters.get("stream", False)
-        attempts = 1 + request.sampling.reasks
-        usage: TokenUsage | None = None
-        thoughts: list[str | None] = []
-        for attempt in range(attempts):
-            message = await self._complete(sdk, kwargs)
-            thoughts.append(_thinking(message))
-            usage = _usage(message) if usage is None else usage + (_usage(message) or TokenUsage())
+        answer_model = response_model or request.response_model
+
+        def check_finished(message: Any, thinking: str | None) -> None:
             if message.stop_reason == "max_tokens":
                 text = "".join(str(getattr(block, "text", "") or getattr(block, "input", "")) for block in message.content)
                 raise AnswerCutOffError(cut_off_message(request, text, parameters.get("max_tokens")), request.step)
-            try:
-                value = handlers.response_parser(
-                    response=message, response_model=response_model or request.response_model, validation_context=None, strict=None, stream=False, is_async=True
-                )
-            except (ValidationError, ValueError, InstructorError) as refused:
-                if attempt + 1 == attempts:
-                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {refusal_of(refused)}", request.step) from None
-                kwargs = handlers.reask_handler(kwargs=kwargs, response=message, exception=ValueError(refusals_of(refused)))
-                continue
-            return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
-        raise AssertionError("unreachable")
+
+        def parse(message: Any) -> Any:
+            return handlers.response_parser(response=message, response_model=answer_model, validation_context=None, strict=None, stream=False, is_async=True)
+
+        return await validated_answer(
+            request, kwargs, lambda sent: self._complete(sdk, sent), lambda message: (_thinking(message), _usage(message)), check_finished, parse, handlers.reask_handler,
+        )
 
 
 def _thinking(message: Any) -> str | None:

@@ -24,7 +24,7 @@ import functools
 import os
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -192,31 +192,24 @@ class OpenAIJudge:
             if choice.finish_reason == "length":
                 _raise_cut_off(request, parameters, message.content, joined_text(_reasoning_field(message), thinking))
             return JudgeAnswer(value=text, usage=_usage(completion), thinking=joined_text(_reasoning_field(message), thinking))
-        from instructor.core.exceptions import InstructorError
         from instructor.v2.core.registry import mode_registry
 
         handlers = mode_registry.get_handlers(client.provider, _instructor_mode(mode))
         kwargs.update(_request_shape(request, handlers, (client.provider, mode)))
-        attempts = 1 + request.sampling.reasks
-        usage: TokenUsage | None = None
-        thoughts: list[str | None] = []
-        for attempt in range(attempts):
-            completion = await self._complete(sdk, kwargs)
-            thoughts.append(_strip_thinking(completion))
-            usage = _added(usage, _usage(completion))
+        response_model = request.response_model
+
+        def read(completion: Any) -> tuple[str | None, TokenUsage | None]:
+            return _strip_thinking(completion), _usage(completion)
+
+        def check_finished(completion: Any, thinking: str | None) -> None:
             choice = completion.choices[0]
             if choice.finish_reason == "length":
-                _raise_cut_off(request, parameters, cut_text(choice.message), thoughts[-1])
-            try:
-                value = _validated(request.response_model, completion, mode, handlers)
-            except (ValidationError, ValueError, InstructorError) as refused:
-                if attempt + 1 == attempts:
-                    raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {refusal_of(refused)}", request.step) from None
-                # Told to the judge as the engine words it, every problem on its own line.
-                kwargs = handlers.reask_handler(kwargs=kwargs, response=completion, exception=ValueError(refusals_of(refused)))
-                continue
-            return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
-        raise AssertionError("unreachable")
+                _raise_cut_off(request, parameters, cut_text(choice.message), thinking)
+
+        return await validated_answer(
+            request, kwargs, lambda sent: self._complete(sdk, sent), read, check_finished,
+            lambda completion: _validated(response_model, completion, mode, handlers), handlers.reask_handler,
+        )
 
     async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
         """One answer, streamed when the request asks for it (see streaming.py)."""
@@ -329,6 +322,42 @@ def refusal_of(error: Exception) -> str:
 
 def refusals_of(error: Exception) -> str:
     return refusals(error) if isinstance(error, ValidationError) else first_line(str(error))
+
+
+async def validated_answer(
+    request: JudgeRequest,
+    kwargs: dict[str, Any],
+    complete: Callable[[dict[str, Any]], Awaitable[Any]],
+    read: Callable[[Any], tuple[str | None, TokenUsage | None]],
+    check_finished: Callable[[Any, str | None], None],
+    parse: Callable[[Any], Any],
+    reask: Callable[..., dict[str, Any]],
+) -> JudgeAnswer:
+    """An answer that passes validation, for either adapter: each attempt `complete`d, `read`
+    for its thinking and usage (summed over the attempts), refused when `check_finished` finds
+    it cut off, and `parse`d; a refused one is asked again with Instructor's `reask` for the
+    mode, up to the step's re-asks, the judge told every problem in the engine's words."""
+    from instructor.core.exceptions import InstructorError
+
+    attempts = 1 + request.sampling.reasks
+    usage: TokenUsage | None = None
+    thoughts: list[str | None] = []
+    for attempt in range(attempts):
+        response = await complete(kwargs)
+        thinking, used = read(response)
+        thoughts.append(thinking)
+        usage = _added(usage, used)
+        check_finished(response, thinking)
+        try:
+            value = parse(response)
+        except (ValidationError, ValueError, InstructorError) as refused:
+            if attempt + 1 == attempts:
+                raise InvalidAnswerError(f"the judge's answer failed validation after {attempts} attempt(s): {refusal_of(refused)}", request.step) from None
+            # Told to the judge as the engine words it, every problem on its own line.
+            kwargs = reask(kwargs=kwargs, response=response, exception=ValueError(refusals_of(refused)))
+            continue
+        return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
+    raise AssertionError("unreachable")
 
 
 def _added(first: TokenUsage | None, second: TokenUsage | None) -> TokenUsage | None:
