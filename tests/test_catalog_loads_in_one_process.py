@@ -7,11 +7,11 @@ as the application set it."""
 from __future__ import annotations
 
 import gc
-import textwrap
 import threading
 from pathlib import Path
 
 import pytest
+from helpers.catalogs import POLITE_CATALOG, write_catalog
 from typer.testing import CliRunner
 
 from engine import load_scorers
@@ -19,21 +19,6 @@ from engine.cli import app
 from engine.collector import collector_held
 from engine.errors import CatalogErrors
 
-CATALOG = """\
-scorers:
-  polite:
-    name: Polite
-    description: Whether the output is polite.
-    direction: higher_is_better
-    steps:
-      - id: judge
-        kind: llm
-        prompt: polite.j2
-        schema: verdict.yaml
-      - id: score
-        kind: score
-        score: "1 if judge.verdict == 'yes' else 0"
-"""
 PROMPT = "Is this polite? Answer yes or no, with the reasons.\n{{ output | untrusted('output') }}\n"
 SCHEMA = """\
 type: object
@@ -48,10 +33,7 @@ required: [verdict, reasons]
 
 
 def catalog(root: Path) -> Path:
-    for name, text in {"catalog.yaml": CATALOG, "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA}.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return root / "catalog.yaml"
+    return write_catalog(root, {"catalog.yaml": POLITE_CATALOG.format(schema="verdict.yaml"), "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA})
 
 
 def octal_warnings(path: Path) -> list[str]:

@@ -6,11 +6,11 @@ again, so a mistake is always reported, never hidden by what was remembered."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.catalogs import POLITE_CATALOG, write_catalog
 from typer.testing import CliRunner
 
 import engine.catalog as catalog_module
@@ -20,31 +20,12 @@ from engine.cli import app
 
 runner = CliRunner()
 
-CATALOG = """\
-scorers:
-  polite:
-    name: Polite
-    description: Whether the output is polite.
-    direction: higher_is_better
-    steps:
-      - id: judge
-        kind: llm
-        prompt: polite.j2
-        schema: {schema}
-      - id: score
-        kind: score
-        score: "1 if judge.verdict == 'yes' else 0"
-"""
 PROMPT = "Is this polite?\n{{ output | untrusted('output') }}\n"
 SCHEMA = "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n"
 
 
 def write(root: Path, schema: str = "verdict.yaml") -> Path:
-    files = {"catalog.yaml": CATALOG.format(schema=schema), "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA}
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return root / "catalog.yaml"
+    return write_catalog(root, {"catalog.yaml": POLITE_CATALOG.format(schema=schema), "prompts/polite.j2": PROMPT, "schemas/verdict.yaml": SCHEMA})
 
 
 @pytest.fixture
@@ -76,7 +57,7 @@ def test_an_unchanged_clean_catalog_is_checked_once(tmp_path: Path, compilations
     [
         (lambda root: (root / "prompts/polite.j2").write_text("Is this polite?\n{{ outptu }}\n", encoding="utf-8"), "polite.j2:2"),
         (lambda root: (root / "schemas/verdict.yaml").write_text(SCHEMA.replace("string", "strnig"), encoding="utf-8"), "verdict.yaml:3"),
-        (lambda root: (root / "catalog.yaml").write_text(CATALOG.format(schema="verdict.yaml").replace("== 'yes'", "== 'yse'"), encoding="utf-8"), "catalog.yaml:13"),
+        (lambda root: (root / "catalog.yaml").write_text(POLITE_CATALOG.format(schema="verdict.yaml").replace("== 'yes'", "== 'yse'"), encoding="utf-8"), "catalog.yaml:13"),
         # A template of the host's folder, added in front of the built-in one of the same name.
         (lambda root: _shadow(root / "prompts", _builtin_templates()[0], "{{ outptu }}\n"), ".j2:1"),
     ],
@@ -151,7 +132,7 @@ def test_list_reads_what_it_shows_and_leaves_templates_to_check(tmp_path: Path, 
     checked = runner.invoke(app, ["check", str(path)])
     assert checked.exit_code == 1 and "polite.j2:1" in checked.stdout and "outptu" in checked.stdout
     # What a row is read from is still refused, in one line at its place.
-    path.write_text(CATALOG.format(schema="verdict.yaml").replace("direction: higher_is_better", "direction: upwards"), encoding="utf-8")
+    path.write_text(POLITE_CATALOG.format(schema="verdict.yaml").replace("direction: higher_is_better", "direction: upwards"), encoding="utf-8")
     refused = runner.invoke(app, ["list", "--config", str(path)])
     assert refused.exit_code == 2 and "catalog.yaml:5" in refused.stderr and "direction" in refused.stderr and "Traceback" not in refused.output
     assert compilations == [path.resolve()]  # check's alone
