@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.workbench_pages import PAIRS, ROOT, workbench  # noqa: F401 (the fixture)
+from helpers.workbench_pages import PAIRS, ROOT, fetch, workbench  # noqa: F401 (the fixture)
 from typer.testing import CliRunner
 
 from engine.catalog import builtin_catalog_path
@@ -35,15 +35,7 @@ def _request(workbench: Workbench, path: str, body: dict[str, Any] | None = None
         headers["X-Workbench-Session"] = workbench.session_key
     if host is not None:
         headers["Host"] = host
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"http://127.0.0.1:{workbench.port}{path}", data=data, headers=headers)
-    try:
-        with urllib.request.urlopen(request) as response:
-            text = response.read().decode()
-            return response.status, json.loads(text) if text.startswith("{") else text
-    except urllib.error.HTTPError as exc:
-        text = exc.read().decode()
-        return exc.code, json.loads(text) if text.startswith("{") else text
+    return fetch(workbench, path, json.dumps(body).encode() if body is not None else None, headers)
 
 
 def test_every_request_needs_the_token(workbench: Workbench) -> None:
@@ -398,7 +390,7 @@ def test_the_page_needs_no_network_and_ships_in_the_package() -> None:
     import engine.workbench
 
     static = Path(engine.workbench.__file__).resolve().parent / "static"
-    assert sorted(path.name for path in static.iterdir()) == ["editor.js", "index.html", "review.css", "review.html", "review.js", "workbench.css", "workbench.js"]
+    assert sorted(path.name for path in static.iterdir()) == ["editor.js", "index.html", "page.js", "review.css", "review.html", "review.js", "workbench.css", "workbench.js"]
     for path in static.iterdir():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(\s*["']?(https?:)?//""", text), path.name

@@ -52,8 +52,13 @@ def call(workbench: Workbench, name: str, body: dict[str, Any] | None = None, *,
         sent.pop(key, None)
         if value:
             sent[key] = value
-    data = raw if raw is not None else json.dumps(body or {}).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{workbench.port}/api/{name}", data=data, headers=sent, method="POST")
+    return fetch(workbench, f"/api/{name}", raw if raw is not None else json.dumps(body or {}).encode(), sent)
+
+
+def fetch(workbench: Workbench, path: str, data: bytes | None, headers: dict[str, str]) -> tuple[int, Any]:
+    """GET `path` (POST `data` when given) with exactly these headers: the status and the
+    answer, read as JSON when it is JSON."""
+    request = urllib.request.Request(f"http://127.0.0.1:{workbench.port}{path}", data=data, headers=headers)
     try:
         with urllib.request.urlopen(request) as response:
             text = response.read().decode()

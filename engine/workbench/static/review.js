@@ -2,51 +2,14 @@
 // labelled (blind queues), people's agreement and settling, and new queues from stored runs.
 "use strict";
 
-const $ = (selector) => document.querySelector(selector);
-const SESSION = document.querySelector('meta[name="workbench-session"]').content;
 const state = {
   reviewer: localStorage.getItem("review-name") || "", queue: null, queues: [], runs: [], item: null,
   choice: null, answers: [], claim: 0, browsing: null,
 };
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name === "text") node.textContent = value;
-    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? "" : value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function figure(value) {
-  if (value === null || value === undefined) return "-";
-  return String(Number(Math.round(value * 1000) / 1000));
-}
-function interval(estimate) {
-  return estimate && estimate.low !== null && estimate.low !== undefined ? `${figure(estimate.low)} to ${figure(estimate.high)}` : "-";
-}
 function shown(value) {
   if (value === null || value === undefined) return "-";
   return typeof value === "boolean" ? (value ? "flag" : "pass") : typeof value === "number" ? figure(value) : String(value);
-}
-
-async function api(name, body) {
-  const response = await fetch(`/api/${name}`, {
-    method: "POST", headers: {"Content-Type": "application/json", "X-Workbench-Session": SESSION}, body: JSON.stringify(body || {}),
-  });
-  const payload = await response.json().catch(() => ({error: `the workbench answered ${response.status}`}));
-  if (!response.ok) throw Object.assign(new Error(payload.error || `error ${response.status}`), {status: response.status});
-  return payload;
-}
-
-function notice(message, kind = "error") {
-  const box = $("#notice");
-  box.textContent = message || "";
-  box.className = kind;
-  box.hidden = !message;
 }
 
 async function attempt(work) {
