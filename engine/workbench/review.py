@@ -12,6 +12,7 @@ from ..catalog import Catalog, builtin_catalog
 from ..catalog.queues import QueueSpec, default_queue
 from ..errors import ConfigError
 from ..runs.labels import (
+    QueueLabels,
     give_label,
     next_item,
     open_item,
@@ -52,8 +53,9 @@ class ReviewDesk:
             raise ConfigError(f"this results store ({type(self.store).__name__}) keeps no review queues")
         return self.store
 
-    def _progress(self, name: str, reviewer: str | None = None) -> dict[str, Any]:
-        labelled = read_queue(self.store, name, fields=False)
+    def _progress(self, name: str, reviewer: str | None = None, labelled: QueueLabels | None = None) -> dict[str, Any]:
+        """The queue's progress (`labelled`: the queue as just read, else read now)."""
+        labelled = labelled or read_queue(self.store, name, fields=False)
         counts = labelled.progress()
         mine = [label.item_id for label in labelled.labels if label.reviewer == reviewer] if reviewer else []
         return {
@@ -113,9 +115,10 @@ class ReviewDesk:
         need their label (they come back once let go)."""
         name, reviewer, passed = _text(body, "queue"), reviewer_name(body.get("reviewer")), _names(body, "passed")
         item = next_item(self.store, name, reviewer, passed)
-        answer: dict[str, Any] = {"item": item, "queue": self._progress(name, reviewer)}
+        labelled = read_queue(self.store, name, fields=False)
+        answer: dict[str, Any] = {"item": item, "queue": self._progress(name, reviewer, labelled)}
         if item is None:
-            answer["held_by_others"] = read_queue(self.store, name, fields=False).still_needing(reviewer, passed)
+            answer["held_by_others"] = labelled.still_needing(reviewer, passed)
         return answer
 
     def open(self, body: dict[str, Any]) -> dict[str, Any]:
