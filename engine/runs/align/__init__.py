@@ -32,6 +32,7 @@ from ...sync import blocking
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
 from ..measures.stats import flag_threshold, scale_of
+from .decision import accepted_on_test, shown
 from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
@@ -191,12 +192,12 @@ async def _search(search: Search, optimizer_model: str | None, output_dir: str |
     search.baseline = await session.judge(search.best_scorer, [*split.train, *split.dev, *split.test], "baseline", "baseline on every item")
     search.best_dev_labelled = search.labelled(split.dev)
     result.baseline_dev = search.best_dev = metric_of(search.best_dev_labelled, search.base_threshold, session.direction, session.metric)
-    session.say(f"baseline: {session.metric} on dev {_shown(result.baseline_dev)}")
+    session.say(f"baseline: {session.metric} on dev {shown(result.baseline_dev)}")
     await search.examples()
     await search.instructions(optimizer_model)
     search.threshold()
     if not search.best.changes_scorer and search.best.threshold is None:
-        result.verdict = f"No candidate beat the current scorer on dev ({session.metric} {_shown(result.baseline_dev)}): nothing was changed."
+        result.verdict = f"No candidate beat the current scorer on dev ({session.metric} {shown(result.baseline_dev)}): nothing was changed."
         return
     result.chosen, result.threshold = search.best.described(search.workshop.step_id), search.best.threshold
     result.test = await search.test()
@@ -206,31 +207,9 @@ async def _search(search: Search, optimizer_model: str | None, output_dir: str |
 def _decide(search: Search, output_dir: str | Path | None) -> None:
     """Accepted only when the test interval of the improvement lies above 0 (below, for MAE)."""
     result = search.result
-    delta = result.test_delta
-    changes = "; ".join(result.chosen)
-    if delta is None or delta.delta.low is None or delta.delta.high is None:
-        result.verdict = f"The best candidate on dev ({changes}) could not be measured on test: nothing was changed."
-        return
-    interval = f"{delta.delta.value:+.3f}, 95% interval {delta.delta.low:+.3f} to {delta.delta.high:+.3f}"
-    better = delta.delta.high < 0 if result.metric == "mae" else delta.delta.low > 0
-    if not better:
-        result.verdict = (
-            f"No candidate beat the current scorer beyond noise: the best on dev ({changes}) changed {delta.title} on test by "
-            f"{interval}, an interval that does not lie {'below' if result.metric == 'mae' else 'above'} 0. Nothing was changed."
-        )
-        return
-    result.accepted = True
-    folder = Path(output_dir) if output_dir is not None else Path("variants") / f"{result.scorer_id}-aligned"
-    result.variant_dir = str(folder)
-    result.verdict = (
-        f"Accepted: {changes}. On the untouched test split {delta.title} went from {_shown(delta.baseline)} to "
-        f"{_shown(delta.variant)} ({interval}). Written to {folder}."
-    )
-    write_variant(search.workshop, search.best, result, folder)
-
-
-def _shown(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    folder = accepted_on_test(result, "candidate", "; ".join(result.chosen), output_dir)
+    if folder is not None:
+        write_variant(search.workshop, search.best, result, folder)
 
 
 align = blocking(aalign)

@@ -23,6 +23,7 @@ from ...scoring import Cascade
 from ...scoring.passing import pass_line
 from ...scoring.threshold import passes
 from ..measures.stats import Labelled, compare_labelled, human_flags, scale_of
+from .decision import accepted_on_test, shown
 from .results import AlignResult, Trial
 from .session import Session, improves, metric_of
 from .split import LabelledItem, Split
@@ -83,32 +84,16 @@ async def tune_margin(session: Session, cascade: Cascade, split: Split, result: 
         if kept:
             best, best_dev = margin, dev
     if best == cascade.margin:
-        result.verdict = f"No margin beat the current one ({cascade.margin:g}) on dev ({session.metric} {_shown(result.baseline_dev)}): nothing was changed."
+        result.verdict = f"No margin beat the current one ({cascade.margin:g}) on dev ({session.metric} {shown(result.baseline_dev)}): nothing was changed."
         return result
     result.chosen = [f"cascade margin {cascade.margin:g} -> {best:g} (sends {sent_on(split.test, best):.0%} of test items on, against {sent_on(split.test, cascade.margin):.0%})"]
     result.test = compare_labelled(
         labelled(split.test, cascade.margin), labelled(split.test, best), names=(cascade.id, f"{cascade.id}@margin-{best:g}"),
         thresholds=(flag_line, flag_line), direction=session.direction,
     )
-    delta = result.test_delta
-    if delta is None or delta.delta.low is None or delta.delta.high is None:
-        result.verdict = f"The best margin on dev ({best:g}) could not be measured on test: nothing was changed."
-        return result
-    interval = f"{delta.delta.value:+.3f}, 95% interval {delta.delta.low:+.3f} to {delta.delta.high:+.3f}"
-    if not (delta.delta.high < 0 if result.metric == "mae" else delta.delta.low > 0):
-        result.verdict = (
-            f"No margin beat the current one beyond noise: the best on dev ({best:g}) changed {delta.title} on test by {interval}, "
-            f"an interval that does not lie {'below' if result.metric == 'mae' else 'above'} 0. Nothing was changed."
-        )
-        return result
-    result.accepted = True
-    folder = Path(output_dir) if output_dir is not None else Path("variants") / f"{result.scorer_id}-aligned"
-    result.variant_dir = str(folder)
-    result.verdict = (
-        f"Accepted: {result.chosen[0]}. On the untouched test split {delta.title} went from {_shown(delta.baseline)} to "
-        f"{_shown(delta.variant)} ({interval}). Written to {folder}."
-    )
-    _write(cascade, best, result, folder)
+    folder = accepted_on_test(result, "margin", f"{best:g}", output_dir)
+    if folder is not None:
+        _write(cascade, best, result, folder)
     return result
 
 
@@ -144,7 +129,3 @@ def _write(cascade: Cascade, margin: float, result: AlignResult, folder: Path) -
         encoding="utf-8",
     )
     (folder / "align.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
-
-
-def _shown(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
