@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compi
     from ..scoring import AnyScorer, Scorer
     from ..scoring.plan import ScorerPlan
     from .monitors import Monitor
+    from .proving import TruthRow
     from .queues import QueueSpec
 
 
@@ -108,6 +109,15 @@ class Catalog:
                 schema_path = self.source.schema_file(written.schema.text)
                 found.append((f"{step.id} schema", str(schema_path) if schema_path else f"{written.schema.text} (missing)"))
         return found
+
+    def truth_table(self, scorer_id: str, threshold: float | None = None) -> list[TruthRow]:
+        """What the scorer scores a few answers made from its own schemas (every verdict
+        good, every one bad, mixed, none), and whether each passes at `threshold` (else its
+        own pass line): empty for a scorer that asks no judge or needs options to run."""
+        from .proving import scorer_truth_table
+
+        definition, plan = self._entry(scorer_id)
+        return scorer_truth_table(self.source, definition, plan, threshold)
 
     def plan(self, scorer_id: str) -> ScorerPlan:
         return self._entry(scorer_id)[1]
@@ -222,8 +232,9 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     in file order."""
     from .bound_lints import unbounded_answer_fields
     from .lints import catalog_warnings
+    from .proving import prove_catalog
 
-    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled)])
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *prove_catalog(source, compiled)])
 
 
 @cache
@@ -268,7 +279,8 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     if source.fallback is not None and (names - set(plans)) & set(source.fallback.scorers):
         plans = {**{scorer_id: builtin_catalog().plan(scorer_id) for scorer_id in builtin_catalog().ids()}, **plans}
     ranges = {scorer_id: found for scorer_id, plan in plans.items() if scorer_id in names and (found := score_range(plan, plan.options_model())) is not None}
-    return monitors_in(source.data, source.path, known, ranges)
+    directions = {scorer_id: plan.direction for scorer_id, plan in plans.items() if scorer_id in names}
+    return monitors_in(source.data, source.path, known, ranges, directions)
 
 
 def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
@@ -332,6 +344,8 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     found = verified.recall_with_notes(own)
     if found is not None:
         return found
+    from .warning import CatalogWarning
+
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
@@ -355,6 +369,9 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         catalog_queues(source, own_scorers)
         warnings, bounds = all_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
+    proved_wrong = [found for found in warnings if not isinstance(found, CatalogWarning)]
+    if proved_wrong:  # what running the scorers on answers from their schemas proves wrong
+        raise CatalogErrors(proved_wrong)
     notes = {
         "own": len(source.scorers),
         "warnings": [[warning.path, warning.line, warning.column, warning.message, getattr(warning, "code", None)] for warning in warnings],

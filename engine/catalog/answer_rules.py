@@ -103,9 +103,21 @@ def with_rules(model: type[BaseModel], rules: Sequence[CompiledRule], name: str 
         return self
 
     validators: dict[str, Any] = {"enforce_rules": model_validator(mode="after")(enforce_rules)}
-    return create_model(
+    ruled = create_model(
         name or model.__name__,
         __base__=model,
         __doc__=model.__doc__,
         __validators__=validators,
     )
+    # `scorers check` tries each rule alone on answers made from the schema (catalog/proving).
+    setattr(ruled, ANSWER_RULES, (*answer_rules(model), *rules))
+    return ruled
+
+
+#: The attribute of an answer model holding the rules its validation enforces.
+ANSWER_RULES = "__answer_rules__"
+
+
+def answer_rules(model: type[BaseModel]) -> tuple[CompiledRule, ...]:
+    """The rules an answer model's validation enforces (those of its schema file and step)."""
+    return tuple(getattr(model, ANSWER_RULES, ()))

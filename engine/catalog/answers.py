@@ -39,10 +39,10 @@ _ANNOTATION_KEYWORDS = {"title", "description", "examples", "default", "$comment
 _KEYWORDS_BY_TYPE: dict[str, set[str]] = {
     "object": {"properties", "required", "additionalProperties"},
     "array": {"items", "minItems", "maxItems"},
-    "string": {"enum", "minLength", "maxLength", "pattern"},
-    "number": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
-    "integer": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
-    "boolean": set(),
+    "string": {"enum", "minLength", "maxLength", "pattern", "meaning"},
+    "number": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "meaning"},
+    "integer": {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "meaning"},
+    "boolean": {"meaning"},
 }
 #: Bounds every answer's strings and lists get unless their schema sets its own: a judge
 #: decoding under a JSON grammar (llama.cpp, vLLM) that starts repeating itself inside a
@@ -194,6 +194,8 @@ class SchemaCompiler:
         if kind not in _KEYWORDS_BY_TYPE:
             raise self.error(f"unsupported type {kind!r}{did_you_mean(str(kind), _KEYWORDS_BY_TYPE)} (supported: {', '.join(sorted(_KEYWORDS_BY_TYPE))})", [*loc, "type"], value=True)
         self._check_keywords(schema, kind, loc)
+        if "meaning" in schema:
+            self._check_meaning(schema, kind, [*loc, "meaning"])
         if kind == "object":
             return self._object(schema, _model_name(str(schema.get("title") or name)), loc)
         if kind == "array":
@@ -301,6 +303,36 @@ class SchemaCompiler:
                 info[argument] = value
         return info
 
+    def _check_meaning(self, schema: Mapping[str, Any], kind: str, loc: list[Any]) -> None:
+        """`meaning:` says which answers are good for the scorer: each value of an enum or a
+        boolean good, bad or neutral, or which way a number is better (see proving/meanings.py)."""
+        from .proving.meanings import NUMBER_MEANINGS, POLARITIES, matching_value
+
+        written = schema["meaning"]
+        values = list(schema.get("enum") or ([True, False] if kind == "boolean" else []))
+        if not values:
+            if kind in ("number", "integer") and written in NUMBER_MEANINGS:
+                return
+            expected = " or ".join(NUMBER_MEANINGS) if kind in ("number", "integer") else "an `enum` to give meanings to"
+            raise self.error(f"`meaning` {written!r}: expected {expected}", loc, value=True)
+        if not isinstance(written, Mapping):
+            example = ", ".join(f"{_shown_value(value)}: {'good' if index == 0 else 'bad'}" for index, value in enumerate(values[:2]))
+            raise self.error(f"`meaning` must say what each value means, e.g. {{{example}}}", loc, value=True)
+        named = set()
+        for key, polarity in written.items():
+            value = matching_value(key, values)
+            if value not in values:
+                shown = ", ".join(_shown_value(value) for value in values)
+                raise self.error(f"`meaning` names {_shown_value(key)}, which is not a value of the field ({shown}){did_you_mean(str(key), [str(value) for value in values])}", [*loc, key])
+            if polarity not in POLARITIES:
+                raise self.error(f"`meaning` of {_shown_value(key)}: {polarity!r} is not one of {', '.join(POLARITIES)}", [*loc, key], value=True)
+            named.add(value)
+        missing = [value for value in values if value not in named]
+        if missing:
+            raise self.error(f"`meaning` says nothing of {', '.join(_shown_value(value) for value in missing)}: give every value good, bad or neutral", loc)
+        if not {"good", "bad"} <= set(written.values()):
+            raise self.error("`meaning` needs a good value and a bad one: with only one kind, no answer is better than another", loc)
+
     def _check_keywords(self, schema: Mapping[str, Any], kind: str, loc: list[Any]) -> None:
         allowed = _KEYWORDS_BY_TYPE[kind] | _ANNOTATION_KEYWORDS | {"type"}
         for keyword in schema:
@@ -319,6 +351,10 @@ def _check_pattern(pattern: str, error: Callable[[str], ConfigError]) -> None:
 
 
 _NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
+
+
+def _shown_value(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _flow(values: Sequence[Any]) -> str:

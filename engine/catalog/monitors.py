@@ -253,11 +253,17 @@ def load_monitors(path: str | Path, known_scorers: Collection[str] | None = None
 
 
 def monitors_in(
-    data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None, score_ranges: Mapping[str, tuple[float, float]] | None = None
+    data: Mapping[str, Any],
+    path: Path,
+    known_scorers: Collection[str] | None = None,
+    score_ranges: Mapping[str, tuple[float, float]] | None = None,
+    directions: Mapping[str, str] | None = None,
 ) -> list[Monitor]:
     """The monitors of the `monitors:` section of a YAML file's data (none without one).
     `score_ranges` (the range of each scorer's scores, when known) makes a condition on the
-    scores (`mean`, `p50`, `p95`) that no score can meet an error at its line."""
+    scores (`mean`, `p50`, `p95`) that no score can meet an error at its line; `directions`
+    (which way each scorer's scores are better) one that alerts on a perfect run, or never
+    on the worst."""
     if data.get("monitors") is None:
         return []
     try:
@@ -282,6 +288,9 @@ def monitors_in(
                     f"(its scores run {low:g} to {high:g}): the monitor would never alert",
                     *(place or (path, None, None)),
                 )
+        direction = (directions or {}).get(monitor.scorer.split("@", 1)[0])
+        if direction is not None:
+            _points_the_right_way(monitor, name, direction, found, data, path)
         monitors.append(monitor.model_copy(update={"name": name}))
     return monitors
 
@@ -301,3 +310,38 @@ def as_monitors(monitors: Any) -> list[Monitor]:
     if repeated:
         raise ConfigError(f"two monitors named {', '.join(repeated)}: give each its own `name`")
     return [monitor if monitor.name else monitor.model_copy(update={"name": monitor.scorer}) for monitor in found]
+
+
+#: The rates a perfect run has at 1 (the others, at 0); sampled_rate has no better side.
+_PERFECT_AT_ONE = ("pass_rate", "human_agreement")
+
+
+def _points_the_right_way(monitor: Monitor, name: str, direction: str, score_range: tuple[float, float] | None, data: Mapping[str, Any], path: Path) -> None:
+    """A monitor alerts on bad runs: one whose condition holds for a perfect run (every score
+    the best, nothing failed) points against its scorer's direction."""
+    if monitor.statistic in RATES:
+        if monitor.statistic == "sampled_rate":
+            return
+        perfect, worst = (1.0, 0.0) if monitor.statistic in _PERFECT_AT_ONE else (0.0, 1.0)
+    elif score_range is not None:
+        low, high = score_range
+        perfect, worst = (low, high) if direction == "lower_is_better" else (high, low)
+    else:
+        return
+    condition, value = ("above", monitor.above) if monitor.above is not None else ("below", monitor.below)
+    other = "below" if condition == "above" else "above"
+    place = position(data, ["monitors", name, condition], value=True)
+    better = "lower" if direction == "lower_is_better" else "higher"
+    about = f"{monitor.scorer}'s scores are better {better}" if monitor.statistic not in RATES else f"a perfect run's {monitor.statistic} is {perfect:g}"
+    if monitor.holds(perfect):
+        raise ConfigError(
+            f"monitors.{name}.{condition}: a perfect run alerts: {about}, and a {monitor.statistic} of {perfect:g} is {condition} {value:g}; "
+            f"the condition points the wrong way (did you mean `{other}:`?)",
+            *(place or (path, None, None)),
+        )
+    if not monitor.holds(worst):
+        raise ConfigError(
+            f"monitors.{name}.{condition}: the worst run never alerts: {about}, and the worst {monitor.statistic}, {worst:g}, is not {condition} {value:g}; "
+            f"the condition points the wrong way (did you mean `{other}:`?)",
+            *(place or (path, None, None)),
+        )

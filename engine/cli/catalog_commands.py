@@ -90,6 +90,7 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
     files = catalog.files(scorer)
     if as_json:
         payload = {**definition.model_dump(mode="json", by_alias=True, exclude_none=True), "files": [{"role": role, "path": path} for role, path in files]}
+        payload["truth_table"] = [{"answer": row.answer, "score": row.score, "outcome": row.outcome} for row in catalog.truth_table(scorer)]
         print_json(payload)
         return
     console.print(f"[bold]{definition.id}[/bold]: {definition.name} ({_better(definition.direction)} is better)", highlight=False)
@@ -129,8 +130,24 @@ def show_scorer(scorer: ScorerArgument, config: ConfigOption = None, as_json: Js
             console.print(f"  {step_id}: {'; '.join(bounds) or 'none'}", markup=False, highlight=False, soft_wrap=True)
     if catalog.plan(scorer).needs_judge:
         _show_sample_bounds(catalog, scorer, option)
+        _show_truth_table(catalog, scorer)
     for role, path in files:
         console.print(f"{role}: {path}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _show_truth_table(catalog: Catalog, scorer_id: str) -> None:
+    """What the scorer scores answers made from its own schemas, before any judge is called."""
+    from rich.table import Table
+
+    rows = catalog.truth_table(scorer_id)
+    if not rows:
+        return
+    table = Table(title="what it scores (answers made from its schemas; no judge called)", title_justify="left")
+    for column in ("the judge answers", "score", "the item"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row.answer, "-" if row.score is None else f"{row.score:g}", row.outcome)
+    console.print(table)
 
 
 def _show_sample_bounds(catalog: Catalog, scorer_id: str, option: list[str] | None) -> None:

@@ -28,6 +28,17 @@ def answer_scope(variables: Mapping[str, Any]) -> Iterator[None]:
         _rule_variables.reset(token)
 
 
+@contextmanager
+def outside_answer_scope() -> Iterator[None]:
+    """Validate answers inside the block by their schema alone, as outside a run: no rule
+    is enforced (for trying each rule on its own)."""
+    token = _rule_variables.set(None)
+    try:
+        yield
+    finally:
+        _rule_variables.reset(token)
+
+
 def current_answer_scope() -> Mapping[str, Any] | None:
     """The variables set by the innermost `answer_scope`; None outside a run (e.g. an answer
     validated at load time, with no earlier steps to compare with)."""

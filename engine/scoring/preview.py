@@ -184,8 +184,16 @@ def sample_bounds(plan: ScorerPlan, options: Mapping[str, Any] | None = None) ->
     step answered as fully as its bounds allow. Raises ConfigError (or NotScorable) when the
     scorer cannot run on it, e.g. an abstract scorer without its options."""
     judge = _AnswersAtTheirBounds()
+    Scorer(plan, judge, dict(options or {})).score(sample_item(plan))
+    return judge.asked
+
+
+def sample_item(plan: ScorerPlan) -> RunInput:
+    """SAMPLE_ITEM as `plan` reads it: a tool-call transcript as its output for a scorer that
+    judges tool calls, and an expected trajectory (the call it makes) for one that needs it."""
     given = SAMPLE_ITEM
     if any("tool_calls" in step.reads for step in plan.steps):
         given = dataclasses.replace(given, output=SAMPLE_TOOL_OUTPUT)
-    Scorer(plan, judge, dict(options or {})).score(given)
-    return judge.asked
+    if "expected_trajectory" in plan.requires:
+        given = dataclasses.replace(given, expected_trajectory=[{"tool_name": "search", "args": {"query": "first iPhone"}}])
+    return given

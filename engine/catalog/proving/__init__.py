@@ -1,0 +1,64 @@
+"""Scorers that prove what they mean: each scorer of a catalog run, without a judge, on answers
+made from its own answer schemas (answers.py, trials.py), and held to properties a reader of
+its YAML expects (properties.py): its score within its range and reaching both ends, moving
+the way `direction:` says as the answers get worse by what their values mean (meanings.py),
+its rules and skip conditions able to go both ways. `scorers show` prints the same trials as
+a truth table (truth_table.py).
+
+What is proved here is worked out when asked (`scorers check`, the workbench), not at every
+load: a catalog loads as fast as it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...errors import ConfigError
+from ...scoring.passing import pass_line
+from ...scoring.plan import ScorerPlan
+from ..source import CatalogSource
+from ..spec import ScorerDefinition
+from .meanings import Meaning, schema_meanings
+from .properties import proved, schema_paths
+from .trials import Trials, run_trials
+from .truth_table import TruthRow, truth_table
+
+
+def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan) -> Trials | None:
+    """The scorer run on answers made from its schemas (None for a scorer that cannot run
+    without options an author must give, and for one that asks no judge)."""
+    if not plan.needs_judge:
+        return None
+    meanings: dict[str, Meaning] = {}
+    for step_id, path in schema_paths(source, definition):
+        meanings |= schema_meanings(path, step_id)
+    return run_trials(plan, {}, meanings)
+
+
+def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """The findings of the trials of the scorers `source` defines itself (compiled clean)."""
+    from ..lints import score_range
+
+    found: list[ConfigError] = []
+    for scorer_id in source.scorers:
+        if scorer_id not in compiled:
+            continue
+        definition, plan = compiled[scorer_id]
+        if getattr(definition, "abstract", False):
+            continue
+        trials = scorer_trials(source, definition, plan)
+        if trials is not None:
+            found += proved(source, definition, trials, score_range(plan, plan.options_model()))
+    return found
+
+
+def scorer_truth_table(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, threshold: float | None = None) -> list[TruthRow]:
+    """A few answers made from the scorer's schemas, what it scores them, and pass or flag
+    (at `threshold`, else the scorer's own pass line); empty when it cannot run alone."""
+    trials = scorer_trials(source, definition, plan)
+    if trials is None:
+        return []
+    return truth_table(trials, pass_line(plan, plan.options_model(), threshold))
+
+
+__all__ = ["TruthRow", "prove_catalog", "scorer_trials", "scorer_truth_table"]

@@ -1,0 +1,220 @@
+"""What a judge's answer means for a scorer: which value of a verdict is good and which is
+bad, and which way a rating is better. An author declares it in the answer schema, beside the
+field (`meaning: {"yes": bad, "no": good}`; `meaning: higher_is_better` on a number); where
+nothing is declared, the words of the values and of the field's description are read for it
+("yes" when the claim is a hallucination), and what is read there is only a hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..source import Place, load_shared, position
+
+Polarity = Literal["good", "bad", "neutral"]
+POLARITIES: tuple[Polarity, ...] = ("good", "bad", "neutral")
+NUMBER_MEANINGS = ("higher_is_better", "lower_is_better")
+
+#: Words that say an answer is good or bad for the item judged, as authors write verdicts and
+#: their descriptions. A word read after a negation ("not", "no", "never") means the opposite.
+_GOOD_WORDS = frozenset(
+    "supported supports support faithful relevant correct accurate consistent pass passes passed passing grounded attributable "
+    "complete covered covers aligned appropriate safe polite helpful met meets satisfied satisfies fulfilled fulfils fulfills "
+    "matched matches match entailed entails follows followed agrees agree right true valid useful clear coherent fluent "
+    "respectful acceptable good high present answered answers addressed addresses adheres adhered".split()
+)
+_BAD_WORDS = frozenset(
+    "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
+    "incorrect inaccurate inconsistent wrong fail fails failed failing toxic toxicity biased bias harmful unsafe missing "
+    "misses violates violated violation offensive rude fabricated fabricates invented unfaithful off-topic absent "
+    "omitted omits incomplete unmet misaligned inappropriate insulting hateful false invalid unclear incoherent bad low "
+    "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated".split()
+)
+_NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: Value words that stand for themselves ("yes" and "no" say nothing without the description).
+_VALUE_ALIASES: Mapping[str, Polarity] = {"partial": "neutral", "partly": "neutral", "unsure": "neutral", "tie": "neutral", "idk": "neutral"}
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """The meaning of one choice field: its values' polarities (an enum or a boolean) or
+    which way is better (a number); `declared` in the schema, or read from its words
+    (`evidence` quotes them); `place` is where the declaration (or the description) is."""
+
+    polarities: Mapping[Any, Polarity] | None = None
+    better: Literal["higher", "lower"] | None = None
+    declared: bool = True
+    place: Place | None = None
+    evidence: str = ""
+
+    def polarity(self, value: Any) -> Polarity | None:
+        if self.polarities is not None:
+            return self.polarities.get(value)
+        return None
+
+    def value_of(self, domain: Sequence[Any], wanted: Polarity) -> Any:
+        """The first value of `domain` meaning `wanted` (NOTHING when none does)."""
+        if self.better is not None and domain:
+            numbers = sorted(domain)
+            if wanted == "neutral":
+                return numbers[len(numbers) // 2]
+            return numbers[-1] if (wanted == "good") == (self.better == "higher") else numbers[0]
+        for value in domain:
+            if self.polarity(value) == wanted:
+                return value
+        return NOTHING
+
+    def described(self, value: Any) -> str:
+        """How a message names a value and what it means: `'yes' (bad)`."""
+        shown = f"'{value}'" if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else f"{value:g}"
+        polarity = self.polarity(value)
+        return f"{shown} ({polarity})" if polarity else shown
+
+
+NOTHING = object()
+
+
+def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
+    """The meanings of the choice fields of the answer schema file at `path`, by field path
+    qualified with `step` (`analyze.verdicts[].verdict`): each declared one, else what the
+    words of its values and description say when they say it clearly."""
+    data = load_shared(path)
+    if not isinstance(data, Mapping):
+        return {}
+    found: dict[str, Meaning] = {}
+    for field_path, node, loc in choice_field_nodes(data):
+        meaning = declared_meaning(node, data, loc) if "meaning" in node else _read_meaning(node, data, loc)
+        if meaning is not None:
+            found[f"{step}.{field_path}"] = meaning
+    return found
+
+
+def choice_field_nodes(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
+    """Each choice field (an enum, a boolean, a number) of a schema file's data: its path
+    (`verdicts[].verdict`), its schema and where that is written."""
+    return _fields(data, data.get("$defs") or data.get("definitions") or {}, "", [])
+
+
+def _fields(node: Any, definitions: Mapping[str, Any], path: str, loc: list[Any]) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
+    if not isinstance(node, Mapping):
+        return
+    if isinstance(node.get("$ref"), str):
+        name = node["$ref"].rsplit("/", 1)[-1]
+        key = "$defs" if "$defs" in node.get("$ref", "") else "definitions"
+        yield from _fields(definitions.get(name), definitions, path, [key, name])
+        return
+    for option_index, option in enumerate(node.get("anyOf") or []):
+        if isinstance(option, Mapping) and option.get("type") != "null":
+            yield from _fields(option, definitions, path, [*loc, "anyOf", option_index])
+    kind = node.get("type")
+    if "enum" in node or kind in ("boolean", "number", "integer"):
+        yield path, node, loc
+    elif kind == "object":
+        for key, child in (node.get("properties") or {}).items():
+            yield from _fields(child, definitions, f"{path}.{key}" if path else str(key), [*loc, "properties", key])
+    elif kind == "array":
+        yield from _fields(node.get("items"), definitions, f"{path}[]", [*loc, "items"])
+
+
+def declared_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning | None:
+    """The meaning a field declares (checked at load by answers.py, so well formed here)."""
+    written = node.get("meaning")
+    place = position(data, [*loc, "meaning"])
+    if isinstance(written, str) and written in NUMBER_MEANINGS:
+        return Meaning(better="higher" if written == "higher_is_better" else "lower", place=place)
+    if not isinstance(written, Mapping):
+        return None
+    values = list(node.get("enum") or ([False, True] if node.get("type") == "boolean" else []))
+    polarities = {matching_value(key, values): str(polarity) for key, polarity in written.items()}
+    return Meaning(polarities={key: polarity for key, polarity in polarities.items() if polarity in POLARITIES}, place=place)  # type: ignore[misc]
+
+
+def matching_value(key: Any, values: Sequence[Any]) -> Any:
+    """The enum value a key of `meaning:` names. YAML reads an unquoted yes/no as true/false:
+    such a key names the enum's "yes"/"no" when the enum has no booleans."""
+    if key in values:
+        return key
+    if isinstance(key, bool) and not any(isinstance(value, bool) for value in values):
+        for word in (("yes", "true", "on") if key else ("no", "false", "off")):
+            if word in values:
+                return word
+    return key
+
+
+def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning | None:
+    """A meaning read from the values' own words, else from the description's clause about
+    each value; None unless some value reads good and another bad."""
+    values = list(node.get("enum") or ([True, False] if node.get("type") == "boolean" else []))
+    if not values:
+        return None
+    description = str(node.get("description") or "")
+    polarities: dict[Any, Polarity] = {}
+    evidence: list[str] = []
+    for value in values:
+        polarity = _value_polarity(value)
+        clause = _clause_about(value, description) if polarity is None else None
+        if clause is not None:
+            polarity = _polarity_of_words(clause)
+            if polarity is not None:
+                evidence.append(f"{_quoted(value)}: {clause.strip(' ,:;(')}")
+        if polarity is not None:
+            polarities[value] = polarity
+    if "good" not in polarities.values() or "bad" not in polarities.values():
+        return None
+    place = position(data, [*loc, "description"]) if description else position(data, [*loc, "enum"])
+    return Meaning(polarities=polarities, declared=False, place=place, evidence="; ".join(evidence))
+
+
+def _quoted(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value).lower()
+
+
+def _value_polarity(value: Any) -> Polarity | None:
+    if not isinstance(value, str):
+        return None
+    word = value.strip().lower()
+    if word in _VALUE_ALIASES:
+        return _VALUE_ALIASES[word]
+    if word in ("yes", "no", "true", "false"):
+        return None
+    return _polarity_of_words(word.replace("_", " ").replace("-", " "))
+
+
+def _clause_about(value: Any, description: str) -> str | None:
+    """What the description says of `value`: the words after `"value" when|if|means|:` up to
+    the next value or the end of the sentence."""
+    word = str(value).lower() if isinstance(value, bool) else str(value)
+    quoted = rf"[\"'`]{re.escape(word)}[\"'`]\s*(?:when|if|means|meaning|for|=|:|-|–|—)?\s*([^\"'`;.]*)"
+    bare = rf"\b{re.escape(word)}\s+(?:when|if|means)\s+([^\"'`;.]*)"
+    found = re.search(quoted, description, re.IGNORECASE) or re.search(bare, description, re.IGNORECASE)
+    if found is None:
+        return None
+    return found.group(1) or None
+
+
+def _polarity_of_words(text: str) -> Polarity | None:
+    """good or bad by the words of `text`, a negation turning the next words around; None
+    when the words say nothing or both."""
+    tokens = re.findall(r"[a-z'_-]+", text.lower())
+    score = 0
+    negated = False
+    for token in tokens:
+        if token in _NEGATIONS:
+            negated = True
+            continue
+        sign = 1 if token in _GOOD_WORDS else -1 if token in _BAD_WORDS else 0
+        if token.startswith(("un", "in", "ir", "not_", "non")) and sign == 0:
+            stem = token.removeprefix("not_").removeprefix("non").removeprefix("un").removeprefix("in").removeprefix("ir")
+            sign = -1 if stem in _GOOD_WORDS else 0
+        if sign:
+            score += -sign if negated else sign
+            negated = False
+    if score > 0:
+        return "good"
+    if score < 0:
+        return "bad"
+    return None

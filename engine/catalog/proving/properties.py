@@ -1,0 +1,337 @@
+"""What `scorers check` proves of a scorer by running it on answers made from its schemas
+(trials.py): the score stays in its range for every answer and reaches both ends; rounding
+keeps the range's resolution; each rule refuses some answers and accepts others; each skip
+condition can be true and false; nothing fails on an answer the schema accepts; the score
+moves the way `direction:` says as the answers get worse (by what their values mean); an
+empty answer scores the best end. Each finding is placed at the author's line to change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+from ...scoring.plan import ScorerPlan
+from ...scoring.steps import step_kind
+from ...scoring.steps.score import ScoreStepPlan
+from ..placing import Placing
+from ..source import CatalogSource, Place, position
+from ..spec import ScorerDefinition
+from .meanings import Meaning
+from .trials import Trial, Trials
+from .truth_table import answer_in_short
+
+
+class ScorerProof(Placing):
+    """The findings of one scorer's trials, placed in the author's file."""
+
+    def __init__(self, source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> None:
+        self.source = source
+        self.definition = definition
+        self.trials = trials
+        self.plan: ScorerPlan = trials.plan
+        self.raw = source.raw_definition(definition.id)
+        self.range = score_range
+        self.problems: list[ConfigError] = []
+        self.warnings: list[ConfigError] = []
+        self.score_index, self.score_step = next((index, step) for index, step in enumerate(self.plan.steps) if isinstance(step, ScoreStepPlan))
+
+    def findings(self) -> list[ConfigError]:
+        self.failures()
+        self.within_range()
+        self.rounding()
+        self.rules()
+        self.skip_conditions()
+        self.direction()
+        self.empty_answer()
+        return [self.in_own_file(found, self.definition.id) for found in [*self.problems, *self.warnings]]
+
+    # -- where ----------------------------------------------------------------------------
+    def at(self, *loc: Any, value: bool = True) -> Place | None:
+        return position(self.raw, list(loc), value=value) or position(self.raw, list(loc[:-1])) or position(self.source.scorers, [self.definition.id])
+
+    def step_at(self, step_id: str, *loc: Any) -> Place | None:
+        index = next((index for index, step in enumerate(self.plan.steps) if step.id == step_id), None)
+        return self.at("steps", index, *loc) if index is not None else self.at("steps")
+
+    def score_at(self) -> Place | None:
+        return self.at("steps", self.score_index, "score")
+
+    @property
+    def label(self) -> str:
+        return self.definition.id
+
+    # -- the properties -------------------------------------------------------------------
+    def failures(self) -> None:
+        """An answer its schema accepts must not make a step fail."""
+        seen: set[str] = set()
+        for trial in self.trials.trials:
+            # A blank input fails where a template shows it untested: the template checks say so.
+            if trial.error is None or trial.error in seen or trial.scenario.blank_item:
+                continue
+            seen.add(trial.error)
+            if trial.error_at is not None:
+                self.problem(f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(*trial.error_at))
+                continue
+            step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
+            self.problem(
+                f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}",
+                self.step_at(step, "id"),
+            )
+
+    def within_range(self) -> None:
+        if self.range is None:
+            return
+        low, high = self.range
+        outside = [trial for trial in self.trials.scored() if not low - 1e-9 <= float(trial.score or 0) <= high + 1e-9]
+        if outside:
+            trial = outside[0]
+            self.problem(
+                f"{self.label}.score: with {answer_in_short(trial)} the score is {trial.score:g}, outside the range of its scores, {low:g} to {high:g}"
+                + (" (`options.scale`)" if self.plan.on_scale else ""),
+                self.score_at(),
+            )
+            return
+        scores = [float(trial.score) for trial in self.trials.scored() if trial.score is not None]
+        if not scores or not self.trials.fields or not self._answers_alone_decide():
+            return
+        missing = [(end, name) for end, name in ((low, "lowest"), (high, "highest")) if not any(math.isclose(score, end, abs_tol=1e-9) for score in scores)]
+        if missing:
+            end, name = missing[0]
+            seen = min(scores) if name == "lowest" else max(scores)
+            self.warning(
+                "score-never-reaches",
+                f"{self.label}.score: no answer its schema accepts scores {end:g}, the {name} of its range ({low:g} to {high:g}): "
+                f"the {'least' if name == 'lowest' else 'most'} any scores is {seen:g}; check what the score divides or multiplies by",
+                self.score_at(),
+            )
+
+    def _answers_alone_decide(self) -> bool:
+        """Whether the score reads nothing but the judge's answers and the options (so every
+        score it can give shows on the sample item)."""
+        judged = {step.id for step in self.plan.steps if step.sampling is not None}
+        reads = set(self.score_step.reads)
+        for name in list(reads):
+            if name in judged or name in ("options", "score_values", "item", "rank"):
+                reads.discard(name)
+        return not reads
+
+    def rounding(self) -> None:
+        digits = self.score_step.round
+        if digits is None or self.range is None:
+            return
+        low, high = self.range
+        step = 10.0 ** -digits
+        if high > low and step * 2 > high - low:
+            shown = ", ".join(f"{value:g}" for value in sorted({low, high, round((low + high) / 2, digits)}))
+            self.problem(
+                f"{self.label}.score.round: rounding to {digits} decimal{'s' if digits != 1 else ''} on a score from {low:g} to {high:g} "
+                f"leaves only {shown}: a share of 0.3 shows as {round(low + 0.3 * (high - low), digits):g}; round to 2",
+                self.at("steps", self.score_index, "round") if "round" in self._score_raw() else self.score_at(),
+            )
+
+    def _score_raw(self) -> Mapping[str, Any]:
+        steps = self.raw.get("steps") or []
+        raw = steps[self.score_index] if self.score_index < len(steps) else {}
+        return raw if isinstance(raw, Mapping) else {}
+
+    def rules(self) -> None:
+        for tally in self.trials.rules:
+            place = self._rule_place(tally.rule)
+            if tally.accepted == 0 and tally.refused:
+                self.problem(
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer tried "
+                    f"({tally.refused}), well formed as they are: the judge would be asked again until its retries run out",
+                    place,
+                )
+            elif tally.refused == 0 and tally.accepted and "options" not in tally.rule.check.reads:
+                self.warning(
+                    "rule-never-refuses",
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` accepts every answer tried "
+                    f"({tally.accepted}, empty and long lists among them): it never refuses one, so it checks nothing",
+                    place,
+                )
+
+    def _rule_place(self, rule: Any) -> Place | None:
+        written = rule.written_at
+        if written is None:
+            return self.at("steps")
+        data, loc = written
+        return position(data, [*loc, "check"], value=True) or position(data, loc)
+
+    def skip_conditions(self) -> None:
+        judged = {step.id for step in self.plan.steps if step.sampling is not None}
+        for step in self.plan.steps:
+            if step.skip_if is None or not (step.skip_if.names & judged):
+                continue
+            reached = [trial for trial in self.trials.trials if step.id in trial.skipped or step.id in trial.ran]
+            if not reached:
+                continue
+            skipped = sum(step.id in trial.skipped for trial in reached)
+            if skipped == 0 or skipped == len(reached):
+                never = skipped == 0
+                self.warning(
+                    "skip-never" if never else "skip-always",
+                    f"{self.label}.{step.id}.skip_if: `{self._skip_text(step.id)}` is {'never' if never else 'always'} true for the "
+                    f"{len(reached)} answers tried (empty and long lists among them): the step {'always runs' if never else 'never runs'}",
+                    self.step_at(step.id, "skip_if"),
+                )
+
+    def _skip_text(self, step_id: str) -> str:
+        spec = next(step for step in self.definition.steps if step.id == step_id)
+        return " ".join(str(spec.skip_if).split())
+
+    # -- what the answers mean ------------------------------------------------------------
+    def direction(self) -> None:
+        meanings = {name: meaning for name, meaning in self.trials.meanings.items() if name in self.trials.fields}
+        best, worst = self.trials.named("all good"), self.trials.named("all bad")
+        if not meanings or best is None or worst is None or best.score is None or worst.score is None:
+            return
+        higher = self.plan.direction == "higher_is_better"
+        declared = all(meaning.declared for meaning in meanings.values())
+        if best.score == worst.score:
+            return  # what no field changes, unread-answer and the score's reads say
+        if (best.score > worst.score) != higher:
+            self._against(meanings, best, worst, declared)
+            return
+        for name in meanings:
+            scores = [best.score] + [trial.score for worse in range(1, 4) if (trial := self.trials.named(f"worse {name} {worse}")) is not None and trial.score is not None]
+            for before, after in zip(scores, scores[1:]):
+                if (after > before) if higher else (after < before):
+                    self._finding(
+                        declared, "score-against-meaning",
+                        f"{self.label}.score: it improves as the answers get worse: from {before:g} to {after:g} when one more "
+                        f"{_leaf(name)} is {self._bad_value(meanings[name])}, for a score where {_better(higher)} is better",
+                        self._reader_of(name),
+                    )
+                    return
+
+    def _against(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
+        """The score points against `direction:`: said at the expression that counts the
+        answers and at `direction:`, each where the author wrote it (both when both are theirs:
+        either may be the mistake)."""
+        higher = self.plan.direction == "higher_is_better"
+        name, meaning = next(iter(meanings.items()))
+        said = "as its schema declares" if meaning.declared else f"as its schema describes them ({meaning.evidence})" if meaning.evidence else "by their words"
+        moves = (
+            f"every {_leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {_leaf(name)} "
+            f"{self._bad_value(meaning)} scores {worst.score:g}, {said}"
+        )
+        reader = self._reader_of(name)
+        own = self.source.scorers.get(self.definition.id)
+        direction = position(own, ["direction"], value=True) if isinstance(own, Mapping) else None
+        reader_is_own = reader is not None and self._is_own(reader)
+        if reader_is_own or direction is None:
+            self._finding(
+                declared, "score-against-meaning",
+                f"{self.label}.score: the score moves against `direction: {self.plan.direction}`: {moves}; "
+                f"a {_better(higher)}-is-better score counts the {'good' if higher else 'bad'} answers",
+                reader,
+            )
+        if direction is not None:
+            self._finding(
+                declared, "score-against-meaning",
+                f"{self.label}.direction: {self.plan.direction} is the wrong way round for its score: {moves}",
+                direction,
+            )
+
+    def _is_own(self, place: Place) -> bool:
+        """Whether `place` is in the author's own files (not the built-in catalog's)."""
+        fallback = self.source.fallback
+        if fallback is None or place.file is None:
+            return True
+        builtin = [folder.resolve() for folder in (fallback.path, *fallback.templates_path[:1], *fallback.schemas_path[:1])]
+        return not any(Path(place.file).resolve().is_relative_to(folder) for folder in builtin)
+
+    def _finding(self, declared: bool, code: str, message: str, place: Place | None) -> None:
+        if declared:
+            self.problem(message, place)
+        else:
+            self.warning(code, message, place)
+
+    def _good_value(self, meaning: Meaning) -> str:
+        return self._valued(meaning, "good")
+
+    def _bad_value(self, meaning: Meaning) -> str:
+        return self._valued(meaning, "bad")
+
+    @staticmethod
+    def _valued(meaning: Meaning, polarity: str) -> str:
+        if meaning.better is not None:
+            return f"at its {'greatest' if (polarity == 'good') == (meaning.better == 'higher') else 'least'} ({polarity})"
+        value = next((value for value, said in (meaning.polarities or {}).items() if said == polarity), None)
+        return meaning.described(value)
+
+    def _reader_of(self, name: str) -> Place | None:
+        """Where the score reads the field `name` (STEP.PATH): the value whose items are its
+        list and whose condition names it, else any expression naming its step, else the score."""
+        step_id, _, path = name.partition(".")
+        listed, _, leaf = path.rpartition("[].")
+        leaf = leaf or path
+        written = self._score_raw().get("values") or {}
+        for value_name, value in written.items():
+            if isinstance(value, Mapping) and f"{step_id}.{listed}" in str(value.get("items", "")):
+                for key in ("where", "value"):
+                    if leaf in str(value.get(key, "")):
+                        return self.at("steps", self.score_index, "values", value_name, key)
+                return self.at("steps", self.score_index, "values", value_name, "items")
+        for value_name, value in written.items():
+            if isinstance(value, str) and step_id in value:
+                return self.at("steps", self.score_index, "values", value_name)
+        return self.score_at()
+
+    def empty_answer(self) -> None:
+        trial = self.trials.named("empty lists")
+        if trial is None or trial.score is None or self.range is None or not self.trials.fields:
+            return
+        low, high = self.range
+        higher = self.plan.direction == "higher_is_better"
+        worst = low if higher else high
+        best = high if higher else low
+        scores = [float(other.score) for other in self.trials.scored() if other.score is not None]
+        if low == high or not math.isclose(trial.score, worst) or not any(math.isclose(score, best) for score in scores):
+            return
+        place = self._empty_place()
+        if place is None:
+            return  # every reducer says what an empty list gives (`empty:`): the author's choice
+        self.warning(
+            "empty-scores-worst",
+            f"{self.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
+            f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; "
+            f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)",
+            place,
+        )
+
+    def _empty_place(self) -> Place | None:
+        """The first reducer that leaves an empty list to the default (0), if any."""
+        for value_name, value in (self._score_raw().get("values") or {}).items():
+            if isinstance(value, Mapping) and "reduce" in value and "empty" not in value:
+                return self.at("steps", self.score_index, "values", value_name, "reduce")
+        return None
+
+
+def _leaf(name: str) -> str:
+    return name.rpartition(".")[2].removesuffix("[]") or name
+
+
+def _better(higher: bool) -> str:
+    return "higher" if higher else "lower"
+
+
+def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> list[ConfigError]:
+    return ScorerProof(source, definition, trials, score_range).findings()
+
+
+def schema_paths(source: CatalogSource, definition: ScorerDefinition) -> Iterator[tuple[str, Path]]:
+    """Each judged step's id and the schema file it answers with."""
+    for step in definition.steps:
+        written = step_kind(step.kind).sources(step).schema
+        if written is None:
+            continue
+        path = source.schema_file(written.text)
+        if path is not None:
+            yield step.id, path
+

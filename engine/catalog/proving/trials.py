@@ -1,0 +1,255 @@
+"""A scorer run on answers made from its own schemas: the plan's every step as it runs for a
+real item (bounds worked out per request, rules enforced, skip conditions, the score, the
+reason), with a stand-in judge that answers each request as a scenario says. No model is
+called; what comes out is what the scorer would do with each answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ...errors import ConfigError, ExpressionError, NotScorable
+from ...formatting import refusal
+from ...judge import JudgeAnswer, JudgeRequest
+from ...scoring.answer_scope import current_answer_scope, outside_answer_scope
+from ...scoring.plan import ScorerPlan
+from ...scoring.preview import sample_item
+from ...scoring.scorer import Scorer
+from ..answer_rules import CompiledRule, answer_rules
+from .answers import AnswerMaker, Pick, Scenario, choice_fields
+from .meanings import Meaning
+
+#: The most scenarios tried as every combination of the choice fields' values; past it, each
+#: field's values are tried one field at a time.
+MOST_COMBINATIONS = 48
+
+
+@dataclass
+class Trial:
+    """What the scorer did with one scenario's answers."""
+
+    scenario: Scenario
+    answers: dict[str, Any] = field(default_factory=dict)
+    score: float | None = None
+    not_scorable: str | None = None
+    #: Why the run failed (an expression given what it cannot take, a division by zero ...),
+    #: and where, when the error says (FILE, LINE, COLUMN).
+    error: str | None = None
+    error_at: tuple[str, int | None, int | None] | None = None
+    #: A step whose own schema and rules refused the answer made for it.
+    refused: tuple[str, str] | None = None
+    #: The ids of the steps that were skipped, and of those that ran.
+    skipped: frozenset[str] = frozenset()
+    ran: frozenset[str] = frozenset()
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None
+
+
+@dataclass
+class RuleTally:
+    """What one rule did with the answers tried on it."""
+
+    rule: CompiledRule
+    step: str
+    accepted: int = 0
+    refused: int = 0
+
+
+class _Refused(Exception):
+    def __init__(self, step: str, why: str) -> None:
+        self.step, self.why = step, why
+
+
+class BoundaryJudge:
+    """Stands in for the judge: answers each request as the scenario says, made from the
+    request's own (bounded) schema; tries every rule of the step on that answer and on
+    answers of other lengths that the schema alone accepts."""
+
+    model = "check/answers-from-the-schema"
+
+    def __init__(self, maker: AnswerMaker, tallies: dict[int, RuleTally], unbounded: Mapping[str, type[BaseModel]]) -> None:
+        self.maker = maker
+        self.tallies = tallies
+        self.unbounded = unbounded
+        self.answers: dict[str, Any] = {}
+        self.schemas: dict[str, dict[str, Any]] = {}
+
+    async def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        model = request.response_model
+        if model is None:
+            return JudgeAnswer(value="A reason.")
+        schema = model.model_json_schema()
+        self.schemas[request.step] = schema
+        answer = self.maker.answer(request.step, schema)
+        self.answers[request.step] = answer
+        self._try_rules(request.step, model, answer)
+        try:
+            return JudgeAnswer(value=model.model_validate(answer))
+        except ValidationError as exc:
+            raise _Refused(request.step, refusal(exc)) from None
+
+    def _try_rules(self, step: str, model: type[BaseModel], answer: Any) -> None:
+        rules = answer_rules(model)
+        scope = current_answer_scope()
+        if not rules or scope is None:
+            return
+        unbounded = self.unbounded[step]
+        schema = unbounded.model_json_schema()
+        candidates = [answer]
+        for length in ("least", "one", "most"):
+            other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=5), self.maker.meanings, self.maker.positional)
+            candidates.append(other.answer(step, schema))
+        for candidate in candidates:
+            with outside_answer_scope():
+                try:
+                    unbounded.model_validate(candidate)
+                except ValidationError:
+                    continue
+            variables = {**scope, **candidate} if isinstance(candidate, Mapping) else dict(scope)
+            for rule in rules:
+                tally = self.tallies.setdefault(id(rule), RuleTally(rule, step))
+                if rule.failure(variables) is None:
+                    tally.accepted += 1
+                else:
+                    tally.refused += 1
+
+
+@dataclass
+class Trials:
+    """Every scenario tried on one scorer, and what its rules did."""
+
+    plan: ScorerPlan
+    trials: list[Trial]
+    rules: list[RuleTally]
+    meanings: Mapping[str, Meaning]
+    #: The choice fields of the judged steps (qualified paths) and their values on the sample item.
+    fields: Mapping[str, list[Any]]
+
+    def scored(self) -> list[Trial]:
+        return [trial for trial in self.trials if trial.scored]
+
+    def named(self, label: str) -> Trial | None:
+        return next((trial for trial in self.trials if trial.scenario.label == label), None)
+
+
+async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenario, meanings: Mapping[str, Meaning], positional: frozenset[str], tallies: dict[int, RuleTally]) -> Trial:
+    unbounded = {step.id: step.answer_model for step in plan.steps if step.answer_model is not None}
+    judge = BoundaryJudge(AnswerMaker(scenario, meanings, positional), tallies, unbounded)
+    trial = Trial(scenario)
+    try:
+        scorer = Scorer(plan, judge, dict(options))
+        item = sample_item(plan)
+        if scenario.blank_item:
+            item = dataclasses.replace(item, input="", ground_truth="", context=[])
+        result = await scorer.ascore(item)
+    except _Refused as refused:
+        trial.refused = (refused.step, refused.why)
+    except NotScorable as exc:
+        trial.not_scorable = exc.message
+    except (ConfigError, ExpressionError) as exc:
+        trial.error = exc.message
+        # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...).
+        placed = re.match(r"(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)", exc.message, re.DOTALL)
+        if placed is not None:
+            trial.error = placed["message"]
+            trial.error_at = (placed["file"], int(placed["line"]), int(placed["column"]))
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        trial.error = f"{type(exc).__name__}: {exc}"
+    else:
+        trial.score = result.score
+        trial.skipped = frozenset(step for step, record in result.steps.items() if record.skipped)
+        trial.ran = frozenset(step for step, record in result.steps.items() if not record.skipped)
+    trial.answers = judge.answers
+    return trial
+
+
+def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) -> list[Scenario]:
+    """The scenarios tried on a scorer whose judged steps have these choice fields: every
+    combination of their values (one field at a time when there are too many), each value in
+    each position, lists empty, of one item and as long as allowed, optional fields left out,
+    and, where the values' meanings are known, all good, all bad and worse one item at a time."""
+    names = list(fields)
+    found: list[Scenario] = [Scenario("first values", default=Pick(index=0))]
+    sizes = [len(fields[name]) for name in names]
+    combinations = 1
+    for size in sizes:
+        combinations *= size
+    if names and combinations <= MOST_COMBINATIONS:
+        for indexes in itertools.product(*(range(size) for size in sizes)):
+            found.append(Scenario(f"values {indexes}", picks={name: Pick(index=index) for name, index in zip(names, indexes)}))
+    else:
+        for name, size in zip(names, sizes):
+            found += [Scenario(f"{name} value {index}", picks={name: Pick(index=index)}, default=Pick(index=0)) for index in range(1, size)]
+        found += [Scenario(f"every value {index}", default=Pick(index=index)) for index in range(1, max(sizes, default=1))]
+    widest = max(sizes, default=1)
+    found += [Scenario(f"rotated {shift}", default=Pick(rotate=shift), most=max(widest, 3)) for shift in range(widest)]
+    found += [
+        Scenario("empty lists", lists="least", default=Pick(index=0)),
+        Scenario("blank item", lists="least", default=Pick(index=0), blank_item=True),
+        Scenario("one item", lists="one", default=Pick(index=0)),
+        Scenario("optional fields left out", omit_optional=True, default=Pick(index=0)),
+    ]
+    if meanings:
+        found += [Scenario("all good", default=Pick(index=0), picks={name: Pick(polarity=("good",)) for name in meanings})]
+        found += [Scenario("all bad", default=Pick(index=0), picks={name: Pick(polarity=("bad",)) for name in meanings})]
+        for name in meanings:
+            for worse in range(1, 4):
+                polarity = ("bad",) * worse + ("good",) * (3 - worse)
+                picks = {other: Pick(polarity=("good",)) for other in meanings}
+                picks[name] = Pick(polarity=polarity)
+                found.append(Scenario(f"worse {name} {worse}", default=Pick(index=0), picks=picks))
+    return found
+
+
+def run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
+    """The plan run on every scenario, or None when it cannot run on the sample item without
+    options the author must give (an abstract scorer)."""
+    return asyncio.run(_run_trials(plan, options, meanings))
+
+
+async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
+    tallies: dict[int, RuleTally] = {}
+    try:
+        Scorer(plan, BoundaryJudge(AnswerMaker(Scenario("probe"), meanings, frozenset()), {}, {}), dict(options))
+    except ConfigError:
+        return None
+    probe = BoundaryJudge(AnswerMaker(Scenario("probe", default=Pick(index=0)), meanings, frozenset()), {}, {step.id: step.answer_model for step in plan.steps if step.answer_model is not None})
+    try:
+        await Scorer(plan, probe, dict(options)).ascore(sample_item(plan))
+    except Exception:  # noqa: BLE001 - the scenarios below say what fails, and why
+        pass
+    fields: dict[str, list[Any]] = {}
+    static: set[str] = set()
+    for step in plan.steps:
+        if step.answer_model is not None:
+            static |= {f"{step.id}.{path}" for path in choice_fields(step.answer_model.model_json_schema())}
+        if step.id in probe.schemas:
+            fields |= {f"{step.id}.{path}": domain for path, domain in choice_fields(probe.schemas[step.id]).items()}
+    # A field given its values by the earlier answers (the statements a verdict copies) is
+    # filled in their order; one the author's schema gives values (a verdict) is a choice.
+    positional = frozenset(name for name in fields if name not in static and _copies_texts(name, plan))
+    chosen = {name: domain for name, domain in fields.items() if name not in positional}
+    tried = await asyncio.gather(*(_trial(plan, options, scenario, meanings, positional, tallies) for scenario in scenarios(chosen, meanings)))
+    return Trials(plan, list(tried), list(tallies.values()), meanings, chosen)
+
+
+def _copies_texts(name: str, plan: ScorerPlan) -> bool:
+    """Whether a field's values come from a list of texts of an earlier step (`enum:` bound
+    to an earlier answer): copies such as a verdict's statement."""
+    step_id, _, path = name.partition(".")
+    step = plan.step(step_id)
+    for bound in getattr(step, "bounds", ()):
+        if bound.keyword == "enum" and bound.path == path and not isinstance(bound.value, (list, tuple)):
+            return any(other.id in bound.value.names for other in plan.steps if other.id != step_id)
+    return False
+

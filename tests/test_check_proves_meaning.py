@@ -1,0 +1,112 @@
+"""`scorers check` proves what a scorer means by running it, without a judge, on answers made
+from its own schemas (engine/catalog/proving): one catalog per mistake that loads fine and
+would score wrong with no error (tests/proving_catalogs/, each saying which on its first line),
+named at the author's line. Certain mistakes are problems (exit 1); the rest warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engine.catalog import builtin_catalog_path
+from engine.cli import app
+
+HERE = Path(__file__).resolve().parent / "proving_catalogs"
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+# Lines about other matters (an answer list left to the default bound) are left out.
+UNRELATED = ("[unbounded-answer]", ": note: ")
+
+# (catalog folder, exit status, the lines `scorers check` prints for it)
+MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("counts_the_bad_verdict", 1, [
+        "counts_the_bad_verdict/catalog.yaml:6:16: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
+        "counts_the_bad_verdict/catalog.yaml:24:20: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",
+    ]),
+    ("counts_the_verdict_described_bad", 0, [
+        "counts_the_verdict_described_bad/catalog.yaml:6:16: warning: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination (the context contradicts it or is silent); \"no\": the context supports it) [score-against-meaning]",
+        "counts_the_verdict_described_bad/catalog.yaml:24:20: warning: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination (the context contradicts it or is silent); \"no\": the context supports it); a higher-is-better score counts the good answers [score-against-meaning]",
+    ]),
+    ("direction_flipped", 1, [
+        "direction_flipped/catalog.yaml:5:16: my-hallucination.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
+    ]),
+    ("divides_by_no_claims", 1, [
+        "divides_by_no_claims/catalog.yaml:25:16: grounded.score.score: 'supported / (preprocess.claims | length) * options.scale' failed: division by zero; when preprocess.claims | length can be 0, guard the division: `supported / preprocess.claims | length if preprocess.claims | length else 0` (with no claims; no verdicts: answers its schema accepts)",
+    ]),
+    ("empty_answer_scores_worst", 0, [
+        "empty_answer_scores_worst/catalog.yaml:22:21: warning: grounded.score: an answer with empty lists (no claims; no verdicts: nothing found to judge) scores 0, the worst end of a higher-is-better score: an output with nothing to judge is marked as bad as can be; say what an empty list scores (`empty: 1`, the best) or leave such an item unscored (`on_skip: {not_scorable: ...}`) [empty-scores-worst]",
+    ]),
+    ("meaning_names_another_value", 1, [
+        "meaning_names_another_value/schemas/verdicts.yaml:12:21: `meaning` names \"Yes\", which is not a value of the field (\"yes\", \"no\"); did you mean 'yes'?",
+    ]),
+    ("monitor_alerts_on_a_perfect_run", 1, [
+        "monitor_alerts_on_a_perfect_run/catalog.yaml:8:12: monitors.hallucination_rising.below: a perfect run alerts: hallucination's scores are better lower, and a mean of 0 is below 0.3; the condition points the wrong way (did you mean `above:`?)",
+    ]),
+    ("never_reaches_the_best", 0, [
+        "never_reaches_the_best/catalog.yaml:26:16: warning: grounded.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0.5; check what the score divides or multiplies by [score-never-reaches]",
+    ]),
+    ("rounds_to_whole_numbers", 1, [
+        "rounds_to_whole_numbers/catalog.yaml:27:16: grounded.score.round: rounding to 0 decimals on a score from 0 to 1 leaves only 0, 1: a share of 0.3 shows as 0; round to 2",
+    ]),
+    ("rule_never_refuses", 0, [
+        "rule_never_refuses/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length >= 0` accepts every answer tried (48, empty and long lists among them): it never refuses one, so it checks nothing [rule-never-refuses]",
+        "rule_never_refuses/catalog.yaml:8:39: warning: strict-hallucination.analyze rule 1 check: `verdicts | length >= 0` is always true: verdicts | length is 0 to 100 [constant-condition]",
+    ]),
+    ("skip_never_true", 0, [
+        "skip_never_true/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims is none` is never true for the 13 answers tried (empty and long lists among them): the step always runs [skip-never]",
+    ]),
+]
+
+
+def check(monkeypatch: pytest.MonkeyPatch, folder: Path, *paths: str) -> tuple[int, list[str]]:
+    monkeypatch.chdir(folder)
+    result = runner.invoke(app, ["check", *paths])
+    assert "Traceback" not in result.output
+    return result.exit_code, [line for line in result.stdout.splitlines() if not any(mark in line for mark in UNRELATED)]
+
+
+@pytest.mark.parametrize(("folder", "status", "expected"), MISTAKES, ids=[folder for folder, _, _ in MISTAKES])
+def test_each_mistake_of_meaning_is_named_at_its_line(monkeypatch: pytest.MonkeyPatch, folder: str, status: int, expected: list[str]) -> None:
+    assert check(monkeypatch, HERE, folder) == (status, expected)
+
+
+def test_every_catalog_has_a_case() -> None:
+    assert sorted(folder for folder, _, _ in MISTAKES) == sorted(path.name for path in HERE.iterdir() if path.is_dir())
+    for folder, _, _ in MISTAKES:
+        assert (HERE / folder / "catalog.yaml").read_text(encoding="utf-8").startswith("# "), folder
+
+
+def test_the_built_in_catalog_and_the_variants_prove_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    variants = sorted(str(path) for path in (ROOT / "examples" / "variants").iterdir() if path.is_dir())
+    status, lines = check(monkeypatch, ROOT, *variants)
+    assert status == 0 and not [line for line in lines if "warning:" in line], lines
+    status, lines = check(monkeypatch, ROOT)
+    assert (status, lines) == (0, ["ok: 37 scorers in 1 catalog"])
+
+
+def test_every_verdict_of_the_built_in_schemas_declares_what_it_means() -> None:
+    from engine.catalog.proving.meanings import choice_field_nodes
+    from engine.catalog.source import load_shared
+
+    # Fields that are no verdict: which kind of requirement the input states.
+    not_verdicts = {("prompt_alignment_requirements.yaml", "requirements[].kind")}
+    undeclared = []
+    for path in sorted((builtin_catalog_path().parent / "schemas").glob("*.yaml")):
+        for field, node, _ in choice_field_nodes(load_shared(path)):
+            if "meaning" not in node and (path.name, field) not in not_verdicts:
+                undeclared.append(f"{path.name}: {field}")
+    assert not undeclared
+
+
+def test_show_prints_the_truth_table_of_a_scorer() -> None:
+    result = runner.invoke(app, ["show", "hallucination"])
+    assert result.exit_code == 0, result.output
+    table = result.stdout[result.stdout.index("what it scores"):]
+    assert "3 claims; verdicts no, no, no" in table and "3 claims; verdicts yes, yes, yes" in table
+    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if line.count("│") >= 4}
+    assert "0" in rows["3 claims; verdicts no, no, no"].split("│")[2] and "pass" in rows["3 claims; verdicts no, no, no"]
+    assert "1" in rows["3 claims; verdicts yes, yes, yes"].split("│")[2] and "flag" in rows["3 claims; verdicts yes, yes, yes"]
+    assert "pass" in rows["no claims"]
