@@ -38,6 +38,7 @@ from .declarations import Declarations, Uses, as_read, scale_of
 from .placing import Placing
 from .lints import values_below
 from .schema_limits import refused_defaults
+from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
 from .run_scope import run_names
@@ -214,7 +215,6 @@ class ScorerCompiler(Placing):
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
             declarations.unused(steps)
-        declarations.token_limits(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
         plan = ScorerPlan(
@@ -244,10 +244,19 @@ class ScorerCompiler(Placing):
             score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
-        declarations.thresholds(plan)
+        self.hold_settings(definition, raw, plan)
         if self.problems:
             raise CatalogErrors(self.problems)
         return plan
+
+    def hold_settings(self, definition: ScorerDefinition, raw: Any, plan: ScorerPlan) -> None:
+        """The scorer's written settings, each held to its row of setting_rules.py at its line."""
+        for found in held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw)):
+            place = position(raw, list(found.loc), value=True)
+            if found.code is None:
+                self.problem(found.message, place)
+            else:
+                self.warning(found.code, found.message, place)
 
     def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], Shape, list[CompiledRule]]:
         """The scorer's options model, the shape expressions see of it, and its rules; the

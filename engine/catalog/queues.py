@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from ..errors import ConfigError
 from .monitors import parse_duration
+from .setting_checks import Fact, first_problem, held
 from .source import load_yaml, locate, validation_error
 from .suggest import did_you_mean
 
@@ -170,10 +171,17 @@ def default_queue(name: str, scorer: str) -> QueueSpec:
     return QueueSpec(name=name, scorer=scorer)
 
 
-def queues_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None, steps: Mapping[str, Collection[str]] | None = None) -> list[QueueSpec]:
+def queues_in(
+    data: Mapping[str, Any],
+    path: Path,
+    known_scorers: Collection[str] | None = None,
+    steps: Mapping[str, Collection[str]] | None = None,
+    answers: Mapping[str, Mapping[str, type[BaseModel] | None]] | None = None,
+) -> list[QueueSpec]:
     """The queues of a YAML file's `queues:` section (none without one). `known_scorers` makes
-    an unknown scorer an error at its line, and `steps` (each scorer's step ids) an unknown
-    step in `steps.answers` or `highlight`."""
+    an unknown scorer an error at its line, `steps` (each scorer's step ids) an unknown
+    step in `steps.answers` or `highlight`, and `answers` (each scorer's steps' answer
+    models) choices that are not values of the field they label."""
     if data.get("queues") is None:
         return []
     try:
@@ -195,8 +203,28 @@ def queues_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str
                         file or path,
                         line,
                     )
+        written = data["queues"][name]
+        model = (answers or {}).get(queue.scorer, {}).get(queue.steps.step) if queue.steps is not None else None
+        facts: dict[str, Fact] = {"judged_values": lambda _: _judged_values(model, queue.steps)}
+        problem = first_problem(held("queues.*", f"queues.{name}", written, facts), written, None)
+        if problem is not None:
+            raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
         queues.append(queue.model_copy(update={"name": name}))
     return queues
+
+
+def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
+    """The values the judge may give in the field a queue's `steps:` labels (its enum), when known."""
+    if model is None or labels is None or labels.judged is None:
+        return None
+    schema = model.model_json_schema()
+    node: Any = schema.get("properties", {}).get(labels.field, {})
+    node = node.get("items", {}) if isinstance(node, Mapping) else {}
+    while isinstance(node, Mapping) and "$ref" in node:
+        node = schema.get("$defs", {}).get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+    field = node.get("properties", {}).get(labels.judged, {}) if isinstance(node, Mapping) else {}
+    values = field.get("enum") if isinstance(field, Mapping) else None
+    return list(values) if isinstance(values, list) else None
 
 
 def load_queues(path: str | Path) -> list[QueueSpec]:
