@@ -127,6 +127,26 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("queue_choices_in_other_case", 1, [
         "queue_choices_in_other_case/catalog.yaml:12:17: queues.claims-review.steps.choices: 'Yes' is not a value of the field it labels ('yes', 'no'): answers are compared as written, so it never agrees with the judge's; write the field's own values; did you mean 'yes'?",
     ]),
+    # -- what the prompt asks for against what the schema accepts (engine/catalog/prompt_answers.py)
+    ("prompt_key_misspelt", 0, [
+        "prompt_key_misspelt/prompts/polite.j2:6:54: warning: politeness.judge: the prompt shows the key 'verdcit' in a JSON example, but the answer schema polite.yaml has no field 'verdcit'; did you mean 'verdict'? (its fields: reason, verdict): the judge is told to write what its answer cannot hold [prompt-key]",
+    ]),
+    ("prompt_value_in_other_case", 0, [
+        'prompt_value_in_other_case/prompts/polite.j2:6:65: warning: politeness.judge: the prompt shows "verdict": "Yes" in a JSON example, but verdict in polite.yaml is one of \'yes\', \'no\': the answer must be written \'yes\': the case counts; ask for the schema\'s own values [prompt-value]',
+    ]),
+    ("prompt_offers_a_word_the_schema_refuses", 0, [
+        'prompt_offers_a_word_the_schema_refuses/prompts/polite.j2:5:40: warning: politeness.judge: the prompt shows "unsure" on a line about verdict, but verdict in polite.yaml is one of \'yes\', \'no\': \'unsure\' is none of them; ask for the schema\'s own values [prompt-value]',
+    ]),
+    # -- literal text (engine/catalog/literal_text.py)
+    ("backspace_in_pattern", 0, [
+        "backspace_in_pattern/catalog.yaml:7:17: warning: scorers.no-error-word.options.pattern: the pattern holds a backspace, not `\\b`: in double quotes YAML reads `\\b` as a backspace; use single quotes ('...\\b...'), or write `\\\\b` [control-character]",
+    ]),
+    ("language_code_of_another_language", 0, [
+        "language_code_of_another_language/catalog.yaml:8:17: warning: scorers.korean-keywords.options.language: 'kr' is Kanuri, but the scorer's text names Korean: Korean is 'ko' [language-code]",
+    ]),
+    ("model_of_another_provider", 0, [
+        "model_of_another_provider/catalog.yaml:6:14: warning: scorers.strict-hallucination.judge.model: gpt-4o is a model of openai, not one anthropic serves: write openai/gpt-4o (or the prefix of the service that hosts it) [model-provider]",
+    ]),
     ("samples_at_temperature_zero", 0, [
         "samples_at_temperature_zero/catalog.yaml:7:16: warning: scorers.strict-hallucination.cascade.samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample [samples-never-differ]",
     ]),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from .schema_limits import least_answer, least_tokens
-from .setting_rules import Found, Unit, rules_under
+from .setting_rules import RULES, Found, Unit, rules_under
 from .source import Place, position
 
 if TYPE_CHECKING:
@@ -68,6 +68,15 @@ def _written(data: Any, parts: Sequence[str], loc: tuple[Any, ...] = ()) -> Iter
             yield from _written(value, rest, (*loc, key))
         else:
             yield (*loc, key), value, data
+
+
+def written_settings(prefix: str, data: Any, unit: Unit) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every setting of `unit` under `prefix` written in `data` (the owner's mapping), with its keys."""
+    start = f"{prefix}."
+    for rule in RULES:
+        if rule.unit is unit and rule.path.startswith(start):
+            for loc, value, _ in _written(data, rule.path[len(start) :].split(".")):
+                yield loc, value
 
 
 def _named(data: Any, loc: Sequence[Any]) -> str:
