@@ -36,7 +36,7 @@ from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
 from .declarations import Declarations, Uses, as_read, scale_of
 from .placing import Placing
-from .lints import values_below
+from .lints import score_range, values_below
 from .schema_limits import refused_defaults
 from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
@@ -244,19 +244,10 @@ class ScorerCompiler(Placing):
             score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
-        self.hold_settings(definition, raw, plan)
+        self.settings_held(held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw, lambda: score_range(plan, plan.options_model()))), raw)
         if self.problems:
             raise CatalogErrors(self.problems)
         return plan
-
-    def hold_settings(self, definition: ScorerDefinition, raw: Any, plan: ScorerPlan) -> None:
-        """The scorer's written settings, each held to its row of setting_rules.py at its line."""
-        for found in held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw)):
-            place = position(raw, list(found.loc), value=True)
-            if found.code is None:
-                self.problem(found.message, place)
-            else:
-                self.warning(found.code, found.message, place)
 
     def _options(self, definition: ScorerDefinition, raw: Any) -> tuple[type[BaseModel], Shape, list[CompiledRule]]:
         """The scorer's options model, the shape expressions see of it, and its rules; the

@@ -158,14 +158,14 @@ class ScorerLints:
         for step in self.definition.steps:
             kind = step_kind(step.kind)
             written = kind.sources(step)
-            schema = self.source.schema_file(written.schema.text) if written.schema is not None and kind.asks_judge else None
-            if schema is None or not written.templates:
+            named = written.schema.text if written.schema is not None and kind.asks_judge else None
+            schema = self.source.schema_file(named) if named is not None else None
+            if named is None or schema is None or not written.templates:
                 continue
             if schema not in self.schemas:
                 self.schemas[schema] = load_shared(schema)
             names = [template.text for template in written.templates]
-            label = f"{self.definition.id}.{step.id}"
-            self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], written.schema.text, label)  # type: ignore[union-attr]
+            self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 
     # -- enum values nobody explains
 

@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .schema_limits import least_answer, least_tokens
 from .setting_rules import RULES, Found, Unit, rules_under
 from .source import Place, position
@@ -106,26 +104,23 @@ def held(prefix: str, label: str, data: Any, facts: Mapping[str, Fact]) -> list[
 # -- a scorer's facts
 
 
-def scorer_facts(plan: ScorerPlan, raw: Any) -> dict[str, Fact]:
-    """What a scorer's settings are held to: the range of its scores, its pass line, the
-    temperature its judge samples at, the shortest answer each judge step accepts."""
-    from .lints import score_range
-
-    @functools.cache
-    def span() -> tuple[float, float] | None:
-        return score_range(plan, plan.options_model())
+def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[float, float] | None]) -> dict[str, Fact]:
+    """What a scorer's settings are held to: the range of its scores (`score_range`, worked
+    out when a relation asks), its pass line, the temperature its judge samples at, the
+    shortest answer each judge step accepts."""
+    span = functools.cache(score_range)
 
     def threshold(_: tuple[Any, ...]) -> float | None:
         found = span()
         return plan.threshold if plan.threshold is not None else (found[0] + found[1]) / 2 if found else None
 
-    judged = [step for step in plan.steps if getattr(step, "sampling", None) is not None]
+    temperatures = [step.sampling.temperature for step in plan.steps if step.sampling is not None]
     return {
         "score_range": lambda _: span(),
         "scores": lambda _: f"{plan.id}'s scores",
         "scale_said": lambda _: " (the `scale` option)" if plan.on_scale else "",
         "threshold": threshold,
-        "temperature": lambda _: max(step.sampling.temperature for step in judged) if judged else None,  # type: ignore[attr-defined]
+        "temperature": lambda _: max(temperatures) if temperatures else None,
         "least_answer": lambda loc: _least_answer(plan, raw, loc),
     }
 
@@ -141,9 +136,8 @@ def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int
         ids = {step.get("id") for step in written if not (isinstance(step.get("judge"), Mapping) and step["judge"].get("max_tokens") is not None)}
     longest: tuple[int, int, list[str], str] | None = None
     for step in plan.steps:
-        model = getattr(step, "answer_model", None)
-        if step.id in ids and isinstance(model, type) and issubclass(model, BaseModel) and getattr(step, "sampling", None) is not None:
-            answer, long = least_answer(model)
+        if step.id in ids and step.answer_model is not None and step.sampling is not None:
+            answer, long = least_answer(step.answer_model)
             tokens = least_tokens(answer)
             if longest is None or tokens > longest[0]:
                 longest = (tokens, len(answer), long, step.id)
