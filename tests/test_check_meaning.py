@@ -131,6 +131,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("prompt_key_misspelt", 0, [
         "prompt_key_misspelt/prompts/polite.j2:6:54: warning: politeness.judge: the prompt shows the key 'verdcit' in a JSON example, but the answer schema polite.yaml has no field 'verdcit'; did you mean 'verdict'? (its fields: reason, verdict): the judge is told to write what its answer cannot hold [prompt-key]",
     ]),
+    ("prompt_lists_a_word_the_schema_refuses", 0, [
+        'prompt_lists_a_word_the_schema_refuses/prompts/context-relevance/analyze.j2:6:3: warning: retrieval-relevance.analyze: the prompt shows "partly" in a list of the values of relevance, but relevance in context_relevance_verdicts.yaml is one of \'high\', \'partial\', \'none\': \'partly\' is none of them; did you mean \'partial\'?; ask for the schema\'s own values [prompt-value]',
+    ]),
     ("prompt_value_in_other_case", 0, [
         'prompt_value_in_other_case/prompts/polite.j2:6:65: warning: politeness.judge: the prompt shows "verdict": "Yes" in a JSON example, but verdict in polite.yaml is one of \'yes\', \'no\': the answer must be written \'yes\': the case counts; ask for the schema\'s own values [prompt-value]',
     ]),
@@ -146,6 +149,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("model_of_another_provider", 0, [
         "model_of_another_provider/catalog.yaml:6:14: warning: scorers.strict-hallucination.judge.model: gpt-4o is a model of openai, not one anthropic serves: write openai/gpt-4o (or the prefix of the service that hosts it) [model-provider]",
+    ]),
+    ("queue_field_not_in_entries", 1, [
+        "queue_field_not_in_entries/catalog.yaml:11:15: queues.claims-review.steps.judged: 'verdikt' is not one of the fields of each entry of the labelled answer (statement, verdict, reason); did you mean 'verdict'?: name one of them",
     ]),
     ("samples_at_temperature_zero", 0, [
         "samples_at_temperature_zero/catalog.yaml:7:16: warning: scorers.strict-hallucination.cascade.samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample [samples-never-differ]",

@@ -104,7 +104,7 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
         unique.setdefault(_place_and_kind(warning), warning)
     for path in files:
         if not any(path.resolve().is_relative_to(place) for place in builtin):
-            for warning in control_characters(path):
+            for warning in control_characters(source.data if path == source.path else load_shared(path)):
                 unique.setdefault(_place_and_kind(warning), warning)
     kept = [warning for warning in unique.values() if not silenced(warning)]
     return sorted(kept, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from .setting_checks import written_settings
 from .setting_rules import Unit
-from .source import LocatedDict, LocatedList, Place, Span, load_shared, place_in, position
+from .source import LocatedDict, LocatedList, Place, Span, place_in, position
 from .warning import CatalogWarning
 
 #: The control characters YAML's double quotes make of an escape, and what each is called.
@@ -40,10 +39,10 @@ MAKERS: dict[str, tuple[str, ...]] = {
 }
 
 
-def control_characters(path: Path) -> Iterator[ConfigError]:
-    """A warning at each text of a YAML file holding a control character (a newline aside;
-    a tab aside too, outside patterns)."""
-    yield from _texts(load_shared(path), [])
+def control_characters(data: Any) -> Iterator[ConfigError]:
+    """A warning at each text of a YAML file's data (as loaded, with places) holding a
+    control character (a newline aside; a tab aside too, outside patterns)."""
+    yield from _texts(data, [])
 
 
 def _texts(node: Any, keys: list[str]) -> Iterator[ConfigError]:

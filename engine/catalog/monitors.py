@@ -253,7 +253,7 @@ def monitors_in(
             raise ConfigError(f"monitors.{name}.scorer: unknown scorer {monitor.scorer!r}{hint}", file or path, line)
         scorer = monitor.scorer.split("@", 1)[0]
         written = data["monitors"][name]
-        problem = first_problem(held("monitors.*", f"monitors.{name}", written, _facts(scorer, score_ranges)), written, None)
+        problem = first_problem(held("monitors.*", f"monitors.{name}", written, _facts(scorer, score_ranges)), written)
         if problem is not None:
             raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
         monitors.append(monitor.model_copy(update={"name": name}))
@@ -277,7 +277,7 @@ def as_monitors(monitors: Any) -> list[Monitor]:
         if not isinstance(monitor, Monitor):
             raise ConfigError(f"monitors must be Monitor objects or a YAML file path, got {type(monitor).__name__}")
         written = monitor.model_dump(exclude={"alert"})
-        problem = first_problem(held("monitors.*", f"monitor {monitor.name or monitor.scorer}", written, _facts(monitor.scorer, None)), written, None)
+        problem = first_problem(held("monitors.*", f"monitor {monitor.name or monitor.scorer}", written, _facts(monitor.scorer, None)), written)
         if problem is not None:
             raise ConfigError(problem[0])
     names = [monitor.name or monitor.scorer for monitor in found]

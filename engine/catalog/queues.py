@@ -205,32 +205,33 @@ def queues_in(
                     )
         written = data["queues"][name]
         model = (answers or {}).get(queue.scorer, {}).get(queue.steps.step) if queue.steps is not None else None
-        facts: dict[str, Fact] = {"judged_values": lambda _: _judged_values(model, queue.steps)}
-        problem = first_problem(held("queues.*", f"queues.{name}", written, facts), written, None)
+        facts: dict[str, Fact] = {
+            "judged_values": lambda _: _judged_values(model, queue.steps),
+            "entry_fields": lambda _: list(_entry(model, queue.steps).get("properties", {})),
+        }
+        problem = first_problem(held("queues.*", f"queues.{name}", written, facts), written)
         if problem is not None:
             raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
         queues.append(queue.model_copy(update={"name": name}))
     return queues
 
 
-def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
-    """The values the judge may give in the field a queue's `steps:` labels (its enum), when known."""
-    if model is None or labels is None or labels.judged is None:
-        return None
+def _entry(model: type[BaseModel] | None, labels: StepLabels | None) -> Mapping[str, Any]:
+    """The JSON Schema of each entry of the answer list a queue's `steps:` labels ({} when unknown)."""
+    if model is None or labels is None:
+        return {}
     schema = model.model_json_schema()
     node: Any = schema.get("properties", {}).get(labels.field, {})
     node = node.get("items", {}) if isinstance(node, Mapping) else {}
     while isinstance(node, Mapping) and "$ref" in node:
         node = schema.get("$defs", {}).get(str(node["$ref"]).rsplit("/", 1)[-1], {})
-    field = node.get("properties", {}).get(labels.judged, {}) if isinstance(node, Mapping) else {}
+    return node if isinstance(node, Mapping) else {}
+
+
+def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
+    """The values the judge may give in the field a queue's `steps:` labels (its enum), when known."""
+    if labels is None or labels.judged is None:
+        return None
+    field = _entry(model, labels).get("properties", {}).get(labels.judged, {})
     values = field.get("enum") if isinstance(field, Mapping) else None
     return list(values) if isinstance(values, list) else None
-
-
-def load_queues(path: str | Path) -> list[QueueSpec]:
-    """The queues of a YAML file's `queues:` section, scorers unchecked."""
-    path = Path(path)
-    data = load_yaml(path)
-    if not isinstance(data, Mapping):
-        raise ConfigError("expected a mapping with a `queues:` section", path)
-    return queues_in(data, path)

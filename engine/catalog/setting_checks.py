@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .schema_limits import least_answer, least_tokens
 from .setting_rules import RULES, Found, Unit, rules_under
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
 Fact = Callable[[tuple[Any, ...]], Any]
 
 
-@dataclass(frozen=True)
-class Held:
+class Held(NamedTuple):
     """A setting that fails its row: where it is written, its message, its warning code."""
 
     loc: tuple[Any, ...]
@@ -33,8 +31,7 @@ class Held:
     code: str | None
 
 
-@dataclass
-class _Written:
+class _Written(NamedTuple):
     label: str
     value: Any
     unit: Unit
@@ -144,9 +141,9 @@ def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int
     return longest
 
 
-def first_problem(found: Sequence[Held], data: Any, fallback: Any) -> tuple[str, Place | None] | None:
+def first_problem(found: Sequence[Held], data: Any) -> tuple[str, Place | None] | None:
     """The first of `found` that is a problem (a section of its own stops at it), with its place in `data`."""
     for each in found:
         if each.code is None:
-            return each.message, position(data, list(each.loc), value=True) or fallback
+            return each.message, position(data, list(each.loc), value=True)
     return None

@@ -7,12 +7,11 @@ A new setting adds a row here (tests/test_setting_rules.py fails for a field of 
 models that has none); a new kind of relation is a class below, the only code a row may need.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as text: NamedTuple would compile each text
+# into a ForwardRef when the module loads, which every `scorers check` pays for.
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .suggest import did_you_mean
 
@@ -45,8 +44,7 @@ class Unit(Enum):
     ANY = "any value (the answer's or option's own)"
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """What a relation found wrong: the message's text after the setting's name, and the
     code of a warning (None: a problem, the setting can never do what it says)."""
 
@@ -59,15 +57,20 @@ class Found:
 class Setting(Protocol):
     """One written setting, as a relation sees it (setting_checks.py gives it)."""
 
-    label: str
-    value: Any
-    unit: Unit
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def unit(self) -> Unit: ...
 
     def sibling(self, name: str) -> Any:
         """The value of a setting beside this one (None when not written)."""
 
     def fact(self, name: str) -> Any:
-        """What the checker knows of the setting's owner (see setting_checks.FACTS)."""
+        """What the checker knows of the setting's owner (a scorer's: setting_checks.scorer_facts; a monitor's and a queue's: their modules)."""
 
 
 class Relation(Protocol):
@@ -78,8 +81,7 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class Within:
+class Within(NamedTuple):
     """The value lies in the range its unit has for its owner: a share in 0..1, a score in
     the range of the scores."""
 
@@ -96,8 +98,7 @@ class Within:
         return None
 
 
-@dataclass(frozen=True)
-class MarginBelow:
+class MarginBelow(NamedTuple):
     """A margin on the score's scale that leaves some scores out: past `share` of the
     room around the pass line, every score is inside it (a cascade sends every item on) or
     no spread exceeds it (a jury never disagrees)."""
@@ -124,8 +125,7 @@ class MarginBelow:
         )
 
 
-@dataclass(frozen=True)
-class NeedsAbove:
+class NeedsAbove(NamedTuple):
     """Above `when_above`, the setting acts only when `other` (a fact of its owner) is
     above `above`."""
 
@@ -143,8 +143,7 @@ class NeedsAbove:
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
 
 
-@dataclass(frozen=True)
-class Distinct:
+class Distinct(NamedTuple):
     """The items of a list differ."""
 
     why: str
@@ -158,8 +157,7 @@ class Distinct:
         return Found(f"{items[again]!r} is named more than once: {self.why}", self.code, (again,))
 
 
-@dataclass(frozen=True)
-class NeedsSibling:
+class NeedsSibling(NamedTuple):
     """When the setting has the value `equals`, the sibling `other` must be written."""
 
     equals: str
@@ -173,8 +171,7 @@ class NeedsSibling:
         return Found(f"{self.equals} needs `{self.other}:` beside it ({self.why}): {self.instead}")
 
 
-@dataclass(frozen=True)
-class AtMostSibling:
+class AtMostSibling(NamedTuple):
     """A count no larger than the sibling `other` (when that is a count too)."""
 
     other: str
@@ -187,8 +184,7 @@ class AtMostSibling:
         return Found(f"{value:g} outcomes are needed before it alerts, but its {self.other} holds at most {other}: {self.why}")
 
 
-@dataclass(frozen=True)
-class AmongValues:
+class AmongValues(NamedTuple):
     """Items that are values of the field they label (a fact naming the values, when known):
     one written otherwise than a value only by its case, or none of them a value at all, is
     compared with the field's values as they are and never equals one."""
@@ -214,8 +210,20 @@ class AmongValues:
         )
 
 
-@dataclass(frozen=True)
-class HoldsLeastAnswer:
+class AmongNames(NamedTuple):
+    """A name that is one of the names a fact gives (the fields of what it points into), when known."""
+
+    names: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known = setting.fact(self.names)
+        if not known or setting.value in known:
+            return None
+        return Found(f"{setting.value!r} is not one of {self.what} ({', '.join(known)}){did_you_mean(str(setting.value), known)}: name one of them")
+
+
+class HoldsLeastAnswer(NamedTuple):
     """A token limit that holds the shortest answer the step's schema accepts (fact
     `least_answer`: its tokens, characters, what makes it long, and the step)."""
 
@@ -232,8 +240,7 @@ class HoldsLeastAnswer:
         )
 
 
-@dataclass(frozen=True)
-class CanHold:
+class CanHold(NamedTuple):
     """A condition (`above:` or `below:`, by the setting's name) that some value of what it
     watches meets: the sibling `unit_by` decides the unit (a share runs 0 to 1, a score the
     range of the scores)."""
@@ -259,8 +266,7 @@ class CanHold:
         )
 
 
-@dataclass(frozen=True)
-class SettingRule:
+class SettingRule(NamedTuple):
     """One setting: where it is written, its unit, and what it is held to."""
 
     path: str
@@ -284,6 +290,7 @@ _STATISTIC_UNITS = {
     **dict.fromkeys(("mean", "p50", "p95"), Unit.SCORE),
 }
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
+_ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
 _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
 
 
@@ -441,8 +448,8 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("queues.*.note", Unit.FLAG),
     SettingRule("queues.*.steps", Unit.GROUP),
     SettingRule("queues.*.steps.answers", Unit.NAME),
-    SettingRule("queues.*.steps.text", Unit.NAME),
-    SettingRule("queues.*.steps.judged", Unit.NAME),
+    SettingRule("queues.*.steps.text", Unit.NAME, (_ENTRY_FIELD,)),
+    SettingRule("queues.*.steps.judged", Unit.NAME, (_ENTRY_FIELD,)),
     SettingRule("queues.*.steps.choices", Unit.NAME, (AmongValues("judged_values", "the field it labels"),)),
     SettingRule("queues.*.highlight", Unit.NAME),
     SettingRule("queues.*.show", Unit.WORD),
