@@ -124,6 +124,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("majority_without_threshold", 1, [
         "majority_without_threshold/catalog.yaml:7:18: scorers.jury-hallucination.judges.aggregate: majority needs `threshold:` beside it (each judge's verdict is its score against the pass line): add `threshold:` beside `aggregate:`, on the score's scale (e.g. the scorer's own pass line), or aggregate by `mean`",
     ]),
+    ("monitor_pass_rate_without_threshold", 1, [
+        "monitor_pass_rate_without_threshold/catalog.yaml:8:16: monitors.passing_less.statistic: pass_rate needs `threshold:` beside it (a pass rate is the share of scores on the good side of a pass line): add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
+    ]),
     ("queue_choices_in_other_case", 1, [
         "queue_choices_in_other_case/catalog.yaml:12:17: queues.claims-review.steps.choices: 'Yes' is not a value of the field it labels ('yes', 'no'): answers are compared as written, so it never agrees with the judge's; write the field's own values; did you mean 'yes'?",
     ]),

@@ -196,8 +196,6 @@ class Monitor(_Strict):
     def _condition(self) -> Monitor:
         if (self.above is None) == (self.below is None):
             raise ValueError(f"monitor {self.name or self.scorer!r}: give exactly one of `above` and `below` (the condition that alerts)")
-        if self.statistic == "pass_rate" and self.threshold is None:
-            raise ValueError("statistic pass_rate needs `threshold` (the pass mark of a score)")
         return self
 
     @property

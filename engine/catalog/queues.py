@@ -31,7 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
 from .monitors import parse_duration
@@ -63,15 +63,6 @@ class LabelSpec(_Strict):
     )
     categories: list[str] | None = Field(default=None, description="A category label's choices")
     flag: list[str] | None = Field(default=None, description="The categories that mean the scorer should flag the item")
-
-    @field_validator("flag")
-    @classmethod
-    def _flag_among_categories(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        categories = info.data.get("categories") or []
-        unknown = [name for name in value or [] if categories and name not in categories]
-        if unknown:
-            raise ValueError(f"{unknown[0]!r} is not one of the categories ({', '.join(categories)})")
-        return value
 
     @model_validator(mode="after")
     def _categories(self) -> LabelSpec:

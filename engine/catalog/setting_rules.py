@@ -223,6 +223,24 @@ class AmongNames(NamedTuple):
         return Found(f"{setting.value!r} is not one of {self.what} ({', '.join(known)}){did_you_mean(str(setting.value), known)}: name one of them")
 
 
+class AmongSibling(NamedTuple):
+    """Items that are among the items of the sibling `other` (a label's flagged categories
+    among its categories)."""
+
+    other: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known, items = setting.sibling(self.other), setting.value
+        if not isinstance(known, list) or not known or not isinstance(items, list):
+            return None
+        wrong = next((index for index, item in enumerate(items) if item not in known), None)
+        if wrong is None:
+            return None
+        named = ", ".join(map(str, known))
+        return Found(f"{items[wrong]!r} is not one of {self.what} ({named}){did_you_mean(str(items[wrong]), map(str, known))}: name one of them", at=(wrong,))
+
+
 class HoldsLeastAnswer(NamedTuple):
     """A token limit that holds the shortest answer the step's schema accepts (fact
     `least_answer`: its tokens, characters, what makes it long, and the step)."""
@@ -289,6 +307,10 @@ _STATISTIC_UNITS = {
     **dict.fromkeys(("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"), Unit.SHARE),
     **dict.fromkeys(("mean", "p50", "p95"), Unit.SCORE),
 }
+_PASS_RATE = NeedsSibling(
+    "pass_rate", "threshold", "a pass rate is the share of scores on the good side of a pass line",
+    "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
+)
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
 _ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
 _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
@@ -417,7 +439,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*", Unit.GROUP),
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
-    SettingRule("monitors.*.statistic", Unit.WORD),
+    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION,)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION,)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(),)),
@@ -444,7 +466,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("queues.*.label", Unit.GROUP),
     SettingRule("queues.*.label.kind", Unit.WORD),
     SettingRule("queues.*.label.categories", Unit.NAME),
-    SettingRule("queues.*.label.flag", Unit.NAME),
+    SettingRule("queues.*.label.flag", Unit.NAME, (AmongSibling("categories", "the categories"),)),
     SettingRule("queues.*.note", Unit.FLAG),
     SettingRule("queues.*.steps", Unit.GROUP),
     SettingRule("queues.*.steps.answers", Unit.NAME),
