@@ -64,7 +64,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "loop_variable_after_loop/prompts/tone/reason.j2:5:36: professional-tone.explain: 'judgement' is set only inside the `{% for %}` at line 2: here it is not defined, and rendering fails",
     ]),
     ("max_tokens_below_least_answer", 0, [
-        'max_tokens_below_least_answer/catalog.yaml:9:19: warning: thorough-review.review: max_tokens 60 is less than the shortest answer its schema accepts, about 107 tokens (428 characters of JSON; evaluation needs at least 400 characters): every answer would be cut off; raise max_tokens [max-tokens]',
+        "max_tokens_below_least_answer/catalog.yaml:9:19: warning: scorers.thorough-review.judge.max_tokens: 60 (a number of tokens) is less than the shortest answer the schema of step 'review' accepts, about 107 tokens (428 characters of JSON; evaluation needs at least 400 characters): every answer would be cut off; raise max_tokens to 107 or more [max-tokens]",
     ]),
     ("monitor_above_nan", 1, [
         'monitor_above_nan/catalog.yaml:10:12: monitors.hallucination_rising.above: no value is above NaN (.nan): the monitor would never alert',
@@ -110,6 +110,54 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("yaml_tab", 1, [
         'yaml_tab/catalog.yaml:5:1: invalid YAML: YAML does not allow tabs for indentation; use spaces',
+    ]),
+    # -- settings held to their units and to the settings they depend on (engine/catalog/setting_rules.py)
+    ("cascade_margin_in_points", 1, [
+        "cascade_margin_in_points/catalog.yaml:7:15: scorers.strict-hallucination.cascade.margin: 1 is on the score's scale (strict-hallucination's scores run 0 to 1): a margin of 0.5 or more sends every item to the strong judge; write a margin below 0.5, e.g. 0.1",
+    ]),
+    ("jury_margin_wider_than_scores", 1, [
+        "jury_margin_wider_than_scores/catalog.yaml:7:15: scorers.jury-hallucination.judges.margin: 30 is on the score's scale (jury-hallucination's scores run 0 to 1): a margin of 1 or more is wider than any two scores can be apart, so the judges never disagree; write a margin below 1, e.g. 0.1",
+    ]),
+    ("jury_model_repeated", 0, [
+        "jury_model_repeated/catalog.yaml:6:71: warning: scorers.jury-hallucination.judges.models: 'openai/gpt-4o-mini' is named more than once: the same model twice is one judge counted twice (at temperature 0 its answers are the same) [repeated-judge]",
+    ]),
+    ("majority_without_threshold", 1, [
+        "majority_without_threshold/catalog.yaml:7:18: scorers.jury-hallucination.judges.aggregate: majority needs `threshold:` beside it (each judge's verdict is its score against the pass line): add `threshold:` beside `aggregate:`, on the score's scale (e.g. the scorer's own pass line), or aggregate by `mean`",
+    ]),
+    ("monitor_pass_rate_without_threshold", 1, [
+        "monitor_pass_rate_without_threshold/catalog.yaml:8:16: monitors.passing_less.statistic: pass_rate needs `threshold:` beside it (a pass rate is the share of scores on the good side of a pass line): add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
+    ]),
+    ("queue_choices_in_other_case", 1, [
+        "queue_choices_in_other_case/catalog.yaml:12:17: queues.claims-review.steps.choices: 'Yes' is not a value of the field it labels ('yes', 'no'): answers are compared as written, so it never agrees with the judge's; write the field's own values; did you mean 'yes'?",
+    ]),
+    # -- what the prompt asks for against what the schema accepts (engine/catalog/prompt_answers.py)
+    ("prompt_key_misspelt", 0, [
+        "prompt_key_misspelt/prompts/polite.j2:6:54: warning: politeness.judge: the prompt shows the key 'verdcit' in a JSON example, but the answer schema polite.yaml has no field 'verdcit'; did you mean 'verdict'? (its fields: reason, verdict): the judge is told to write what its answer cannot hold [prompt-key]",
+    ]),
+    ("prompt_lists_a_word_the_schema_refuses", 0, [
+        'prompt_lists_a_word_the_schema_refuses/prompts/context-relevance/analyze.j2:6:3: warning: retrieval-relevance.analyze: the prompt shows "partly" in a list of the values of relevance, but relevance in context_relevance_verdicts.yaml is one of \'high\', \'partial\', \'none\': \'partly\' is none of them; did you mean \'partial\'?; ask for the schema\'s own values [prompt-value]',
+    ]),
+    ("prompt_value_in_other_case", 0, [
+        'prompt_value_in_other_case/prompts/polite.j2:6:65: warning: politeness.judge: the prompt shows "verdict": "Yes" in a JSON example, but verdict in polite.yaml is one of \'yes\', \'no\': the answer must be written \'yes\': the case counts; ask for the schema\'s own values [prompt-value]',
+    ]),
+    ("prompt_offers_a_word_the_schema_refuses", 0, [
+        'prompt_offers_a_word_the_schema_refuses/prompts/polite.j2:5:40: warning: politeness.judge: the prompt shows "unsure" on a line about verdict, but verdict in polite.yaml is one of \'yes\', \'no\': \'unsure\' is none of them; ask for the schema\'s own values [prompt-value]',
+    ]),
+    # -- literal text (engine/catalog/literal_text.py)
+    ("backspace_in_pattern", 0, [
+        "backspace_in_pattern/catalog.yaml:7:17: warning: scorers.no-error-word.options.pattern: the pattern holds a backspace, not `\\b`: in double quotes YAML reads `\\b` as a backspace; use single quotes ('...\\b...'), or write `\\\\b` [control-character]",
+    ]),
+    ("language_code_of_another_language", 0, [
+        "language_code_of_another_language/catalog.yaml:8:17: warning: scorers.korean-keywords.options.language: 'kr' is Kanuri, but the scorer's text names Korean: Korean is 'ko' [language-code]",
+    ]),
+    ("model_of_another_provider", 0, [
+        "model_of_another_provider/catalog.yaml:6:14: warning: scorers.strict-hallucination.judge.model: gpt-4o is a model of openai, not one anthropic serves: write openai/gpt-4o (or the prefix of the service that hosts it) [model-provider]",
+    ]),
+    ("queue_field_not_in_entries", 1, [
+        "queue_field_not_in_entries/catalog.yaml:11:15: queues.claims-review.steps.judged: 'verdikt' is not one of the fields of each entry of the labelled answer (statement, verdict, reason); did you mean 'verdict'?: name one of them",
+    ]),
+    ("samples_at_temperature_zero", 0, [
+        "samples_at_temperature_zero/catalog.yaml:7:16: warning: scorers.strict-hallucination.cascade.samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample [samples-never-differ]",
     ]),
 ]
 
@@ -230,8 +278,10 @@ AUTHORING = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
 
 
 def test_the_docs_quote_each_check_as_it_prints() -> None:
-    section = AUTHORING[AUTHORING.index("### What `check` understands of a scorer") : AUTHORING.index("## Checks across options")]
-    quoted = [line for block in re.findall(r"```text\n(.*?)```", section, re.DOTALL) for line in block.splitlines()]
+    understands = AUTHORING[AUTHORING.index("### What `check` understands of a scorer") : AUTHORING.index("## Checks across options")]
+    proves = AUTHORING[AUTHORING.index("## What check proves") :]
+    proves = proves[: proves.find("\n## ", 1) if "\n## " in proves[1:] else len(proves)]
+    quoted = [line for block in re.findall(r"```text\n(.*?)```", understands + proves, re.DOTALL) for line in block.splitlines()]
     assert sorted(quoted) == sorted(line for _, _, expected in MISTAKES for line in expected)  # every case, each as printed
 
 

@@ -292,7 +292,8 @@ def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDef
 
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
     steps = {scorer_id: [step.id for step in definition.steps] for scorer_id, (definition, _) in compiled.items()} if compiled is not None else None
-    return queues_in(source.data, source.path, known, steps)
+    answers = {scorer_id: {step.id: step.answer_model for step in plan.steps} for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
+    return queues_in(source.data, source.path, known, steps, answers)
 
 
 def summary(catalog: Catalog) -> list[dict[str, Any]]:

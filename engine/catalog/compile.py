@@ -36,8 +36,9 @@ from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
 from .declarations import Declarations, Uses, as_read, scale_of
 from .placing import Placing
-from .lints import values_below
+from .lints import score_range, values_below
 from .schema_limits import refused_defaults
+from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
 from .run_scope import run_names
@@ -214,7 +215,6 @@ class ScorerCompiler(Placing):
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
             declarations.unused(steps)
-        declarations.token_limits(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
         plan = ScorerPlan(
@@ -244,7 +244,7 @@ class ScorerCompiler(Placing):
             score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
-        declarations.thresholds(plan)
+        self.settings_held(held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw, lambda: score_range(plan, plan.options_model()))), raw)
         if self.problems:
             raise CatalogErrors(self.problems)
         return plan

@@ -2,13 +2,12 @@
 
 - its score against its scale: a score that reads `options.scale` runs from 0 to the scale,
   and the range its expression can take (found by the expression checks, from the bounds of
-  the answers and options it reads) must fit; its `threshold:` (and its jury's) must lie in
-  the scores' range;
+  the answers and options it reads) must fit (its settings on the score's scale, a
+  threshold among them, are held to that range by setting_checks.py);
 - its own options, each read by some template, expression or rule (else passing it changes
   nothing);
 - its steps that ask a judge, each read by a later step (else its call is paid for nothing),
   its worked examples shown by the step's prompt, and its context read where it is declared;
-- the token limit of each judge step against the shortest answer its schema accepts.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from ..scoring.plan import ScorerPlan, StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
 from .findings import bare, operator_symbol, written
-from .schema_limits import least_answer, least_tokens
 from .source import CatalogSource, Place, position, span_of
 from .spec import ScorerDefinition
 from .templates import parse_expression
@@ -189,38 +187,6 @@ class Declarations:
             except (KeyError, IndexError, TypeError):
                 return None
         return node
-
-    def thresholds(self, plan: ScorerPlan) -> None:
-        """The scorer's `threshold:` and its jury's, each in the range of its scores."""
-        from .lints import threshold_off_scale
-
-        defaults = plan.options_model()
-        for loc, threshold in ((["threshold"], self.definition.threshold), (["judges", "threshold"], self.definition.judges.threshold if self.definition.judges else None)):
-            off = threshold_off_scale(threshold, plan, defaults)
-            if off is not None:
-                where = self.place(loc) or Place(str(self.compiler.source.path), 0, 0)
-                self.compiler.problems.append(ConfigError(f"{self.label}.{'.'.join(loc)}: {off}", where.file, where.line or None, where.column))
-
-    # -- limits that can never be met
-
-    def token_limits(self, steps: Sequence[StepPlan | None]) -> None:
-        """A step's max_tokens below the shortest answer its schema accepts: every answer is cut off."""
-        for index, spec in enumerate(self.definition.steps):
-            plan = next((step for step in steps if step is not None and step.id == spec.id), None)
-            if plan is None or plan.sampling is None or plan.answer_model is None or plan.sampling.max_tokens is None:
-                continue
-            answer, long = least_answer(plan.answer_model)
-            tokens = least_tokens(answer)
-            if plan.sampling.max_tokens >= tokens:
-                continue
-            written = next((loc for loc in (["steps", index, "judge", "max_tokens"], ["judge", "max_tokens"]) if self._value(loc) is not None), ["steps", index, "id"])
-            why = f"; {', '.join(long)}" if long else ""
-            self.compiler.warning(
-                "max-tokens",
-                f"{self.definition.id}.{spec.id}: max_tokens {plan.sampling.max_tokens} is less than the shortest answer its schema accepts, "
-                f"about {tokens} tokens ({len(answer)} characters of JSON{why}): every answer would be cut off; raise max_tokens",
-                self.place(written),
-            )
 
     # -- declarations nothing reads (the scorer's own: written in this catalog)
 

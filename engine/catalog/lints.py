@@ -25,6 +25,8 @@ from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
+from .literal_text import control_characters, wrong_codes
+from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
@@ -100,6 +102,10 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
             files |= lints.schema_files()
     for warning in yaml_warnings(files):
         unique.setdefault(_place_and_kind(warning), warning)
+    for path in files:
+        if not any(path.resolve().is_relative_to(place) for place in builtin):
+            for warning in control_characters(source.data if path == source.path else load_shared(path)):
+                unique.setdefault(_place_and_kind(warning), warning)
     kept = [warning for warning in unique.values() if not silenced(warning)]
     return sorted(kept, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
 
@@ -130,6 +136,10 @@ class ScorerLints:
 
     def run(self) -> list[ConfigError]:
         self.enums()
+        self.asked()
+        if self.source.fallback is not None:  # the built-in catalog's codes are held by tests/test_literal_text.py
+            for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
+                self.warn(code, message, place)
         return self.warnings
 
     def schema_files(self) -> set[Path]:
@@ -141,6 +151,21 @@ class ScorerLints:
             if path is not None:
                 found.add(path)
         return found
+
+    # -- what the prompt asks against what the schema accepts
+
+    def asked(self) -> None:
+        for step in self.definition.steps:
+            kind = step_kind(step.kind)
+            written = kind.sources(step)
+            named = written.schema.text if written.schema is not None and kind.asks_judge else None
+            schema = self.source.schema_file(named) if named is not None else None
+            if named is None or schema is None or not written.templates:
+                continue
+            if schema not in self.schemas:
+                self.schemas[schema] = load_shared(schema)
+            names = [template.text for template in written.templates]
+            self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 
     # -- enum values nobody explains
 

@@ -35,13 +35,12 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
-from .source import load_yaml, locate, position, validation_error
+from .setting_checks import Fact, first_problem, held
+from .source import load_yaml, locate, validation_error
 from .suggest import did_you_mean
 
 Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"]
 STATISTICS: tuple[str, ...] = Statistic.__args__  # type: ignore[attr-defined]
-#: The statistics that are shares of the outcomes: from 0 to 1.
-RATES = ("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement")
 #: The widest windows: more outcomes than a live scorer keeps in memory or a check reads from
 #: the store is a window that never fills, and a span past ten years reaches back before any result.
 MOST_OUTCOMES = 1_000_000
@@ -186,37 +185,17 @@ class Monitor(_Strict):
 
     @field_validator("above", "below")
     @classmethod
-    def _can_hold(cls, value: float | None, info: ValidationInfo) -> float | None:
-        """A condition no value of the statistic can meet: the monitor would never alert."""
-        if value is None:
-            return value
-        if math.isnan(value):
-            raise ValueError(f"no value is {info.field_name} NaN (.nan): the monitor would never alert")
-        statistic = info.data.get("statistic")
-        low, high = (0.0, 1.0) if statistic in RATES else (-math.inf, math.inf)
-        never = value >= high if info.field_name == "above" else value <= low
-        if never:
-            percent = f"; a rate is a share: {value:g}% is {value / 100:g}" if statistic in RATES and 1 < value <= 100 else ""
-            raise ValueError(f"{statistic} is never {info.field_name} {value:g} (it runs {low:g} to {high:g}): the monitor would never alert{percent}")
-        return value
-
-    @field_validator("min_samples")
-    @classmethod
-    def _window_holds(cls, value: int, info: ValidationInfo) -> int:
-        window = info.data.get("window")
-        if isinstance(window, int) and value > window:
-            raise ValueError(
-                f"{value} outcomes are needed before it alerts, but its window holds at most {window}: "
-                "the monitor would never alert; lower min_samples, or widen the window"
-            )
+    def _not_nan(cls, value: float | None, info: ValidationInfo) -> float | None:
+        """NaN and infinity are no number a statistic can be past (the units of a condition
+        are held in setting_rules.py)."""
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"no value is {info.field_name} {'NaN (.nan)' if math.isnan(value) else f'{value:g}'}: the monitor would never alert")
         return value
 
     @model_validator(mode="after")
     def _condition(self) -> Monitor:
         if (self.above is None) == (self.below is None):
             raise ValueError(f"monitor {self.name or self.scorer!r}: give exactly one of `above` and `below` (the condition that alerts)")
-        if self.statistic == "pass_rate" and self.threshold is None:
-            raise ValueError("statistic pass_rate needs `threshold` (the pass mark of a score)")
         return self
 
     @property
@@ -276,23 +255,22 @@ def monitors_in(
             file, line = locate(data, ["monitors", name, "scorer"])
             hint = did_you_mean(monitor.scorer, list(known_scorers))
             raise ConfigError(f"monitors.{name}.scorer: unknown scorer {monitor.scorer!r}{hint}", file or path, line)
-        found = (score_ranges or {}).get(monitor.scorer.split("@", 1)[0])
-        if found is not None and monitor.statistic not in RATES:
-            low, high = found
-            condition, value = ("above", monitor.above) if monitor.above is not None else ("below", monitor.below)
-            assert value is not None
-            if (value >= high) if condition == "above" else (value <= low):
-                place = position(data, ["monitors", name, condition], value=True)
-                raise ConfigError(
-                    f"monitors.{name}.{condition}: the {monitor.statistic} of {monitor.scorer}'s scores is never {condition} {value:g} "
-                    f"(its scores run {low:g} to {high:g}): the monitor would never alert",
-                    *(place or (path, None, None)),
-                )
-        direction = (directions or {}).get(monitor.scorer.split("@", 1)[0])
+        scorer = monitor.scorer.split("@", 1)[0]
+        written = data["monitors"][name]
+        problem = first_problem(held("monitors.*", f"monitors.{name}", written, _facts(scorer, score_ranges)), written)
+        if problem is not None:
+            raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
+        direction = (directions or {}).get(scorer)
         if direction is not None:
-            _points_the_right_way(monitor, name, direction, found, data, path)
+            _points_the_right_way(monitor, name, direction, (score_ranges or {}).get(scorer), data, path)
         monitors.append(monitor.model_copy(update={"name": name}))
     return monitors
+
+
+def _facts(scorer: str, score_ranges: Mapping[str, tuple[float, float]] | None) -> dict[str, Fact]:
+    """What a monitor's settings are held to: the range of its scorer's scores, when known."""
+    span = (score_ranges or {}).get(scorer)
+    return {"score_range": lambda _: span, "scores": lambda _: f"{scorer}'s scores"}
 
 
 def as_monitors(monitors: Any) -> list[Monitor]:
@@ -305,6 +283,10 @@ def as_monitors(monitors: Any) -> list[Monitor]:
     for monitor in found:
         if not isinstance(monitor, Monitor):
             raise ConfigError(f"monitors must be Monitor objects or a YAML file path, got {type(monitor).__name__}")
+        written = monitor.model_dump(exclude={"alert"})
+        problem = first_problem(held("monitors.*", f"monitor {monitor.name or monitor.scorer}", written, _facts(monitor.scorer, None)), written)
+        if problem is not None:
+            raise ConfigError(problem[0])
     names = [monitor.name or monitor.scorer for monitor in found]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:

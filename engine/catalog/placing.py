@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .findings import Finding
+from .setting_checks import Held
 from .warning import CatalogWarning
 from .source import CatalogSource, Place, place_in, position, span_of
 
@@ -34,6 +35,15 @@ class Placing:
     def warning(self, code: str, message: str, place: Place | None) -> None:
         file, line, column = place if place is not None else (str(self.source.path), None, None)
         self.warnings.append(CatalogWarning(message, file or str(self.source.path), line, column, code=code))
+
+    def settings_held(self, found: Sequence[Held], data: Any) -> None:
+        """Settings that fail their rows of setting_rules.py, each at its own line in `data`."""
+        for each in found:
+            place = position(data, list(each.loc), value=True)
+            if each.code is None:
+                self.problem(each.message, place)
+            else:
+                self.warning(each.code, each.message, place)
 
     def findings_in_yaml(self, findings: Sequence[Finding], data: Any, loc: Sequence[Any], label: str) -> None:
         """Findings of an expression or short template written as a YAML value, placed in it."""

@@ -31,10 +31,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
 from .monitors import parse_duration
+from .setting_checks import Fact, first_problem, held
 from .source import load_yaml, locate, validation_error
 from .suggest import did_you_mean
 
@@ -62,15 +63,6 @@ class LabelSpec(_Strict):
     )
     categories: list[str] | None = Field(default=None, description="A category label's choices")
     flag: list[str] | None = Field(default=None, description="The categories that mean the scorer should flag the item")
-
-    @field_validator("flag")
-    @classmethod
-    def _flag_among_categories(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        categories = info.data.get("categories") or []
-        unknown = [name for name in value or [] if categories and name not in categories]
-        if unknown:
-            raise ValueError(f"{unknown[0]!r} is not one of the categories ({', '.join(categories)})")
-        return value
 
     @model_validator(mode="after")
     def _categories(self) -> LabelSpec:
@@ -170,10 +162,17 @@ def default_queue(name: str, scorer: str) -> QueueSpec:
     return QueueSpec(name=name, scorer=scorer)
 
 
-def queues_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str] | None = None, steps: Mapping[str, Collection[str]] | None = None) -> list[QueueSpec]:
+def queues_in(
+    data: Mapping[str, Any],
+    path: Path,
+    known_scorers: Collection[str] | None = None,
+    steps: Mapping[str, Collection[str]] | None = None,
+    answers: Mapping[str, Mapping[str, type[BaseModel] | None]] | None = None,
+) -> list[QueueSpec]:
     """The queues of a YAML file's `queues:` section (none without one). `known_scorers` makes
-    an unknown scorer an error at its line, and `steps` (each scorer's step ids) an unknown
-    step in `steps.answers` or `highlight`."""
+    an unknown scorer an error at its line, `steps` (each scorer's step ids) an unknown
+    step in `steps.answers` or `highlight`, and `answers` (each scorer's steps' answer
+    models) choices that are not values of the field they label."""
     if data.get("queues") is None:
         return []
     try:
@@ -195,14 +194,35 @@ def queues_in(data: Mapping[str, Any], path: Path, known_scorers: Collection[str
                         file or path,
                         line,
                     )
+        written = data["queues"][name]
+        model = (answers or {}).get(queue.scorer, {}).get(queue.steps.step) if queue.steps is not None else None
+        facts: dict[str, Fact] = {
+            "judged_values": lambda _: _judged_values(model, queue.steps),
+            "entry_fields": lambda _: list(_entry(model, queue.steps).get("properties", {})),
+        }
+        problem = first_problem(held("queues.*", f"queues.{name}", written, facts), written)
+        if problem is not None:
+            raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
         queues.append(queue.model_copy(update={"name": name}))
     return queues
 
 
-def load_queues(path: str | Path) -> list[QueueSpec]:
-    """The queues of a YAML file's `queues:` section, scorers unchecked."""
-    path = Path(path)
-    data = load_yaml(path)
-    if not isinstance(data, Mapping):
-        raise ConfigError("expected a mapping with a `queues:` section", path)
-    return queues_in(data, path)
+def _entry(model: type[BaseModel] | None, labels: StepLabels | None) -> Mapping[str, Any]:
+    """The JSON Schema of each entry of the answer list a queue's `steps:` labels ({} when unknown)."""
+    if model is None or labels is None:
+        return {}
+    schema = model.model_json_schema()
+    node: Any = schema.get("properties", {}).get(labels.field, {})
+    node = node.get("items", {}) if isinstance(node, Mapping) else {}
+    while isinstance(node, Mapping) and "$ref" in node:
+        node = schema.get("$defs", {}).get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+    return node if isinstance(node, Mapping) else {}
+
+
+def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
+    """The values the judge may give in the field a queue's `steps:` labels (its enum), when known."""
+    if labels is None or labels.judged is None:
+        return None
+    field = _entry(model, labels).get("properties", {}).get(labels.judged, {})
+    values = field.get("enum") if isinstance(field, Mapping) else None
+    return list(values) if isinstance(values, list) else None

@@ -64,12 +64,6 @@ class JurySpec(_Strict):
     def _from_list(cls, value: Any) -> Any:
         return {"models": value} if isinstance(value, list) else value
 
-    @model_validator(mode="after")
-    def _majority_needs_threshold(self) -> JurySpec:
-        if self.aggregate == "majority" and self.threshold is None:
-            raise ValueError("aggregate: majority needs a threshold (the pass line of each judge's verdict)")
-        return self
-
 
 class CascadeSpec(_Strict):
     """The scorer's judge scores every output; one it is unsure of goes to a stronger judge."""

@@ -1,0 +1,149 @@
+"""Each written setting held to its row of setting_rules.py, at its own line: a scorer's
+once it is compiled (what its scores run, what its steps answer, are known then), a
+monitor's and a queue's when their section is read.
+
+What a relation needs to know of the setting's owner is a fact, worked out here and only
+when a relation asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .schema_limits import least_answer, least_tokens
+from .setting_rules import RULES, Found, Unit, rules_under
+from .source import Place, position
+
+if TYPE_CHECKING:
+    from ..scoring.plan import ScorerPlan
+
+#: A fact of a setting's owner, from where the setting is written (its keys below the owner).
+Fact = Callable[[tuple[Any, ...]], Any]
+
+
+class Held(NamedTuple):
+    """A setting that fails its row: where it is written, its message, its warning code."""
+
+    loc: tuple[Any, ...]
+    message: str
+    code: str | None
+
+
+class _Written(NamedTuple):
+    label: str
+    value: Any
+    unit: Unit
+    parent: Any
+    facts: Mapping[str, Fact]
+    loc: tuple[Any, ...]
+
+    def sibling(self, name: str) -> Any:
+        return self.parent.get(name) if isinstance(self.parent, Mapping) else None
+
+    def fact(self, name: str) -> Any:
+        found = self.facts.get(name)
+        return found(self.loc) if found is not None else None
+
+
+def _written(data: Any, parts: Sequence[str], loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
+    """Every value written along `parts` (`*`: every key or item), with its keys and the
+    mapping holding it."""
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        keys: list[Any] = list(data) if isinstance(data, Mapping) else list(range(len(data))) if isinstance(data, list) else []
+    else:
+        keys = [head] if isinstance(data, Mapping) and head in data else []
+    for key in keys:
+        value = data[key]
+        if value is None:
+            continue
+        if rest:
+            yield from _written(value, rest, (*loc, key))
+        else:
+            yield (*loc, key), value, data
+
+
+def written_settings(prefix: str, data: Any, unit: Unit) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every setting of `unit` under `prefix` written in `data` (the owner's mapping), with its keys."""
+    start = f"{prefix}."
+    for rule in RULES:
+        if rule.unit is unit and rule.path.startswith(start):
+            for loc, value, _ in _written(data, rule.path[len(start) :].split(".")):
+                yield loc, value
+
+
+def _named(data: Any, loc: Sequence[Any]) -> str:
+    """`loc` as a message names it: a list's item by its `id` when it has one."""
+    parts, node = [], data
+    for part in loc:
+        node = node[part] if isinstance(node, (Mapping, list)) else None
+        parts.append(str(node["id"]) if isinstance(part, int) and isinstance(node, Mapping) and "id" in node else str(part))
+    return ".".join(parts)
+
+
+def held(prefix: str, label: str, data: Any, facts: Mapping[str, Fact]) -> list[Held]:
+    """What the settings under `prefix` (a row's path up to the owner, `scorers.*`) written
+    in `data` (the owner's mapping, named `label`) fail of their rows."""
+    found: list[Held] = []
+    for parts, rule in rules_under(prefix):
+        for loc, value, parent in _written(data, parts):
+            name = f"{label}.{_named(data, loc)}"
+            setting = _Written(name, value, rule.unit, parent, facts, loc)
+            for relation in rule.relations:
+                result: Found | None = relation.check(setting)
+                if result is not None:
+                    found.append(Held((*loc, *result.at), f"{name}: {result.message}", result.code))
+    return found
+
+
+# -- a scorer's facts
+
+
+def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[float, float] | None]) -> dict[str, Fact]:
+    """What a scorer's settings are held to: the range of its scores (`score_range`, worked
+    out when a relation asks), its pass line, the temperature its judge samples at, the
+    shortest answer each judge step accepts."""
+    span = functools.cache(score_range)
+
+    def threshold(_: tuple[Any, ...]) -> float | None:
+        found = span()
+        return plan.threshold if plan.threshold is not None else (found[0] + found[1]) / 2 if found else None
+
+    temperatures = [step.sampling.temperature for step in plan.steps if step.sampling is not None]
+    return {
+        "score_range": lambda _: span(),
+        "scores": lambda _: f"{plan.id}'s scores",
+        "scale_said": lambda _: " (the `scale` option)" if plan.on_scale else "",
+        "threshold": threshold,
+        "temperature": lambda _: max(temperatures) if temperatures else None,
+        "least_answer": lambda loc: _least_answer(plan, raw, loc),
+    }
+
+
+def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, int, list[str], str] | None:
+    """The longest of the shortest answers the steps a `max_tokens` written at `loc` limits
+    accept: a step's own, or the scorer's for the steps that set none of their own."""
+    steps = raw.get("steps") if isinstance(raw, Mapping) else None
+    written = [step for step in steps if isinstance(step, Mapping)] if isinstance(steps, list) else []
+    if loc[0] == "steps":
+        ids = {written[loc[1]].get("id")} if loc[1] < len(written) else set()
+    else:
+        ids = {step.get("id") for step in written if not (isinstance(step.get("judge"), Mapping) and step["judge"].get("max_tokens") is not None)}
+    longest: tuple[int, int, list[str], str] | None = None
+    for step in plan.steps:
+        if step.id in ids and step.answer_model is not None and step.sampling is not None:
+            answer, long = least_answer(step.answer_model)
+            tokens = least_tokens(answer)
+            if longest is None or tokens > longest[0]:
+                longest = (tokens, len(answer), long, step.id)
+    return longest
+
+
+def first_problem(found: Sequence[Held], data: Any) -> tuple[str, Place | None] | None:
+    """The first of `found` that is a problem (a section of its own stops at it), with its place in `data`."""
+    for each in found:
+        if each.code is None:
+            return each.message, position(data, list(each.loc), value=True)
+    return None

@@ -1,0 +1,492 @@
+"""Every setting of the catalog format, with its unit and how it is held to the settings it
+depends on: one row each, read by setting_checks.py. A setting is named by its path from the
+top of a catalog file, `*` standing for any key of a mapping or item of a list
+(`scorers.*.cascade.margin`).
+
+A new setting adds a row here (tests/test_setting_rules.py fails for a field of the spec's
+models that has none); a new kind of relation is a class below, the only code a row may need.
+"""
+
+# Annotations are evaluated here, not kept as text: NamedTuple would compile each text
+# into a ForwardRef when the module loads, which every `scorers check` pays for.
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, NamedTuple, Protocol
+
+from .suggest import did_you_mean
+
+
+class Unit(Enum):
+    """What a setting's number or text stands for, as a message says it."""
+
+    SCORE = "on the score's scale"
+    COUNT = "a count"
+    TOKENS = "a number of tokens"
+    SHARE = "a share, from 0 to 1"
+    TEMPERATURE = "a sampling temperature, from 0 (always the likeliest answer) to 2"
+    SECONDS = "seconds"
+    PER_MINUTE = "a rate per minute"
+    DURATION = "a duration: a number and a unit (90s, 30m, 6h, 7d, 2w)"
+    TEXT = "text"
+    NAME = "a name"
+    MODEL = "a model, 'provider/model'"
+    WORD = "one of the words the format lists"
+    FLAG = "true or false"
+    EXPRESSION = "an expression"
+    TEMPLATE = "a template file under the prompts folder"
+    SCHEMA = "an answer schema file under the schemas folder"
+    JSON_SCHEMA = "a JSON Schema"
+    FOLDER = "a folder, relative to the catalog file"
+    URL = "a URL"
+    VARIABLE = "the name of an environment variable"
+    NUMBER = "a number"
+    GROUP = "a group of settings"
+    ANY = "any value (the answer's or option's own)"
+
+
+class Found(NamedTuple):
+    """What a relation found wrong: the message's text after the setting's name, and the
+    code of a warning (None: a problem, the setting can never do what it says)."""
+
+    message: str
+    code: str | None = None
+    #: Where inside the setting it is (an item of a list), when not the whole setting.
+    at: tuple[Any, ...] = ()
+
+
+class Setting(Protocol):
+    """One written setting, as a relation sees it (setting_checks.py gives it)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def unit(self) -> Unit: ...
+
+    def sibling(self, name: str) -> Any:
+        """The value of a setting beside this one (None when not written)."""
+
+    def fact(self, name: str) -> Any:
+        """What the checker knows of the setting's owner (a scorer's: setting_checks.scorer_facts; a monitor's and a queue's: their modules)."""
+
+
+class Relation(Protocol):
+    def check(self, setting: Setting) -> Found | None: ...
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+class Within(NamedTuple):
+    """The value lies in the range its unit has for its owner: a share in 0..1, a score in
+    the range of the scores."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value = _number(setting.value)
+        if value is None:
+            return None
+        if setting.unit is Unit.SHARE and not 0 <= value <= 1:
+            percent = f"; a share is written as a fraction: {value:g}% is {value / 100:g}" if 1 < value <= 100 else ""
+            return Found(f"{value:g} is outside 0 to 1 ({Unit.SHARE.value}): write a value from 0 to 1{percent}")
+        span = setting.fact("score_range") if setting.unit is Unit.SCORE else None
+        if span is not None and not span[0] <= value <= span[1]:
+            return Found(f"{value:g} is outside the range of {setting.fact('scores')}, {span[0]:g} to {span[1]:g}{setting.fact('scale_said')}")
+        return None
+
+
+class MarginBelow(NamedTuple):
+    """A margin on the score's scale that leaves some scores out: past `share` of the
+    room around the pass line, every score is inside it (a cascade sends every item on) or
+    no spread exceeds it (a jury never disagrees)."""
+
+    what: str
+    around_pass_line: bool
+
+    def check(self, setting: Setting) -> Found | None:
+        value, span = _number(setting.value), setting.fact("score_range")
+        if value is None or span is None:
+            return None
+        low, high = span
+        if self.around_pass_line:
+            line = _number(setting.sibling("threshold"))
+            line = line if line is not None else setting.fact("threshold")
+            limit = max(line - low, high - line) if line is not None and low <= line <= high else (high - low) / 2
+        else:
+            limit = high - low
+        if value < limit:
+            return None
+        return Found(
+            f"{value:g} is {Unit.SCORE.value} ({setting.fact('scores')} run {low:g} to {high:g}): a margin of {limit:g} or more {self.what}; "
+            f"write a margin below {limit:g}, e.g. {round((high - low) / 10, 6):g}"
+        )
+
+
+class NeedsAbove(NamedTuple):
+    """Above `when_above`, the setting acts only when `other` (a fact of its owner) is
+    above `above`."""
+
+    when_above: float
+    other: str
+    above: float
+    why: str
+    instead: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.fact(self.other)
+        if value is None or value <= self.when_above or other is None or other > self.above:
+            return None
+        return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
+class Distinct(NamedTuple):
+    """The items of a list differ."""
+
+    why: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        items = setting.value if isinstance(setting.value, list) else []
+        again = next((index for index, item in enumerate(items) if item in items[:index]), None)
+        if again is None:
+            return None
+        return Found(f"{items[again]!r} is named more than once: {self.why}", self.code, (again,))
+
+
+class NeedsSibling(NamedTuple):
+    """When the setting has the value `equals`, the sibling `other` must be written."""
+
+    equals: str
+    other: str
+    why: str
+    instead: str
+
+    def check(self, setting: Setting) -> Found | None:
+        if setting.value != self.equals or setting.sibling(self.other) is not None:
+            return None
+        return Found(f"{self.equals} needs `{self.other}:` beside it ({self.why}): {self.instead}")
+
+
+class AtMostSibling(NamedTuple):
+    """A count no larger than the sibling `other` (when that is a count too)."""
+
+    other: str
+    why: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.sibling(self.other)
+        if value is None or not isinstance(other, int) or isinstance(other, bool) or value <= other:
+            return None
+        return Found(f"{value:g} outcomes are needed before it alerts, but its {self.other} holds at most {other}: {self.why}")
+
+
+class AmongValues(NamedTuple):
+    """Items that are values of the field they label (a fact naming the values, when known):
+    one written otherwise than a value only by its case, or none of them a value at all, is
+    compared with the field's values as they are and never equals one."""
+
+    values: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        allowed = [str(value) for value in setting.fact(self.values) or []]
+        items = [str(item) for item in (setting.value if isinstance(setting.value, list) else [setting.value])]
+        if not allowed:
+            return None
+        folded = {value.casefold() for value in allowed}
+        wrong = next((index for index, item in enumerate(items) if item not in allowed and item.casefold() in folded), None)
+        if wrong is None and not any(item in allowed for item in items):
+            wrong = 0 if items else None
+        if wrong is None:
+            return None
+        return Found(
+            f"{items[wrong]!r} is not a value of {self.what} ({', '.join(map(repr, allowed))}): answers are compared as written, "
+            f"so it never agrees with the judge's; write the field's own values{did_you_mean(items[wrong], allowed)}",
+            at=(wrong,) if isinstance(setting.value, list) else (),
+        )
+
+
+class AmongNames(NamedTuple):
+    """A name that is one of the names a fact gives (the fields of what it points into), when known."""
+
+    names: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known = setting.fact(self.names)
+        if not known or setting.value in known:
+            return None
+        return Found(f"{setting.value!r} is not one of {self.what} ({', '.join(known)}){did_you_mean(str(setting.value), known)}: name one of them")
+
+
+class AmongSibling(NamedTuple):
+    """Items that are among the items of the sibling `other` (a label's flagged categories
+    among its categories)."""
+
+    other: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known, items = setting.sibling(self.other), setting.value
+        if not isinstance(known, list) or not known or not isinstance(items, list):
+            return None
+        wrong = next((index for index, item in enumerate(items) if item not in known), None)
+        if wrong is None:
+            return None
+        named = ", ".join(map(str, known))
+        return Found(f"{items[wrong]!r} is not one of {self.what} ({named}){did_you_mean(str(items[wrong]), map(str, known))}: name one of them", at=(wrong,))
+
+
+class HoldsLeastAnswer(NamedTuple):
+    """A token limit that holds the shortest answer the step's schema accepts (fact
+    `least_answer`: its tokens, characters, what makes it long, and the step)."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, least = _number(setting.value), setting.fact("least_answer")
+        if value is None or least is None or value >= least[0]:
+            return None
+        tokens, characters, long, step = least
+        why = f"; {', '.join(long)}" if long else ""
+        return Found(
+            f"{value:g} ({setting.unit.value}) is less than the shortest answer the schema of step {step!r} accepts, about {tokens} tokens "
+            f"({characters} characters of JSON{why}): every answer would be cut off; raise max_tokens to {tokens} or more",
+            "max-tokens",
+        )
+
+
+class CanHold(NamedTuple):
+    """A condition (`above:` or `below:`, by the setting's name) that some value of what it
+    watches meets: the sibling `unit_by` decides the unit (a share runs 0 to 1, a score the
+    range of the scores)."""
+
+    unit_by: str
+    units: Mapping[str, Unit]
+
+    def check(self, setting: Setting) -> Found | None:
+        value, watched = _number(setting.value), str(setting.sibling(self.unit_by))
+        unit = self.units.get(watched)
+        span = (0.0, 1.0) if unit is Unit.SHARE else setting.fact("score_range") if unit is Unit.SCORE else None
+        if value is None or span is None:
+            return None
+        above = setting.label.endswith(".above")
+        if (value < span[1]) if above else (value > span[0]):
+            return None
+        condition = "above" if above else "below"
+        if unit is Unit.SHARE:
+            percent = f"; a rate is a share: {value:g}% is {value / 100:g}" if 1 < value <= 100 else ""
+            return Found(f"{watched} is never {condition} {value:g} (it runs 0 to 1): the monitor would never alert{percent}")
+        return Found(
+            f"the {watched} of {setting.fact('scores')} is never {condition} {value:g} (its scores run {span[0]:g} to {span[1]:g}): the monitor would never alert"
+        )
+
+
+class SettingRule(NamedTuple):
+    """One setting: where it is written, its unit, and what it is held to."""
+
+    path: str
+    unit: Unit
+    relations: tuple[Relation, ...] = ()
+
+
+_SAMPLES_AT_ZERO = NeedsAbove(
+    1, "temperature", 0, "samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more",
+    "give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample", "samples-never-differ",
+)
+_CASCADE_MARGIN = MarginBelow("sends every item to the strong judge", around_pass_line=True)
+_JURY_MARGIN = MarginBelow("is wider than any two scores can be apart, so the judges never disagree", around_pass_line=False)
+_JURY_MODELS = Distinct("the same model twice is one judge counted twice (at temperature 0 its answers are the same)", "repeated-judge")
+_MAJORITY = NeedsSibling(
+    "majority", "threshold", "each judge's verdict is its score against the pass line",
+    "add `threshold:` beside `aggregate:`, on the score's scale (e.g. the scorer's own pass line), or aggregate by `mean`",
+)
+_STATISTIC_UNITS = {
+    **dict.fromkeys(("pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"), Unit.SHARE),
+    **dict.fromkeys(("mean", "p50", "p95"), Unit.SCORE),
+}
+_PASS_RATE = NeedsSibling(
+    "pass_rate", "threshold", "a pass rate is the share of scores on the good side of a pass line",
+    "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
+)
+_CONDITION = CanHold("statistic", _STATISTIC_UNITS)
+_ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
+_MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
+
+
+def _sampling(prefix: str) -> tuple[SettingRule, ...]:
+    """The sampling settings of a judge (the scorer's, a step's, the file's defaults)."""
+    return (
+        SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE),
+        SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(),)),
+        SettingRule(f"{prefix}.top_p", Unit.SHARE),
+        SettingRule(f"{prefix}.seed", Unit.NUMBER),
+        SettingRule(f"{prefix}.reasks", Unit.COUNT),
+        SettingRule(f"{prefix}.reasoning_effort", Unit.WORD),
+        SettingRule(f"{prefix}.system", Unit.TEMPLATE),
+    )
+
+
+def _judge(prefix: str) -> tuple[SettingRule, ...]:
+    return (
+        SettingRule(prefix, Unit.GROUP),
+        *_sampling(prefix),
+        SettingRule(f"{prefix}.model", Unit.MODEL),
+        SettingRule(f"{prefix}.rpm", Unit.PER_MINUTE),
+        SettingRule(f"{prefix}.tpm", Unit.PER_MINUTE),
+        SettingRule(f"{prefix}.timeout", Unit.SECONDS),
+        SettingRule(f"{prefix}.retries", Unit.COUNT),
+        SettingRule(f"{prefix}.max_input_chars", Unit.COUNT),
+        SettingRule(f"{prefix}.long_input", Unit.WORD),
+    )
+
+
+def _bounds(prefix: str) -> tuple[SettingRule, ...]:
+    return (
+        SettingRule(prefix, Unit.GROUP),
+        SettingRule(f"{prefix}.*", Unit.GROUP),
+        *(SettingRule(f"{prefix}.*.{name}", Unit.COUNT) for name in ("items", "min_items", "max_items", "max_length")),
+        SettingRule(f"{prefix}.*.enum", Unit.EXPRESSION),
+        SettingRule(f"{prefix}.*.minimum", Unit.NUMBER),
+        SettingRule(f"{prefix}.*.maximum", Unit.NUMBER),
+    )
+
+
+_STEP = "scorers.*.steps.*"
+
+RULES: tuple[SettingRule, ...] = (
+    # -- the catalog file
+    SettingRule("prompts", Unit.FOLDER),
+    SettingRule("schemas", Unit.FOLDER),
+    SettingRule("defaults", Unit.GROUP),
+    *_judge("defaults.judge"),
+    SettingRule("defaults.options", Unit.JSON_SCHEMA),
+    SettingRule("providers", Unit.GROUP),
+    SettingRule("providers.*", Unit.GROUP),
+    SettingRule("providers.*.adapter", Unit.WORD),
+    SettingRule("providers.*.base_url", Unit.URL),
+    SettingRule("providers.*.base_url_env", Unit.VARIABLE),
+    SettingRule("providers.*.api_key_env", Unit.VARIABLE),
+    SettingRule("providers.*.key_needed", Unit.FLAG),
+    SettingRule("providers.*.mode", Unit.WORD),
+    SettingRule("providers.*.extra_env", Unit.VARIABLE),
+    SettingRule("providers.*.about", Unit.TEXT),
+    SettingRule("scorers", Unit.GROUP),
+    SettingRule("monitors", Unit.GROUP),
+    SettingRule("queues", Unit.GROUP),
+    # -- a scorer
+    SettingRule("scorers.*", Unit.GROUP),
+    SettingRule("scorers.*.id", Unit.NAME),
+    SettingRule("scorers.*.name", Unit.TEXT),
+    SettingRule("scorers.*.description", Unit.TEXT),
+    SettingRule("scorers.*.direction", Unit.WORD),
+    SettingRule("scorers.*.requires", Unit.WORD),
+    SettingRule("scorers.*.options", Unit.JSON_SCHEMA),
+    *_judge("scorers.*.judge"),
+    SettingRule("scorers.*.judges", Unit.GROUP),
+    SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
+    SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY,)),
+    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN,)),
+    SettingRule("scorers.*.cascade", Unit.GROUP),
+    SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL),
+    SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN,)),
+    SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
+    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
+    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.empty_output", Unit.WORD),
+    SettingRule("scorers.*.option_rules", Unit.GROUP),
+    SettingRule("scorers.*.option_rules.*", Unit.GROUP),
+    SettingRule("scorers.*.option_rules.*.check", Unit.EXPRESSION),
+    SettingRule("scorers.*.option_rules.*.message", Unit.TEMPLATE),
+    SettingRule("scorers.*.replaces", Unit.FLAG),
+    SettingRule("scorers.*.pairwise", Unit.FLAG),
+    SettingRule("scorers.*.abstract", Unit.FLAG),
+    SettingRule("scorers.*.steps", Unit.GROUP),
+    # -- its steps (every kind's keys)
+    SettingRule(_STEP, Unit.GROUP),
+    SettingRule(f"{_STEP}.id", Unit.NAME),
+    SettingRule(f"{_STEP}.kind", Unit.WORD),
+    SettingRule(f"{_STEP}.skip_if", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.prompt", Unit.TEMPLATE),
+    SettingRule(f"{_STEP}.schema", Unit.SCHEMA),
+    SettingRule(f"{_STEP}.uses_context", Unit.FLAG),
+    SettingRule(f"{_STEP}.judge", Unit.GROUP),
+    *_sampling(f"{_STEP}.judge"),
+    SettingRule(f"{_STEP}.rules", Unit.GROUP),
+    SettingRule(f"{_STEP}.rules.*", Unit.GROUP),
+    SettingRule(f"{_STEP}.rules.*.check", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.rules.*.message", Unit.TEMPLATE),
+    *_bounds(f"{_STEP}.bounds"),
+    SettingRule(f"{_STEP}.on_skip", Unit.ANY),
+    SettingRule(f"{_STEP}.on_skip.not_scorable", Unit.TEXT),
+    SettingRule(f"{_STEP}.examples", Unit.GROUP),
+    SettingRule(f"{_STEP}.examples.*", Unit.GROUP),
+    *(SettingRule(f"{_STEP}.examples.*.{name}", Unit.TEXT) for name in ("input", "output", "context", "answer")),
+    SettingRule(f"{_STEP}.values", Unit.GROUP),
+    SettingRule(f"{_STEP}.values.*", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.values.*.items", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.values.*.where", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.values.*.value", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.values.*.reduce", Unit.WORD),
+    SettingRule(f"{_STEP}.values.*.empty", Unit.NUMBER),
+    SettingRule(f"{_STEP}.score", Unit.EXPRESSION),
+    SettingRule(f"{_STEP}.round", Unit.COUNT),
+    # -- a monitor
+    SettingRule("monitors.*", Unit.GROUP),
+    SettingRule("monitors.*.name", Unit.NAME),
+    SettingRule("monitors.*.scorer", Unit.NAME),
+    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
+    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION,)),
+    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION,)),
+    SettingRule("monitors.*.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("monitors.*.window", Unit.COUNT),
+    SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
+    SettingRule("monitors.*.run", Unit.NAME),
+    SettingRule("monitors.*.source", Unit.WORD),
+    SettingRule("monitors.*.worst", Unit.COUNT),
+    SettingRule("monitors.*.alert", Unit.GROUP),
+    SettingRule("monitors.*.alert.*", Unit.GROUP),
+    SettingRule("monitors.*.alert.*.webhook", Unit.URL),
+    SettingRule("monitors.*.alert.*.webhook_env", Unit.VARIABLE),
+    SettingRule("monitors.*.alert.*.format", Unit.WORD),
+    SettingRule("monitors.*.alert.*.timeout", Unit.SECONDS),
+    SettingRule("monitors.*.alert.*.retries", Unit.COUNT),
+    SettingRule("monitors.*.alert.*.backoff", Unit.SECONDS),
+    SettingRule("monitors.*.alert.*.log", Unit.WORD),
+    SettingRule("monitors.*.alert.*.callback", Unit.ANY),
+    # -- a review queue
+    SettingRule("queues.*", Unit.GROUP),
+    SettingRule("queues.*.name", Unit.NAME),
+    SettingRule("queues.*.scorer", Unit.NAME),
+    SettingRule("queues.*.instructions", Unit.TEXT),
+    SettingRule("queues.*.label", Unit.GROUP),
+    SettingRule("queues.*.label.kind", Unit.WORD),
+    SettingRule("queues.*.label.categories", Unit.NAME),
+    SettingRule("queues.*.label.flag", Unit.NAME, (AmongSibling("categories", "the categories"),)),
+    SettingRule("queues.*.note", Unit.FLAG),
+    SettingRule("queues.*.steps", Unit.GROUP),
+    SettingRule("queues.*.steps.answers", Unit.NAME),
+    SettingRule("queues.*.steps.text", Unit.NAME, (_ENTRY_FIELD,)),
+    SettingRule("queues.*.steps.judged", Unit.NAME, (_ENTRY_FIELD,)),
+    SettingRule("queues.*.steps.choices", Unit.NAME, (AmongValues("judged_values", "the field it labels"),)),
+    SettingRule("queues.*.highlight", Unit.NAME),
+    SettingRule("queues.*.show", Unit.WORD),
+    SettingRule("queues.*.labels_per_item", Unit.COUNT),
+    SettingRule("queues.*.blind", Unit.FLAG),
+    SettingRule("queues.*.lease", Unit.DURATION),
+)
+
+BY_PATH: dict[str, SettingRule] = {rule.path: rule for rule in RULES}
+
+
+def rules_under(prefix: str) -> list[tuple[tuple[str, ...], SettingRule]]:
+    """The rows under `prefix` (`scorers.*`) that hold a setting to something, each with
+    its path below the prefix as parts."""
+    start = f"{prefix}."
+    return [(tuple(rule.path[len(start) :].split(".")), rule) for rule in RULES if rule.path.startswith(start) and rule.relations]
+
+
