@@ -189,7 +189,12 @@ def _result_of_call(result: Shape) -> Gives:
 
 FUNCTION_FILTERS: dict[str, Row] = {name: Row(gives=_result_of_filter(result)) for name, result in RESULTS.items()}
 
-UNKNOWN = Row()
+_UNKNOWN = Row()
+
+
+def filter_row(name: str) -> Row:
+    """The row of a filter of the sandbox: its own, or its function's of the library."""
+    return FILTERS.get(name) or FUNCTION_FILTERS.get(name) or _UNKNOWN
 
 
 # -- functions called by name

@@ -22,7 +22,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ..scoring import ranges
 from ..scoring.shapes import ANY, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text
 from .findings import Severity, bare, loose_pattern, path_of, string_pattern, written
-from .filters import ANYTHING, FILTERS, FUNCTION_FILTERS, FUNCTIONS, UNKNOWN, Given, function_gives
+from .filters import ANYTHING, FUNCTIONS, Given, Row, filter_row, function_gives
 from .suggest import did_you_mean
 
 #: A key of `local` holding what a test told of an expression that is not a name or field (`claims | length`).
@@ -92,31 +92,45 @@ class Operations:
         arguments = [self.infer(argument, local) for argument in node.args]
         for keyword in node.kwargs:
             self.infer(keyword.value, local)
-        name = node.name
-        if name not in self.environment.filters:
-            self.report(node, f"unknown filter {name!r}{did_you_mean(name, self.environment.filters)}", rf"\|\s*({name})\b")
+        if node.name not in self.environment.filters:
+            self.report(node, f"unknown filter {node.name!r}{did_you_mean(node.name, self.environment.filters)}", rf"\|\s*({node.name})\b")
             return ANY
-        row = FILTERS.get(name) or FUNCTION_FILTERS.get(name) or UNKNOWN
-        if base.nullable and node.node is not None and row.takes is not ANYTHING:
-            self.may_be_none(node.node, f"`| {name}` then fails")
-        if row.takes.refuses and isinstance(base, row.takes.refuses):
-            what = written(node.node) if node.node is not None else None
-            self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes {row.takes.words}, so it fails for every item", rf"\|\s*({name})\b")
+        row = filter_row(node.name)
+        if not self.taken(node, base, row):
             return ANY
-        if row.through_items and isinstance(base, Text) and node.node is not None:
-            self.over_text(node.node, f"`| {name}`", rf"({loose_pattern(written(node.node) or '')})\s*\|\s*{name}\b")
         strings = [argument.value for argument in node.args if isinstance(argument, nodes.Const) and isinstance(argument.value, str)]
-        if name == "attr":
+        if node.name == "attr":
             return self.attribute(node, base, strings[0]) if strings else ANY
-        attribute = strings[0] if name in ("selectattr", "rejectattr") and strings else next(
-            (keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None
-        )
-        if isinstance(attribute, str) and isinstance(base, ListOf):
-            field_shape = self.attribute(node, base.item, attribute.split(".")[0])
-            if name == "map":
-                return ListOf(field_shape, base.least, base.most, base.sources)
+        fields = self.fields_taken(node, base, strings)
+        if fields is not None:
+            return fields
         listed = node.node.items if isinstance(node.node, (nodes.List, nodes.Tuple)) else None
         return row.gives(Given(base, arguments, strings, bool(node.kwargs), (lambda: [self.quietly(item, local) for item in listed]) if listed is not None else None))
+
+    def taken(self, node: nodes.Filter, base: Shape, row: Row) -> bool:
+        """Whether the filter can take `base` (what it cannot is reported: it fails for every
+        item); a value that may be none, and text gone through as if a list, are reported too."""
+        if node.node is None:
+            return True
+        if base.nullable and row.takes is not ANYTHING:
+            self.may_be_none(node.node, f"`| {node.name}` then fails")
+        if row.takes.refuses and isinstance(base, row.takes.refuses):
+            self.report(node, f"{written(node.node) or 'this'} is {base.describe()}: `| {node.name}` takes {row.takes.words}, so it fails for every item", rf"\|\s*({node.name})\b")
+            return False
+        if row.through_items and isinstance(base, Text):
+            self.over_text(node.node, f"`| {node.name}`", rf"({loose_pattern(written(node.node) or '')})\s*\|\s*{node.name}\b")
+        return True
+
+    def fields_taken(self, node: nodes.Filter, base: Shape, strings: list[str]) -> Shape | None:
+        """A filter that reads a field of each item of a list (`map(attribute='label')`,
+        `selectattr('grounded')`): the field is checked, and `map` gives the list of its values."""
+        attribute = strings[0] if node.name in ("selectattr", "rejectattr") and strings else next(
+            (keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None
+        )
+        if not isinstance(attribute, str) or not isinstance(base, ListOf):
+            return None
+        field_shape = self.attribute(node, base.item, attribute.split(".")[0])
+        return ListOf(field_shape, base.least, base.most, base.sources) if node.name == "map" else None
 
     # -- arithmetic
 
