@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
 #: filter takes, the `aggregate:` of a jury, the author's own line of a scorer that `extends:`
 #: a built-in): each at the author's line (docs/authoring.md, "Messages at your line").
 AT_THE_AUTHORS_LINE: list[tuple[str, int, list[str]]] = [
+    ("builtin_step_context_turned_off", 1, [
+        'builtin_step_context_turned_off/catalog.yaml:7:23: strict-hallucination.analyze: `context` is not available here: a step that reads the context needs `uses_context: true`; it shows in the built-in prompts/hallucination/analyze.j2:19:26, which `extends: hallucination` brings in',
+    ]),
     ("majority_without_threshold", 1, [
         "majority_without_threshold/catalog.yaml:7:18: scorers.strict-hallucination.judges.aggregate: majority needs a threshold (the pass line of each judge's verdict)",
     ]),
