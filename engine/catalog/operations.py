@@ -292,15 +292,11 @@ class Operations:
         self.warn(right_node, "constant-condition", f"`{text}` is {'always' if found else 'never'} true: {why}", rf"({_symbol_pattern(_COMPARISONS[operator])})")
 
     def call(self, node: nodes.Call, local: Mapping[str, Shape]) -> Shape:
+        """What a call gives: a mapping written in the expression looked up (`{...}.get(key)`),
+        or a function of filters.FUNCTIONS; anything else cannot be known."""
         callee = node.node
         if isinstance(callee, nodes.Getattr) and callee.attr == "get" and isinstance(callee.node, nodes.Dict) and node.args:
-            for pair in callee.node.items:
-                self.infer(pair.value, local)
-            key = self.infer(node.args[0], local)
-            if isinstance(key, Text) and key.enum:
-                self.enum_keys(callee.node, key, node.args[0], every=False)
-            defaults = [self.infer(argument, local) for argument in node.args[1:]]
-            return self.values_of(callee.node, local, defaults[0] if defaults else ANY)
+            return self.looked_up(callee.node, node.args, local)
         self.infer(callee, local)
         arguments = [self.infer(argument, local) for argument in node.args]
         for keyword in node.kwargs:
@@ -311,6 +307,17 @@ class Operations:
         name = callee.name if isinstance(callee, nodes.Name) and callee.name not in local and callee.name not in self.scope.names else None
         function = FUNCTIONS.get(name) if name is not None else None
         return function_gives(function, arguments) if function is not None else ANY
+
+    def looked_up(self, literal: nodes.Dict, arguments: list[nodes.Expr], local: Mapping[str, Shape]) -> Shape:
+        """`{...}.get(key, default)`: one of the mapping's values, or the default; keys that
+        the key, an enum, never takes are reported."""
+        for pair in literal.items:
+            self.infer(pair.value, local)
+        key = self.infer(arguments[0], local)
+        if isinstance(key, Text) and key.enum:
+            self.enum_keys(literal, key, arguments[0], every=False)
+        defaults = [self.infer(argument, local) for argument in arguments[1:]]
+        return self.values_of(literal, local, defaults[0] if defaults else ANY)
 
     # -- what a test tells
 
