@@ -52,7 +52,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         'examples_never_shown/catalog.yaml:17:9: warning: professional-tone.judgements.examples: the step\'s prompt never shows its worked examples: put `{% include "partials/examples.j2" %}` in tone/judge.j2 [examples-not-shown]',
     ]),
     ("filter_binds_tighter", 1, [
-        'filter_binds_tighter/catalog.yaml:16:16: consistency.score.score: the score can be -1 to 1, outside the scale of the scores, 0 to 1 (`options.scale`); `| abs` takes only what is directly on its left, `tone.reply`: put brackets around what it should take, e.g. `(tone.question - tone.reply) | abs`',
+        'filter_binds_tighter/catalog.yaml:16:38: consistency.score.score: the score can be -1 to 1, outside the scale of the scores, 0 to 1 (`options.scale`); `| abs` takes only what is directly on its left, `tone.reply`: put brackets around what it should take, e.g. `(tone.question - tone.reply) | abs`',
     ]),
     ("input_not_required", 0, [
         "input_not_required/prompts/tone/judge.j2:4:4: warning: professional-tone.judgements: input may be none (an item may come without one: the scorer does not require `input`), and the judge then reads 'null' in the prompt: test it first (`{% if input %}`), or add `input` to the scorer's `requires:` [may-be-none]",
@@ -162,6 +162,35 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
 ]
 
 
+#: Mistakes whose message was silent, or at another line than the one to fix (the operand a
+#: filter takes, the `aggregate:` of a jury, the author's own line of a scorer that `extends:`
+#: a built-in): each at the author's line (docs/authoring.md, "Messages at your line").
+AT_THE_AUTHORS_LINE: list[tuple[str, int, list[str]]] = [
+    ("builtin_step_context_turned_off", 1, [
+        'builtin_step_context_turned_off/catalog.yaml:7:23: strict-hallucination.analyze: `context` is not available here: a step that reads the context needs `uses_context: true`; it shows in the built-in prompts/hallucination/analyze.j2:19:26, which `extends: hallucination` brings in',
+    ]),
+    ("list_option_as_block", 1, [
+        'list_option_as_block/catalog.yaml:6:25: scorers.polite-steps.options.evaluation_steps.default: Input should be a valid list; a `>-` block is one text, whatever its lines: write a list, one `- item` a line',
+    ]),
+    ("option_retyped_over_base", 1, [
+        "option_retyped_over_base/catalog.yaml:7:15: type 'string' does not take 'items', which the declaration it overrides has: keep that declaration's type, or give the option another name",
+    ]),
+    ("max_tokens_below_bounded_answer", 0, [
+        'max_tokens_below_bounded_answer/catalog.yaml:6:19: warning: thorough-hallucination.analyze: max_tokens 100 is less than the shortest answer its schema and `bounds:` accept, about 334 tokens (1334 characters of JSON; verdicts needs at least 30 items): every answer would be cut off; raise max_tokens [max-tokens]',
+    ]),
+    ("pairwise_first_output_twice", 1, [
+        'pairwise_first_output_twice/prompts/compare.j2:5:4: clearer.compare: the scorer is pairwise, but it shows `output`, the first, a second time (first at line 3), and never the second output, `metadata.second_output`: the judge compares the first output with itself; show the second as `{{ metadata.second_output | untrusted("response_2") }}`',
+    ]),
+    ("text_option_looped", 1, [
+        'text_option_looped/prompts/polite.j2:2:17: polite.verdict: `options.points` is text: `{% for %}` goes through it one character at a time, taking each character for an item; make it a list (`type: array`, `items: {type: string}`), or show it whole (`{{ options.points }}`)',
+    ]),
+    ("text_option_joined", 1, [
+        'text_option_joined/prompts/polite.j2:1:36: polite.verdict: `options.points` is text: `| join` goes through it one character at a time, taking each character for an item; make it a list (`type: array`, `items: {type: string}`), or show it whole (`{{ options.points }}`)',
+    ]),
+]
+CASES = MISTAKES + AT_THE_AUTHORS_LINE
+
+
 def check(monkeypatch: pytest.MonkeyPatch, folder: Path, *paths: str) -> tuple[int, list[str]]:
     monkeypatch.chdir(folder)
     result = runner.invoke(app, ["check", *paths])
@@ -169,27 +198,27 @@ def check(monkeypatch: pytest.MonkeyPatch, folder: Path, *paths: str) -> tuple[i
     return result.exit_code, result.stdout.splitlines()
 
 
-@pytest.mark.parametrize(("folder", "status", "expected"), MISTAKES, ids=[folder for folder, _, _ in MISTAKES])
+@pytest.mark.parametrize(("folder", "status", "expected"), CASES, ids=[folder for folder, _, _ in CASES])
 def test_each_mistake_is_named_at_its_line(monkeypatch: pytest.MonkeyPatch, folder: str, status: int, expected: list[str]) -> None:
     assert check(monkeypatch, HERE, folder) == (status, expected)
     assert status == (1 if any(": warning: " not in line for line in expected) else 0)
 
 
 def test_every_catalog_has_a_case() -> None:
-    assert sorted(folder for folder, _, _ in MISTAKES) == sorted(path.name for path in HERE.iterdir() if path.is_dir())
-    for folder, _, _ in MISTAKES:
+    assert sorted(folder for folder, _, _ in CASES) == sorted(path.name for path in HERE.iterdir() if path.is_dir())
+    for folder, _, _ in CASES:
         assert (HERE / folder / "catalog.yaml").read_text(encoding="utf-8").startswith("# "), folder  # says which mistake
 
 
 def test_no_message_points_into_the_built_in_catalog() -> None:
     builtin = str(builtin_catalog_path().parent)
-    for folder, _, expected in MISTAKES:
+    for folder, _, expected in CASES:
         for line in expected:
             assert not line.startswith(builtin) and line.startswith(f"{folder}/"), line
 
 
 def test_problems_stop_a_load_as_they_stop_check() -> None:
-    for folder, status, expected in MISTAKES:
+    for folder, status, expected in CASES:
         if status == 1:
             with pytest.raises(ConfigError) as raised:
                 load_scorers(HERE / folder / "catalog.yaml")
@@ -198,7 +227,7 @@ def test_problems_stop_a_load_as_they_stop_check() -> None:
             assert shown == [line for line in expected if ": warning: " not in line], folder
 
 
-WARNED = [(folder, expected) for folder, status, expected in MISTAKES if status == 0]
+WARNED = [(folder, expected) for folder, status, expected in CASES if status == 0]
 
 
 @pytest.mark.parametrize(("folder", "expected"), WARNED, ids=[folder for folder, _ in WARNED])
@@ -283,6 +312,15 @@ def test_the_docs_quote_each_check_as_it_prints() -> None:
     proves = proves[: proves.find("\n## ", 1) if "\n## " in proves[1:] else len(proves)]
     quoted = [line for block in re.findall(r"```text\n(.*?)```", understands + proves, re.DOTALL) for line in block.splitlines()]
     assert sorted(quoted) == sorted(line for _, _, expected in MISTAKES for line in expected)  # every case, each as printed
+
+
+def test_the_docs_quote_each_message_at_its_line() -> None:
+    section = AUTHORING[AUTHORING.index("### Messages at your line") :]
+    section = section[: section.index("\n## ")] if "\n## " in section else section
+    quoted = [line.strip() for block in re.findall(r"```text\n(.*?)```", section, re.DOTALL) for line in block.splitlines() if line.strip()]
+    placed = [line for _, _, expected in AT_THE_AUTHORS_LINE for line in expected]
+    binds = next(expected for folder, _, expected in MISTAKES if folder == "filter_binds_tighter")
+    assert sorted(quoted) == sorted([*placed, *binds])  # every case, each as printed
 
 
 def test_the_docs_silencing_comments_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

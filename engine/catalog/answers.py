@@ -98,7 +98,7 @@ class SchemaCompiler:
 
     def error(self, message: str, loc: Sequence[Any], value: bool = False) -> ConfigError:
         place = position(self.data, loc, value)
-        return ConfigError(message, self.path, place.line if place else None, place.column if place else None)
+        return ConfigError(message, (place.file if place else None) or self.path, place.line if place else None, place.column if place else None)
 
     def compile(self, default_name: str) -> tuple[type[BaseModel], list[CompiledRule]]:
         if not isinstance(self.data, Mapping):
@@ -337,6 +337,9 @@ class SchemaCompiler:
         allowed = _KEYWORDS_BY_TYPE[kind] | _ANNOTATION_KEYWORDS | {"type"}
         for keyword in schema:
             if keyword not in allowed:
+                written, typed = position(self.data, [*loc, keyword]), position(self.data, [*loc, "type"], value=True)
+                if written is not None and typed is not None and written.file != typed.file:  # the type overrides a base's declaration
+                    raise self.error(f"type {kind!r} does not take {keyword!r}, which the declaration it overrides has: keep that declaration's type, or give the option another name", [*loc, "type"], value=True)
                 raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
 
 

@@ -42,7 +42,7 @@ from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
 from .run_scope import run_names
-from .source import CatalogSource, Place, locate, position
+from .source import CatalogSource, Place, block_for_list, locate, position
 from .spec import ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, is_included, names_read
@@ -215,6 +215,7 @@ class ScorerCompiler(Placing):
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
             declarations.unused(steps)
+        declarations.second_output_shown(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
         plan = ScorerPlan(
@@ -262,8 +263,9 @@ class ScorerCompiler(Placing):
             first = exc.errors()[0]
             place = position(raw, ["options", *first["loc"], "default"], value=True)
             may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
+            block = block_for_list(raw, ["options", *first["loc"], "default"], first["type"])
             raise ConfigError(
-                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}",
+                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}{block}",
                 *(place or (self.source.path, None, None)),
             ) from None
         shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,10 +25,10 @@ from ..scoring import ranges
 from ..scoring.plan import ScorerPlan, StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
-from .findings import bare, operator_symbol, written
-from .source import CatalogSource, Place, position, span_of
+from .findings import bare, loose_pattern, operator_symbol, written
+from .source import CatalogSource, Place, place_in, position, span_of
 from .spec import ScorerDefinition
-from .templates import parse_expression
+from .templates import PromptTemplates, parse_expression
 
 if TYPE_CHECKING:
     from .names import NameChecker
@@ -37,6 +38,7 @@ class Reporter(Protocol):
     """Where the checks put what they find (the catalog's compiler)."""
 
     source: CatalogSource
+    templates: PromptTemplates
     uses: Uses
     problems: list[ConfigError]
 
@@ -50,6 +52,8 @@ SCALE = "options.scale"
 #: Options the engine reads itself, whatever the steps read: every scorer's context, and the
 #: scale (the default threshold is half of it).
 _ENGINE_OPTIONS = {"context", "get_context", "scale"}
+#: Where a pairwise scorer's steps read the second of the two outputs.
+SECOND_OUTPUT = "metadata.second_output"
 #: Filters that take a number and give one: bound to what is directly on their left only.
 _NUMBER_FILTERS = {"abs", "round", "int", "float"}
 
@@ -143,14 +147,15 @@ class Declarations:
         skipped = loc[-1] == "on_skip"
         what = f"the score when the step is skipped is {number.span()}" if skipped else f"the score can be {number.span()}"
         scale = f"0 to {self.scale:g} (`options.scale`)"
+        hint, place = self._binding_hint(loc)
         if on_scale:
-            self.compiler.problem(f"{where}: {what}, outside the scale of the scores, {scale}{self._binding_hint(loc)}", self.place(loc))
+            self.compiler.problem(f"{where}: {what}, outside the scale of the scores, {scale}{hint}", place)
             return
         self.compiler.warning(
             "score-off-scale",
             f"{where}: {what}, but the scorer's scale is {scale}, which the score never reads: "
-            f"bring it to 0..1 and multiply by options.scale, or drop the option (`scale: null` under options){self._binding_hint(loc)}",
-            self.place(loc),
+            f"bring it to 0..1 and multiply by options.scale, or drop the option (`scale: null` under options){hint}",
+            place,
         )
 
     def _step_label(self, loc: Sequence[Any]) -> list[Any]:
@@ -159,16 +164,18 @@ class Declarations:
             return list(loc)
         return [self.definition.steps[index].id, *loc[2:]]
 
-    def _binding_hint(self, loc: Sequence[Any]) -> str:
-        """When the expression applies a number filter to the right of an operator, how Jinja reads it."""
+    def _binding_hint(self, loc: Sequence[Any]) -> tuple[str, Place | None]:
+        """When the expression applies a number filter to the right of an operator, how Jinja
+        reads it, placed at the operand the filter takes (the place to put a bracket); else
+        nothing to add, at the expression."""
         span = span_of(self.raw, list(loc))
         source = self._value(loc)
         if not isinstance(source, str) or span is None:
-            return ""
+            return "", self.place(loc)
         try:
             parsed = parse_expression(source)
         except TemplateSyntaxError:
-            return ""
+            return "", self.place(loc)
         for node in [parsed, *parsed.find_all(nodes.BinExpr)]:
             if isinstance(node, nodes.BinExpr) and isinstance(node.right, nodes.Filter) and node.right.name in _NUMBER_FILTERS and node.right.node is not None:
                 taken, filtered = written(node.right.node), node.right.name
@@ -176,8 +183,12 @@ class Declarations:
                 before = node.left.right if isinstance(node.left, nodes.BinExpr) else node.left
                 meant = f"({bare(written(before) or '...')} {operator_symbol(node)} {taken}) | {filtered}"
                 if taken:
-                    return f"; `| {filtered}` takes only what is directly on its left, `{bare(taken)}`: put brackets around what it should take, e.g. `{meant}`"
-        return ""
+                    operand = rf"({loose_pattern(bare(taken))})\)?\s*\|\s*{filtered}\b"
+                    return (
+                        f"; `| {filtered}` takes only what is directly on its left, `{bare(taken)}`: put brackets around what it should take, e.g. `{meant}`",
+                        place_in(span, pattern=operand),
+                    )
+        return "", self.place(loc)
 
     def _value(self, loc: Sequence[Any]) -> Any:
         node = self.raw
@@ -187,6 +198,36 @@ class Declarations:
             except (KeyError, IndexError, TypeError):
                 return None
         return node
+
+    # -- what a pairwise scorer shows
+
+    def second_output_shown(self, steps: Sequence[StepPlan | None]) -> None:
+        """A pairwise scorer that never reads the item's metadata, where the second output is:
+        it compares the first with itself. Named at the prompt's second `output`, when it shows
+        the first twice, else at the step's `prompt:`."""
+        if not self.definition.pairwise or any(path == "metadata" or path.startswith("metadata.") for path in self.uses.paths | self.uses.whole):
+            return  # read somewhere: by its field, or by a key known only at run time
+        plans = {step.id: step for step in steps if step is not None}
+        for index, spec in enumerate(self.definition.steps):
+            kind = step_kind(spec.kind)
+            prompt = kind.sources(spec).templates[:1]
+            if spec.id not in plans or not kind.asks_judge or kind.result_part is not None or not prompt:
+                continue
+            path, source = self.compiler.templates.source(prompt[0].text)
+            try:
+                shown = [node.lineno for node in self.compiler.templates.environment.parse(source).find_all(nodes.Name) if node.name == "output"]
+            except TemplateSyntaxError:
+                continue
+            twice = f"it shows `output`, the first, a second time (first at line {shown[0]}), and never" if len(shown) > 1 else "it never shows"
+            message = (
+                f"{self.definition.id}.{spec.id}: the scorer is pairwise, but {twice} the second output, `{SECOND_OUTPUT}`: "
+                f"the judge compares the first output with itself; show the second as `{{{{ {SECOND_OUTPUT} | untrusted(\"response_2\") }}}}`"
+            )
+            if len(shown) > 1:
+                column = re.search(r"\boutput\b", source.splitlines()[shown[1] - 1])
+                self.compiler.problems.append(ConfigError(message, path, shown[1], column.start() + 1 if column else None))
+            else:
+                self.compiler.problem(message, self.place(["steps", index, *prompt[0].at]))
 
     # -- declarations nothing reads (the scorer's own: written in this catalog)
 
@@ -234,3 +275,12 @@ class Declarations:
                     self.place(["steps", index, "id"]),
                 )
 
+
+def _least_items(plan: StepPlan) -> dict[str, int]:
+    """The least count of each list a step's `bounds:` demand, where it is written as a number
+    (`verdicts: {min_items: 30}`): an answer holds at least that many items."""
+    found: dict[str, int] = {}
+    for bound in getattr(plan, "bounds", ()):
+        if bound.keyword in ("items", "min_items") and isinstance(bound.value, (int, float)) and not isinstance(bound.value, bool):
+            found[bound.path] = max(found.get(bound.path, 0), int(bound.value))
+    return found

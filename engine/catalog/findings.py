@@ -95,3 +95,8 @@ def operator_symbol(node: nodes.BinExpr) -> str:
 def bare(text: str) -> str:
     """`text` without the brackets `written` puts around an operation."""
     return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+def loose_pattern(text: str) -> str:
+    """A pattern finding `text` as written, whatever the spacing around its operators."""
+    return r"\s*".join(map(re.escape, text.replace(" ", "")))

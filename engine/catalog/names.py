@@ -118,75 +118,86 @@ class NameChecker(Operations):
             if text is not None and FACT + text in local:
                 self.children(node, local)
                 return local[FACT + text]
-        if isinstance(node, nodes.Name):
-            return self.name(node, local)
-        if isinstance(node, nodes.Getattr):
-            path = path_of(node)
-            if path is not None and path in local:
-                return local[path]
-            self._base = True
-            base = self.infer(node.node, local)
-            self._base = False
-            return self.attribute(node, base, node.attr)
-        if isinstance(node, nodes.Getitem):
-            return self.item(node, local)
-        if isinstance(node, nodes.Const):
-            value = node.value
-            if isinstance(value, bool):
-                return BOOLEAN
-            if isinstance(value, (int, float)):
-                return ranges.constant(value)
-            return TEXT if isinstance(value, str) else ANY
-        if isinstance(node, (nodes.List, nodes.Tuple)):
-            shapes = [self.infer(item, local) for item in node.items]
-            item = functools.reduce(Shape.join, shapes) if shapes else ANY
-            return ListOf(item, len(shapes), len(shapes))
-        if isinstance(node, nodes.Dict):
-            for pair in node.items:
-                self.infer(pair.key, local)
-                self.infer(pair.value, local)
+        method = _INFERRED_BY.get(type(node))
+        if method is None:
+            self.children(node, local)
             return ANY
-        if isinstance(node, nodes.Filter):
-            return self.filter(node, local)
-        if isinstance(node, nodes.Test):
-            if node.name in ("defined", "undefined"):
-                return BOOLEAN  # a test for presence may name what is not there
-            if node.name not in self.environment.tests:
-                # Jinja itself lets an unknown test through inside a conditional, until it runs.
-                self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({node.name})\b")
-            self.children(node, local)
+        found: Shape = getattr(self, method)(node, local)
+        return found
+
+    # -- a method per kind of expression (the table _INFERRED_BY, below the class)
+
+    def field(self, node: nodes.Getattr, local: Mapping[str, Shape]) -> Shape:
+        path = path_of(node)
+        if path is not None and path in local:
+            return local[path]
+        self._base = True
+        base = self.infer(node.node, local)
+        self._base = False
+        return self.attribute(node, base, node.attr)
+
+    def constant(self, node: nodes.Const, local: Mapping[str, Shape]) -> Shape:
+        value = node.value
+        if isinstance(value, bool):
             return BOOLEAN
-        if isinstance(node, nodes.Compare):
-            self.compare(node, local)
-            return BOOLEAN
-        if isinstance(node, nodes.Not):
-            self.infer(node.node, local)
-            return BOOLEAN
-        if isinstance(node, nodes.And):
-            left = self.infer(node.left, local)
-            right = self.infer(node.right, self.narrow(node.left, local, True))
-            return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.falsy(left).join(right)
-        if isinstance(node, nodes.Or):
-            left = self.infer(node.left, local)
-            right = self.infer(node.right, self.narrow(node.left, local, False))
-            return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.truthy(left).join(right)
-        if isinstance(node, nodes.CondExpr):
-            self.infer(node.test, local)
-            first = self.infer(node.expr1, self.narrow(node.test, local, True))
-            second = self.infer(node.expr2, self.narrow(node.test, local, False)) if node.expr2 is not None else ANY
-            return first.join(second)
-        if isinstance(node, nodes.BinExpr) and type(node) in ARITHMETIC:
-            return self.arithmetic(node, ARITHMETIC[type(node)], local)
-        if isinstance(node, (nodes.Neg, nodes.Pos)):
-            inner = ranges.as_number(self.infer(node.node, local))
-            return (ranges.negated(inner) if isinstance(node, nodes.Neg) else inner) if inner is not None else NUMBER
-        if isinstance(node, nodes.Concat):
-            self.children(node, local)
-            return TEXT
-        if isinstance(node, nodes.Call):
-            return self.call(node, local)
-        self.children(node, local)
+        if isinstance(value, (int, float)):
+            return ranges.constant(value)
+        return TEXT if isinstance(value, str) else ANY
+
+    def listed(self, node: nodes.List | nodes.Tuple, local: Mapping[str, Shape]) -> Shape:
+        shapes = [self.infer(item, local) for item in node.items]
+        item = functools.reduce(Shape.join, shapes) if shapes else ANY
+        return ListOf(item, len(shapes), len(shapes))
+
+    def mapping(self, node: nodes.Dict, local: Mapping[str, Shape]) -> Shape:
+        for pair in node.items:
+            self.infer(pair.key, local)
+            self.infer(pair.value, local)
         return ANY
+
+    def test(self, node: nodes.Test, local: Mapping[str, Shape]) -> Shape:
+        if node.name in ("defined", "undefined"):
+            return BOOLEAN  # a test for presence may name what is not there
+        if node.name not in self.environment.tests:
+            # Jinja itself lets an unknown test through inside a conditional, until it runs.
+            self.report(node, f"unknown test {node.name!r}{did_you_mean(node.name, self.environment.tests)}", rf"\bis\s+(?:not\s+)?({node.name})\b")
+        self.children(node, local)
+        return BOOLEAN
+
+    def comparison(self, node: nodes.Compare, local: Mapping[str, Shape]) -> Shape:
+        self.compare(node, local)
+        return BOOLEAN
+
+    def negation(self, node: nodes.Not, local: Mapping[str, Shape]) -> Shape:
+        self.infer(node.node, local)
+        return BOOLEAN
+
+    def both(self, node: nodes.And, local: Mapping[str, Shape]) -> Shape:
+        left = self.infer(node.left, local)
+        right = self.infer(node.right, self.narrow(node.left, local, True))
+        return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.falsy(left).join(right)
+
+    def either(self, node: nodes.Or, local: Mapping[str, Shape]) -> Shape:
+        left = self.infer(node.left, local)
+        right = self.infer(node.right, self.narrow(node.left, local, False))
+        return BOOLEAN if isinstance(left, Boolean) and isinstance(right, Boolean) else ranges.truthy(left).join(right)
+
+    def conditional(self, node: nodes.CondExpr, local: Mapping[str, Shape]) -> Shape:
+        self.infer(node.test, local)
+        first = self.infer(node.expr1, self.narrow(node.test, local, True))
+        second = self.infer(node.expr2, self.narrow(node.test, local, False)) if node.expr2 is not None else ANY
+        return first.join(second)
+
+    def operation(self, node: nodes.BinExpr, local: Mapping[str, Shape]) -> Shape:
+        return self.arithmetic(node, ARITHMETIC[type(node)], local)
+
+    def signed(self, node: nodes.Neg | nodes.Pos, local: Mapping[str, Shape]) -> Shape:
+        inner = ranges.as_number(self.infer(node.node, local))
+        return (ranges.negated(inner) if isinstance(node, nodes.Neg) else inner) if inner is not None else NUMBER
+
+    def joined(self, node: nodes.Concat, local: Mapping[str, Shape]) -> Shape:
+        self.children(node, local)
+        return TEXT
 
     def children(self, node: nodes.Node, local: Mapping[str, Shape]) -> None:
         for child in node.iter_child_nodes():
@@ -323,6 +334,17 @@ class NameChecker(Operations):
             )
 
     # -- calls
+
+#: The method of NameChecker that works out each kind of expression (by its node's class):
+#: another kind is looked into for its names, and gives what cannot be known.
+_INFERRED_BY: dict[type[nodes.Node], str] = {
+    nodes.Name: "name", nodes.Getattr: "field", nodes.Getitem: "item", nodes.Const: "constant",
+    nodes.List: "listed", nodes.Tuple: "listed", nodes.Dict: "mapping", nodes.Filter: "filter", nodes.Test: "test",
+    nodes.Compare: "comparison", nodes.Not: "negation", nodes.And: "both", nodes.Or: "either", nodes.CondExpr: "conditional",
+    nodes.Neg: "signed", nodes.Pos: "signed", nodes.Concat: "joined", nodes.Call: "call",
+    **dict.fromkeys(ARITHMETIC, "operation"),
+}
+
 
 @functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
 def referenced_templates(parsed: nodes.Template) -> tuple[tuple[str, str, int, bool], ...]:

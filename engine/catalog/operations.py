@@ -21,8 +21,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..scoring import ranges
 from ..scoring.shapes import ANY, NUMBER, TEXT, Boolean, ListOf, Number, Record, Scope, Shape, Text
-from .findings import Severity, bare, path_of, string_pattern, written
-from .functions import RESULTS
+from .findings import Severity, bare, loose_pattern, path_of, string_pattern, written
+from .filters import ANYTHING, FUNCTIONS, Given, Row, filter_row, function_gives
 from .suggest import did_you_mean
 
 #: A key of `local` holding what a test told of an expression that is not a name or field (`claims | length`).
@@ -33,12 +33,6 @@ ARITHMETIC: dict[type[nodes.BinExpr], ranges.Operator] = {
 }
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**"}
 _COMPARISONS = {"eq": "==", "ne": "!=", "gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
-#: Filters that turn what they are given into text (none too: it becomes 'None' or 'null').
-_TEXT_FILTERS = {"trim", "lower", "upper", "title", "capitalize", "string", "join", "replace", "truncate", "json", "untrusted", "number", "format", "indent", "center", "striptags", "urlencode"}
-#: Filters and functions that take a number.
-_NUMBER_FILTERS = {"abs", "round"}
-#: Filters that take a list (or text, or a mapping): what a number or true/false is not.
-_SEQUENCE_FILTERS = {"length", "count", "sum", "first", "last", "join", "list", "unique", "sort", "reverse", "select", "reject", "selectattr", "rejectattr", "map", "batch", "slice", "min", "max"}
 
 
 def family(shape: Shape) -> str | None:
@@ -93,66 +87,50 @@ class Operations:
         raise NotImplementedError
 
     def filter(self, node: nodes.Filter, local: Mapping[str, Shape]) -> Shape:
+        """What a filter gives (its row in filters.FILTERS), and what it cannot take."""
         base = self.infer(node.node, local) if node.node is not None else ANY
         arguments = [self.infer(argument, local) for argument in node.args]
         for keyword in node.kwargs:
             self.infer(keyword.value, local)
-        name = node.name
-        if name not in self.environment.filters:
-            self.report(node, f"unknown filter {name!r}{did_you_mean(name, self.environment.filters)}", rf"\|\s*({name})\b")
+        if node.name not in self.environment.filters:
+            self.report(node, f"unknown filter {node.name!r}{did_you_mean(node.name, self.environment.filters)}", rf"\|\s*({node.name})\b")
             return ANY
-        what = written(node.node) if node.node is not None else None
-        if base.nullable and node.node is not None and name in _SEQUENCE_FILTERS | _NUMBER_FILTERS:
-            self.may_be_none(node.node, f"`| {name}` then fails")
-        if isinstance(base, (Number, Boolean)) and name in _SEQUENCE_FILTERS and not isinstance(node.node, (nodes.List, nodes.Tuple)):
-            self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes a list or text, so it fails for every item", rf"\|\s*({name})\b")
-            return ANY
-        if isinstance(base, (Text, ListOf, Record)) and name in _NUMBER_FILTERS:
-            self.report(node, f"{what or 'this'} is {base.describe()}: `| {name}` takes a number, so it fails for every item", rf"\|\s*({name})\b")
+        row = filter_row(node.name)
+        if not self.taken(node, base, row):
             return ANY
         strings = [argument.value for argument in node.args if isinstance(argument, nodes.Const) and isinstance(argument.value, str)]
-        attribute = next((keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None)
-        if name in ("selectattr", "rejectattr") and strings:
-            attribute = strings[0]
-        if name == "attr":
+        if node.name == "attr":
             return self.attribute(node, base, strings[0]) if strings else ANY
-        if isinstance(attribute, str) and isinstance(base, ListOf):
-            field_shape = self.attribute(node, base.item, attribute.split(".")[0])
-            if name == "map":
-                return ListOf(field_shape, base.least, base.most, base.sources)
-        if name == "map" and strings and isinstance(base, ListOf) and not node.kwargs:
-            return ListOf(_computed_from(RESULTS.get(strings[0], ANY), [base]), base.least, base.most, base.sources)  # each item through a function
-        if name in RESULTS:
-            return _computed_from(RESULTS[name], [base, *arguments])
-        number = ranges.as_number(base)
-        if name in ("length", "count"):
-            return ranges.length(base)
-        if name == "wordcount":
-            return ranges.length(TEXT)
-        if name == "abs" and number is not None:
-            return ranges.absolute(number)
-        if name in ("round", "int", "float") and number is not None:
-            return ranges.rounded(number, integer=name == "int")
-        if name in ("length", "count", "wordcount", "int", "float", "round", "abs"):
-            return NUMBER
-        if name == "sum":
-            item = ranges.as_number(base.item) if isinstance(base, ListOf) else None
-            return ranges.total(base, item) if isinstance(base, ListOf) and item is not None else NUMBER
-        if name in ("min", "max") and isinstance(node.node, (nodes.List, nodes.Tuple)):
-            numbers = [ranges.as_number(self.quietly(item, local)) for item in node.node.items]
-            if numbers and all(number is not None for number in numbers):
-                return ranges.extreme([number for number in numbers if number is not None], smallest=name == "min")
-        if name in ("default", "d"):
-            return replace(base, nullable=False).join(arguments[0]) if arguments and base is not ANY else ANY
-        if name in ("list", "unique", "sort", "reverse", "selectattr", "rejectattr", "select", "reject", "batch", "slice"):
-            if isinstance(base, ListOf):
-                return replace(base, least=0) if name in ("select", "reject", "selectattr", "rejectattr") else base
-            return ListOf(ANY) if name != "reverse" else ANY
-        if name in ("first", "last", "min", "max", "random"):
-            return base.item if isinstance(base, ListOf) else ANY
-        if name in _TEXT_FILTERS:
-            return TEXT
-        return ANY
+        fields = self.fields_taken(node, base, strings)
+        if fields is not None:
+            return fields
+        listed = node.node.items if isinstance(node.node, (nodes.List, nodes.Tuple)) else None
+        return row.gives(Given(base, arguments, strings, bool(node.kwargs), (lambda: [self.quietly(item, local) for item in listed]) if listed is not None else None))
+
+    def taken(self, node: nodes.Filter, base: Shape, row: Row) -> bool:
+        """Whether the filter can take `base` (what it cannot is reported: it fails for every
+        item); a value that may be none, and text gone through as if a list, are reported too."""
+        if node.node is None:
+            return True
+        if base.nullable and row.takes is not ANYTHING:
+            self.may_be_none(node.node, f"`| {node.name}` then fails")
+        if row.takes.refuses and isinstance(base, row.takes.refuses):
+            self.report(node, f"{written(node.node) or 'this'} is {base.describe()}: `| {node.name}` takes {row.takes.words}, so it fails for every item", rf"\|\s*({node.name})\b")
+            return False
+        if row.through_items and isinstance(base, Text):
+            self.over_text(node.node, f"`| {node.name}`", rf"({loose_pattern(written(node.node) or '')})\s*\|\s*{node.name}\b")
+        return True
+
+    def fields_taken(self, node: nodes.Filter, base: Shape, strings: list[str]) -> Shape | None:
+        """A filter that reads a field of each item of a list (`map(attribute='label')`,
+        `selectattr('grounded')`): the field is checked, and `map` gives the list of its values."""
+        attribute = strings[0] if node.name in ("selectattr", "rejectattr") and strings else next(
+            (keyword.value.value for keyword in node.kwargs if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const)), None
+        )
+        if not isinstance(attribute, str) or not isinstance(base, ListOf):
+            return None
+        field_shape = self.attribute(node, base.item, attribute.split(".")[0])
+        return ListOf(field_shape, base.least, base.most, base.sources) if node.name == "map" else None
 
     # -- arithmetic
 
@@ -203,8 +181,22 @@ class Operations:
             return
         text, whole = written(node.right), written(node)
         guard = f"`{bare(whole)} if {bare(text)} else 0`" if whole and text else "a condition that the divisor is not 0"
-        pattern = rf"(?:/|%)\s*\(?\s*({_loose(bare(text))})" if text else None
+        pattern = rf"(?:/|%)\s*\(?\s*({loose_pattern(bare(text))})" if text else None
         self.warn(node, "division-by-zero", f"division by {bare(text) if text else 'a number'}, which {_zero_words(divisor)}; guard it: {guard}", pattern)
+
+    def over_text(self, node: nodes.Node, what: str, pattern: str | None) -> None:
+        """Text gone through where a list was surely meant (an option declared `type: string`
+        looped over): each character is taken as an item."""
+        text = written(node)
+        subject = f"`{bare(text)}`" if text else "this"
+        whole = f"show it whole (`{{{{ {bare(text)} }}}}`)" if text else "show it whole"
+        declared = " (`type: array`, `items: {type: string}`)" if text and text.startswith("options.") else ""
+        self.report(
+            node,
+            f"{subject} is text: {what} goes through it one character at a time, taking each character for an item; "
+            f"make it a list{declared}, or {whole}",
+            pattern,
+        )
 
     def may_be_none(self, node: nodes.Node, then: str, guard: str | None = None) -> None:
         """A value read where none would break it, or show as 'None'."""
@@ -215,7 +207,7 @@ class Operations:
         why = f"an item may come without one: the scorer does not require `{root}`" if root in _OPTIONAL_FIELDS else "its schema does not require it"
         advice = f"`{guard or f'{path} is not none'}`"
         also = f", or add `{root}` to the scorer's `requires:`" if root in _OPTIONAL_FIELDS else ""
-        self.warn(node, "may-be-none", f"{path} may be none ({why}), and {then}: test it first ({advice}){also}", rf"({_loose(path)})")
+        self.warn(node, "may-be-none", f"{path} may be none ({why}), and {then}: test it first ({advice}){also}", rf"({loose_pattern(path)})")
 
     # -- comparisons
 
@@ -300,15 +292,11 @@ class Operations:
         self.warn(right_node, "constant-condition", f"`{text}` is {'always' if found else 'never'} true: {why}", rf"({_symbol_pattern(_COMPARISONS[operator])})")
 
     def call(self, node: nodes.Call, local: Mapping[str, Shape]) -> Shape:
+        """What a call gives: a mapping written in the expression looked up (`{...}.get(key)`),
+        or a function of filters.FUNCTIONS; anything else cannot be known."""
         callee = node.node
         if isinstance(callee, nodes.Getattr) and callee.attr == "get" and isinstance(callee.node, nodes.Dict) and node.args:
-            for pair in callee.node.items:
-                self.infer(pair.value, local)
-            key = self.infer(node.args[0], local)
-            if isinstance(key, Text) and key.enum:
-                self.enum_keys(callee.node, key, node.args[0], every=False)
-            defaults = [self.infer(argument, local) for argument in node.args[1:]]
-            return self.values_of(callee.node, local, defaults[0] if defaults else ANY)
+            return self.looked_up(callee.node, node.args, local)
         self.infer(callee, local)
         arguments = [self.infer(argument, local) for argument in node.args]
         for keyword in node.kwargs:
@@ -317,23 +305,19 @@ class Operations:
             if extra is not None:
                 self.infer(extra, local)
         name = callee.name if isinstance(callee, nodes.Name) and callee.name not in local and callee.name not in self.scope.names else None
-        numbers = [ranges.as_number(argument) for argument in arguments]
-        known = [number for number in numbers if number is not None]
-        if name in ("min", "max") and known and len(known) == len(arguments) and len(arguments) > 1:
-            return ranges.extreme(known, smallest=name == "min")
-        if name in ("abs", "round", "int", "float") and len(known) == 1 == len(arguments):
-            return ranges.absolute(known[0]) if name == "abs" else ranges.rounded(known[0], integer=name == "int")
-        if name == "len" and arguments:
-            return ranges.length(arguments[0])
-        if name == "sum" and arguments and isinstance(arguments[0], ListOf) and (item := ranges.as_number(arguments[0].item)) is not None:
-            return ranges.total(arguments[0], item)
-        if name in ("min", "max", "abs", "round", "len", "sum", "float", "int"):
-            return NUMBER
-        if name == "range":
-            return ListOf(NUMBER)
-        if name is not None and name in RESULTS:
-            return _computed_from(RESULTS[name], arguments)
-        return ANY
+        function = FUNCTIONS.get(name) if name is not None else None
+        return function_gives(function, arguments) if function is not None else ANY
+
+    def looked_up(self, literal: nodes.Dict, arguments: list[nodes.Expr], local: Mapping[str, Shape]) -> Shape:
+        """`{...}.get(key, default)`: one of the mapping's values, or the default; keys that
+        the key, an enum, never takes are reported."""
+        for pair in literal.items:
+            self.infer(pair.value, local)
+        key = self.infer(arguments[0], local)
+        if isinstance(key, Text) and key.enum:
+            self.enum_keys(literal, key, arguments[0], every=False)
+        defaults = [self.infer(argument, local) for argument in arguments[1:]]
+        return self.values_of(literal, local, defaults[0] if defaults else ANY)
 
     # -- what a test tells
 
@@ -394,12 +378,6 @@ class Operations:
         return FACT + text if text is not None and isinstance(node, (nodes.Filter, nodes.Call, nodes.BinExpr)) else None
 
 
-def _computed_from(result: Shape, arguments: list[Shape]) -> Shape:
-    """A function's result, computed from what its arguments were read from."""
-    sources = frozenset().union(*(getattr(argument, "sources", frozenset()) for argument in arguments))
-    return replace(result, sources=sources) if isinstance(result, (Number, ListOf, Text)) and sources else result
-
-
 def _numeric(text: str) -> bool:
     try:
         float(text)
@@ -411,11 +389,6 @@ def _numeric(text: str) -> bool:
 def _symbol_pattern(symbol: str) -> str:
     escaped = "".join(f"\\{char}" for char in symbol)
     return rf"(?<![=!<>*/]){escaped}(?![=*/])" if symbol not in ("==", "!=", ">=", "<=") else escaped
-
-
-def _loose(text: str) -> str:
-    """A pattern finding `text` as written, whatever the spacing around its operators."""
-    return r"\s*".join(map(re.escape, text.replace(" ", "")))
 
 
 #: Run fields an item may come without, unless the scorer requires them.

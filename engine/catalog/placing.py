@@ -8,7 +8,7 @@ their own files, never the installed package."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,8 @@ class Placing:
             return found
         builtin = fallback.path.parent
         own = self.source.scorers.get(scorer_id)
-        place = position(own, ["extends"], value=True) if isinstance(own, dict) and "extends" in own else None
+        place = _written_by_author(own, found.message)
+        place = place or (position(own, ["extends"], value=True) if isinstance(own, dict) and "extends" in own else None)
         place = place or position(self.source.scorers, [scorer_id]) or Place(str(self.source.path), 0, 0)
         shown = path.relative_to(builtin.resolve()).as_posix()
         where = f"{shown}:{found.line}" + (f":{found.column}" if found.column else "") if found.line else shown
@@ -94,3 +95,28 @@ class Placing:
         placed = CatalogWarning(message, place.file, place.line or None, place.column, code=code) if code else ConfigError(message, place.file, place.line or None, place.column)
         setattr(placed, "shows_at", where)  # two findings placed at one line stay two
         return placed
+
+
+def _written_by_author(own: Any, message: str) -> Place | None:
+    """Where the author's own scorer wrote the part a finding is about: the step (or key) its
+    label names (`strict.analyze: ...`), down to a key of it the message names in backticks
+    (`uses_context`); None when the author wrote none of it."""
+    label = message.split(": ", 1)[0].split(".")
+    node: Any = own
+    loc: list[Any] = []
+    for part in label[2:] if label[:1] == ["scorers"] else label[1:]:
+        if not loc and isinstance(node, Mapping) and part not in node:
+            node, loc = node.get("steps"), ["steps"]  # a step's id comes right after the scorer's (`strict.analyze`)
+        index = next((at for at, step in enumerate(node) if isinstance(step, Mapping) and step.get("id") == part), None) if isinstance(node, list) else None
+        if isinstance(node, Mapping) and part in node:
+            loc.append(part)
+            node = node[part]
+        elif index is not None:
+            loc.append(index)
+            node = node[index]
+        else:
+            break
+    if loc in ([], ["steps"]):
+        return None
+    named = next((key for key in node if f"`{key}" in message), None) if isinstance(node, Mapping) else None
+    return position(own, [*loc, named], value=True) if named is not None else position(own, loc)

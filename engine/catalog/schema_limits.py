@@ -89,16 +89,18 @@ def _breaks(keyword: str, value: float, bound: float) -> bool:
     return {"minimum": value < bound, "maximum": value > bound, "exclusiveMinimum": value <= bound, "exclusiveMaximum": value >= bound}[keyword]
 
 
-def least_answer(model: type[BaseModel]) -> tuple[str, list[str]]:
+def least_answer(model: type[BaseModel], least_items: Mapping[str, int] | None = None) -> tuple[str, list[str]]:
     """The shortest answer (as compact JSON) the answer model accepts, and what makes it long:
     the fields that must hold at least many characters or items. Read from the model's fields
-    (their types and constraints), once per model."""
-    return _least_answer(model)
+    (their types and constraints) and `least_items`, the least count of a list a step's
+    `bounds:` demand, by the field's path (`verdicts`, `claims[]`); once per model and counts."""
+    return _least_answer(model, tuple(sorted((least_items or {}).items())))
 
 
 @functools.lru_cache(maxsize=256)
-def _least_answer(model: type[BaseModel]) -> tuple[str, list[str]]:
+def _least_answer(model: type[BaseModel], least_items: tuple[tuple[str, int], ...]) -> tuple[str, list[str]]:
     long: list[str] = []
+    demanded = dict(least_items)
 
     def least(annotation: Any, constraints: list[Any], where: str) -> Any:
         origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
@@ -110,7 +112,7 @@ def _least_answer(model: type[BaseModel]) -> tuple[str, list[str]]:
             return min(arguments, key=lambda value: len(json.dumps(value)))
         bounds = _constraints(constraints)
         if origin is list:
-            size = int(bounds.get("min_length", 0))
+            size = max(int(bounds.get("min_length", 0)), demanded.get(where, 0))
             if size >= 2:
                 long.append(f"{where} needs at least {size} items")
             return [least(arguments[0] if arguments else Any, [], f"{where}[]") for _ in range(size)]

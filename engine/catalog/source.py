@@ -282,6 +282,10 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
     loc = _data_loc(data, first["loc"])
     field = ".".join(str(part) for part in [label, *loc] if part != "")
     message = first["msg"].removeprefix("Value error, ")  # a validator's own words
+    named = _key_named(data, loc, message) if first["type"] == "value_error" else None
+    if named is not None:  # a check of a mapping that says which of its keys is wrong: at that key
+        loc, message = [*loc, named], message.removeprefix(f"{named}: ")
+        field = f"{field}.{named}"
     if first["type"] == "extra_forbidden":
         allowed = keys_of(parent) if model is not None and (parent := model_at(model, first["loc"][:-1])) is not None else []
         message = f"unknown key {loc[-1]!r}{did_you_mean(str(loc[-1]), allowed)}" + (f" (known: {', '.join(allowed)})" if allowed else "")
@@ -298,9 +302,32 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
         place = position(data, loc, value=True)
         if first["type"] in _NUMBER_ERRORS:
             message = f"expected {_NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
+        message += block_for_list(data, loc, first["type"])
     if place is None:
         return ConfigError(f"{field}: {message}", fallback_path)
     return explained(ConfigError(f"{field}: {message}", place.file or fallback_path, place.line, place.column))
+
+
+def block_for_list(data: Any, loc: Sequence[Any], error: str) -> str:
+    """What to add to pydantic's "should be a valid list" at a block scalar (`>-`, `|`):
+    its lines are one text."""
+    block = span_of(data, loc) if error == "list_type" and loc else None
+    if block is None or block.raw[:1] not in (">", "|"):
+        return ""
+    return f"; a `{block.raw.splitlines()[0].strip()}` block is one text, whatever its lines: write a list, one `- item` a line"
+
+
+def _key_named(data: Any, loc: Sequence[Any], message: str) -> str | None:
+    """The key of the mapping at `loc` that a validator's message starts by naming
+    (`aggregate: majority needs a threshold`), when the mapping has it."""
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    key = message.split(": ", 1)[0] if ": " in message else None
+    return key if isinstance(node, Mapping) and key in node else None
 
 
 #: pydantic's errors for a value that is not a number, said in an author's words.
@@ -339,6 +366,11 @@ def _merge(base: Any, override: Any, at: str = "") -> Any:
         merged.value_spans = {**base.value_spans, **override.value_spans}
         for key in base.keys() & override.keys():
             merged[key] = _merge(base[key], override[key], at=f"{at}.{key}" if at else str(key))
+            if at == "options" and isinstance(merged[key], LocatedDict) and not isinstance(override[key], Mapping):
+                # an option given as its default: the default is where the override wrote it
+                merged[key].key_places["default"] = override.key_places[key]
+                if key in override.value_spans:
+                    merged[key].value_spans["default"] = override.value_spans[key]
         if at in ("options", "bounds"):  # `name: null` drops an inherited option, or bound, the scorer has no use for
             for key in [key for key, value in override.items() if value is None and key in base]:
                 del merged[key]

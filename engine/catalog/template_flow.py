@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from jinja2 import nodes
 
 from ..scoring.shapes import ANY, TEXT, ListOf, Shape
-from .findings import name_pattern, path_of, written
+from .findings import loose_pattern, name_pattern, path_of, written
 from .names import NameChecker, declared_in, family
 
 #: Keys of `local` holding what the walk knows of a name beside its shape (see `_Note`).
@@ -158,6 +158,8 @@ class TemplateChecker(NameChecker):
         listed = self.infer(node.iter, local)
         if family(listed) == "number":
             self.report(node.iter, f"{written(node.iter) or 'this'} is {listed.describe()}: `{{% for %}}` needs a list, so rendering fails", None)
+        elif family(listed) == "text":
+            self.over_text(node.iter, "`{% for %}`", rf"\bin\s+({loose_pattern(written(node.iter) or '')})")
         inner = self.narrow(node.iter, local, True)  # inside the loop, the list has items
         inner["loop"] = ANY
         self._sets.append({})

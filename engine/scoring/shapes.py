@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -150,43 +150,69 @@ BOOLEAN = Boolean()
 
 def shape_of(annotation: Any, what: str = "it", constraints: Sequence[Any] = ()) -> Shape:
     """The shape of values a pydantic annotation allows, with the bounds of its constraints
-    (`Field(ge=1, le=5)`, `max_length=...`) and of the constraints given beside it."""
+    (`Field(ge=1, le=5)`, `max_length=...`) and of the constraints given beside it: read by
+    the row of `_BY_ORIGIN` for a generic annotation, of `_BY_TYPE` for a plain type."""
     origin = typing.get_origin(annotation)
-    arguments = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return shape_of(arguments[0], what, [*constraints, *arguments[1:]])
-    if origin is typing.Union or origin is types.UnionType:
-        present = [argument for argument in arguments if argument is not type(None)]
-        if len(present) != 1:
-            return ANY
-        return replace(shape_of(present[0], what, constraints), nullable=len(present) < len(arguments))
-    bounds = _bounds(constraints)
-    if origin is typing.Literal:
-        if all(isinstance(value, str) for value in arguments):
-            return Text(tuple(arguments))
-        if all(isinstance(value, bool) for value in arguments):
-            return BOOLEAN
-        if all(isinstance(value, (int, float)) for value in arguments):
-            return Number(min(arguments), max(arguments), tight=True, integer=all(isinstance(value, int) for value in arguments))
-        return ANY
-    if origin is list:
-        item = shape_of(arguments[0], f"an item of {what}") if arguments else ANY
-        return ListOf(item, int(bounds.get("min_length", 0)), bounds.get("max_length", _INFINITY))
-    if annotation is bool:
-        return BOOLEAN
-    if annotation in (int, float):
-        low, high = bounds.get("ge", bounds.get("gt", -_INFINITY)), bounds.get("le", bounds.get("lt", _INFINITY))
-        integer = annotation is int
-        if integer:  # an integer above 0 is at least 1
-            low = math.floor(low) + 1 if "gt" in bounds else math.ceil(low) if math.isfinite(low) else low
-            high = math.ceil(high) - 1 if "lt" in bounds else math.floor(high) if math.isfinite(high) else high
-        nonzero = ("gt" in bounds and bounds["gt"] >= 0) or ("lt" in bounds and bounds["lt"] <= 0)
-        return Number(low, high, tight=math.isfinite(low) and math.isfinite(high) and ("gt" not in bounds or integer) and ("lt" not in bounds or integer), integer=integer, nonzero=nonzero)
-    if annotation is str:
-        return TEXT
+    if origin is not None:
+        read = _BY_ORIGIN.get(origin)
+        return read(typing.get_args(annotation), what, constraints) if read is not None else ANY
+    if isinstance(annotation, type) and annotation in _BY_TYPE:
+        return _BY_TYPE[annotation](annotation, _bounds(constraints))
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return Record({name: shape_of(info.annotation, f"{what}.{name}", info.metadata) for name, info in annotation.model_fields.items()}, what)
     return ANY
+
+
+def _annotated(arguments: tuple[Any, ...], what: str, constraints: Sequence[Any]) -> Shape:
+    return shape_of(arguments[0], what, [*constraints, *arguments[1:]])
+
+
+def _union(arguments: tuple[Any, ...], what: str, constraints: Sequence[Any]) -> Shape:
+    """One type, or none: the shape of that type, which may be none. Anything else is not known."""
+    present = [argument for argument in arguments if argument is not type(None)]
+    if len(present) != 1:
+        return ANY
+    return replace(shape_of(present[0], what, constraints), nullable=len(present) < len(arguments))
+
+
+def _literal(arguments: tuple[Any, ...], what: str, constraints: Sequence[Any]) -> Shape:
+    """The values written out: texts (an enum), true or false, or numbers (their range)."""
+    if all(isinstance(value, str) for value in arguments):
+        return Text(tuple(arguments))
+    if all(isinstance(value, bool) for value in arguments):
+        return BOOLEAN
+    if all(isinstance(value, (int, float)) for value in arguments):
+        return Number(min(arguments), max(arguments), tight=True, integer=all(isinstance(value, int) for value in arguments))
+    return ANY
+
+
+def _list(arguments: tuple[Any, ...], what: str, constraints: Sequence[Any]) -> Shape:
+    bounds = _bounds(constraints)
+    item = shape_of(arguments[0], f"an item of {what}") if arguments else ANY
+    return ListOf(item, int(bounds.get("min_length", 0)), bounds.get("max_length", _INFINITY))
+
+
+def _number(annotation: Any, bounds: dict[str, float]) -> Shape:
+    """A number between its bounds; an integer's exclusive bounds are the next integers in
+    (an integer above 0 is at least 1), so its range is exact."""
+    low, high = bounds.get("ge", bounds.get("gt", -_INFINITY)), bounds.get("le", bounds.get("lt", _INFINITY))
+    integer = annotation is int
+    if integer:
+        low = math.floor(low) + 1 if "gt" in bounds else math.ceil(low) if math.isfinite(low) else low
+        high = math.ceil(high) - 1 if "lt" in bounds else math.floor(high) if math.isfinite(high) else high
+    nonzero = ("gt" in bounds and bounds["gt"] >= 0) or ("lt" in bounds and bounds["lt"] <= 0)
+    exclusive = "gt" in bounds or "lt" in bounds
+    return Number(low, high, tight=math.isfinite(low) and math.isfinite(high) and (integer or not exclusive), integer=integer, nonzero=nonzero)
+
+
+#: How each generic annotation is read, from its arguments (`list[str]`: `(str,)`).
+_BY_ORIGIN: dict[Any, Callable[[tuple[Any, ...], str, Sequence[Any]], Shape]] = {
+    typing.Annotated: _annotated, typing.Union: _union, types.UnionType: _union, typing.Literal: _literal, list: _list,
+}
+#: How each plain type is read, with the bounds of its constraints.
+_BY_TYPE: dict[Any, Callable[[Any, dict[str, float]], Shape]] = {
+    bool: lambda annotation, bounds: BOOLEAN, int: _number, float: _number, str: lambda annotation, bounds: TEXT,
+}
 
 
 def _bounds(constraints: Sequence[Any]) -> dict[str, float]:
