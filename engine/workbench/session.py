@@ -189,13 +189,25 @@ class Session:
         of the files the page holds (`versions`: path -> version) were saved since."""
         given = body.get("versions")
         versions: dict[str, str | None] = {str(path): version if isinstance(version, str) else None for path, version in given.items()} if isinstance(given, dict) else {}
-        found = self.workspace.problems(_edits(body))
+        edits = _edits(body)
+        found = self.workspace.problems(edits)
         return {
             "problems": [problem.as_json() for problem in found if problem.severity == "error"],
             "warnings": [problem.as_json() for problem in found if problem.severity == "warning"],
             "notes": [problem.as_json() for problem in found if problem.severity == "note"],
             "changed": self.workspace.changed_since(versions),
+            "truth_table": [] if any(problem.severity == "error" for problem in found) else self._truth_table(edits, body.get("scorer")),
         }
+
+    def _truth_table(self, edits: dict[str, str], scorer_id: Any) -> list[dict[str, Any]]:
+        """What the drafted scorer scores answers made from its schemas (`scorers show`'s table)."""
+        if not isinstance(scorer_id, str) or not scorer_id:
+            return []
+        try:
+            catalog = self.workspace.load(self.workspace.draft(edits))
+            return [{"answer": row.answer, "score": row.score, "outcome": row.outcome} for row in catalog.truth_table(scorer_id)]
+        except ConfigError:
+            return []
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in

@@ -243,6 +243,13 @@ function edited(pane, text) {
   edited.timer = setTimeout(() => check(), 350);
 }
 
+// What the scorer scores answers made from its own schemas, as `scorers show` prints it.
+function renderTruth(rows) {
+  $("#truth-box").hidden = !rows.length;
+  $("#truth tbody").replaceChildren(...rows.map((row) => el("tr", {class: row.outcome.replace(" ", "-")},
+    el("td", {text: row.answer}), el("td", {text: row.score === null ? "-" : String(row.score)}), el("td", {text: row.outcome}))));
+}
+
 function renderOrigins(origins) {
   $("#origins tbody").replaceChildren(...origins.map((part) => el("tr", {}, el("td", {text: part.part}), el("td", {text: part.from}))));
 }
@@ -273,6 +280,7 @@ async function check() {
         text: problem.shown, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
   }
   markProblems();
+  renderTruth(found.truth_table || []);
   await savedElsewhere(found.changed || []);
   refreshPreview();
 }
