@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 
 from ..errors import ConfigError
 from .setting_checks import Fact, first_problem, held
-from .source import load_yaml, locate, validation_error
+from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
 
 Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"]
@@ -294,14 +294,17 @@ def as_monitors(monitors: Any) -> list[Monitor]:
     return [monitor if monitor.name else monitor.model_copy(update={"name": monitor.scorer}) for monitor in found]
 
 
-#: The rates a perfect run has at 1 (the others, at 0); sampled_rate has no better side.
+#: The statistics that are shares of the outcomes, by which end a perfect run has: 1 or 0
+#: (sampled_rate, the share of replies scored, has no better end).
 _PERFECT_AT_ONE = ("pass_rate", "human_agreement")
+_PERFECT_AT_ZERO = ("error_rate", "not_scorable_rate")
+_RATES = (*_PERFECT_AT_ONE, *_PERFECT_AT_ZERO, "sampled_rate")
 
 
 def _points_the_right_way(monitor: Monitor, name: str, direction: str, score_range: tuple[float, float] | None, data: Mapping[str, Any], path: Path) -> None:
     """A monitor alerts on bad runs: one whose condition holds for a perfect run (every score
     the best, nothing failed) points against its scorer's direction."""
-    if monitor.statistic in RATES:
+    if monitor.statistic in _RATES:
         if monitor.statistic == "sampled_rate":
             return
         perfect, worst = (1.0, 0.0) if monitor.statistic in _PERFECT_AT_ONE else (0.0, 1.0)
@@ -314,7 +317,7 @@ def _points_the_right_way(monitor: Monitor, name: str, direction: str, score_ran
     other = "below" if condition == "above" else "above"
     place = position(data, ["monitors", name, condition], value=True)
     better = "lower" if direction == "lower_is_better" else "higher"
-    about = f"{monitor.scorer}'s scores are better {better}" if monitor.statistic not in RATES else f"a perfect run's {monitor.statistic} is {perfect:g}"
+    about = f"{monitor.scorer}'s scores are better {better}" if monitor.statistic not in _RATES else f"a perfect run's {monitor.statistic} is {perfect:g}"
     if monitor.holds(perfect):
         raise ConfigError(
             f"monitors.{name}.{condition}: a perfect run alerts: {about}, and a {monitor.statistic} of {perfect:g} is {condition} {value:g}; "

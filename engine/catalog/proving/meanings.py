@@ -129,8 +129,8 @@ def declared_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Mean
     if not isinstance(written, Mapping):
         return None
     values = list(node.get("enum") or ([False, True] if node.get("type") == "boolean" else []))
-    polarities = {matching_value(key, values): str(polarity) for key, polarity in written.items()}
-    return Meaning(polarities={key: polarity for key, polarity in polarities.items() if polarity in POLARITIES}, place=place)  # type: ignore[misc]
+    polarities: dict[Any, Polarity] = {matching_value(key, values): polarity for key, polarity in written.items() if polarity in POLARITIES}
+    return Meaning(polarities={key: polarity for key, polarity in polarities.items() if polarity in POLARITIES}, place=place)
 
 
 def matching_value(key: Any, values: Sequence[Any]) -> Any:

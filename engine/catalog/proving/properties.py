@@ -74,7 +74,8 @@ class ScorerProof(Placing):
                 continue
             seen.add(trial.error)
             if trial.error_at is not None:
-                self.problem(f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(*trial.error_at))
+                file, line, column = trial.error_at
+                self.problem(f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(file, line or 0, column or 0))
                 continue
             step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
             self.problem(
@@ -141,7 +142,13 @@ class ScorerProof(Placing):
     def rules(self) -> None:
         for tally in self.trials.rules:
             place = self._rule_place(tally.rule)
-            if tally.accepted == 0 and tally.refused:
+            if tally.accepted_within_bounds == 0 and tally.refused_within_bounds:
+                self.problem(
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer the step's "
+                    f"schema and bounds let the judge give ({tally.refused_within_bounds} tried): the judge would be asked again until its retries run out",
+                    place,
+                )
+            elif tally.accepted == 0 and tally.refused:
                 self.problem(
                     f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer tried "
                     f"({tally.refused}), well formed as they are: the judge would be asked again until its retries run out",

@@ -25,7 +25,7 @@ from ...scoring.preview import sample_item
 from ...scoring.scorer import Scorer
 from ..answer_rules import CompiledRule, answer_rules
 from .answers import AnswerMaker, Pick, Scenario, choice_fields
-from .meanings import Meaning
+from .meanings import Meaning, Polarity
 
 #: The most scenarios tried as every combination of the choice fields' values; past it, each
 #: field's values are tried one field at a time.
@@ -57,12 +57,15 @@ class Trial:
 
 @dataclass
 class RuleTally:
-    """What one rule did with the answers tried on it."""
+    """What one rule did with the answers tried on it: all of them, and those within the
+    request's bounds (answers a judge decoding under the schema sent could give)."""
 
     rule: CompiledRule
     step: str
     accepted: int = 0
     refused: int = 0
+    accepted_within_bounds: int = 0
+    refused_within_bounds: int = 0
 
 
 class _Refused(Exception):
@@ -109,19 +112,21 @@ class BoundaryJudge:
         for length in ("least", "one", "most"):
             other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=5), self.maker.meanings, self.maker.positional)
             candidates.append(other.answer(step, schema))
-        for candidate in candidates:
+        for index, candidate in enumerate(candidates):
             with outside_answer_scope():
                 try:
-                    unbounded.model_validate(candidate)
+                    (model if index == 0 else unbounded).model_validate(candidate)
                 except ValidationError:
                     continue
             variables = {**scope, **candidate} if isinstance(candidate, Mapping) else dict(scope)
             for rule in rules:
                 tally = self.tallies.setdefault(id(rule), RuleTally(rule, step))
-                if rule.failure(variables) is None:
-                    tally.accepted += 1
-                else:
-                    tally.refused += 1
+                holds = rule.failure(variables) is None
+                tally.accepted += holds
+                tally.refused += not holds
+                if index == 0:  # the answer made within the request's bounds
+                    tally.accepted_within_bounds += holds
+                    tally.refused_within_bounds += not holds
 
 
 @dataclass
@@ -204,7 +209,7 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
         found += [Scenario("all bad", default=Pick(index=0), picks={name: Pick(polarity=("bad",)) for name in meanings})]
         for name in meanings:
             for worse in range(1, 4):
-                polarity = ("bad",) * worse + ("good",) * (3 - worse)
+                polarity = (_BAD,) * worse + (_GOOD,) * (3 - worse)
                 picks = {other: Pick(polarity=("good",)) for other in meanings}
                 picks[name] = Pick(polarity=polarity)
                 found.append(Scenario(f"worse {name} {worse}", default=Pick(index=0), picks=picks))
@@ -213,8 +218,19 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
 
 def run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
     """The plan run on every scenario, or None when it cannot run on the sample item without
-    options the author must give (an abstract scorer)."""
-    return asyncio.run(_run_trials(plan, options, meanings))
+    options the author must give (an abstract scorer). A plan whose fingerprint (definition,
+    templates, schemas) and meanings were tried before in this process is not run again."""
+    key = (plan.fingerprint, plan.id, repr(sorted(options.items())), repr(sorted(meanings.items())))
+    if key not in _tried:
+        if len(_tried) > 512:
+            _tried.clear()
+        _tried[key] = asyncio.run(_run_trials(plan, options, meanings))
+    return _tried[key]
+
+
+_GOOD: Polarity = "good"
+_BAD: Polarity = "bad"
+_tried: dict[tuple[str, str, str, str], Trials | None] = {}
 
 
 async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
