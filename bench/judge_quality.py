@@ -35,7 +35,7 @@ from engine import builtin_catalog
 from engine.runs import run_repeated
 from engine.runs.items import read_jsonl, select_items
 from engine.runs.results import FigureEstimate
-from engine.runs.measures.stats import agreement_of, flag_threshold, human_flags, scale_of, usage_cost
+from engine.runs.measures.stats import agreement_of, human_flags, usage_cost
 from engine.runs.tuning import labelled_of
 from engine.runs.labels import queue_data, queue_name, read_queue
 from engine.store import open_store
@@ -95,9 +95,9 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
     first = repeated.results[0]
     direction = scorer.plan.direction
     labelled = [
-        dataclasses.replace(item, expected=human_flags(item.expected, scale_of(scorer) / 2, direction)) for item in labelled_of(first, scorer.id)
+        dataclasses.replace(item, expected=human_flags(item.expected, scorer.pass_line.scale / 2, direction)) for item in labelled_of(first, scorer.id)
     ]
-    agreement = agreement_of(labelled, flag_threshold(scorer, None), direction) if labelled else None
+    agreement = agreement_of(labelled, scorer.pass_line.value, direction) if labelled else None
     binary = agreement.binary if agreement is not None else None
     stability = repeated.stability[scorer.id]
     judged = sum(result.summary[scorer.id].total for result in repeated.results) or 1

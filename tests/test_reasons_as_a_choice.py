@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from engine import ConfigError, create_hallucination_scorer, run_evals
 from engine.cli import app
-from engine.scoring.threshold import passes
+from engine.scoring.pass_line import passes
 from engine.store import open_store
 from engine.testing import JudgeServer
 

@@ -28,6 +28,7 @@ from ..collector import collector_held
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..judge.settings import JudgeSettings
+from ..scoring.pass_line import PassLine
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
@@ -239,7 +240,7 @@ class ScorerCompiler(Placing):
             ) if definition.judges is not None else None,
             cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
-            threshold=definition.threshold,
+            pass_line=PassLine.of(definition.threshold, definition.direction, scale or 1.0),
             on_scale=scores.on_scale,
             score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],

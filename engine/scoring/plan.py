@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from ..judge import Sampling
 from ..judge.settings import JudgeSettings
+from .pass_line import Direction, PassLine
 
-Direction = Literal["higher_is_better", "lower_is_better"]
 RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
 
@@ -106,8 +106,9 @@ class ScorerPlan:
     jury: JuryPlan | None = None
     cascade: CascadePlan | None = None
     context_from_tool_results: bool = False
-    #: Where a score flags an item, as the definition says (None: half the scale).
-    threshold: float | None = None
+    #: Where a score passes or flags its item: the definition's `threshold:`, else half the
+    #: default scale (a scorer made with another `scale` option moves the default with it).
+    pass_line: PassLine
     #: Whether the scores run from 0 to the `scale` option (the score reads it, and fits it).
     on_scale: bool = False
     #: The range of the scores when it is known and they are not on the scale.
@@ -121,6 +122,11 @@ class ScorerPlan:
     #: What an empty output is: not scorable (with the reason), or scored like any other.
     empty_output: Literal["not_scorable", "score"] = "not_scorable"
     fingerprint: str
+
+    @property
+    def threshold(self) -> float | None:
+        """The definition's own `threshold:` (None: it sets none, and half the scale flags)."""
+        return self.pass_line.gate
 
     @property
     def needs_judge(self) -> bool:

@@ -31,7 +31,6 @@ from ...store import Store, open_store
 from ...sync import blocking
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
-from ..measures.stats import flag_threshold, scale_of
 from .decision import accepted_on_test, shown
 from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
@@ -123,12 +122,12 @@ async def aalign(
     direction = baseline.plan.direction
     session = Session(
         run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
-        metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
+        metric=metric, direction=direction, human_threshold=baseline.pass_line.scale / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )
     await asyncio.to_thread(_open_budget, session, store)
     if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
-        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
+        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict="")
         try:
             await tune_margin(session, baseline, split, result, output_dir)
         except BudgetReached as stop:
@@ -139,8 +138,8 @@ async def aalign(
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(
             session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, judge=settings, folder=Path(folder)), split=split, trials_left=trials,
-            base_threshold=flag_threshold(baseline, None), best_scorer=baseline,
-            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict=""),
+            base_threshold=baseline.pass_line.value, best_scorer=baseline,
+            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict=""),
         )
         result = search.result
         result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)

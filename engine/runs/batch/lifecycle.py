@@ -21,7 +21,7 @@ from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from .shared import drive_shared
-from ..measures.stats import flag_threshold, scale_of, unpriced_models
+from ..measures.stats import unpriced_models
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
@@ -203,15 +203,16 @@ class BatchRun:
 
     def _run_meta(self, now: dict[str, Any]) -> dict[str, Any]:
         standard = self.limits.standard
-        thresholds = {scorer.id: line for scorer in self.scorers if (line := standard.threshold_for(scorer.id, scorer.plan.threshold)) is not None}
+        lines = {scorer.id: standard.line_for(scorer.id, scorer.pass_line) for scorer in self.scorers}
+        thresholds = {scorer_id: line.gate for scorer_id, line in lines.items() if line.gate is not None}
         scorers = {
             scorer.id: {
                 "hash": scorer.fingerprint,
                 "definition": scorer.plan.fingerprint,
                 "model": scorer.judge.model,
                 # Where a score flags an item: a stored run is measured again the same way.
-                "flag_threshold": flag_threshold(scorer, thresholds.get(scorer.id)),
-                "scale": scale_of(scorer),  # how its labels are read (read_label)
+                "flag_threshold": lines[scorer.id].value,
+                "scale": lines[scorer.id].scale,  # how its labels are read (read_label)
             }
             for scorer in self.scorers
         }
