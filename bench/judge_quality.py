@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine import builtin_catalog
+from engine import JudgeSettings, builtin_catalog
 from engine.runs import run_repeated
 from engine.runs.items import read_jsonl, select_items
 from engine.runs.results import FigureEstimate
@@ -80,8 +80,7 @@ def shown(estimate: FigureEstimate | None) -> str:
 
 def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
-    cascade = {"escalate_to": arguments.escalate_to} if arguments.escalate_to else {}
-    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url, **cascade)
+    scorer = builtin_catalog().create(scorer_id, model=arguments.model, judge=JudgeSettings(base_url=arguments.base_url, escalate_to=arguments.escalate_to))
     items = faithbench_items(path) if path.suffix == ".csv" else queue_items(path, arguments) if queue_name(path) else path
     data = select_items(items, None, arguments.sample, arguments.seed)
     judge = scorer.judge.model

@@ -21,9 +21,7 @@ from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 
 if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compiled, not for a remembered `scorers list`
-    from typing_extensions import Unpack
-
-    from ..judge import JudgeChoice, JudgeConfig, JudgeMiddleware, JudgeSettings, Provider, ResponseCache
+    from ..judge import JudgeConfig, JudgeMiddleware, JudgeSettings, Provider, ResponseCache
     from ..scoring import AnyScorer, Scorer
     from ..scoring.plan import ScorerPlan
     from .monitors import Monitor
@@ -128,11 +126,10 @@ class Catalog:
         cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
         offline: bool = False,
-        **choice: Unpack[JudgeChoice],
     ) -> AnyScorer:
         """A runnable scorer, judged as `judge` says (a JudgeSettings: one judge, a jury or a
-        cascade, and how each is reached); `model` and the `choice` keywords (the fields of
-        JudgeSettings) set single settings over it. A setting left unset falls back to the
+        cascade, and how each is reached); `model` replaces its judge (use
+        `judge.given(...)` to set other single settings over it). A setting left unset falls back to the
         environment (SCORERS_MODEL, SCORERS_MODE, SCORERS_TIMEOUT, SCORERS_RETRIES), then to
         the scorer's `judge:` block and its default model.
 
@@ -152,7 +149,7 @@ class Catalog:
         from ..scoring import Cascade, Jury, Scorer
         from .lints import threshold_off_scale
 
-        settings = (judge or JudgeSettings()).given(model, **choice)
+        settings = (judge or JudgeSettings()).given(model)
         plan = self.plan(scorer_id)
         if settings.max_input_chars is not None:
             plan = dataclasses.replace(plan, max_input_chars=settings.max_input_chars)

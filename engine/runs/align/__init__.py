@@ -42,9 +42,7 @@ from .variants import Workshop
 from .write import write_variant
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from ...judge import JudgeChoice, JudgeConfig
+    from ...judge import JudgeConfig
 
 METRICS: tuple[AlignMetric, ...] = ("kappa", "balanced_accuracy", "f1", "mae")
 
@@ -95,11 +93,10 @@ async def aalign(
     progress: Progress | None = None,
     model: str | JudgeConfig | None = None,
     judge: JudgeSettings | None = None,
-    **choice: Unpack[JudgeChoice],
 ) -> AlignResult:
     """Align `scorer_id` (of `catalog`, the built-in one by default) with the labels of
-    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`,
-    `judge` and the `choice` keywords choose the judge as in `Catalog.create`. `on_event(line)` hears
+    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`
+    and `judge` choose the judge as in `Catalog.create`. `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
     bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
     metadata field; `pair` by default when items carry one) keeps related items on one side
@@ -117,7 +114,7 @@ async def aalign(
     sizes = SplitSizes(train=len(split.train), dev=len(split.dev), test=len(split.test), unlabelled=unlabelled)
     say = on_event or (lambda message: None)
     say(f"split (seed {seed}{f', by {grouping}' if grouping else ''}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
-    settings = (judge or JudgeSettings()).given(model, **choice)
+    settings = (judge or JudgeSettings()).given(model)
     baseline = catalog.create(scorer_id, judge=settings)
     direction = baseline.plan.direction
     session = Session(
