@@ -192,11 +192,9 @@ class Declarations:
 
     def thresholds(self, plan: ScorerPlan) -> None:
         """The scorer's `threshold:` and its jury's, each in the range of its scores."""
-        from .lints import threshold_off_scale
-
         defaults = plan.options_model()
         for loc, threshold in ((["threshold"], self.definition.threshold), (["judges", "threshold"], self.definition.judges.threshold if self.definition.judges else None)):
-            off = threshold_off_scale(threshold, plan, defaults)
+            off = plan.threshold_off_scale(threshold, defaults)
             if off is not None:
                 where = self.place(loc) or Place(str(self.compiler.source.path), 0, 0)
                 self.compiler.problems.append(ConfigError(f"{self.label}.{'.'.join(loc)}: {off}", where.file, where.line or None, where.column))

@@ -134,6 +134,27 @@ class ScorerPlan:
         no key and makes no request."""
         return any(step.sampling is not None for step in self.steps)
 
+    def scores_range(self, options: Any) -> tuple[float, float] | None:
+        """The range of the scores with `options` (a model or a mapping): 0 to its `scale`
+        option when the score is on that scale (its expression reads `options.scale`, as
+        every built-in's does, and fits it), else the range the catalog's checks found; None
+        when it cannot be known (a count, a sum of an author's own)."""
+        if not self.on_scale:
+            return self.score_range
+        scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool):
+            return None
+        return 0.0, float(scale)
+
+    def threshold_off_scale(self, threshold: float | None, options: Any) -> str | None:
+        """Why `threshold` cannot be a pass line of the scores with `options` (say, 70 on a 0
+        to 1 scale), or None when it can."""
+        found = self.scores_range(options)
+        if threshold is None or found is None or found[0] <= threshold <= found[1]:
+            return None
+        where = " (the `scale` option)" if self.on_scale else ""
+        return f"{threshold:g} is outside the range of {self.id}'s scores, {found[0]:g} to {found[1]:g}{where}"
+
     def step(self, step_id: str) -> StepPlan:
         return next(step for step in self.steps if step.id == step_id)
 

@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...catalog.lints import threshold_off_scale
 from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
@@ -71,7 +70,7 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
     for scorer in listed:
         judge = scorer.scorers[0] if isinstance(scorer, Jury) else scorer  # a jury's judges share the plan and options
-        if (off := threshold_off_scale(thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
+        if (off := judge.plan.threshold_off_scale(thresholds.get(scorer.id), judge.options)) is not None:
             raise ConfigError(f"threshold for {scorer.id}: {off}")
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from ...judge import TokenUsage
 from ...judge.prices import Price, price_table
 from ...scoring import AnyScorer, Cascade, JudgeVerdict, Jury, StepRecord
-from ...scoring.pass_line import Direction, PassLine, flags, passes
+from ...scoring.pass_line import Direction, PassLine, flags
 from ...store import ScorerUsage
 from .agreement import (
     BOOTSTRAP_ITEMS,
@@ -108,7 +108,8 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     else:
         cuts = statistics.quantiles(scores, n=100, method="inclusive")
         p50, p95 = cuts[49], cuts[94]
-    pass_rate = None if threshold is None else sum(passes(score, threshold, direction) for score in scores) / len(scores)
+    line = PassLine(threshold, direction) if threshold is not None else None
+    pass_rate = None if line is None else sum(line.passes(score) for score in scores) / len(scores)
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
