@@ -27,9 +27,9 @@ from pathlib import Path
 PROBE = textwrap.dedent(
     """
     import json, sys, time
-    from engine import load_scorers, run_evals
+    from engine import JudgeSettings, load_scorers, run_evals
     catalog = load_scorers(sys.argv[1])
-    scorer = catalog.create("length-check", model="openai/none", base_url="http://127.0.0.1:9/v1", api_key="unused")
+    scorer = catalog.create("length-check", model="openai/none", judge=JudgeSettings(base_url="http://127.0.0.1:9/v1", api_key="unused"))
     last = [0.0]
     def done(item):
         last[0] = time.perf_counter()

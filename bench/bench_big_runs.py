@@ -106,10 +106,10 @@ def items(count: int) -> list[dict[str, Any]]:
 
 
 def score(path: Path, data: list[dict[str, Any]]) -> float:
-    from engine import create_hallucination_scorer, run_evals
+    from engine import JudgeSettings, create_hallucination_scorer, run_evals
 
     # The middleware answers every call: the endpoint, which needs no key, is never reached.
-    scorer = create_hallucination_scorer(middleware=(Judge(),), base_url="http://127.0.0.1:9/v1")
+    scorer = create_hallucination_scorer(middleware=(Judge(),), judge=JudgeSettings(base_url="http://127.0.0.1:9/v1"))
     started = time.perf_counter()
     result = run_evals(data, [scorer], store=path, run=RUN, concurrency=64, cache=False, keep_results=False)
     assert result.counts.completed == len(data), result.errors[:3]

@@ -348,9 +348,9 @@ def print_startup_times(folder: Path) -> None:
 STREAM_PROBE = textwrap.dedent(
     """
     import json, resource, sys, time
-    from engine import load_scorers, run_evals
+    from engine import JudgeSettings, load_scorers, run_evals
     catalog = load_scorers(sys.argv[1])
-    scorer = catalog.create("length-check", model="openai/none", base_url="http://127.0.0.1:9/v1", api_key="unused")
+    scorer = catalog.create("length-check", model="openai/none", judge=JudgeSettings(base_url="http://127.0.0.1:9/v1", api_key="unused"))
     started = time.perf_counter()
     result = run_evals(sys.argv[2], [scorer], concurrency=64, store=sys.argv[3], run="stream", keep_results=False, cache=False)
     assert result.counts.completed == int(sys.argv[4]), result.counts
@@ -508,7 +508,7 @@ AIMS = {0: (0, 0.78), 1: (0, 1.3), 2: (1, 1.3)}  # engine run -> (DeepEval run, 
 
 def halueval_calls(arguments: argparse.Namespace, deepeval_python: str | None, folder: Path) -> None:
     """Figure 6: calls per item and items/s, the engine's runs beside DeepEval's."""
-    from engine import load_scorers, run_evals
+    from engine import JudgeSettings, load_scorers, run_evals
     from engine.catalog import builtin_catalog
 
     items = halueval_items(arguments.items)

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine import builtin_catalog
+from engine import JudgeSettings, builtin_catalog
 
 #: The item every scorer judges: an input, an output of two sentences, a context, a ground truth.
 ITEM: dict[str, Any] = {
@@ -123,7 +123,7 @@ def run_one(scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     logging.getLogger().addHandler(raw)
     started = time.perf_counter()
     try:
-        scorer = catalog.create(scorer_id, model=arguments.model, base_url=arguments.base_url, mode=arguments.mode, options=OPTIONS.get(scorer_id))
+        scorer = catalog.create(scorer_id, model=arguments.model, options=OPTIONS.get(scorer_id), judge=JudgeSettings(base_url=arguments.base_url, mode=arguments.mode))
         result = scorer.run(**fields)
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         message = str(exc)

@@ -205,7 +205,7 @@ def main() -> None:
 def _ray(items: list[dict[str, object]], server: JudgeServer, count: int, cold_cache: Callable[[], None]) -> None:
     import ray
 
-    from engine import create_hallucination_scorer, run_evals
+    from engine import JudgeSettings, create_hallucination_scorer, run_evals
     from engine.ray import score_dataset
 
     print(f"4. Ray ({count} items, concurrency 4 per actor, local Ray on this machine)")
@@ -219,7 +219,7 @@ def _ray(items: list[dict[str, object]], server: JudgeServer, count: int, cold_c
         # Items of the same size but not the same text: the first pass's answers are cached.
         fresh = [{**item, "output": f"{item['output']} ({actors})"} for item in items]
         started = time.perf_counter()
-        rows = score_dataset(ray.data.from_items(fresh), ["hallucination"], base_url=server.base_url, actors=actors, concurrency=4, batch_size=10).take_all()
+        rows = score_dataset(ray.data.from_items(fresh), ["hallucination"], actors=actors, concurrency=4, batch_size=10, judge=JudgeSettings(base_url=server.base_url)).take_all()
         elapsed = time.perf_counter() - started
         assert len(rows) == count
         print(f"   {actors} actor(s): {elapsed:6.2f}s (run_evals in-process: {baseline:.2f}s, ratio {baseline / elapsed:.2f}x)")

@@ -31,11 +31,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine import builtin_catalog
+from engine import JudgeSettings, builtin_catalog
 from engine.runs import run_repeated
 from engine.runs.items import read_jsonl, select_items
 from engine.runs.results import FigureEstimate
-from engine.runs.measures.stats import agreement_of, flag_threshold, human_flags, scale_of, usage_cost
+from engine.runs.measures.stats import agreement_of, human_flags, usage_cost
 from engine.runs.tuning import labelled_of
 from engine.runs.labels import queue_data, queue_name, read_queue
 from engine.store import open_store
@@ -80,8 +80,7 @@ def shown(estimate: FigureEstimate | None) -> str:
 
 def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict[str, Any]:
     """One row of the scorecard: the set judged `repeats` times by the scorer."""
-    cascade = {"escalate_to": arguments.escalate_to} if arguments.escalate_to else {}
-    scorer = builtin_catalog().create(scorer_id, model=arguments.model, base_url=arguments.base_url, **cascade)
+    scorer = builtin_catalog().create(scorer_id, model=arguments.model, judge=JudgeSettings(base_url=arguments.base_url, escalate_to=arguments.escalate_to))
     items = faithbench_items(path) if path.suffix == ".csv" else queue_items(path, arguments) if queue_name(path) else path
     data = select_items(items, None, arguments.sample, arguments.seed)
     judge = scorer.judge.model
@@ -95,9 +94,9 @@ def score_set(path: Path, scorer_id: str, arguments: argparse.Namespace) -> dict
     first = repeated.results[0]
     direction = scorer.plan.direction
     labelled = [
-        dataclasses.replace(item, expected=human_flags(item.expected, scale_of(scorer) / 2, direction)) for item in labelled_of(first, scorer.id)
+        dataclasses.replace(item, expected=human_flags(item.expected, scorer.pass_line.scale / 2, direction)) for item in labelled_of(first, scorer.id)
     ]
-    agreement = agreement_of(labelled, flag_threshold(scorer, None), direction) if labelled else None
+    agreement = agreement_of(labelled, scorer.pass_line.value, direction) if labelled else None
     binary = agreement.binary if agreement is not None else None
     stability = repeated.stability[scorer.id]
     judged = sum(result.summary[scorer.id].total for result in repeated.results) or 1

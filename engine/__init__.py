@@ -84,9 +84,7 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
     from .store import ResultRecord, RunInfo, SQLiteStore, Store
 
 if TYPE_CHECKING:  # what the signatures below name, not exported
-    from typing_extensions import Unpack
-
-    from .judge import JudgeChoice, ResponseCache
+    from .judge import ResponseCache
 
 _LAZY_EXPORTS: dict[str, str] = {
     "Catalog": ".catalog",
@@ -182,17 +180,16 @@ def create_scorer(
     judge: JudgeSettings | None = None,
     cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
     middleware: Sequence[JudgeMiddleware] = (),
-    **choice: Unpack[JudgeChoice],
 ) -> AnyScorer:
     """A built-in scorer by id (see `scorers list`), judged by `model` or as `judge` (a
-    JudgeSettings) says; the `choice` keywords set single settings: base_url, api_key, mode,
-    timeout, retries; for a jury of judges models=[...], aggregate, threshold, margin; for a
-    cascade from `model` to a strong judge escalate_to, margin, samples, threshold.
+    JudgeSettings) says: base_url, api_key, mode, timeout, retries; for a jury of judges
+    models=(...), aggregate, threshold, margin; for a cascade from `model` to a strong judge
+    escalate_to, margin, samples, threshold.
     `middleware` wraps every judge call (a limiter, a tracer); `cache` answers repeated
     questions from a response cache."""
     from .catalog import builtin_catalog
 
-    return builtin_catalog().create(scorer_id, model, options, judge=judge, cache=cache, middleware=middleware, **choice)
+    return builtin_catalog().create(scorer_id, model, options, judge=judge, cache=cache, middleware=middleware)
 
 
 def create_hallucination_scorer(
@@ -200,10 +197,11 @@ def create_hallucination_scorer(
     options: Mapping[str, Any] | None = None,
     *,
     judge: JudgeSettings | None = None,
-    **choice: Unpack[JudgeChoice],
+    cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
+    middleware: Sequence[JudgeMiddleware] = (),
 ) -> AnyScorer:
     """The hallucination scorer: options `scale`, `context`, `get_context`, `language`."""
-    return create_scorer("hallucination", model, options, judge=judge, **choice)
+    return create_scorer("hallucination", model, options, judge=judge, cache=cache, middleware=middleware)
 
 
 __all__ = [

@@ -3,6 +3,7 @@ comes with a bootstrap interval, and the disagreements are listed worst first.""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 from pathlib import Path
 
 from helpers.scripted import script_hallucination
@@ -139,7 +140,7 @@ def test_compare_from_python_as_the_tuning_doc_shows(judge: JudgeServer, tmp_pat
 
 
 def test_a_jury_becomes_a_variant_as_a_single_judge_does(judge: JudgeServer) -> None:
-    jury = create_hallucination_scorer(models=["openai/a", "openai/b"])
+    jury = create_hallucination_scorer(judge=JudgeSettings(models=["openai/a", "openai/b"]))
     renamed = as_variant(jury, "panel")
     assert renamed.id == "hallucination@panel" and jury.id == "hallucination"
     assert [member.id for member in renamed.scorers] == ["hallucination@panel"] * 2  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ example of one (a judge that learns), or whatever it is shown (a judge that does
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 from pathlib import Path
 from typing import Any
@@ -215,4 +216,4 @@ def test_mean_absolute_error_needs_scores_as_labels(tmp_path: Path) -> None:
     from engine import ConfigError
 
     with pytest.raises(ConfigError, match="metric mae needs scores as labels"):
-        align(labelled_items(tmp_path / "flags.jsonl"), "hallucination", metric="mae", api_key="sk-x")
+        align(labelled_items(tmp_path / "flags.jsonl"), "hallucination", metric="mae", judge=JudgeSettings(api_key="sk-x"))

@@ -5,6 +5,7 @@ answer is stopped by them. One cut off while repeating itself is said to be loop
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import re
 import time
 from pathlib import Path
@@ -78,7 +79,7 @@ def warm(judge_server: JudgeServer) -> None:
     on a busy machine), which is not the time a looping judge takes."""
     judge_server.reset()
     judge_server.fallback = looping()
-    builtin_catalog().create("bias", model="openai/test-model", base_url=judge_server.base_url, api_key="sk-test").run(output="Fine.")
+    builtin_catalog().create("bias", model="openai/test-model", judge=JudgeSettings(base_url=judge_server.base_url, api_key="sk-test")).run(output="Fine.")
 
 
 @pytest.mark.slow

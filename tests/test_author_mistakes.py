@@ -5,6 +5,7 @@ wording of the messages that name them."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import re
 import shutil
@@ -240,7 +241,7 @@ def test_a_threshold_off_the_scores_scale_is_refused_naming_the_range(tmp_path: 
     # on a scale of 100, 70 is a pass line
     assert run_evals([EvalItem(output="extraordinary")], [catalog.create("long-words", options={"scale": 100})], store=None, thresholds={"long-words": 70}).passed
     with pytest.raises(ConfigError, match="hallucination: threshold 70 is outside the range of hallucination's scores, 0 to 1"):
-        builtin_catalog().create("hallucination", models=["openai/a", "openai/b"], aggregate="majority", threshold=70, api_key="sk-test")
+        builtin_catalog().create("hallucination", judge=JudgeSettings(models=["openai/a", "openai/b"], aggregate="majority", threshold=70, api_key="sk-test"))
 
 
 def test_a_score_not_on_the_scale_takes_any_threshold(tmp_path: Path) -> None:

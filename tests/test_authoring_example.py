@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import re
 from pathlib import Path
 
@@ -63,4 +64,4 @@ def test_the_example_options_are_checked() -> None:
     from engine import ConfigError
 
     with pytest.raises(ConfigError, match="option scale"):
-        load_scorers(CATALOG).create("professional-tone", options={"scale": -2}, api_key="sk-x")
+        load_scorers(CATALOG).create("professional-tone", options={"scale": -2}, judge=JudgeSettings(api_key="sk-x"))

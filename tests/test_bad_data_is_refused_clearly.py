@@ -3,6 +3,7 @@ never a traceback, and never lost items."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import logging
 from pathlib import Path
@@ -176,7 +177,7 @@ def test_a_huge_output_is_truncated_with_a_warning_when_the_scorer_says_so(judge
     assert "the output is 5,000,000 characters; only the first 1,000 are judged" in caplog.text
     assert max(len(request.prompt) for request in judge.requests) < 10_000
     with pytest.raises(RunInputError, match=r"over max_input_chars \(10\)"):
-        create_hallucination_scorer(options={"context": ["c"]}, max_input_chars=10).run(output="a longer output")
+        create_hallucination_scorer(options={"context": ["c"]}, judge=JudgeSettings(max_input_chars=10)).run(output="a longer output")
 
 
 @pytest.mark.parametrize("kind", ["text file", "folder", "other database"])

@@ -4,6 +4,7 @@ asked again or recorded, and a stopped run resumed without paying twice."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import asyncio
 import json
 from pathlib import Path
@@ -171,7 +172,7 @@ def test_a_computed_scorer_beside_a_judged_one_runs_as_it_is(judge: JudgeServer,
 
 def test_a_jurys_judges_each_send_their_own_jobs(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
-    jury = create_hallucination_scorer(models=["openai/judge-a", "openai/judge-b"])
+    jury = create_hallucination_scorer(judge=JudgeSettings(models=["openai/judge-a", "openai/judge-b"]))
 
     result = run_batch_api(items(3), [jury], run="r", store=tmp_path / "r.sqlite", **FAST)
 

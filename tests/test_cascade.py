@@ -5,6 +5,7 @@ the agreement code on labelled data, with two scripted judges answering by model
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def test_the_cascade_agrees_with_people_nearly_as_the_strong_judge_for_a_share_o
     strong_alone = run_evals(items, [create_scorer("hallucination", model=STRONG)], cache=False)
     judge.requests.clear()
 
-    cascade = create_scorer("hallucination", model=CHEAP, escalate_to=STRONG)
+    cascade = create_scorer("hallucination", model=CHEAP, judge=JudgeSettings(escalate_to=STRONG))
     assert isinstance(cascade, Cascade) and cascade.judge.model == f"{CHEAP}>{STRONG}"
     result = run_evals(items, [cascade], cache=False)
 
@@ -111,7 +112,7 @@ def test_repeated_samples_that_disagree_send_an_item_on(judge: JudgeServer) -> N
     judge.on("Claims", {"claims": ["It is so."]})
     judge.on("HallucinationVerdicts", wavering)
     judge.on("Reason", {"reason": "r"})
-    cascade = create_scorer("hallucination", model=CHEAP, escalate_to=STRONG, samples=2, options={"context": ["facts"]})
+    cascade = create_scorer("hallucination", model=CHEAP, options={"context": ["facts"]}, judge=JudgeSettings(escalate_to=STRONG, samples=2))
     result = cascade.run(output="It is so.")
     assert result.score == 1 and result.judges is not None
     assert result.judges[-1].escalation == "the cheap judge's 2 samples disagree (1, 0 against the threshold 0.5)" or (
@@ -138,11 +139,11 @@ def test_a_cascade_in_yaml_and_on_the_command_line(judge: JudgeServer, tmp_path:
 
 def test_a_cascade_is_refused_when_it_cannot_be_one(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="named twice"):
-        create_scorer("hallucination", model=CHEAP, escalate_to=CHEAP, api_key="sk-x")
+        create_scorer("hallucination", model=CHEAP, judge=JudgeSettings(escalate_to=CHEAP, api_key="sk-x"))
     with pytest.raises(ConfigError, match="a jury or a cascade, not both"):
-        create_scorer("hallucination", models=[CHEAP, "openai/o3"], escalate_to=STRONG, api_key="sk-x")
+        create_scorer("hallucination", judge=JudgeSettings(models=[CHEAP, "openai/o3"], escalate_to=STRONG, api_key="sk-x"))
     with pytest.raises(ConfigError, match="samples must be a whole number from 1 to 5"):
-        create_scorer("hallucination", model=CHEAP, escalate_to=STRONG, samples=9, api_key="sk-x")
+        create_scorer("hallucination", model=CHEAP, judge=JudgeSettings(escalate_to=STRONG, samples=9, api_key="sk-x"))
     (tmp_path / "catalog.yaml").write_text(
         f"scorers:\n  both:\n    extends: hallucination\n    judges: [{CHEAP}, {STRONG}]\n    cascade: {{escalate_to: {STRONG}}}\n", encoding="utf-8"
     )
@@ -174,7 +175,7 @@ def test_align_tunes_the_margin_on_dev_and_keeps_it_only_on_held_out_evidence(ju
         "".join(json.dumps({"id": f"i{n}", "output": output, "context": ["facts"], "expected": {"hallucination": flag}}) + "\n" for n, (output, flag) in enumerate(rows)),
         encoding="utf-8",
     )
-    result = align(data, "hallucination", model=CHEAP, escalate_to=STRONG, store=tmp_path / "r.sqlite", output_dir=tmp_path / "tuned", cache=False)
+    result = align(data, "hallucination", model=CHEAP, store=tmp_path / "r.sqlite", output_dir=tmp_path / "tuned", cache=False, judge=JudgeSettings(escalate_to=STRONG))
     assert [trial.kind for trial in result.trials] == ["margin"] * 6
     assert result.accepted, result.verdict
     assert result.chosen[0].startswith("cascade margin 0.1 -> 0.2")
@@ -190,6 +191,6 @@ def test_align_tunes_the_margin_on_dev_and_keeps_it_only_on_held_out_evidence(ju
     judge.on("Reason", {"reason": "r"})
     plain = tmp_path / "plain.jsonl"
     plain.write_text("".join(line for line in data.read_text(encoding="utf-8").splitlines(keepends=True) if "TRIO" not in line), encoding="utf-8")
-    unchanged = align(plain, "hallucination", model=CHEAP, escalate_to=STRONG, store=tmp_path / "r2.sqlite", output_dir=tmp_path / "not-written", cache=False)
+    unchanged = align(plain, "hallucination", model=CHEAP, store=tmp_path / "r2.sqlite", output_dir=tmp_path / "not-written", cache=False, judge=JudgeSettings(escalate_to=STRONG))
     assert not unchanged.accepted and "nothing was changed" in unchanged.verdict.lower()
     assert not (tmp_path / "not-written").exists()

@@ -13,7 +13,7 @@ from engine.cli import app
 from engine.runs.results import FigureEstimate
 from engine.runs.measures.stats import mean_estimate
 from engine.runs.verdict import Gate, gate_passes
-from engine.scoring.plan import Direction
+from engine.scoring.pass_line import Direction
 from engine.testing import JudgeServer
 
 runner = CliRunner()

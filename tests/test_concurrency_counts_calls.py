@@ -4,6 +4,7 @@ run together) can put more calls in flight than the bound."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 from helpers.scripted import between, script_hallucination
 from helpers.jury import CONTEXT, script_panel
 
@@ -14,7 +15,7 @@ from engine.testing import JudgeServer
 def test_a_jury_never_has_more_calls_in_flight_than_the_concurrency(judge: JudgeServer) -> None:
     script_panel(judge, strict_models={"a"})
     judge.latency = 0.1
-    jury = create_hallucination_scorer(models=["openai/a", "openai/b", "openai/c"], options={"context": CONTEXT})
+    jury = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/a", "openai/b", "openai/c"]))
     items = [{"id": f"i{n}", "input": "q", "output": f"Paris {n}. ODD {n}"} for n in range(4)]
 
     result = run_evals(items, [jury], concurrency=2, cache=False)

@@ -3,6 +3,7 @@ talking HTTP to the scripted judge server."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import asyncio
 import json
 from pathlib import Path
@@ -69,12 +70,12 @@ def test_scale_multiplies_the_share(judge: JudgeServer) -> None:
 @pytest.mark.parametrize("scale", [0, -1])
 def test_scale_must_be_positive(scale: float) -> None:
     with pytest.raises(ConfigError, match="option scale"):
-        create_hallucination_scorer(options={"context": CONTEXT, "scale": scale}, api_key="sk-x")
+        create_hallucination_scorer(options={"context": CONTEXT, "scale": scale}, judge=JudgeSettings(api_key="sk-x"))
 
 
 def test_unknown_option_lists_the_known_ones() -> None:
     with pytest.raises(ConfigError, match=r"option sacle: unknown option \(known: context, get_context, scale"):
-        create_hallucination_scorer(options={"sacle": 2}, api_key="sk-x")
+        create_hallucination_scorer(options={"sacle": 2}, judge=JudgeSettings(api_key="sk-x"))
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 
 import pytest
@@ -22,7 +23,7 @@ def script_all(judge: JudgeServer) -> None:
 @pytest.mark.parametrize("mode", ["json_schema", "tools", "json", "md_json"])
 def test_every_structured_output_mode_gets_a_validated_answer(judge: JudgeServer, mode: str) -> None:
     script_all(judge)
-    result = create_hallucination_scorer(options={"context": CONTEXT}, mode=mode).run(output="Paris is France's capital.")
+    result = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(mode=mode)).run(output="Paris is France's capital.")
     assert result.score == 0
     assert result.reason == "All claims are supported."
     body = judge.requests[0].body
@@ -45,7 +46,7 @@ def test_explicit_base_url_wins_over_the_environment(judge: JudgeServer, monkeyp
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
     monkeypatch.delenv("OPENAI_API_KEY")
     script_all(judge)
-    scorer = create_hallucination_scorer(model="openai/qwen2.5", options={"context": CONTEXT}, base_url=judge.base_url)
+    scorer = create_hallucination_scorer(model="openai/qwen2.5", options={"context": CONTEXT}, judge=JudgeSettings(base_url=judge.base_url))
     assert scorer.run(output="x").score == 0
     assert judge.requests[0].headers["authorization"] == "Bearer not-needed"
 
@@ -67,7 +68,7 @@ def test_a_missing_api_key_says_how_to_set_it() -> None:
 @pytest.mark.parametrize("model", ["gpt-4o", "nosuch/gpt-4o", "openai/"])
 def test_model_strings_are_checked(model: str) -> None:
     with pytest.raises(ConfigError, match="provider"):
-        create_hallucination_scorer(model=model, options={"context": CONTEXT}, api_key="sk-x")
+        create_hallucination_scorer(model=model, options={"context": CONTEXT}, judge=JudgeSettings(api_key="sk-x"))
 
 
 def test_rate_limits_and_server_errors_are_retried(judge: JudgeServer) -> None:
@@ -113,7 +114,7 @@ def test_a_slow_judge_times_out(judge: JudgeServer) -> None:
 
 def test_the_api_key_is_not_in_the_result(judge: JudgeServer) -> None:
     script_all(judge)
-    result = create_hallucination_scorer(options={"context": CONTEXT}, api_key="sk-very-secret-999").run(output="x")
+    result = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(api_key="sk-very-secret-999")).run(output="x")
     assert judge.requests[0].headers["authorization"] == "Bearer sk-very-secret-999"
     assert "sk-very-secret-999" not in json.dumps(result.to_dict())
     assert "sk-very-secret-999" not in repr(result)

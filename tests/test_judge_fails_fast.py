@@ -3,6 +3,7 @@ what to fix; finished results stay saved and the same run continues afterwards."
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import socket
 import time
@@ -104,7 +105,7 @@ def test_every_call_has_max_tokens_and_a_cut_off_answer_is_named_not_retried(jud
 def test_a_free_text_answer_cut_off_is_named_too(judge: JudgeServer) -> None:
     script_hallucination(judge)
     judge.on("Reason", Reply.cut_off("The score is 0.5 because the claim"))
-    scorer = create_hallucination_scorer(options={"context": ["facts"]}, mode="md_json")
+    scorer = create_hallucination_scorer(options={"context": ["facts"]}, judge=JudgeSettings(mode="md_json"))
     with pytest.raises(AnswerCutOffError, match="cut off"):
         scorer.run(output="ok. WRONG")
 
@@ -140,7 +141,7 @@ def test_timeout_and_retries_come_from_python_yaml_and_the_environment(judge: Ju
     judge.on("Claims", Reply.hang())
     started = time.monotonic()
     with pytest.raises(JudgeTimeoutError, match=r"within 0.5s per attempt \(2 attempts, \d+s in all"):
-        create_hallucination_scorer(options={"context": ["c"]}, timeout=0.5, retries=1).run(output="x")
+        create_hallucination_scorer(options={"context": ["c"]}, judge=JudgeSettings(timeout=0.5, retries=1)).run(output="x")
     assert time.monotonic() - started < 5
     assert len(judge.requests) == 2
 
@@ -167,7 +168,7 @@ def test_a_server_that_keeps_failing_opens_the_circuit(judge: JudgeServer, tmp_p
     script_hallucination(judge)
     judge.on("Claims", [Reply(answer={"claims": ["a"]})] + [Reply.fail(500, "overloaded")] * 100)
 
-    result = run_evals(write_items(tmp_path / "d.jsonl", 30), [create_hallucination_scorer(retries=0)], concurrency=1)
+    result = run_evals(write_items(tmp_path / "d.jsonl", 30), [create_hallucination_scorer(judge=JudgeSettings(retries=0))], concurrency=1)
 
     assert result.status == "failed"
     assert result.stopped_by is not None and "after 10 judge calls in a row" in result.stopped_by and "HTTP 500" in result.stopped_by

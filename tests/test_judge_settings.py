@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine.testing import JudgeServer
 from helpers.scripted import script_hallucination
 
 from engine import ConfigError, JudgeSettings, create_scorer, run_evals
-from engine.judge import JudgeChoice
 from engine.runs import arun_evals
 
 
@@ -33,7 +33,7 @@ def test_a_keyword_sets_one_setting_over_the_value_and_a_model_replaces_its_jury
     script_hallucination(judge)
     settings = JudgeSettings(models=("openai/judge-a", "openai/judge-b"), timeout=5.0)
 
-    one = create_scorer("hallucination", "openai/judge-c", judge=settings, timeout=7.0, options={"context": ["c"]})
+    one = create_scorer("hallucination", "openai/judge-c", options={"context": ["c"]}, judge=settings.given(timeout=7.0))
 
     assert one.judge.model == "openai/judge-c" and one.judge_config.timeout == 7.0  # type: ignore[union-attr]
 
@@ -42,7 +42,7 @@ def test_a_keyword_sets_one_setting_over_the_value_and_a_model_replaces_its_jury
     ("wrong", "named"),
     [({"aggregate": "loudest"}, "aggregate 'loudest'"), ({"timeout": float("inf")}, "judge timeout"), ({"samples": 0}, "judge samples"), ({"max_input_chars": True}, "judge max_input_chars")],
 )
-def test_a_wrong_setting_is_refused_by_name_before_any_call(wrong: JudgeChoice, named: str) -> None:
+def test_a_wrong_setting_is_refused_by_name_before_any_call(wrong: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         JudgeSettings(**wrong)
 

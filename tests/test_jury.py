@@ -4,6 +4,7 @@ far the judges agree with each other and with the human labels."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 from pathlib import Path
 
@@ -20,7 +21,7 @@ runner = CliRunner()
 
 def test_a_jury_keeps_every_judges_score_and_flags_disagreement(judge: JudgeServer) -> None:
     script_panel(judge, strict_models={"strict"})
-    jury = create_hallucination_scorer(models=["openai/strict", "openai/lenient"], options={"context": CONTEXT})
+    jury = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/strict", "openai/lenient"]))
     assert isinstance(jury, Jury)
     result = jury.run(output="An ODD claim")
     assert result.score == 0.5  # the mean of 1 and 0
@@ -41,9 +42,7 @@ def test_a_jury_keeps_every_judges_score_and_flags_disagreement(judge: JudgeServ
 )
 def test_aggregations(judge: JudgeServer, aggregate: str, expected: float) -> None:
     script_panel(judge, strict_models={"a", "b"})
-    jury = create_hallucination_scorer(
-        models=["openai/a", "openai/b", "openai/c"], aggregate=aggregate, threshold=0.5, options={"context": CONTEXT}
-    )
+    jury = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/a", "openai/b", "openai/c"], aggregate=aggregate, threshold=0.5))
     result = jury.run(output="ODD")
     assert result.score == expected
     assert [verdict.passed for verdict in result.judges or []] == [False, False, True]
@@ -51,12 +50,12 @@ def test_aggregations(judge: JudgeServer, aggregate: str, expected: float) -> No
 
 def test_majority_needs_a_threshold(judge: JudgeServer) -> None:
     with pytest.raises(ConfigError, match="majority vote needs a threshold"):
-        create_hallucination_scorer(models=["openai/a", "openai/b"], aggregate="majority", options={"context": CONTEXT})
+        create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/a", "openai/b"], aggregate="majority"))
 
 
 def test_a_failing_judge_fails_the_jurys_result_by_name(judge: JudgeServer) -> None:
     script_panel(judge, strict_models=set(), failing={"down"})
-    jury = create_hallucination_scorer(models=["openai/up", "openai/down"], options={"context": CONTEXT})
+    jury = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/up", "openai/down"]))
     with pytest.raises(JudgeServerError, match="judge openai/down: .*HTTP 500"):
         jury.run(output="x")
 
@@ -111,7 +110,7 @@ def test_eval_reports_agreement_between_judges_and_with_humans(judge: JudgeServe
 
 def test_kappa_of_judges_that_agree_beyond_chance(judge: JudgeServer) -> None:
     script_panel(judge, strict_models={"a", "b"})
-    jury = create_hallucination_scorer(models=["openai/a", "openai/b"], threshold=0.5, options={"context": CONTEXT})
+    jury = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(models=["openai/a", "openai/b"], threshold=0.5))
     result = run_evals([{"output": "ODD"}, {"output": "plain"}, {"output": "ODD x"}], jury)
     summary = result.summary["hallucination"].jury
     assert summary is not None and summary.kappa == 1.0 and summary.disagreements == 0

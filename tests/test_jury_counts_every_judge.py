@@ -3,6 +3,7 @@ stored usage that `scorers results` reads (a 3-judge jury once reported one judg
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ ITEMS = [{"id": str(n), "input": "q", "output": f"Claim {n} is ODD", "context": 
 
 def _run(judge: JudgeServer, store: Store | str) -> float | None:
     script_panel(judge, strict_models={"openai/gpt-4o"})
-    jury = create_hallucination_scorer(models=MODELS)
+    jury = create_hallucination_scorer(judge=JudgeSettings(models=MODELS))
     result = run_evals(data=ITEMS, scorers=[jury], run="jury", store=store, cache=False)
     summary = result.summary["hallucination"]
     requests = len(judge.requests)
@@ -67,7 +68,7 @@ def test_the_budget_counts_every_judges_spend(judge: JudgeServer, tmp_path: Path
     """A budget of two and a half items' worth of a 3-judge jury stops after three or four items (one may be under way), not all twelve."""
     script_panel(judge, strict_models=set())
     per_item = _priced_each_judge() / 4
-    jury = create_hallucination_scorer(models=MODELS)
+    jury = create_hallucination_scorer(judge=JudgeSettings(models=MODELS))
     items = [{"id": str(n), "input": "q", "output": f"Claim {n}", "context": CONTEXT} for n in range(12)]
     result = run_evals(data=items, scorers=[jury], run="budget", store=str(tmp_path / "r.sqlite"), cache=False, max_cost=per_item * 2.5, concurrency=1)
     assert result.stopped is not None

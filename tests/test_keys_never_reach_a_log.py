@@ -3,6 +3,7 @@ debug traceback of the command line masks it too."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import logging
 import os
 import subprocess
@@ -35,8 +36,8 @@ def test_no_key_reaches_any_log_record_while_a_run_fails(judge: JudgeServer, cap
     caplog.set_level(logging.DEBUG)
 
     with pytest.raises(JudgeError) as raised:
-        create_hallucination_scorer(options={"context": ["c"]}, retries=0).run(output="x")
-    run_evals([{"output": "x", "context": ["c"]}] * 3, [create_hallucination_scorer(retries=0)])
+        create_hallucination_scorer(options={"context": ["c"]}, judge=JudgeSettings(retries=0)).run(output="x")
+    run_evals([{"output": "x", "context": ["c"]}] * 3, [create_hallucination_scorer(judge=JudgeSettings(retries=0))])
 
     assert KEY not in str(raised.value)
     logged = every_text(caplog)

@@ -3,6 +3,7 @@ scored once by actors running the engine's scorers, results in the rows and in t
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,10 +39,7 @@ def test_a_dataset_is_scored_by_actors_into_rows_and_the_store(local_ray: None, 
     store = tmp_path / "ray.sqlite"
     cache = tmp_path / "cache.sqlite"  # one file the actors share (a postgresql:// URL on a cluster)
 
-    scored = score_dataset(
-        ray.data.from_items(rows), ["hallucination"], base_url=judge.base_url, api_key="sk-test", store=store, run="ray",
-        actors=2, concurrency=4, batch_size=3, cache=cache,
-    )
+    scored = score_dataset(ray.data.from_items(rows), ["hallucination"], store=store, run="ray", actors=2, concurrency=4, batch_size=3, cache=cache, judge=JudgeSettings(base_url=judge.base_url, api_key="sk-test"))
     out = {row["id"]: row for row in scored.take_all()}
 
     assert set(out) == {f"i{n}" for n in range(8)} | {"bad"}
@@ -53,13 +51,11 @@ def test_a_dataset_is_scored_by_actors_into_rows_and_the_store(local_ray: None, 
         assert len(saved.query(run="ray")) == 9 and len(saved.query(run="ray", errors=True)) == 1
 
     judge.requests.clear()
-    again = score_dataset(
-        ray.data.from_items(rows), ["hallucination"], base_url=judge.base_url, api_key="sk-test", run="ray-again", cache=cache, actors=2, batch_size=3,
-    )
+    again = score_dataset(ray.data.from_items(rows), ["hallucination"], run="ray-again", cache=cache, actors=2, batch_size=3, judge=JudgeSettings(base_url=judge.base_url, api_key="sk-test"))
     assert {row["id"]: row["hallucination_score"] for row in again.take_all()} == {key: row["hallucination_score"] for key, row in out.items()}
     assert outputs_judged(judge) == ["FAIL"]  # the cache answered every other question; a failure is never kept
 
 
 def test_a_wrong_scorer_fails_before_any_actor_starts(judge: JudgeServer) -> None:
     with pytest.raises(ConfigError, match="nope"):
-        score_dataset(ray.data.from_items([{"output": "x"}]), ["nope"], base_url=judge.base_url)
+        score_dataset(ray.data.from_items([{"output": "x"}]), ["nope"], judge=JudgeSettings(base_url=judge.base_url))

@@ -3,6 +3,7 @@ tokens) and servers that cannot do every structured-output mode."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import logging
 
 import pytest
@@ -88,7 +89,7 @@ def test_reasoning_effort_is_sent_when_a_scorer_sets_it(judge: JudgeServer, tmp_
 def test_thinking_before_the_answer_is_kept_out_of_validation(judge: JudgeServer) -> None:
     script(judge)
     judge.on("Claims", Reply.raw('<think>The output names one city.</think>\n{"claims": ["Paris is a city."]}', reasoning_tokens=7))
-    result = create_hallucination_scorer(model="openai/qwq-32b", options={"context": CONTEXT}, mode="json").run(output="x")
+    result = create_hallucination_scorer(model="openai/qwq-32b", options={"context": CONTEXT}, judge=JudgeSettings(mode="json")).run(output="x")
     step = result.steps["preprocess"]
     assert step.result == {"claims": ["Paris is a city."]}
     assert step.thinking == "The output names one city."

@@ -4,6 +4,7 @@ reason not asked costs no judge call."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from engine import ConfigError, create_hallucination_scorer, run_evals
 from engine.cli import app
-from engine.scoring.threshold import passes
+from engine.scoring.pass_line import passes
 from engine.store import open_store
 from engine.testing import JudgeServer
 
@@ -58,7 +59,7 @@ def test_failing_reads_the_runs_threshold(judge: JudgeServer, tmp_path: Path) ->
 
 def test_an_unknown_policy_is_refused() -> None:
     with pytest.raises(ConfigError, match="reasons 'sometimes': choose one of always, failing, never, on-demand"):
-        create_hallucination_scorer(api_key="sk-x").with_reasons("sometimes")  # type: ignore[arg-type]
+        create_hallucination_scorer(judge=JudgeSettings(api_key="sk-x")).with_reasons("sometimes")  # type: ignore[arg-type]
 
 
 def test_eval_asks_only_for_the_reasons_of_failing_items_by_default(judge: JudgeServer, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ replies, never half a reply, secrets never stored; then what changed, item by it
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import re
 import time
@@ -139,4 +140,4 @@ def test_a_wrong_content_policy_is_one_line() -> None:
         ({"max_chars": -1}, "store_content max_chars: Input should be greater than or equal to 0"),
     ):
         with pytest.raises(ConfigError, match=re.escape(message)):
-            LiveScorer(create_hallucination_scorer(model="openai/x", base_url="http://127.0.0.1:9/v1", options={"context": ["f"]}), store_content=policy)
+            LiveScorer(create_hallucination_scorer(model="openai/x", options={"context": ["f"]}, judge=JudgeSettings(base_url="http://127.0.0.1:9/v1")), store_content=policy)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 from pathlib import Path
 from typing import Any
@@ -246,7 +247,7 @@ def test_a_bad_age_is_one_clear_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["tools", "json", "md_json"])
 def test_cached_answers_are_served_in_every_structured_mode(judge: JudgeServer, tmp_path: Path, mode: str) -> None:
     script_hallucination(judge)
-    scorer = create_hallucination_scorer(options={"context": ["facts"]}, mode=mode, cache=tmp_path / "c.sqlite")
+    scorer = create_hallucination_scorer(options={"context": ["facts"]}, cache=tmp_path / "c.sqlite", judge=JudgeSettings(mode=mode))
     first = scorer.run(output="ok. WRONG")
     second = scorer.run(output="ok. WRONG")
     assert len(judge.requests) == 3

@@ -3,6 +3,7 @@ same; a run refuses other data, other scorers and a second process; old stores u
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import os
 import shutil
@@ -80,7 +81,7 @@ def test_resuming_with_another_option_or_model_is_refused_and_replace_starts_ove
     with pytest.raises(ConfigError, match=r"cannot resume run 'r': hallucination changed since .*start it over \(replace=\)$"):
         run_evals(data, [create_hallucination_scorer(options={"scale": 10})], store=store, run="r", cache=False)
     with pytest.raises(ConfigError, match="hallucination changed since"):
-        run_evals(data, [create_hallucination_scorer(mode="tools")], store=store, run="r", cache=False)
+        run_evals(data, [create_hallucination_scorer(judge=JudgeSettings(mode="tools"))], store=store, run="r", cache=False)
     judge.requests.clear()
 
     replaced = run_evals(data, [create_hallucination_scorer(options={"scale": 10})], store=store, run="r", cache=False, replace=True)

@@ -3,6 +3,7 @@ instead of the fields one by one; `run(output=...)` stays for users."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import dataclasses
 
 import pytest
@@ -26,7 +27,7 @@ def test_a_scorer_scores_a_run_input_as_it_scores_keywords() -> None:
 
 def test_a_jury_scores_a_run_input_with_every_judge(judge: JudgeServer) -> None:
     script_hallucination(judge)
-    jury = engine.create_scorer("hallucination", models=["openai/a", "openai/b"])
+    jury = engine.create_scorer("hallucination", judge=JudgeSettings(models=["openai/a", "openai/b"]))
     result = jury.score(RunInput(output="ok. WRONG", context=["facts"]))
     assert result.score == 0.5 and [verdict.model for verdict in result.judges or []] == ["openai/a", "openai/b"]
     assert jury.run(output="ok. WRONG", context=["facts"]).score == 0.5

@@ -4,6 +4,7 @@ against the scripted OpenAI-compatible server, with its score worked out by hand
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 from typing import Any
 
 import jsonschema
@@ -167,7 +168,7 @@ def test_trajectory_accuracy_without_calls_scores_by_what_was_missing(judge: Jud
 
 def test_trajectory_accuracy_weights_must_add_up_to_one() -> None:
     with pytest.raises(ConfigError, match="add up to 1"):
-        engine.create_scorer("trajectory-accuracy", MODEL, options={"order_weight": 0.5}, api_key="k")
+        engine.create_scorer("trajectory-accuracy", MODEL, options={"order_weight": 0.5}, judge=JudgeSettings(api_key="k"))
 
 
 # --- rubric --------------------------------------------------------------------------------------
@@ -207,7 +208,7 @@ def test_rubric_weighted_share_and_one_verdict_per_criterion(judge: JudgeServer)
 
 def test_rubric_without_criteria_is_refused() -> None:
     with pytest.raises(ConfigError, match="give `criteria`"):
-        engine.create_scorer("rubric", MODEL, api_key="k")
+        engine.create_scorer("rubric", MODEL, judge=JudgeSettings(api_key="k"))
 
 
 # --- conversation ----------------------------------------------------------------------------------
@@ -298,4 +299,4 @@ def test_classifier_reasks_a_label_that_is_not_allowed_then_fails(judge: JudgeSe
 )
 def test_classifier_options_are_checked_when_created(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        engine.create_scorer("classifier", MODEL, options=options, api_key="k")
+        engine.create_scorer("classifier", MODEL, options=options, judge=JudgeSettings(api_key="k"))

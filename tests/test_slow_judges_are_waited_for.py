@@ -6,6 +6,7 @@ message."""
 
 from __future__ import annotations
 
+from engine.judge import JudgeSettings
 import json
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def test_a_slow_judge_that_keeps_writing_is_waited_for_once(judge: JudgeServer) 
     # About 14 pieces a fifth of a second apart: nearly 3 s in all, three times the timeout.
     judge.on("Claims", Reply.slowly(CLAIMS, every=0.2))
     started = time.monotonic()
-    result = create_hallucination_scorer(options={"context": CONTEXT}, timeout=1, retries=2).run(output="Paris is France's capital.")
+    result = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(timeout=1, retries=2)).run(output="Paris is France's capital.")
     assert result.score == 0
     assert time.monotonic() - started > 2
     assert len(judge.requests_for("Claims")) == 1  # waited for, not asked again
@@ -55,7 +56,7 @@ def test_a_slow_judge_that_keeps_writing_is_waited_for_once(judge: JudgeServer) 
 def test_a_judge_that_stops_midway_is_asked_again_then_named_stuck(judge: JudgeServer) -> None:
     script(judge)
     judge.on("Claims", [Reply.stalls(CLAIMS, after=3), CLAIMS])
-    result = create_hallucination_scorer(options={"context": CONTEXT}, timeout=0.5, retries=1).run(output="Paris is France's capital.")
+    result = create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(timeout=0.5, retries=1)).run(output="Paris is France's capital.")
     assert result.score == 0 and len(judge.requests_for("Claims")) == 2
 
     judge.reset()
@@ -63,7 +64,7 @@ def test_a_judge_that_stops_midway_is_asked_again_then_named_stuck(judge: JudgeS
     judge.on("Claims", Reply.stalls(CLAIMS, after=3))
     started = time.monotonic()
     with pytest.raises(JudgeTimeoutError) as caught:
-        create_hallucination_scorer(options={"context": CONTEXT}, timeout=0.5, retries=1).run(output="Paris is France's capital.")
+        create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(timeout=0.5, retries=1)).run(output="Paris is France's capital.")
     assert time.monotonic() - started < 5
     message = str(caught.value)
     assert message.startswith("step 'preprocess': the judge at http://127.0.0.1:")
@@ -74,7 +75,7 @@ def test_a_judge_that_stops_midway_is_asked_again_then_named_stuck(judge: JudgeS
 def test_a_judge_that_never_starts_answering_still_times_out_per_attempt(judge: JudgeServer) -> None:
     judge.on("Claims", Reply.hang())
     with pytest.raises(JudgeTimeoutError, match=r"did not answer within 0.5s per attempt \(1 attempt"):
-        create_hallucination_scorer(options={"context": CONTEXT}, timeout=0.5, retries=0).run(output="x")
+        create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(timeout=0.5, retries=0)).run(output="x")
 
 
 def test_claude_streams_too_slow_is_waited_for_and_silent_is_asked_again(claude: AnthropicServer) -> None:
@@ -82,7 +83,7 @@ def test_claude_streams_too_slow_is_waited_for_and_silent_is_asked_again(claude:
     verdicts = {"verdicts": [{"statement": "Paris is the capital of France.", "verdict": "no", "reason": "stated"}]}
     claude.on("HallucinationVerdicts", [Reply.stalls(verdicts, after=2), verdicts])
     claude.on("Reason", {"reason": "Nothing is made up."})
-    scorer = create_scorer("hallucination", model="anthropic/claude-test", options={"context": CONTEXT}, timeout=1, retries=1)
+    scorer = create_scorer("hallucination", model="anthropic/claude-test", options={"context": CONTEXT}, judge=JudgeSettings(timeout=1, retries=1))
     result = scorer.run(output="Paris is France's capital.")
     assert result.score == 0 and result.reason == "Nothing is made up."
     assert [len(claude.requests_for(name)) for name in ("Claims", "HallucinationVerdicts")] == [1, 2]

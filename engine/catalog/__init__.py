@@ -21,10 +21,8 @@ from .source import CatalogSource, builtin_catalog_path, locate
 from .spec import ScorerDefinition
 
 if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compiled, not for a remembered `scorers list`
-    from typing_extensions import Unpack
-
-    from ..judge import JudgeChoice, JudgeConfig, JudgeMiddleware, JudgeSettings, Provider, ResponseCache
-    from ..scoring import AnyScorer, Scorer
+    from ..judge import JudgeConfig, JudgeMiddleware, JudgeSettings, Provider, ResponseCache
+    from ..scoring import AnyScorer
     from ..scoring.plan import ScorerPlan
     from .monitors import Monitor
     from .proving import TruthRow
@@ -138,13 +136,13 @@ class Catalog:
         cache: ResponseCache | str | os.PathLike[str] | bool | None = None,
         middleware: Sequence[JudgeMiddleware] = (),
         offline: bool = False,
-        **choice: Unpack[JudgeChoice],
     ) -> AnyScorer:
         """A runnable scorer, judged as `judge` says (a JudgeSettings: one judge, a jury or a
-        cascade, and how each is reached); `model` and the `choice` keywords (the fields of
-        JudgeSettings) set single settings over it. A setting left unset falls back to the
+        cascade, and how each is reached; `judge.given(...)` sets single settings over a value
+        you hold); `model` replaces its judge. A setting left unset falls back to the
         environment (SCORERS_MODEL, SCORERS_MODE, SCORERS_TIMEOUT, SCORERS_RETRIES), then to
-        the scorer's `judge:` block and its default model.
+        the scorer's `judge:` block and its default model. The judges are put together by
+        `scoring/assembly.py`; the catalog only gives the compiled plan.
 
         `cache` answers repeated questions from a response cache (True: the default file; a
         path; a ResponseCache; off by default here, on by default in run_evals). Every judge
@@ -158,72 +156,11 @@ class Catalog:
 
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
-        from ..judge import JudgeSettings, NoJudge, ResponseCache
-        from ..scoring import Cascade, Jury, Scorer
-        from .lints import threshold_off_scale
+        from ..judge import JudgeSettings
+        from ..scoring.assembly import assemble
 
-        settings = (judge or JudgeSettings()).given(model, **choice)
-        plan = self.plan(scorer_id)
-        if settings.max_input_chars is not None:
-            plan = dataclasses.replace(plan, max_input_chars=settings.max_input_chars)
-        if not plan.needs_judge:
-            return Scorer(plan, NoJudge(), dict(options or {}))
-        models, model = settings.models, settings.model
-        jury = plan.jury
-        chosen = list(models) if models else (list(jury.models) if jury is not None and model is None else None)
-        if models is not None and len(models) == 1:
-            model, chosen = models[0], None
-        response_cache = ResponseCache.of(cache)
-
-        def single(judge_model: str | JudgeConfig | None) -> Scorer:
-            return self._single(plan, judge_model, options, settings, middleware, response_cache, check_key=not offline)
-
-        cascade = plan.cascade if models is None and jury is None else None
-        strong = settings.escalate_to or (cascade.escalate_to if cascade is not None else None)
-        if strong is not None:
-            if chosen:
-                raise ConfigError(f"{scorer_id}: a scorer judges with a jury or a cascade, not both", parameter="escalate_to")
-            cheap = single(model)
-            if settings.threshold is not None and (off := threshold_off_scale(settings.threshold, plan, cheap.options)):
-                raise ConfigError(f"{scorer_id}: threshold {off}")
-            return Cascade(
-                cheap,
-                single(strong),
-                margin=settings.margin if settings.margin is not None else (cascade.margin if cascade else None),
-                samples=settings.samples if settings.samples is not None else (cascade.samples if cascade else 1),
-                threshold=settings.threshold if settings.threshold is not None else (cascade.threshold if cascade else None),
-            )
-        if not chosen:
-            return single(model)
-        scorers = [single(each) for each in chosen]
-        if settings.threshold is not None and (off := threshold_off_scale(settings.threshold, plan, scorers[0].options)):
-            raise ConfigError(f"{scorer_id}: threshold {off}")
-        return Jury(
-            scorers,
-            aggregate=settings.aggregate or (jury.aggregate if jury else "mean"),
-            threshold=settings.threshold if settings.threshold is not None else (jury.threshold if jury else None),
-            margin=settings.margin if settings.margin is not None else (jury.margin if jury else None),
-        )
-
-    def _single(
-        self,
-        plan: ScorerPlan,
-        model: str | JudgeConfig | None,
-        options: Mapping[str, Any] | None,
-        settings: JudgeSettings,
-        middleware: Sequence[JudgeMiddleware],
-        cache: ResponseCache | None,
-        *,
-        check_key: bool,
-    ) -> Scorer:
-        from ..judge import connect, resolve_judge
-        from ..scoring import Scorer
-
-        config = resolve_judge(model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=self.providers)
-        scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
-        if check_key:
-            config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
-        return scorer
+        settings = (judge or JudgeSettings()).given(model)
+        return assemble(self.plan(scorer_id), settings, options, providers=self.providers, middleware=middleware, cache=cache, check_key=not offline)
 
 
 def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:
@@ -271,14 +208,12 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
 
     if compiled is None:
         return monitors_in(source.data, source.path, known)
-    from .lints import score_range
-
     plans = {scorer_id: plan for scorer_id, (_, plan) in compiled.items()}
     watched = source.data.get("monitors")
     names = {str(monitor.get("scorer", "")).split("@", 1)[0] for monitor in watched.values() if isinstance(monitor, Mapping)} if isinstance(watched, Mapping) else set()
     if source.fallback is not None and (names - set(plans)) & set(source.fallback.scorers):
         plans = {**{scorer_id: builtin_catalog().plan(scorer_id) for scorer_id in builtin_catalog().ids()}, **plans}
-    ranges = {scorer_id: found for scorer_id, plan in plans.items() if scorer_id in names and (found := score_range(plan, plan.options_model())) is not None}
+    ranges = {scorer_id: found for scorer_id, plan in plans.items() if scorer_id in names and (found := plan.scores_range(plan.options_model())) is not None}
     directions = {scorer_id: plan.direction for scorer_id, plan in plans.items() if scorer_id in names}
     return monitors_in(source.data, source.path, known, ranges, directions)
 

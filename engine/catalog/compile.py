@@ -28,6 +28,7 @@ from ..collector import collector_held
 from ..errors import CatalogErrors, ConfigError
 from ..judge import Sampling
 from ..judge.settings import JudgeSettings
+from ..scoring.pass_line import PassLine
 from ..scoring.plan import CascadePlan, Evaluable, JuryPlan, ScorerPlan, StepPlan
 from ..scoring.steps import ReducerSpec, Rule, StepFailed, StepJudge, StepSpec, step_kind
 from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
@@ -36,7 +37,7 @@ from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
 from .declarations import Declarations, Uses, as_read, scale_of
 from .placing import Placing
-from .lints import score_range, values_below
+from .lints import values_below
 from .schema_limits import refused_defaults
 from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
@@ -240,12 +241,12 @@ class ScorerCompiler(Placing):
             ) if definition.judges is not None else None,
             cascade=CascadePlan(**definition.cascade.model_dump()) if definition.cascade is not None else None,
             context_from_tool_results=definition.context_from_tool_results,
-            threshold=definition.threshold,
+            pass_line=PassLine.of(definition.threshold, definition.direction, scale or 1.0),
             on_scale=scores.on_scale,
             score_range=scores.span,
             fingerprint=hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16],
         )
-        self.settings_held(held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw, lambda: score_range(plan, plan.options_model()))), raw)
+        self.settings_held(held("scorers.*", f"scorers.{definition.id}", raw, scorer_facts(plan, raw, lambda: plan.scores_range(plan.options_model()))), raw)
         if self.problems:
             raise CatalogErrors(self.problems)
         return plan

@@ -5,9 +5,8 @@ judge is never told when to give it, and nothing reads it). The checks found whi
 compiling are in names.py, template_flow.py and declarations.py.
 
 Each warning is a CatalogWarning placed at the text to change, so it reads like a problem.
-
-Also here, as it judges a scorer against what surrounds it rather than its own words: the
-refusal of a threshold outside the range of a scorer's scores.
+(A threshold outside the range of a scorer's scores is refused by the plan itself:
+`ScorerPlan.threshold_off_scale`.)
 """
 
 from __future__ import annotations
@@ -242,29 +241,3 @@ def yaml_warnings(files: set[Path]) -> list[ConfigError]:
         for found in surprises_in(str(path))
         if found.silent
     ]
-
-
-# -- thresholds in the range of the scores
-
-
-def score_range(plan: ScorerPlan, options: Any) -> tuple[float, float] | None:
-    """The range of a scorer's scores: 0 to its `scale` option when its score is on that
-    scale (its expression reads `options.scale`, as every built-in's does, and fits it), else
-    the range the catalog's checks found for it; None when it cannot be known (a count, a sum
-    of an author's own)."""
-    if not plan.on_scale:
-        return plan.score_range
-    scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
-    if not isinstance(scale, (int, float)) or isinstance(scale, bool):
-        return None
-    return 0.0, float(scale)
-
-
-def threshold_off_scale(threshold: float | None, plan: ScorerPlan, options: Any) -> str | None:
-    """Why `threshold` cannot be a pass line of the scorer's scores (say, 70 on a 0 to 1
-    scale), or None when it can."""
-    found = score_range(plan, options)
-    if threshold is None or found is None or found[0] <= threshold <= found[1]:
-        return None
-    where = " (the `scale` option)" if plan.on_scale else ""
-    return f"{threshold:g} is outside the range of {plan.id}'s scores, {found[0]:g} to {found[1]:g}{where}"

@@ -12,8 +12,8 @@ from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
 from ..runs.measures.stats import FIGURE_TITLES
 from ..runs.results import CascadeSummary
-from ..scoring.plan import Direction
-from ..scoring.threshold import past_word
+from ..scoring.pass_line import Direction
+from ..scoring.pass_line import past_word
 from .tables import better_word, figure
 
 BINARY_FIGURES = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "kappa")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..judge import JudgeSettings, ResponseCache
+from ..judge import ResponseCache
 from ..runs.align import METRICS, AlignResult, align
 from ..runs.labels.golden import queue_data, queue_name
 from .agreement_tables import print_comparison
@@ -28,11 +28,9 @@ from .common import (
     one_line_errors,
     print_json,
 )
+from .options import JudgeSetup, flags
 from .tables import figure
 from .tuning_commands import progress_bar
-
-if TYPE_CHECKING:
-    from ..judge import StructuredMode
 
 
 def _print_trials(result: AlignResult) -> None:
@@ -48,21 +46,17 @@ def _print_trials(result: AlignResult) -> None:
 
 @app.command("align")
 @one_line_errors
+@flags(JudgeSetup)
 def align_command(
     data: Annotated[Path, typer.Argument(help="Labelled items as JSONL (with `expected`), or queue:NAME for a review queue's golden set")],
     scorer: Annotated[str, typer.Option("--scorer", help="The scorer id to align")],
+    setup: JudgeSetup,
     metric: Annotated[str, typer.Option(help="What to improve: kappa, balanced_accuracy, f1 or mae")] = "kappa",
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once this many US dollars are spent")] = None,
     trials: Annotated[int, typer.Option("--trials", min=1, help="Candidates judged on dev, at most")] = 8,
     optimizer_model: Annotated[Optional[str], typer.Option("--optimizer-model", help="The model proposing instruction edits (default: the judge's)")] = None,
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Where the accepted variant catalog goes (default variants/SCORER-aligned)")] = None,
     config: ConfigOption = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Judge as provider/model")] = None,
-    escalate_to: Annotated[
-        Optional[str], typer.Option("--escalate-to", help="A strong judge for a cascade from --model: align then tunes the cascade's margin")
-    ] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the train/dev/test split")] = 0,
     group_by: Annotated[
         Optional[str], typer.Option("--group-by", help="A metadata field whose items stay on one side of the split (default: pair, when items carry it)")
@@ -92,7 +86,7 @@ def align_command(
         items, scorer, group_by=group_by, catalog=catalog_from(config), metric=metric, trials=trials, max_cost=max_cost, optimizer_model=optimizer_model,
         output_dir=output, run=run, store=store, seed=seed, concurrency=concurrency, on_event=say, progress=progress_bar,
         cache=False if no_cache else ResponseCache.of(True) or False,
-        judge=JudgeSettings(model=model, base_url=base_url, mode=cast("StructuredMode | None", mode), escalate_to=escalate_to),
+        judge=setup.judge(),
     )
     if as_json:
         print_json(result.model_dump(mode="json"))

@@ -64,10 +64,11 @@ def flags(group: type[Any]) -> Callable[[F], F]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ScorerSetup:
-    """How each scorer of a command is set up: its judge (or jury) and its options."""
+class JudgeSetup:
+    """Which judge (one, a jury, a cascade) a command asks and how it is reached: the flags
+    every command that asks a judge takes, built into one `JudgeSettings`."""
 
-    panel: ClassVar[str] = "Judge and scorer options"
+    panel: ClassVar[str] = "Judge options"
 
     model: ModelOption = None
     aggregate: AggregateOption = None
@@ -77,8 +78,6 @@ class ScorerSetup:
     retries: RetriesOption = None
     rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="Requests per minute to the judge model, at most")] = None
     tpm: Annotated[Optional[float], typer.Option("--tpm", min=1, help="Tokens per minute to the judge model, at most")] = None
-    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None
-    option: ScorerOptions = None
     escalate_to: Annotated[
         Optional[str], typer.Option("--escalate-to", help="A stronger judge that scores what --model is unsure of (a cascade)")
     ] = None
@@ -102,23 +101,39 @@ class ScorerSetup:
             margin=finite(self.escalate_margin, "--escalate-margin"),
         )
 
+    @property
+    def is_jury(self) -> bool:
+        return len(self.model or []) > 1
+
+    def resume_flags(self) -> dict[str, object]:
+        """The flags that choose this judge again, for the command that continues a run."""
+        return {
+            "--model": self.model, "--aggregate": self.aggregate, "--base-url": self.base_url, "--mode": self.mode,
+            "--timeout": self.timeout, "--retries": self.retries, "--rpm": self.rpm, "--tpm": self.tpm,
+            "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class ScorerSetup(JudgeSetup):
+    """How each scorer of a command is set up: its judge (or jury), as `JudgeSetup`, and its options."""
+
+    panel: ClassVar[str] = "Judge and scorer options"
+
+    scale: Annotated[Optional[float], typer.Option(help="Maximum score (option `scale`)")] = None
+    option: ScorerOptions = None
+
     def create(self, catalog: Catalog, scorer_id: str, *, context: list[str] | None = None, offline: bool = False, threshold: float | None = None) -> AnyScorer:
         """The scorer `scorer_id` of `catalog` with these flags (its `--option`s read against
         its own option schema); `threshold` is a jury's or a cascade's pass line."""
         options = scorer_options(self.option, context, catalog.plan(scorer_id).options_model, self.scale)
         return catalog.create(scorer_id, options=options, judge=self.judge().given(threshold=threshold), offline=offline)
 
-    @property
-    def is_jury(self) -> bool:
-        return len(self.model or []) > 1
-
     def resume_flags(self) -> dict[str, object]:
         """The flags that set this up again, for the command that continues a run."""
-        return {
-            "--model": self.model, "--aggregate": self.aggregate, "--base-url": self.base_url, "--mode": self.mode,
-            "--timeout": self.timeout, "--retries": self.retries, "--rpm": self.rpm, "--tpm": self.tpm, "--scale": self.scale,
-            "--option": self.option or [], "--escalate-to": self.escalate_to, "--escalate-margin": self.escalate_margin,
-        }
+        judge = super().resume_flags()
+        cascade = {name: judge.pop(name) for name in ("--escalate-to", "--escalate-margin")}  # in the order they were always printed
+        return {**judge, "--scale": self.scale, "--option": self.option or [], **cascade}
 
 
 @dataclasses.dataclass(frozen=True)

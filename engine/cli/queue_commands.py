@@ -83,14 +83,12 @@ def create_command(
             raise ConfigError("--filter reads a run's scores: a queue made --from-file takes every item (or --sample N)")
         spec = queue_spec(catalog, name, scorer, labels_per_item)
         plan = catalog.plan(spec.scorer)
-        scale = _scale(plan.options_model)
-        line = threshold if threshold is not None else plan.threshold if plan.threshold is not None else scale / 2
         from ..store import open_store
 
         created = open_store(store)
         assert created is not None
         opened = created
-        queue = queue_from_file(opened, spec, from_file, threshold=line, direction=plan.direction, scale=scale, sample=sample, seed=seed)
+        queue = queue_from_file(opened, spec, from_file, line=plan.pass_line.overridden(threshold), sample=sample, seed=seed)
     items = len(read_queue(opened, name, fields=False).items)
     picked = f", picked by {', '.join(queue.picked_by)}" if queue.picked_by else ""
     console.print(
@@ -110,12 +108,6 @@ def _only_scorer(store: Any, run: str) -> str:
     if len(scorers) != 1:
         raise ConfigError(f"run {run!r} holds results of {', '.join(scorers) or 'no scorer'}: say which with --scorer")
     return str(scorers[0])
-
-
-def _scale(options_model: Any) -> float:
-    field = options_model.model_fields.get("scale")
-    default = getattr(field, "default", None)
-    return float(default) if isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0 else 1.0
 
 
 @queue_app.command("list")

@@ -23,19 +23,18 @@ from .common import (
     JsonFlag,
     MaxErrorsOption,
     MinCoverageOption,
-    ModelOption,
-    ScorerOptions,
     ConcurrencyOption,
     NoCacheFlag,
+    ScorerOptions,
     StoreOption,
     catalog_from,
     existing_store,
     fail_unless,
-    judge_settings,
     one_line_errors,
     parse_options,
     print_json,
 )
+from .options import JudgeSetup, flags
 from .tables import figure, summary_table
 
 PairsInFlightOption = Annotated[int, typer.Option(min=1, help="Judgements in flight at once")]
@@ -43,14 +42,15 @@ PairsInFlightOption = Annotated[int, typer.Option(min=1, help="Judgements in fli
 
 @app.command("rescore")
 @one_line_errors
+@flags(JudgeSetup)
 def rescore_command(
     run: Annotated[str, typer.Option("--run", help="The stored run (batch or live) whose items to score again")],
     scorer: Annotated[str, typer.Option("--scorer", help="The scorer to score them with (of --config, else built-in)")],
+    setup: JudgeSetup,
     config: ConfigOption = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only items stored in this span: 90m, 24h, 7d")] = None,
     from_scorer: Annotated[Optional[str], typer.Option("--from-scorer", help="Only the items this scorer of --run judged")] = None,
     name: Annotated[Optional[str], typer.Option("--as", help="The new run's name (default: RUN-SCORER-time)")] = None,
-    model: ModelOption = None,
     option: ScorerOptions = None,
     store: StoreOption = DEFAULT_STORE,
     concurrency: ConcurrencyOption = 8,
@@ -62,7 +62,7 @@ def rescore_command(
     """Score the items a run stored (output, input, context, ground truth, metadata) with
     another scorer, or another version of it, as a new run; then compare the two with
     `scorers results --run NEW --compare RUN`."""
-    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=judge_settings(model))
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=setup.judge())
     with closing(existing_store(store, writing=True)) as results:
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
@@ -106,12 +106,13 @@ def print_pairwise(result: PairwiseResult) -> None:
 
 @app.command("pairwise")
 @one_line_errors
+@flags(JudgeSetup)
 def pairwise_command(
     scorer: Annotated[str, typer.Option("--scorer", help="A pairwise scorer, e.g. preference")],
+    setup: JudgeSetup,
     data: Annotated[Optional[Path], typer.Argument(help="Items as JSONL, each with outputs: {a: ..., b: ...}")] = None,
     run: Annotated[Optional[list[str]], typer.Option("--run", help="Two stored runs, A then B: their outputs paired by item id")] = None,
     config: ConfigOption = None,
-    model: ModelOption = None,
     option: ScorerOptions = None,
     store: StoreOption = DEFAULT_STORE,
     save: Annotated[Optional[str], typer.Option("--as", help="Save the verdicts as this run of --store")] = None,
@@ -126,7 +127,7 @@ def pairwise_command(
         raise ConfigError("give a data file (items with outputs: {a, b}) or --run BEFORE --run AFTER, not both")
     if run and len(run) != 2:
         raise ConfigError(f"--run: give exactly two runs (A then B), got {len(run)}")
-    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=judge_settings(model))
+    created = catalog_from(config).create(scorer, options=parse_options(option or []), judge=setup.judge())
     opened = existing_store(store, writing=bool(save)) if run else open_store(store) if save else None
     try:
         if run:

@@ -38,7 +38,7 @@ from ..runs.tuning import (
     run_repeated,
 )
 from ..scoring import AnyScorer
-from ..scoring.threshold import past_word
+from ..scoring.pass_line import past_word
 from ..store import redact_url
 from .agreement_tables import print_agreement, print_comparison
 from .app import app, console, errors

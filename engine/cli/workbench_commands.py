@@ -4,30 +4,25 @@ prompts, runs it on labelled items and saves versions (engine/workbench)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional, cast
+from typing import Annotated, Optional
 
 import typer
 
-from ..judge import JudgeSettings
 from ..workbench import serve
 from .app import app, errors
-from .common import DEFAULT_STORE, StoreOption, TimeoutOption, finite, one_line_errors
-
-if TYPE_CHECKING:
-    from ..judge import StructuredMode
+from .common import DEFAULT_STORE, StoreOption, one_line_errors
+from .options import JudgeSetup, flags
 
 
 @app.command("workbench")
 @one_line_errors
+@flags(JudgeSetup)
 def workbench_command(
+    setup: JudgeSetup,
     catalog: Annotated[Path, typer.Argument(help="Your catalog folder (or its YAML file); edits and variants of built-in scorers are saved there")] = Path("."),
     data: Annotated[Optional[Path], typer.Option("--data", help="A labelled data set (JSONL), selected at start (the .jsonl files where the workbench starts and in its examples/ folder are offered too; no other file is read)")] = None,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the address without opening a browser")] = False,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)")] = 0,
-    model: Annotated[Optional[str], typer.Option("--model", help="Judge as provider/model (default: SCORERS_MODEL, else the scorer's)")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")] = None,
-    mode: Annotated[Optional[str], typer.Option(help="Structured output: json_schema, tools, json or md_json")] = None,
-    timeout: TimeoutOption = None,
     store: StoreOption = DEFAULT_STORE,
     max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop a run (resumably) once its estimated spend reaches this many US dollars")] = None,
 ) -> None:
@@ -35,5 +30,4 @@ def workbench_command(
     compare with the last saved version, in a local web page."""
     if data is not None and not data.is_file():
         raise typer.BadParameter(f"{data}: no such file", param_hint="--data")
-    judge = JudgeSettings(model=model, base_url=base_url, mode=cast("StructuredMode | None", mode), timeout=finite(timeout, "--timeout"))
-    serve(catalog, store, data=data, judge=judge, port=port, max_cost=max_cost, open_browser=not no_browser, announce=lambda line: errors.print(line, markup=False, highlight=False, soft_wrap=True))
+    serve(catalog, store, data=data, judge=setup.judge(), port=port, max_cost=max_cost, open_browser=not no_browser, announce=lambda line: errors.print(line, markup=False, highlight=False, soft_wrap=True))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
     from .middleware.cache import ResponseCache, default_cache_location
     from .middleware.cache_storage import CacheStats
     from .middleware.limiter import LimiterStats, RateLimit, throttling
-    from .settings import AGGREGATIONS, Aggregation, JudgeChoice, JudgeSettings, resolve_judge
+    from .settings import AGGREGATIONS, Aggregation, JudgeSettings, resolve_judge
     from .protocol import (
         AsksJudge,
         CallNext,
@@ -45,7 +45,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "default_cache_location": ".middleware.cache",
     "CacheStats": ".middleware.cache_storage",
     **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
-    **dict.fromkeys(["AGGREGATIONS", "Aggregation", "JudgeChoice", "JudgeSettings", "resolve_judge"], ".settings"),
+    **dict.fromkeys(["AGGREGATIONS", "Aggregation", "JudgeSettings", "resolve_judge"], ".settings"),
     **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
@@ -103,7 +103,6 @@ __all__ = [
     "Chain",
     "CircuitBreaker",
     "JudgeAnswer",
-    "JudgeChoice",
     "JudgeConfig",
     "JudgeMiddleware",
     "JudgeRequest",

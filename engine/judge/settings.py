@@ -14,7 +14,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -23,25 +23,6 @@ from .config import JudgeConfig, Provider, StructuredMode
 
 Aggregation = Literal["mean", "median", "majority", "strictest"]
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
-
-
-class JudgeChoice(TypedDict, total=False):
-    """`JudgeSettings`' fields as keywords (of `create_scorer` and `Catalog.create`)."""
-
-    models: list[str | JudgeConfig] | tuple[str | JudgeConfig, ...] | None
-    aggregate: Aggregation | None
-    threshold: float | None
-    margin: float | None
-    escalate_to: str | JudgeConfig | None
-    samples: int | None
-    base_url: str | None
-    api_key: str | None
-    mode: StructuredMode | None
-    timeout: float | None
-    retries: int | None
-    rpm: float | None
-    tpm: float | None
-    max_input_chars: int | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,10 +29,8 @@ from .measures.stats import (
     agreement_of,
     binary_figures,
     compare_labelled,
-    flag_threshold,
     flags,
     read_label,
-    scale_of,
 )
 
 
@@ -130,7 +128,7 @@ async def arun_repeated(
         for sample in range(repeat)
     ]
     limits = dict(thresholds or {})
-    stability = {scorer.id: _stability(scorer, results, flag_threshold(scorer, limits.get(scorer.id))) for scorer in listed}
+    stability = {scorer.id: _stability(scorer, results, scorer.pass_line.overridden(limits.get(scorer.id)).value) for scorer in listed}
     return RepeatedResult(runs=[result.run for result in results], results=results, stability=stability)
 
 
@@ -210,9 +208,9 @@ async def arun_compare(data: Data, baseline: AnyScorer, variant: AnyScorer, *, t
         labelled_of(result, baseline.id),
         labelled_of(result, variant.id),
         names=(baseline.id, variant.id),
-        thresholds=(flag_threshold(baseline, limits.get(baseline.id)), flag_threshold(variant, limits.get(variant.id))),
+        thresholds=(baseline.pass_line.overridden(limits.get(baseline.id)).value, variant.pass_line.overridden(limits.get(variant.id)).value),
         direction=baseline.plan.direction,
-        scale=scale_of(baseline),
+        scale=baseline.pass_line.scale,
     )
     return ComparedResult(result=result, baseline=baseline.id, variant=variant.id, comparison=comparison)
 
@@ -252,7 +250,7 @@ def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric 
     reads them (`read_label`); items labelled with another number are flagged by the humans
     when that number is past half the scale."""
     direction = scorer.plan.direction
-    scale = scale_of(scorer)
+    scale = scorer.pass_line.scale
     labels = [read_label(item.expected, scale, direction) for item in labelled]
     humans = [label.flagged if label.flagged is not None else flags(float(item.expected), scale / 2, direction) for item, label in zip(labelled, labels)]
     points: list[ThresholdPoint] = []

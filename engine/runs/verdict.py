@@ -15,7 +15,7 @@ cannot be called failed by another. A run passes only when all of these hold:
 - no more items failed than `max_errors` allows;
 - every scorer with a threshold (the run's, else its YAML `threshold:`) met it: its mean, or
   the chosen bound of the mean's 95% interval (`gate`), on the pass side of the line, a
-  value on the line passing (`scoring/threshold.py`).
+  value on the line passing (the scorer's `PassLine`, `scoring/pass_line.py`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ConfigError
-from ..scoring.plan import Direction
-from ..scoring.threshold import passes
+from ..scoring.pass_line import Direction, PassLine, passes
 from ..store import ScoreStats
 
 Gate = Literal["mean", "lower", "upper"]
@@ -80,9 +79,10 @@ class Standard(BaseModel):
         error_budget(max_errors, 0)
         return cls(thresholds={name: float(value) for name, value in (thresholds or {}).items()}, gate=gate, min_coverage=float(min_coverage), max_errors=max_errors)
 
-    def threshold_for(self, scorer_id: str, defined: float | None) -> float | None:
-        """The scorer's pass line in this run: the caller's, else the one its definition sets."""
-        return self.thresholds.get(scorer_id, defined)
+    def line_for(self, scorer_id: str, line: PassLine) -> PassLine:
+        """The scorer's pass line in this run: its own `line` moved to the caller's threshold
+        for it, when there is one."""
+        return line.overridden(self.thresholds.get(scorer_id))
 
 
 class ScorerVerdict(BaseModel):
@@ -173,10 +173,12 @@ def gate_passes(mean: float | None, interval: tuple[float | None, float | None] 
 
 
 def judge_scorer(
-    stats: ScoreStats, threshold: float | None, standard: Standard, interval: tuple[float | None, float | None] | None = None
+    stats: ScoreStats, line: PassLine | None, standard: Standard, interval: tuple[float | None, float | None] | None = None
 ) -> ScorerVerdict:
-    """One scorer's verdict from its counts; `interval` is the 95% interval of its mean, when
-    the gate compares a bound of it."""
+    """One scorer's verdict from its counts, its mean held to `line` when someone set that
+    line (the run or the definition; not the half-scale default); `interval` is the 95%
+    interval of its mean, when the gate compares a bound of it."""
+    threshold = line.gate if line is not None else None
     items = stats.count + stats.errors + stats.not_scorable
     coverage = stats.count / items if items else None
     # Failed items that --max-errors allows are the caller's explicit allowance: they do not
@@ -192,20 +194,16 @@ def judge_scorer(
             floor = f"{standard.min_coverage:.0%}" + (" (--min-coverage)" if standard.min_coverage < 1 else "")
             covered = coverage_of(stats.count, items, failed=stats.errors, not_scorable=stats.not_scorable)
             reasons.append(f"{stats.scorer_id}: below the coverage floor {floor}: {covered}")
-        if threshold is not None:
+        if line is not None and threshold is not None:
             compared = gate_value(stats.mean, interval, standard.gate)
-            if not gate_passes(stats.mean, interval, threshold, stats.direction, standard.gate):
+            if compared is None or not line.passes(compared):
                 what = "mean" if standard.gate == "mean" else f"{standard.gate} bound of the mean's 95% interval"
                 shown = "-" if compared is None else f"{compared:.4g}"
-                reasons.append(f"threshold not met by {stats.scorer_id}: {what} {shown}, {_needed(threshold, stats.direction)}")
+                reasons.append(f"threshold not met by {stats.scorer_id}: {what} {shown}, {line.needed()}")
     return ScorerVerdict(
         scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, failed=stats.errors, not_scorable=stats.not_scorable,
         coverage=coverage, threshold=threshold, compared=compared, reasons=reasons,
     )
-
-
-def _needed(threshold: float, direction: Direction) -> str:
-    return f"needs at most {threshold:g}" if direction == "lower_is_better" else f"needs at least {threshold:g}"
 
 
 def decide(

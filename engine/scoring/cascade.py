@@ -28,8 +28,7 @@ import time
 from ..errors import AnswerCutOffError, ConfigError, InvalidAnswerError
 from .context import GetContext
 from .jury import Jury, Panel
-from .passing import pass_line
-from .threshold import passes
+from .pass_line import PassLine
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
@@ -51,6 +50,9 @@ class Cascade(Jury):
         if not self.margin >= 0:
             raise ConfigError(f"{cheap.id}: a cascade's margin must be 0 or more, got {margin!r}", parameter="margin")
         self.samples = samples
+        #: The line the cheap judge's score is measured against: the cascade's own threshold,
+        #: else the scorer's line.
+        self.line: PassLine = cheap.pass_line.overridden(threshold)
         self.judge = Panel((cheap.judge.model, strong.judge.model), joiner=">")
 
     @property
@@ -76,9 +78,8 @@ class Cascade(Jury):
     def escalation(self, scores: list[float]) -> str | None:
         """Why the cheap judge's `scores` (its samples of one output) go to the strong judge;
         None when they do not."""
-        line = pass_line(self.plan, self.cheap.options, self.threshold)
-        direction = self.plan.direction
-        if len({passes(score, line, direction) for score in scores}) > 1:
+        line = self.line.value
+        if len({self.line.passes(score) for score in scores}) > 1:
             return f"the cheap judge's {len(scores)} samples disagree ({', '.join(f'{score:g}' for score in scores)} against the threshold {line:g})"
         near = next((score for score in scores if abs(score - line) <= self.margin), None)
         if near is not None:
@@ -87,7 +88,7 @@ class Cascade(Jury):
 
     async def _ascore(self, given: RunInput, get_context: GetContext | None, sample: int) -> ScoreResult:
         started = time.perf_counter()
-        line = pass_line(self.plan, self.cheap.options, self.threshold)
+        line = self.line
         asked = [self.cheap.ascore(given, get_context=get_context, sample=sample * self.samples + k) for k in range(self.samples)]
         outcomes = await asyncio.gather(*asked, return_exceptions=True)
         failed = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
@@ -105,6 +106,6 @@ class Cascade(Jury):
         strong = self._verdict(final, line, decided=True).model_copy(update={"escalation": why})
         return final.model_copy(update={"model": self.judge.model, "judges": [*verdicts, strong], "duration_ms": (time.perf_counter() - started) * 1000})
 
-    def _verdict(self, result: ScoreResult, line: float, decided: bool) -> JudgeVerdict:
-        passed = passes(result.score, line, self.plan.direction)
+    def _verdict(self, result: ScoreResult, line: PassLine, decided: bool) -> JudgeVerdict:
+        passed = line.passes(result.score)
         return JudgeVerdict(model=result.model, score=result.score, reason=result.reason, passed=passed, usage=result.usage, steps=result.steps, decided=decided)

@@ -33,7 +33,7 @@ from .plan import ScorerPlan
 from .results import JudgeVerdict, ScoreResult
 from .run_input import RunInput
 from .scorer import Scorer
-from .threshold import passes
+from .pass_line import PassLine
 
 #: How far apart (on the scorer's scale) two judges' scores may be before they disagree.
 DEFAULT_MARGIN = 0.3
@@ -77,9 +77,20 @@ class Jury(ScoringCalls):
             raise ConfigError(f"{scorers[0].id}: a majority vote needs a threshold (the pass line of each judge's verdict)")
         self.scorers = list(scorers)
         self.aggregate = aggregate
-        self.threshold = threshold
+        #: Each judge's verdict line: the judges' own line moved to `threshold` (None: no verdicts).
+        self.verdict_line: PassLine | None = scorers[0].pass_line.overridden(threshold) if threshold is not None else None
         self.margin = DEFAULT_MARGIN if margin is None else margin
         self.judge = Panel(tuple(models))
+
+    @property
+    def threshold(self) -> float | None:
+        """The jury's own pass line for each judge's verdict, when it has one."""
+        return self.verdict_line.value if self.verdict_line is not None else None
+
+    @property
+    def pass_line(self) -> PassLine:
+        """Where the jury's score passes: its judges' line (they share plan and options)."""
+        return self.scorers[0].pass_line
 
     @property
     def plan(self) -> ScorerPlan:
@@ -127,7 +138,7 @@ class Jury(ScoringCalls):
                 model=result.model,
                 score=result.score,
                 reason=result.reason,
-                passed=passes(result.score, self.threshold, self.plan.direction) if self.threshold is not None else None,
+                passed=self.verdict_line.passes(result.score) if self.verdict_line is not None else None,
                 usage=result.usage,
                 steps=result.steps,
             )

@@ -1,6 +1,5 @@
-"""What a run does about the reasons of the scores that pass (threshold.py says which do):
-the threshold of a run is the run's own for the scorer (a flag), else the scorer's
-`threshold:`, else half its scale (`pass_line`).
+"""What a run does about the reasons of the scores that pass (the scorer's `PassLine`, as
+the run set it, says which do: pass_line.py).
 
 A reason is not part of a score: it explains one. `ReasonPolicy` is which scores get one
 from the judge: every score (`always`), only those that do not pass (`failing`: a CI run
@@ -11,30 +10,18 @@ call; one its step gives without asking (its `on_skip` text) is still given.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
-from .plan import Direction, ScorerPlan
-from .threshold import passes
+from .pass_line import PassLine
 
 ReasonPolicy = Literal["always", "failing", "never", "on-demand"]
 REASON_POLICIES: tuple[str, ...] = get_args(ReasonPolicy)
 
 
-def pass_line(plan: ScorerPlan, options: Any, threshold: float | None = None) -> float:
-    """The threshold a score of this scorer is measured against: `threshold` (the run's),
-    else the definition's `threshold:`, else half the scorer's scale."""
-    if threshold is not None:
-        return threshold
-    if plan.threshold is not None:
-        return plan.threshold
-    scale = getattr(options, "scale", None)
-    return (float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0) / 2
-
-
-def reason_wanted(policy: ReasonPolicy, score: float, line: float, direction: Direction) -> str | None:
+def reason_wanted(policy: ReasonPolicy, score: float, line: PassLine) -> str | None:
     """None when the judge is asked for the reason of `score`; else why it is not."""
     if policy == "always":
         return None
     if policy == "failing":
-        return "passing" if passes(score, line, direction) else None
+        return "passing" if line.passes(score) else None
     return policy  # "never", "on-demand"

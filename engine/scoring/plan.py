@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from ..judge import Sampling
 from ..judge.settings import JudgeSettings
+from .pass_line import Direction, PassLine
 
-Direction = Literal["higher_is_better", "lower_is_better"]
 RunField = Literal["output", "input", "context", "ground_truth", "turns", "expected_trajectory"]
 
 
@@ -106,8 +106,9 @@ class ScorerPlan:
     jury: JuryPlan | None = None
     cascade: CascadePlan | None = None
     context_from_tool_results: bool = False
-    #: Where a score flags an item, as the definition says (None: half the scale).
-    threshold: float | None = None
+    #: Where a score passes or flags its item: the definition's `threshold:`, else half the
+    #: default scale (a scorer made with another `scale` option moves the default with it).
+    pass_line: PassLine
     #: Whether the scores run from 0 to the `scale` option (the score reads it, and fits it).
     on_scale: bool = False
     #: The range of the scores when it is known and they are not on the scale.
@@ -123,10 +124,36 @@ class ScorerPlan:
     fingerprint: str
 
     @property
+    def threshold(self) -> float | None:
+        """The definition's own `threshold:` (None: it sets none, and half the scale flags)."""
+        return self.pass_line.gate
+
+    @property
     def needs_judge(self) -> bool:
         """Whether a run asks a judge: a scorer made only of computed steps needs no model,
         no key and makes no request."""
         return any(step.sampling is not None for step in self.steps)
+
+    def scores_range(self, options: Any) -> tuple[float, float] | None:
+        """The range of the scores with `options` (a model or a mapping): 0 to its `scale`
+        option when the score is on that scale (its expression reads `options.scale`, as
+        every built-in's does, and fits it), else the range the catalog's checks found; None
+        when it cannot be known (a count, a sum of an author's own)."""
+        if not self.on_scale:
+            return self.score_range
+        scale = options.get("scale") if isinstance(options, Mapping) else getattr(options, "scale", None)
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool):
+            return None
+        return 0.0, float(scale)
+
+    def threshold_off_scale(self, threshold: float | None, options: Any) -> str | None:
+        """Why `threshold` cannot be a pass line of the scores with `options` (say, 70 on a 0
+        to 1 scale), or None when it can."""
+        found = self.scores_range(options)
+        if threshold is None or found is None or found[0] <= threshold <= found[1]:
+            return None
+        where = " (the `scale` option)" if self.on_scale else ""
+        return f"{threshold:g} is outside the range of {self.id}'s scores, {found[0]:g} to {found[1]:g}{where}"
 
     def step(self, step_id: str) -> StepPlan:
         return next(step for step in self.steps if step.id == step_id)

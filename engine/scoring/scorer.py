@@ -24,7 +24,8 @@ from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from .calls import ScoringCalls
 from .context import ContextList, ContextSources, GetContext, context_strings
-from .passing import REASON_POLICIES, ReasonPolicy, pass_line, reason_wanted
+from .pass_line import PassLine, scale_of
+from .passing import REASON_POLICIES, ReasonPolicy, reason_wanted
 from .inputs import context_within_limit, prepared_run, run_variables
 from .plan import ScorerPlan, StepPlan
 from .results import Run, ScoreResult, StepRecord
@@ -62,9 +63,11 @@ class Scorer(ScoringCalls):
             raise ConfigError(f"{self.id}: options: {'; '.join(failures)}")
         self._waves = _waves(plan)
         self.fingerprint = self._fingerprint()
-        #: Which scores get a reason from the judge, and the pass line `failing` reads.
+        #: Where its scores pass: the definition's line, on the scale its options set (a run
+        #: may move it: `with_reasons`).
+        self.pass_line: PassLine = plan.pass_line.on_scale(scale_of(self.options))
+        #: Which scores get a reason from the judge (those past `pass_line` for `failing`).
         self.reasons: ReasonPolicy = "always"
-        self.threshold: float | None = None
 
     def with_reasons(self, policy: ReasonPolicy, threshold: float | None = None) -> Scorer:
         """The same scorer asking the judge for the reasons `policy` names (see passing.py),
@@ -73,7 +76,7 @@ class Scorer(ScoringCalls):
         if policy not in REASON_POLICIES:
             raise ConfigError(f"reasons {policy!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="reasons")
         changed = copy.copy(self)
-        changed.reasons, changed.threshold = policy, threshold
+        changed.reasons, changed.pass_line = policy, self.pass_line.overridden(threshold)
         return changed
 
     def with_judge(self, judge: AsksJudge) -> Scorer:
@@ -159,7 +162,7 @@ class Scorer(ScoringCalls):
         score = scope.get("score")
         if self.reasons == "always" or not isinstance(score, float):
             return None
-        return reason_wanted(self.reasons, score, pass_line(self.plan, self.options, self.threshold), self.plan.direction)
+        return reason_wanted(self.reasons, score, self.pass_line)
 
     async def areason(self, given: RunInput, steps: Mapping[str, StepRecord], sample: int = 0) -> StepRecord | None:
         """The reason of a result scored before (its steps' records, as stored), asked of the

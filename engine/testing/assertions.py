@@ -128,12 +128,12 @@ class Scorers:
         options: Mapping[str, Any] | None = None,
         *,
         judge: JudgeSettings | None = None,
+        model: str | None = None,
         cache: bool | None = None,
-        **choice: Any,
     ) -> AnyScorer:
-        """A scorer of the catalog, judged by `--scorers-model` unless `judge=` (or `model=`,
-        `models=` ..., the fields of JudgeSettings) says otherwise."""
-        settings = (judge or self.judge).given(**choice)
+        """A scorer of the catalog, judged by `--scorers-model` unless `model=` or `judge=` (a
+        JudgeSettings) says otherwise."""
+        settings = (judge or self.judge).given(model)
         cache = defaults.cache if cache is None else cache  # an unchanged suite re-run asks the judge nothing
         return self.catalog.create(scorer_id, options=options, judge=settings, cache=cache)
 

@@ -23,7 +23,7 @@ from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
-from ..scoring.plan import Direction
+from ..scoring.pass_line import Direction
 from ..errors import StoreError
 from ..store import ResultRecord, RunInfo, ScoreStats, Store
 from .datasets import DataItem

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...errors import ConfigError
-from ...scoring.passing import pass_line
+from ...scoring.pass_line import scale_of
 from ...scoring.plan import ScorerPlan
 from ..source import CatalogSource
 from ..spec import ScorerDefinition
@@ -37,7 +37,6 @@ def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: Sco
 
 def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
     """The findings of the trials of the scorers `source` defines itself (compiled clean)."""
-    from ..lints import score_range
 
     found: list[ConfigError] = []
     for scorer_id in source.scorers:
@@ -48,7 +47,7 @@ def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefi
             continue
         trials = scorer_trials(source, definition, plan)
         if trials is not None:
-            found += proved(source, definition, trials, score_range(plan, plan.options_model()))
+            found += proved(source, definition, trials, plan.scores_range(plan.options_model()))
     return found
 
 
@@ -58,7 +57,7 @@ def scorer_truth_table(source: CatalogSource, definition: ScorerDefinition, plan
     trials = scorer_trials(source, definition, plan)
     if trials is None:
         return []
-    return truth_table(trials, pass_line(plan, plan.options_model(), threshold))
+    return truth_table(trials, plan.pass_line.on_scale(scale_of(plan.options_model())).overridden(threshold))
 
 
 __all__ = ["TruthRow", "prove_catalog", "scorer_trials", "scorer_truth_table"]

@@ -21,7 +21,7 @@ from ...formatting import refusal
 from ...judge import JudgeAnswer, JudgeRequest
 from ...scoring.answer_scope import current_answer_scope, outside_answer_scope
 from ...scoring.plan import ScorerPlan
-from ...scoring.preview import sample_item
+from ...scoring.preview import SAMPLE_ITEM, sample_item
 from ...scoring.scorer import Scorer
 from ..answer_rules import CompiledRule, answer_rules
 from .answers import AnswerMaker, Pick, Scenario, choice_fields
@@ -154,8 +154,8 @@ async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenari
     try:
         scorer = Scorer(plan, judge, dict(options))
         item = sample_item(plan)
-        if scenario.blank_item:
-            item = dataclasses.replace(item, input="", ground_truth="", context=[])
+        if scenario.blank_item:  # and an output that is plain text: an agent that called no tool
+            item = dataclasses.replace(item, output=SAMPLE_ITEM.output, input="", ground_truth="", context=[])
         result = await scorer.ascore(item)
     except _Refused as refused:
         trial.refused = (refused.step, refused.why)
@@ -201,6 +201,7 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
     found += [
         Scenario("empty lists", lists="least", default=Pick(index=0)),
         Scenario("blank item", lists="least", default=Pick(index=0), blank_item=True),
+        Scenario("blank item, long lists", default=Pick(index=0), blank_item=True),
         Scenario("one item", lists="one", default=Pick(index=0)),
         Scenario("optional fields left out", omit_optional=True, default=Pick(index=0)),
     ]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...scoring.threshold import passes
+from ...scoring.pass_line import PassLine
 from .trials import Trial, Trials
 
 #: The scenarios a truth table shows, in this order, when they ran.
@@ -71,7 +71,7 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def truth_table(trials: Trials, line: float) -> list[TruthRow]:
+def truth_table(trials: Trials, line: PassLine) -> list[TruthRow]:
     """A few rows of `trials`: the answer in short, its score, and pass or flag at `line`."""
     rows: list[TruthRow] = []
     seen: set[str] = set()
@@ -82,15 +82,15 @@ def truth_table(trials: Trials, line: float) -> list[TruthRow]:
         if answer in seen:
             continue
         seen.add(answer)
-        rows.append(TruthRow(answer, trial.score, _outcome(trial, line, trials.plan.direction)))
+        rows.append(TruthRow(answer, trial.score, _outcome(trial, line)))
         if len(rows) == _MOST_ROWS:
             break
     return rows
 
 
-def _outcome(trial: Trial, line: float, direction: Any) -> str:
+def _outcome(trial: Trial, line: PassLine) -> str:
     if trial.score is not None:
-        return "pass" if passes(trial.score, line, direction) else "flag"
+        return "pass" if line.passes(trial.score) else "flag"
     if trial.not_scorable is not None:
         return "not scorable"
     if trial.refused is not None:

@@ -10,7 +10,7 @@ Per judge endpoint and model (shared by every scorer calling it in one event loo
   a server that could not be reached, or did not answer in time after every retry, before
   any call succeeded becomes `JudgeNeverReachedError` or `JudgeNeverAnsweredError` (once the
   judge has answered, losing it is left to the retries and to the count below).
-- When the last `threshold` calls all failed, the circuit opens: the failure that opened it
+- When the last `failures_to_open` calls all failed, the circuit opens: the failure that opened it
   becomes a `JudgeCircuitOpenError` (which stops a run), and calls fail at once until one
   probe call goes through: 2 seconds after it opened, then twice as long after each probe
   that fails, at most `cooldown` seconds (a long-lived live scorer is back within seconds of
@@ -54,9 +54,9 @@ _circuits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Circu
 class CircuitBreaker:
     """See the module docstring. `endpoint` names the judge (model and base URL)."""
 
-    def __init__(self, endpoint: str, threshold: int = 10, cooldown: float = 30.0, first_probe: float = 2.0) -> None:
+    def __init__(self, endpoint: str, failures_to_open: int = 10, cooldown: float = 30.0, first_probe: float = 2.0) -> None:
         self.endpoint = endpoint
-        self.threshold = threshold
+        self.failures_to_open = failures_to_open
         self.cooldown = cooldown
         self.first_probe = min(first_probe, cooldown)
 
@@ -87,7 +87,7 @@ class CircuitBreaker:
             if waited < circuit.open_for:
                 left = circuit.open_for - waited
                 raise JudgeCircuitOpenError(
-                    f"not calling {self.endpoint} for {left:.0f}s more: its last {self.threshold} calls "
+                    f"not calling {self.endpoint} for {left:.0f}s more: its last {self.failures_to_open} calls "
                     f"all failed (the last: {circuit.last_error})",
                     request.step,
                     retry_after=left,
@@ -119,7 +119,7 @@ class CircuitBreaker:
                 error = JudgeNeverAnsweredError(error.message, error.step, parameter=error.parameter)
         if error.stops_run:
             circuit.fatal, circuit.fatal_at = error, time.monotonic()
-        elif circuit.failures >= self.threshold or circuit.open_for:  # a failed probe opens it again, for longer
+        elif circuit.failures >= self.failures_to_open or circuit.open_for:  # a failed probe opens it again, for longer
             reopened = bool(circuit.open_for)
             circuit.open_for = min(2 * circuit.open_for, self.cooldown) if reopened else self.first_probe
             what = "a probe call after the judge calls before it" if reopened else f"{circuit.failures} judge calls in a row"

@@ -31,7 +31,6 @@ from ...store import Store, open_store
 from ...sync import blocking
 from ..batch.estimate import aestimate_evals
 from ..items import EvalItem, UnreadableItem, read_jsonl
-from ..measures.stats import flag_threshold, scale_of
 from .decision import accepted_on_test, shown
 from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
@@ -43,9 +42,7 @@ from .variants import Workshop
 from .write import write_variant
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from ...judge import JudgeChoice, JudgeConfig
+    from ...judge import JudgeConfig
 
 METRICS: tuple[AlignMetric, ...] = ("kappa", "balanced_accuracy", "f1", "mae")
 
@@ -96,11 +93,10 @@ async def aalign(
     progress: Progress | None = None,
     model: str | JudgeConfig | None = None,
     judge: JudgeSettings | None = None,
-    **choice: Unpack[JudgeChoice],
 ) -> AlignResult:
     """Align `scorer_id` (of `catalog`, the built-in one by default) with the labels of
-    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`,
-    `judge` and the `choice` keywords choose the judge as in `Catalog.create`. `on_event(line)` hears
+    `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`
+    and `judge` choose the judge as in `Catalog.create`. `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
     bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
     metadata field; `pair` by default when items carry one) keeps related items on one side
@@ -118,17 +114,17 @@ async def aalign(
     sizes = SplitSizes(train=len(split.train), dev=len(split.dev), test=len(split.test), unlabelled=unlabelled)
     say = on_event or (lambda message: None)
     say(f"split (seed {seed}{f', by {grouping}' if grouping else ''}): {sizes.train} train, {sizes.dev} dev, {sizes.test} test" + (f"; {unlabelled} unlabelled left out" if unlabelled else ""))
-    settings = (judge or JudgeSettings()).given(model, **choice)
+    settings = (judge or JudgeSettings()).given(model)
     baseline = catalog.create(scorer_id, judge=settings)
     direction = baseline.plan.direction
     session = Session(
         run=run or f"align-{scorer_id}-{Path(data).stem if isinstance(data, (str, Path)) else 'data'}-s{seed}",
-        metric=metric, direction=direction, human_threshold=scale_of(baseline) / 2,
+        metric=metric, direction=direction, human_threshold=baseline.pass_line.scale / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )
     await asyncio.to_thread(_open_budget, session, store)
     if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
-        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict="")
+        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict="")
         try:
             await tune_margin(session, baseline, split, result, output_dir)
         except BudgetReached as stop:
@@ -139,8 +135,8 @@ async def aalign(
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
         search = Search(
             session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, judge=settings, folder=Path(folder)), split=split, trials_left=trials,
-            base_threshold=flag_threshold(baseline, None), best_scorer=baseline,
-            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=flag_threshold(baseline, None), verdict=""),
+            base_threshold=baseline.pass_line.value, best_scorer=baseline,
+            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict=""),
         )
         result = search.result
         result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)

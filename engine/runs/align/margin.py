@@ -20,9 +20,8 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...scoring import Cascade
-from ...scoring.passing import pass_line
-from ...scoring.threshold import passes
-from ..measures.stats import Labelled, compare_labelled, human_flags, scale_of
+from ...scoring.pass_line import PassLine
+from ..measures.stats import Labelled, compare_labelled, human_flags
 from .decision import accepted_on_test, shown
 from .results import AlignResult, Trial
 from .session import Session, improves, metric_of
@@ -41,37 +40,37 @@ class Judged:
     expected: bool | float
 
 
-def unsure(judged: Judged, margin: float, line: float, cascade: Cascade) -> bool:
+def unsure(judged: Judged, margin: float, line: PassLine) -> bool:
     """Whether the cascade at `margin` sends the item on (as Cascade.escalation decides)."""
     cheap = judged.cheap
-    return not cheap or len({passes(score, line, cascade.plan.direction) for score in cheap}) > 1 or any(abs(score - line) <= margin for score in cheap)
+    return not cheap or len({line.passes(score) for score in cheap}) > 1 or any(abs(score - line.value) <= margin for score in cheap)
 
 
-def cascade_score(judged: Judged, margin: float, line: float, cascade: Cascade) -> float | None:
+def cascade_score(judged: Judged, margin: float, line: PassLine) -> float | None:
     """The item's score at `margin`: the cheap judge's, unless it is unsure there."""
-    return judged.strong if unsure(judged, margin, line, cascade) else judged.cheap[0]
+    return judged.strong if unsure(judged, margin, line) else judged.cheap[0]
 
 
 async def tune_margin(session: Session, cascade: Cascade, split: Split, result: AlignResult, output_dir: str | Path | None) -> AlignResult:
-    scale = scale_of(cascade)
+    scale = cascade.pass_line.scale
     candidates = sorted({round(share * scale, 6) for share in CANDIDATE_MARGINS} | {cascade.margin})
     widest = cascade.with_margin(candidates[-1])
     judged = await _judged(session, widest, [*split.dev, *split.test])
-    line = pass_line(cascade.plan, cascade.cheap.options, cascade.threshold)
+    line = cascade.line
     flag_line = result.baseline_threshold
 
     def labelled(items: Sequence[LabelledItem], margin: float) -> list[Labelled]:
         scored = []
         for item in items:
             found = judged.get(item.id)
-            score = cascade_score(found, margin, line, cascade) if found is not None else None
+            score = cascade_score(found, margin, line) if found is not None else None
             if found is not None and score is not None:
                 scored.append(Labelled(item.id, None, score, found.expected))
         return scored
 
     def sent_on(items: Sequence[LabelledItem], margin: float) -> float:
         found = [judged[item.id] for item in items if item.id in judged]
-        return sum(unsure(item, margin, line, cascade) for item in found) / max(len(found), 1)
+        return sum(unsure(item, margin, line) for item in found) / max(len(found), 1)
 
     result.baseline_dev = metric_of(labelled(split.dev, cascade.margin), flag_line, session.direction, session.metric)
     best, best_dev = cascade.margin, result.baseline_dev

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...scoring import AnyScorer
 from ..results import Comparison
-from ..measures.stats import Labelled, compare_labelled, flags, scale_of
+from ..measures.stats import Labelled, compare_labelled, flags
 from ..tuning import calibration
 from .optimizer import MAX_DISAGREEMENTS, OPTIMIZER_ID, disagreement, optimizer, optimizer_item
 from .results import AlignResult, CandidateKind, Trial
@@ -44,7 +44,7 @@ class Search:
     def verdict_words(self, expected: bool | float) -> str:
         """The answer people gave, as a worked example says it."""
         plan = self.workshop.plan
-        scale = scale_of(self.best_scorer) if self.best_scorer is not None else 1.0
+        scale = self.best_scorer.pass_line.scale if self.best_scorer is not None else 1.0
         if not isinstance(expected, bool):
             return f"{plan.name} {expected:g} of {scale:g}"
         worst = scale if plan.direction == "lower_is_better" else 0

@@ -15,7 +15,7 @@ from ...errors import BudgetReached
 from ...judge.middleware.budget import SpendLimit
 from ...judge import ResponseCache
 from ...scoring import AnyScorer
-from ...scoring.plan import Direction
+from ...scoring.pass_line import Direction
 from ...store import Store
 from ..batch import arun_evals
 from ..batch.budget import stored_spend

@@ -18,7 +18,6 @@ from ...judge.middleware.slots import CallSlots
 from ...scoring import AnyScorer, ScoreResult
 from ...store import ResultRecord, Store
 from ..items import EvalItem, UniqueIds, UnreadableItem
-from ..measures.stats import scale_of
 from ..records import outcome_of, result_record
 from ..results import ItemResult, ScorerOutcome
 from ..targets import Target, as_reply, call_target
@@ -149,7 +148,7 @@ class Evaluation:
             expected = item.expected_for(scorer.id)
             if expected is None or isinstance(expected, bool):
                 continue
-            scale = scale_of(scorer)
+            scale = scorer.pass_line.scale
             if not 0 <= expected <= scale:
                 return f"`expected` for {scorer.id} is {expected:g}, which is not a score it gives (0 to {scale:g}); a pass/flag label is true or false"
         return None

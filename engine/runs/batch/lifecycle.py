@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...catalog.lints import threshold_off_scale
 from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
@@ -21,7 +20,7 @@ from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
 from ..results import EvalResult
 from .shared import drive_shared
-from ..measures.stats import flag_threshold, scale_of, unpriced_models
+from ..measures.stats import unpriced_models
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target
@@ -71,7 +70,7 @@ def _checked(scorers: Sequence[AnyScorer] | AnyScorer, target: Target | None, li
         raise ConfigError(f"threshold for {', '.join(unknown)}, which is not among the scorers of this run")
     for scorer in listed:
         judge = scorer.scorers[0] if isinstance(scorer, Jury) else scorer  # a jury's judges share the plan and options
-        if (off := threshold_off_scale(thresholds.get(scorer.id), judge.plan, judge.options)) is not None:
+        if (off := judge.plan.threshold_off_scale(thresholds.get(scorer.id), judge.options)) is not None:
             raise ConfigError(f"threshold for {scorer.id}: {off}")
     if target is not None and not (callable(target) or hasattr(target, "generate") or hasattr(target, "agenerate")):
         raise ConfigError(f"target must be a callable or have a generate/agenerate method, got {type(target).__name__}")
@@ -203,15 +202,16 @@ class BatchRun:
 
     def _run_meta(self, now: dict[str, Any]) -> dict[str, Any]:
         standard = self.limits.standard
-        thresholds = {scorer.id: line for scorer in self.scorers if (line := standard.threshold_for(scorer.id, scorer.plan.threshold)) is not None}
+        lines = {scorer.id: standard.line_for(scorer.id, scorer.pass_line) for scorer in self.scorers}
+        thresholds = {scorer_id: line.gate for scorer_id, line in lines.items() if line.gate is not None}
         scorers = {
             scorer.id: {
                 "hash": scorer.fingerprint,
                 "definition": scorer.plan.fingerprint,
                 "model": scorer.judge.model,
                 # Where a score flags an item: a stored run is measured again the same way.
-                "flag_threshold": flag_threshold(scorer, thresholds.get(scorer.id)),
-                "scale": scale_of(scorer),  # how its labels are read (read_label)
+                "flag_threshold": lines[scorer.id].value,
+                "scale": lines[scorer.id].scale,  # how its labels are read (read_label)
             }
             for scorer in self.scorers
         }

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from ...catalog.queues import QueueSpec
 from ...errors import ConfigError
 from ...formatting import to_json
-from ...scoring.threshold import flags
+from ...scoring.pass_line import flags
 from ...store import Direction, KeepsLabels, Store
 from ..measures.stats import Labelled, agreement_of, bootstrap
 from ..results import Agreement, FigureEstimate

@@ -19,12 +19,12 @@ from typing import Any
 
 from ...catalog.queues import QueueSpec
 from ...errors import ConfigError
-from ...scoring.threshold import flags
+from ...scoring.pass_line import PassLine, flags
 from ...scoring.transcripts import as_messages, assistant_text, extract_tool_calls
 from ...store import JudgedItem, KeepsLabels, ResultRecord, ReviewItem, ReviewQueue, RunInfo, Store
 from ..items import EvalItem, numbered_jsonl
 from ..measures.stats import judged_answers
-from ..stored.reading import existing_run, run_scale, run_threshold
+from ..stored.reading import existing_run, run_line, run_threshold
 
 FILTERS = ("disagreement", "near", "flips", "failed")
 
@@ -193,8 +193,8 @@ def queue_from_run(
         scorers = ", ".join(stats.scorer_id for stats in store.summary(run)) or "none"
         raise ConfigError(f"run {run!r} holds no result of {spec.scorer!r} (its scorers: {scorers})")
     parsed = [parse_filter(text) for text in filters]
-    line = run_threshold(info, spec.scorer) if threshold is None else threshold
-    scale = run_scale(info, spec.scorer) or 1.0
+    passing = run_line(info, spec.scorer, records[0].direction).overridden(threshold)
+    line, scale = passing.value, passing.scale
     flips = {str(chosen): _verdicts_of(store, existing_run(store, chosen.other_run), spec.scorer) for chosen in parsed if chosen.other_run}
     picked = _picked(records, parsed, line, scale, flips)
     if sample is not None:
@@ -214,7 +214,7 @@ def queue_from_run(
 
 
 def queue_from_file(
-    store: Store, spec: QueueSpec, path: Path, *, threshold: float, direction: str, scale: float, sample: int | None = None, seed: int = 0
+    store: Store, spec: QueueSpec, path: Path, *, line: PassLine, sample: int | None = None, seed: int = 0
 ) -> ReviewQueue:
     """Make the queue `spec.name` of the items of a JSONL file (no judge's view: people label
     them from scratch), keep it in the store, and return it."""
@@ -239,8 +239,8 @@ def queue_from_file(
         chosen = set(random.Random(seed).sample(range(len(items)), sample))
         items = [pair for position, pair in enumerate(items) if position in chosen]
     queue = ReviewQueue(
-        name=spec.name, scorer_id=spec.scorer, source=f"file {path.name}", spec=spec.model_dump(mode="json"), threshold=threshold,
-        direction=direction, scale=scale, picked_by=[f"sample {sample} (seed {seed})"] if sample is not None else [],  # type: ignore[arg-type]
+        name=spec.name, scorer_id=spec.scorer, source=f"file {path.name}", spec=spec.model_dump(mode="json"), threshold=line.value,
+        direction=line.direction, scale=line.scale, picked_by=[f"sample {sample} (seed {seed})"] if sample is not None else [],
     )
     labels.create_queue(queue, [ReviewItem(queue=spec.name, item_id=item_id, position=position, fields=review_fields(item)) for position, (item_id, item) in enumerate(items, start=1)])
     return queue

@@ -13,7 +13,7 @@ from rapidfuzz import fuzz
 
 from ...catalog.queues import FIELDS, QueueSpec
 from ...errors import ConfigError
-from ...scoring.threshold import flags
+from ...scoring.pass_line import flags
 from ...store import HumanLabel, KeepsLabels, ReviewItem, Settlement, Store
 from .golden import read_queue
 from .people import LabelValue, QueueLabels, step_entries

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...scoring import StepRecord
-from ...scoring.plan import Direction
-from ...scoring.threshold import flags
+from ...scoring.pass_line import Direction
+from ...scoring.pass_line import flags
 from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
 
 RESAMPLES = 1000

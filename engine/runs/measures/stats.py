@@ -15,9 +15,7 @@ from pydantic import BaseModel
 from ...judge import TokenUsage
 from ...judge.prices import Price, price_table
 from ...scoring import AnyScorer, Cascade, JudgeVerdict, Jury, StepRecord
-from ...scoring.threshold import passes
-from ...scoring.plan import Direction
-from ...scoring.threshold import flags
+from ...scoring.pass_line import Direction, PassLine, flags
 from ...store import ScorerUsage
 from .agreement import (
     BOOTSTRAP_ITEMS,
@@ -72,7 +70,6 @@ __all__ = [
     "bootstrap",
     "compare_labelled",
     "confusion_of",
-    "flag_threshold",
     "flags",
     "human_flags",
     "judged_answers",
@@ -87,7 +84,6 @@ __all__ = [
     "ranks",
     "ratio",
     "read_label",
-    "scale_of",
     "spread_of",
     "usage_cost",
 ]
@@ -112,7 +108,8 @@ def spread_of(scores: Sequence[float], direction: Direction, threshold: float | 
     else:
         cuts = statistics.quantiles(scores, n=100, method="inclusive")
         p50, p95 = cuts[49], cuts[94]
-    pass_rate = None if threshold is None else sum(passes(score, threshold, direction) for score in scores) / len(scores)
+    line = PassLine(threshold, direction) if threshold is not None else None
+    pass_rate = None if line is None else sum(line.passes(score) for score in scores) / len(scores)
     return ScoreSpread(p50=p50, p95=p95, pass_rate=pass_rate, threshold=threshold)
 
 
@@ -157,8 +154,10 @@ class Aggregate:
     def __init__(self, scorer: AnyScorer, standard: Standard) -> None:
         self.scorer = scorer
         self.standard = standard
-        #: The scorer's pass line in this run: the caller's, else its YAML `threshold:`.
-        self.threshold = standard.threshold_for(scorer.id, scorer.plan.threshold)
+        #: The scorer's pass line in this run: the caller's, else its YAML `threshold:`, else
+        #: half its scale; only a line someone set (`threshold`) is a gate the mean must meet.
+        self.line = standard.line_for(scorer.id, scorer.pass_line)
+        self.threshold = self.line.gate
         #: The scores, only when the gate compares a bound of the mean's interval (floats only).
         self.scores: list[float] | None = [] if standard.gate != "mean" else None
         self.count = 0
@@ -168,7 +167,7 @@ class Aggregate:
         self.errors = 0
         self.not_scorable = 0
         # Agreement with the human labels, taken as items stream in (flat memory).
-        self.agreement = AgreementStream(self.flag_threshold, scorer.plan.direction, scale=scale_of(scorer))
+        self.agreement = AgreementStream(self.line.value, scorer.plan.direction, scale=self.line.scale)
         self.usage = TokenUsage()
         self.judge_calls = 0
         self.cached_calls = 0
@@ -176,7 +175,8 @@ class Aggregate:
         self.prices: dict[str, Price | None] = {model: table.price(model) for model in judge_models(scorer)}
         self.cost = 0.0
         # A jury's verdict line: its own threshold, else the run's.
-        self.jury_threshold = scorer.threshold if isinstance(scorer, Jury) and scorer.threshold is not None else self.threshold
+        own = scorer.verdict_line if isinstance(scorer, Jury) else None
+        self.jury_line: PassLine | None = own if own is not None else self.line if self.threshold is not None else None
         self.jury_verdicts: list[list[bool]] = []  # per item, each judge's pass/fail
         self.jury_labelled: dict[str, AgreementStream] = {}  # per judge model
         self.jury_items = 0
@@ -185,7 +185,7 @@ class Aggregate:
         self.escalated: dict[str, int] = {}
         self.strong_cost = 0.0
         self.strong_calls = 0
-        self.cheap_alone = AgreementStream(self.flag_threshold, scorer.plan.direction)
+        self.cheap_alone = AgreementStream(self.line.value, scorer.plan.direction)
 
     def cost_of(self, steps: Mapping[str, StepRecord], judges: Sequence[JudgeVerdict] | None) -> float | None:
         """US dollars for the judge calls of one result (every judge of a jury, each at its
@@ -265,24 +265,20 @@ class Aggregate:
             jury=self._jury_summary(),
             cascade=self._cascade_summary(),
         )
-        verdict = judge_scorer(summary, self.threshold, self.standard, (interval.low, interval.high) if interval is not None else None)
+        verdict = judge_scorer(summary, self.line, self.standard, (interval.low, interval.high) if interval is not None else None)
         return summary.model_copy(update={"passed": verdict.passed}), verdict
-
-    @property
-    def flag_threshold(self) -> float:
-        return flag_threshold(self.scorer, self.threshold)
 
     def _add_jury(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
         assert outcome.judges is not None
         self.jury_items += 1
         self.disagreements += bool(outcome.disagreement)
-        if self.jury_threshold is not None:
-            line = self.jury_threshold
-            self.jury_verdicts.append([passes(judge.score, line, self.scorer.plan.direction) for judge in outcome.judges])
+        if self.jury_line is not None:
+            line = self.jury_line
+            self.jury_verdicts.append([line.passes(judge.score) for judge in outcome.judges])
         if expected is not None:
             for judge in outcome.judges:
                 if judge.model not in self.jury_labelled:
-                    self.jury_labelled[judge.model] = AgreementStream(self.flag_threshold, self.scorer.plan.direction, scale=scale_of(self.scorer))
+                    self.jury_labelled[judge.model] = AgreementStream(self.line.value, self.scorer.plan.direction, scale=self.line.scale)
                 self.jury_labelled[judge.model].add(Labelled(item_id or "", index, judge.score, expected))
 
     def _add_cascade(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
@@ -343,20 +339,6 @@ def kappa(verdicts: list[list[bool]]) -> float | None:
     expected = share**2 + (1 - share) ** 2
     return None if expected == 1 else round((observed - expected) / (1 - expected), 4)
 
-
-def scale_of(scorer: AnyScorer) -> float:
-    """The scorer's maximum score (its `scale` option; 1 without one). A jury's judges share it."""
-    options = scorer.scorers[0].options if isinstance(scorer, Jury) else scorer.options
-    scale = getattr(options, "scale", None)
-    return float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
-
-
-def flag_threshold(scorer: AnyScorer, threshold: float | None) -> float:
-    """Where a score flags an item: the run's threshold for the scorer, else the one its
-    definition sets (`threshold:`), else half the scale."""
-    if threshold is not None:
-        return threshold
-    return scorer.plan.threshold if scorer.plan.threshold is not None else scale_of(scorer) / 2
 
 
 def mean_estimate(scores: Sequence[float]) -> FigureEstimate:

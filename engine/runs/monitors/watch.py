@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ...scoring.plan import Direction
+from ...scoring.pass_line import Direction
 from ...store import AlertRecord, Outcome, ResultRecord
 from ..measures.stats import window_figures
 from ...catalog.monitors import Monitor

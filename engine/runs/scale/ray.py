@@ -37,9 +37,6 @@ from ..batch import arun_evals, default_run_name
 if TYPE_CHECKING:
     import pyarrow
     from ray.data import Dataset
-    from typing_extensions import Unpack
-
-    from ...judge import JudgeChoice
 
 
 class ScoringActor:
@@ -99,7 +96,6 @@ def score_dataset(
     actors: int = 2,
     concurrency: int = 8,
     batch_size: int = 256,
-    **choice: Unpack[JudgeChoice],
 ) -> Dataset:
     """A lazy Dataset of the scored rows (see the module docstring); nothing runs until it is
     consumed. `options` are per scorer id; `store` is a SQLite path (one machine) or a
@@ -117,7 +113,7 @@ def score_dataset(
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} must be a positive integer, got {value!r}")
     catalog = load_scorers(config) if config is not None else builtin_catalog()
-    settings = (judge or JudgeSettings()).given(model, **choice)
+    settings = (judge or JudgeSettings()).given(model)
     for scorer_id in listed:  # a wrong id, option or judge fails here, not inside every actor
         catalog.create(scorer_id, options=(options or {}).get(scorer_id), judge=settings)
     if store is not None:

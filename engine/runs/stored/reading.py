@@ -16,6 +16,7 @@ from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, Store
 from ..items import base_id
 from ..results import Agreement, Comparison
 from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
+from ...scoring.pass_line import PassLine
 from ..verdict import Standard, Verdict, decide, judge_scorer
 
 EXPORT_FORMATS = ("csv", "jsonl", "json")
@@ -39,6 +40,12 @@ def run_threshold(run: RunInfo, scorer_id: str) -> float:
     return float(limit) if isinstance(limit, (int, float)) else 0.5
 
 
+def run_line(run: RunInfo, scorer_id: str, direction: Direction) -> PassLine:
+    """The scorer's pass line in this stored run: where its scores flagged items
+    (`run_threshold`), on its recorded scale (1 for a run stored before it was recorded)."""
+    return PassLine(run_threshold(run, scorer_id), direction, run_scale(run, scorer_id) or 1.0)
+
+
 def stored_verdict(store: Store, run: RunInfo) -> Verdict:
     """Whether a stored run passed, decided as when it ran (`runs/verdict.py`), from what the
     store holds now: its scorers' counts, the standard it was run with, and how it ended
@@ -56,7 +63,7 @@ def stored_verdict(store: Store, run: RunInfo) -> Verdict:
         if gated and threshold is not None:
             estimate = mean_estimate(run_scores(store, run.name, item.scorer_id))
             interval = (estimate.low, estimate.high)
-        verdicts.append(judge_scorer(item, threshold, standard, interval))
+        verdicts.append(judge_scorer(item, PassLine(threshold, item.direction) if threshold is not None else None, standard, interval))
     last = meta.get("last_invocation") or {}
     stopped = None if run.status in ("complete", "incomplete") else f"the run is {run.status}" + (f": {last['stopped_by']}" if last.get("stopped_by") else "")
     failed = max((item.errors for item in stats), default=0)

@@ -130,7 +130,7 @@ def _with_skipped(result: EvalResult, scorer: AnyScorer, skipped: int, options: 
     standard = Standard.of(options.get("thresholds"), gate=options.get("gate", "mean"), min_coverage=options.get("min_coverage", 1.0), max_errors=options.get("max_errors"))
     summary = result.summary[scorer.id]
     interval = (summary.mean_interval.low, summary.mean_interval.high) if summary.mean_interval is not None else None
-    judged = judge_scorer(summary.model_copy(update={"not_scorable": summary.not_scorable + skipped}), summary.threshold, standard, interval)
+    judged = judge_scorer(summary.model_copy(update={"not_scorable": summary.not_scorable + skipped}), standard.line_for(scorer.id, scorer.pass_line), standard, interval)
     return decide([judged], standard, items=result.counts.items + skipped, failed_items=result.counts.failed, stopped_by=result.stopped_by, stopped=result.stopped)
 
 
