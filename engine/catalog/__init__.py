@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -271,6 +271,12 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     return monitors_in(source.data, source.path, known, ranges)
 
 
+def answer_fields(plan: ScorerPlan) -> dict[str, list[str] | None]:
+    """Each step of a scorer and the fields of its answer (None for a step whose answer has
+    no fields: text, or a computed value)."""
+    return {step.id: list(step.answer_model.model_fields) if step.answer_model is not None else None for step in plan.steps}
+
+
 def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
     """The review queues a catalog file declares, checked against the scorers it offers; with
     the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's."""
@@ -279,7 +285,7 @@ def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDef
     from .queues import queues_in
 
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
-    steps = {scorer_id: [step.id for step in definition.steps] for scorer_id, (definition, _) in compiled.items()} if compiled is not None else None
+    steps = {scorer_id: answer_fields(plan) for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
     return queues_in(source.data, source.path, known, steps)
 
 
@@ -335,8 +341,34 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
-    catalog_monitors(source)  # its monitors and queues too: a clean catalog remembered below had clean ones
-    catalog_queues(source)
+    # Its monitors and queues too (a clean catalog remembered below had clean ones); what they
+    # name of the scorers is checked once these compile, and every problem is told at once.
+    early = _problems(catalog_monitors, source) + _problems(catalog_queues, source)
+    try:
+        return _compiled_and_checked(own, catalogs, source, builtin, before)
+    except ConfigError as exc:
+        from .definitions import unique_problems
+
+        raise CatalogErrors(unique_problems([*_problems_in(exc), *early])) from None
+
+
+def _problems(check: Callable[[CatalogSource], object], source: CatalogSource) -> list[ConfigError]:
+    try:
+        check(source)
+    except ConfigError as exc:
+        return _problems_in(exc)
+    return []
+
+
+def _problems_in(exc: ConfigError) -> list[ConfigError]:
+    return list(exc.problems) if isinstance(exc, CatalogErrors) else [exc]
+
+
+def _compiled_and_checked(
+    own: Path, catalogs: list[Path], source: CatalogSource, builtin: bool, before: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`_checked` once the catalog file is read: its scorers compiled, their monitors and
+    queues checked against them."""
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
