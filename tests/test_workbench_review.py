@@ -180,6 +180,17 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     assert "Best threshold by f1" in calibrated.stdout
 
 
+def test_the_runs_offered_for_a_queue_put_the_users_own_first(review_workbench: Workbench, tmp_path: Path) -> None:
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("".join(json.dumps({"id": f"l{n}", "output": "Fact holds", "context": ["Fact holds."], "expected": False}) + "\n" for n in range(3)), encoding="utf-8")
+    calibrated = runner.invoke(app, ["calibrate", str(labelled), "--scorer", "hallucination", "--store", str(tmp_path / "results.sqlite"), "--model", "openai/judge"])
+    assert calibrated.exit_code == 0, calibrated.output
+    status, state = call(review_workbench, "review/state", {})
+    assert status == 200
+    names = [run["name"] for run in state["runs"]]
+    assert names[0] == "production" and len(names) == 2 and names[1].startswith("labelled-calibrate-")
+
+
 def test_the_review_api_refuses_a_label_the_queue_does_not_ask_for(review_workbench: Workbench) -> None:
     status, created = call(review_workbench, "review/create", {"name": "plain", "run": "production", "scorer": "hallucination"})
     assert status == 200 and created["items"] == 6
