@@ -410,13 +410,17 @@ class Session:
 
     def calibrate(self, body: dict[str, Any]) -> dict[str, Any]:
         """The threshold that agrees best with the labels on a run (`scorers calibrate`'s
-        sweep); with `apply`, the catalog file's text with it set (not saved until Save)."""
+        sweep); with `apply`, the catalog file's text with it set (not saved until Save). A
+        threshold not worth taking (`calibration_caution`) is set only `despite` it, said so."""
         scorer_id, run = _text(body, "scorer"), _text(body, "run")
         catalog, _ = self._catalog(_edits(body))
         existing_run(self.runner.store, run)
         records = run_records(self.runner.store, run).get(scorer_id, [])
         swept = calibration(catalog.create(scorer_id, judge=self.judge), labelled_records(records), metric=body.get("metric") or "f1")
-        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": calibration_caution(swept)}
+        caution = calibration_caution(swept)
+        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": caution}
+        if body.get("apply") and caution and body.get("despite") is not True:
+            raise ConfigError(f"the threshold was not set: {caution} Tick \"set it anyway\" to set it all the same.")
         if body.get("apply") and swept.best is not None:
             text = _text(body, "text")
             try:

@@ -583,6 +583,7 @@ async function showReport(run, quietly = false) {
   $("#calibration").textContent = "";
   $("#calibration-warning").hidden = true;
   $("#apply-threshold").hidden = true;
+  $("#despite-box").hidden = true;
   if (!quietly) showTab("tab-results");
   // The preview shows every step for an item the run has answers for.
   const ran = new Set(report.items.map((item) => item.item_id));
@@ -805,14 +806,22 @@ function setupSave() {
       $("#calibration-warning").textContent = found.caution || "";
       $("#calibration-warning").hidden = !found.caution;
       const apply = $("#apply-threshold");
-      apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}`;
+      // A threshold no better than chance is never one click from the file: it takes a tick first.
+      const despite = $("#despite");
+      despite.checked = false;
+      $("#despite-box").hidden = !found.caution;
+      apply.disabled = Boolean(found.caution);
+      despite.onchange = () => { apply.disabled = !despite.checked; };
+      apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}${found.caution ? " anyway" : ""}`;
       apply.hidden = false;
       apply.onclick = async () => {
         try {
-          const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, text: state.files[state.catalogName].text});
+          const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, despite: despite.checked,
+            text: state.files[state.catalogName].text});
           setText(state.catalogName, set.text);
           showFile($("#pane-a"), state.catalogName);
           apply.hidden = true;
+          $("#despite-box").hidden = true;
           $("#make-yours").hidden = true;
           $("#calibration").textContent += ` Set in ${state.catalogName} (not saved yet): run again to see the figures there.`;
         } catch (error) { notice(error.message); }
