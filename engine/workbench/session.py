@@ -128,8 +128,9 @@ class Session:
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
         """The catalog folder, its scorers (yours first), the data sets to offer (the one given
-        with --data first) and the unsaved work to restore (this tab's draft, else the latest;
-        one written before this start of the workbench opens on the data set given now). A
+        with --data first) and the unsaved work to restore (this tab's draft, else the latest
+        of an earlier start, which opens on the data set given now; another open tab's is only
+        offered, as `other_draft`). A
         catalog with problems still opens (on the built-in scorers and the ids it names), to
         be fixed."""
         try:
@@ -140,13 +141,13 @@ class Session:
         ids = catalog.ids() if catalog is not None else [*own, *(scorer_id for scorer_id in builtin_catalog().ids() if scorer_id not in own)]
         scorers = [{"id": scorer_id, "origin": "yours" if scorer_id in own else "built-in"} for scorer_id in sorted(ids, key=lambda scorer_id: (scorer_id not in own, scorer_id))]
         tab = body.get("tab")
-        draft = self.drafts.get(tab if isinstance(tab, str) else None)
+        draft, other_draft = self.drafts.get(tab if isinstance(tab, str) else None)
         if draft is not None and self.data is not None and draft.get("started") != self.started:
             draft["data"] = self.datasets.offered[0]["path"]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
             "scorers": scorers, "datasets": [*self.datasets.offered, *queue_datasets(self.runner.store)], "given_data": self.datasets.offered[0]["path"] if self.data else None,
-            "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
+            "busy": self.runner.busy, "draft": draft, "other_draft": other_draft, "drafts_file": str(self.drafts.path),
         }
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
