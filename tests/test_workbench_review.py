@@ -160,9 +160,21 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     assert "Cohen's kappa" in ana.text("#people")
     assert "Ana: pass; Ben: flag" in ana.text("#disagreements")
     assert "cannot be expected to agree with people better than people agree with each other" in ana.text("#ceiling")
+    # The settler sees what the reviewers saw: the question, the answer and its context.
+    row = page.locator("#disagreements tr[data-item='item-0']")
+    assert "Input: Is fact 0 true?" in row.inner_text() and "Output: Fact 0 holds" in row.inner_text()
+    assert "Fact 0 holds." in row.locator(".settle-context").inner_text()
+    page.locator("#view-agreement").screenshot(path=str(tmp_path / "settle.png"))
     page.click("button[aria-label='settle item-0 as Pass']")
     page.wait_for_selector("#disagreements-empty:not([hidden])")
     assert "settled as pass by Ana" in ana.text("#notice")
+    # ... and a way back: the item settled last can be settled again.
+    page.click("#settle-again")
+    page.click("button[aria-label='settle item-0 as Flag']")
+    page.wait_for_selector("#settled-last-text:has-text('settled as flag by Ana')")
+    page.click("#settle-again")
+    page.click("button[aria-label='settle item-0 as Pass']")
+    page.wait_for_selector("#settled-last-text:has-text('settled as pass by Ana')")
     assert "accuracy" in ana.text("#judge-figures")
     assert "On 2 claims people answered, the judge said what they said on 1" in ana.text("#answers-line")
     assert ana.text("#wrong-answers tbody") == "item-1\t1. Fact 1 holds\tno\tyes"
