@@ -110,13 +110,13 @@ class TokenGate:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        outer = send
 
-        async def send(message: MutableMapping[str, Any]) -> None:  # noqa: F811 - every answer, refusals too
+        async def framed(message: MutableMapping[str, Any]) -> None:  # every answer, refusals too
             if message["type"] == "http.response.start":
                 message.setdefault("headers", []).extend(NOT_FRAMED)
             await outer(message)
 
+        outer, send = send, framed
         refused = _refusal(request, self.token, self.session_key)
         if refused is not None:
             status, why = refused
