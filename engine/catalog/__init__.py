@@ -279,7 +279,8 @@ def answer_fields(plan: ScorerPlan) -> dict[str, list[str] | None]:
 
 def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
     """The review queues a catalog file declares, checked against the scorers it offers; with
-    the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's."""
+    the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's,
+    and the answer field it labels one of that step's answer."""
     if source.data.get("queues") is None:
         return []  # without loading queues.py
     from .queues import queues_in
@@ -344,12 +345,15 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     # Its monitors and queues too (a clean catalog remembered below had clean ones); what they
     # name of the scorers is checked once these compile, and every problem is told at once.
     early = _problems(catalog_monitors, source) + _problems(catalog_queues, source)
-    try:
-        return _compiled_and_checked(own, catalogs, source, builtin, before)
-    except ConfigError as exc:
-        from .definitions import unique_problems
+    from .definitions import unique_problems
 
+    try:
+        checked = _compiled_and_checked(own, catalogs, source, builtin, before)
+    except ConfigError as exc:
         raise CatalogErrors(unique_problems([*_problems_in(exc), *early])) from None
+    if early:
+        raise CatalogErrors(unique_problems(early))
+    return checked
 
 
 def _problems(check: Callable[[CatalogSource], object], source: CatalogSource) -> list[ConfigError]:
