@@ -53,6 +53,9 @@ _SHAPES = re.compile(
 )
 #: `scheme://user:password@`: the password goes, the user name stays (it names the account).
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@?#\"']*):[^\s/@?#\"']+@")
+#: `user:password@host/...` written without its scheme (a URL pasted short): the same user-info,
+#: told from prose (`note:someone@example.com`) by the path, port or query after the host.
+_BARE_URL_PASSWORD = re.compile(r"(?i)(?<![\w.+\-/:@%])([\w.~%!$&'()*+,;=\-]+):[^\s/@?#\"':]+@(?=[\w.\-]+(?::\d+)?[/?#]|\[)")
 #: Query parameters that carry credentials: `?token=...&sig=...`.
 _QUERY_SECRET = re.compile(r"(?i)([?&;](?:[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|signature|credential)[\w.-]*|key|sig|code|auth)=)[^&\s#\"'<>]+")
 #: HTTP credentials: `Authorization: Basic dXNlcjpwYXNz`, `Bearer eyJ...`.
@@ -115,8 +118,10 @@ def scrub(text: str) -> str:
             text = text.replace(secret, MASK)
     if any(mark in text for mark in _SHAPE_MARKS):
         text = _SHAPES.sub(MASK, text)
-    if "://" in text:
-        text = _URL_PASSWORD.sub(rf"\1:{MASK}@", text)
+    if "@" in text:
+        if "://" in text:
+            text = _URL_PASSWORD.sub(rf"\1:{MASK}@", text)
+        text = _BARE_URL_PASSWORD.sub(rf"\1:{MASK}@", text)
     if "=" in text:
         text = _QUERY_SECRET.sub(rf"\1{MASK}", text)
     lowered = text.lower()

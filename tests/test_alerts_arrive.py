@@ -68,10 +68,11 @@ def test_monitor_send_with_the_receiver_down_keeps_the_alert_and_exits_1(judge: 
     assert shown.exit_code == 1, shown.output
     words = " ".join(shown.stdout.split())
     assert "sent:" not in words and "NOT DELIVERED to http://127.0.0.1" in words
+    assert "not taken after 2 attempt(s)" in words  # the first try and its one retry, as the receiver would count them
     assert "alert delivery(ies) not taken by their receiver" in shown.stderr
     with SQLiteStore(store) as opened:
         [pending] = opened.deliveries()
-        assert pending.state == "pending" and pending.attempts == 1 and pending.alert.kind == "alert"
+        assert pending.state == "pending" and pending.attempts == 2 and pending.alert.kind == "alert"  # the first try and its one retry
 
     # The monitor now posts elsewhere: the kept delivery has nowhere to go; it stays
     # undelivered and is counted, and the episode raises no second alert.
@@ -106,6 +107,25 @@ def test_an_alert_kept_while_the_receiver_was_down_arrives_once_it_is_up(judge: 
         recovered = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
         assert recovered.exit_code == 0, recovered.output
         assert [body["kind"] for body in receiver.bodies] == ["alert", "recovery"] and receiver.bodies[1]["episode"] == episode
+
+
+def test_a_send_asked_for_by_hand_tries_now_and_says_what_the_try_came_to(judge: JudgeServer, tmp_path: Path) -> None:
+    store = tmp_path / "r.sqlite"
+    drifted_replies(judge, store)
+    with Receiver(fail_first=2, status=503) as receiver:  # refuses the first two tries
+        monitors = monitors_file(tmp_path / "m.yaml", receiver.url, retries=0, backoff=30)  # the next attempt is a minute away
+        first = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
+        assert first.exit_code == 1 and receiver.attempts == 1
+
+        # Run again by hand inside the back-off: it tries now, and says what this try came to.
+        second = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
+        assert second.exit_code == 1 and receiver.attempts == 2
+        assert "tried now: not taken after 2 attempt(s)" in " ".join(second.stdout.split()) and "HTTP 503" in second.stdout
+
+        third = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
+        assert third.exit_code == 0, third.output
+        assert receiver.attempts == 3 and [body["kind"] for body in receiver.bodies] == ["alert"]
+        assert "delivered to http://127.0.0.1" in third.stdout and "NOT DELIVERED" not in third.stdout
 
 
 def test_a_live_alert_that_fails_every_try_is_kept_and_sent_again(judge: JudgeServer, tmp_path: Path, monkeypatch: Any) -> None:

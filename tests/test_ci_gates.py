@@ -50,6 +50,20 @@ def test_gate_lower_fails_only_when_the_whole_interval_is_past_the_threshold(jud
     assert (summary["gate"], summary["passed"], summary["mean_interval"]["low"]) == ("lower", True, 0.1)
 
 
+def test_one_item_gives_the_gate_no_interval_to_lean_on(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    one = data(tmp_path, ["WRONG"], "one")  # score 1: over 0.3, but one item cannot show the whole interval is
+    code, stdout, _ = evaluate(tmp_path, one, "--run", "lenient", "--gate", "lower")
+    assert code == 0, stdout
+    assert "hallucination: mean 1, no 95% interval from one score (its bounds are -inf and inf); the lower bound against the threshold 0.3: pass" in stdout
+    code, stdout, stderr = evaluate(tmp_path, data(tmp_path, ["ok"], "fine"), "--run", "strict", "--gate", "upper")
+    assert code == 1 and "the upper bound against the threshold 0.3: FAIL" in stdout  # a score of 0 is not enough alone
+    assert "upper bound of the mean's 95% interval inf (one score gives no interval)" in stderr
+    shown = runner.invoke(app, ["results", "--run", "strict", "--store", str(tmp_path / "r.sqlite"), "--json"])
+    verdict = json.loads(shown.stdout)["verdict"]
+    assert verdict["passed"] is False and verdict["scorers"]["hallucination"]["compared"] is None
+
+
 def test_a_gate_that_is_not_known_is_refused_in_one_line(judge: JudgeServer, tmp_path: Path) -> None:
     code, _, stderr = evaluate(tmp_path, data(tmp_path, ["ok"]), "--gate", "median")
     assert code == 2 and "gate must be one of mean, lower, upper, got 'median' (--gate)" in stderr
@@ -66,7 +80,9 @@ def test_the_bound_decides_on_the_scorer_s_side() -> None:
     assert gate_passed(interval, 0.45, "lower_is_better", "lower") and not gate_passed(interval, 0.45, "lower_is_better", "mean")
     assert gate_passed(interval, 0.55, "higher_is_better", "upper") and not gate_passed(interval, 0.55, "higher_is_better", "lower")
     assert not gate_passed(mean_estimate([]), 0.5, "lower_is_better", "lower")  # nothing scored never passes
-    assert gate_passed(mean_estimate([0.2]), 0.3, "lower_is_better", "lower")  # one item: no interval, the mean decides
+    # One item gives no interval: its bounds are unbounded, whatever its score.
+    assert gate_passed(mean_estimate([0.9]), 0.3, "lower_is_better", "lower") and not gate_passed(mean_estimate([0.2]), 0.3, "lower_is_better", "upper")
+    assert not gate_passed(mean_estimate([0.9]), 0.3, "higher_is_better", "lower") and gate_passed(mean_estimate([0.2]), 0.3, "higher_is_better", "upper")
 
 
 def test_repeat_reports_consistency_in_eval_s_table(judge: JudgeServer, tmp_path: Path) -> None:

@@ -144,6 +144,39 @@ def test_a_queue_declaration_is_checked_at_its_line(tmp_path: Path) -> None:
     assert f"{catalog}:12" in checked.stderr + checked.stdout and "strict has no step 'judge'" in checked.stderr + checked.stdout
 
 
+def test_check_tells_every_queue_problem_in_one_run(tmp_path: Path) -> None:
+    catalog = tmp_path / "scorers.yaml"
+    catalog.write_text(
+        "scorers:\n"
+        "  strict:\n"
+        "    extends: hallucination\n"
+        "queues:\n"
+        "  one:\n"
+        "    scorer: strict\n"
+        "    lease: 10\n"
+        "  two:\n"
+        "    scorer: strikt\n"
+        "  three:\n"
+        "    scorer: strict\n"
+        "    steps:\n"
+        "      answers: analyze.verdictz\n"
+        "      choices: ['yes', 'no']\n"
+        "  four:\n"
+        "    scorer: strict\n"
+        "    labels_per_item: 0\n"
+        "    blnd: true\n",
+        encoding="utf-8",
+    )
+    checked = runner.invoke(app, ["check", str(catalog)])
+    assert checked.exit_code == 1
+    said = checked.stderr + checked.stdout
+    assert f"{catalog}:7:12: queues.one.lease: lease 10: expected a duration with its unit, such as 90s, 15m or 2h" in said
+    assert f"{catalog}:9: queues.two.scorer: unknown scorer 'strikt'; did you mean 'strict'?" in said
+    assert f"{catalog}:13: queues.three.steps.answers: step 'analyze' answers no field 'verdictz'; did you mean 'verdicts'?" in said
+    assert f"{catalog}:17:22: queues.four.labels_per_item:" in said and f"{catalog}:18:5: queues.four.blnd: unknown key 'blnd'" in said
+    assert "5 problems in 1 catalog" in said
+
+
 def test_the_scorecard_scores_a_queues_golden_set(stored_run: Path, judge: JudgeServer, tmp_path: Path) -> None:
     import subprocess
     import sys

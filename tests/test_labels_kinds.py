@@ -147,3 +147,16 @@ def test_the_judges_claims_are_found_in_the_output_as_written_or_reworded() -> N
     assert [(span["claim"], output[span["start"] : span["end"]]) for span in found] == [
         (0, "The Eiffel Tower is in Paris"), (1, "it is 330 metres tall"),
     ]
+
+
+def test_a_refused_label_holds_the_item_for_nobody(tmp_path: Path) -> None:
+    store = two_runs(tmp_path / "results.sqlite")
+    queue_from_run(store, QueueSpec(name="numbers", scorer="hallucination", label=LabelSpec(kind="score")), "v2", filters=["near:0.05"])
+    where = ["--store", str(tmp_path / "results.sqlite")]
+    for wrong in ("-0.1", "1.5", "nan", "inf"):
+        refused = runner.invoke(app, ["queue", "label", "numbers", "i2", f"--label={wrong}", "--by", "Xan", *where])
+        assert refused.exit_code == 2 and "label: this queue asks for a number from 0 to 1" in refused.stderr, refused.stderr
+        taken = runner.invoke(app, ["queue", "label", "numbers", "i2", "--label", "0.3", "--by", f"Yui-{wrong}", *where])
+        assert taken.exit_code == 0, taken.stderr
+    given = [(label.reviewer, label.value) for label in read_queue(store, "numbers").labels if label.item_id == "i2"]
+    assert sorted(given) == [("Yui--0.1", 0.3), ("Yui-1.5", 0.3), ("Yui-inf", 0.3), ("Yui-nan", 0.3)]

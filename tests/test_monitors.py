@@ -175,6 +175,25 @@ def test_monitors_in_yaml_are_checked_at_load_with_file_and_line(tmp_path: Path)
         load_monitors(path)
 
 
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("alice:S3cretPass@host/hook?token=abc", "expected an http:// or https:// URL"),
+        ("https://alice:S3cretPass@host:99999/hook", "Port out of range"),
+        ("https://alice:S3cretPass@[::1/hook", "Invalid IPv6 URL"),
+        ("https://alice:S3cretPass@/hook", "names no host"),
+    ],
+)
+def test_a_webhook_url_that_cannot_be_sent_to_is_refused_at_its_line_without_its_password(tmp_path: Path, url: str, said: str) -> None:
+    store = tmp_path / "results.sqlite"
+    SQLiteStore(store).close()
+    monitors = rising_monitor_file(tmp_path / "monitors.yaml", url)
+    result = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
+    assert result.exit_code == 2, result.output
+    assert f"{monitors}:" in result.output and "webhook" in result.output and said in result.output
+    assert "S3cretPass" not in result.output and "internal error" not in result.output
+
+
 def test_a_catalogs_monitors_name_its_own_scorers(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.yaml"
     catalog.write_text(

@@ -62,6 +62,14 @@ def test_an_unknown_policy_is_refused() -> None:
         create_hallucination_scorer(judge=JudgeSettings(api_key="sk-x")).with_reasons("sometimes")  # type: ignore[arg-type]
 
 
+def test_an_unknown_policy_on_the_command_line_names_its_flag_once(judge: JudgeServer, tmp_path: Path) -> None:
+    refused = runner.invoke(app, ["eval", str(items(tmp_path)), "--scorer", "hallucination", "--reasons", "sometimes", "--store", str(tmp_path / "r.sqlite")])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == "error: reasons 'sometimes': choose one of always, failing, never, on-demand (--reasons)"
+    escalate = runner.invoke(app, ["eval", str(items(tmp_path)), "--scorer", "hallucination", "--escalate-margin", "0.1", "--store", str(tmp_path / "r.sqlite")])
+    assert escalate.exit_code == 2 and "--escalate-margin goes with --escalate-to" in escalate.stderr and "(--" + "--" not in escalate.stderr
+
+
 def test_eval_asks_only_for_the_reasons_of_failing_items_by_default(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
     store = tmp_path / "r.sqlite"

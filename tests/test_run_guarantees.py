@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 from pathlib import Path
 
 import pytest
 
 from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
+from helpers.stopped_runs import has_saved, stop_mid_run
 from typer.testing import CliRunner
 
 from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
@@ -201,6 +203,41 @@ def test_a_budget_covers_the_run_across_reruns_unless_raised(judge: JudgeServer,
     assert raised.exit_code == 0, raised.output
     with SQLiteStore(store) as opened:
         assert len(opened.query(run="capped")) == 30
+
+
+def test_a_rerun_of_a_finished_run_under_a_budget_leaves_it_finished(judge: JudgeServer, tmp_path: Path) -> None:
+    """A finished run rerun with `--max-cost` below what it spent said "0 of 5 items ... the
+    run has spent $0.0000 ... nothing was scored", exited 1 and turned the run interrupted:
+    reading its results back costs nothing, so the rerun reads them and the run stays complete."""
+    script_priced(judge)
+    data, store = _priced_items(tmp_path / "d.jsonl", 5), tmp_path / "r.sqlite"
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "c1", "--no-cache"]
+    assert runner.invoke(app, arguments).exit_code == 0
+    calls = len(judge.requests)
+    again = runner.invoke(app, [*arguments, "--max-cost", "0.0001", "--json"])
+    assert again.exit_code == 0, again.output
+    payload = json.loads(again.stdout)
+    assert (payload["status"], payload["counts"]["reused"], payload["stopped"]) == ("complete", 5, None)
+    assert abs(payload["cost_usd"] - _stored_cost(store, "c1")) < 1e-9 and len(judge.requests) == calls
+    with SQLiteStore(store) as opened:
+        assert opened.get_run("c1").status == "complete"  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_a_rerun_after_sigterm_under_a_spent_budget_says_what_the_run_spent(judge: JudgeServer, tmp_path: Path) -> None:
+    script_priced(judge)
+    judge.latency = 0.2
+    data, store = _priced_items(tmp_path / "d.jsonl", 12), tmp_path / "r.sqlite"
+    arguments = ["eval", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "c1", "--no-cache", "--concurrency", "2"]
+    stopped = stop_mid_run(arguments, tmp_path, signal.SIGTERM, when=has_saved(store, "c1", at_least=3))
+    assert stopped.returncode == 130, stopped.stderr
+    spent = _stored_cost(store, "c1")
+    judge.requests.clear()
+    again = runner.invoke(app, [*arguments, "--max-cost", f"{spent / 2:.8f}", "--json"])
+    assert again.exit_code == 1, again.output
+    payload = json.loads(again.stdout)
+    assert payload["status"] == "interrupted" and f"the run has spent ${spent:.4f}" in payload["stopped"]
+    assert judge.requests == []  # nothing was left to spend: no call left, no item half-asked
 
 
 def test_live_scoring_is_back_within_seconds_of_its_judge(judge: JudgeServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:

@@ -25,6 +25,7 @@ runner = CliRunner()
 SECRETS = {
     "google": ("key AIzaSyA1234567890abcdefghijklmnopqrstuv here", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
     "database url": ("db at postgresql://app:Sup3rS3cret@db.internal:5432/prod", "Sup3rS3cret"),
+    "url without its scheme": ("the hook is alice:Wh00kPass@hooks.internal/alert?x=1", "Wh00kPass"),
     "basic": ("Authorization: Basic dXNlcjpodW50ZXIyMjIy", "dXNlcjpodW50ZXIyMjIy"),
     "jwt": (
         "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
@@ -108,3 +109,4 @@ def test_what_only_looks_like_a_field_name_is_left_as_it_is() -> None:
     assert scrub("data /etc/passwd: not found") == "data /etc/passwd: not found"
     assert scrub("max_tokens: 2048, total_tokens=55") == "max_tokens: 2048, total_tokens=55"
     assert scrub("X-Api-Key: zzzz1234") == "X-Api-Key: ***"
+    assert scrub("write to note:someone@example.com today") == "write to note:someone@example.com today"

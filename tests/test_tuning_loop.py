@@ -98,6 +98,24 @@ def test_calibrate_picks_the_threshold_that_maximises_f1(judge: JudgeServer, tmp
     assert "Best threshold by kappa: 0 (use --threshold hallucination=0)" in text
 
 
+def test_calibrate_offers_the_line_below_the_lowest_score(judge: JudgeServer, tmp_path: Path) -> None:
+    """Every item scores 0.67 (two of its three claims WRONG, as stored) and people flag 9 of 12: only a
+    line below 0.67 flags any item, and flagging all gives F1 2 * 0.75 / 1.75 = 0.857."""
+    script_strictness(judge)
+    path = tmp_path / "same.jsonl"
+    rows = [{"id": f"i{n}", "output": f"A{n} WRONG. B{n} WRONG. C{n} ok", "context": ["facts"], "expected": n < 9} for n in range(12)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    store = ["--store", str(tmp_path / "r.sqlite")]
+    payload = json.loads(runner.invoke(app, ["calibrate", str(path), "--scorer", "hallucination", *store, "--json"]).stdout)
+    points = {round(point["threshold"], 3): point for point in payload["points"]}
+    assert sorted(points) == [0.335, 0.67]
+    assert (points[0.335]["flagged"], points[0.335]["f1"]) == (12, 0.8571) and points[0.67]["flagged"] == 0
+    assert payload["best"]["threshold"] == 0.335
+    shown = runner.invoke(app, ["calibrate", str(path), "--scorer", "hallucination", *store])
+    text = " ".join(shown.stdout.split()) + " ".join(shown.stderr.split())
+    assert "Best threshold by f1: 0.335" in text and "Not a threshold to use" in text and "it flags all 12 items" in text
+
+
 def test_repeat_sends_distinct_samples_and_reports_flips(judge: JudgeServer, tmp_path: Path) -> None:
     """A judge that changes its mind on the second sample of one item: the item is unstable."""
     answers: dict[str, int] = {}

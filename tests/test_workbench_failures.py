@@ -14,7 +14,7 @@ from typing import Any
 
 from helpers.scripted import between, claims_of, numbered_claims, script_hallucination, script_word_overlap
 from typer.testing import CliRunner
-from helpers.workbench_pages import PAIRS, Tab, browser_context, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, Tab, browser_context, call, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
 
 from engine.cli import app
 from engine.runs.measures.stats import usage_cost
@@ -118,3 +118,17 @@ def test_calibrate_warns_when_the_best_threshold_agrees_no_more_than_chance(judg
         warning = tab.text("#calibration-warning")
         assert "kappa 0" in warning and "flags none of the 10 items" in warning, warning
         assert tab.page.locator("#calibration-warning").is_visible()
+        # Such a threshold is not one click from the file: the button waits for a tick, and
+        # the workbench refuses to set it without one, saying why.
+        catalog_before = tab.page.evaluate("state.files[state.catalogName].text")
+        assert tab.page.locator("#apply-threshold").is_disabled() and "anyway" in tab.text("#apply-threshold")
+        tab.page.click("#apply-threshold", force=True)
+        assert tab.page.evaluate("state.files[state.catalogName].text") == catalog_before
+        run = ok(workbench, "status")["run"]["run"]
+        status, refused = call(workbench, "calibrate", {"scorer": "hallucination", "run": run, "files": {}, "apply": True, "text": catalog_before})
+        assert status == 400 and "the threshold was not set: Not a threshold to use: kappa 0" in refused["error"]
+        tab.page.check("#despite")
+        tab.page.locator("#calibrate-box").screenshot(path=str(tmp_path / "calibrated.png"))
+        tab.page.click("#apply-threshold")
+        tab.page.wait_for_selector("#calibration:has-text('not saved yet')")
+        assert "threshold: " in tab.page.evaluate("state.files[state.catalogName].text")

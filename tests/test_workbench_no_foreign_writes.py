@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,37 @@ def test_a_page_on_another_port_cannot_write_into_the_catalog(workbench: Workben
     assert statuses and all(status == 403 for method, status in statuses if method == "POST"), statuses
     assert not (tmp_path / "mine").exists()  # nothing written, not even the catalog file
     assert tab.errors == []
+
+
+def test_no_other_page_can_show_the_workbench_in_a_frame(workbench: Workbench, browser_context: Any) -> None:
+    """A page of another port framed the whole workbench, where a click on it would have been a
+    click on the workbench (clickjacking): every answer now forbids any frame."""
+    page = f'<!doctype html><html><body><iframe id="bench" src="{workbench.url}" width="900" height="600"></iframe></body></html>'.encode()
+
+    class Framer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Framer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        framer = browser_context.new_page()
+        framer.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        framer.wait_for_timeout(1500)
+        [framed] = [frame for frame in framer.frames if frame is not framer.main_frame]
+        assert framed.evaluate("document.querySelector('#run') === null")  # the workbench's page never loaded in it
+    finally:
+        server.shutdown()
+        server.server_close()
+    for path in ("/", "/review", "/static/page.js"):
+        with urllib.request.urlopen(f"http://127.0.0.1:{workbench.port}{path}?token={workbench.token}") as response:
+            assert response.headers["X-Frame-Options"] == "DENY" and "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
 
 
 def test_every_api_request_needs_the_page_s_header_its_origin_and_json(workbench: Workbench, tmp_path: Path) -> None:

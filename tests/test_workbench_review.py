@@ -160,9 +160,21 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     assert "Cohen's kappa" in ana.text("#people")
     assert "Ana: pass; Ben: flag" in ana.text("#disagreements")
     assert "cannot be expected to agree with people better than people agree with each other" in ana.text("#ceiling")
+    # The settler sees what the reviewers saw: the question, the answer and its context.
+    row = page.locator("#disagreements tr[data-item='item-0']")
+    assert "Input: Is fact 0 true?" in row.inner_text() and "Output: Fact 0 holds" in row.inner_text()
+    assert "Fact 0 holds." in row.locator(".settle-context").inner_text()
+    page.locator("#view-agreement").screenshot(path=str(tmp_path / "settle.png"))
     page.click("button[aria-label='settle item-0 as Pass']")
     page.wait_for_selector("#disagreements-empty:not([hidden])")
     assert "settled as pass by Ana" in ana.text("#notice")
+    # ... and a way back: the item settled last can be settled again.
+    page.click("#settle-again")
+    page.click("button[aria-label='settle item-0 as Flag']")
+    page.wait_for_selector("#settled-last-text:has-text('settled as flag by Ana')")
+    page.click("#settle-again")
+    page.click("button[aria-label='settle item-0 as Pass']")
+    page.wait_for_selector("#settled-last-text:has-text('settled as pass by Ana')")
     assert "accuracy" in ana.text("#judge-figures")
     assert "On 2 claims people answered, the judge said what they said on 1" in ana.text("#answers-line")
     assert ana.text("#wrong-answers tbody") == "item-1\t1. Fact 1 holds\tno\tyes"
@@ -178,6 +190,17 @@ def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(c
     calibrated = runner.invoke(app, ["calibrate", str(golden), "--scorer", "hallucination", "--model", "openai/judge", "--store", str(tmp_path / "results.sqlite")])
     assert calibrated.exit_code == 0, calibrated.stderr
     assert "Best threshold by f1" in calibrated.stdout
+
+
+def test_the_runs_offered_for_a_queue_put_the_users_own_first(review_workbench: Workbench, tmp_path: Path) -> None:
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("".join(json.dumps({"id": f"l{n}", "output": "Fact holds", "context": ["Fact holds."], "expected": False}) + "\n" for n in range(3)), encoding="utf-8")
+    calibrated = runner.invoke(app, ["calibrate", str(labelled), "--scorer", "hallucination", "--store", str(tmp_path / "results.sqlite"), "--model", "openai/judge"])
+    assert calibrated.exit_code == 0, calibrated.output
+    status, state = call(review_workbench, "review/state", {})
+    assert status == 200
+    names = [run["name"] for run in state["runs"]]
+    assert names[0] == "production" and len(names) == 2 and names[1].startswith("labelled-calibrate-")
 
 
 def test_the_review_api_refuses_a_label_the_queue_does_not_ask_for(review_workbench: Workbench) -> None:

@@ -89,6 +89,29 @@ def test_a_draft_survives_a_reload_and_a_restart_with_its_data_sample_and_seed(f
             context.close()
 
 
+def test_a_second_tab_opens_on_the_saved_files_and_takes_the_first_tabs_edits_only_when_asked(folders: dict[str, Path], browser_context: Any) -> None:
+    with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:
+        first = Tab(browser_context, workbench).open()
+        first.edit("pane-b", ANALYZE, lambda text: text.replace("Decide,", "FIRST TAB. Decide,"))
+        _wait_kept(first, folders["drafts"], "FIRST TAB.")
+
+        second = Tab(browser_context, workbench).open()
+        second.page.select_option("#pane-b .file-pick", ANALYZE)
+        assert "FIRST TAB." not in second.page.locator("#pane-b textarea").input_value()
+        assert second.text("#save") == "Save…"  # nothing of the first tab's is this tab's to save
+        assert second.page.locator("#other-draft").is_visible() and "Another tab has unsaved edits of 1 file" in second.text("#other-draft")
+        second.page.screenshot(path=str(folders["drafts"].parent / "second-tab.png"))
+        second.page.wait_for_timeout(400)
+        kept = json.loads(_drafts_text(folders["drafts"]))["tabs"]
+        assert sum("FIRST TAB." in json.dumps(draft) for draft in kept.values()) == 1  # only the first tab's draft holds it
+
+        second.page.click("#other-draft-open")
+        second.page.wait_for_function("document.querySelector('#save').textContent === 'Save… (1 edited)'")
+        second.page.select_option("#pane-b .file-pick", ANALYZE)
+        assert "FIRST TAB. Decide," in second.page.locator("#pane-b textarea").input_value()
+        assert first.errors == [] and second.errors == []
+
+
 @pytest.mark.slow
 def test_a_save_over_a_newer_version_shows_yours_theirs_and_the_base_and_writes_nothing_until_chosen(folders: dict[str, Path], browser_context: Any) -> None:
     with started(folders["catalog"], folders["store"], data=PAIRS, drafts=folders["drafts"]) as workbench:

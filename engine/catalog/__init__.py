@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,15 +218,22 @@ def catalog_monitors(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     return monitors_in(source.data, source.path, known, ranges, directions)
 
 
+def answer_fields(plan: ScorerPlan) -> dict[str, list[str] | None]:
+    """Each step of a scorer and the fields of its answer (None for a step whose answer has
+    no fields: text, or a computed value)."""
+    return {step.id: list(step.answer_model.model_fields) if step.answer_model is not None else None for step in plan.steps}
+
+
 def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]] | None = None) -> list[QueueSpec]:
     """The review queues a catalog file declares, checked against the scorers it offers; with
-    the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's."""
+    the `compiled` scorers, a step a queue labels or highlights must be one of its scorer's,
+    and the answer field it labels one of that step's answer."""
     if source.data.get("queues") is None:
         return []  # without loading queues.py
     from .queues import queues_in
 
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
-    steps = {scorer_id: [step.id for step in definition.steps] for scorer_id, (definition, _) in compiled.items()} if compiled is not None else None
+    steps = {scorer_id: answer_fields(plan) for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
     answers = {scorer_id: {step.id: step.answer_model for step in plan.steps} for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
     return queues_in(source.data, source.path, known, steps, answers)
 
@@ -280,13 +287,40 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     found = verified.recall_with_notes(own)
     if found is not None:
         return found
-    from .warning import CatalogWarning
-
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
     before = verified.state(catalogs, [])
     source = CatalogSource(own, None if builtin else _builtin_source())
-    catalog_monitors(source)  # its monitors and queues too: a clean catalog remembered below had clean ones
-    catalog_queues(source)
+    # Its monitors and queues too (a clean catalog remembered below had clean ones); what they
+    # name of the scorers is checked once these compile, and every problem is told at once.
+    early = _problems(catalog_monitors, source) + _problems(catalog_queues, source)
+    from .definitions import unique_problems
+
+    try:
+        checked = _compiled_and_checked(own, catalogs, source, builtin, before)
+    except ConfigError as exc:
+        raise CatalogErrors(unique_problems([*_problems_in(exc), *early])) from None
+    if early:
+        raise CatalogErrors(unique_problems(early))
+    return checked
+
+
+def _problems(check: Callable[[CatalogSource], object], source: CatalogSource) -> list[ConfigError]:
+    try:
+        check(source)
+    except ConfigError as exc:
+        return _problems_in(exc)
+    return []
+
+
+def _problems_in(exc: ConfigError) -> list[ConfigError]:
+    return list(exc.problems) if isinstance(exc, CatalogErrors) else [exc]
+
+
+def _compiled_and_checked(
+    own: Path, catalogs: list[Path], source: CatalogSource, builtin: bool, before: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`_checked` once the catalog file is read: its scorers compiled, their monitors and
+    queues checked against them."""
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
     inherited = None if builtin else _inherited_unchanged(source)
@@ -305,6 +339,8 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
         catalog_queues(source, own_scorers)
         warnings, bounds = all_warnings(source, own_scorers, compiling), catalog_bound_notes(source, own_scorers)
         rows = [_row(*entry) for entry in own_scorers.values()] + [row for row in inherited if row["id"] not in source.scorers]
+    from .warning import CatalogWarning
+
     proved_wrong = [found for found in warnings if not isinstance(found, CatalogWarning)]
     if proved_wrong:  # what running the scorers on answers from their schemas proves wrong
         raise CatalogErrors(proved_wrong)

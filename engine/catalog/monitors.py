@@ -82,8 +82,11 @@ class WebhookAlert(_Strict):
     def _one_address(self) -> WebhookAlert:
         if (self.webhook is None) == (self.webhook_env is None):
             raise ValueError("give either `webhook` (the URL) or `webhook_env` (the variable holding it)")
-        if self.webhook is not None and not self.webhook.startswith(("http://", "https://")):
-            raise ValueError(f"webhook {self.webhook!r}: expected an http:// or https:// URL")
+        if self.webhook is not None:
+            problem = _url_problem(self.webhook)
+            if problem:
+                # The URL itself is never quoted: its user-info, path or query may hold its secret.
+                raise ValueError(problem)
         return self
 
     def url(self) -> str:
@@ -93,6 +96,9 @@ class WebhookAlert(_Strict):
         value = os.environ.get(self.webhook_env, "")
         if not value.startswith(("http://", "https://")):
             raise ConfigError(f"webhook_env {self.webhook_env}: the variable is not set to an http(s) URL")
+        problem = _url_problem(value)
+        if problem:
+            raise ConfigError(f"webhook_env {self.webhook_env}: {problem}")
         return value
 
     def where(self) -> str:
@@ -104,6 +110,20 @@ class WebhookAlert(_Strict):
         parts = urlsplit(self.webhook)
         port = f":{parts.port}" if parts.port else ""
         return f"{parts.scheme}://{parts.hostname or ''}{port}"
+
+
+def _url_problem(url: str) -> str | None:
+    """What keeps `url` from being a webhook's address, in words that quote none of it."""
+    if not url.startswith(("http://", "https://")):
+        return "expected an http:// or https:// URL"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it checks the port is a number from 0 to 65535
+    except ValueError as exc:
+        return f"not a valid URL ({exc}); expected http(s)://host[:port]/path"
+    if not parts.hostname:
+        return "the URL names no host; expected http(s)://host[:port]/path"
+    return None
 
 
 def slack_webhook(url: str | None = None, *, env: str | None = None, **settings: Any) -> WebhookAlert:

@@ -33,10 +33,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ConfigError
+from ..errors import CatalogErrors, ConfigError
 from .monitors import parse_duration
 from .setting_checks import Fact, first_problem, held
-from .source import load_yaml, locate, validation_error
+from .source import load_yaml, locate, validation_error, validation_errors
 from .suggest import did_you_mean
 
 #: The fields of an item a queue may show, in the order the review page shows them.
@@ -120,6 +120,13 @@ class QueueSpec(_Strict):
     blind: bool = Field(default=True, description="Hide the judge's score and reason until the item is labelled")
     lease: str = Field(default="15m", description="How long an open item stays with one reviewer: 90s, 15m, 2h")
 
+    @field_validator("lease", mode="before")
+    @classmethod
+    def _a_duration(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError(f"lease {value!r}: expected a duration with its unit, such as 90s, 15m or 2h")
+        return value
+
     @field_validator("lease")
     @classmethod
     def _lease(cls, value: str) -> str:
@@ -166,45 +173,52 @@ def queues_in(
     data: Mapping[str, Any],
     path: Path,
     known_scorers: Collection[str] | None = None,
-    steps: Mapping[str, Collection[str]] | None = None,
+    steps: Mapping[str, Mapping[str, Collection[str] | None]] | None = None,
     answers: Mapping[str, Mapping[str, type[BaseModel] | None]] | None = None,
 ) -> list[QueueSpec]:
     """The queues of a YAML file's `queues:` section (none without one). `known_scorers` makes
-    an unknown scorer an error at its line, `steps` (each scorer's step ids) an unknown
-    step in `steps.answers` or `highlight`, and `answers` (each scorer's steps' answer
-    models) choices that are not values of the field they label."""
-    if data.get("queues") is None:
+    an unknown scorer an error at its line, `steps` (each scorer's steps, with the fields of
+    each one's answer when known) an unknown step or answer field in `steps.answers` or
+    `highlight`, and `answers` (each scorer's steps' answer models) choices that are not
+    values of the field they label. Every problem of every queue is raised at once
+    (CatalogErrors)."""
+    written = data.get("queues")
+    if written is None:
         return []
-    try:
-        section = _QueuesSection.model_validate({"queues": data["queues"]})
-    except ValidationError as exc:
-        raise validation_error(exc, data, "", path, _QueuesSection) from None
+    if not isinstance(written, Mapping):
+        try:
+            _QueuesSection.model_validate({"queues": written})
+        except ValidationError as exc:
+            raise validation_error(exc, data, "", path, _QueuesSection) from None
+    problems: list[ConfigError] = []
     queues = []
-    for name, queue in section.queues.items():
-        if known_scorers is not None and queue.scorer not in known_scorers:
-            file, line = locate(data, ["queues", name, "scorer"])
-            raise ConfigError(f"queues.{name}.scorer: unknown scorer {queue.scorer!r}{did_you_mean(queue.scorer, list(known_scorers))}", file or path, line)
-        own_steps = (steps or {}).get(queue.scorer)
-        if own_steps is not None:
-            for key, where in (("steps", queue.steps.step if queue.steps else None), ("highlight", queue.highlight.split(".")[0] if queue.highlight else None)):
-                if where is not None and where not in own_steps:
-                    file, line = locate(data, ["queues", name, key, "answers"] if key == "steps" else ["queues", name, key])
-                    raise ConfigError(
-                        f"queues.{name}.{key}: {queue.scorer} has no step {where!r}{did_you_mean(where, list(own_steps))} (its steps: {', '.join(own_steps)})",
-                        file or path,
-                        line,
-                    )
-        written = data["queues"][name]
-        model = (answers or {}).get(queue.scorer, {}).get(queue.steps.step) if queue.steps is not None else None
-        facts: dict[str, Fact] = {
-            "judged_values": lambda _: _judged_values(model, queue.steps),
-            "entry_fields": lambda _: list(_entry(model, queue.steps).get("properties", {})),
-        }
-        problem = first_problem(held("queues.*", f"queues.{name}", written, facts), written)
-        if problem is not None:
-            raise ConfigError(problem[0], *(problem[1] or (path, None, None)))
-        queues.append(queue.model_copy(update={"name": name}))
+    for name, raw in written.items():
+        try:
+            queue = _QueuesSection.model_validate({"queues": {name: raw}}).queues[name]
+        except ValidationError as exc:
+            problems += validation_errors(exc, data, "", path, _QueuesSection)
+            continue
+        found = _queue_problems(data, path, name, queue, known_scorers, steps)
+        if not found:
+            model = (answers or {}).get(queue.scorer, {}).get(queue.steps.step) if queue.steps is not None else None
+            facts = _label_facts(model, queue.steps)
+            problem = first_problem(held("queues.*", f"queues.{name}", raw, facts), raw)
+            if problem is not None:
+                found = [ConfigError(problem[0], *(problem[1] or (path, None, None)))]
+        problems += found
+        if not found:
+            queues.append(queue.model_copy(update={"name": name}))
+    if problems:
+        raise CatalogErrors(problems)
     return queues
+
+
+def _label_facts(model: type[BaseModel] | None, labels: StepLabels | None) -> dict[str, Fact]:
+    """What the settings table needs to know of the answer a queue's `steps:` labels."""
+    return {
+        "judged_values": lambda _: _judged_values(model, labels),
+        "entry_fields": lambda _: list(_entry(model, labels).get("properties", {})),
+    }
 
 
 def _entry(model: type[BaseModel] | None, labels: StepLabels | None) -> Mapping[str, Any]:
@@ -226,3 +240,44 @@ def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> 
     field = _entry(model, labels).get("properties", {}).get(labels.judged, {})
     values = field.get("enum") if isinstance(field, Mapping) else None
     return list(values) if isinstance(values, list) else None
+
+def _queue_problems(
+    data: Mapping[str, Any], path: Path, name: str, queue: QueueSpec,
+    known_scorers: Collection[str] | None, steps: Mapping[str, Mapping[str, Collection[str] | None]] | None,
+) -> list[ConfigError]:
+    """What a queue names that its catalog does not have: its scorer, the step and answer
+    field it labels, the step it highlights; each at its line."""
+    if known_scorers is not None and queue.scorer not in known_scorers:
+        file, line = locate(data, ["queues", name, "scorer"])
+        return [ConfigError(f"queues.{name}.scorer: unknown scorer {queue.scorer!r}{did_you_mean(queue.scorer, list(known_scorers))}", file or path, line)]
+    own_steps = (steps or {}).get(queue.scorer)
+    if own_steps is None:
+        return []
+    problems = []
+    for key, where in (("steps", queue.steps.step if queue.steps else None), ("highlight", queue.highlight.split(".")[0] if queue.highlight else None)):
+        if where is not None and where not in own_steps:
+            file, line = locate(data, ["queues", name, key, "answers"] if key == "steps" else ["queues", name, key])
+            problems.append(ConfigError(
+                f"queues.{name}.{key}: {queue.scorer} has no step {where!r}{did_you_mean(where, list(own_steps))} (its steps: {', '.join(own_steps)})",
+                file or path,
+                line,
+            ))
+    fields = own_steps.get(queue.steps.step) if queue.steps else None
+    if queue.steps is not None and fields is not None and queue.steps.field not in fields:
+        file, line = locate(data, ["queues", name, "steps", "answers"])
+        problems.append(ConfigError(
+            f"queues.{name}.steps.answers: step {queue.steps.step!r} answers no field {queue.steps.field!r}"
+            f"{did_you_mean(queue.steps.field, list(fields))} (its fields: {', '.join(fields) or 'none'})",
+            file or path,
+            line,
+        ))
+    return problems
+
+
+def load_queues(path: str | Path) -> list[QueueSpec]:
+    """The queues of a YAML file's `queues:` section, scorers unchecked."""
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, Mapping):
+        raise ConfigError("expected a mapping with a `queues:` section", path)
+    return queues_in(data, path)

@@ -279,6 +279,23 @@ def validation_error(exc: ValidationError, data: Any, label: str, fallback_path:
     # A misspelt key shows up both as an unknown key and as a missing one; the unknown one
     # points at the line to fix.
     first = next((error for error in errors if error["type"] == "extra_forbidden"), errors[0])
+    return _placed(first, data, label, fallback_path, model)
+
+
+def validation_errors(exc: ValidationError, data: Any, label: str, fallback_path: Path, model: type[BaseModel] | None = None) -> list[ConfigError]:
+    """Every problem pydantic found in `data`, each placed as `validation_error` places the
+    first; a misspelt key once, as the unknown key (not also as the key it left missing)."""
+    errors = exc.errors()
+    misspelt = {tuple(error["loc"][:-1]) for error in errors if error["type"] == "extra_forbidden"}
+    return [
+        _placed(error, data, label, fallback_path, model)
+        for error in errors
+        if not (error["type"] == "missing" and tuple(error["loc"][:-1]) in misspelt)
+    ]
+
+
+def _placed(first: Any, data: Any, label: str, fallback_path: Path, model: type[BaseModel] | None) -> ConfigError:
+    """One of pydantic's problems as a ConfigError at its place in `data`."""
     loc = _data_loc(data, first["loc"])
     field = ".".join(str(part) for part in [label, *loc] if part != "")
     message = first["msg"].removeprefix("Value error, ")  # a validator's own words

@@ -394,7 +394,7 @@ def reasons_policy(value: str) -> Any:
     from ..scoring.passing import REASON_POLICIES
 
     if value not in REASON_POLICIES:
-        raise ConfigError(f"--reasons {value!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="--reasons")
+        raise ConfigError(f"reasons {value!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="reasons")
     return value
 
 

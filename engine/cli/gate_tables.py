@@ -21,8 +21,10 @@ def print_gates(result: EvalResult) -> None:
             continue
         interval = item.mean_interval
         verdict = "pass" if item.passed else "FAIL"
+        known = interval.low is not None and interval.high is not None
+        spread = f"95% interval [{figure(interval.low)}, {figure(interval.high)}]" if known else "no 95% interval from one score (its bounds are -inf and inf)"
         console.print(
-            f"{item.scorer_id}: mean {figure(interval.value)}, 95% interval [{figure(interval.low)}, {figure(interval.high)}]; "
+            f"{item.scorer_id}: mean {figure(interval.value)}, {spread}; "
             f"the {item.gate} bound against the threshold {figure(item.threshold)}: {verdict}",
             highlight=False, soft_wrap=True,
         )

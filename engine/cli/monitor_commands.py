@@ -42,7 +42,7 @@ def _state(check: MonitorCheck) -> str:
     return "ok" if check.state == "ok" else f"[dim]{check.note or 'too few'}[/dim]"
 
 
-def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelivered: list[AlertDelivery]) -> None:
+def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelivered: list[AlertDelivery], tried: list[AlertDelivery]) -> None:
     table = Table(title="monitors")
     for column in ("monitor", "scorer", "condition", "window", "samples", "value", "mean", "p95", "errors", "state"):
         table.add_column(column, overflow="fold")
@@ -56,8 +56,14 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelive
     for check in checks:
         if check.alert is not None and not any(delivery.alert.message == check.alert.message() for delivery in undelivered):
             console.print(f"raised: {check.alert.message()}", markup=False, highlight=False)
+    tried_now = {delivery.id for delivery in tried}
+    for delivery in tried:
+        if delivery.state == "delivered":
+            console.print(f"delivered to {delivery.where} now (attempt {delivery.attempts}): {delivery.alert.message}", markup=False, highlight=False, soft_wrap=True)
     for delivery in undelivered:
         state = "refused" if delivery.state == "refused" else f"not taken after {delivery.attempts} attempt(s), sent again from {delivery.next_attempt_at.astimezone():%H:%M:%S}"
+        if delivery.id in tried_now:
+            state = f"tried now: {state}"
         console.print(
             f"NOT DELIVERED to {delivery.where} ({state}; {delivery.last_error or 'its webhook is no longer configured'}): {delivery.alert.message}",
             markup=False, highlight=False, soft_wrap=True,
@@ -68,9 +74,10 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelive
             console.print(f"  {alert.fired_at.astimezone():%Y-%m-%d %H:%M:%S} {alert.message}", markup=False, highlight=False)
 
 
-def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, last: int) -> int:
-    """One check (sending when asked); how many alert deliveries no receiver has taken."""
-    checked = check_monitors(results, monitors, send=send)
+def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, last: int, by_hand: bool) -> int:
+    """One check (sending when asked; `by_hand`, every alert not taken yet is tried now);
+    how many alert deliveries no receiver has taken."""
+    checked = check_monitors(results, monitors, send=send, by_hand=by_hand)
     names = {monitor.name for monitor in monitors}
     alerts = [alert for alert in results.alerts(limit=last * 4) if alert.monitor in names][:last] if isinstance(results, KeepsAlerts) else []
     if as_json:
@@ -79,10 +86,11 @@ def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, l
                 "monitors": [check.model_dump(mode="json") for check in checked.checks],
                 "alerts": [alert.model_dump(mode="json") for alert in alerts],
                 "undelivered": [delivery.model_dump(mode="json") for delivery in checked.undelivered],
+                "tried": [delivery.model_dump(mode="json") for delivery in checked.tried],
             }
         )
     else:
-        print_checks(checked.checks, alerts, checked.undelivered)
+        print_checks(checked.checks, alerts, checked.undelivered, checked.tried)
     return len(checked.undelivered)
 
 
@@ -102,10 +110,11 @@ def monitor_command(
     kept and sent again on the next check, and the command exits 1 while any is left."""
     found = read_monitors(monitors)
     with closing(existing_store(store, writing=send or watch)) as results, sigterm_as_interrupt():
-        undelivered = _round(results, found, send or watch, as_json, last)
+        # The first round was asked for now: what waits for its back-off is tried at once.
+        undelivered = _round(results, found, send or watch, as_json, last, by_hand=True)
         while watch:
             time.sleep(interval)
-            undelivered = _round(results, found, True, as_json, last)
+            undelivered = _round(results, found, True, as_json, last, by_hand=False)
     if (send or watch) and undelivered:
         errors.print(f"error: {undelivered} alert delivery(ies) not taken by their receiver; they are kept and sent again on the next check", markup=False, highlight=False)
         raise typer.Exit(EXIT_FAILED)

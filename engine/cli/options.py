@@ -88,7 +88,7 @@ class JudgeSetup:
     def judge(self) -> JudgeSettings:
         """The judge these flags choose, as one value."""
         if self.escalate_margin is not None and self.escalate_to is None:
-            raise ConfigError("--escalate-margin goes with --escalate-to (the judge a cascade sends the unsure scores to)", parameter="--escalate-margin")
+            raise ConfigError("--escalate-margin goes with --escalate-to (the judge a cascade sends the unsure scores to)")
         return dataclasses.replace(
             judge_settings(self.model, self.aggregate),
             base_url=self.base_url,

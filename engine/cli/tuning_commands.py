@@ -304,8 +304,9 @@ def calibrate_command(
     items = selected(data, subset, [scorer_object], [catalog], store)
     name = run or default_run_name(f"{data.stem}-calibrate")
     with progress_bar(name, _total(items)) as advance:
-        result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store, meta={"data": str(data)},
-            cache=False if no_cache else ResponseCache.of(True) or False, max_errors=max_errors, min_coverage=min_coverage,
+        result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store,
+            meta={"data": str(data), "made_by": "calibrate"}, cache=False if no_cache else ResponseCache.of(True) or False, max_errors=max_errors,
+            min_coverage=min_coverage,
         )
     fail_unless(result.verdict)
     labelled = labelled_of(result, scorer_object.id)

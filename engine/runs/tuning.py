@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from ..scoring import AnyScorer, Scorer, each_judge
+from ..scoring.pass_line import Direction
 from ..sync import blocking
 from .batch import arun_evals, check_scorers
 from .items import VARIANT_SEPARATOR, Data, base_id
@@ -245,8 +246,24 @@ class Calibration(BaseModel):
     agreement: Agreement | None = Field(default=None, description="All the figures, with intervals, at the best threshold")
 
 
+def candidate_lines(scores: Sequence[float], scale: float, direction: Direction) -> list[float]:
+    """The thresholds a sweep tries: each distinct score (a line on a score splits the items
+    as a line between it and the next does), and the line that flags every item: midway
+    from the end of the scale to the lowest score (lower is better) or the highest (higher
+    is better), left out when that score is the end of the scale itself."""
+    distinct = sorted(set(scores))
+    if not distinct:
+        return []
+    if direction == "lower_is_better":
+        extra = distinct[0] / 2 if distinct[0] > 0 else None
+    else:
+        extra = (distinct[-1] + scale) / 2 if distinct[-1] < scale else None
+    return sorted(set(distinct) | ({round(extra, 6)} if extra is not None else set()))
+
+
 def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric = "f1") -> Calibration:
-    """Sweep the threshold over the distinct judge scores. Labels are read as every figure
+    """Sweep the threshold over the distinct judge scores and the line that flags them all
+    (`candidate_lines`). Labels are read as every figure
     reads them (`read_label`); items labelled with another number are flagged by the humans
     when that number is past half the scale."""
     direction = scorer.plan.direction
@@ -254,7 +271,7 @@ def calibration(scorer: AnyScorer, labelled: Sequence[Labelled], metric: Metric 
     labels = [read_label(item.expected, scale, direction) for item in labelled]
     humans = [label.flagged if label.flagged is not None else flags(float(item.expected), scale / 2, direction) for item, label in zip(labelled, labels)]
     points: list[ThresholdPoint] = []
-    for threshold in sorted({item.score for item in labelled}):
+    for threshold in candidate_lines([item.score for item in labelled], scale, direction):
         judged = [flags(item.score, threshold, direction) for item in labelled]
         figures = binary_figures(list(zip(judged, humans)))
         rounded = {name: None if value is None else round(value, 4) for name, value in figures.items()}

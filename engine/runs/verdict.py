@@ -20,6 +20,7 @@ cannot be called failed by another. A run passes only when all of these hold:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -158,11 +159,15 @@ def error_budget(max_errors: int | str | None, items: int) -> int:
 
 
 def gate_value(mean: float | None, interval: tuple[float | None, float | None] | None, gate: Gate) -> float | None:
-    """What a threshold is compared with: the mean, or a bound of its 95% interval (the
-    mean when the interval is unknown, e.g. a single score)."""
+    """What a threshold is compared with: the mean, or a bound of its 95% interval. A mean
+    with no interval (a single score) is bounded nowhere: its lower bound is -inf and its
+    upper +inf, never the mean itself."""
+    if mean is None or gate == "mean":
+        return mean
     low, high = interval if interval is not None else (None, None)
-    bound = {"mean": mean, "lower": low, "upper": high}[gate]
-    return bound if bound is not None else mean
+    if gate == "lower":
+        return low if low is not None else -math.inf
+    return high if high is not None else math.inf
 
 
 def gate_passes(mean: float | None, interval: tuple[float | None, float | None] | None, threshold: float, direction: Direction, gate: Gate) -> bool:
@@ -198,11 +203,11 @@ def judge_scorer(
             compared = gate_value(stats.mean, interval, standard.gate)
             if compared is None or not line.passes(compared):
                 what = "mean" if standard.gate == "mean" else f"{standard.gate} bound of the mean's 95% interval"
-                shown = "-" if compared is None else f"{compared:.4g}"
+                shown = "-" if compared is None else f"{compared:.4g}" if math.isfinite(compared) else f"{compared:.4g} (one score gives no interval)"
                 reasons.append(f"threshold not met by {stats.scorer_id}: {what} {shown}, {line.needed()}")
     return ScorerVerdict(
         scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, failed=stats.errors, not_scorable=stats.not_scorable,
-        coverage=coverage, threshold=threshold, compared=compared, reasons=reasons,
+        coverage=coverage, threshold=threshold, compared=compared if compared is None or math.isfinite(compared) else None, reasons=reasons,
     )
 
 

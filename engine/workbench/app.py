@@ -110,6 +110,13 @@ class TokenGate:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+
+        async def framed(message: MutableMapping[str, Any]) -> None:  # every answer, refusals too
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", []).extend(NOT_FRAMED)
+            await outer(message)
+
+        outer, send = send, framed
         refused = _refusal(request, self.token, self.session_key)
         if refused is not None:
             status, why = refused
@@ -129,6 +136,10 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, with_cookie)
+
+
+#: No other page may show the workbench in a frame (a click there would be a click here).
+NOT_FRAMED = [(b"content-security-policy", b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY")]
 
 
 #: A route's method, of the session (the editor's routes) or of the review desk.

@@ -68,13 +68,19 @@ class Drafts:
         tabs = loaded.get("tabs") if isinstance(loaded, dict) else None
         return tabs if isinstance(tabs, dict) else {}
 
-    def get(self, tab: str | None) -> dict[str, Any] | None:
-        """The draft of `tab`, else the one written last (a new tab, a restarted browser)."""
+    def get(self, tab: str | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The draft `tab` takes as its own, and one of another tab it may open on request.
+        Its own: the draft of `tab`, else the one written last before this start of the
+        workbench (a restart, a new browser: no tab of then is open now). A draft another tab
+        wrote since this start is that tab's, which may still be open: a new tab is only told
+        of it (the latest), never given it as its own, or two tabs would save one draft."""
         tabs = self._read()
         if tab and isinstance(tabs.get(tab), dict):
-            return dict(tabs[tab])
-        latest = max((draft for draft in tabs.values() if isinstance(draft, dict)), key=lambda draft: str(draft.get("updated", "")), default=None)
-        return dict(latest) if latest is not None else None
+            return dict(tabs[tab]), None
+        drafts = sorted(((name, draft) for name, draft in tabs.items() if isinstance(draft, dict)), key=lambda pair: str(pair[1].get("updated", "")), reverse=True)
+        earlier = next((draft for _, draft in drafts if draft.get("started") != self.started), None)
+        other = next(({**draft, "tab": name} for name, draft in drafts if draft.get("started") == self.started and draft.get("files")), None)
+        return (dict(earlier) if earlier is not None else None), other
 
     def put(self, tab: str, draft: Any) -> None:
         if not tab or len(tab) > 100:

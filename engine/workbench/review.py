@@ -145,6 +145,7 @@ class ReviewDesk:
             item = self._keeper().review_item(name, verdict["item_id"])
             verdict["output"] = item.fields.get("output") if item is not None else None
             verdict["input"] = item.fields.get("input") if item is not None else None
+            verdict["context"] = item.fields.get("context") if item is not None else None
         return found
 
     def settle(self, body: dict[str, Any]) -> dict[str, Any]:

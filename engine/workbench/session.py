@@ -128,8 +128,9 @@ class Session:
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
         """The catalog folder, its scorers (yours first), the data sets to offer (the one given
-        with --data first) and the unsaved work to restore (this tab's draft, else the latest;
-        one written before this start of the workbench opens on the data set given now). A
+        with --data first) and the unsaved work to restore (this tab's draft, else the latest
+        of an earlier start, which opens on the data set given now; another open tab's is only
+        offered, as `other_draft`). A
         catalog with problems still opens (on the built-in scorers and the ids it names), to
         be fixed."""
         try:
@@ -140,13 +141,13 @@ class Session:
         ids = catalog.ids() if catalog is not None else [*own, *(scorer_id for scorer_id in builtin_catalog().ids() if scorer_id not in own)]
         scorers = [{"id": scorer_id, "origin": "yours" if scorer_id in own else "built-in"} for scorer_id in sorted(ids, key=lambda scorer_id: (scorer_id not in own, scorer_id))]
         tab = body.get("tab")
-        draft = self.drafts.get(tab if isinstance(tab, str) else None)
+        draft, other_draft = self.drafts.get(tab if isinstance(tab, str) else None)
         if draft is not None and self.data is not None and draft.get("started") != self.started:
             draft["data"] = self.datasets.offered[0]["path"]
         return {
             "catalog": self.workspace.shown(self.workspace.catalog_file), "folder": str(self.workspace.folder),
             "scorers": scorers, "datasets": [*self.datasets.offered, *queue_datasets(self.runner.store)], "given_data": self.datasets.offered[0]["path"] if self.data else None,
-            "busy": self.runner.busy, "draft": draft, "drafts_file": str(self.drafts.path),
+            "busy": self.runner.busy, "draft": draft, "other_draft": other_draft, "drafts_file": str(self.drafts.path),
         }
 
     def scorer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -422,13 +423,17 @@ class Session:
 
     def calibrate(self, body: dict[str, Any]) -> dict[str, Any]:
         """The threshold that agrees best with the labels on a run (`scorers calibrate`'s
-        sweep); with `apply`, the catalog file's text with it set (not saved until Save)."""
+        sweep); with `apply`, the catalog file's text with it set (not saved until Save). A
+        threshold not worth taking (`calibration_caution`) is set only `despite` it, said so."""
         scorer_id, run = _text(body, "scorer"), _text(body, "run")
         catalog, _ = self._catalog(_edits(body))
         existing_run(self.runner.store, run)
         records = run_records(self.runner.store, run).get(scorer_id, [])
         swept = calibration(catalog.create(scorer_id, judge=self.judge), labelled_records(records), metric=body.get("metric") or "f1")
-        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": calibration_caution(swept)}
+        caution = calibration_caution(swept)
+        answer: dict[str, Any] = {"calibration": swept.model_dump(mode="json"), "caution": caution}
+        if body.get("apply") and caution and body.get("despite") is not True:
+            raise ConfigError(f"the threshold was not set: {caution} Tick \"set it anyway\" to set it all the same.")
         if body.get("apply") and swept.best is not None:
             text = _text(body, "text")
             try:

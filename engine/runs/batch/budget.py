@@ -41,27 +41,44 @@ class RunBudget:
         self._item_costs = (0, 0.0)
         #: What was left would not cover another item (the run stops as if the budget was reached).
         self._no_room = False
+        #: An item that needed the judge was not started: the run's spend had reached the limit.
+        self._held_back = False
+        #: Whether this invocation resumes a run: its spend is then the store's, not this invocation's.
+        self._resuming = False
         #: A shared run's spend by every worker, read when this worker ends (see `read_run_spend`).
         self.run_spend: float | None = None
 
     def stopped(self, spent: float | None, shared: bool = False) -> str | None:
         """Why the budget stopped the run, once it has, with what the run spent in all (the
-        figure its cost table shows; for a run shared by workers, the store's figure of them all)."""
+        figure its cost table shows; for a resumed run, what its stored results cost before
+        and this invocation's calls; for a run shared by workers, the store's figure of them all)."""
         if self.limit is None or not self.reached():
             return None
         if shared:
             spent = self.run_spend
+        elif self._resuming and not self.shared_limit:
+            spent = self.limit.total
         whose = " by every worker" if shared else ""
         total = "" if spent is None else f": the run has spent ${spent:.4f}{whose}, and what is left would not cover another item"
         return f"the budget of ${self.limit.max_cost:g} (--max-cost) was reached{total}"
 
     async def start(self, resuming: bool) -> None:
         """A resumed run's budget counts what its earlier invocations spent."""
+        self._resuming = resuming
         if self.limit is not None and resuming and self.store is not None and not self.shared_limit:
             self.limit.spent_before = await asyncio.to_thread(stored_spend, self.store, self.run)
 
     def reached(self) -> bool:
-        return self.limit is not None and (self._no_room or self.limit.reached())
+        """Whether the budget stopped the run: it kept an item or a call from the judge. A
+        spend at the limit with nothing left to ask (a finished run read back) stops nothing."""
+        return self.limit is not None and (self._no_room or self._held_back or self.limit.refused > 0)
+
+    def hold_back(self) -> bool:
+        """Whether an item that needs the judge must not start: the run has spent its budget
+        (it is then counted as stopped by it). Items whose results are stored still count."""
+        if self.limit is not None and self.limit.reached():
+            self._held_back = True
+        return self._held_back
 
     def read_run_spend(self) -> None:
         """Read what the whole run has spent (every worker's saved results), while the store
@@ -109,4 +126,6 @@ class RunBudget:
             # The store holds this worker's saved results too: what it spent is counted once.
             limit.spent_before = max(0.0, stored - limit.spent)
             self._next_read = started + max(_SHARED_SPEND_EVERY, 20 * (time.monotonic() - started))
+        if limit.reached():
+            self._held_back = True  # the workers claim no more items
         return limit.reached()

@@ -100,8 +100,10 @@ class Evaluation:
             except StoreError as exc:
                 self.tally.store_unreadable(exc)
                 raise Stopped() from exc
-        self.tally.counts.reused += len(outcomes)
         pending = [scorer for scorer in self.scorers if scorer.id not in outcomes]
+        if pending and self.budget.hold_back():
+            raise Stopped()  # unfinished, as after Ctrl-C: neither the target nor the judge is asked, and a rerun does it
+        self.tally.counts.reused += len(outcomes)
         result = ItemResult(index=index, line=line, id=key, item=item, output=stored_output, resumed=not pending)
         if pending:
             started = datetime.now(tz.utc)

@@ -247,5 +247,8 @@ def queue_from_file(
 
 
 def runs_offered(store: Store) -> Iterable[RunInfo]:
-    """The stored runs a queue may be made from."""
-    return [run for run in store.runs() if run.kind in ("batch", "live", "rescore", "workbench")]
+    """The stored runs a queue may be made from, newest first: a user's own runs (evals,
+    live scoring, rescoring) before those the tools made for themselves (`scorers calibrate`'s,
+    the workbench's samples)."""
+    offered = [run for run in store.runs() if run.kind in ("batch", "live", "rescore", "workbench")]
+    return sorted(offered, key=lambda run: run.kind == "workbench" or run.meta.get("made_by") == "calibrate")

@@ -184,13 +184,14 @@ def give_label(store: Store, name: str, reviewer: str, item_id: str, value: Any,
     labelled = read_queue(store, name, items=False)
     item = _item(store, name, item_id)
     keeper = _store(store)
-    holder = keeper.hold_review(name, item_id, reviewer, labelled.spec.lease_seconds)
-    if holder is not None:
-        raise ConfigError(f"{holder} holds item {item_id} right now: your label was not kept")
+    # Checked before the item is held: a label refused leaves no lease that would turn others away.
     label = HumanLabel(
         queue=name, item_id=item_id, reviewer=reviewer, value=read_value(labelled.spec, labelled.queue.scale, value),
         answers=read_answers(labelled.spec, item, answers), note=_note(note, labelled.spec),
     )
+    holder = keeper.hold_review(name, item_id, reviewer, labelled.spec.lease_seconds)
+    if holder is not None:
+        raise ConfigError(f"{holder} holds item {item_id} right now: your label was not kept")
     keeper.save_label(label)
     return item_view(read_queue(store, name, items=False), item, reviewer)
 

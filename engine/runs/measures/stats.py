@@ -342,9 +342,12 @@ def kappa(verdicts: list[list[bool]]) -> float | None:
 
 
 def mean_estimate(scores: Sequence[float]) -> FigureEstimate:
-    """The mean of the scores, with its bootstrap 95% interval."""
+    """The mean of the scores, with its bootstrap 95% interval; one score gives no interval
+    (resampling one item always draws it: a zero-width interval no evidence supports)."""
     if not scores:
         return FigureEstimate(value=None)
+    if len(scores) == 1:
+        return FigureEstimate(value=scores[0])
     return bootstrap(len(scores), lambda picked: {"mean": sum(scores[i] for i in picked) / len(picked)})["mean"]
 
 

@@ -43,6 +43,8 @@ class Posted:
     later may help."""
 
     taken: bool
+    #: How many requests reached for the receiver (the first and its retries), each an attempt it may have logged.
+    requests: int = 1
     error: str | None = None
     retriable: bool = True
 
@@ -72,6 +74,7 @@ async def post(target: WebhookAlert, alert: Alert) -> Posted:
 
     # What leaves the process is scrubbed like everything else it writes.
     payload = scrubbed(slack_payload(alert) if target.format == "slack" else alert.model_dump(mode="json"))
+    requests = 0
     try:
         url = target.url()
         retrying = AsyncRetrying(
@@ -83,14 +86,15 @@ async def post(target: WebhookAlert, alert: Alert) -> Posted:
         async with httpx2.AsyncClient(timeout=target.timeout) as client:
             async for attempt in retrying:
                 with attempt:
+                    requests += 1
                     response = await client.post(url, json=payload, headers=headers_of(alert))
                     if response.status_code >= 400:
                         raise _Refused(response.status_code)
-        return Posted(taken=True)
+        return Posted(taken=True, requests=requests)
     except Exception as exc:
         reason = one_line(exc) if not isinstance(exc, _Refused) else str(exc)
         logger.warning("monitor %s: the webhook %s did not take the %s: %s", alert.monitor, target.where(), alert.kind, reason)
-        return Posted(taken=False, error=reason, retriable=_retriable(exc))
+        return Posted(taken=False, requests=requests, error=reason, retriable=_retriable(exc))
 
 
 async def tell(target: LogAlert | CallbackAlert, alert: Alert) -> None:

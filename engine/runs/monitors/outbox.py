@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
@@ -107,10 +107,13 @@ class Outbox:
         mine = [delivery for delivery in pending if delivery.alert.id == stored.id]
         return [await self._attempt(delivery) for delivery in mine]
 
-    async def retry_due(self, now: datetime | None = None) -> list[AlertDelivery]:
-        """Attempt every pending delivery whose next attempt is due; what they came to."""
-        due = await asyncio.to_thread(self.alerts.deliveries, pending_only=True, due_by=now or datetime.now(timezone.utc))
-        return [await self._attempt(delivery) for delivery in due if delivery.alert.monitor in self.monitors]
+    async def retry_due(self, now: datetime | None = None, *, by_hand: bool = False, tried: Collection[int] = ()) -> list[AlertDelivery]:
+        """Attempt every pending delivery whose next attempt is due (`by_hand`: every pending
+        one, now: a send someone asked for is not put off by the back-off), but those `tried`
+        already; what the attempts came to (a delivery whose webhook is gone is not attempted)."""
+        due_by = None if by_hand else now or datetime.now(timezone.utc)
+        due = await asyncio.to_thread(self.alerts.deliveries, pending_only=True, due_by=due_by)
+        return [await self._attempt(delivery) for delivery in due if self._target(delivery) is not None and delivery.id not in tried]
 
     def undelivered(self) -> list[AlertDelivery]:
         """Deliveries of these monitors' alerts not taken by a receiver (pending or refused);
@@ -148,7 +151,7 @@ class Outbox:
 
 def _after(delivery: AlertDelivery, posted: Posted, target: WebhookAlert) -> AlertDelivery:
     now = datetime.now(timezone.utc)
-    attempts = delivery.attempts + 1
+    attempts = delivery.attempts + posted.requests
     if posted.taken:
         return delivery.model_copy(update={"state": "delivered", "attempts": attempts, "delivered_at": now, "last_error": None})
     if not posted.retriable:

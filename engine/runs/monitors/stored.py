@@ -75,24 +75,31 @@ class MonitorRound(BaseModel):
 
     checks: list[MonitorCheck]
     undelivered: list[AlertDelivery] = Field(default_factory=list)
+    #: The deliveries this round attempted, as each came out (taken or not).
+    tried: list[AlertDelivery] = Field(default_factory=list)
 
 
-async def acheck_monitors(store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None) -> MonitorRound:
+async def acheck_monitors(
+    store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None, by_hand: bool = False
+) -> MonitorRound:
     """Check every monitor against the store; with `send`, a monitor whose state changed since
     its last stored alert raises its alert (or recovery) through the outbox, and the alerts
-    not taken yet are sent again when their next attempt is due."""
+    not taken yet are sent again when their next attempt is due, or at once `by_hand` (a send
+    someone asked for now is not deferred)."""
     outbox = Outbox(store, monitors)
-    checks = []
+    checks, tried = [], []
     for monitor in monitors:
         result = check_stored(store, monitor, now)
         if send and result.alert is not None:
-            await outbox.raise_alert(monitor, result.alert)
+            tried += await outbox.raise_alert(monitor, result.alert)
         checks.append(result)
     if send:
-        await outbox.retry_due(now)
-    return MonitorRound(checks=checks, undelivered=outbox.undelivered())
+        tried += await outbox.retry_due(now, by_hand=by_hand, tried={delivery.id for delivery in tried})
+    return MonitorRound(checks=checks, undelivered=outbox.undelivered(), tried=tried)
 
 
-def check_monitors(store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None) -> MonitorRound:
+def check_monitors(
+    store: Store, monitors: Sequence[Monitor], *, send: bool = True, now: datetime | None = None, by_hand: bool = False
+) -> MonitorRound:
     """Sync wrapper of `acheck_monitors` (same arguments)."""
-    return run_sync(acheck_monitors(store, monitors, send=send, now=now))
+    return run_sync(acheck_monitors(store, monitors, send=send, now=now, by_hand=by_hand))

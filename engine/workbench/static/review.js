@@ -375,10 +375,23 @@ async function showAgreement() {
   $("#ceiling").textContent = report.ceiling_note;
   $("#disagreements-empty").hidden = people.disagreements.length > 0;
   $("#disagreements").hidden = !people.disagreements.length;
-  $("#disagreements tbody").replaceChildren(...people.disagreements.map((verdict) => el("tr", {},
-    el("th", {scope: "row", text: verdict.item_id}), el("td", {class: "reason", text: typeof verdict.output === "string" ? verdict.output : JSON.stringify(verdict.output)}),
+  $("#disagreements tbody").replaceChildren(...people.disagreements.map(disagreementRow));
+}
+
+// A disagreement as the settler needs it: the question, the answer and the context it is
+// judged against, each reviewer's label and note, and the buttons that settle it.
+function disagreementRow(verdict) {
+  const text = (value) => typeof value === "string" ? value : JSON.stringify(value);
+  const context = Array.isArray(verdict.context) ? verdict.context : verdict.context ? [verdict.context] : [];
+  const item = el("td", {class: "reason"},
+    ...(verdict.input ? [el("p", {class: "settle-input"}, el("strong", {text: "Input: "}), text(verdict.input))] : []),
+    el("p", {class: "settle-output"}, el("strong", {text: "Output: "}), text(verdict.output)),
+    ...(context.length ? [el("details", {class: "settle-context", open: ""}, el("summary", {text: `Context (${context.length})`}),
+      el("ul", {}, ...context.map((entry) => el("li", {text: text(entry)}))))] : []));
+  return el("tr", {"data-item": verdict.item_id},
+    el("th", {scope: "row", text: verdict.item_id}), item,
     el("td", {text: verdict.labels.map((label) => `${label.reviewer}: ${shown(label.value)}${label.note ? ` ("${label.note}")` : ""}`).join("; ")}),
-    el("td", {}, settleControls(verdict)))));
+    el("td", {}, settleControls(verdict)));
 }
 
 function settleControls(verdict) {
@@ -386,7 +399,17 @@ function settleControls(verdict) {
   const settle = (value) => attempt(async () => {
     await api("review/settle", {queue: state.queue, item_id: verdict.item_id, value, by: state.reviewer});
     await showAgreement();
-    notice(`Item ${verdict.item_id} settled as ${shown(value)} by ${state.reviewer}.`, "info");
+    const said = `Item ${verdict.item_id} settled as ${shown(value)} by ${state.reviewer}.`;
+    notice(said, "info");
+    // The way back: the item settled last can be settled again (a settlement replaces the one before).
+    $("#settled-last-text").textContent = said;
+    $("#settled-last").hidden = false;
+    $("#settle-again").onclick = () => {
+      $("#settled-last").hidden = true;
+      $("#disagreements").hidden = false;
+      $("#disagreements-empty").hidden = true;
+      $("#disagreements tbody").prepend(disagreementRow(verdict));
+    };
   });
   if (kinds) return el("span", {class: "buttons"}, ...kinds.map((kind) => el("button", {type: "button", "aria-label": `settle ${verdict.item_id} as ${kind.text}`, onclick: () => settle(kind.value)}, kind.text)));
   const input = el("input", {type: "number", min: "0", step: "any", "aria-label": `final number for ${verdict.item_id}`});

@@ -65,6 +65,31 @@ function draftBody() {
   }
   return {scorer: state.scorer, data: state.data, size: Number($("#size").value), seed: Number($("#seed").value), run: state.report ? state.report.run : null, files};
 }
+// Unsaved work comes back as it was left: its files, data set, sample and seed.
+function restoreDraft(draft) {
+  for (const [path, file] of Object.entries(draft.files || {})) state.files[path] = {...file, path, version: undefined};
+  if (draft.data && [...$("#data").options].some((option) => option.value === draft.data)) $("#data").value = draft.data;
+  if (draft.size) $("#size").value = draft.size;
+  if (draft.seed !== undefined && draft.seed !== null) $("#seed").value = draft.seed;
+}
+
+// Another tab's unsaved edits (it may still be open): told of, and taken here only on request,
+// as a copy this tab then keeps as its own.
+function offerOtherDraft(other) {
+  const count = Object.keys(other.files || {}).length;
+  const at = String(other.updated || "").replace("T", " ").slice(11, 16);
+  $("#other-draft-text").textContent = `Another tab has unsaved edits of ${count} file${count > 1 ? "s" : ""} (last typed at ${at} UTC); this tab shows the files as saved.`;
+  $("#other-draft").hidden = false;
+  $("#other-draft-open").onclick = async () => {
+    $("#other-draft").hidden = true;
+    restoreDraft(other);
+    if (other.scorer && [...$("#scorer").options].some((option) => option.value === other.scorer)) $("#scorer").value = other.scorer;
+    await pickScorer($("#scorer").value);
+    keepDraft(true);
+    notice(`The other tab's edits of ${count} file${count > 1 ? "s" : ""} are open here too; each tab saves its own.`, "info");
+  };
+}
+
 function keepDraft(now = false) {
   clearTimeout(keepDraft.timer);
   keepDraft.pending = true;
@@ -105,13 +130,7 @@ async function init() {
   const preferred = (draft && found.scorers.find((scorer) => scorer.id === draft.scorer))
     || found.scorers.find((scorer) => scorer.origin === "yours") || found.scorers.find((scorer) => scorer.id === "hallucination") || found.scorers[0];
   $("#scorer").value = preferred.id;
-  if (draft) {
-    // Unsaved work comes back as it was left: its files, data set, sample and seed.
-    for (const [path, file] of Object.entries(draft.files || {})) state.files[path] = {...file, path, version: undefined};
-    if (draft.data && [...$("#data").options].some((option) => option.value === draft.data)) $("#data").value = draft.data;
-    if (draft.size) $("#size").value = draft.size;
-    if (draft.seed !== undefined && draft.seed !== null) $("#seed").value = draft.seed;
-  }
+  if (draft) restoreDraft(draft);
   $("#scorer").addEventListener("change", () => pickScorer($("#scorer").value));
   $("#data").addEventListener("change", () => { pickData(); keepDraft(); });
   $("#item").addEventListener("change", () => refreshPreview());
@@ -123,6 +142,7 @@ async function init() {
   await pickScorer(preferred.id);
   const restored = Object.keys(edits()).length;
   if (restored) notice(`Your unsaved edits of ${restored} file${restored > 1 ? "s" : ""} are back (kept by the workbench as you typed). Save writes them into your catalog.`, "info");
+  else if (found.other_draft) offerOtherDraft(found.other_draft);
   await pollRun(true);
   if (!state.report && draft && draft.run) await showReport(draft.run, true);
   window.workbenchReady = true;
@@ -591,6 +611,7 @@ async function showReport(run, quietly = false) {
   $("#calibration").textContent = "";
   $("#calibration-warning").hidden = true;
   $("#apply-threshold").hidden = true;
+  $("#despite-box").hidden = true;
   if (!quietly) showTab("tab-results");
   // The preview shows every step for an item the run has answers for.
   const ran = new Set(report.items.map((item) => item.item_id));
@@ -813,14 +834,22 @@ function setupSave() {
       $("#calibration-warning").textContent = found.caution || "";
       $("#calibration-warning").hidden = !found.caution;
       const apply = $("#apply-threshold");
-      apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}`;
+      // A threshold no better than chance is never one click from the file: it takes a tick first.
+      const despite = $("#despite");
+      despite.checked = false;
+      $("#despite-box").hidden = !found.caution;
+      apply.disabled = Boolean(found.caution);
+      despite.onchange = () => { apply.disabled = !despite.checked; };
+      apply.textContent = `Set threshold ${figure(best.threshold)} in ${state.catalogName}${found.caution ? " anyway" : ""}`;
       apply.hidden = false;
       apply.onclick = async () => {
         try {
-          const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, text: state.files[state.catalogName].text});
+          const set = await api("calibrate", {scorer: state.scorer, run: state.report.run, files: edits(), apply: true, despite: despite.checked,
+            text: state.files[state.catalogName].text});
           setText(state.catalogName, set.text);
           showFile($("#pane-a"), state.catalogName);
           apply.hidden = true;
+          $("#despite-box").hidden = true;
           $("#make-yours").hidden = true;
           $("#calibration").textContent += ` Set in ${state.catalogName} (not saved yet): run again to see the figures there.`;
         } catch (error) { notice(error.message); }
