@@ -3,8 +3,8 @@ an example variant (examples/variants/), with one line changed the way an author
 change it (a direction flipped, a comparison swapped, an enum's case or value changed, a setting
 in another unit, a filter dropped, rounding to 0, an option's type changed, a jury model
 repeated, a monitor inverted, a pattern escaped once, what an empty list scores ...). For each,
-it asks whether the mutant changes some score on the answers made from the schemas (or no
-longer loads), and whether `scorers check` names the mutated line (a problem or a warning at
+it asks whether the mutant changes what the scorer means on the answers made from the schemas
+(a score, a pass or flag, which way is better; or it no longer loads), and whether `scorers check` names the mutated line (a problem or a warning at
 that FILE:LINE). It prints the share named, the misses one a line, and exits 0.
 
     python bench/mutation_check.py                # every mutant
@@ -18,6 +18,7 @@ package's catalog at a mutated copy, one copy per mutant.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +37,7 @@ from engine.catalog import CatalogSource, inspect_catalog, load_scorers, source 
 import engine.catalog as catalog_module  # noqa: E402
 from engine.catalog.proving import scorer_trials  # noqa: E402
 from engine.errors import ConfigError  # noqa: E402
+from engine.scoring.pass_line import scale_of  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -147,14 +150,14 @@ def catalog_files(folder: Path, catalog: str) -> list[Path]:
     return found
 
 
-def scores_on_boundary_answers(catalog_path: Path | None) -> dict[str, dict[str, float | None]] | None:
-    """Each scorer's score for each scenario of answers made from its schemas; None when the
-    catalog does not load."""
+def scores_on_boundary_answers(catalog_path: Path | None) -> dict[str, dict[str, tuple[float | None, bool | None, str]]] | None:
+    """Each scorer's score for each scenario of answers made from its schemas, whether it
+    passes, and which way is better; None when the catalog does not load."""
     try:
         catalog = catalog_module.builtin_catalog() if catalog_path is None else load_scorers(catalog_path)
     except ConfigError:
         return None
-    found: dict[str, dict[str, float | None]] = {}
+    found: dict[str, dict[str, tuple[float | None, bool | None, str]]] = {}
     source: CatalogSource = catalog.source
     for scorer_id in catalog.ids():
         if catalog_path is not None and scorer_id not in source.scorers:
@@ -164,7 +167,11 @@ def scores_on_boundary_answers(catalog_path: Path | None) -> dict[str, dict[str,
         except ConfigError:
             return None
         if trials is not None:
-            found[scorer_id] = {trial.scenario.label: trial.score for trial in trials.trials}
+            plan = catalog.plan(scorer_id)
+            line = plan.pass_line.on_scale(scale_of(plan.options_model()))
+            found[scorer_id] = {
+                trial.scenario.label: (trial.score, None if trial.score is None else line.passes(trial.score), plan.direction) for trial in trials.trials
+            }
     return found
 
 
@@ -179,15 +186,10 @@ def point_builtin_at(folder: Path) -> None:
     catalog_module.builtin_catalog.cache_clear()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--most", type=int, default=0, help="check a deterministic sample of this many mutants (0: all)")
-    parser.add_argument("--only", default=None, help="the mutants of one operator")
-    arguments = parser.parse_args()
-
-    work = Path(tempfile.mkdtemp(prefix="mutants-"))
+def copy_catalogs(work: Path) -> list[tuple[str, Path, str]]:
+    """The built-in catalog and each variant copied under `work`: (label, folder, catalog file)."""
     builtin = work / "builtin"
-    builtin.mkdir()
+    builtin.mkdir(parents=True)
     for name in ("scorers.yaml", "prompts", "schemas", "optimizer"):
         source = ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, builtin / name)
@@ -197,12 +199,52 @@ def main() -> int:
             copy = work / f"variant-{variant.name}"
             shutil.copytree(variant, copy)
             targets.append((f"variants/{variant.name}", copy, "scorers.yaml"))
+    return targets
 
-    point_builtin_at(builtin)
-    baseline = {label: scores_on_boundary_answers(None if label == "built-in" else folder / catalog) for label, folder, catalog in targets}
-    everything = [(label, folder, catalog, mutant) for label, folder, catalog in targets for mutant in mutants(folder, catalog_files(folder, catalog))]
+
+#: Each worker's own copies of the catalogs (mutated in place, one mutant at a time) and what
+#: they mean unmutated.
+_worker: dict[str, Any] = {}
+
+
+def _start_worker() -> None:
+    targets = copy_catalogs(Path(tempfile.mkdtemp(prefix="mutants-")))
+    folders = {label: (folder, catalog) for label, folder, catalog in targets}
+    point_builtin_at(folders["built-in"][0])
+    _worker["folders"] = folders
+    _worker["baseline"] = {label: scores_on_boundary_answers(None if label == "built-in" else folder / catalog) for label, (folder, catalog) in folders.items()}
+
+
+def _try(entry: tuple[str, Mutant]) -> tuple[str, Mutant, bool, bool]:
+    """A mutant applied to this worker's copy: whether it changes what a scorer means, and
+    whether `scorers check` names its line."""
+    label, mutant = entry
+    folder, catalog = _worker["folders"][label]
+    path = folder / mutant.file
+    original = path.read_text(encoding="utf-8")
+    lines = original.splitlines()
+    lines[mutant.line - 1] = mutant.after
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        point_builtin_at(_worker["folders"]["built-in"][0])
+        check = inspect_catalog(None if label == "built-in" else folder / catalog)
+        scores = scores_on_boundary_answers(None if label == "built-in" else folder / catalog)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return label, mutant, scores is None or scores != _worker["baseline"][label], named_at(check, path, mutant.line)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--most", type=int, default=0, help="check a deterministic sample of this many mutants (0: all)")
+    parser.add_argument("--only", default=None, help="the mutants of one operator")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes checking mutants side by side")
+    arguments = parser.parse_args()
+
+    targets = copy_catalogs(Path(tempfile.mkdtemp(prefix="mutants-")))
+    everything = [(label, mutant) for label, folder, catalog in targets for mutant in mutants(folder, catalog_files(folder, catalog))]
     if arguments.only:
-        everything = [entry for entry in everything if entry[3].operator == arguments.only]
+        everything = [entry for entry in everything if entry[1].operator == arguments.only]
     if arguments.most and len(everything) > arguments.most:
         step = len(everything) / arguments.most
         everything = [everything[int(index * step)] for index in range(arguments.most)]
@@ -211,34 +253,22 @@ def main() -> int:
     counted = named = changing = changing_named = 0
     misses: list[str] = []
     by_operator: dict[str, list[int]] = {}
-    for label, folder, catalog, mutant in everything:
-        path = folder / mutant.file
-        original = path.read_text(encoding="utf-8")
-        lines = original.splitlines()
-        lines[mutant.line - 1] = mutant.after
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        try:
-            point_builtin_at(builtin)
-            check = inspect_catalog(None if label == "built-in" else folder / catalog)
-            scores = scores_on_boundary_answers(None if label == "built-in" else folder / catalog)
-        finally:
-            path.write_text(original, encoding="utf-8")
-        hit = named_at(check, path, mutant.line)
-        changes = scores is None or scores != baseline[label]
-        counted += 1
-        named += hit
-        changing += changes
-        changing_named += hit and changes
-        tally = by_operator.setdefault(mutant.operator, [0, 0, 0])
-        tally[0] += changes
-        tally[1] += hit and changes
-        tally[2] += 1
-        if changes and not hit:
-            misses.append(f"  {label}/{mutant.file}:{mutant.line} [{mutant.operator}] {mutant.before.strip()!r} -> {mutant.after.strip()!r}")
+    with multiprocessing.get_context("fork").Pool(arguments.jobs, initializer=_start_worker) as pool:
+        for label, mutant, changes, hit in pool.imap_unordered(_try, everything):
+            counted += 1
+            named += hit
+            changing += changes
+            changing_named += hit and changes
+            tally = by_operator.setdefault(mutant.operator, [0, 0, 0])
+            tally[0] += changes
+            tally[1] += hit and changes
+            tally[2] += 1
+            if changes and not hit:
+                misses.append(f"  {label}/{mutant.file}:{mutant.line} [{mutant.operator}] {mutant.before.strip()!r} -> {mutant.after.strip()!r}")
     elapsed = time.perf_counter() - started
 
-    print(f"mutants: {counted} ({elapsed:.0f} s, {elapsed / max(counted, 1):.2f} s each)")
-    print(f"change some score on the boundary answers (or no longer load): {changing} ({changing / max(counted, 1):.0%})")
+    print(f"mutants: {counted} ({elapsed:.0f} s with {arguments.jobs} processes)")
+    print(f"change a score, a pass or flag or the direction on the boundary answers (or no longer load): {changing} ({changing / max(counted, 1):.0%})")
     print(f"of those, named by `scorers check` at the mutated line: {changing_named} ({changing_named / max(changing, 1):.1%})")
     print(f"named at the mutated line, of all mutants: {named} ({named / max(counted, 1):.1%})")
     print("by operator (named / changing / all):")
@@ -246,7 +276,7 @@ def main() -> int:
         print(f"  {operator:16} {hits:4} / {changes:4} / {total:4}")
     if misses:
         print("changing mutants not named at their line:")
-        print("\n".join(misses))
+        print("\n".join(sorted(misses)))
     return 0
 
 

@@ -313,6 +313,8 @@ class SchemaCompiler:
         if not values:
             if kind in ("number", "integer") and written in NUMBER_MEANINGS:
                 return
+            if written in NUMBER_MEANINGS:  # a number's meaning on a field of another type: `type:` is the slip
+                raise self.error(f"type {kind!r} does not fit `meaning: {written}`, which is a number's: is the type meant to be 'number' or 'integer'?", [*loc[:-1], "type"], value=True)
             expected = " or ".join(NUMBER_MEANINGS) if kind in ("number", "integer") else "an `enum` to give meanings to"
             raise self.error(f"`meaning` {written!r}: expected {expected}", loc, value=True)
         if not isinstance(written, Mapping):
@@ -340,6 +342,9 @@ class SchemaCompiler:
                 written, typed = position(self.data, [*loc, keyword]), position(self.data, [*loc, "type"], value=True)
                 if written is not None and typed is not None and written.file != typed.file:  # the type overrides a base's declaration
                     raise self.error(f"type {kind!r} does not take {keyword!r}, which the declaration it overrides has: keep that declaration's type, or give the option another name", [*loc, "type"], value=True)
+                meant = _type_the_rest_means(schema, kind, str(keyword))
+                if meant is not None:  # the keywords and the default agree on another type: `type:` is the slip
+                    raise self.error(f"type {kind!r} does not fit {keyword!r} and the default {_shown_value(schema['default'])}, which are {'an' if meant[0] in 'aeiou' else 'a'} {meant}'s: is the type meant to be {meant!r}?", [*loc, "type"], value=True)
                 raise self.error(f"keyword {keyword!r} is not supported for type {kind!r}{did_you_mean(str(keyword), sorted(allowed))}", [*loc, keyword])
 
 
@@ -354,6 +359,20 @@ def _check_pattern(pattern: str, error: Callable[[str], ConfigError]) -> None:
 
 
 _NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
+
+
+def _type_the_rest_means(schema: Mapping[str, Any], kind: str, keyword: str) -> str | None:
+    """The one other type that both `keyword` and the schema's `default` belong to, when the
+    declared `kind` fits neither (a number's bounds and default under `type: string`)."""
+    if "default" not in schema:
+        return None
+    default = schema["default"]
+    for other, keywords in _KEYWORDS_BY_TYPE.items():
+        python_type: type | tuple[type, ...] | None = (int, float) if other == "number" else _SCALAR_TYPES.get(other)
+        fits = python_type is not None and isinstance(default, python_type) and not (isinstance(default, bool) and other != "boolean")
+        if other != kind and keyword in keywords and fits and not isinstance(default, _SCALAR_TYPES.get(kind, type(None))):
+            return other
+    return None
 
 
 def _shown_value(value: Any) -> str:
