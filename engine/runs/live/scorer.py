@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -197,19 +197,23 @@ class LiveScorer:
         run_id: str | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        sample_key: str | None = None,
+        scorers: Collection[str] | None = None,
     ) -> bool:
         """Queue one reply for the scorers sampled for it; never blocks. True when queued.
-        Give `run_id` (e.g. the trace id) to make the sampling replayable."""
+        Give `run_id` (e.g. the trace id) to make the sampling replayable; `sample_key`, when
+        the sampling is decided by something else than the run id (the items of one trace share
+        its trace id); `scorers`, the ids of the attached scorers this reply is for (default: all)."""
         run_id = run_id or str(uuid.uuid4())
         metadata = dict(metadata or {})
         admitted = self._admits(metadata)
-        point = sample_point(run_id, self.seed)
+        point = sample_point(sample_key or run_id, self.seed)
         with self._lock:
             self.stats.calls += 1
             if not admitted:
                 self.stats.filtered += 1
                 return False
-            chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id]]
+            chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id] and (scorers is None or scorer.id in scorers)]
             full = bool(chosen) and (self._closed or self.stats.pending >= self.queue_size)
             if full:
                 self.stats.dropped += 1
