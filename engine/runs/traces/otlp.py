@@ -85,19 +85,25 @@ def _proto() -> Any:
 
 def decode_request(body: bytes, content_type: str) -> list[Span]:
     """The spans of one OTLP/HTTP export request; DataError when the body is not one."""
-    service = _proto()
-    request = service.ExportTraceServiceRequest()
     kind = content_type.split(";")[0].strip().lower()
     try:
         if kind == JSON:
-            from google.protobuf import json_format
-
-            json_format.ParseDict(_ids_as_base64(json.loads(body)), request, ignore_unknown_fields=True)
+            request = request_from_json(json.loads(body))
         else:
+            request = _proto().ExportTraceServiceRequest()
             request.ParseFromString(body)
     except Exception as exc:
         raise DataError(f"not an OTLP trace export ({kind or 'no content type'}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     return list(_spans(request))
+
+
+def request_from_json(data: Any) -> Any:
+    """The ExportTraceServiceRequest an OTLP JSON export (hex ids) writes."""
+    from google.protobuf import json_format
+
+    request = _proto().ExportTraceServiceRequest()
+    json_format.ParseDict(_ids_as_base64(data), request, ignore_unknown_fields=True)
+    return request
 
 
 def encode_response(content_type: str, rejected: int = 0, message: str = "") -> tuple[bytes, str]:
