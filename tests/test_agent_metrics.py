@@ -90,3 +90,26 @@ def test_plan_adherence_counts_the_plan_steps_carried_out(judge: JudgeServer) ->
     result = builtin_catalog().create("plan-adherence").score(RunInput(output=CALLS, input="Book and pay", ground_truth="1. search 2. book 3. pay"))
     assert result.score == pytest.approx(0.67)
     assert "1. search 2. book 3. pay" in judge.requests_for("PlanAdherence")[0].prompt
+
+
+@pytest.mark.parametrize(
+    ("mode", "verdicts", "score"),
+    [
+        ("superset", ["same"], 1), ("superset", ["different"], 0),
+        ("subset", ["same", "not called"], 1), ("subset", ["different", "not called"], 0),
+        ("strict", ["same", "same"], 1), ("unordered", ["same", "not called"], 0),
+    ],
+)
+def test_trajectory_match_judges_arguments_by_what_they_mean(mode: str, verdicts: list[str], score: int, judge: JudgeServer) -> None:
+    expected: list[Any] = [{"tool_name": "search", "args": {"q": "paris, France"}}, {"tool_name": "book", "args": {"place": "chez paul"}}][: len(verdicts)]
+    if mode == "subset":
+        expected = [{"tool_name": "search", "args": {"q": "paris, France"}}, {"tool_name": "book", "args": {"place": "chez paul"}}, {"tool_name": "pay", "args": {}}]
+        verdicts = [*verdicts[:1], "same", *verdicts[1:]]
+    if mode == "superset":
+        expected = [{"tool_name": "book", "args": {"place": "chez paul"}}]
+    judge.on("TrajectoryArguments", {"steps": [{"tool_name": step["tool_name"], "verdict": verdict, "reason": "scripted"} for step, verdict in zip(expected, verdicts)]})
+    scorer = builtin_catalog().create("trajectory-match-judged", options={"mode": mode})
+    assert scorer.score(RunInput(output=CALLS, expected_trajectory=expected)).score == score
+    (request,) = judge.requests_for("TrajectoryArguments")
+    # The judge saw the expected arguments and the ones the agent gave.
+    assert 'book {"place": "chez paul"}' in request.prompt and 'book {"place": "Chez Paul"}' in request.prompt

@@ -53,6 +53,7 @@ class _Waiting:
     first: float = field(default_factory=time.monotonic)
     last: float = field(default_factory=time.monotonic)
     rooted: bool = False
+    recovered: bool = False  # kept over a restart: some of its items may be scored already
 
 
 class TraceCollector:
@@ -84,6 +85,8 @@ class TraceCollector:
         #: Per trace handed to the live scorer: the scores still to come before its spans leave the spool.
         self._outstanding: dict[str, int] = {}
         self._lock = threading.Lock()
+        #: One hand-over at a time: the gathering thread's, or a flush's or close's.
+        self._handing = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -91,7 +94,7 @@ class TraceCollector:
         self._previous_on_result = previous
         live.on_result = self._scored
         for spans in self.spool.pending().values():  # what a previous run accepted and did not finish
-            self._hold(spans)
+            self._hold(spans, recovered=True)
 
     # taking spans --------------------------------------------------------------------------
 
@@ -117,13 +120,14 @@ class TraceCollector:
             self._hold(kept)
         return shed
 
-    def _hold(self, spans: Sequence[Span]) -> None:
+    def _hold(self, spans: Sequence[Span], recovered: bool = False) -> None:
         now = time.monotonic()
         with self._lock:
             self.stats.spans += len(spans)
             self._pending_spans += len(spans)
             for span in spans:
                 waiting = self._waiting.setdefault(span.trace_id, _Waiting(first=now))
+                waiting.recovered = waiting.recovered or recovered
                 waiting.spans.append(span)
                 waiting.last = now
                 waiting.rooted = waiting.rooted or span.parent_id is None
@@ -147,24 +151,25 @@ class TraceCollector:
 
     def score_ready(self, everything: bool = False) -> None:
         """Hand the traces that are complete (all of them with `everything`) to the live scorer."""
-        now = time.monotonic()
-        with self._lock:
-            ready = [
-                trace_id for trace_id, waiting in self._waiting.items()
-                if everything or (waiting.rooted and now - waiting.last >= self.settle) or now - waiting.first >= self.trace_timeout
-            ]
-        for trace_id in ready:
-            if not self._has_room():
-                break  # left waiting (and in the spool) until the live scorer catches up
+        with self._handing:
+            now = time.monotonic()
             with self._lock:
-                waiting = self._waiting.pop(trace_id)
-                self._pending_spans -= len(waiting.spans)
-            self._score_trace(trace_id, waiting.spans)
+                ready = [
+                    trace_id for trace_id, waiting in self._waiting.items()
+                    if everything or (waiting.rooted and now - waiting.last >= self.settle) or now - waiting.first >= self.trace_timeout
+                ]
+            for trace_id in ready:
+                if not self._has_room() or (self._stop.is_set() and threading.current_thread() is self._thread):
+                    break  # left waiting (and in the spool) until the live scorer catches up, or for close()
+                with self._lock:
+                    waiting = self._waiting.pop(trace_id)
+                    self._pending_spans -= len(waiting.spans)
+                self._score_trace(trace_id, waiting.spans, waiting.recovered)
 
     def _has_room(self) -> bool:
         return self.live.stats.pending < self.live.queue_size - len(self.live.scorers)
 
-    def _score_trace(self, trace_id: str, spans: list[Span]) -> None:
+    def _score_trace(self, trace_id: str, spans: list[Span], recovered: bool) -> None:
         mapped = self.reader.items(spans)
         self.stats.traces += 1
         for note in mapped.notes:
@@ -173,29 +178,32 @@ class TraceCollector:
             logger.warning("not scored: %s", note)
         expected = 0
         for item in mapped.items:
-            expected += self._submit(item)
+            expected += self._submit(item, recovered)
         with self._lock:
             if expected:
                 self._outstanding[trace_id] = self._outstanding.get(trace_id, 0) + expected
         if not expected:
             self.spool.remove(trace_id)
 
-    def _submit(self, item: TraceItem) -> int:
-        """Hand one item to the live scorer; the number of scores it will give."""
+    def _submit(self, item: TraceItem, recovered: bool) -> int:
+        """Hand one item to the live scorer; the number of scores it will give. An item kept
+        over a restart is not scored again by the scorers that scored it before."""
         given = item.given
         store = self.live.store
-        if store is not None and given.run_id is not None:
+        scorers = list(item.scorers)
+        if recovered and store is not None and given.run_id is not None:
             done = {record.scorer_id for record in store.item_records(self.live.run, given.run_id)}
-            if done >= set(item.scorers):
+            scorers = [scorer for scorer in scorers if scorer not in done]
+            if not scorers:
                 self.stats.already_scored += 1
                 return 0
         point = sample_point(item.trace_id, self.live.seed)
-        sampled = [scorer for scorer in item.scorers if point < self.live.rates.get(scorer, 0.0)]
+        sampled = [scorer for scorer in scorers if point < self.live.rates.get(scorer, 0.0)]
         if not sampled:
             return 0
         queued = self.live.submit(
             given.output, given.input, context=list(given.context) if given.context is not None else None, metadata=given.metadata, run_id=given.run_id,
-            sample_key=item.trace_id, scorers=item.scorers,
+            sample_key=item.trace_id, scorers=scorers,
         )
         self.stats.items += 1
         return len(sampled) if queued else 0
