@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -18,37 +19,14 @@ from typing import Any
 import httpx
 import pytest
 from helpers.scripted import script_hallucination
+from helpers.traces import ANSWER, FIXTURES, collector_for, stored, traces_catalog
 
-from engine import ConfigError, LiveScorer, SQLiteStore, load_scorers
-from engine.runs.traces import TraceCollector
+from engine import ConfigError, load_scorers
 from engine.runs.traces.otlp import decode_request
 from engine.runs.traces.receiver import TraceReceiver
 from engine.testing import JudgeServer
 
 HELPERS = Path(__file__).parent / "helpers"
-FIXTURES = Path(__file__).parent / "fixtures" / "traces"
-ANSWER = "The Eiffel Tower is in Paris and was finished in 1889."
-
-
-def traces_catalog(tmp_path: Path, convention: str, extra: str = "") -> Path:
-    path = tmp_path / "catalog.yaml"
-    path.write_text(
-        "scorers: {}\n"
-        "traces:\n"
-        f"  convention: {convention}\n"
-        "  llm:\n    scorers: [hallucination]\n"
-        "  agent:\n    scorers: [used-no-tools]\n" + extra,
-        encoding="utf-8",
-    )
-    return path
-
-
-def collector_for(catalog: Path, tmp_path: Path, **options: Any) -> TraceCollector:
-    source = load_scorers(catalog)
-    assert source.traces is not None
-    live = LiveScorer([source.create(scorer_id) for scorer_id in source.traces.scorer_ids()], sampling=source.traces.sampling,
-                      store=tmp_path / "scores.sqlite", run="traces", flush_at_exit=0)
-    return TraceCollector(source.traces, live, tmp_path / "spool.sqlite", settle=0.2, **options)
 
 
 def run_app(convention: str, endpoint: str, judge: JudgeServer, *extra: str) -> list[str]:
@@ -58,11 +36,6 @@ def run_app(convention: str, endpoint: str, judge: JudgeServer, *extra: str) -> 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.split()
-
-
-def stored(tmp_path: Path) -> list[Any]:
-    with SQLiteStore(tmp_path / "scores.sqlite") as store:
-        return store.query(run="traces")
 
 
 @pytest.mark.slow
@@ -137,8 +110,8 @@ def test_a_span_that_does_not_fit_gets_a_note_naming_it_and_the_attribute(tmp_pa
     assert spec is not None
     (spans,) = group_by_trace(read_file_exporter(FIXTURES / "openinference.otlp.jsonl")).values()
     # The same LLM span, exported without its output messages.
-    stripped = [span if span.name != "ChatCompletion" else type(span)(**{**span.__dict__, "attributes": {
-        key: value for key, value in span.attributes.items() if not key.startswith("llm.output_messages")}}) for span in spans]
+    stripped = [span if span.name != "ChatCompletion" else replace(span, attributes={
+        key: value for key, value in span.attributes.items() if not key.startswith("llm.output_messages")}) for span in spans]
     mapped = TraceReader(spec).items(stripped)
     assert [item.kind for item in mapped.items] == ["agent"]
     (note,) = mapped.notes
@@ -217,13 +190,13 @@ def test_a_full_queue_sheds_whole_traces_by_trace_id_and_says_so(judge: JudgeSer
         assert collector.accept(spans) == 0  # the first trace fits
         shed = 0
         for index in range(40):  # the same trace's shape under other trace ids
-            other = [type(span)(**{**span.__dict__, "trace_id": f"{index:032x}"}) for span in spans]
+            other = [replace(span, trace_id=f"{index:032x}") for span in spans]
             shed += collector.accept(other)
         assert shed % 4 == 0 and 0 < shed < 160  # whole traces, some kept by their sample point
         assert collector.stats.shed == shed
         assert "spans shed so far (traces sampled by trace id)" in caplog.text
         # The same trace ids are kept on a replay: the rule is the hash of the trace id.
-        kept = {trace_id for trace_id in collector._waiting}
+        kept = set(collector.waiting())
         assert len(kept) == 1 + (160 - shed) // 4
     finally:
         collector.close(timeout=0)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.scripted import script_hallucination
-from test_traces import ANSWER, collector_for, stored, traces_catalog
+from helpers.traces import ANSWER, collector_for, stored, traces_catalog
 
 from engine.runs.traces.receiver import TraceReceiver
 from engine.testing import JudgeServer

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers.scripted import script_hallucination
 from helpers.workbench_pages import Tab, call, chromium, started  # noqa: F401 - chromium is a fixture
-from test_traces import FIXTURES, collector_for, traces_catalog
+from helpers.traces import FIXTURES, collector_for, traces_catalog
 
 from engine.report import build_report, render_report
 from engine.runs.traces.otlp import read_file_exporter

@@ -133,6 +133,11 @@ class TraceCollector:
                 waiting.rooted = waiting.rooted or span.parent_id is None
         self._wake.set()
 
+    def waiting(self) -> list[str]:
+        """The trace ids accepted and not handed to the live scorer yet."""
+        with self._lock:
+            return list(self._waiting)
+
     # scoring -------------------------------------------------------------------------------
 
     def start(self) -> TraceCollector:
