@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -22,7 +23,8 @@ from helpers.scripted import script_hallucination
 from helpers.traces import ANSWER, FIXTURES, collector_for, stored, traces_catalog
 
 from engine import ConfigError, load_scorers
-from engine.runs.traces.otlp import decode_request
+from engine.runs.traces import TraceCollector
+from engine.runs.traces.otlp import decode_request, read_file_exporter
 from engine.runs.traces.receiver import TraceReceiver
 from engine.testing import JudgeServer
 
@@ -232,3 +234,39 @@ def test_scores_are_sent_back_as_spans_of_the_scored_trace(judge: JudgeServer, t
     assert evaluation.trace_id == llm_span.trace_id and evaluation.parent_id == llm_span.span_id
     assert evaluation.attributes["gen_ai.evaluation.name"] == "hallucination" and evaluation.attributes["gen_ai.evaluation.score.value"] == 0.0
     assert [event.name for event in evaluation.events] == ["gen_ai.evaluation.result"]
+
+
+def score_fixture(collector: TraceCollector, convention: str = "openinference") -> None:
+    collector.accept(list(read_file_exporter(FIXTURES / f"{convention}.otlp.jsonl")))
+    assert collector.flush(timeout=30)
+    collector.close()
+
+
+def test_where_keeps_only_the_spans_of_the_service_named(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    elsewhere = collector_for(traces_catalog(tmp_path, "openinference", "  where:\n    service.name: checkout\n"), tmp_path)
+    score_fixture(elsewhere)
+    assert stored(tmp_path) == [] and elsewhere.stats.traces == 1 and elsewhere.stats.notes == 0
+    (tmp_path / "here").mkdir()
+    here = collector_for(traces_catalog(tmp_path / "here", "openinference", "  where:\n    service.name: demo-openinference\n"), tmp_path / "here")
+    score_fixture(here)
+    assert len(stored(tmp_path / "here")) == 2
+
+
+def test_a_budget_stops_judge_calls_and_says_so_in_the_record(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
+    score_fixture(collector_for(traces_catalog(tmp_path, "openinference"), tmp_path, live={"max_cost": 1e-9}))
+    records = {record.scorer_id: record for record in stored(tmp_path)}
+    assert records["used-no-tools"].score == 0.0  # no judge: nothing to spend
+    assert records["hallucination"].score is None and "budget of $1e-09" in (records["hallucination"].error or "")
+    assert judge.requests_for("Claims") == []
+
+
+def test_the_catalogs_monitors_watch_the_scores_of_traces(judge: JudgeServer, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    script_hallucination(judge)
+    monitors = "monitors:\n  tools_used:\n    scorer: used-no-tools\n    statistic: mean\n    below: 0.5\n    window: 10\n    min_samples: 1\n    alert:\n      - log: warning\n"
+    catalog = traces_catalog(tmp_path, "openinference")
+    catalog.write_text(catalog.read_text() + monitors, encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="engine.monitors"):
+        score_fixture(collector_for(catalog, tmp_path))
+    assert any("tools_used" in record.getMessage() for record in caplog.records if record.name == "engine.monitors")

@@ -12,28 +12,14 @@ import typer
 
 from ..catalog import load_scorers
 from ..errors import ConfigError
-from ..judge import Chain
-from ..judge.middleware.budget import SpendLimit
 from ..runs.live.scorer import LiveScorer
 from ..runs.traces.collector import TraceCollector
 from ..runs.traces.receiver import LOOPBACK, TraceReceiver
-from ..scoring import AnyScorer, Scorer, each_judge
 from ..scrub import install_log_filter
 from ..store import redact_url
 from .app import app, errors
 from .common import DEFAULT_STORE, StoreOption, one_line_errors, sigterm_as_interrupt
 from .options import ScorerSetup, flags
-
-
-def _spending(scorer: AnyScorer, limit: SpendLimit | None) -> AnyScorer:
-    """`scorer` with every judge call held to `limit` (a call past it fails, and is recorded so)."""
-    if limit is None:
-        return scorer
-
-    def held(member: Scorer) -> Scorer:
-        return member.with_judge(Chain(member.judge, [limit.for_model(member.judge.model)]))
-
-    return each_judge(scorer, held)
 
 
 @app.command("collect")
@@ -60,11 +46,10 @@ def collect_command(
         raise ConfigError("the catalog has no `traces:` section: say which spans are scored, and by which scorers (docs/traces.md)", source.path)
     if "://" in store and spool is None:
         raise ConfigError("a database store keeps no spool beside it: give --spool FILE", parameter="--spool")
-    limit = SpendLimit(max_cost) if max_cost is not None else None
-    scorers = [_spending(setup.create(source, scorer_id), limit) for scorer_id in spec.scorer_ids()]
+    scorers = [setup.create(source, scorer_id) for scorer_id in spec.scorer_ids()]
     if "://" not in store:
         Path(store).parent.mkdir(parents=True, exist_ok=True)
-    live = LiveScorer(scorers, sampling=spec.sampling, store=store, run=run, flush_at_exit=0)
+    live = LiveScorer(scorers, sampling=spec.sampling, store=store, run=run, flush_at_exit=0, monitors=source.monitors or None, max_cost=max_cost)
     collector = TraceCollector(spec, live, spool or Path(store).with_name("traces-spool.sqlite"), settle=settle, max_pending=max_pending)
     receiver = TraceReceiver(collector, host=host, port=port, token=token)
     install_log_filter()  # an API key never reaches the log

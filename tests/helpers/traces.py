@@ -30,13 +30,14 @@ def traces_catalog(tmp_path: Path, convention: str, extra: str = "") -> Path:
     return path
 
 
-def collector_for(catalog: Path, tmp_path: Path, **options: Any) -> TraceCollector:
-    """A collector of the catalog's `traces:` section, storing run `traces` in tmp_path/scores.sqlite."""
+def collector_for(catalog: Path, tmp_path: Path, live: dict[str, Any] | None = None, **options: Any) -> TraceCollector:
+    """A collector of the catalog's `traces:` section (its monitors watching), storing run
+    `traces` in tmp_path/scores.sqlite; `live`: more options of the live scorer."""
     source = load_scorers(catalog)
     assert source.traces is not None
-    live = LiveScorer([source.create(scorer_id) for scorer_id in source.traces.scorer_ids()], sampling=source.traces.sampling,
-                      store=tmp_path / "scores.sqlite", run="traces", flush_at_exit=0)
-    return TraceCollector(source.traces, live, tmp_path / "spool.sqlite", settle=0.2, **options)
+    scorer = LiveScorer([source.create(scorer_id) for scorer_id in source.traces.scorer_ids()], sampling=source.traces.sampling,
+                        store=tmp_path / "scores.sqlite", run="traces", flush_at_exit=0, monitors=source.monitors or None, **(live or {}))
+    return TraceCollector(source.traces, scorer, tmp_path / "spool.sqlite", settle=0.2, **options)
 
 
 def stored(tmp_path: Path) -> list[Any]:
