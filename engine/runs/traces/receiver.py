@@ -55,6 +55,9 @@ def create_app(collector: TraceCollector, token: str | None) -> Any:
         if not allowed(request):
             return PlainTextResponse("a token is needed: Authorization: Bearer TOKEN (as `scorers collect` printed it)", status_code=401)
         content_type = request.headers.get("content-type", PROTOBUF)
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:  # refused before it is read
+            return PlainTextResponse(f"an export request of {declared} bytes: at most {MAX_BODY} are taken", status_code=413)
         body = await request.body()
         try:
             body = _decompressed(body, request.headers.get("content-encoding", ""))
