@@ -270,3 +270,26 @@ def test_the_catalogs_monitors_watch_the_scores_of_traces(judge: JudgeServer, tm
     with caplog.at_level(logging.WARNING, logger="engine.monitors"):
         score_fixture(collector_for(catalog, tmp_path))
     assert any("tools_used" in record.getMessage() for record in caplog.records if record.name == "engine.monitors")
+
+
+def test_the_exporter_is_told_what_was_shed_in_otlps_partial_success(judge: JudgeServer, tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+    from engine.runs.traces.otlp import request_from_json
+
+    receiver = TraceReceiver(collector_for(traces_catalog(tmp_path, "openinference"), tmp_path, max_pending=4, settle=3600), port=0).start()
+    template = json.loads((FIXTURES / "openinference.otlp.jsonl").read_text().splitlines()[0])
+    try:
+        shed = 0
+        for index in range(20):
+            request = json.loads(json.dumps(template).replace(template["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"], f"{index:032x}"))
+            answered = post(receiver.endpoint, request_from_json(request).SerializeToString(), "application/x-protobuf")
+            assert answered.status_code == 200 and answered.headers["content-type"] == "application/x-protobuf"
+            response = ExportTraceServiceResponse()
+            response.ParseFromString(answered.content)
+            shed += response.partial_success.rejected_spans
+            if response.partial_success.rejected_spans:
+                assert "not scored: the scorer is behind" in response.partial_success.error_message
+        assert shed > 0 and shed == receiver.collector.stats.shed
+    finally:
+        receiver.stop(timeout=0)

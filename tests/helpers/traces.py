@@ -37,7 +37,7 @@ def collector_for(catalog: Path, tmp_path: Path, live: dict[str, Any] | None = N
     assert source.traces is not None
     scorer = LiveScorer([source.create(scorer_id) for scorer_id in source.traces.scorer_ids()], sampling=source.traces.sampling,
                         store=tmp_path / "scores.sqlite", run="traces", flush_at_exit=0, monitors=source.monitors or None, **(live or {}))
-    return TraceCollector(source.traces, scorer, tmp_path / "spool.sqlite", settle=0.2, **options)
+    return TraceCollector(source.traces, scorer, tmp_path / "spool.sqlite", **{"settle": 0.2, **options})
 
 
 def stored(tmp_path: Path) -> list[Any]:
