@@ -104,7 +104,7 @@ def test_every_example_of_the_traces_page_runs(judge: JudgeServer, tmp_path: Pat
             collector.kill()
             collector.wait()
     assert ran == ["pip", "scorers check", "scorers collect", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:" + port + "/v1/traces",
-                   "scorers results", "scorers report", "scorers eval"]
+                   "scorers results", "scorers report", "scorers queue", "scorers eval"]
     page = (tmp_path / "traces.html").read_text(encoding="utf-8")
     assert 'class="trace"' in page and "The Eiffel Tower is a landmark in Paris, France." in page
     with SQLiteStore(tmp_path / ".scorers" / "results.sqlite") as store:
