@@ -293,3 +293,17 @@ def test_the_exporter_is_told_what_was_shed_in_otlps_partial_success(judge: Judg
         assert shed > 0 and shed == receiver.collector.stats.shed
     finally:
         receiver.stop(timeout=0)
+
+
+def test_an_llm_span_exported_without_its_messages_is_named_with_the_switch_that_adds_them(tmp_path: Path) -> None:
+    """OpenTelemetry's OpenAI instrumentation as it is by default: the span has no content."""
+    from engine.runs.traces import TraceReader, group_by_trace
+
+    spec = load_scorers(traces_catalog(tmp_path, "genai")).traces
+    assert spec is not None
+    (spans,) = group_by_trace(read_file_exporter(FIXTURES / "genai-no-content.otlp.jsonl")).values()
+    mapped = TraceReader(spec).items(spans)
+    assert [item.kind for item in mapped.items] == ["agent"]  # the whole run still is an item
+    (note,) = mapped.notes
+    assert str(note).startswith("span 'chat gpt-4o-mini' (") and "an llm span with no output" in str(note)
+    assert 'attributes."gen_ai.output.messages"' in str(note) and "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in str(note)

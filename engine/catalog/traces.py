@@ -52,10 +52,11 @@ class Convention(BaseModel):
     kind: str = Field(description="JMESPath giving the span's kind as the convention names it")
     kinds: dict[str, SpanKind] = Field(description="The convention's names of kinds, as llm, retrieval, tool or agent")
     fields: dict[SpanKind, dict[str, str]] = Field(description="Per kind: field -> JMESPath")
+    hidden_content: str = Field(default="", description="Why the convention's instrumentations may leave message content out, and the switch")
 
 
 _OI_USER = 'attributes."llm.input_messages"[?"message.role"==\'user\'] | [-1]."message.content"'
-_GENAI_TEXT = "[-1].parts[?type=='text'].content | join('', @)"
+_GENAI_TEXT = "[-1].parts[?type=='text'].content | join('', @ || `[]`)"
 _GENAI_USER = f"attributes.\"gen_ai.input.messages\"[?role=='user'] | {_GENAI_TEXT}"
 _GENAI_OUTPUT = f"attributes.\"gen_ai.output.messages\" | {_GENAI_TEXT}"
 
@@ -76,6 +77,10 @@ PRESETS: dict[str, Convention] = {
             "tool": {"name": 'attributes."gen_ai.tool.name"', "arguments": 'attributes."gen_ai.tool.call.arguments"', "result": 'attributes."gen_ai.tool.call.result"'},
             "agent": {"input": _GENAI_USER, "output": _GENAI_OUTPUT},
         },
+        hidden_content=(
+            "OpenTelemetry's GenAI instrumentations leave message content off spans unless told: "
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"
+        ),
     ),
     "openinference": Convention(
         kind='attributes."openinference.span.kind"',
@@ -90,6 +95,7 @@ PRESETS: dict[str, Convention] = {
             "tool": {"name": 'attributes."tool.name"', "arguments": 'attributes."tool.parameters" || attributes."input.value"', "result": 'attributes."output.value"'},
             "agent": {"input": 'attributes."input.value"', "output": 'attributes."output.value"'},
         },
+        hidden_content="OpenInference leaves content out where OPENINFERENCE_HIDE_INPUTS, OPENINFERENCE_HIDE_OUTPUTS or the HIDE_*_MESSAGES variables say so",
     ),
     "vercel": Convention(
         kind='attributes."ai.operationId"',
@@ -108,6 +114,7 @@ PRESETS: dict[str, Convention] = {
                      "result": 'attributes."ai.toolCall.result" || attributes."ai.toolCall.output"'},
             "agent": {"input": 'attributes."ai.prompt".prompt || attributes."ai.prompt".messages[-1].content', "output": 'attributes."ai.response.text"'},
         },
+        hidden_content="The AI SDK records inputs and outputs unless experimental_telemetry sets recordInputs or recordOutputs to false",
     ),
 }
 

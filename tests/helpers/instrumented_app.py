@@ -2,7 +2,7 @@
 a tool and asks the OpenAI SDK for an answer, traced by a real instrumentation of the OpenAI SDK
 (OpenInference's or OpenTelemetry's own) and exported over OTLP/HTTP by the real exporter.
 
-    python instrumented_app.py CONVENTION OTLP_ENDPOINT LLM_BASE_URL QUESTION [--count N]
+    python instrumented_app.py CONVENTION OTLP_ENDPOINT LLM_BASE_URL QUESTION [--count N] [--no-content]
 
 CONVENTION is `openinference` or `genai`. The retrieval and tool spans are written by hand with
 the convention's attributes, as a framework instrumented with it writes them; the LLM span is the
@@ -26,8 +26,9 @@ def main() -> None:
     parser.add_argument("question")
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--header", action="append", default=[], help="NAME=VALUE sent with every export")
+    parser.add_argument("--no-content", action="store_true", help="genai: the instrumentation's default, which keeps message content off the span")
     args = parser.parse_args()
-    if args.convention == "genai":
+    if args.convention == "genai" and not args.no_content:
         # Message content on the span itself (not in separate log events), as the latest
         # experimental GenAI conventions write it.
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"

@@ -35,7 +35,7 @@ def _hex_ids(node: Any) -> Any:
     return node
 
 
-def record(convention: str) -> Path:
+def record(convention: str, *options: str, name: str | None = None) -> Path:
     lines: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -56,15 +56,17 @@ def record(convention: str) -> Path:
     judge.on(None, ANSWER)
     try:
         subprocess.run([sys.executable, str(HERE / "instrumented_app.py"), convention, f"http://127.0.0.1:{server.server_address[1]}/v1/traces",
-                        judge.base_url, "Where is the Eiffel Tower?"], check=True, capture_output=True)
+                        judge.base_url, "Where is the Eiffel Tower?", *options], check=True, capture_output=True)
     finally:
         judge.stop()
         server.shutdown()
-    path = FIXTURES / f"{convention}.otlp.jsonl"
+    path = FIXTURES / f"{name or convention}.otlp.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 if __name__ == "__main__":
-    for name in ("openinference", "genai"):
-        print(record(name))
+    for convention in ("openinference", "genai"):
+        print(record(convention))
+    # OpenTelemetry's OpenAI instrumentation as it is by default: no message content on the span.
+    print(record("genai", "--no-content", name="genai-no-content"))

@@ -81,8 +81,17 @@ class TraceReader:
         return self.spec.preset.kinds.get(named) if isinstance(named, str) else None
 
     def read(self, span: Span, kind: SpanKind, name: str) -> Any:
+        """What the field's expression finds in the span; None when nothing, or when the span's
+        values are not of the types the expression works on (a note says so where it matters)."""
+        from jmespath.exceptions import JMESPathError
+
         found = self._fields[kind].get(name)
-        return found[1].search(_view(span)) if found is not None else None
+        if found is None:
+            return None
+        try:
+            return found[1].search(_view(span))
+        except JMESPathError:
+            return None
 
     def admitted(self, span: Span) -> bool:
         """Whether the span passes the section's `where:`."""
@@ -175,7 +184,9 @@ class TraceReader:
 
     def _missing(self, span: Span, kind: SpanKind, name: str) -> Note:
         expression = self._fields[kind].get(name, ("(no reading in this convention)", None))[0]
-        return Note(span.trace_id, span.span_id, span.name, f"a {kind} span with no {name}: {self.spec.convention} reads it by {expression}, which found nothing")
+        article = "an" if kind in ("llm", "agent") else "a"
+        hint = f" ({self.spec.preset.hidden_content})" if name in ("input", "output") and self.spec.preset.hidden_content else ""
+        return Note(span.trace_id, span.span_id, span.name, f"{article} {kind} span with no {name}: {self.spec.convention} reads it by {expression}, which found nothing{hint}")
 
     def _metadata(self, span: Span, kind: SpanKind, tree: list[dict[str, Any]]) -> dict[str, Any]:
         metadata: dict[str, Any] = {"trace_id": span.trace_id, "span_id": span.span_id, "span_name": span.name, "span_kind": kind, "trace": tree}
