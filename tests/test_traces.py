@@ -307,3 +307,18 @@ def test_an_llm_span_exported_without_its_messages_is_named_with_the_switch_that
     (note,) = mapped.notes
     assert str(note).startswith("span 'chat gpt-4o-mini' (") and "an llm span with no output" in str(note)
     assert 'attributes."gen_ai.output.messages"' in str(note) and "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in str(note)
+
+
+def test_collect_says_in_one_line_what_is_missing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    runner = CliRunner()
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("scorers: {}\n", encoding="utf-8")
+    refused = runner.invoke(app, ["collect", str(plain), "--port", "0", "--store", str(tmp_path / "s.sqlite")])
+    assert refused.exit_code == 2 and "the catalog has no `traces:` section" in refused.stderr and "Traceback" not in refused.output
+    exposed = runner.invoke(app, ["collect", str(traces_catalog(tmp_path, "openinference")), "--host", "0.0.0.0", "--port", "0", "--store", str(tmp_path / "s.sqlite")])
+    assert exposed.exit_code == 2 and "give --token" in exposed.stderr and len(exposed.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / "traces-spool.sqlite").exists()  # refused before anything was opened

@@ -14,7 +14,7 @@ from ..catalog import load_scorers
 from ..errors import ConfigError
 from ..runs.live.scorer import LiveScorer
 from ..runs.traces.collector import TraceCollector
-from ..runs.traces.receiver import LOOPBACK, TraceReceiver
+from ..runs.traces.receiver import LOOPBACK, TraceReceiver, check_exposure
 from ..scrub import install_log_filter
 from ..store import redact_url
 from .app import app, errors
@@ -40,6 +40,7 @@ def collect_command(
 ) -> None:
     """Receive the OpenTelemetry traces your app exports (OTLP/HTTP, POST /v1/traces) and score
     their spans in the background, as the catalog's `traces:` section says."""
+    check_exposure(host, token)  # before anything is opened
     source = load_scorers(catalog)
     spec = source.traces
     if spec is None:

@@ -89,12 +89,17 @@ def _decompressed(body: bytes, encoding: str) -> bytes:
     return out
 
 
+def check_exposure(host: str, token: str | None) -> None:
+    """Another address than the loopback one is reachable by other machines: only with a token."""
+    if host not in (LOOPBACK, "localhost") and not token:
+        raise ConfigError(f"--host {host}: other machines can reach it there; give --token (or SCORERS_COLLECT_TOKEN) so only your exporters are taken")
+
+
 class TraceReceiver:
     """The receiver on a thread of its own (tests, the bench) or in the foreground (the CLI)."""
 
     def __init__(self, collector: TraceCollector, *, host: str = LOOPBACK, port: int = 4318, token: str | None = None) -> None:
-        if host != LOOPBACK and host != "localhost" and not token:
-            raise ConfigError(f"--host {host}: other machines can reach it there; give --token (or SCORERS_COLLECT_TOKEN) so only your exporters are taken")
+        check_exposure(host, token)
         try:
             import uvicorn
         except ImportError:
