@@ -137,6 +137,7 @@ def post(endpoint: str, body: bytes, content_type: str, **headers: str) -> httpx
 
 
 def test_json_and_gzip_bodies_are_taken_and_a_bad_body_is_refused_in_one_line(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
     receiver = TraceReceiver(collector_for(traces_catalog(tmp_path, "openinference"), tmp_path), port=0).start()
     line = (FIXTURES / "openinference.otlp.jsonl").read_bytes().splitlines()[0]
     try:
@@ -146,23 +147,23 @@ def test_json_and_gzip_bodies_are_taken_and_a_bad_body_is_refused_in_one_line(ju
         assert refused.status_code == 400 and "not an OTLP trace export" in refused.text
         assert receiver.collector.stats.spans == 4
     finally:
-        receiver.stop(timeout=0)
+        assert receiver.stop(timeout=30)
 
 
 def test_bound_elsewhere_it_asks_for_a_token(judge: JudgeServer, tmp_path: Path) -> None:
+    script_hallucination(judge)
     collector = collector_for(traces_catalog(tmp_path, "openinference"), tmp_path)
+    with pytest.raises(ConfigError, match="give --token"):
+        TraceReceiver(collector, host="0.0.0.0", port=0)
+    receiver = TraceReceiver(collector, host="0.0.0.0", port=0, token="s3cret").start()
     try:
-        with pytest.raises(ConfigError, match="give --token"):
-            TraceReceiver(collector, host="0.0.0.0", port=0)
-        receiver = TraceReceiver(collector, host="0.0.0.0", port=0, token="s3cret").start()
         line = (FIXTURES / "openinference.otlp.jsonl").read_bytes().splitlines()[0]
         endpoint = f"http://127.0.0.1:{receiver.port}/v1/traces"
         assert post(endpoint, line, "application/json").status_code == 401
         assert post(endpoint, line, "application/json", authorization="Bearer wrong").status_code == 401
         assert post(endpoint, line, "application/json", authorization="Bearer s3cret").status_code == 200
     finally:
-        collector.close(timeout=0)
-        receiver.server.should_exit = True
+        assert receiver.stop(timeout=30)
 
 
 def test_what_was_accepted_is_scored_after_a_restart(judge: JudgeServer, tmp_path: Path) -> None:
