@@ -39,7 +39,10 @@ BIN = Path(sys.executable).parent
 runner = CliRunner()
 
 #: Pages with a test of their own that runs their blocks in order with more checks.
-OWN_TESTS = {"docs/tuning.md": "tests/test_docs_tuning.py", "docs/monitoring.md": "tests/test_docs_monitoring.py", "docs/quality.md": "tests/test_judge_quality.py"}
+OWN_TESTS = {
+    "docs/tuning.md": "tests/test_docs_tuning.py", "docs/monitoring.md": "tests/test_docs_monitoring.py", "docs/quality.md": "tests/test_judge_quality.py",
+    "docs/traces.md": "tests/test_docs_traces.py",
+}
 
 #: Commands that set up the environment this suite already runs in.
 ENVIRONMENT = re.compile(r"^(python3? -m venv|(\S*/)?pip install|\.venv/bin/pytest -q$)")

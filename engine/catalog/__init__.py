@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # compiling, judging and scoring load when a catalog is compi
     from .monitors import Monitor
     from .proving import TruthRow
     from .queues import QueueSpec
+    from .traces import TracesSpec
 
 
 class Catalog:
@@ -48,6 +49,8 @@ class Catalog:
         self.monitors: list[Monitor] = catalog_monitors(source, self._scorers)
         #: The catalog's `queues:` section, each queue checked against its scorer's steps.
         self.queues: list[QueueSpec] = catalog_queues(source, self._scorers)
+        #: The catalog's `traces:` section: which spans of an app's traces are scored, and how.
+        self.traces: TracesSpec | None = catalog_traces(source)
 
     @cached_property
     def warnings(self) -> list[ConfigError]:
@@ -236,6 +239,16 @@ def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDef
     steps = {scorer_id: answer_fields(plan) for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
     answers = {scorer_id: {step.id: step.answer_model for step in plan.steps} for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
     return queues_in(source.data, source.path, known, steps, answers)
+
+
+def catalog_traces(source: CatalogSource) -> TracesSpec | None:
+    """The `traces:` section of a catalog file, its scorers checked against those it offers."""
+    if source.data.get("traces") is None:
+        return None  # without loading traces.py
+    from .traces import traces_in
+
+    known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
+    return traces_in(source.data, source.path, known)
 
 
 def summary(catalog: Catalog) -> list[dict[str, Any]]:

@@ -200,6 +200,9 @@ class CatalogFile(_Strict):
     queues: Optional[dict[str, dict[str, Any]]] = Field(
         default=None, description="Review queues of these scorers: instructions, the label people give, labels per item (docs/labelling.md)"
     )
+    traces: Optional[dict[str, Any]] = Field(
+        default=None, description="Which spans of an app's OpenTelemetry traces are scored and how they become items (docs/traces.md)"
+    )
 
 
 #: Step fields always written, even in a step that overrides one of a base scorer; the rest

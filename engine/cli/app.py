@@ -101,6 +101,7 @@ COMMAND_MODULES: dict[str, str] = {
     "workbench": "workbench_commands",
     "cache": "cache_commands",
     "queue": "queue_commands",
+    "collect": "collect_commands",
 }
 
 

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
 from ..runs.items import Data, select_items
+from ..runs.traces.files import is_trace_file, trace_file_items
 from ..runs.labels.golden import queue_data, queue_name
 from ..runs.tuning import (
     calibration_caution,
@@ -73,6 +74,11 @@ def selected(data: Path, subset: Selection, scorers: list[AnyScorer], catalogs: 
         return select_items(queue_data(existing_store(store), queue), subset.limit, subset.sample, subset.seed)
     if not data.is_file():
         raise ConfigError(f"no data file {data}")
+    if is_trace_file(data):  # the Collector's file exporter: spans become items by the catalog's `traces:` section
+        items, notes = trace_file_items(data, catalogs[0].traces, [base_id(scorer.id) for scorer in scorers])
+        for note in notes:
+            errors.print(f"warning: not scored: {note}", markup=False, highlight=False, soft_wrap=True)
+        return select_items(items, subset.limit, subset.sample, subset.seed)
     refuse_unknown_labels(data, sorted({base_id(scorer.id) for scorer in scorers}), [scorer_id for catalog in catalogs for scorer_id in catalog.ids()])
     return select_items(data, subset.limit, subset.sample, subset.seed)
 

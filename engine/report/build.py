@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
+from ..runs.traces.view import TraceLine, trace_lines
 from ..runs.verdict import Verdict
 from ..runs.stored.reading import (
     stored_verdict,
@@ -108,6 +109,7 @@ class ItemRow(BaseModel):
     expected: str = Field(description="The human label as shown ('' when none)")
     cells: list[Cell]
     search: str = Field(description="Lower-cased text the search box matches")
+    trace: list[TraceLine] = Field(default_factory=list, description="The spans of the item's trace, when it came from one")
 
 
 class UsageLine(BaseModel):
@@ -191,6 +193,14 @@ def _cell(key: str, record: ResultRecord, threshold: float) -> Cell:
     )
 
 
+def _missing_cell(key: str, row: ItemRow) -> Cell:
+    """A scorer with no outcome for the item: a failure, except for an item of a trace, which
+    goes only to the scorers of its kind (an LLM span's or a whole run's)."""
+    if row.trace:
+        return Cell(key=key, score=None, flagged=None, agrees=None, reason=None, error=None, not_scorable="not this scorer's kind of item", steps=[])
+    return Cell(key=key, score=None, flagged=None, agrees=None, reason=None, error="not scored", steps=[])
+
+
 def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     """Everything the page shows for `run` (and `compare`, a second run), from the store."""
     names = [run] + ([compare] if compare is not None else [])
@@ -223,7 +233,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
             if row is None:
                 row = rows[record.item_id] = ItemRow(
                     item_id=record.item_id, index=record.item_index, input=_text(record.input), output=_text(record.output),
-                    context=list(record.context or []), expected=_expected(record.expected), cells=[], search="",
+                    context=list(record.context or []), expected=_expected(record.expected), cells=[], search="", trace=trace_lines(record.metadata),
                 )
             elif not row.expected:
                 row.expected = _expected(record.expected)
@@ -232,7 +242,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
     ordered = sorted(rows.values(), key=lambda row: (row.index if row.index is not None else 1 << 62, row.item_id))
     for row in ordered:
         by_key = {cell.key: cell for cell in row.cells}
-        row.cells = [by_key.get(key) or Cell(key=key, score=None, flagged=None, agrees=None, reason=None, error="not scored", steps=[]) for key in columns]
+        row.cells = [by_key.get(key) or _missing_cell(key, row) for key in columns]
         row.search = " ".join([row.item_id, row.input, row.output, *[cell.reason or cell.not_scorable or "" for cell in row.cells]]).lower()
     comparisons = compare_runs(store, run, compare) if compare is not None else []
     if compare is None and len(sections) == 2 and base_id(sections[0].scorer_id) == base_id(sections[1].scorer_id):

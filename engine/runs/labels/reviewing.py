@@ -146,10 +146,18 @@ def item_view(labelled: QueueLabels, item: ReviewItem, reviewer: str) -> dict[st
         "has_judge": item.judged is not None,
         "judged": item.judged.model_dump(mode="json") if reveal and item.judged is not None else None,
         "others": len([label for label in labelled.by_item.get(item.item_id, []) if label.reviewer != reviewer]),
+        # An item of an app's trace (engine/runs/traces): its span tree, shown beside the scores.
+        "trace": _trace(item.fields.get("metadata")),
+        "scored_span": (item.fields.get("metadata") or {}).get("span_id"),
     }
     if reveal and item.judged is not None and item.judged.score is not None:
         view["judge_flags"] = flags(item.judged.score, labelled.queue.threshold, labelled.queue.direction)
     return view
+
+
+def _trace(metadata: Any) -> list[Any]:
+    found = metadata.get("trace") if isinstance(metadata, dict) else None
+    return found if isinstance(found, list) else []
 
 
 def _item(store: Store, name: str, item_id: str) -> ReviewItem:

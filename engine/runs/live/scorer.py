@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,7 +44,9 @@ from typing import Any
 
 from ...errors import ConfigError, JudgeCircuitOpenError, NotScorable, ScorerError
 from ...formatting import one_line
-from ...scoring import AnyScorer, GetContext, RunInput, ScoreResult
+from ...judge import Chain
+from ...judge.middleware.budget import SpendLimit
+from ...scoring import AnyScorer, GetContext, RunInput, ScoreResult, each_judge
 from ...scoring.tracing import current_trace, within
 from ...scoring.transcripts import tool_result_context
 from ...store import KeepsAlerts, ResultRecord, Store, open_store
@@ -111,8 +113,11 @@ class LiveScorer:
         flush_at_exit: float = 5.0,
         monitors: Sequence[Monitor] | Monitor | str | Path | None = None,
         store_content: ContentPolicy | bool | Mapping[str, Any] = True,
+        max_cost: float | None = None,
     ) -> None:
-        self.scorers = check_scorers(scorers)
+        #: What the judges may spend in all (US dollars): a call past it fails, and is recorded so.
+        self.spend_limit = SpendLimit(max_cost) if max_cost is not None else None
+        self.scorers = [within_budget(scorer, self.spend_limit) for scorer in check_scorers(scorers)]
         self.rates = sampling_rates(sampling, self.scorers)
         if queue_size < 1 or concurrency < 1:
             raise ConfigError("queue_size and concurrency must be at least 1")
@@ -197,19 +202,23 @@ class LiveScorer:
         run_id: str | None = None,
         turns: list[Any] | None = None,
         expected_trajectory: list[Any] | None = None,
+        sample_key: str | None = None,
+        scorers: Collection[str] | None = None,
     ) -> bool:
         """Queue one reply for the scorers sampled for it; never blocks. True when queued.
-        Give `run_id` (e.g. the trace id) to make the sampling replayable."""
+        Give `run_id` (e.g. the trace id) to make the sampling replayable; `sample_key`, when
+        the sampling is decided by something else than the run id (the items of one trace share
+        its trace id); `scorers`, the ids of the attached scorers this reply is for (default: all)."""
         run_id = run_id or str(uuid.uuid4())
         metadata = dict(metadata or {})
         admitted = self._admits(metadata)
-        point = sample_point(run_id, self.seed)
+        point = sample_point(sample_key or run_id, self.seed)
         with self._lock:
             self.stats.calls += 1
             if not admitted:
                 self.stats.filtered += 1
                 return False
-            chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id]]
+            chosen = [scorer for scorer in self.scorers if point < self.rates[scorer.id] and (scorers is None or scorer.id in scorers)]
             full = bool(chosen) and (self._closed or self.stats.pending >= self.queue_size)
             if full:
                 self.stats.dropped += 1
@@ -467,6 +476,13 @@ async def _cancel_everything() -> None:
     for task in others:
         task.cancel()
     await asyncio.gather(*others, return_exceptions=True)
+
+
+def within_budget(scorer: AnyScorer, limit: SpendLimit | None) -> AnyScorer:
+    """`scorer` with each judge's calls held to `limit` (the budget middleware)."""
+    if limit is None:
+        return scorer
+    return each_judge(scorer, lambda member: member.with_judge(Chain(member.judge, [limit.for_model(member.judge.model)])))
 
 
 def attach_scorers(agent: Any, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> Any:

@@ -134,6 +134,25 @@ function fieldBody(name, value, item) {
   return textBlock(typeof value === "string" ? value : JSON.stringify(value, null, 2));
 }
 
+// An item of an app's trace: one row per span, indented under its parent, the scored span marked;
+// a tool span shows its call and result, a retrieval span its documents.
+function traceRows(nodes, depth, scored) {
+  const short = (value) => { const text = typeof value === "string" ? value : JSON.stringify(value); return text.length > 300 ? text.slice(0, 299) + "…" : text; };
+  return nodes.flatMap((span) => {
+    const detail = span.tool ? [`${span.tool.name}(${short(span.tool.arguments ?? "")}) -> ${short(span.tool.result ?? "")}`] : (span.documents || []).map(short);
+    const row = el("tr", {class: span.span_id === scored ? "scored" : ""},
+      el("td", {style: `padding-left: ${8 + depth * 16}px`, text: span.name + (span.status === "error" ? " (error)" : "")}),
+      el("td", {text: span.kind || ""}), el("td", {class: "num", text: figure(span.start_ms)}), el("td", {class: "num", text: figure(span.duration_ms)}),
+      el("td", {}, ...detail.map((line) => el("div", {class: "span-detail", text: line}))));
+    return [row, ...traceRows(span.children || [], depth + 1, scored)];
+  });
+}
+
+function traceTable(item) {
+  const head = el("tr", {}, ...["span", "kind", "start ms", "ms", "what it did"].map((text) => el("th", {text})));
+  return el("table", {class: "trace"}, head, ...traceRows(item.trace, 0, item.scored_span));
+}
+
 function showItem(item) {
   state.item = item;
   $("#empty").hidden = true;
@@ -141,7 +160,8 @@ function showItem(item) {
   const info = queueInfo();
   $("#item-title").textContent = `Item ${item.item_id}` + (state.browsing !== null ? " (labelled before)" : "");
   $("#fields").replaceChildren(...item.order.map((name) => el("section", {class: `field field-${name}`},
-    el("h3", {text: FIELD_TITLES[name] || name}), fieldBody(name, item.fields[name], item))));
+    el("h3", {text: FIELD_TITLES[name] || name}), fieldBody(name, item.fields[name], item))),
+    ...(item.trace.length ? [el("section", {class: "field field-trace"}, el("h3", {text: "Trace"}), traceTable(item))] : []));
   $("#instructions").textContent = info ? info.instructions : "";
   const own = item.label;
   state.choice = own ? own.value : null;
