@@ -81,12 +81,14 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         extract_tool_results,
     )
     from .runs.align import AlignResult, aalign, align
-    from .store import ResultRecord, RunInfo, SQLiteStore, Store
+    from .store import ResultRecord, RunInfo, SQLiteStore, Store, register_store_backend
+    from .judge import ResponseCache
+    from .testing import assert_score
 
 if TYPE_CHECKING:  # what the signatures below name, not exported
     from typing_extensions import Unpack
 
-    from .judge import JudgeChoice, ResponseCache
+    from .judge import JudgeChoice
 
 _LAZY_EXPORTS: dict[str, str] = {
     "Catalog": ".catalog",
@@ -168,6 +170,9 @@ _LAZY_EXPORTS: dict[str, str] = {
     "RunInfo": ".store",
     "SQLiteStore": ".store",
     "Store": ".store",
+    "register_store_backend": ".store",
+    "ResponseCache": ".judge",
+    "assert_score": ".testing",
 }
 
 
@@ -257,6 +262,7 @@ __all__ = [
     "LiveStats",
     "NotScorable",
     "BudgetReached",
+    "ResponseCache",
     "ResultRecord",
     "Run",
     "RunInfo",
@@ -275,6 +281,7 @@ __all__ = [
     "arun_batch_api",
     "arun_evals",
     "as_variant",
+    "assert_score",
     "assistant_text",
     "attach_scorers",
     "builtin_catalog",
@@ -284,6 +291,7 @@ __all__ = [
     "extract_tool_results",
     "load_scorers",
     "read_jsonl",
+    "register_store_backend",
     "run_batch_api",
     "run_compare",
     "run_evals",
