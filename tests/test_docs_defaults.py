@@ -40,7 +40,7 @@ NAMED = re.compile(r"`(?P<name>--[a-z][\w-]*|[a-z_]+)(?:[ =][^`]*)?`")
 
 def cli_commands() -> Iterator[Any]:
     """Every command of `scorers`, groups walked (`scorers queue create` ...)."""
-    pending = [typer.main.get_command(app)]
+    pending: list[Any] = [typer.main.get_command(app)]
     while pending:
         command = pending.pop()
         if hasattr(command, "list_commands"):
@@ -134,7 +134,7 @@ def normal(value: Any) -> str:
 def paragraphs(text: str) -> Iterator[tuple[int, str]]:
     """(first line, text) of each paragraph outside code blocks, its lines joined."""
     inside = False
-    start, lines = 0, []
+    start, lines = 0, list[str]()
     for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("```"):
             inside = not inside
@@ -238,7 +238,7 @@ def test_python_examples_save_where_the_pages_commands_read() -> None:
             assert store == DEFAULT_STORE or f"--store {store}" in shell, f"{page.relative_to(ROOT)}: store={store!r}"
 
 
-SIDE = re.compile(r"\bat or (?:past|above|below|beyond|over|under) the (?:threshold|line|pass line)", re.IGNORECASE)
+SIDE = re.compile(r"\bat\s+or\s+(?:past|above|below|beyond|over|under)\s+the\s+(?:threshold|line|pass\s+line)", re.IGNORECASE)
 
 
 def test_no_page_puts_a_score_on_the_line_on_the_flagged_side() -> None:

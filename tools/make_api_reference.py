@@ -37,6 +37,10 @@ GROUPS = (
     ("Errors", ("engine.errors",)),
 )
 
+#: The fence of a signature: highlighted as Python, but not an example the docs' test runs
+#: (tests/test_docs_run.py runs ```python blocks).
+SIGNATURE = "```py"
+
 HEADER = """# Python API reference
 
 Made by `tools/make_api_reference.py` from the docstrings; do not edit by hand (a test fails
@@ -121,9 +125,9 @@ def entry(name: str, value: Any) -> str:
     lines = [f"### `{name}`", ""]
     shown = signature(value) if kind == "function" else None
     if shown is not None:
-        lines += ["```python", f"{name}{shown}", "```", ""]
+        lines += [SIGNATURE, f"{name}{shown}", "```", ""]
     elif kind == "value":
-        lines += ["```python", f"{name} = {one_line(str(value)).replace('typing.', '')}", "```", ""]
+        lines += [SIGNATURE, f"{name} = {one_line(str(value)).replace('typing.', '')}", "```", ""]
     else:
         lines += [f"*{kind}*, defined in `{defining_module(value)}`", ""]
     doc = inspect.getdoc(value) if kind != "value" else None
