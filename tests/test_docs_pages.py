@@ -148,3 +148,14 @@ def test_the_local_judge_script_is_shipped_and_refuses_a_bad_port_before_install
     done = subprocess.run(["bash", str(script), "eighty"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "LOCAL_JUDGE_HOME": str(tmp_path / "judge")})
     assert done.returncode == 2 and "usage:" in done.stderr
     assert not (tmp_path / "judge").exists()
+
+
+def test_the_changelog_keeps_an_unreleased_section_on_top_with_migration_notes() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert sections[0] == "Unreleased"
+    entries = re.findall(r"^- \*\*(.+?)\*\*", text, re.MULTILINE)
+    assert entries, "no entries"
+    for bullet in re.split(r"\n(?=- \*\*)", text)[1:]:
+        assert "*Migration*" in bullet, bullet.splitlines()[0]
+    assert section(text, "## " + sections[1]).lstrip().startswith("- **An empty output is not scorable**")
