@@ -159,3 +159,24 @@ def test_the_changelog_keeps_an_unreleased_section_on_top_with_migration_notes()
     for bullet in re.split(r"\n(?=- \*\*)", text)[1:]:
         assert "*Migration*" in bullet, bullet.splitlines()[0]
     assert section(text, "## " + sections[1]).lstrip().startswith("- **An empty output is not scorable**")
+
+
+EMPTY_SCORED = re.compile(r"\bempty (?:output|summary)[^.;]{0,40}?(?:no (?:judge )?call,\s+)?score[sd]?\s+(?:0|1|`)", re.IGNORECASE)
+
+
+def test_scorers_md_says_an_empty_output_is_not_scorable_where_the_scorer_makes_it_so() -> None:
+    """docs/scorers.md used to say "empty output: no call, score 0" of scorers that refuse an
+    empty output as not scorable; each section must say what its scorer does."""
+    from engine import builtin_catalog
+
+    catalog = builtin_catalog()
+    text = (ROOT / "docs" / "scorers.md").read_text(encoding="utf-8")
+    refusing = [scorer_id for scorer_id in catalog.ids() if catalog.plan(scorer_id).empty_output == "not_scorable" and "output" in catalog.plan(scorer_id).requires]
+    for scorer_id in refusing:
+        heading = next((line for line in text.splitlines() if re.match(rf"## {re.escape(scorer_id)}\b", line)), None)
+        if heading is None:
+            continue  # described in a shared table, not a section of its own
+        body = " ".join(section(text, heading).split())
+        assert EMPTY_SCORED.search(body) is None, f"{scorer_id}: {EMPTY_SCORED.search(body)}"
+        if re.search(r"empty (?:output|summary)", body, re.IGNORECASE):
+            assert "not scorable" in body, scorer_id
