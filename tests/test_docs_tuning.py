@@ -64,3 +64,9 @@ def test_every_command_of_the_loop_runs(judge: JudgeServer, tmp_path: Path, monk
     assert len((tmp_path / "baseline.jsonl").read_text(encoding="utf-8").splitlines()) == 60
     assert (tmp_path / "baseline.csv").read_text(encoding="utf-8").startswith("item_id,")
     assert len(judge.requests_for("InstructionRewrite")) == 1  # align asked its optimizer
+    page = (ROOT / "docs" / "tuning.md").read_text(encoding="utf-8")
+    namespace: dict[str, object] = {}
+    for block in re.findall(r"```python\n(.*?)```", page, re.DOTALL):  # "From Python", on the reader's copy
+        exec(compile(block, "docs/tuning.md", "exec"), namespace)  # noqa: S102 - the page's own example
+    shown = runner.invoke(app, ["results", "--run", "my-variant-vs-builtin"])  # saved where the commands read by default
+    assert shown.exit_code == 0, shown.output
