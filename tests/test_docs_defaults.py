@@ -222,14 +222,16 @@ def test_every_command_keeps_runs_in_the_store_the_docs_name() -> None:
     assert stores == {normal(DEFAULT_STORE)}
     concepts = " ".join(line for _, line in paragraphs((ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")))
     assert f"The store's default path is `{DEFAULT_STORE}`" in concepts
-    users = {name for name in typer.main.get_command(app).list_commands(None) if any("--store" in getattr(param, "opts", []) for param in commands_of(name))}
+    group: Any = typer.main.get_command(app)
+    users = {name for name in group.list_commands(None) if any("--store" in getattr(param, "opts", []) for param in commands_of(name))}
     named = set(re.findall(r"`(\w+)`", concepts[concepts.index("every command that reads or writes runs") :].split(")", 1)[0]))
     assert named == users
 
 
 def commands_of(name: str) -> list[Any]:
     """The options of `scorers NAME`, or of every command of its group (`scorers queue ...`)."""
-    command = typer.main.get_command(app).get_command(None, name)
+    group: Any = typer.main.get_command(app)
+    command = group.get_command(None, name)
     if hasattr(command, "list_commands"):
         return [param for sub in command.list_commands(None) for param in command.get_command(None, sub).params]
     return list(command.params)
