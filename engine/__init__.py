@@ -81,10 +81,9 @@ if TYPE_CHECKING:  # the names below are read on first use (PEP 562): `scorers l
         extract_tool_results,
     )
     from .runs.align import AlignResult, aalign, align
-    from .store import ResultRecord, RunInfo, SQLiteStore, Store
-
-if TYPE_CHECKING:  # what the signatures below name, not exported
+    from .store import ResultRecord, RunInfo, SQLiteStore, Store, register_store_backend
     from .judge import ResponseCache
+    from .testing import assert_score
 
 _LAZY_EXPORTS: dict[str, str] = {
     "Catalog": ".catalog",
@@ -166,6 +165,9 @@ _LAZY_EXPORTS: dict[str, str] = {
     "RunInfo": ".store",
     "SQLiteStore": ".store",
     "Store": ".store",
+    "register_store_backend": ".store",
+    "ResponseCache": ".judge",
+    "assert_score": ".testing",
 }
 
 
@@ -255,6 +257,7 @@ __all__ = [
     "LiveStats",
     "NotScorable",
     "BudgetReached",
+    "ResponseCache",
     "ResultRecord",
     "Run",
     "RunInfo",
@@ -273,6 +276,7 @@ __all__ = [
     "arun_batch_api",
     "arun_evals",
     "as_variant",
+    "assert_score",
     "assistant_text",
     "attach_scorers",
     "builtin_catalog",
@@ -282,6 +286,7 @@ __all__ = [
     "extract_tool_results",
     "load_scorers",
     "read_jsonl",
+    "register_store_backend",
     "run_batch_api",
     "run_compare",
     "run_evals",

@@ -1,4 +1,4 @@
-"""Every code block a reader would paste, in README.md and every page under docs/, runs as
+"""Every code block a reader would paste, in README.md, examples/README.md and every page under docs/, runs as
 written (against the scripted judge) and succeeds.
 
 Blocks are found, not listed, so a new page is covered as soon as it is written:
@@ -64,7 +64,7 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [ROOT / "README.md", ROOT / "examples" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def blocks(page: Path) -> list[Block]:

@@ -245,6 +245,9 @@ class Uncovered(BaseModel):
 
 
 class EvalResult(BaseModel):
+    """What a batch run (`run_evals`, `scorers eval`) returns: its status, the mean and summary
+    per scorer, every item's outcome, the errors and the items not scorable, and the verdict."""
+
     run: str
     store: str | None = None
     status: RunStatus = Field(

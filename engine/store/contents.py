@@ -27,7 +27,7 @@ Compressed with zlib's deflate at level 6, raw (no header or checksum: a piece i
 digest of its text, a blob is read whole or not at all). On the bench's records levels 1, 6
 and 9 give sizes within a fraction of a percent, and on texts this small what a call costs is
 setting up the compressor, not the level: 6, zlib's own default, is kept for texts where the
-level does matter (long contexts). docs/performance.md has the figures.
+level does matter (long contexts). bench/RESULTS.md has the figures.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ class Trial(BaseModel):
 
 
 class AlignResult(BaseModel):
+    """What `align` found: the split, the baseline, every candidate tried on dev, the best one's
+    comparison with the baseline on the untouched test split, and whether it was accepted."""
+
     scorer_id: str
     metric: AlignMetric
     seed: int
