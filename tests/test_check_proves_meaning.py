@@ -52,11 +52,11 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rounds_to_whole_numbers/catalog.yaml:27:16: grounded.score.round: rounding to 0 decimals on a score from 0 to 1 leaves only 0, 1: a share of 0.3 shows as 0; round to 2",
     ]),
     ("rule_never_refuses", 0, [
-        "rule_never_refuses/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length >= 0` accepts every answer tried (48, empty and long lists among them): it never refuses one, so it checks nothing [rule-never-refuses]",
+        "rule_never_refuses/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length >= 0` accepts every answer tried (empty and long lists among them): it never refuses one, so it checks nothing [rule-never-refuses]",
         "rule_never_refuses/catalog.yaml:8:39: warning: strict-hallucination.analyze rule 1 check: `verdicts | length >= 0` is always true: verdicts | length is 0 to 100 [constant-condition]",
     ]),
     ("skip_never_true", 0, [
-        "skip_never_true/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims is none` is never true for the 13 answers tried (empty and long lists among them): the step always runs [skip-never]",
+        "skip_never_true/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims is none` is never true for every answer tried (empty and long lists among them): the step always runs [skip-never]",
     ]),
 ]
 

@@ -46,6 +46,9 @@ class Scenario:
     most: int = MOST_ITEMS
     #: Whether the item's input, ground truth and context are blank (the output is not).
     blank_item: bool = False
+    #: Whether the lists of one answer differ in length (the first as long as `lists` says,
+    #: the others of one item): what a rule comparing two lists of an answer must refuse.
+    uneven: bool = False
 
 
 _MISSING = object()
@@ -119,6 +122,7 @@ class AnswerMaker:
 
     def answer(self, step: str, schema: Mapping[str, Any]) -> Any:
         self.definitions = schema.get("$defs", {})
+        self.lists_made = 0
         return self._make(schema, step, "", 0, "answer")
 
     def _make(self, node: Mapping[str, Any], step: str, path: str, position: int, name: str) -> Any:
@@ -149,6 +153,9 @@ class AnswerMaker:
         least = int(node.get("minItems", 0))
         most = int(node.get("maxItems", 1000))
         wanted = {"least": least, "one": 1, "most": self.scenario.most}[self.scenario.lists]
+        if self.scenario.uneven and self.lists_made > 0:
+            wanted = 1 if wanted != 1 else self.scenario.most
+        self.lists_made += 1
         return max(least, min(most, wanted))
 
     def _pick(self, domain: list[Any], step: str, path: str, position: int) -> Any:

@@ -145,20 +145,20 @@ class ScorerProof(Placing):
             if tally.accepted_within_bounds == 0 and tally.refused_within_bounds:
                 self.problem(
                     f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer the step's "
-                    f"schema and bounds let the judge give ({tally.refused_within_bounds} tried): the judge would be asked again until its retries run out",
+                    "schema and bounds let the judge give: the judge would be asked again until its retries run out",
                     place,
                 )
             elif tally.accepted == 0 and tally.refused:
                 self.problem(
-                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer tried "
-                    f"({tally.refused}), well formed as they are: the judge would be asked again until its retries run out",
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer tried, "
+                    "well formed as they are: the judge would be asked again until its retries run out",
                     place,
                 )
             elif tally.refused == 0 and tally.accepted and "options" not in tally.rule.check.reads:
                 self.warning(
                     "rule-never-refuses",
                     f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` accepts every answer tried "
-                    f"({tally.accepted}, empty and long lists among them): it never refuses one, so it checks nothing",
+                    "(empty and long lists among them): it never refuses one, so it checks nothing",
                     place,
                 )
 
@@ -182,8 +182,8 @@ class ScorerProof(Placing):
                 never = skipped == 0
                 self.warning(
                     "skip-never" if never else "skip-always",
-                    f"{self.label}.{step.id}.skip_if: `{self._skip_text(step.id)}` is {'never' if never else 'always'} true for the "
-                    f"{len(reached)} answers tried (empty and long lists among them): the step {'always runs' if never else 'never runs'}",
+                    f"{self.label}.{step.id}.skip_if: `{self._skip_text(step.id)}` is {'never' if never else 'always'} true for every answer "
+                    f"tried (empty and long lists among them): the step {'always runs' if never else 'never runs'}",
                     self.step_at(step.id, "skip_if"),
                 )
 
@@ -205,7 +205,8 @@ class ScorerProof(Placing):
             self._against(meanings, best, worst, declared)
             return
         for name in meanings:
-            scores = [best.score] + [trial.score for worse in range(1, 4) if (trial := self.trials.named(f"worse {name} {worse}")) is not None and trial.score is not None]
+            more = [trial.score for worse in range(1, 3) if (trial := self.trials.named(f"worse {name} {worse}")) is not None and trial.score is not None]
+            scores = [best.score, *more, worst.score]
             for before, after in zip(scores, scores[1:]):
                 if (after > before) if higher else (after < before):
                     self._finding(

@@ -23,8 +23,9 @@ from ...scoring.answer_scope import current_answer_scope, outside_answer_scope
 from ...scoring.plan import ScorerPlan
 from ...scoring.preview import SAMPLE_ITEM, sample_item
 from ...scoring.scorer import Scorer
+from ...scoring.steps.judged import JudgedPlan
 from ..answer_rules import CompiledRule, answer_rules
-from .answers import AnswerMaker, Pick, Scenario, choice_fields
+from .answers import AnswerMaker, ListLength, Pick, Scenario, choice_fields
 from .meanings import Meaning, Polarity
 
 #: The most scenarios tried as every combination of the choice fields' values; past it, each
@@ -91,7 +92,7 @@ class BoundaryJudge:
         model = request.response_model
         if model is None:
             return JudgeAnswer(value="A reason.")
-        schema = model.model_json_schema()
+        schema = schema_of(model)
         self.schemas[request.step] = schema
         answer = self.maker.answer(request.step, schema)
         self.answers[request.step] = answer
@@ -107,10 +108,13 @@ class BoundaryJudge:
         if not rules or scope is None:
             return
         unbounded = self.unbounded[step]
-        schema = unbounded.model_json_schema()
+        schema = schema_of(unbounded)
         candidates = [answer]
-        for length in ("least", "one", "most"):
-            other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=5), self.maker.meanings, self.maker.positional)
+        # Answers of other lengths than the bounds allow, on a few scenarios: they tell a rule
+        # that refuses some answers from one that refuses none.
+        lengths: tuple[ListLength, ...] = ("least", "one", "most") if self.maker.scenario.label in _RULE_SCENARIOS else ()
+        for length, uneven in ((length, uneven) for length in lengths for uneven in (False, True)):
+            other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=5, uneven=uneven), self.maker.meanings, self.maker.positional)
             candidates.append(other.answer(step, schema))
         for index, candidate in enumerate(candidates):
             with outside_answer_scope():
@@ -129,6 +133,20 @@ class BoundaryJudge:
                     tally.refused_within_bounds += not holds
 
 
+#: The scenarios on which rules are also tried with answers of other lengths.
+_RULE_SCENARIOS = frozenset({"first values", "rotated 0", "empty lists", "all good", "all bad"})
+#: Each answer model's JSON schema, made once (pydantic makes it anew on every call).
+_schemas: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    if model not in _schemas:
+        if len(_schemas) > 1024:
+            _schemas.clear()
+        _schemas[model] = model.model_json_schema()
+    return _schemas[model]
+
+
 @dataclass
 class Trials:
     """Every scenario tried on one scorer, and what its rules did."""
@@ -145,6 +163,23 @@ class Trials:
 
     def named(self, label: str) -> Trial | None:
         return next((trial for trial in self.trials if trial.scenario.label == label), None)
+
+
+class _Unread:
+    """A judged step's prompt in a trial: the stand-in judge answers from the schema and never
+    reads it, and rendering every template of every scorer would be most of a check's time
+    (what a template does with the run's values is the template checks' to say)."""
+
+    names: frozenset[str] = frozenset()
+
+    def render(self, variables: Mapping[str, Any]) -> str:
+        return ""
+
+
+def without_prompts(plan: ScorerPlan) -> ScorerPlan:
+    """`plan` with its judged steps' prompts left unrendered (see `_Unread`)."""
+    steps = tuple(dataclasses.replace(step, prompt=_Unread(), system=None) if isinstance(step, JudgedPlan) else step for step in plan.steps)
+    return dataclasses.replace(plan, steps=steps)
 
 
 async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenario, meanings: Mapping[str, Meaning], positional: frozenset[str], tallies: dict[int, RuleTally]) -> Trial:
@@ -197,7 +232,7 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
             found += [Scenario(f"{name} value {index}", picks={name: Pick(index=index)}, default=Pick(index=0)) for index in range(1, size)]
         found += [Scenario(f"every value {index}", default=Pick(index=index)) for index in range(1, max(sizes, default=1))]
     widest = max(sizes, default=1)
-    found += [Scenario(f"rotated {shift}", default=Pick(rotate=shift), most=max(widest, 3)) for shift in range(widest)]
+    found += [Scenario(f"rotated {shift}", default=Pick(rotate=shift), most=max(widest, 3)) for shift in range(min(widest, 2))]
     found += [
         Scenario("empty lists", lists="least", default=Pick(index=0)),
         Scenario("blank item", lists="least", default=Pick(index=0), blank_item=True),
@@ -209,7 +244,7 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
         found += [Scenario("all good", default=Pick(index=0), picks={name: Pick(polarity=("good",)) for name in meanings})]
         found += [Scenario("all bad", default=Pick(index=0), picks={name: Pick(polarity=("bad",)) for name in meanings})]
         for name in meanings:
-            for worse in range(1, 4):
+            for worse in range(1, 3):  # 3 of 3 bad is "all bad"
                 polarity = (_BAD,) * worse + (_GOOD,) * (3 - worse)
                 picks = {other: Pick(polarity=("good",)) for other in meanings}
                 picks[name] = Pick(polarity=polarity)
@@ -236,6 +271,7 @@ _tried: dict[tuple[str, str, str, str], Trials | None] = {}
 
 async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
     tallies: dict[int, RuleTally] = {}
+    plan = without_prompts(plan)
     try:
         Scorer(plan, BoundaryJudge(AnswerMaker(Scenario("probe"), meanings, frozenset()), {}, {}), dict(options))
     except ConfigError:
@@ -249,7 +285,7 @@ async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Ma
     static: set[str] = set()
     for step in plan.steps:
         if step.answer_model is not None:
-            static |= {f"{step.id}.{path}" for path in choice_fields(step.answer_model.model_json_schema())}
+            static |= {f"{step.id}.{path}" for path in choice_fields(schema_of(step.answer_model))}
         if step.id in probe.schemas:
             fields |= {f"{step.id}.{path}": domain for path, domain in choice_fields(probe.schemas[step.id]).items()}
     # A field given its values by the earlier answers (the statements a verdict copies) is
