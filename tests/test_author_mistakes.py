@@ -172,7 +172,8 @@ def test_at_run_time_a_zero_count_is_that_items_error_at_the_expressions_place(t
 def test_an_enum_value_the_prompt_never_explains_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "scorers:\n  strict-hallucination:\n    extends: hallucination\n    steps:\n      - id: analyze\n        schema: verdicts.yaml\n")
     builtin = (ROOT / "schemas" / "hallucination_verdicts.yaml").read_text(encoding="utf-8")
-    write(tmp_path, builtin.replace('enum: ["yes", "no"]', 'enum: ["yes", "no", "partly"]'), "schemas/verdicts.yaml")
+    added = builtin.replace('enum: ["yes", "no"]', 'enum: ["yes", "no", "partly"]').replace('meaning: {"yes": bad, "no": good}', 'meaning: {"yes": bad, "no": good, "partly": neutral}')
+    write(tmp_path, added, "schemas/verdicts.yaml")
     code, lines, _ = check_lines(monkeypatch, tmp_path, "catalog.yaml")
     lines = [line for line in lines if ": note: " not in line]  # its unbounded strings and list, noted
     assert lines == [

@@ -274,13 +274,3 @@ class Declarations:
                     "(get_context called) for nothing; show it in the prompt, or drop the declaration",
                     self.place(["steps", index, "id"]),
                 )
-
-
-def _least_items(plan: StepPlan) -> dict[str, int]:
-    """The least count of each list a step's `bounds:` demand, where it is written as a number
-    (`verdicts: {min_items: 30}`): an answer holds at least that many items."""
-    found: dict[str, int] = {}
-    for bound in getattr(plan, "bounds", ()):
-        if bound.keyword in ("items", "min_items") and isinstance(bound.value, (int, float)) and not isinstance(bound.value, bool):
-            found[bound.path] = max(found.get(bound.path, 0), int(bound.value))
-    return found

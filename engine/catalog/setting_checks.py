@@ -17,7 +17,7 @@ from .setting_rules import RULES, Found, Unit, rules_under
 from .source import Place, position
 
 if TYPE_CHECKING:
-    from ..scoring.plan import ScorerPlan
+    from ..scoring.plan import ScorerPlan, StepPlan
 
 #: A fact of a setting's owner, from where the setting is written (its keys below the owner).
 Fact = Callable[[tuple[Any, ...]], Any]
@@ -134,7 +134,7 @@ def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int
     longest: tuple[int, int, list[str], str] | None = None
     for step in plan.steps:
         if step.id in ids and step.answer_model is not None and step.sampling is not None:
-            answer, long = least_answer(step.answer_model)
+            answer, long = least_answer(step.answer_model, least_items(step))
             tokens = least_tokens(answer)
             if longest is None or tokens > longest[0]:
                 longest = (tokens, len(answer), long, step.id)
@@ -147,3 +147,13 @@ def first_problem(found: Sequence[Held], data: Any) -> tuple[str, Place | None] 
         if each.code is None:
             return each.message, position(data, list(each.loc), value=True)
     return None
+
+
+def least_items(plan: StepPlan) -> dict[str, int]:
+    """The least count of each list a step's `bounds:` demand, where it is written as a number
+    (`verdicts: {min_items: 30}`): an answer holds at least that many items."""
+    found: dict[str, int] = {}
+    for bound in getattr(plan, "bounds", ()):
+        if bound.keyword in ("items", "min_items") and isinstance(bound.value, (int, float)) and not isinstance(bound.value, bool):
+            found[bound.path] = max(found.get(bound.path, 0), int(bound.value))
+    return found

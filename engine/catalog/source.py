@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from .spec import CatalogFile
+from .error_paths import NUMBER_ERRORS, data_loc, key_named
 from .suggest import did_you_mean, keys_of, model_at
 from .yaml_errors import yaml_error
 from .yaml_surprises import Surprise, explained, remember, surprise, surprises_in
@@ -296,10 +297,10 @@ def validation_errors(exc: ValidationError, data: Any, label: str, fallback_path
 
 def _placed(first: Any, data: Any, label: str, fallback_path: Path, model: type[BaseModel] | None) -> ConfigError:
     """One of pydantic's problems as a ConfigError at its place in `data`."""
-    loc = _data_loc(data, first["loc"])
+    loc = data_loc(data, first["loc"])
     field = ".".join(str(part) for part in [label, *loc] if part != "")
     message = first["msg"].removeprefix("Value error, ")  # a validator's own words
-    named = _key_named(data, loc, message) if first["type"] == "value_error" else None
+    named = key_named(data, loc, message) if first["type"] == "value_error" else None
     if named is not None:  # a check of a mapping that says which of its keys is wrong: at that key
         loc, message = [*loc, named], message.removeprefix(f"{named}: ")
         field = f"{field}.{named}"
@@ -317,8 +318,8 @@ def _placed(first: Any, data: Any, label: str, fallback_path: Path, model: type[
         place = position(data, loc, value=True)
     else:
         place = position(data, loc, value=True)
-        if first["type"] in _NUMBER_ERRORS:
-            message = f"expected {_NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
+        if first["type"] in NUMBER_ERRORS:
+            message = f"expected {NUMBER_ERRORS[first['type']]}, got {first['input']!r}"
         message += block_for_list(data, loc, first["type"])
     if place is None:
         return ConfigError(f"{field}: {message}", fallback_path)
@@ -332,44 +333,6 @@ def block_for_list(data: Any, loc: Sequence[Any], error: str) -> str:
     if block is None or block.raw[:1] not in (">", "|"):
         return ""
     return f"; a `{block.raw.splitlines()[0].strip()}` block is one text, whatever its lines: write a list, one `- item` a line"
-
-
-def _key_named(data: Any, loc: Sequence[Any], message: str) -> str | None:
-    """The key of the mapping at `loc` that a validator's message starts by naming
-    (`aggregate: majority needs a threshold`), when the mapping has it."""
-    node = data
-    for part in loc:
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    key = message.split(": ", 1)[0] if ": " in message else None
-    return key if isinstance(node, Mapping) and key in node else None
-
-
-#: pydantic's errors for a value that is not a number, said in an author's words.
-_NUMBER_ERRORS = {"float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number", "int_type": "a whole number"}
-
-
-def _data_loc(data: Any, loc: Sequence[Any]) -> list[Any]:
-    """A pydantic error location as a path in the data: the tags pydantic adds for a tagged
-    union (a step's `kind`) are dropped."""
-    path: list[Any] = []
-    node = data
-    for index, part in enumerate(loc):
-        if isinstance(node, Mapping) and isinstance(part, str) and node.get("kind") == part:
-            following = loc[index + 1] if index + 1 < len(loc) else None
-            # the tag, unless it is also a key the rest of the location goes through (a score step's `score:`)
-            if part not in node or not (isinstance(node[part], Mapping) and following in node[part]):
-                continue
-        if isinstance(node, Mapping) and isinstance(part, str) and part not in node and index + 1 < len(loc) and part[:1].isupper():
-            continue  # the member of a union pydantic tried (`ReducerSpec` of a score value)
-        path.append(part)
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return path
 
 
 def _merge(base: Any, override: Any, at: str = "") -> Any:

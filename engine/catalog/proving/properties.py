@@ -41,8 +41,11 @@ class ScorerProof(Placing):
 
     def findings(self) -> list[ConfigError]:
         self.failures()
-        self.within_range()
         self.rounding()
+        if self.mostly_refused():
+            # What the few answers left say of the range, the skips and the direction is not evidence.
+            return [self.in_own_file(found, self.definition.id) for found in [*self.problems, *self.warnings]]
+        self.within_range()
         self.rules()
         self.skip_conditions()
         self.direction()
@@ -82,6 +85,22 @@ class ScorerProof(Placing):
                 f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}",
                 self.step_at(step, "id"),
             )
+
+    def mostly_refused(self) -> bool:
+        """Whether the step's own rules and bounds refuse most answers made from its schema, on
+        the sample item: the judge would be asked again, and again, for most items."""
+        refused = [trial for trial in self.trials.trials if trial.refused is not None and not trial.scenario.blank_item]
+        tried = [trial for trial in self.trials.trials if not trial.scenario.blank_item]
+        if len(refused) * 2 <= len(tried):
+            return False
+        step, why = refused[0].refused or ("", "")
+        self.warning(
+            "answers-refused",
+            f"{self.label}.{step}: {len(refused)} of {len(tried)} answers made from its schema and bounds for a sample item are refused: "
+            f"{' '.join(why.split())}",
+            self.step_at(step, "id"),
+        )
+        return True
 
     def within_range(self) -> None:
         if self.range is None:
@@ -143,9 +162,11 @@ class ScorerProof(Placing):
         for tally in self.trials.rules:
             place = self._rule_place(tally.rule)
             if tally.accepted_within_bounds == 0 and tally.refused_within_bounds:
-                self.problem(
+                # A warning: the bounds were worked out for the sample item; another item may leave room.
+                self.warning(
+                    "rule-refuses-every-answer",
                     f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` refuses every answer the step's "
-                    "schema and bounds let the judge give: the judge would be asked again until its retries run out",
+                    "schema and bounds let the judge give on a sample item: the judge would be asked again until its retries run out",
                     place,
                 )
             elif tally.accepted == 0 and tally.refused:

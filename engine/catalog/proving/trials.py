@@ -25,7 +25,7 @@ from ...scoring.preview import SAMPLE_ITEM, sample_item
 from ...scoring.scorer import Scorer
 from ...scoring.steps.judged import JudgedPlan
 from ..answer_rules import CompiledRule, answer_rules
-from .answers import AnswerMaker, ListLength, Pick, Scenario, choice_fields
+from .answers import MOST_ITEMS, AnswerMaker, ListLength, Pick, Scenario, choice_fields
 from .meanings import Meaning, Polarity
 
 #: The most scenarios tried as every combination of the choice fields' values; past it, each
@@ -112,9 +112,11 @@ class BoundaryJudge:
         candidates = [answer]
         # Answers of other lengths than the bounds allow, on a few scenarios: they tell a rule
         # that refuses some answers from one that refuses none.
-        lengths: tuple[ListLength, ...] = ("least", "one", "most") if self.maker.scenario.label in _RULE_SCENARIOS else ()
-        for length, uneven in ((length, uneven) for length in lengths for uneven in (False, True)):
-            other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=5, uneven=uneven), self.maker.meanings, self.maker.positional)
+        shapes: tuple[tuple[ListLength, int, bool], ...] = (
+            ("least", 0, False), ("one", 0, False), ("most", MOST_ITEMS, False), ("most", MOST_ITEMS + 2, False), ("most", MOST_ITEMS, True), ("one", MOST_ITEMS, True)
+        ) if self.maker.scenario.label in _RULE_SCENARIOS else ()
+        for length, most, uneven in shapes:
+            other = AnswerMaker(dataclasses.replace(self.maker.scenario, lists=length, most=most or MOST_ITEMS, uneven=uneven), self.maker.meanings, self.maker.positional)
             candidates.append(other.answer(step, schema))
         for index, candidate in enumerate(candidates):
             with outside_answer_scope():
