@@ -73,6 +73,8 @@ def _in_expression(pattern: str, replacement: str) -> Operator:
     keys = r"(where|value|score|check|skip_if|items|max_items|max_length|enum)"
 
     def mutate(line: str) -> Iterator[str]:
+        if re.search(r":\s*[>|][-+]?\s*$", line):
+            return  # a block's indicator (`>-`, `|`), not an expression
         if re.match(rf"\s*-?\s*{keys}:", line) or re.match(r'\s*[a-z_]+:\s*"[^"]*\|', line):
             if re.search(pattern, line):
                 yield re.sub(pattern, replacement, line, count=1)

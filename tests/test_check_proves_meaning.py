@@ -58,6 +58,16 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("skip_never_true", 0, [
         "skip_never_true/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims is none` is never true for every answer tried (empty and long lists among them): the step always runs [skip-never]",
     ]),
+    ("skip_always_true", 0, [
+        "skip_always_true/catalog.yaml:4:14: warning: strict-hallucination.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0; check what the score divides or multiplies by; it shows in the built-in scorers.yaml:68:16, which `extends: hallucination` brings in [score-never-reaches]",
+        "skip_always_true/catalog.yaml:4:14: warning: strict-hallucination.analyze.skip_if: `not preprocess.claims` is always true for every answer tried (empty and long lists among them): the step never runs; it shows in the built-in scorers.yaml:52:18, which `extends: hallucination` brings in [skip-always]",
+        "skip_always_true/catalog.yaml:4:14: warning: strict-hallucination.analyze.skip_if: `not preprocess.claims` skips the step on the answers it has to judge: every verdict 'no' (good) and every verdict 'yes' (bad) both score 0; it shows in the built-in scorers.yaml:52:18, which `extends: hallucination` brings in [score-ignores-answers]",
+        "skip_always_true/catalog.yaml:7:18: warning: strict-hallucination.preprocess.skip_if: `output | trim` is always true for every answer tried (empty and long lists among them): the step never runs [skip-always]",
+    ]),
+    ("skip_leaves_out_the_judge", 0, [
+        "skip_leaves_out_the_judge/catalog.yaml:4:14: warning: strict-hallucination.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0; check what the score divides or multiplies by; it shows in the built-in scorers.yaml:68:16, which `extends: hallucination` brings in [score-never-reaches]",
+        "skip_leaves_out_the_judge/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims` skips the step on the answers it has to judge: every verdict 'no' (good) and every verdict 'yes' (bad) both score 0 [score-ignores-answers]",
+    ]),
 ]
 
 

@@ -191,15 +191,18 @@ class ScorerProof(Placing):
         return position(data, [*loc, "check"], value=True) or position(data, loc)
 
     def skip_conditions(self) -> None:
+        """A skip condition on earlier answers that is never true, or always; one on the item
+        alone that is always true (the sample item has every field: never true proves nothing)."""
         judged = {step.id for step in self.plan.steps if step.sampling is not None}
         for step in self.plan.steps:
-            if step.skip_if is None or not (step.skip_if.names & judged):
+            if step.skip_if is None:
                 continue
+            on_answers = bool(step.skip_if.names & judged)
             reached = [trial for trial in self.trials.trials if step.id in trial.skipped or step.id in trial.ran]
             if not reached:
                 continue
             skipped = sum(step.id in trial.skipped for trial in reached)
-            if skipped == 0 or skipped == len(reached):
+            if (skipped == 0 and on_answers) or skipped == len(reached):
                 never = skipped == 0
                 self.warning(
                     "skip-never" if never else "skip-always",
@@ -221,7 +224,8 @@ class ScorerProof(Placing):
         higher = self.plan.direction == "higher_is_better"
         declared = all(meaning.declared for meaning in meanings.values())
         if best.score == worst.score:
-            return  # what no field changes, unread-answer and the score's reads say
+            self._ignores(meanings, best, worst, declared)
+            return
         if (best.score > worst.score) != higher:
             self._against(meanings, best, worst, declared)
             return
@@ -274,6 +278,22 @@ class ScorerProof(Placing):
             return True
         builtin = [folder.resolve() for folder in (fallback.path, *fallback.templates_path[:1], *fallback.schemas_path[:1])]
         return not any(Path(place.file).resolve().is_relative_to(folder) for folder in builtin)
+
+    def _ignores(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
+        """Every answer good and every answer bad score the same: the score does not hear the
+        judge. Said at the skip condition that left the judged step out, when one did, else where
+        the score reads the answers."""
+        name, meaning = next(iter(meanings.items()))
+        step = name.partition(".")[0]
+        moves = f"every {_leaf(name)} {self._good_value(meaning)} and every {_leaf(name)} {self._bad_value(meaning)} both score {best.score:g}"
+        if step in best.skipped and step in worst.skipped:
+            self.warning(
+                "score-ignores-answers",
+                f"{self.label}.{step}.skip_if: `{self._skip_text(step)}` skips the step on the answers it has to judge: {moves}",
+                self.step_at(step, "skip_if"),
+            )
+        elif any(step in trial.ran for trial in (best, worst)):
+            self.warning("score-ignores-answers", f"{self.label}.score: the score does not move with the judge's answers: {moves}", self._reader_of(name))
 
     def _finding(self, declared: bool, code: str, message: str, place: Place | None) -> None:
         if declared:

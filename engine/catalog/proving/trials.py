@@ -288,8 +288,10 @@ async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Ma
     for step in plan.steps:
         if step.answer_model is not None:
             static |= {f"{step.id}.{path}" for path in choice_fields(schema_of(step.answer_model))}
-        if step.id in probe.schemas:
-            fields |= {f"{step.id}.{path}": domain for path, domain in choice_fields(probe.schemas[step.id]).items()}
+        # The request's schema where the probe asked one (its bounds worked out), else the step's own.
+        asked = probe.schemas.get(step.id) or (schema_of(step.answer_model) if step.answer_model is not None else None)
+        if asked is not None:
+            fields |= {f"{step.id}.{path}": domain for path, domain in choice_fields(asked).items()}
     # A field given its values by the earlier answers (the statements a verdict copies) is
     # filled in their order; one the author's schema gives values (a verdict) is a choice.
     positional = frozenset(name for name in fields if name not in static and _copies_texts(name, plan))
