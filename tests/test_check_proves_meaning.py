@@ -68,6 +68,15 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "skip_leaves_out_the_judge/catalog.yaml:4:14: warning: strict-hallucination.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0; check what the score divides or multiplies by; it shows in the built-in scorers.yaml:68:16, which `extends: hallucination` brings in [score-never-reaches]",
         "skip_leaves_out_the_judge/catalog.yaml:7:18: warning: strict-hallucination.analyze.skip_if: `preprocess.claims` skips the step on the answers it has to judge: every verdict 'no' (good) and every verdict 'yes' (bad) both score 0 [score-ignores-answers]",
     ]),
+    ("empty_declared_worst", 0, [
+        "empty_declared_worst/catalog.yaml:42:20: warning: toxicity-strict.score: an answer with empty lists (no statements: nothing found to judge) scores 1, the worst end of a lower-is-better score: an output with nothing to judge is marked as bad as can be; if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line [empty-scores-worst]",
+    ]),
+    ("queue_choices_of_another_field", 1, [
+        "queue_choices_of_another_field/catalog.yaml:13:17: queues.check-answers.steps.choices: 'supported' is not a value of the field it labels ('yes', 'no'): answers are compared as written, so it never agrees with the judge's; write the field's own values",
+    ]),
+    ("prompt_names_a_key_in_words", 0, [
+        "prompt_names_a_key_in_words/prompts/tox/analyze.j2:10:152: warning: toxicity-custom.analyze: the prompt asks for \"toxic\" beside the answer's own keys on this line, but the answer schema toxicity_verdicts.yaml has no field 'toxic' (its fields: reason, statement, verdict, verdicts): the judge is told to write what its answer cannot hold [prompt-key]",
+    ]),
 ]
 
 

@@ -236,8 +236,16 @@ def catalog_queues(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDef
     from .queues import queues_in
 
     known = set(source.scorers) | (set(source.fallback.scorers) if source.fallback is not None else set())
-    steps = {scorer_id: answer_fields(plan) for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
-    answers = {scorer_id: {step.id: step.answer_model for step in plan.steps} for scorer_id, (_, plan) in compiled.items()} if compiled is not None else None
+    if compiled is None:
+        return queues_in(source.data, source.path, known)
+    plans = {scorer_id: plan for scorer_id, (_, plan) in compiled.items()}
+    written = source.data.get("queues")
+    named = {str(queue.get("scorer", "")) for queue in written.values() if isinstance(queue, Mapping)} if isinstance(written, Mapping) else set()
+    if source.fallback is not None and (named - set(plans)) & set(source.fallback.scorers):
+        # A queue of a built-in scorer is held to that scorer's steps and answers too.
+        plans = {**{scorer_id: builtin_catalog().plan(scorer_id) for scorer_id in builtin_catalog().ids()}, **plans}
+    steps = {scorer_id: answer_fields(plan) for scorer_id, plan in plans.items()}
+    answers = {scorer_id: {step.id: step.answer_model for step in plan.steps} for scorer_id, plan in plans.items()}
     return queues_in(source.data, source.path, known, steps, answers)
 
 

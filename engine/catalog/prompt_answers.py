@@ -150,6 +150,23 @@ def _read(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, i
                 reported.add(offset + found.start())
                 yield number, found.start(), _not_a_value(f'"{word}" on a line about {field}', field, word, values, schema), "prompt-value"
         offset += len(line_text) + 1
+    # A line that names two or more of the schema's fields in quotes ("statement", "reason")
+    # is about the answer's keys: another quoted word there is a key the schema lacks.
+    offset = 0
+    every_value = {value for _, values in fields.enums for value in values}
+    for number, line_text in enumerate(text.split("\n")):
+        quoted = list(_QUOTED_WORD.finditer(line_text))
+        if sum(found["word"] in fields.names for found in quoted) >= 2:
+            for found in quoted:
+                word = found["word"]
+                inside_pair = any(pair.start() <= offset + found.start() < pair.end() for pair in pairs)
+                if word in fields.names or word in every_value or inside_pair or offset + found.start() in reported or not word.islower():
+                    continue
+                yield number, found.start(), (
+                    f"the prompt asks for \"{word}\" beside the answer's own keys on this line, but the answer schema {schema} has no field "
+                    f"{word!r}{did_you_mean(word, sorted(fields.names))} (its fields: {', '.join(sorted(fields.names))}): the judge is told to write what its answer cannot hold"
+                ), "prompt-key"
+        offset += len(line_text) + 1
     for group in _lists(text, fields):
         field, values = max(fields.enums, key=lambda enum: sum(found["word"].casefold() in {value.casefold() for value in enum[1]} for found in group))
         folded = {value.casefold() for value in values}

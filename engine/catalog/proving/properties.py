@@ -18,6 +18,7 @@ from ...scoring.plan import ScorerPlan
 from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
 from ..placing import Placing
+from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .meanings import Meaning
@@ -44,13 +45,19 @@ class ScorerProof(Placing):
         self.rounding()
         if self.mostly_refused():
             # What the few answers left say of the range, the skips and the direction is not evidence.
-            return [self.in_own_file(found, self.definition.id) for found in [*self.problems, *self.warnings]]
+            return self._placed()
         self.within_range()
         self.rules()
         self.skip_conditions()
         self.direction()
         self.empty_answer()
-        return [self.in_own_file(found, self.definition.id) for found in [*self.problems, *self.warnings]]
+        return self._placed()
+
+    def _placed(self) -> list[ConfigError]:
+        """The findings in the author's own files; a warning silenced where it shows (a
+        built-in's `# scorers: ignore[code]`) stays silent in every scorer built on it."""
+        kept = [found for found in [*self.problems, *self.warnings] if not silenced(found)]
+        return [self.in_own_file(found, self.definition.id) for found in kept]
 
     # -- where ----------------------------------------------------------------------------
     def at(self, *loc: Any, value: bool = True) -> Place | None:
@@ -345,20 +352,29 @@ class ScorerProof(Placing):
             return
         place = self._empty_place()
         if place is None:
-            return  # every reducer says what an empty list gives (`empty:`): the author's choice
+            return
+        declared = all("empty" in value for value in (self._score_raw().get("values") or {}).values() if isinstance(value, Mapping) and "reduce" in value)
+        advice = (
+            "if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line"
+            if declared else
+            f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)"
+        )
         self.warning(
             "empty-scores-worst",
             f"{self.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
-            f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; "
-            f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)",
+            f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
             place,
         )
 
     def _empty_place(self) -> Place | None:
-        """The first reducer that leaves an empty list to the default (0), if any."""
-        for value_name, value in (self._score_raw().get("values") or {}).items():
-            if isinstance(value, Mapping) and "reduce" in value and "empty" not in value:
+        """The first reducer that leaves an empty list to the default (0), else the first
+        `empty:` written (a choice the author then confirms by silencing the warning there)."""
+        reducers = [(name, value) for name, value in (self._score_raw().get("values") or {}).items() if isinstance(value, Mapping) and "reduce" in value]
+        for value_name, value in reducers:
+            if "empty" not in value:
                 return self.at("steps", self.score_index, "values", value_name, "reduce")
+        for value_name, _ in reducers:
+            return self.at("steps", self.score_index, "values", value_name, "empty")
         return None
 
 
