@@ -8,7 +8,9 @@ empty answer scores the best end. Each finding is placed at the author's line to
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -117,7 +119,7 @@ class ScorerProof(Placing):
         if outside:
             trial = outside[0]
             self.problem(
-                f"{self.label}.score: with {answer_in_short(trial)} the score is {trial.score:g}, outside the range of its scores, {low:g} to {high:g}"
+                f"{self.label}.score: with {answer_in_short(trial)}, the score is {trial.score:g}, outside the range of its scores, {low:g} to {high:g}"
                 + (" (`options.scale`)" if self.plan.on_scale else ""),
                 self.score_at(),
             )
@@ -224,7 +226,7 @@ class ScorerProof(Placing):
 
     # -- what the answers mean ------------------------------------------------------------
     def direction(self) -> None:
-        meanings = {name: meaning for name, meaning in self.trials.meanings.items() if name in self.trials.fields}
+        meanings = {name: meaning for name, meaning in self.trials.meanings.items() if name in self.trials.fields and self._read_by_the_score(name)}
         best, worst = self.trials.named("all good"), self.trials.named("all bad")
         if not meanings or best is None or worst is None or best.score is None or worst.score is None:
             return
@@ -285,6 +287,13 @@ class ScorerProof(Placing):
             return True
         builtin = [folder.resolve() for folder in (fallback.path, *fallback.templates_path[:1], *fallback.schemas_path[:1])]
         return not any(Path(place.file).resolve().is_relative_to(folder) for folder in builtin)
+
+    def _read_by_the_score(self, name: str) -> bool:
+        """Whether the score's own expressions (or a computed step's) name the field: a
+        field the score never reads has no say in its direction."""
+        leaf = _leaf(name)
+        written = [step for step in self.raw.get("steps") or [] if isinstance(step, Mapping) and step.get("kind") in ("score", "compute")]
+        return any(re.search(rf"\b{re.escape(leaf)}\b", json.dumps(step, default=str)) for step in written)
 
     def _ignores(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
         """Every answer good and every answer bad score the same: the score does not hear the
