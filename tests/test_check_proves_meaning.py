@@ -77,6 +77,16 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("prompt_names_a_key_in_words", 0, [
         "prompt_names_a_key_in_words/prompts/tox/analyze.j2:10:152: warning: toxicity-custom.analyze: the prompt asks for \"toxic\" beside the answer's own keys on this line, but the answer schema toxicity_verdicts.yaml has no field 'toxic' (its fields: reason, statement, verdict, verdicts): the judge is told to write what its answer cannot hold [prompt-key]",
     ]),
+    ("pairwise_prompt_shows_the_first_twice", 1, [
+        "pairwise_prompt_shows_the_first_twice/prompts/tone-pref/compare.j2:18:4: tone-preference.compare: the scorer is pairwise, but it shows `output`, the first, a second time (first at line 16), and never the second output, `metadata.second_output`: the judge compares the first output with itself; show the second as `{{ metadata.second_output | untrusted(\"response_2\") }}`",
+    ]),
+    ("label_scores_off_the_scale", 1, [
+        "label_scores_off_the_scale/catalog.yaml:13:13: helpfulness-grade.score: with label somewhat helpful, the score is 5, outside the range of its scores, 0 to 1 (`options.scale`): the option entry the answer picked sets it",
+    ]),
+    ("rating_described_the_other_way", 0, [
+        "rating_described_the_other_way/catalog.yaml:9:16: warning: instruction-clarity.direction: higher_is_better is the wrong way round for its score: every confusion at its least (good) scores 0 and every confusion at its greatest (bad) scores 1, as its schema describes them (How confusing the instructions are, from 1 (perfectly clear, nothing to fix) to 5 (impossible to follow).) [score-against-meaning]",
+        "rating_described_the_other_way/catalog.yaml:22:19: warning: instruction-clarity.score: the score moves against `direction: higher_is_better`: every confusion at its least (good) scores 0 and every confusion at its greatest (bad) scores 1, as its schema describes them (How confusing the instructions are, from 1 (perfectly clear, nothing to fix) to 5 (impossible to follow).); a higher-is-better score counts the good answers [score-against-meaning]",
+    ]),
 ]
 
 

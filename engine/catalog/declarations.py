@@ -205,8 +205,11 @@ class Declarations:
         """A pairwise scorer that never reads the item's metadata, where the second output is:
         it compares the first with itself. Named at the prompt's second `output`, when it shows
         the first twice, else at the step's `prompt:`."""
-        if not self.definition.pairwise or any(path == "metadata" or path.startswith("metadata.") for path in self.uses.paths | self.uses.whole):
-            return  # read somewhere: by its field, or by a key known only at run time
+        if not self.definition.pairwise:
+            return
+        # Read somewhere (by its field, or by a key known only at run time): only a prompt that
+        # prints the first output twice, and never the metadata, is then a mistake.
+        metadata_read = any(path == "metadata" or path.startswith("metadata.") for path in self.uses.paths | self.uses.whole)
         plans = {step.id: step for step in steps if step is not None}
         for index, spec in enumerate(self.definition.steps):
             kind = step_kind(spec.kind)
@@ -215,8 +218,11 @@ class Declarations:
                 continue
             path, source = self.compiler.templates.source(prompt[0].text)
             try:
-                shown = [node.lineno for node in self.compiler.templates.environment.parse(source).find_all(nodes.Name) if node.name == "output"]
+                printed = self.compiler.templates.environment.parse(source).find_all(nodes.Output)
+                shown = sorted({name.lineno for output in printed for name in output.find_all(nodes.Name) if name.name == "output"})
             except TemplateSyntaxError:
+                continue
+            if metadata_read and (len(shown) < 2 or "metadata" in source):
                 continue
             twice = f"it shows `output`, the first, a second time (first at line {shown[0]}), and never" if len(shown) > 1 else "it never shows"
             message = (

@@ -25,14 +25,16 @@ _GOOD_WORDS = frozenset(
     "supported supports support faithful relevant correct accurate consistent pass passes passed passing grounded attributable "
     "complete covered covers aligned appropriate safe polite helpful met meets satisfied satisfies fulfilled fulfils fulfills "
     "matched matches match entailed entails follows followed agrees agree right true valid useful clear coherent fluent "
-    "respectful acceptable good high present answered answers addressed addresses adheres adhered".split()
+    "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
+    "excellent best ideal fully".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
     "incorrect inaccurate inconsistent wrong fail fails failed failing toxic toxicity biased bias harmful unsafe missing "
     "misses violates violated violation offensive rude fabricated fabricates invented unfaithful off-topic absent "
     "omitted omits incomplete unmet misaligned inappropriate insulting hateful false invalid unclear incoherent bad low "
-    "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated".split()
+    "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated impossible "
+    "confusing confused hard difficult unreadable poor terrible worst useless severe".split()
 )
 _NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
@@ -149,9 +151,11 @@ def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning
     """A meaning read from the values' own words, else from the description's clause about
     each value; None unless some value reads good and another bad."""
     values = list(node.get("enum") or ([True, False] if node.get("type") == "boolean" else []))
+    description = str(node.get("description") or "")
+    if not values and node.get("type") in ("integer", "number"):
+        return _read_number_meaning(node, description, data, loc)
     if not values:
         return None
-    description = str(node.get("description") or "")
     polarities: dict[Any, Polarity] = {}
     evidence: list[str] = []
     for value in values:
@@ -167,6 +171,24 @@ def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning
         return None
     place = position(data, [*loc, "description"]) if description else position(data, [*loc, "enum"])
     return Meaning(polarities=polarities, declared=False, place=place, evidence="; ".join(evidence))
+
+
+def _read_number_meaning(node: Mapping[str, Any], description: str, data: Any, loc: list[Any]) -> Meaning | None:
+    """Which way a rating is better, read from what its description says of its two ends:
+    "from 1 (perfectly clear) to 5 (impossible to follow)" is lower-is-better."""
+    ends = [node.get("minimum"), node.get("maximum")]
+    said: list[Polarity | None] = []
+    for end in ends:
+        if not isinstance(end, (int, float)) or isinstance(end, bool):
+            return None
+        shown = f"{end:g}"
+        found = re.search(rf"(?<![\d.]){re.escape(shown)}(?![\d.])\s*(?:\(([^)]*)\)|(?:=|:|means|is|for)\s*([^,;.()]+))", description)
+        said.append(_polarity_of_words(found.group(1) or found.group(2)) if found else None)
+    low, high = said
+    if {low, high} != {"good", "bad"}:
+        return None
+    better: Literal["higher", "lower"] = "higher" if high == "good" else "lower"
+    return Meaning(better=better, declared=False, place=position(data, [*loc, "description"]), evidence=description.strip())
 
 
 def _quoted(value: Any) -> str:

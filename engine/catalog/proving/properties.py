@@ -118,10 +118,12 @@ class ScorerProof(Placing):
         outside = [trial for trial in self.trials.scored() if not low - 1e-9 <= float(trial.score or 0) <= high + 1e-9]
         if outside:
             trial = outside[0]
+            entry = self._option_entry_of(trial)
             self.problem(
                 f"{self.label}.score: with {answer_in_short(trial)}, the score is {trial.score:g}, outside the range of its scores, {low:g} to {high:g}"
-                + (" (`options.scale`)" if self.plan.on_scale else ""),
-                self.score_at(),
+                + (" (`options.scale`)" if self.plan.on_scale else "")
+                + (": the option entry the answer picked sets it" if entry is not None else ""),
+                entry or self.score_at(),
             )
             return
         scores = [float(trial.score) for trial in self.trials.scored() if trial.score is not None]
@@ -137,6 +139,21 @@ class ScorerProof(Placing):
                 f"the {'least' if name == 'lowest' else 'most'} any scores is {seen:g}; check what the score divides or multiplies by",
                 self.score_at(),
             )
+
+    def _option_entry_of(self, trial: Trial) -> Place | None:
+        """The entry of the author's own options that the answer picked (a classifier's label
+        with its score), when the answer names one: where a score that leaves the range is set."""
+        picked = {value for answer in trial.answers.values() for value in _words_of(answer)}
+        own = self.source.scorers.get(self.definition.id)
+        options = own.get("options") if isinstance(own, Mapping) else None
+        if not isinstance(options, Mapping) or not picked:
+            return None
+        for name, declared in options.items():
+            default = declared.get("default") if isinstance(declared, Mapping) else None
+            for index, entry in enumerate(default if isinstance(default, list) else []):
+                if isinstance(entry, Mapping) and any(isinstance(value, str) and value in picked for value in entry.values()):
+                    return position(declared, ["default", index])
+        return None
 
     def _answers_alone_decide(self) -> bool:
         """Whether the score reads nothing but the judge's answers and the options (so every
@@ -385,6 +402,18 @@ class ScorerProof(Placing):
         for value_name, _ in reducers:
             return self.at("steps", self.score_index, "values", value_name, "empty")
         return None
+
+
+def _words_of(answer: Any) -> Iterator[str]:
+    """The short texts of an answer (a label, a verdict), at any depth."""
+    if isinstance(answer, str) and len(answer) <= 80:
+        yield answer
+    elif isinstance(answer, Mapping):
+        for value in answer.values():
+            yield from _words_of(value)
+    elif isinstance(answer, list):
+        for value in answer:
+            yield from _words_of(value)
 
 
 def _leaf(name: str) -> str:
