@@ -14,6 +14,13 @@ from engine.judge.middleware.cache import close_open_caches
 from engine.testing import AnthropicServer, JudgeServer
 from engine.testing.postgres import PostgresCluster, postgres_binaries
 
+# A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment; the CLI's
+# consoles, made when engine.cli is first imported, would keep that width for good and ignore
+# the COLUMNS a test gives one invocation. Each worker sees the environment a plain run sees.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 
 @pytest.fixture(scope="session")
 def judge_server() -> Iterator[JudgeServer]:

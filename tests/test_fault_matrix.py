@@ -7,13 +7,17 @@ did not pass, the counts, and that no stored row of the bystander was lost. A su
 which faults apply to it; a new command joins the matrix with one `Surface(...)` line.
 
 The faults: the judge fails every call; it fails half of the items; no item can be scored;
-all but one cannot; the budget is reached mid-run; SIGTERM arrives mid-run; the store is on a
-read-only disk; the run's name belongs to a run of another kind.
+all but one cannot; the budget is reached mid-run (the spend the judge saw never above it);
+SIGTERM arrives mid-run; the store is on a read-only disk; the run's name belongs to a run of
+another kind; `kill -9` mid-run, then the same command again (each step of each item asked at
+most once by the resume); a full disk; two processes on one run in PostgreSQL. A cell whose
+fault cannot be made here (no root to mount a disk, no PostgreSQL) fails: it never skips.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -21,23 +25,31 @@ import sys
 import time
 import urllib.error
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination, script_priced
+from helpers.receiver import Receiver
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, answer_fitting, numbered_claims, script_hallucination, script_priced
 from typer.testing import CliRunner
 
-from engine import ConfigError, LiveScorer, SQLiteStore, create_hallucination_scorer, run_evals
+from engine import ConfigError, LiveScorer, StoreError, create_hallucination_scorer, run_evals
 from engine.cli import app
+from engine.judge.prices import cost_of
+from engine.judge.protocol import TokenUsage
+from engine.store import open_store
 from engine.testing import JudgeServer, Reply, Request
 
 runner = CliRunner()
 SCORERS = str(Path(sys.executable).with_name("scorers"))
+PYTHON_SURFACE = str(Path(__file__).parent / "helpers" / "surface_process.py")
 BYSTANDER = "agent-v1"  # a live run every cell's store holds before the cell runs
 OTHER_KIND = "taken"  # a run of another kind than the surface's, in the "name of another kind" cells
 ITEMS = 6
+CHEAP, STRONG = "openai/gpt-4o-mini", "openai/gpt-4o"  # the cascade's two judges
+ITEM = re.compile(r"\bok (\d+)\b")  # the item a request is about (its output is "ok N")
 
 
 @dataclass
@@ -46,12 +58,14 @@ class World:
 
     judge: JudgeServer
     tmp: Path
-    store: Path
+    store: Path | str  # a SQLite file, or a PostgreSQL URL in the two-processes column
     fault: str
     data: Path = field(init=False)
     labelled: Path = field(init=False)
     pairs: Path = field(init=False)
     run: str = "cell"
+    receiver: str = ""  # the monitor's webhook
+    asked_before_the_resume: int = 0
 
     def __post_init__(self) -> None:
         self.data = self.tmp / "items.jsonl"
@@ -84,11 +98,11 @@ def _items(world: World, outputs: list[str], with_context: list[bool]) -> None:
     world.pairs.write_text("".join(json.dumps(row) + "\n" for row in pairs), encoding="utf-8")
 
 
-def _script_preference(judge: JudgeServer) -> None:
+def _script_preference(judge: JudgeServer, **usage: Any) -> None:
     def verdict(request: Request) -> Reply:
         if "FAIL" in request.prompt:
             return Reply.fail(400, "scripted judge failure")
-        return Reply(answer={"comparison": "scripted", "winner": "A"})
+        return Reply(answer={"comparison": "scripted", "winner": "A"}, **usage)
 
     judge.on("PreferenceVerdict", verdict)
 
@@ -114,25 +128,43 @@ def fault_all_but_one_not_scorable(world: World) -> None:
     _items(world, ["ok"] * ITEMS, [True] + [False] * (ITEMS - 1))
 
 
+PRICED: dict[str, Any] = {"usage": (1000, 200), "cached_tokens": 400}  # every answer of the budget column
+
+
 def fault_budget_reached(world: World) -> None:
     script_priced(world.judge)
+    world.judge.on("Reason", Reply(answer={"reason": "scripted"}, **PRICED))
+    _script_preference(world.judge, **PRICED)
+    world.judge.fallback = lambda request: Reply(answer=answer_fitting(request), **PRICED)
     _items(world, [f"claim {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
-def fault_sigterm(world: World) -> None:
+def fault_mid_run(world: World) -> None:
+    """Slow answers, so a signal or a kill finds some items done and more in flight."""
     script_hallucination(world.judge, delay=0.4)
+    _script_preference(world.judge)
     _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
-def fault_read_only_store(world: World) -> None:
+def fault_killed_while_verdicts_are_asked(world: World) -> None:
+    """Slow verdicts: a kill finds some items stored and the verdicts of others in flight,
+    their claims already answered."""
     script_hallucination(world.judge)
-    _items(world, ["ok"] * ITEMS, [True] * ITEMS)
+    world.judge.on("HallucinationVerdicts", lambda request: Reply(answer={"verdicts": [
+        {"statement": claim, "verdict": "no", "reason": "scripted"} for claim in numbered_claims(request.prompt)]}, delay=0.3))
+    _script_preference(world.judge)
+    _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
+
+
+def fault_scorable(world: World) -> None:
+    """Data the judge scores without trouble: the fault is the store's, not the judge's."""
+    script_hallucination(world.judge)
+    _script_preference(world.judge)
+    _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
 def fault_name_of_another_kind(world: World) -> None:
-    script_hallucination(world.judge)
-    _script_preference(world.judge)
-    _items(world, ["ok"] * ITEMS, [True] * ITEMS)
+    fault_scorable(world)
     world.run = OTHER_KIND
 
 
@@ -142,14 +174,20 @@ FAULTS: dict[str, Callable[[World], None]] = {
     "nothing scorable": fault_nothing_scorable,
     "all but one not scorable": fault_all_but_one_not_scorable,
     "budget reached": fault_budget_reached,
-    "SIGTERM": fault_sigterm,
-    "read-only store": fault_read_only_store,
+    "SIGTERM": fault_mid_run,
+    "read-only store": fault_scorable,
     "name of another kind": fault_name_of_another_kind,
+    "kill -9, then again": fault_killed_while_verdicts_are_asked,
+    "full disk": fault_scorable,
+    "two processes on one PostgreSQL run": fault_mid_run,  # slow answers: both processes are at work together
 }
 #: What every surface's exit status is under each fault (a Python call: None, or the error raised).
 EXPECTED_STATUS = {
     "judge fails every call": 1, "judge fails half": 1, "nothing scorable": 1, "all but one not scorable": 1, "budget reached": 1,
     "SIGTERM": 130, "read-only store": 2, "name of another kind": 2,
+    "kill -9, then again": 0,  # the same command again finishes the run
+    "full disk": 1,  # the run stops at the first save that fails, with its cause
+    "two processes on one PostgreSQL run": 0,  # they share the run's items
 }
 BUDGET = 2 * 3 * PER_CALL + FIRST_CALL_HOLD  # about two items' worth of the six
 
@@ -157,7 +195,7 @@ BUDGET = 2 * 3 * PER_CALL + FIRST_CALL_HOLD  # about two items' worth of the six
 # ------------------------------------------------------------------------------- the surfaces
 
 
-def _cli(world: World, *arguments: str) -> Outcome:
+def _cli(*arguments: str) -> Outcome:
     shown = runner.invoke(app, list(arguments))
     passed: bool | None = None
     counts: dict[str, int] | None = None
@@ -173,30 +211,38 @@ def _budget(world: World) -> list[str]:
     return ["--max-cost", f"{BUDGET:.8f}"] if world.fault == "budget reached" else []
 
 
-def eval_cli(world: World) -> Outcome:
-    return _cli(world, "eval", str(world.data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--json",
-                "--concurrency", "2", *_budget(world))
+def eval_args(world: World) -> list[str]:
+    return ["eval", str(world.data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--concurrency", "2", "--no-cache",
+            *_budget(world)]
 
 
-def run_cli(world: World) -> Outcome:
+def cascade_args(world: World) -> list[str]:
+    return [*eval_args(world), "--model", CHEAP, "--escalate-to", STRONG]
+
+
+def reasons_on_demand_args(world: World) -> list[str]:
+    return [*eval_args(world), "--reasons", "on-demand"]
+
+
+def run_args(world: World) -> list[str]:
     first = json.loads(world.data.read_text(encoding="utf-8").splitlines()[-1])
     context = ["--context", first["context"][0]] if "context" in first else []
-    return _cli(world, "run", "hallucination", "--output", first["output"], *context, "--json")
+    return ["run", "hallucination", "--output", first["output"], *context]
 
 
-def compare_cli(world: World) -> Outcome:
+def compare_args(world: World) -> list[str]:
     variant = world.tmp / "variant.yaml"
     variant.write_text("scorers:\n  hallucination:\n    extends: hallucination\n    description: a variant\n", encoding="utf-8")
-    return _cli(world, "compare", str(world.labelled), "--scorer", "hallucination", "--config", str(variant), "--store", str(world.store),
-                "--run", world.run, "--json")
+    return ["compare", str(world.labelled), "--scorer", "hallucination", "--config", str(variant), "--store", str(world.store), "--run", world.run,
+            "--no-cache", *_budget(world)]
 
 
-def calibrate_cli(world: World) -> Outcome:
-    return _cli(world, "calibrate", str(world.labelled), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--json")
+def calibrate_args(world: World) -> list[str]:
+    return ["calibrate", str(world.labelled), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--no-cache", *_budget(world)]
 
 
-def pairwise_cli(world: World) -> Outcome:
-    return _cli(world, "pairwise", str(world.pairs), "--scorer", "preference", "--store", str(world.store), "--as", world.run, "--json")
+def pairwise_args(world: World) -> list[str]:
+    return ["pairwise", str(world.pairs), "--scorer", "preference", "--store", str(world.store), "--as", world.run, "--concurrency", "2", *_budget(world)]
 
 
 def rescore_source(world: World) -> None:
@@ -204,25 +250,72 @@ def rescore_source(world: World) -> None:
     run_evals(str(world.data), create_hallucination_scorer(), run="source", store=world.store, min_coverage=0.0, max_errors="100%")
 
 
-def rescore_cli(world: World) -> Outcome:
-    return _cli(world, "rescore", "--run", "source", "--scorer", "hallucination", "--as", world.run, "--store", str(world.store), "--json")
+def rescore_args(world: World) -> list[str]:
+    return ["rescore", "--run", "source", "--scorer", "hallucination", "--as", world.run, "--store", str(world.store), "--no-cache", "--concurrency", "2",
+            *_budget(world)]
 
 
-def align_cli(world: World) -> Outcome:
+def align_args(world: World) -> list[str]:
     # align's runs are named `PREFIX-baseline`, `PREFIX-...`: the name taken is the first one's.
-    prefix = world.run.removesuffix("-baseline") if world.fault == "name of another kind" else world.run
     rows = [json.loads(line) for line in world.labelled.read_text(encoding="utf-8").splitlines()]
     many = [{**rows[n % len(rows)], "id": f"a{n}", "output": f"{rows[n % len(rows)]['output']} {n}", "expected": {"hallucination": n % 2 == 0}} for n in range(80)]
     data = world.tmp / "align.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in many), encoding="utf-8")
-    return _cli(world, "align", str(data), "--scorer", "hallucination", "--store", str(world.store), "--run", prefix, "--json",
-                "--trials", "1", "--no-cache", *_budget(world))
+    return ["align", str(data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--trials", "1", "--no-cache", *_budget(world)]
 
 
-def monitor_cli(world: World) -> Outcome:
+def monitor_args(world: World) -> list[str]:
+    """The monitor's judge is its receiver: down when the judge fails every call, slow when
+    it fails half; the monitor reads the bystander's replies (all below 0.5, so it alerts)."""
     monitors = world.tmp / "monitors.yaml"
-    monitors.write_text("monitors:\n  rising: {scorer: hallucination, statistic: mean, below: 0.5, window: 5, min_samples: 5}\n", encoding="utf-8")
-    return _cli(world, "monitor", "--monitors", str(monitors), "--store", str(world.store), "--send", "--json")
+    monitors.write_text(
+        "monitors:\n  rising:\n    scorer: hallucination\n    statistic: mean\n    below: 0.5\n    window: 5\n    min_samples: 5\n"
+        f"    alert:\n      - {{webhook: '{world.receiver}', retries: 1, backoff: 0.01}}\n", encoding="utf-8")
+    return ["monitor", "--monitors", str(monitors), "--store", str(world.store), "--send"]
+
+
+def queue_source(world: World) -> None:
+    """The stored run the queue is made from, judged before the cell (as the fault has it)."""
+    rescore_source(world)
+
+
+def queue_args(world: World) -> list[str]:
+    return ["queue", "create", world.run, "--from-run", "source", "--scorer", "hallucination", "--store", str(world.store)]
+
+
+def python_args(surface: str) -> Callable[[World], list[str]]:
+    def arguments(world: World) -> list[str]:
+        budget = [f"{BUDGET:.8f}"] if world.fault == "budget reached" else []
+        return [sys.executable, PYTHON_SURFACE, surface, str(world.data), str(world.store), world.run, *budget]
+
+    return arguments
+
+
+def plugin_args(world: World) -> list[str]:
+    """A host project's test over the data, with the plugin's `assert_score` (its own process)."""
+    tests = world.tmp / "host" / "test_replies.py"
+    tests.parent.mkdir(exist_ok=True)
+    tests.write_text(
+        "import json\nimport pytest\nfrom engine.testing import assert_score\n\n"
+        f"ROWS = [json.loads(line) for line in open({str(world.data)!r}, encoding='utf-8')]\n\n\n"
+        "@pytest.mark.parametrize('row', ROWS, ids=[row['id'] for row in ROWS])\n"
+        "def test_reply(row):\n    assert_score(row['output'], scorer='hallucination', context=row.get('context'), below=0.5)\n", encoding="utf-8")
+    return [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider", "--scorers-no-cache"]
+
+
+def _process(world: World, command: list[str]) -> subprocess.Popen[str]:
+    environment = {**os.environ, "OPENAI_BASE_URL": world.judge.base_url, "OPENAI_API_KEY": "sk-test-secret-key-123", "SCORERS_DEBUG": ""}
+    full = command if command[0] == sys.executable else [SCORERS, *command]
+    return subprocess.Popen(full, env=environment, cwd=world.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finished(process: subprocess.Popen[str]) -> Outcome:
+    stdout, stderr = process.communicate(timeout=120)
+    return Outcome(process.returncode, process.returncode == 0, None, stdout + stderr)
+
+
+def as_process(world: World, command: list[str]) -> Outcome:
+    return _finished(_process(world, command))
 
 
 def workbench_run(world: World) -> Outcome:
@@ -235,7 +328,10 @@ def workbench_run(world: World) -> Outcome:
 
     folder = world.tmp / "catalog"
     folder.mkdir(exist_ok=True)
-    started = Workbench(folder, world.store, data=world.data).start()
+    try:
+        started = Workbench(folder, world.store, data=world.data, max_cost=BUDGET if world.fault == "budget reached" else None).start()
+    except ConfigError as refused:
+        return Outcome(2, None, None, str(refused))
     try:
 
         def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
@@ -257,7 +353,9 @@ def workbench_run(world: World) -> Outcome:
             if status["status"] != "running":
                 break
             time.sleep(0.1)
-        with SQLiteStore(world.store, reading=True) as opened:
+        opened = open_store(world.store, reading=True)
+        assert opened is not None
+        with closing(opened):
             info = opened.get_run(status["run"])
             assert info is not None and info.kind == "workbench"
             verdict = stored_verdict(opened, info)
@@ -273,6 +371,8 @@ def run_evals_python(world: World) -> Outcome:
                            max_cost=BUDGET if world.fault == "budget reached" else None)
     except ConfigError as refused:
         return Outcome(2, None, None, str(refused))
+    except StoreError as failed:  # a store that cannot be opened: the call fails, in one line
+        return Outcome(1, False, None, str(failed))
     return Outcome(None, result.passed, dict(result.counts.outcomes), "; ".join(result.verdict.reasons))
 
 
@@ -282,47 +382,81 @@ def live_python(world: World) -> Outcome:
         live = LiveScorer(create_hallucination_scorer(), store=world.store, run=world.run)
     except ConfigError as refused:
         return Outcome(2, None, None, str(refused))
+    except StoreError as failed:  # a store that cannot be opened: the call fails, in one line
+        return Outcome(1, False, None, str(failed))
     for row in rows:
         live.submit(row["output"], input=row["input"], context=row.get("context"), run_id=row["id"])
     assert live.close(timeout=60)
     stats = live.stats
-    counts = {"scored": stats.scored["hallucination"], "error": stats.errors["hallucination"], "not_scorable": stats.not_scorable.get("hallucination", 0)}
+    counts = {"scored": stats.scored.get("hallucination", 0), "error": stats.errors.get("hallucination", 0), "not_scorable": stats.not_scorable.get("hallucination", 0)}
     return Outcome(None, None, counts)
+
+
+ALL = tuple(FAULTS)
+JUDGED = ("judge fails every call", "judge fails half", "nothing scorable", "all but one not scorable")
+WITHOUT_BUDGET = (*JUDGED, "SIGTERM", "read-only store", "name of another kind", "kill -9, then again", "full disk")
 
 
 @dataclass(frozen=True)
 class Surface:
     name: str
-    run: Callable[[World], Outcome]
-    faults: tuple[str, ...]
-    #: The `scorers` arguments of a CLI surface, for the SIGTERM column (a real process).
-    command: Callable[[World], list[str]] | None = None
-    #: Where this surface's exit status differs from EXPECTED_STATUS, and why (in the name).
+    #: The surface as a process: `scorers` arguments, or a whole command line (sys.executable
+    #: ...); None for one that lives in the test's process (the faults that need a process are not its).
+    command: Callable[[World], list[str]] | None
+    faults: tuple[str, ...] = ALL
+    #: In-process, where it tells more than the process's status (counts, a Python result).
+    run: Callable[[World], Outcome] | None = None
+    #: Where this surface's exit status differs from EXPECTED_STATUS, and why (in a comment).
     statuses: dict[str, int] = field(default_factory=dict)
     #: What the surface needs in the store before the cell (judged before the cell's count).
     prepare: Callable[[World], None] | None = None
     #: The kind of run it writes: the "name of another kind" cell gives it a run of another.
     kind: str = "batch"
+    #: Whether it reads its JSON (--json) when run in process.
+    json: bool = True
+    #: Judge requests made before a signal finds it under way.
+    under_way: int = 4
+    #: How many times one run of it asks each step of an item (compare: once per variant).
+    asks_each_step: int = 1
+
+    def outcome(self, world: World) -> Outcome:
+        if self.run is not None:
+            return self.run(world)
+        assert self.command is not None
+        command = self.command(world)
+        if command[0] == sys.executable:
+            return as_process(world, command)
+        return _cli(*command, *(["--json"] if self.json else []))
 
 
-def _eval_command(world: World) -> list[str]:
-    return ["eval", str(world.data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--concurrency", "1"]
-
-
-JUDGED = ("judge fails every call", "judge fails half", "nothing scorable", "all but one not scorable")
 SURFACES = [
-    Surface("eval", eval_cli, (*JUDGED, "budget reached", "SIGTERM", "read-only store", "name of another kind"), _eval_command),
+    Surface("eval", eval_args),
+    Surface("a cascade (eval --escalate-to)", cascade_args),
+    Surface("eval --reasons on-demand", reasons_on_demand_args),
     # One output without the context its scorer needs is a value the user did not give: 2.
-    Surface("run", run_cli, ("judge fails every call", "nothing scorable"), statuses={"nothing scorable": 2}),
-    Surface("compare", compare_cli, (*JUDGED, "read-only store", "name of another kind")),
-    Surface("calibrate", calibrate_cli, (*JUDGED, "read-only store", "name of another kind")),
-    Surface("pairwise", pairwise_cli, ("judge fails every call", "judge fails half", "read-only store", "name of another kind")),
-    Surface("rescore", rescore_cli, ("judge fails every call", "judge fails half", "name of another kind"), prepare=rescore_source),
-    Surface("align", align_cli, ("judge fails every call", "budget reached", "read-only store", "name of another kind")),
-    Surface("monitor --send", monitor_cli, ("read-only store",)),
-    Surface("the workbench's run", workbench_run, JUDGED),
-    Surface("run_evals", run_evals_python, (*JUDGED, "budget reached", "name of another kind")),
-    Surface("live scoring", live_python, ("judge fails every call", "judge fails half", "nothing scorable", "name of another kind"), kind="live"),
+    # It writes no store: a read-only disk, a full one or PostgreSQL do not concern it.
+    # It has no budget (one output), and its SIGTERM comes with the first call.
+    Surface("run", run_args, (*JUDGED, "SIGTERM"), statuses={"nothing scorable": 2, "all but one not scorable": 2}, under_way=1),
+    # compare, calibrate, pairwise and rescore take no budget (--max-cost is eval's and align's).
+    Surface("compare", compare_args, WITHOUT_BUDGET, asks_each_step=2),
+    Surface("calibrate", calibrate_args, WITHOUT_BUDGET),
+    Surface("pairwise", pairwise_args, ("judge fails every call", "judge fails half", "SIGTERM", "read-only store", "name of another kind", "full disk")),
+    Surface("rescore", rescore_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run"), prepare=rescore_source),
+    Surface("align", align_args, ("judge fails every call", "judge fails half", "budget reached", "SIGTERM", "read-only store", "name of another kind",
+                                  "full disk")),
+    Surface("monitor --send", monitor_args, ("judge fails every call", "judge fails half", "read-only store", "full disk"),
+            # A slow receiver takes the alert (the monitor waits for it).
+            statuses={"judge fails half": 0}),
+    Surface("a review queue (queue create)", queue_args, ("read-only store", "full disk"), prepare=queue_source, json=False, kind="queue"),
+    # The workbench names its runs itself, and lives in one process with its page (no second one).
+    Surface("the workbench's run", None, (*JUDGED, "budget reached", "read-only store"), run=workbench_run, kind="workbench"),
+    # A library call owns no signal: SIGTERM ends its process as Python's default does.
+    Surface("run_evals", python_args("run_evals"), run=run_evals_python, statuses={"SIGTERM": -signal.SIGTERM}),
+    Surface("live scoring", python_args("live"), (*JUDGED, "SIGTERM", "read-only store", "name of another kind", "kill -9, then again", "full disk",
+                                                  "two processes on one PostgreSQL run"),
+            run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
+    # A host project's tests: they fail where the scores are not there; pytest's own statuses.
+    Surface("the pytest plugin", plugin_args, (*JUDGED, "SIGTERM"), statuses={"SIGTERM": -signal.SIGTERM}),
 ]
 CELLS = [pytest.param(surface, fault, id=f"{surface.name} / {fault}") for surface in SURFACES for fault in surface.faults]
 
@@ -330,14 +464,14 @@ CELLS = [pytest.param(surface, fault, id=f"{surface.name} / {fault}") for surfac
 # ----------------------------------------------------------------------------------- the cells
 
 
-def _live_run(store: Path, name: str) -> None:
+def _live_run(store: Path | str, name: str) -> None:
     live = LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, run=name)
     for number in range(5):
         live.submit(f"reply {number}", input="q", run_id=f"r{number}")
     assert live.close(timeout=30)
 
 
-def _bystanders(judge: JudgeServer, store: Path, surface: Surface) -> dict[str, Any]:
+def _bystanders(judge: JudgeServer, store: Path | str, surface: Surface) -> dict[str, Any]:
     """A live run of 5 replies, and a run of another kind than the surface's under the name
     OTHER_KIND (or, for align, the name of its first run): what every cell must leave exactly
     as it was."""
@@ -352,8 +486,10 @@ def _bystanders(judge: JudgeServer, store: Path, surface: Surface) -> dict[str, 
     return _rows(store)
 
 
-def _rows(store: Path) -> dict[str, Any]:
-    with SQLiteStore(store, reading=True) as opened:
+def _rows(store: Path | str) -> dict[str, Any]:
+    opened = open_store(store, reading=True)
+    assert opened is not None
+    with closing(opened):
         return {
             (record.run, record.item_id, record.scorer_id): (record.score, record.scorer_hash)
             for run in opened.runs()
@@ -362,49 +498,140 @@ def _rows(store: Path) -> dict[str, Any]:
         }
 
 
-def _sigterm(command: list[str], world: World) -> Outcome:
-    environment = {**os.environ, "OPENAI_BASE_URL": world.judge.base_url, "OPENAI_API_KEY": "sk-test-secret-key-123", "SCORERS_DEBUG": ""}
-    process = subprocess.Popen([SCORERS, *command], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _records(store: Path | str, run: str) -> list[Any]:
+    opened = open_store(store, reading=True)
+    assert opened is not None
+    with closing(opened):
+        return list(opened.query(run=run))
+
+
+def _spent_as_the_judge_saw_it(requests: list[Request]) -> float:
+    """What the answers the judge gave cost: each of the budget column's answers is PRICED."""
+    usage = TokenUsage(prompt_tokens=1000, completion_tokens=200, total_tokens=1200, cached_prompt_tokens=400)
+    models = [str(request.body.get("model", "")) for request in requests]
+    costs = [cost_of(model if "/" in model else f"openai/{model}", usage) for model in models]
+    assert None not in costs, "a judge without a price in the budget column"
+    return sum(cost for cost in costs if cost is not None)
+
+
+def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str | None], int]:
+    """(item, step) asked more than `once` times among `requests`."""
+    asked: dict[tuple[str, str | None], int] = {}
+    for request in requests:
+        found = ITEM.search(request.prompt)
+        if found is not None and not request.is_reask:
+            key = (found.group(1), request.schema_name)
+            asked[key] = asked.get(key, 0) + 1
+    return {key: count for key, count in asked.items() if count > once}
+
+
+def _signalled(world: World, command: list[str], number: int, after: int = 4) -> Outcome:
+    """The surface's process, sent `number` once some items are done and more in flight (a
+    kill: once verdicts are asked)."""
+    asked, verdicts = len(world.judge.requests), len(world.judge.requests_for("HallucinationVerdicts"))
+    process = _process(world, command)
     deadline = time.monotonic() + 60
-    while len(world.judge.requests) < 4 and time.monotonic() < deadline:  # some items done, more in flight
+
+    def under_way() -> bool:
+        if number == signal.SIGKILL:
+            return len(world.judge.requests_for("HallucinationVerdicts")) >= verdicts + 3
+        return len(world.judge.requests) >= asked + after
+
+    while not under_way() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
-    stdout, stderr = process.communicate(timeout=60)
-    return Outcome(process.returncode, False, None, stdout + stderr)
+    assert process.poll() is None, f"the process ended before the signal: {process.communicate()}"
+    process.send_signal(number)
+    return _finished(process)
+
+
+def _make_the_disk(fault: str, disk: Path) -> None:
+    """Turn the cell's disk read-only, or fill it: a fault that cannot be made fails the cell."""
+    if fault == "read-only store":
+        remounted = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
+        assert remounted.returncode == 0, f"cannot make the filesystem read-only here: {remounted.stderr.strip()}"
+    else:
+        fill(disk)
+
+
+def fill(disk: Path) -> None:
+    """Take every byte of `disk`."""
+    descriptor = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(descriptor, b"\0" * 16384)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 @pytest.mark.parametrize(("surface", "fault"), CELLS)
-def test_every_surface_under_every_fault(surface: Surface, fault: str, judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+def test_every_surface_under_every_fault(surface: Surface, fault: str, judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         request: pytest.FixtureRequest) -> None:
     monkeypatch.setenv("SCORERS_RETRIES", "0")  # a failing judge fails now, not after its backoff
-    disk = request.getfixturevalue("small_disk") if fault == "read-only store" else tmp_path
-    store = disk / "results.sqlite"
+    on_disk = fault in ("read-only store", "full disk")
+    disk = request.getfixturevalue("small_disk") if on_disk else tmp_path
+    store: Path | str = request.getfixturevalue("postgres_url") if fault == "two processes on one PostgreSQL run" else disk / "results.sqlite"
+    if surface.name == "run" or surface.name == "the pytest plugin":
+        monkeypatch.setenv("SCORERS_CACHE", str(disk / "responses.sqlite"))
     before = _bystanders(judge, store, surface)
     world = World(judge=judge, tmp=tmp_path, store=store, fault=fault)
     FAULTS[fault](world)
-    if surface.prepare is not None:
-        surface.prepare(world)
-    if fault == "read-only store":
-        remounted = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
-        if remounted.returncode != 0:
-            pytest.skip(f"cannot make the filesystem read-only here: {remounted.stderr.strip()}")
-    asked = len(judge.requests)
+    receiver = Receiver(delay=2.0) if fault == "judge fails half" else Receiver()
+    with receiver:
+        world.receiver = "http://127.0.0.1:9/down" if fault == "judge fails every call" else receiver.url
+        if surface.prepare is not None:
+            surface.prepare(world)
+        if on_disk:
+            _make_the_disk(fault, disk)
+        asked = len(judge.requests)
+        outcome = _cell(surface, fault, world)
+    if fault == "full disk":
+        (disk / "filler").unlink()  # room again: every row stored before is there to read
+    _check(surface, fault, world, outcome, asked, receiver)
+    assert _rows(store) == before, "a stored row of another run was lost or changed"
 
+
+def _cell(surface: Surface, fault: str, world: World) -> Outcome:
+    if fault not in ("SIGTERM", "kill -9, then again", "two processes on one PostgreSQL run"):
+        return surface.outcome(world)
+    assert surface.command is not None, f"{surface.name}: {fault} needs the surface as a process"
+    command = surface.command(world)
     if fault == "SIGTERM":
-        assert surface.command is not None, f"{surface.name}: a SIGTERM cell needs the command"
-        outcome = _sigterm(surface.command(world), world)
-    else:
-        outcome = surface.run(world)
+        return _signalled(world, command, signal.SIGTERM, surface.under_way)
+    if fault == "kill -9, then again":
+        killed = _signalled(world, command, signal.SIGKILL)
+        assert killed.status == -signal.SIGKILL, killed.text
+        world.asked_before_the_resume = len(world.judge.requests)
+        return as_process(world, command)
+    one, other = _finished(_process(world, command)), _finished(_process(world, command))
+    assert one.status == other.status, (one.text, other.text)
+    return one
 
+
+def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: int, receiver: Receiver) -> None:
     expected = surface.statuses.get(fault, EXPECTED_STATUS[fault])
     if outcome.status is None:  # a Python call: it returns; its result says it did not pass
         assert expected in (1, 130), (surface.name, fault, outcome)
-        assert outcome.passed is not True, outcome.text
     else:
         assert outcome.status == expected, (surface.name, fault, outcome.text)
         assert "Traceback" not in outcome.text
-    assert outcome.passed is not True, outcome.text
+    if expected != 0:
+        assert outcome.passed is not True, outcome.text
     if fault in ("read-only store", "name of another kind"):
-        assert len(judge.requests) == asked, "refused before any judge call"
+        assert len(world.judge.requests) == asked, "refused before any judge call"
+    if fault == "budget reached":
+        spent = _spent_as_the_judge_saw_it(world.judge.requests[asked:])
+        assert 0 < spent <= BUDGET, f"spent {spent:.6f} of a budget of {BUDGET:.6f}"
+    if fault == "kill -9, then again":
+        # A resumed item continues from its stored steps or starts over, never both.
+        assert _asked_more_than(surface.asks_each_step, world.judge.requests[world.asked_before_the_resume:]) == {}
+    if fault == "two processes on one PostgreSQL run" and surface.kind == "live":  # two hosts, each its own replies
+        assert len(_records(world.store, world.run)) == 2 * ITEMS
+    elif fault == "two processes on one PostgreSQL run":
+        assert _asked_more_than(surface.asks_each_step, world.judge.requests[asked:]) == {}, "an item was judged by both processes"
+    if surface.name == "monitor --send" and fault == "judge fails half":
+        assert receiver.bodies, "the slow receiver never got the alert"
     if outcome.counts is not None:
         counted = outcome.counts
         if fault == "judge fails half":
@@ -415,4 +642,3 @@ def test_every_surface_under_every_fault(surface: Surface, fault: str, judge: Ju
             assert counted["scored"] == 1 and counted["not_scorable"] == ITEMS - 1, counted
         if fault == "judge fails every call":
             assert counted["scored"] == 0, counted
-    assert _rows(store) == before, "a stored row of another run was lost or changed"

@@ -186,7 +186,8 @@ def one_line_errors(command: F) -> F:
         logging.getLogger("instructor").propagate = False
         install_log_filter()
         try:
-            return command(*args, **kwargs)
+            with sigterm_as_interrupt():  # every command, not only eval: a CI runner stops any of them so
+                return command(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except KeyboardInterrupt:

@@ -66,7 +66,6 @@ from .common import (
     one_line_errors,
     parse_thresholds,
     fixed_in_setup,
-    sigterm_as_interrupt,
     print_json,
     reasons_policy,
 )
@@ -359,7 +358,7 @@ def eval_command(
         return
     shown = _EvalProgress(name, total)
     try:
-        with sigterm_as_interrupt(), shown.showing():
+        with shown.showing():
             if batch_api:
                 result = run_batch_api(
                     selection, scorers, on_item_complete=shown.advance, on_progress=shown.job, thresholds=thresholds, max_errors=max_errors,

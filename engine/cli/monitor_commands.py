@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..runs.monitors import MonitorCheck, check_monitors
 from ..store import AlertDelivery, AlertRecord, KeepsAlerts, Store
 from .app import app, console, errors
-from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, existing_store, one_line_errors, print_json, sigterm_as_interrupt
+from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, existing_store, one_line_errors, print_json
 from .tables import figure
 
 MonitorsOption = Annotated[
@@ -109,7 +109,7 @@ def monitor_command(
     window's figures, and the last alerts. With --send, an alert no receiver has taken is
     kept and sent again on the next check, and the command exits 1 while any is left."""
     found = read_monitors(monitors)
-    with closing(existing_store(store, writing=send or watch)) as results, sigterm_as_interrupt():
+    with closing(existing_store(store, writing=send or watch)) as results:
         # The first round was asked for now: what waits for its back-off is tried at once.
         undelivered = _round(results, found, send or watch, as_json, last, by_hand=True)
         while watch:
