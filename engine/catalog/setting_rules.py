@@ -376,6 +376,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers", Unit.GROUP),
     SettingRule("monitors", Unit.GROUP),
     SettingRule("queues", Unit.GROUP),
+    SettingRule("traces", Unit.GROUP),  # its mappings are checked at their lines by catalog/traces.py
     # -- a scorer
     SettingRule("scorers.*", Unit.GROUP),
     SettingRule("scorers.*.id", Unit.NAME),
