@@ -228,7 +228,8 @@ def test_problems_stop_a_load_as_they_stop_check() -> None:
             assert shown == [line for line in expected if ": warning: " not in line], folder
 
 
-WARNED = [(folder, expected) for folder, status, expected in CASES if status == 0]
+# The catalogs whose mistake is one warning: silencing it at its line leaves nothing.
+WARNED = [(folder, expected) for folder, status, expected in CASES if status == 0 and len(expected) == 1]
 
 
 @pytest.mark.parametrize(("folder", "expected"), WARNED, ids=[folder for folder, _ in WARNED])
@@ -311,7 +312,8 @@ def test_the_docs_quote_each_check_as_it_prints() -> None:
     understands = AUTHORING[AUTHORING.index("### What `check` understands of a scorer") : AUTHORING.index("## Checks across options")]
     proves = AUTHORING[AUTHORING.index("## What check proves") :]
     proves = proves[: proves.find("\n## ", 1) if "\n## " in proves[1:] else len(proves)]
-    quoted = [line for block in re.findall(r"```text\n(.*?)```", understands + proves, re.DOTALL) for line in block.splitlines()]
+    proves = proves[: proves.index("### Messages at your line")] if "### Messages at your line" in proves else proves  # its own test below
+    quoted = [line.strip() for block in re.findall(r"```text\n(.*?)```", understands + proves, re.DOTALL) for line in block.splitlines() if line.strip()]
     assert sorted(quoted) == sorted(line for _, _, expected in MISTAKES for line in expected)  # every case, each as printed
 
 
