@@ -84,7 +84,7 @@ def collector_spool_count(tmp_path: Path) -> int:
     [
         ("openinference", [ANSWER], ["The Eiffel Tower is in Paris.", "It was finished in 1889."], ["lookup_weather"]),
         ("genai", [ANSWER], ["The Eiffel Tower is in Paris.", "It was finished in 1889."], ["lookup_weather"]),
-        ("vercel", [None, "It is sunny in Paris."], None, ["weather"]),
+        ("vercel", [None, ANSWER], None, ["lookup_landmark"]),
     ],
 )
 def test_each_preset_maps_the_spans_of_its_convention(convention: str, llm_items: list[Any], context: Any, tools: list[str], tmp_path: Path) -> None:
