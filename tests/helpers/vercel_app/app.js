@@ -35,7 +35,7 @@ async function main() {
     stopWhen: stepCountIs(3),
     experimental_telemetry: { isEnabled: true, functionId: "landmarks" },
   });
-  console.log(result.response.id, JSON.stringify(result.text));
+  console.log(JSON.stringify(result.text));
   await provider.forceFlush();
   await provider.shutdown();
 }
