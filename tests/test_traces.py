@@ -79,15 +79,20 @@ def collector_spool_count(tmp_path: Path) -> int:
         spool.close()
 
 
+DOCUMENTS = ["The Eiffel Tower is in Paris.", "It was finished in 1889."]
+LANDMARK = '{"tool": "lookup_landmark", "result": {"city": "Paris", "finished": 1889, "name": "Eiffel Tower"}}'
+
+
 @pytest.mark.parametrize(
-    ("convention", "llm_items", "context", "tools"),
+    ("convention", "llm_items", "contexts", "tools"),
     [
-        ("openinference", [ANSWER], ["The Eiffel Tower is in Paris.", "It was finished in 1889."], ["lookup_weather"]),
-        ("genai", [ANSWER], ["The Eiffel Tower is in Paris.", "It was finished in 1889."], ["lookup_weather"]),
-        ("vercel", [None, "It is sunny in Paris."], None, ["weather"]),
+        ("openinference", [ANSWER], [DOCUMENTS], ["lookup_weather"]),
+        ("genai", [ANSWER], [DOCUMENTS], ["lookup_weather"]),
+        # The AI SDK: a call that asks for the tool, then one given its result (its context).
+        ("vercel", [None, ANSWER], [None, [LANDMARK]], ["lookup_landmark"]),
     ],
 )
-def test_each_preset_maps_the_spans_of_its_convention(convention: str, llm_items: list[Any], context: Any, tools: list[str], tmp_path: Path) -> None:
+def test_each_preset_maps_the_spans_of_its_convention(convention: str, llm_items: list[Any], contexts: list[Any], tools: list[str], tmp_path: Path) -> None:
     from engine.runs.traces import TraceReader, group_by_trace, read_file_exporter
 
     spec = load_scorers(traces_catalog(tmp_path, convention)).traces
@@ -99,7 +104,7 @@ def test_each_preset_maps_the_spans_of_its_convention(convention: str, llm_items
     (agent,) = [item.given for item in mapped.items if item.kind == "agent"]
     # A text answer, or (None here) an LLM span that only asked for a tool: its tool call is its output.
     assert [given.output if isinstance(given.output, str) else None for given in llm] == llm_items
-    assert all(given.context == context for given in llm)
+    assert [given.context for given in llm] == contexts
     assert [message["tool_calls"][0]["function"]["name"] for message in agent.output if message.get("tool_calls")] == tools
     assert agent.output[-1]["role"] == "assistant" and agent.output[-1]["content"]
     assert agent.input

@@ -37,7 +37,7 @@ from .suggest import did_you_mean
 SpanKind = Literal["llm", "retrieval", "tool", "agent"]
 #: The fields a mapping may read, per kind of span.
 FIELDS: dict[str, tuple[str, ...]] = {
-    "llm": ("input", "output", "tool_calls"),
+    "llm": ("input", "output", "tool_calls", "context"),
     "retrieval": ("documents",),
     "tool": ("name", "arguments", "result"),
     "agent": ("input", "output"),
@@ -108,6 +108,9 @@ PRESETS: dict[str, Convention] = {
                 "input": "attributes.\"ai.prompt.messages\"[?role=='user'] | [-1].content",
                 "output": 'attributes."ai.response.text" || attributes."ai.response.object"',
                 "tool_calls": 'attributes."ai.response.toolCalls"[].{name: toolName, arguments: args || input}',
+                # The tool results the call was given (its prompt's tool messages): no retrieval
+                # spans, the tools are where the answer's facts come from.
+                "context": "map(&{tool: toolName, result: output.value || result}, attributes.\"ai.prompt.messages\"[?role=='tool'].content[])",
             },
             "retrieval": {},
             "tool": {"name": 'attributes."ai.toolCall.name"', "arguments": 'attributes."ai.toolCall.args" || attributes."ai.toolCall.input"',

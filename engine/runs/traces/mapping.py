@@ -2,7 +2,8 @@
 JMESPath per field, engine/catalog/traces.py):
 
 - each LLM span is an item for the `llm:` scorers: its input and output, and as context the
-  documents of the retrieval spans beside it (under the same parent, at any depth);
+  documents of the retrieval spans beside it (under the same parent, at any depth) and what
+  its own `context` field reads (the tool results in its prompt, for the Vercel AI SDK);
 - each root span with LLM, tool or retrieval spans under it is an item for the `agent:`
   scorers: the run's input, its tool calls and results in the order they started, its final
   answer, and the documents of all its retrieval spans.
@@ -133,7 +134,7 @@ class TraceReader:
             return
         parent = None if span in children.get(None, []) else span.parent_id
         around = [other for other in _descendants_of(parent, children) if kinds[other.span_id] == "retrieval"]
-        documents = self._documents(around)
+        documents = self._documents(around) + self._texts(self.read(span, "llm", "context"))
         given = RunInput(
             output=output, input=_text(self.read(span, "llm", "input")), context=documents or None,
             metadata=self._metadata(span, "llm", tree), run_id=f"{span.trace_id}-{span.span_id}",
@@ -176,11 +177,13 @@ class TraceReader:
         mapped.items.append(TraceItem("agent", given, tuple(self.spec.agent.scorers)))
 
     def _documents(self, spans: list[Span]) -> list[str]:
-        documents: list[str] = []
-        for span in spans:
-            found = self.read(span, "retrieval", "documents")
-            documents.extend(text for text in (_text(value) for value in (found if isinstance(found, list) else [found] if found else [])) if text)
-        return documents
+        return [text for span in spans for text in self._texts(self.read(span, "retrieval", "documents"))]
+
+    @staticmethod
+    def _texts(found: Any) -> list[str]:
+        """A context field's values, each as text (JSON for a structured one); empty ones left out."""
+        values = (_text(value) for value in (found if isinstance(found, list) else [found] if found else []))
+        return [_as_json_text(value) for value in values if value]
 
     def _missing(self, span: Span, kind: SpanKind, name: str) -> Note:
         expression = self._fields[kind].get(name, ("(no reading in this convention)", None))[0]
