@@ -182,6 +182,7 @@ class Catalog:
                 margin=settings.margin if settings.margin is not None else (cascade.margin if cascade else None),
                 samples=settings.samples if settings.samples is not None else (cascade.samples if cascade else 1),
                 threshold=settings.threshold if settings.threshold is not None else (cascade.threshold if cascade else None),
+                min_confidence=cascade.min_confidence if cascade else None,
             )
         if not chosen:
             return single(model)

@@ -89,6 +89,7 @@ class CascadePlan:
     margin: float | None = None
     samples: int = 1
     threshold: float | None = None
+    min_confidence: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from .calls import ScoringCalls
+from .confidence import weighed_score
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .passing import REASON_POLICIES, ReasonPolicy, pass_line, reason_wanted
 from .inputs import context_within_limit, prepared_run, run_variables
@@ -125,7 +126,10 @@ class Scorer(ScoringCalls):
         async def run_step(step: StepPlan) -> None:
             record, step_context = await self._run_step(step, run, run_context, get_context, variables, call)
             done[step.id] = record, step_context
-            variables.update(step_kind(step.kind).variables(step, record.result))
+            kind = step_kind(step.kind)
+            variables.update(kind.variables(step, record.result))
+            if kind.result_part == "score" and not record.skipped:
+                await self._weigh(step, record, {name: ran for name, (ran, _) in done.items()}, variables, call, run.run_id)
 
         for wave in self._waves:
             if len(wave) == 1:
@@ -154,6 +158,19 @@ class Scorer(ScoringCalls):
             context=used_context,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
+
+    async def _weigh(self, step: StepPlan, record: StepRecord, records: Mapping[str, StepRecord], variables: dict[str, Any], call: StepCall, seed: str) -> None:
+        """The score step's confidence and expected score, from the verdicts' probabilities
+        (see confidence.py); a score declared as the expected value becomes it."""
+        weighed = await weighed_score(self.plan, step, records, variables, pass_line(self.plan, self.options, self.threshold), call, seed)
+        if weighed is None:
+            return
+        record.confidence, expected = round(weighed[0], 4), weighed[1]
+        rounding = getattr(step, "round", None)
+        record.expected_score = round(expected, rounding) if rounding is not None else expected
+        if getattr(step, "expected_value", False):
+            record.result = {**record.result, "plain_score": record.result["score"], "score": record.expected_score}
+            variables.update(step_kind(step.kind).variables(step, record.result))
 
     def _reason_not_asked(self, scope: Mapping[str, Any]) -> str | None:
         score = scope.get("score")

@@ -1,0 +1,194 @@
+"""How sure the judge was (issue 41): the probability of each verdict read from the judge's
+token log-probabilities (streamed and whole, renormalised over what the schema allows), the
+item's confidence and expected score carried through the plan's score, a server that refuses
+log-probabilities learnt once and never an error, and a cascade that sends on the items its
+cheap judge is unsure of, with no extra samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import ConfigError, create_scorer, load_scorers
+from engine.scoring import Cascade
+from engine.testing import JudgeServer, Reply, Request
+
+from helpers.scripted import between, numbered_claims
+
+CHEAP, STRONG = "openai/gpt-4o-mini", "openai/gpt-4o"
+
+
+def one_claim(request: Request) -> dict[str, Any]:
+    return {"claims": [between(request.prompt, "output")]}
+
+
+def verdict(mark: str, alternatives: dict[str, float] | None = None) -> Any:
+    """The verdict on the one claim asked about, with the candidates the model weighed for it."""
+
+    def answer(request: Request) -> Reply:
+        verdicts = [{"statement": numbered_claims(request.prompt)[0], "verdict": mark, "reason": "r"}]
+        return Reply.unsure({"verdicts": verdicts}, {"verdicts[0].verdict": alternatives} if alternatives else {})
+
+    return answer
+
+
+def test_each_verdict_has_its_probability_and_the_item_its_confidence(judge: JudgeServer) -> None:
+    judge.on("Claims", lambda request: {"claims": ["The sky is green.", "Water is wet."]})
+    # The model's own candidates, before the schema's grammar: "maybe" is not allowed and is
+    # left out, the rest renormalised (0.6 and 0.3 of 0.9).
+    answer = {"verdicts": [{"statement": "The sky is green.", "verdict": "no", "reason": "r"}, {"statement": "Water is wet.", "verdict": "no", "reason": "r"}]}
+    judge.on("HallucinationVerdicts", Reply.unsure(answer, {
+        "verdicts[0].verdict": {"no": 0.9, "yes": 0.1},
+        "verdicts[1].verdict": {"no": 0.6, "yes": 0.3, "maybe": 0.1},
+    }))
+    judge.on("Reason", {"reason": "r"})
+    result = create_scorer("hallucination", model=CHEAP).run(output="The sky is green. Water is wet.", context=["facts"])
+
+    asked = judge.requests_for("HallucinationVerdicts")[0].body
+    assert asked["logprobs"] is True and asked["top_logprobs"] == 5
+    figures = {figure.field: figure for figure in result.steps["analyze"].probabilities or []}
+    assert figures["verdicts[0].verdict"].probability("no") == pytest.approx(0.9, abs=1e-6)
+    assert figures["verdicts[1].verdict"].probability("no") == pytest.approx(2 / 3, abs=1e-6)
+    assert figures["verdicts[1].verdict"].probability("yes") == pytest.approx(1 / 3, abs=1e-6)
+    assert figures["verdicts[1].verdict"].source == "logprobs"
+    # The score is the share of "yes" (0 here, passing at 0.5 as lower is better): only both
+    # verdicts turning "yes" (0.1 x 1/3) would flag the item.
+    assert result.score == 0
+    assert result.confidence == pytest.approx(1 - 0.1 / 3, abs=1e-4)
+    assert result.expected_score == pytest.approx(round(0.9 / 3 * 0.5 + 0.1 * 2 / 3 * 0.5 + 0.1 / 3, 2))
+    shown = result.to_dict()
+    assert shown["confidence"] == result.confidence and shown["probabilities"]["analyze"][1]["values"] == ["yes", "no"]
+
+
+def test_an_answer_read_whole_carries_the_same_probabilities(judge: JudgeServer) -> None:
+    judge.on("Claims", one_claim)
+    # This server refuses to stream the verdicts: the answer comes as one JSON document.
+    judge.on("HallucinationVerdicts", [Reply.fail(400, "stream is not supported", param="stream"), verdict("yes", {"yes": 0.7, "no": 0.3})])
+    judge.on("Reason", {"reason": "r"})
+    result = create_scorer("hallucination", model=CHEAP).run(output="It rains.", context=["facts"])
+    assert "stream" not in judge.requests_for("HallucinationVerdicts")[-1].body
+    assert result.score == 1 and result.confidence == pytest.approx(0.7)
+    assert result.expected_score == pytest.approx(0.7)
+
+
+def test_a_server_that_refuses_log_probabilities_is_asked_without_them_and_scores_as_before(judge: JudgeServer, caplog: pytest.LogCaptureFixture) -> None:
+    judge.refuses_logprobs = True
+    judge.on("Claims", one_claim)
+    judge.on("HallucinationVerdicts", verdict("yes", {"yes": 0.7, "no": 0.3}))
+    judge.on("Reason", {"reason": "r"})
+    scorer = create_scorer("hallucination", model=CHEAP)
+    first = scorer.run(output="It rains.", context=["facts"])
+    second = scorer.run(output="It snows.", context=["facts"])
+    assert first.score == second.score == 1
+    assert first.confidence is None and "confidence" not in first.to_dict()
+    asked = [request.body for request in judge.requests]
+    # Refused once (on the first call), learnt for the server, never asked again.
+    assert sum(1 for body in asked if "logprobs" in body) == 1
+    assert not any(record.levelname == "WARNING" and "logprobs" in record.getMessage() for record in caplog.records)
+
+
+def test_a_rating_gets_its_distribution_and_expected_value(judge: JudgeServer, tmp_path: Path) -> None:
+    from helpers.catalogs import write_catalog
+
+    catalog = write_catalog(tmp_path, {
+        "catalog.yaml": """\
+            scorers:
+              helpful:
+                name: Helpful
+                description: How helpful the output is, 1 to 5.
+                direction: higher_is_better
+                threshold: 3
+                options:
+                  scale: {type: number, default: 5}
+                steps:
+                  - id: rate
+                    kind: llm
+                    prompt: rate.j2
+                    schema: rating.yaml
+                  - id: score
+                    kind: score
+                    score: rate.rating
+                    expected_value: true
+            """,
+        "prompts/rate.j2": "Rate <output>\n{{ output }}\n</output>\n",
+        "schemas/rating.yaml": """\
+            title: Rating
+            type: object
+            properties:
+              rating: {type: integer, minimum: 1, maximum: 5}
+            required: [rating]
+            """,
+    })
+    judge.on("Rating", Reply.unsure({"rating": 4}, {"rating": {4: 0.5, 3: 0.25, 5: 0.25}}))
+    result = load_scorers(catalog).create("helpful", model=CHEAP).run(output="Sure, here it is.")
+    figure = (result.steps["rate"].probabilities or [])[0]
+    assert figure.values == [1, 2, 3, 4, 5] and figure.probabilities == pytest.approx([0, 0, 0.25, 0.5, 0.25])
+    assert figure.expected == pytest.approx(4.0)
+    # Declared as the expected value: the score is 4.0, the plain one kept beside it; a 3
+    # still passes at the threshold 3, so the pass is sure.
+    assert result.score == 4.0 and result.steps["score"].result["plain_score"] == 4
+    assert result.confidence == 1.0
+
+
+def script_cheap_and_strong(judge: JudgeServer) -> None:
+    """The cheap judge is sure of SURE items and unsure of DOUBT items (2/3 for its "no",
+    once "maybe", which the schema does not allow, is left out); the strong judge says "yes"."""
+
+    def verdicts(request: Request) -> Reply:
+        if request.body["model"] == "gpt-4o":
+            return verdict("yes")(request)
+        if "DOUBT" in request.prompt:
+            return verdict("no", {"no": 0.6, "yes": 0.3, "maybe": 0.1})(request)
+        return verdict("no", {"no": 0.95, "yes": 0.05})(request)
+
+    judge.on("Claims", one_claim)
+    judge.on("HallucinationVerdicts", verdicts)
+    judge.on("Reason", {"reason": "r"})
+
+
+def test_a_cascade_sends_on_what_its_cheap_judge_is_unsure_of_without_asking_again(judge: JudgeServer, tmp_path: Path) -> None:
+    script_cheap_and_strong(judge)
+    (tmp_path / "catalog.yaml").write_text(
+        f"scorers:\n  careful:\n    extends: hallucination\n    judge:\n      model: {CHEAP}\n"
+        f"    cascade:\n      escalate_to: {STRONG}\n      margin: 0\n      min_confidence: 0.8\n",
+        encoding="utf-8",
+    )
+    cascade = load_scorers(tmp_path / "catalog.yaml").create("careful")
+    assert isinstance(cascade, Cascade) and cascade.min_confidence == 0.8
+
+    sure = cascade.run(output="SURE it is so.", context=["facts"])
+    assert sure.score == 0 and sure.judges is not None and len(sure.judges) == 1
+    assert sure.confidence == pytest.approx(0.95)
+
+    unsure = cascade.run(output="DOUBT it is so.", context=["facts"])
+    assert unsure.score == 1 and unsure.judges is not None and len(unsure.judges) == 2
+    assert unsure.judges[-1].escalation == "its confidence 0.67 is below 0.8"
+    cheap_calls = [request for request in judge.requests_for("HallucinationVerdicts") if request.body["model"] == "gpt-4o-mini"]
+    assert len(cheap_calls) == 2  # one per item: the bound needs no extra samples
+
+
+def test_min_confidence_must_be_a_probability_and_is_placed_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.yaml"
+    path.write_text(f"scorers:\n  careful:\n    extends: hallucination\n    cascade:\n      escalate_to: {STRONG}\n      min_confidence: 1.5\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_scorers(path)
+    message = str(refused.value)
+    assert "min_confidence" in message and "catalog.yaml:6" in message and "Traceback" not in message
+
+
+def test_probabilities_of_an_answer_the_tokens_do_not_spell_are_left_out() -> None:
+    from pydantic import BaseModel
+    from typing import Literal
+
+    from engine.judge.probabilities import from_logprobs
+
+    class Verdict(BaseModel):
+        verdict: Literal["yes", "no"]
+
+    tokens = [{"token": '{"verdict": "', "logprob": 0.0, "top_logprobs": []}, {"token": "yes", "logprob": -0.2, "top_logprobs": [{"token": "no", "logprob": -1.8}, {"token": "yes", "logprob": -0.2}]}, {"token": '"}', "logprob": 0.0}]
+    assert from_logprobs(Verdict, json.dumps({"verdict": "no"}), tokens) is None
+    weighed = from_logprobs(Verdict, '{"verdict": "yes"}', tokens)
+    assert weighed is not None and weighed[0].chosen == "yes" and weighed[0].probabilities[0] > 0.8
