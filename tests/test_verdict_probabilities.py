@@ -192,3 +192,14 @@ def test_probabilities_of_an_answer_the_tokens_do_not_spell_are_left_out() -> No
     assert from_logprobs(Verdict, json.dumps({"verdict": "no"}), tokens) is None
     weighed = from_logprobs(Verdict, '{"verdict": "yes"}', tokens)
     assert weighed is not None and weighed[0].chosen == "yes" and weighed[0].probabilities[0] > 0.8
+
+
+def test_an_answer_served_from_the_cache_is_as_sure_as_when_it_was_paid_for(judge: JudgeServer, tmp_path: Path) -> None:
+    judge.on("Claims", one_claim)
+    judge.on("HallucinationVerdicts", verdict("yes", {"yes": 0.7, "no": 0.3}))
+    judge.on("Reason", {"reason": "r"})
+    scorer = create_scorer("hallucination", model=CHEAP, cache=tmp_path / "answers.sqlite")
+    paid = scorer.run(output="It rains.", context=["facts"])
+    served = create_scorer("hallucination", model=CHEAP, cache=tmp_path / "answers.sqlite").run(output="It rains.", context=["facts"])
+    assert served.steps["analyze"].cached and len(judge.requests_for("HallucinationVerdicts")) == 1
+    assert served.confidence == paid.confidence == pytest.approx(0.7)
