@@ -203,3 +203,33 @@ def test_an_answer_served_from_the_cache_is_as_sure_as_when_it_was_paid_for(judg
     served = create_scorer("hallucination", model=CHEAP, cache=tmp_path / "answers.sqlite").run(output="It rains.", context=["facts"])
     assert served.steps["analyze"].cached and len(judge.requests_for("HallucinationVerdicts")) == 1
     assert served.confidence == paid.confidence == pytest.approx(0.7)
+
+
+def test_eval_with_labels_tells_how_well_confidence_is_calibrated_and_results_show_it(judge: JudgeServer, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    # SURE items: the judge flags them at 0.9, and people agree; DOUBT items: it flags them
+    # at 0.6, and people do not. Calibration error: (|2.7 - 3| + |1.8 - 0|) / 6 = 0.35; the
+    # confidence tells the two apart perfectly (AUROC 1).
+    def verdicts(request: Request) -> Reply:
+        sure = "SURE" in request.prompt
+        return verdict("yes", {"yes": 0.9, "no": 0.1} if sure else {"yes": 0.6, "no": 0.4})(request)
+
+    judge.on("Claims", one_claim)
+    judge.on("HallucinationVerdicts", verdicts)
+    judge.on("Reason", {"reason": "r"})
+    items = [{"id": f"{kind.lower()}-{n}", "output": f"{kind} {n}.", "context": ["facts"], "expected": {"hallucination": kind == "SURE"}} for kind in ("SURE", "DOUBT") for n in range(3)]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    store = str(tmp_path / "r.sqlite")
+    shown = CliRunner().invoke(app, ["eval", str(data), "--scorer", "hallucination", "--model", CHEAP, "--no-cache", "--store", store, "--run", "one"])
+    text = " ".join(shown.stdout.split())
+    assert "Confidence against people (6 item(s)): calibration error 0.35 (" in text, text
+    assert "AUROC 1 (" in text and "reliability by confidence: 60%-70%: 0% agreed of 3, 90%-100%: 100% agreed of 3" in text
+
+    item = CliRunner().invoke(app, ["results", "--store", store, "--run", "one", "--item", "doubt-0", "--model", CHEAP])
+    lines = " ".join(item.stdout.split())
+    assert "hallucination (openai/gpt-4o-mini): 1, confidence 60%" in lines, lines
+    assert 'verdicts[0].verdict: "yes" 60%, "no" 40% (logprobs)' in lines
