@@ -233,3 +233,27 @@ def test_eval_with_labels_tells_how_well_confidence_is_calibrated_and_results_sh
     lines = " ".join(item.stdout.split())
     assert "hallucination (openai/gpt-4o-mini): 1, confidence 60%" in lines, lines
     assert 'verdicts[0].verdict: "yes" 60%, "no" 40% (logprobs)' in lines
+
+
+def test_a_judge_without_log_probabilities_gets_them_from_samples_when_the_scorer_asks(claude: Any, tmp_path: Path) -> None:
+    from engine.testing import AnthropicServer
+
+    assert isinstance(claude, AnthropicServer)
+    claude.on("Claims", one_claim)
+    marks = iter(["yes", "yes", "no", "yes"])
+    claude.on("HallucinationVerdicts", lambda request: verdict(next(marks))(request))
+    claude.on("Reason", {"reason": "r"})
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  sampled:\n    extends: hallucination\n    judge:\n      confidence_samples: 3\n", encoding="utf-8"
+    )
+    result = load_scorers(tmp_path / "catalog.yaml").create("sampled", model="anthropic/claude-sonnet-4-5").run(output="It rains.", context=["facts"])
+    figure = (result.steps["analyze"].probabilities or [])[0]
+    assert figure.source == "samples" and figure.probability("yes") == pytest.approx(2 / 3)
+    assert result.score == 1 and result.confidence == pytest.approx(2 / 3, abs=1e-4)
+    assert len(claude.requests_for("HallucinationVerdicts")) == 3  # the answer and two more samples, paid for
+    assert result.steps["analyze"].usage is not None and result.steps["analyze"].usage.completion_tokens == 3 * 10
+
+    # Without the setting, a judge that gives none costs one call and says nothing of its confidence.
+    claude.requests.clear()
+    plain = create_scorer("hallucination", model="anthropic/claude-sonnet-4-5").run(output="It snows.", context=["facts"])
+    assert plain.confidence is None and len(claude.requests_for("HallucinationVerdicts")) == 1

@@ -211,6 +211,10 @@ class Catalog:
         from ..scoring import Scorer
 
         config = resolve_judge(model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=self.providers)
+        if plan.confidence_samples is not None:
+            from ..judge.middleware.sampled import SampledProbabilities
+
+            middleware = [*middleware, SampledProbabilities(plan.confidence_samples)]
         scorer = Scorer(plan, connect(config, middleware, cache=cache), dict(options or {}), judge_config=config)
         if check_key:
             config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good

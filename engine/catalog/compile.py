@@ -231,6 +231,7 @@ class ScorerCompiler(Placing):
                 model=definition.judge.model, timeout=definition.judge.timeout, retries=definition.judge.retries, rpm=definition.judge.rpm, tpm=definition.judge.tpm
             ),
             max_input_chars=definition.judge.max_input_chars,
+            confidence_samples=definition.judge.confidence_samples,
             long_input=definition.judge.long_input,
             empty_output=definition.empty_output,
             jury=JuryPlan(
@@ -319,6 +320,13 @@ def _described(definition: ScorerDefinition) -> str:
         for added in ("examples", "bounds"):
             if written.get(added) in ([], {}):
                 del written[added]  # a step without them keeps the fingerprint it had before they existed
+        if written.get("expected_value") is False:
+            del written["expected_value"]
+    # Likewise settings added later, left unset.
+    if described["judge"].get("confidence_samples") is None:
+        del described["judge"]["confidence_samples"]
+    if described.get("cascade") and described["cascade"].get("min_confidence") is None:
+        del described["cascade"]["min_confidence"]
     return json.dumps(described, sort_keys=True)
 
 

@@ -49,6 +49,10 @@ class JudgeSpec(StepJudge):
     long_input: Literal["refuse", "truncate"] = Field(
         default="refuse", description="What happens to a longer one: refused as an error, or cut to the limit with a warning"
     )
+    confidence_samples: int | None = Field(
+        default=None, ge=2, le=10,
+        description="Where the judge gives no log-probabilities (Claude): samples of each answer whose shares are its verdicts' probabilities, at their cost",
+    )
 
 
 class JurySpec(_Strict):

@@ -271,4 +271,4 @@ def _walk(text: str, at: int, node: dict[str, Any], defs: dict[str, Any], path: 
         written = number.group()
         value, end = (float(written) if any(mark in written for mark in ".eE") else int(written)), number.end()
     allowed = allowed_values(node) if value is not None else None
-    yield path, value, at, allowed, end
+    yield path, value, at, allowed if allowed is not None and len(allowed) > 1 else None, end  # one allowed value: nothing to weigh
