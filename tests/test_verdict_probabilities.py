@@ -229,6 +229,16 @@ def test_eval_with_labels_tells_how_well_confidence_is_calibrated_and_results_sh
     assert "Confidence against people (6 item(s)): calibration error 0.35 (" in text, text
     assert "AUROC 1 (" in text and "reliability by confidence: 60%-70%: 0% agreed of 3, 90%-100%: 100% agreed of 3" in text
 
+    summary = " ".join(CliRunner().invoke(app, ["results", "--store", store, "--run", "one"]).stdout.split())
+    assert "Confidence against people (6 item(s)): calibration error 0.35 (" in summary, summary
+
+    from engine.report.build import build_report
+    from engine.report.render import render_report
+    from engine.store import open_store
+
+    page = render_report(build_report(open_store(store), "one"))
+    assert "60% sure" in page and 'class="reliability"' in page and "calibration error of confidence" in page
+
     item = CliRunner().invoke(app, ["results", "--store", store, "--run", "one", "--item", "doubt-0", "--model", CHEAP])
     lines = " ".join(item.stdout.split())
     assert "hallucination (openai/gpt-4o-mini): 1, confidence 60%" in lines, lines

@@ -110,20 +110,29 @@ def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
     return labelled_records(run_records(store, run).get(scorer_id, []))
 
 
+#: Up to this many labelled items, agreement reads their whole records (each item's confidence
+#: among them, for the calibration of the judge's confidence); beyond, scores and labels only.
+WHOLE_RECORDS_UP_TO = 2000
+
+
 def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Direction, threshold: float | None = None, shown: int = 8) -> Agreement | None:
     """`stored_agreement` read straight from the store; the judge's answers are read for the
     `shown` worst disagreements only (the ones a table or the report shows)."""
     flagged_at = run_threshold(run, scorer_id) if threshold is None else threshold
-    if isinstance(store, ReadsInBulk):
-        rows = store.labelled_scores(run.name, scorer_id)
-        if not rows:
-            return None
+    rows = store.labelled_scores(run.name, scorer_id) if isinstance(store, ReadsInBulk) else None
+    if rows is not None and len(rows) > WHOLE_RECORDS_UP_TO:
         stream = AgreementStream(flagged_at, direction, scale=run_scale(run, scorer_id))
         for row in rows:  # straight from the rows: a big run's hundred thousand
             stream.add_score(row.item_id, row.item_index, row.score, row.expected, row.reason)
         agreement = stream.result()
     else:
-        labelled = labelled_of(store, run.name, scorer_id)
+        if rows is not None and not rows:
+            return None
+        if rows:  # few enough to read whole, in the data's order
+            found = sorted(store.query(run=run.name, scorer=scorer_id, errors=False), key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+            labelled = labelled_records(found)
+        else:
+            labelled = labelled_of(store, run.name, scorer_id)
         if not labelled:
             return None
         agreement = agreement_of(labelled, flagged_at, direction, run_scale(run, scorer_id))
