@@ -34,7 +34,8 @@ A request with `"stream": true` is answered as OpenAI streams: server-sent event
 call's arguments, and `reasoning_content` before them), a last chunk with the finish reason,
 one with `usage` when `stream_options.include_usage` asks for it, and `data: [DONE]`. A request
 with `logprobs: true` gets them in OpenAI's shape (see token_logprobs.py), whole under
-`choices[0].logprobs.content`, or streamed a token per chunk. A reply
+`choices[0].logprobs.content`, or streamed with each chunk's tokens (a token per chunk when
+the reply is paced). A reply
 is sent in a few pieces at once unless it says how to pace them (`slowly`, `stalls`).
 
 Each request is logged with the time it arrived (`received_at`, on `time.monotonic()`), so
@@ -318,8 +319,10 @@ class JudgeServer:
             call = calls[0]
             events.append(chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
             events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in reply.pieces(call["function"]["arguments"])]
-        elif choice["logprobs"] is not None:  # a chunk per token, each with its own log-probabilities
+        elif choice["logprobs"] is not None and (reply.every or reply.stall_after is not None):  # paced: a chunk per token, each with its own
             events += [chunk({"content": token["token"]}, None, {"content": [token], "refusal": None}) for token in choice["logprobs"]["content"]]
+        elif choice["logprobs"] is not None:  # all of it in one chunk, as a fast server's one network write holds it
+            events.append(chunk({"content": message["content"]}, None, choice["logprobs"]))
         else:
             events += [chunk({"content": piece}) for piece in reply.pieces(message["content"] or "")]
         events.append(chunk({}, choice["finish_reason"]))
