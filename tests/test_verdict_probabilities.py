@@ -313,3 +313,13 @@ def test_a_confidence_map_that_does_not_help_beyond_noise_is_not_kept() -> None:
     assert fit.kept is False and fit.map is None and "not beyond noise" in fit.verdict
     with pytest.raises(ConfigError, match="at least 20"):
         fit_confidence_map(pairs[:5])
+
+
+def test_a_confidence_cascade_counts_what_it_sent_on_as_unsure(judge: JudgeServer) -> None:
+    from engine import run_evals
+
+    script_cheap_and_strong(judge)
+    cascade = Cascade(create_scorer("hallucination", model=CHEAP), create_scorer("hallucination", model=STRONG), margin=0, min_confidence=0.8)
+    items = [{"id": f"{kind}-{n}", "output": f"{kind} {n}.", "context": ["facts"]} for kind in ("SURE", "DOUBT") for n in range(3)]
+    summary = run_evals(items, [cascade], cache=False).summary["hallucination"]
+    assert summary.cascade is not None and summary.cascade.escalated == 3 and summary.cascade.why == {"unsure": 3}

@@ -219,7 +219,7 @@ class CascadeSummary(BaseModel):
     strong: str
     items: int = Field(description="Items the cascade scored")
     escalated: int = Field(description="Items the strong judge decided")
-    why: dict[str, int] = Field(default_factory=dict, description="Escalated items by cause: near the threshold, samples disagree, failed validation")
+    why: dict[str, int] = Field(default_factory=dict, description="Escalated items by cause: near the threshold, samples disagree, unsure (confidence below the bound), failed validation")
     strong_cost_share: float | None = Field(default=None, description="The strong judge's share of the cost (None when a model has no price)")
     strong_call_share: float | None = Field(default=None, description="The strong judge's share of the judge calls")
     cheap_alone: Agreement | None = Field(default=None, description="The cheap judge's first sample against the human labels, on every item")

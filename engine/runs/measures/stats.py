@@ -291,7 +291,7 @@ class Aggregate:
         strong = next((judge for judge in outcome.judges if judge.escalation is not None), None)
         if strong is not None:
             assert strong.escalation is not None
-            cause = "failed validation" if "failed validation" in strong.escalation else ("samples disagree" if "disagree" in strong.escalation else "near the threshold")
+            cause = escalation_cause(strong.escalation)
             self.escalated[cause] = self.escalated.get(cause, 0) + 1
             self.strong_cost += self.cost_of(strong.steps, [strong]) or 0.0
             self.strong_calls += sum(step.usage is not None for step in strong.steps.values())
@@ -321,6 +321,14 @@ class Aggregate:
             kappa=kappa(self.jury_verdicts) if self.jury_verdicts else None,
             with_humans={model: stream.result() for model, stream in self.jury_labelled.items()},
         )
+
+
+def escalation_cause(escalation: str) -> str:
+    """The kind of a cascade's escalation (its words, from scoring/cascade.py) it is counted under."""
+    for words, cause in (("failed validation", "failed validation"), ("disagree", "samples disagree"), ("confidence", "unsure")):
+        if words in escalation:
+            return cause
+    return "near the threshold"
 
 
 def kappa(verdicts: list[list[bool]]) -> float | None:
