@@ -323,3 +323,23 @@ def test_a_confidence_cascade_counts_what_it_sent_on_as_unsure(judge: JudgeServe
     items = [{"id": f"{kind}-{n}", "output": f"{kind} {n}.", "context": ["facts"]} for kind in ("SURE", "DOUBT") for n in range(3)]
     summary = run_evals(items, [cascade], cache=False).summary["hallucination"]
     assert summary.cascade is not None and summary.cascade.escalated == 3 and summary.cascade.why == {"unsure": 3}
+
+
+@pytest.mark.slow
+def test_align_tunes_a_cascades_least_confidence_and_keeps_it_on_held_out_evidence(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine.runs.align import align
+
+    # The cheap judge is right on SURE items (0.95 sure) and wrong on DOUBT ones (2/3 sure);
+    # the strong one says "yes" to all, right on DOUBT items only. No margin helps (scores of
+    # 0 and 1 lie 0.5 from the line); a least confidence between 2/3 and 0.95 does.
+    script_cheap_and_strong(judge)
+    data = tmp_path / "data.jsonl"
+    rows = [(f"{kind} {n}.", kind == "DOUBT") for kind in ("SURE", "DOUBT") for n in range(34)]
+    data.write_text("".join(json.dumps({"id": f"i{n}", "output": output, "context": ["facts"], "expected": {"hallucination": flag}}) + "\n" for n, (output, flag) in enumerate(rows)), encoding="utf-8")
+    result = align(data, "hallucination", model=CHEAP, escalate_to=STRONG, store=tmp_path / "r.sqlite", output_dir=tmp_path / "tuned", cache=False)
+    assert result.accepted, result.verdict
+    assert result.chosen[0].startswith("cascade margin 0.1 -> margin 0, min_confidence 0.7"), result.chosen
+    written = (tmp_path / "tuned" / "scorers.yaml").read_text(encoding="utf-8")
+    assert "min_confidence: 0.7" in written and "margin: 0\n" in written
+    tuned = load_scorers(tmp_path / "tuned" / "scorers.yaml").create("hallucination")
+    assert isinstance(tuned, Cascade) and tuned.min_confidence == 0.7
