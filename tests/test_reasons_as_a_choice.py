@@ -57,7 +57,7 @@ def test_failing_reads_the_runs_threshold(judge: JudgeServer, tmp_path: Path) ->
 
 
 def test_an_unknown_policy_is_refused() -> None:
-    with pytest.raises(ConfigError, match="reasons 'sometimes': choose one of always, failing, never, on-demand"):
+    with pytest.raises(ConfigError, match="reasons 'sometimes': choose one of always, failing, unsure, never, on-demand"):
         create_hallucination_scorer(api_key="sk-x").with_reasons("sometimes")  # type: ignore[arg-type]
 
 

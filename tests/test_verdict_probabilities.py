@@ -343,3 +343,46 @@ def test_align_tunes_a_cascades_least_confidence_and_keeps_it_on_held_out_eviden
     assert "min_confidence: 0.7" in written and "margin: 0\n" in written
     tuned = load_scorers(tmp_path / "tuned" / "scorers.yaml").create("hallucination")
     assert isinstance(tuned, Cascade) and tuned.min_confidence == 0.7
+
+
+def script_three_kinds(judge: JudgeServer) -> None:
+    """The judge says "no" to every item: sure of SURE items (0.95), less of DOUBT ones (2/3
+    once "maybe" is left out), least of WOBBLE ones (0.55)."""
+    alternatives = {"SURE": {"no": 0.95, "yes": 0.05}, "DOUBT": {"no": 0.6, "yes": 0.3, "maybe": 0.1}, "WOBBLE": {"no": 0.55, "yes": 0.45}}
+    judge.on("Claims", one_claim)
+    judge.on("HallucinationVerdicts", lambda request: verdict("no", next(odds for kind, odds in alternatives.items() if kind in request.prompt))(request))
+    judge.on("Reason", {"reason": "r"})
+
+
+def test_reasons_can_be_asked_for_the_unsure_items_only(judge: JudgeServer) -> None:
+    from engine import run_evals
+
+    script_three_kinds(judge)
+    items = [{"id": f"{kind}-{n}", "output": f"{kind} {n}.", "context": ["facts"]} for kind in ("SURE", "DOUBT", "WOBBLE") for n in range(2)]
+    result = run_evals(items, [create_scorer("hallucination", model=CHEAP)], cache=False, reasons="unsure")
+    explained = {item.id for item in result.items if item.results["hallucination"].reason}
+    assert explained == {"DOUBT-0", "DOUBT-1", "WOBBLE-0", "WOBBLE-1"}
+    assert len(judge.requests_for("Reason")) == 4
+    sure = next(item for item in result.items if item.id == "SURE-0").results["hallucination"]
+    assert sure.steps["generate_reason"].not_asked == "sure"
+
+
+def test_a_review_queue_takes_the_unsure_items_least_sure_first(judge: JudgeServer, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engine import run_evals
+    from engine.cli import app
+    from engine.runs.labels.golden import read_queue
+    from engine.store import open_store
+
+    script_three_kinds(judge)
+    items = [{"id": f"{kind}-{n}", "output": f"{kind} {n}.", "context": ["facts"]} for n in range(2) for kind in ("SURE", "DOUBT", "WOBBLE")]
+    store = str(tmp_path / "r.sqlite")
+    run_evals(items, [create_scorer("hallucination", model=CHEAP)], cache=False, store=store, run="one")
+    made = CliRunner().invoke(app, ["queue", "create", "doubts", "--from-run", "one", "--scorer", "hallucination", "--filter", "unsure", "--least-sure-first", "--store", store])
+    assert made.exit_code == 0, made.output
+    opened = open_store(store)
+    assert opened is not None
+    assert [item.item_id for item in read_queue(opened, "doubts").items] == ["WOBBLE-0", "WOBBLE-1", "DOUBT-0", "DOUBT-1"]
+    refused = CliRunner().invoke(app, ["queue", "create", "x", "--from-run", "one", "--scorer", "hallucination", "--filter", "unsure:1.5", "--store", store])
+    assert refused.exit_code != 0 and "unsure:1.5: the bound is a probability" in refused.output

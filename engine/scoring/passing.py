@@ -4,7 +4,8 @@ the threshold of a run is the run's own for the scorer (a flag), else the scorer
 
 A reason is not part of a score: it explains one. `ReasonPolicy` is which scores get one
 from the judge: every score (`always`), only those that do not pass (`failing`: a CI run
-reads the reasons of what failed), none (`never`), or none now and each when someone opens
+reads the reasons of what failed), only those its judge was unsure of (`unsure`: confidence
+below UNSURE_BELOW, or none given), none (`never`), or none now and each when someone opens
 the stored item (`on-demand`, see runs/stored/reasons.py). A reason not asked for costs no
 call; one its step gives without asking (its `on_skip` text) is still given.
 """
@@ -16,7 +17,10 @@ from typing import Any, Literal, get_args
 from .plan import Direction, ScorerPlan
 from .threshold import passes
 
-ReasonPolicy = Literal["always", "failing", "never", "on-demand"]
+ReasonPolicy = Literal["always", "failing", "unsure", "never", "on-demand"]
+#: Below this confidence (the chance its pass/fail would be the same were the judge asked
+#: again), an item counts as one its judge was unsure of: `--reasons unsure` explains it.
+UNSURE_BELOW = 0.8
 REASON_POLICIES: tuple[str, ...] = get_args(ReasonPolicy)
 
 
@@ -31,10 +35,13 @@ def pass_line(plan: ScorerPlan, options: Any, threshold: float | None = None) ->
     return (float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0) / 2
 
 
-def reason_wanted(policy: ReasonPolicy, score: float, line: float, direction: Direction) -> str | None:
-    """None when the judge is asked for the reason of `score`; else why it is not."""
+def reason_wanted(policy: ReasonPolicy, score: float, line: float, direction: Direction, confidence: float | None = None) -> str | None:
+    """None when the judge is asked for the reason of `score` (given with `confidence`:
+    None when the judge gave none, so it cannot be told sure); else why it is not."""
     if policy == "always":
         return None
     if policy == "failing":
         return "passing" if passes(score, line, direction) else None
+    if policy == "unsure":
+        return "sure" if confidence is not None and confidence >= UNSURE_BELOW else None
     return policy  # "never", "on-demand"

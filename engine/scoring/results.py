@@ -40,7 +40,7 @@ class StepRecord(BaseModel):
     cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     batch: bool = Field(default=False, description="Asked through the provider's Batch API: billed at its batch price")
     not_asked: str | None = Field(
-        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'never', 'on-demand'"
+        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'sure' (for unsure items only), 'never', 'on-demand'"
     )
     probabilities: list[FieldProbabilities] | None = Field(
         default=None, description="An answer's verdicts: how likely each allowed value of each enum, boolean and small-number field was"

@@ -124,7 +124,7 @@ class Scorer(ScoringCalls):
         call = StepCall(self.id, self.judge, sample)
 
         async def run_step(step: StepPlan) -> None:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables, call)
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, call, done)
             done[step.id] = record, step_context
             kind = step_kind(step.kind)
             variables.update(kind.variables(step, record.result))
@@ -172,11 +172,12 @@ class Scorer(ScoringCalls):
             record.result = {**record.result, "plain_score": record.result["score"], "score": record.expected_score}
             variables.update(step_kind(step.kind).variables(step, record.result))
 
-    def _reason_not_asked(self, scope: Mapping[str, Any]) -> str | None:
+    def _reason_not_asked(self, scope: Mapping[str, Any], records: Mapping[str, StepRecord]) -> str | None:
         score = scope.get("score")
         if self.reasons == "always" or not isinstance(score, float):
             return None
-        return reason_wanted(self.reasons, score, pass_line(self.plan, self.options, self.threshold), self.plan.direction)
+        confidence = next((record.confidence for record in records.values() if record.kind == "score"), None)
+        return reason_wanted(self.reasons, score, pass_line(self.plan, self.options, self.threshold), self.plan.direction, confidence)
 
     async def areason(self, given: RunInput, steps: Mapping[str, StepRecord], sample: int = 0) -> StepRecord | None:
         """The reason of a result scored before (its steps' records, as stored), asked of the
@@ -204,8 +205,10 @@ class Scorer(ScoringCalls):
         get_context: GetContext | None,
         variables: dict[str, Any],
         call: StepCall,
+        done: Mapping[str, tuple[StepRecord, ContextList | None]] | None = None,
     ) -> tuple[StepRecord, ContextList | None]:
-        """The step's record, and the context it was given (None when it read none)."""
+        """The step's record, and the context it was given (None when it read none); `done`:
+        the steps run before it (a reason step reads the score's confidence there)."""
         started = time.perf_counter()
         kind = step_kind(step.kind)
         scope = dict(variables)
@@ -215,7 +218,7 @@ class Scorer(ScoringCalls):
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if step.skip_if is not None and call.evaluate(step.skip_if, scope):
             return StepRecord(id=step.id, kind=step.kind, skipped=True, result=kind.skipped(step, scope)), scope.get("context")
-        if kind.result_part == "reason" and (why := self._reason_not_asked(scope)) is not None:
+        if kind.result_part == "reason" and (why := self._reason_not_asked(scope, {name: ran for name, (ran, _) in (done or {}).items()})) is not None:
             return StepRecord(id=step.id, kind=step.kind, skipped=True, not_asked=why), None
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)

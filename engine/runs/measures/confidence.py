@@ -21,8 +21,6 @@ from ..results import ReliabilityBin
 
 #: Equal-width bins of confidence for the calibration error and the reliability curve.
 CALIBRATION_BINS = 10
-#: The least confidence `scorers results` and the report mark an item unsure below.
-UNSURE_BELOW = 0.8
 
 
 def confidence_of(steps: Mapping[str, StepRecord]) -> float | None:
