@@ -173,11 +173,15 @@ def whole_chat_completion(data: Any) -> Any:
 
 def _with_tokens(completion: Any, tokens: list[dict[str, Any]]) -> Any:
     """The completion with its first choice's token log-probabilities left as the server's
-    plain dicts: validating each token and its candidates as objects costs more than reading them."""
+    plain dicts: validating each token and its candidates as objects costs more than reading
+    them. Put in the field's place directly, as `model_construct` would: a profile showed
+    `model_construct` itself costing a tenth of a millisecond a call."""
     if tokens and completion.choices:
         from openai.types.chat.chat_completion import ChoiceLogprobs
 
-        completion.choices[0].logprobs = ChoiceLogprobs.model_construct(content=tokens)
+        logprobs = ChoiceLogprobs(content=None, refusal=None)
+        logprobs.__dict__["content"] = tokens
+        completion.choices[0].__dict__["logprobs"] = logprobs
     return completion
 
 
