@@ -317,16 +317,12 @@ def _described(definition: ScorerDefinition) -> str:
     # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
     described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
     for written in described["steps"]:
-        for added in ("examples", "bounds"):
-            if written.get(added) in ([], {}):
+        for added in ("examples", "bounds", "expected_value"):
+            if added in written and written[added] in ([], {}, False):
                 del written[added]  # a step without them keeps the fingerprint it had before they existed
-        if written.get("expected_value") is False:
-            del written["expected_value"]
-    # Likewise settings added later, left unset.
-    if described["judge"].get("confidence_samples") is None:
-        del described["judge"]["confidence_samples"]
-    if described.get("cascade") and described["cascade"].get("min_confidence") is None:
-        del described["cascade"]["min_confidence"]
+    for block, added in (("judge", "confidence_samples"), ("cascade", "min_confidence")):  # likewise settings added later, unset
+        if (described.get(block) or {}).get(added, 0) is None:
+            del described[block][added]
     return json.dumps(described, sort_keys=True)
 
 

@@ -7,7 +7,8 @@ wrote 4) is scored by the plan's computed steps as the real answer was, and weig
 probability: exactly when the outcomes are few, else by a fixed-seed sample of them. The
 item's confidence is the weight of the outcomes whose pass/fail is the item's; the expected
 score is their probability-weighted mean. A later step that asks the judge keeps its real
-answer (it is not asked again for each outcome).
+answer (it is not asked again for each outcome), and a computed step runs or is skipped as
+it was for the real answer.
 """
 
 from __future__ import annotations
