@@ -386,3 +386,12 @@ def test_a_review_queue_takes_the_unsure_items_least_sure_first(judge: JudgeServ
     assert [item.item_id for item in read_queue(opened, "doubts").items] == ["WOBBLE-0", "WOBBLE-1", "DOUBT-0", "DOUBT-1"]
     refused = CliRunner().invoke(app, ["queue", "create", "x", "--from-run", "one", "--scorer", "hallucination", "--filter", "unsure:1.5", "--store", store])
     assert refused.exit_code != 0 and "unsure:1.5: the bound is a probability" in refused.output
+
+
+def test_a_400_that_only_names_log_probabilities_drops_them(judge: JudgeServer) -> None:
+    judge.on("Claims", [Reply.fail(400, "top_logprobs must be at most 2 on this server"), {"claims": ["It rains."]}])
+    judge.on("HallucinationVerdicts", verdict("yes", {"yes": 0.7, "no": 0.3}))
+    judge.on("Reason", {"reason": "r"})
+    result = create_scorer("hallucination", model=CHEAP).run(output="It rains.", context=["facts"])
+    assert result.score == 1 and result.confidence is None
+    assert not any("logprobs" in request.body for request in judge.requests[1:])

@@ -131,6 +131,9 @@ def refused_parameter(message: str, error_param: Any, sent: Iterable[str]) -> st
     names = [name for name in sent if name not in ("model", "messages")]
     if isinstance(error_param, str) and error_param in names:
         return error_param
+    for name in _LOGPROBS.intersection(names):  # asked for only where a server gives them: any 400 naming them refuses them
+        if re.search(rf"\b{name}\b", message):
+            return name
     lowered = message.lower()
     if not any(word in lowered for word in ("unsupported", "not support", "does not support", "not supported", "unknown", "invalid", "unrecognized", "not allowed")):
         return None
