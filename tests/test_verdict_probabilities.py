@@ -395,3 +395,27 @@ def test_a_400_that_only_names_log_probabilities_drops_them(judge: JudgeServer) 
     result = create_scorer("hallucination", model=CHEAP).run(output="It rains.", context=["facts"])
     assert result.score == 1 and result.confidence is None
     assert not any("logprobs" in request.body for request in judge.requests[1:])
+
+
+def test_a_gate_can_require_a_least_confidence_live_and_stored_alike(judge: JudgeServer, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    script_three_kinds(judge)
+    items = [{"id": f"{kind}-{n}", "output": f"{kind} {n}.", "context": ["facts"]} for kind in ("SURE", "DOUBT") for n in range(2)]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    store = str(tmp_path / "r.sqlite")
+    common = ["--scorer", "hallucination", "--model", CHEAP, "--no-cache", "--store", store]
+    strict = CliRunner().invoke(app, ["eval", str(data), *common, "--run", "strict", "--min-confidence", "0.9"])
+    assert strict.exit_code == 1, strict.output
+    said = " ".join(strict.output.split())
+    assert "hallucination: 2 of 4 item(s) judged with less confidence than --min-confidence 0.9 (the least 0.67)" in said, said
+    lenient = CliRunner().invoke(app, ["eval", str(data), *common, "--run", "lenient", "--min-confidence", "0.6"])
+    assert lenient.exit_code == 0, lenient.output
+    # The stored run is judged by the same rule.
+    stored = " ".join(CliRunner().invoke(app, ["results", "--store", store, "--run", "strict"]).output.split())
+    assert "2 of 4 item(s) judged with less confidence than --min-confidence 0.9" in stored, stored
+    refused = CliRunner().invoke(app, ["eval", str(data), *common, "--min-confidence", "2"])
+    assert refused.exit_code != 0 and "min_confidence is a probability, from 0 to 1, got 2" in refused.output

@@ -19,6 +19,7 @@ from ...scoring.threshold import passes
 from ...scoring.plan import Direction
 from ...scoring.threshold import flags
 from ...store import ScorerUsage
+from .confidence import confidence_of
 from .agreement import (
     BOOTSTRAP_ITEMS,
     FIGURE_TITLES,
@@ -167,6 +168,8 @@ class Aggregate:
         self.high = -math.inf
         self.errors = 0
         self.not_scorable = 0
+        #: The scored items' confidences, kept only when the run's standard has a least confidence.
+        self.confidences: list[float] = []
         # Agreement with the human labels, taken as items stream in (flat memory).
         self.agreement = AgreementStream(self.flag_threshold, scorer.plan.direction, scale=scale_of(scorer))
         self.usage = TokenUsage()
@@ -216,6 +219,8 @@ class Aggregate:
                 self._add_cascade(outcome, expected, item_id, index)
             elif outcome.judges is not None:
                 self._add_jury(outcome, expected, item_id, index)
+            if self.standard.min_confidence is not None and (confidence := confidence_of(outcome.steps)) is not None:
+                self.confidences.append(confidence)
             self.count += 1
             self.total += outcome.score
             if self.scores is not None:
@@ -265,7 +270,7 @@ class Aggregate:
             jury=self._jury_summary(),
             cascade=self._cascade_summary(),
         )
-        verdict = judge_scorer(summary, self.threshold, self.standard, (interval.low, interval.high) if interval is not None else None)
+        verdict = judge_scorer(summary, self.threshold, self.standard, (interval.low, interval.high) if interval is not None else None, self.confidences)
         return summary.model_copy(update={"passed": verdict.passed}), verdict
 
     @property

@@ -15,6 +15,7 @@ from ...formatting import to_json
 from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
 from ..results import Agreement, Comparison
+from ..measures.confidence import confidence_of
 from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
 from ..verdict import Standard, Verdict, decide, judge_scorer
 
@@ -56,7 +57,11 @@ def stored_verdict(store: Store, run: RunInfo) -> Verdict:
         if gated and threshold is not None:
             estimate = mean_estimate(run_scores(store, run.name, item.scorer_id))
             interval = (estimate.low, estimate.high)
-        verdicts.append(judge_scorer(item, threshold, standard, interval))
+        confidences: list[float] = []
+        if standard.min_confidence is not None:  # the run gated on confidence: its scored records read whole
+            found = (confidence_of(record.steps) for record in store.query(run=run.name, scorer=item.scorer_id, errors=False) if record.score is not None)
+            confidences = [confidence for confidence in found if confidence is not None]
+        verdicts.append(judge_scorer(item, threshold, standard, interval, confidences))
     last = meta.get("last_invocation") or {}
     stopped = None if run.status in ("complete", "incomplete") else f"the run is {run.status}" + (f": {last['stopped_by']}" if last.get("stopped_by") else "")
     failed = max((item.errors for item in stats), default=0)
