@@ -419,3 +419,23 @@ def test_a_gate_can_require_a_least_confidence_live_and_stored_alike(judge: Judg
     assert "2 of 4 item(s) judged with less confidence than --min-confidence 0.9" in stored, stored
     refused = CliRunner().invoke(app, ["eval", str(data), *common, "--min-confidence", "2"])
     assert refused.exit_code != 0 and "min_confidence is a probability, from 0 to 1, got 2" in refused.output
+
+
+@pytest.mark.slow
+def test_the_workbench_shows_each_items_confidence_and_its_calibration(judge: JudgeServer, tmp_path: Path) -> None:
+    from helpers.workbench_pages import PAIRS, ok, started, wait_run
+
+    judge.on("Claims", one_claim)
+    judge.on("Reason", {"reason": "r"})
+    # Every PAIRS output is judged as a DOUBT item would be: "no", 2/3 sure.
+    judge.on("HallucinationVerdicts", lambda request: verdict("no", {"no": 0.6, "yes": 0.3, "maybe": 0.1})(request))
+    (tmp_path / "scorers.yaml").write_text("scorers: {}\n", encoding="utf-8")
+    with started(tmp_path / "scorers.yaml", tmp_path / "results.sqlite") as workbench:
+        ok(workbench, "run", {"scorer": "hallucination", "data": str(PAIRS), "size": 6, "seed": 1, "files": {}})
+        run = wait_run(workbench)["run"]
+        report = ok(workbench, "report", {"scorer": "hallucination", "run": run})
+        assert {item["confidence_shown"] for item in report["items"]} == {"67%"}
+        calibration = report["agreement"]["calibration"]
+        assert calibration["items"] == 6 and calibration["curve"][0]["confidence"] == pytest.approx(0.6667, abs=1e-3)
+        item = ok(workbench, "item", {"run": run, "scorer": "hallucination", "item": report["items"][0]["item_id"]})
+        assert item["confidence"] == pytest.approx(2 / 3, abs=1e-3)
