@@ -439,3 +439,23 @@ def test_the_workbench_shows_each_items_confidence_and_its_calibration(judge: Ju
         assert calibration["items"] == 6 and calibration["curve"][0]["confidence"] == pytest.approx(0.6667, abs=1e-3)
         item = ok(workbench, "item", {"run": run, "scorer": "hallucination", "item": report["items"][0]["item_id"]})
         assert item["confidence"] == pytest.approx(2 / 3, abs=1e-3)
+
+
+def test_a_cascades_own_threshold_is_the_line_its_cheap_judges_confidence_is_about_in_a_batch(judge: JudgeServer, tmp_path: Path) -> None:
+    from engine import run_evals
+
+    # Two claims, the second unsure: "no" 2/3. Its score is 0 or 0.5. Against the scorer's
+    # line 0.5 both pass (sure); against the cascade's 0.25, a 0.5 flags, so it is unsure.
+    judge.on("Claims", {"claims": ["It rains.", "It pours."]})
+    answer = {"verdicts": [{"statement": "It rains.", "verdict": "no", "reason": "r"}, {"statement": "It pours.", "verdict": "no", "reason": "r"}]}
+    judge.on("HallucinationVerdicts", lambda request: Reply.unsure(answer, {"verdicts[1].verdict": {"no": 0.6, "yes": 0.3, "maybe": 0.1}}) if request.body["model"] == "gpt-4o-mini" else answer)
+    judge.on("Reason", {"reason": "r"})
+    (tmp_path / "catalog.yaml").write_text(
+        f"scorers:\n  careful:\n    extends: hallucination\n    judge:\n      model: {CHEAP}\n"
+        f"    cascade:\n      escalate_to: {STRONG}\n      margin: 0\n      threshold: 0.25\n      min_confidence: 0.8\n",
+        encoding="utf-8",
+    )
+    cascade = load_scorers(tmp_path / "catalog.yaml").create("careful")
+    result = run_evals([{"id": "a", "output": "It rains. It pours.", "context": ["facts"]}], [cascade], cache=False, reasons="failing")
+    judges = result.items[0].results["careful"].judges
+    assert judges is not None and judges[-1].escalation == "its confidence 0.67 is below 0.8"

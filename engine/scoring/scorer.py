@@ -69,12 +69,13 @@ class Scorer(ScoringCalls):
 
     def with_reasons(self, policy: ReasonPolicy, threshold: float | None = None) -> Scorer:
         """The same scorer asking the judge for the reasons `policy` names (see passing.py),
-        a score passing at `threshold` (else the definition's, else half the scale). The
-        scores, and so the fingerprint, are the same whatever the policy."""
+        a score passing at `threshold` (else the one given before, e.g. by the cascade this
+        scorer judges first in, else the definition's, else half the scale). The scores, and so
+        the fingerprint, are the same whatever the policy."""
         if policy not in REASON_POLICIES:
             raise ConfigError(f"reasons {policy!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="reasons")
         changed = copy.copy(self)
-        changed.reasons, changed.threshold = policy, threshold
+        changed.reasons, changed.threshold = policy, threshold if threshold is not None else self.threshold
         return changed
 
     def with_judge(self, judge: AsksJudge) -> Scorer:
