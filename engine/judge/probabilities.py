@@ -60,7 +60,7 @@ def from_logprobs(model: type[BaseModel], text: str, tokens: Sequence[dict[str, 
     if not tokens:
         return None
     schema = _schema(model)
-    if not schema:
+    if not schema.get("x-weighs"):  # no field to weigh (claims, a reason): nothing read
         return None
     written = "".join(str(token.get("token", "")) for token in tokens)
     offset = written.find(text)
@@ -158,10 +158,23 @@ def _ends_with_value(piece: str, rendered: str) -> bool:
 
 
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema, marked `x-weighs` when a field of it gets figures."""
     schema = _weighed.get(model)
     if schema is None:
-        schema = _weighed[model] = model.model_json_schema()
+        schema = model.model_json_schema()
+        schema["x-weighs"] = _weighs(schema, schema.get("$defs", {}), 0)
+        _weighed[model] = schema
     return schema
+
+
+def _weighs(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> bool:
+    """Whether a value of `schema`, or one inside it, has more than one allowed value to weigh."""
+    node = _node(schema, defs)
+    allowed = allowed_values(node)
+    if (allowed is not None and len(allowed) > 1) or depth > 20:
+        return allowed is not None and len(allowed) > 1
+    children = [*node.get("properties", {}).values(), *([node["items"]] if isinstance(node.get("items"), dict) else [])]
+    return any(_weighs(child, defs, depth + 1) for child in children)
 
 
 def _node(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
