@@ -69,7 +69,7 @@ def fit_confidence_map(pairs: Sequence[tuple[float, bool]]) -> ConfidenceFit:
     if len(pairs) < LEAST_ITEMS:
         raise ConfigError(f"fitting a confidence map needs at least {LEAST_ITEMS} labelled items whose judge gave a confidence; there are {len(pairs)}")
     try:
-        from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]  # no stubs
+        from sklearn.isotonic import IsotonicRegression
     except ImportError:
         raise ConfigError("fitting a confidence map needs scikit-learn: pip install 'llm-scorers[calibration]'") from None
     order = list(range(len(pairs)))
