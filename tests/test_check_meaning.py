@@ -180,7 +180,7 @@ AT_THE_AUTHORS_LINE: list[tuple[str, int, list[str]]] = [
     ]),
     ("max_tokens_below_bounded_answer", 0, [
         "max_tokens_below_bounded_answer/catalog.yaml:6:19: warning: scorers.thorough-hallucination.judge.max_tokens: 100 (a number of tokens) is less than the shortest answer the schema of step 'analyze' accepts, about 334 tokens (1334 characters of JSON; verdicts needs at least 30 items): every answer would be cut off; raise max_tokens to 334 or more [max-tokens]",
-        'max_tokens_below_bounded_answer/catalog.yaml:8:13: warning: thorough-hallucination.analyze: 11 of 12 answers made from its schema and bounds for a sample item are refused: There are 3 claims but 30 verdicts. Give exactly one verdict per claim, in the same order as the claims. [answers-refused]',
+        'max_tokens_below_bounded_answer/catalog.yaml:8:13: warning: thorough-hallucination.analyze: most answers made from its schema and bounds for a sample item are refused: There are 3 claims but 30 verdicts. Give exactly one verdict per claim, in the same order as the claims. [answers-refused]',
     ]),
     ("pairwise_first_output_twice", 1, [
         'pairwise_first_output_twice/prompts/compare.j2:5:4: clearer.compare: the scorer is pairwise, but it shows `output`, the first, a second time (first at line 3), and never the second output, `metadata.second_output`: the judge compares the first output with itself; show the second as `{{ metadata.second_output | untrusted("response_2") }}`',

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from helpers.catalogs import POLITE_CATALOG, write_catalog
 from typer.testing import CliRunner
 
@@ -22,6 +23,9 @@ runner = CliRunner()
 
 PROMPT = "Is this polite?\n{{ output | untrusted('output') }}\n"
 SCHEMA = "type: object\nproperties:\n  verdict: {type: string, enum: ['yes', 'no']}\nrequired: [verdict]\n"
+
+#: The built-in scorers (a host catalog of one scorer offers one more).
+BUILT_IN = len(yaml.safe_load(catalog_module.builtin_catalog_path().read_text(encoding="utf-8"))["scorers"])
 
 
 def write(root: Path, schema: str = "verdict.yaml") -> Path:
@@ -45,10 +49,10 @@ def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_an_unchanged_clean_catalog_is_checked_once(tmp_path: Path, compilations: list[Path]) -> None:
     path = write(tmp_path)
-    assert check_catalog(path) == ([], 38)
-    assert check_catalog(path) == ([], 38)
-    assert check_catalog(None) == ([], 37)
-    assert check_catalog(None) == ([], 37)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
+    assert check_catalog(None) == ([], BUILT_IN)
+    assert check_catalog(None) == ([], BUILT_IN)
     assert compilations == [path.resolve(), catalog_module.builtin_catalog_path().resolve()]
 
 
@@ -65,9 +69,9 @@ def test_an_unchanged_clean_catalog_is_checked_once(tmp_path: Path, compilations
 @pytest.mark.parametrize("builtin_remembered", [False, True], ids=["alone", "beside-the-remembered-builtin-catalog"])
 def test_any_change_to_what_was_checked_is_checked_again(tmp_path: Path, change: Any, expected: str, builtin_remembered: bool) -> None:
     if builtin_remembered:
-        assert check_catalog(None) == ([], 37)
+        assert check_catalog(None) == ([], BUILT_IN)
     path = write(tmp_path)
-    assert check_catalog(path) == ([], 38)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
     change(tmp_path)
     problems, _ = check_catalog(path)
     assert problems and any(expected in str(problem) for problem in problems), [str(problem) for problem in problems]
@@ -90,7 +94,7 @@ def test_a_broken_catalog_is_never_remembered(tmp_path: Path, compilations: list
         problems, count = check_catalog(path)
         assert count == 0 and "outptu" in str(problems[0])
     (tmp_path / "prompts/polite.j2").write_text(PROMPT, encoding="utf-8")
-    assert check_catalog(path) == ([], 38)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
     assert len(compilations) == 3
 
 
@@ -106,7 +110,7 @@ def test_a_catalog_reading_a_file_outside_its_folders_is_not_remembered(tmp_path
     path = write(tmp_path / "catalog", schema="../../shared/verdict.yaml")
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared/verdict.yaml").write_text(SCHEMA, encoding="utf-8")
-    assert check_catalog(path) == ([], 38)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
     (tmp_path / "shared/verdict.yaml").write_text(SCHEMA.replace("string", "strnig"), encoding="utf-8")
     problems, _ = check_catalog(path)
     assert problems and "strnig" in str(problems[0])
@@ -116,7 +120,7 @@ def test_a_catalog_reading_a_file_outside_its_folders_is_not_remembered(tmp_path
 def test_list_shows_the_same_scorers_read_remembered_or_compiled(tmp_path: Path, compilations: list[Path]) -> None:
     path = write(tmp_path)
     listed = runner.invoke(app, ["list", "--config", str(path), "--json"])  # nothing remembered: read from the definitions
-    assert check_catalog(path) == ([], 38)  # compiled, and remembered
+    assert check_catalog(path) == ([], BUILT_IN + 1)  # compiled, and remembered
     remembered = runner.invoke(app, ["list", "--config", str(path), "--json"])
     assert listed.exit_code == remembered.exit_code == 0
     assert json.loads(listed.stdout) == json.loads(remembered.stdout) == catalog_module.summary(catalog_module.load_scorers(path))
@@ -143,15 +147,15 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_a_compilation(tmp_path
     (tmp_path / "not-a-folder").write_text("", encoding="utf-8")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
     path = write(tmp_path / "catalog")
-    assert check_catalog(path) == ([], 38)
-    assert check_catalog(path) == ([], 38)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
+    assert check_catalog(path) == ([], BUILT_IN + 1)
     assert len(compilations) == 2
 
 
 def test_beside_the_remembered_builtin_catalog_a_host_catalog_compiles_only_its_own_scorers(tmp_path: Path, compilations: list[Path]) -> None:
     path = write(tmp_path)
     whole = catalog_module.summary(catalog_module.load_scorers(path))  # every scorer compiled here
-    assert check_catalog(None) == ([], 37)
+    assert check_catalog(None) == ([], BUILT_IN)
     compilations.clear()
 
     assert catalog_module.checked_summary(path) == whole
@@ -159,7 +163,7 @@ def test_beside_the_remembered_builtin_catalog_a_host_catalog_compiles_only_its_
 
 
 def test_a_host_template_in_front_of_a_builtin_one_compiles_the_builtin_scorers_again(tmp_path: Path, compilations: list[Path]) -> None:
-    assert check_catalog(None) == ([], 37)
+    assert check_catalog(None) == ([], BUILT_IN)
     path = write(tmp_path)
     _shadow(tmp_path / "prompts", "partials/blocks.j2", "{{ a syntax error\n")
     compilations.clear()

@@ -105,7 +105,7 @@ class ScorerProof(Placing):
         step, why = refused[0].refused or ("", "")
         self.warning(
             "answers-refused",
-            f"{self.label}.{step}: {len(refused)} of {len(tried)} answers made from its schema and bounds for a sample item are refused: "
+            f"{self.label}.{step}: most answers made from its schema and bounds for a sample item are refused: "
             f"{' '.join(why.split())}",
             self.step_at(step, "id"),
         )
