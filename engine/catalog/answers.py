@@ -323,6 +323,13 @@ class SchemaCompiler:
         named = set()
         for key, polarity in written.items():
             value = matching_value(key, values)
+            if value not in values and _quotes(schema.get("description"), key):
+                # The meaning and the description name the same value: the enum is the odd one out.
+                shown = ", ".join(_shown_value(value) for value in values)
+                raise self.error(
+                    f"`enum` ({shown}) has no {_shown_value(key)}, which its `meaning:` and its description name: is a value of the enum misspelt?",
+                    [*loc[:-1], "enum"], value=True,
+                )
             if value not in values:
                 shown = ", ".join(_shown_value(value) for value in values)
                 raise self.error(f"`meaning` names {_shown_value(key)}, which is not a value of the field ({shown}){did_you_mean(str(key), [str(value) for value in values])}", [*loc, key])
@@ -359,6 +366,11 @@ def _check_pattern(pattern: str, error: Callable[[str], ConfigError]) -> None:
 
 
 _NULLABLE_FORMS = 'a value that may be null is written `type: [integer, "null"]` or `anyOf: [{type: integer}, {type: "null"}]`'
+
+
+def _quotes(description: Any, value: Any) -> bool:
+    """Whether a field's description quotes `value` as a value ('"yes" when ...')."""
+    return isinstance(description, str) and any(f"{mark}{value}{mark}" in description for mark in ('"', "'", "`"))
 
 
 def _type_the_rest_means(schema: Mapping[str, Any], kind: str, keyword: str) -> str | None:
