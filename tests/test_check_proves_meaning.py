@@ -87,6 +87,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rating_described_the_other_way/catalog.yaml:9:16: warning: instruction-clarity.direction: higher_is_better is the wrong way round for its score: every confusion at its least (good) scores 0 and every confusion at its greatest (bad) scores 1, as its schema describes them (How confusing the instructions are, from 1 (perfectly clear, nothing to fix) to 5 (impossible to follow).) [score-against-meaning]",
         "rating_described_the_other_way/catalog.yaml:22:19: warning: instruction-clarity.score: the score moves against `direction: higher_is_better`: every confusion at its least (good) scores 0 and every confusion at its greatest (bad) scores 1, as its schema describes them (How confusing the instructions are, from 1 (perfectly clear, nothing to fix) to 5 (impossible to follow).); a higher-is-better score counts the good answers [score-against-meaning]",
     ]),
+    ("enum_value_misspelt", 1, [
+        "enum_value_misspelt/schemas/verdicts.yaml:11:17: `enum` (\"yse\", \"no\") has no \"yes\", which its `meaning:` and its description name: is a value of the enum misspelt?",
+    ]),
 ]
 
 
