@@ -19,19 +19,19 @@ def _rows(found: dict[str, Any]) -> dict[str, tuple[float | None, str]]:
     return {row["answer"]: (row["score"], row["outcome"]) for row in found["truth_table"]}
 
 
-def test_the_check_of_a_draft_carries_its_truth_table(workbench: Workbench) -> None:
-    status, found = call(workbench, "check", {"files": {}, "scorer": "hallucination"})
+def test_the_truth_table_of_a_draft(workbench: Workbench) -> None:
+    status, found = call(workbench, "truth", {"files": {}, "scorer": "hallucination"})
     assert status == 200, found
     rows = _rows(found)
     assert rows["3 claims; verdicts no, no, no"] == (0.0, "pass")
     assert rows["3 claims; verdicts yes, yes, yes"] == (1.0, "flag")
-    assert rows["3 claims; verdicts no, yes, no"] == (0.33, "pass")
+    assert rows["3 claims; verdicts yes, no, yes"] == (0.67, "flag")
 
-    # A stricter pass line in the draft (not saved): the same answers, one more flagged.
-    draft = "scorers:\n  strict:\n    extends: hallucination\n    threshold: 0.2\n"
-    status, found = call(workbench, "check", {"files": {"scorers.yaml": draft}, "scorer": "strict"})
-    assert status == 200 and not found["problems"], found
-    assert _rows(found)["3 claims; verdicts no, yes, no"] == (0.33, "flag")
+    # A laxer pass line in the draft (not saved): the same answers, one fewer flagged.
+    draft = "scorers:\n  lax:\n    extends: hallucination\n    threshold: 0.7\n"
+    status, found = call(workbench, "truth", {"files": {"scorers.yaml": draft}, "scorer": "lax"})
+    assert status == 200, found
+    assert _rows(found)["3 claims; verdicts yes, no, yes"] == (0.67, "pass")
 
 
 def test_the_truth_table_in_the_page(workbench: Workbench, browser: Any) -> None:

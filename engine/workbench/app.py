@@ -200,7 +200,7 @@ def create_app(settings: Settings) -> Starlette:
             session.close()
 
     blocking_routes: dict[str, Handler] = {
-        "state": Session.state, "scorer": Session.scorer, "check": Session.check, "items": Session.items,
+        "state": Session.state, "scorer": Session.scorer, "check": Session.check, "truth": Session.truth, "items": Session.items,
         "status": Session.status, "report": Session.report, "item": Session.item,
         "versions": Session.versions, "diff": Session.diff, "variant": Session.variant, "calibrate": Session.calibrate,
         "aligned": Session.aligned, "accept": Session.accept, "draft": Session.draft, "file": Session.file,

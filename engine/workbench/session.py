@@ -197,18 +197,20 @@ class Session:
             "warnings": [problem.as_json() for problem in found if problem.severity == "warning"],
             "notes": [problem.as_json() for problem in found if problem.severity == "note"],
             "changed": self.workspace.changed_since(versions),
-            "truth_table": [] if any(problem.severity == "error" for problem in found) else self._truth_table(edits, body.get("scorer")),
         }
 
-    def _truth_table(self, edits: dict[str, str], scorer_id: Any) -> list[dict[str, Any]]:
-        """What the drafted scorer scores answers made from its schemas (`scorers show`'s table)."""
-        if not isinstance(scorer_id, str) or not scorer_id:
-            return []
+    def truth(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What the drafted scorer scores answers made from its schemas (`scorers show`'s
+        table), asked after the check so that the check's answer never waits for it."""
+        scorer_id = _text(body, "scorer")
+        _, catalog = self.workspace.compiled(_edits(body))  # the draft the check compiled
+        if isinstance(catalog, ConfigError):
+            return {"truth_table": []}
         try:
-            catalog = self.workspace.load(self.workspace.draft(edits))
-            return [{"answer": row.answer, "score": row.score, "outcome": row.outcome} for row in catalog.truth_table(scorer_id)]
+            rows = catalog.truth_table(scorer_id)
         except ConfigError:
-            return []
+            rows = []
+        return {"truth_table": [{"answer": row.answer, "score": row.score, "outcome": row.outcome} for row in rows]}
 
     def file(self, body: dict[str, Any]) -> dict[str, Any]:
         """A file to open at a problem's line: the catalog's, a built-in one, or the built-in

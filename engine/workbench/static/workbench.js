@@ -263,7 +263,18 @@ function edited(pane, text) {
   edited.timer = setTimeout(() => check(), 350);
 }
 
-// What the scorer scores answers made from its own schemas, as `scorers show` prints it.
+// What the scorer scores answers made from its own schemas, as `scorers show` prints it:
+// asked after the check, never holding it up; a later check's table wins.
+async function showTruth(serial, broken) {
+  if (broken || !state.scorer) return renderTruth([]);
+  try {
+    const found = await api("truth", {files: edits(), scorer: state.scorer});
+    if (serial === state.checkSerial) renderTruth(found.truth_table);
+  } catch (error) {
+    renderTruth([]);
+  }
+}
+
 function renderTruth(rows) {
   $("#truth-box").hidden = !rows.length;
   $("#truth tbody").replaceChildren(...rows.map((row) => el("tr", {class: row.outcome.replace(" ", "-")},
@@ -300,7 +311,7 @@ async function check() {
         text: problem.shown, disabled: !problem.path, onclick: () => jumpTo(problem)}))));
   }
   markProblems();
-  renderTruth(found.truth_table || []);
+  showTruth(serial, found.problems.length > 0);
   await savedElsewhere(found.changed || []);
   refreshPreview();
 }
