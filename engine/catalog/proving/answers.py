@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .meanings import Meaning, Polarity
+from .meanings import NOTHING, Meaning, Polarity
 
 ListLength = Literal["least", "one", "most"]
 #: How long "most" makes a list its bounds leave open; a longer list tells a score nothing more.
@@ -51,7 +51,6 @@ class Scenario:
     uneven: bool = False
 
 
-_MISSING = object()
 
 
 def choice_domain(node: Mapping[str, Any]) -> list[Any] | None:
@@ -170,7 +169,7 @@ class AnswerMaker:
             wanted = pick.polarity[position % len(pick.polarity)]
             if meaning is not None:
                 chosen = meaning.value_of(domain, wanted)
-                if chosen is not _MISSING:
+                if chosen is not NOTHING:
                     return chosen
             return domain[0]
         if pick.rotate is not None:
