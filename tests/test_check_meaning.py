@@ -159,6 +159,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("samples_at_temperature_zero", 0, [
         "samples_at_temperature_zero/catalog.yaml:7:16: warning: scorers.strict-hallucination.cascade.samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample [samples-never-differ]",
     ]),
+    ("confidence_samples_at_temperature_zero", 0, [
+        "confidence_samples_at_temperature_zero/catalog.yaml:6:27: warning: scorers.sampled-hallucination.judge.confidence_samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so every verdict would count as certain at their cost; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or leave confidence_samples out [samples-never-differ]",
+    ]),
 ]
 
 

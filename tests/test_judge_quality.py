@@ -72,9 +72,13 @@ def test_every_command_of_docs_quality_runs(judge: JudgeServer, tmp_path: Path, 
     monkeypatch.chdir(tmp_path)
     text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
     commands = [line for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines() if line.strip()]
-    assert len(commands) == 4
+    assert len(commands) == 5
     for command in commands:
         words = shlex.split(command)
+        if words[:2] == ["python", "bench/bench_confidence.py"]:
+            done = subprocess.run([sys.executable, *words[1:], "--base-url", judge.base_url, "--skip-cascades"], capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0 and "AUROC of confidence" in done.stdout, done.stderr
+            continue
         if words[0] == "python":
             done = subprocess.run([sys.executable, *words[1:], "--sample", "4", "--repeats", "2", "--base-url", judge.base_url], capture_output=True, text=True, timeout=300)
             assert done.returncode == 0 and "| halueval_qa.jsonl | hallucination | openai/gpt-4o-mini" in done.stdout, done.stderr

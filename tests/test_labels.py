@@ -115,7 +115,7 @@ def test_filters_pick_what_a_reviewer_wants(stored_run: Path) -> None:
     near = open_store(store).review_items("near")  # type: ignore[union-attr]
     assert {item.judged.score for item in near if item.judged} == {0.5}
     refused = runner.invoke(app, ["queue", "create", "x", "--from-run", "production", "--filter", "closest", "--store", store])
-    assert refused.exit_code == 2 and "unknown filter; the filters are disagreement, near[:MARGIN], flips:RUN and failed" in refused.stderr
+    assert refused.exit_code == 2 and "unknown filter; the filters are disagreement, near[:MARGIN], flips:RUN, failed and unsure[:BOUND]" in refused.stderr
     again = runner.invoke(app, ["queue", "create", "near", "--from-run", "production", "--store", store])
     assert again.exit_code == 2 and "a queue named 'near' exists already" in again.stderr
 

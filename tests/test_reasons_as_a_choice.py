@@ -58,14 +58,14 @@ def test_failing_reads_the_runs_threshold(judge: JudgeServer, tmp_path: Path) ->
 
 
 def test_an_unknown_policy_is_refused() -> None:
-    with pytest.raises(ConfigError, match="reasons 'sometimes': choose one of always, failing, never, on-demand"):
+    with pytest.raises(ConfigError, match="reasons 'sometimes': choose one of always, failing, unsure, never, on-demand"):
         create_hallucination_scorer(judge=JudgeSettings(api_key="sk-x")).with_reasons("sometimes")  # type: ignore[arg-type]
 
 
 def test_an_unknown_policy_on_the_command_line_names_its_flag_once(judge: JudgeServer, tmp_path: Path) -> None:
     refused = runner.invoke(app, ["eval", str(items(tmp_path)), "--scorer", "hallucination", "--reasons", "sometimes", "--store", str(tmp_path / "r.sqlite")])
     assert refused.exit_code == 2
-    assert refused.stderr.strip() == "error: reasons 'sometimes': choose one of always, failing, never, on-demand (--reasons)"
+    assert refused.stderr.strip() == "error: reasons 'sometimes': choose one of always, failing, unsure, never, on-demand (--reasons)"
     escalate = runner.invoke(app, ["eval", str(items(tmp_path)), "--scorer", "hallucination", "--escalate-margin", "0.1", "--store", str(tmp_path / "r.sqlite")])
     assert escalate.exit_code == 2 and "--escalate-margin goes with --escalate-to" in escalate.stderr and "(--" + "--" not in escalate.stderr
 

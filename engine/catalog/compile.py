@@ -233,6 +233,7 @@ class ScorerCompiler(Placing):
                 model=definition.judge.model, timeout=definition.judge.timeout, retries=definition.judge.retries, rpm=definition.judge.rpm, tpm=definition.judge.tpm
             ),
             max_input_chars=definition.judge.max_input_chars,
+            confidence_samples=definition.judge.confidence_samples,
             long_input=definition.judge.long_input,
             empty_output=definition.empty_output,
             jury=JuryPlan(
@@ -315,13 +316,15 @@ class ScorerCompiler(Placing):
 
 
 def _described(definition: ScorerDefinition) -> str:
-    """The definition as its fingerprint reads it."""
-    # Rate limits decide how fast, not what is judged: they stay out of the fingerprint.
+    """The definition as its fingerprint reads it (rate limits decide how fast, not what is judged: they stay out)."""
     described = definition.model_dump(mode="json", by_alias=True, exclude={"judge": {"rpm", "tpm"}})
     for written in described["steps"]:
-        for added in ("examples", "bounds"):
-            if written.get(added) in ([], {}):
+        for added in ("examples", "bounds", "expected_value"):
+            if added in written and written[added] in ([], {}, False):
                 del written[added]  # a step without them keeps the fingerprint it had before they existed
+    for block, added in (("judge", "confidence_samples"), ("cascade", "min_confidence")):  # likewise settings added later, unset
+        if (described.get(block) or {}).get(added, 0) is None:
+            del described[block][added]
     return json.dumps(described, sort_keys=True)
 
 

@@ -296,6 +296,10 @@ _SAMPLES_AT_ZERO = NeedsAbove(
     1, "temperature", 0, "samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more",
     "give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample", "samples-never-differ",
 )
+_CONFIDENCE_SAMPLES_AT_ZERO = NeedsAbove(
+    1, "temperature", 0, "samples of a judge at temperature 0 give the same answer, so every verdict would count as certain at their cost",
+    "give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or leave confidence_samples out", "samples-never-differ",
+)
 _CASCADE_MARGIN = MarginBelow("sends every item to the strong judge", around_pass_line=True)
 _JURY_MARGIN = MarginBelow("is wider than any two scores can be apart, so the judges never disagree", around_pass_line=False)
 _JURY_MODELS = Distinct("the same model twice is one judge counted twice (at temperature 0 its answers are the same)", "repeated-judge")
@@ -340,6 +344,7 @@ def _judge(prefix: str) -> tuple[SettingRule, ...]:
         SettingRule(f"{prefix}.retries", Unit.COUNT),
         SettingRule(f"{prefix}.max_input_chars", Unit.COUNT),
         SettingRule(f"{prefix}.long_input", Unit.WORD),
+        SettingRule(f"{prefix}.confidence_samples", Unit.COUNT, (_CONFIDENCE_SAMPLES_AT_ZERO,)),
     )
 
 
@@ -396,6 +401,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN,)),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
     SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
     SettingRule("scorers.*.threshold", Unit.SCORE, (Within(),)),
     SettingRule("scorers.*.empty_output", Unit.WORD),
@@ -436,6 +442,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule(f"{_STEP}.values.*.empty", Unit.NUMBER),
     SettingRule(f"{_STEP}.score", Unit.EXPRESSION),
     SettingRule(f"{_STEP}.round", Unit.COUNT),
+    SettingRule(f"{_STEP}.expected_value", Unit.FLAG),
     # -- a monitor
     SettingRule("monitors.*", Unit.GROUP),
     SettingRule("monitors.*.name", Unit.NAME),

@@ -49,6 +49,10 @@ class JudgeSpec(StepJudge):
     long_input: Literal["refuse", "truncate"] = Field(
         default="refuse", description="What happens to a longer one: refused as an error, or cut to the limit with a warning"
     )
+    confidence_samples: int | None = Field(
+        default=None, ge=2, le=10,
+        description="Where the judge gives no log-probabilities (Claude): samples of each answer whose shares are its verdicts' probabilities, at their cost",
+    )
 
 
 class JurySpec(_Strict):
@@ -72,6 +76,10 @@ class CascadeSpec(_Strict):
     margin: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False, description="A score this close to the threshold is sent on (default 0.1)")
     samples: int = Field(default=1, ge=1, le=5, description="Samples the cheap judge takes of each output; their verdicts disagreeing sends it on")
     threshold: Optional[float] = Field(default=None, allow_inf_nan=False, description="The pass line (default: the scorer's threshold, else half the scale)")
+    min_confidence: Optional[float] = Field(
+        default=None, ge=0, le=1, allow_inf_nan=False,
+        description="A probability: an output whose pass/fail the cheap judge is less sure of is sent on (from its verdicts' log-probabilities, no extra samples)",
+    )
 
 
 class ScorerDefinition(_Strict):

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..formatting import to_json
 from ..runs import Agreement, Comparison, FigureEstimate
+from ..runs.results import Calibration
 from ..runs.measures.stats import FIGURE_TITLES
 from ..runs.results import CascadeSummary
 from ..scoring.pass_line import Direction
@@ -57,6 +58,16 @@ def agreement_line(agreement: Agreement) -> str:
     return f"{agreement.labelled} labelled: " + ", ".join(parts)
 
 
+def calibration_line(calibration: Calibration) -> str:
+    """How well the judge's confidence tells when people agree with it, and its reliability
+    curve, in words."""
+    curve = ", ".join(f"{point.low:.0%}-{point.high:.0%}: {point.agreement:.0%} agreed of {point.items}" for point in calibration.curve)
+    return (
+        f"Confidence against people ({calibration.items} item(s)): calibration error {figure(calibration.ece.value)} ({interval(calibration.ece)}), "
+        f"AUROC {figure(calibration.auroc.value)} ({interval(calibration.auroc)}); reliability by confidence: {curve}."
+    )
+
+
 def print_agreement(console: Console, scorer_id: str, direction: Direction, agreement: Agreement, worst: int = 5) -> None:
     table = Table(title=f"{scorer_id} against {agreement.labelled} human label(s)", title_justify="left")
     for column in ("figure", "value", "95% interval"):
@@ -81,6 +92,8 @@ def print_agreement(console: Console, scorer_id: str, direction: Direction, agre
             f"by the humans only {counts.false_negative}, by neither {counts.true_negative}.",
             highlight=False,
         )
+    if agreement.calibration is not None:
+        console.print(calibration_line(agreement.calibration), highlight=False, soft_wrap=True)
     if agreement.disagreements and worst:
         table = Table(title=f"{scorer_id}: worst disagreements ({max(agreement.disagreement_count, len(agreement.disagreements))} in all)", title_justify="left")
         for column in ("item", "score", "expected", "reason", "judge said"):

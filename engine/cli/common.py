@@ -384,7 +384,8 @@ ReasonsOption = Annotated[
     str,
     typer.Option(
         "--reasons",
-        help="Which scores the judge explains: always, failing (those that do not pass the threshold), never, or on-demand "
+        help="Which scores the judge explains: always, failing (those that do not pass the threshold), unsure (those its judge was "
+        "less than 80% sure of, from its log-probabilities), never, or on-demand "
         "(each when its stored item is opened: scorers results --run NAME --item ID); the score is the same",
     ),
 ]

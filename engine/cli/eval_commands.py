@@ -311,13 +311,18 @@ def eval_command(
     gate: Annotated[str, typer.Option("--gate", help="What --threshold compares: the mean, or the lower or upper bound of its 95% interval (lower: a lower-is-better scorer fails only when the judge is sure)")] = "mean",
     min_coverage: MinCoverageOption = 1.0,
     reasons: ReasonsOption = "failing",
+    min_confidence: Annotated[
+        Optional[float], typer.Option("--min-confidence", help="Fail the run when a scored item's confidence (from the judge's log-probabilities) is below this probability")
+    ] = None,
 ) -> None:
     """Score every item of a data set; saved as it goes, resumable, summarised at the end."""
     tuning.quiet_item_warnings()
     shown_store = redact_url(store)
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
-    Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors)  # every mistake before any call
+    Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors, min_confidence=min_confidence)  # every mistake before any call
+    if batch_api and min_confidence is not None:
+        raise ConfigError("--min-confidence reads the judge's log-probabilities, which a Batch API run does not ask for")
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
         return setup.create(source, scorer_id, offline=estimate, threshold=thresholds.get(scorer_id) if setup.is_jury else None)
@@ -341,6 +346,7 @@ def eval_command(
         "--max-cost": max_cost, "--gate": gate if gate != "mean" else None, "--min-coverage": min_coverage if min_coverage != 1.0 else None,
         "--batch-api": batch_api, "--poll-interval": poll_interval if batch_api and poll_interval != 30.0 else None,
         "--reasons": reasons if reasons != "failing" else None, "--cache": redact_url(cache) if cache else None, "--no-cache": no_cache,
+        "--min-confidence": min_confidence,
     }
     total = len(selection) if isinstance(selection, list) else count_items(data)
     if gate != "mean" and (compare is not None or repeat > 1):
@@ -367,7 +373,7 @@ def eval_command(
             else:
                 result = run_evals(
                     selection, scorers, on_item_complete=shown.advance, concurrency=concurrency, thresholds=thresholds, max_errors=max_errors,
-                    gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, **common,
+                    gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, min_confidence=min_confidence, **common,
                 )
     except KeyboardInterrupt:
         _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)

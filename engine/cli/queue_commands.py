@@ -58,8 +58,11 @@ def create_command(
     from_file: Annotated[Optional[Path], typer.Option("--from-file", help="A JSONL file of items to label from scratch")] = None,
     scorer: Annotated[Optional[str], typer.Option("--scorer", help="The scorer whose items are labelled (a declared queue names its own)")] = None,
     filters: Annotated[
-        Optional[list[str]], typer.Option("--filter", help="disagreement, near[:MARGIN], flips:RUN or failed; an item enters when any filter picks it")
+        Optional[list[str]], typer.Option(
+            "--filter", help="disagreement, near[:MARGIN], flips:RUN, failed or unsure[:BOUND] (the judge's confidence below BOUND, 0.8); an item enters when any filter picks it",
+        )
     ] = None,
+    least_sure_first: Annotated[bool, typer.Option("--least-sure-first", help="The items the judge was least sure of first (from its log-probabilities)")] = False,
     sample: Annotated[Optional[int], typer.Option("--sample", help="At most N items, drawn from each of the judge's verdicts in its share")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sample")] = 0,
     threshold: Annotated[Optional[float], typer.Option("--threshold", help="Where the judge's score flags an item (default: the run's)")] = None,
@@ -76,7 +79,7 @@ def create_command(
         if scorer is None and not any(queue.name == name for queue in catalog.queues):
             scorer = _only_scorer(opened, from_run)
         spec = queue_spec(catalog, name, scorer, labels_per_item)
-        queue = queue_from_run(opened, spec, from_run, filters=filters or [], sample=sample, seed=seed, threshold=threshold)
+        queue = queue_from_run(opened, spec, from_run, filters=filters or [], sample=sample, seed=seed, threshold=threshold, least_sure_first=least_sure_first)
     else:
         assert from_file is not None
         if filters:

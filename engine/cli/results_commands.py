@@ -11,6 +11,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from ..runs.measures.confidence import confidence_of
+from ..runs.measures.confidence import shown as shown_confidence
 from ..errors import ConfigError
 from ..formatting import to_json
 from ..runs import where_item
@@ -205,10 +207,12 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
         if not records:
             continue
         table = Table(title=f"worst {scorer_id} items")
-        for column in ("item", "score", "reason"):
+        sure = any(confidence_of(record.steps) is not None for record in records)  # a column only where the judge gave any
+        for column in ("item", "score", *(["confidence"] if sure else []), "reason"):
             table.add_column(column, overflow="fold")
         for record in records:
-            table.add_row(record.item_id, figure(record.score), (record.reason or _left_out(record, run))[:200])
+            confidence = [shown_confidence(confidence_of(record.steps))] if sure else []
+            table.add_row(record.item_id, figure(record.score), *confidence, (record.reason or _left_out(record, run))[:200])
         console.print(table)
     for record in failures:
         where = where_item(record.item_index, record.item_id) if record.item_index is not None else record.item_id
@@ -242,12 +246,17 @@ def _show_item(results: Store, run: str, item_id: str, setup: ScorerSetup, confi
         return
     for record in shown:
         outcome = figure(record.score) if record.score is not None else (record.error or record.not_scorable or "-")
-        console.print(f"[bold]{record.scorer_id}[/bold] ({record.model}): {outcome}", highlight=False)
+        confidence = confidence_of(record.steps)
+        sure = f", confidence {shown_confidence(confidence)}" if confidence is not None else ""
+        console.print(f"[bold]{record.scorer_id}[/bold] ({record.model}): {outcome}{sure}", highlight=False)
         if record.reason:
             console.print(record.reason, markup=False, highlight=False, soft_wrap=True)
         for step in record.steps.values():
             if step.kind == "llm" and not step.skipped:
                 console.print(f"  {step.id}: {to_json(step.result)}", markup=False, highlight=False, soft_wrap=True)
+                for weighed in step.probabilities or ():
+                    odds = ", ".join(f"{to_json(value)} {shown_confidence(probability)}" for value, probability in zip(weighed.values, weighed.probabilities))
+                    console.print(f"    {weighed.field}: {odds} ({weighed.source})", markup=False, highlight=False, soft_wrap=True)
 
 
 def _thresholds(pairs: list[str]) -> dict[str, float]:

@@ -88,7 +88,7 @@ def run_scorer(
         console.print(result.reason, markup=False, highlight=False, soft_wrap=True)
     not_asked = next((record.not_asked for record in result.steps.values() if record.not_asked), None)
     if not_asked is not None:
-        why = "the score passes" if not_asked == "passing" else f"--reasons {not_asked}"
+        why = {"passing": "the score passes", "sure": "the judge was sure"}.get(not_asked, f"--reasons {not_asked}")
         console.print(f"(no reason asked of the judge: {why}; --reasons always asks for it)", style="dim", highlight=False)
     for verdict in result.judges or []:
         line = f"  {verdict.model}: {verdict.score:g}" + ("" if verdict.passed is None else (" pass" if verdict.passed else " fail"))

@@ -24,6 +24,7 @@ from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
 from ..judge import ResponseCache
 from ..runs import EvalResult, ItemResult, default_run_name, run_evals
+from ..runs.confidence_map import confidence_pairs, fit_confidence_map, write_map
 from ..runs.items import Data, select_items
 from ..runs.traces.files import is_trace_file, trace_file_items
 from ..runs.labels.golden import queue_data, queue_name
@@ -297,6 +298,9 @@ def calibrate_command(
     max_errors: MaxErrorsOption = "0",
     min_coverage: MinCoverageOption = 1.0,
     as_json: JsonFlag = False,
+    fit_confidence: Annotated[bool, typer.Option(
+        "--fit-confidence", help="Also fit a monotone map from the judge's confidence to agreement with people (scikit-learn), kept only when held-out items show the gain",
+    )] = False,
 ) -> None:
     """Sweep the pass/fail threshold over labelled data and print the one that agrees best.
     A threshold is recommended only from a run that scored every item (or as many as
@@ -320,8 +324,11 @@ def calibrate_command(
         raise ConfigError(f"no item of {data} has an `expected` label for {scorer} that was scored: nothing to calibrate against")
     found = calibration(scorer_object, labelled, metric)  # type: ignore[arg-type]
     caution = calibration_caution(found)
+    fit = fit_confidence_map(confidence_pairs(scorer_object, labelled)) if fit_confidence else None
+    if fit is not None and fit.kept:
+        fit.written = str(write_map(fit, config.parent if config is not None else Path.cwd(), scorer_object.id, scorer_object.fingerprint))
     if as_json:
-        print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution})
+        print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution, **({"confidence_map": fit.model_dump(mode="json")} if fit else {})})
         return
     better_side = past_word(scorer_object.plan.direction)
     table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")
@@ -345,4 +352,6 @@ def calibrate_command(
     print_agreement(console, scorer, scorer_object.plan.direction, found.agreement, worst=5)
     if caution is not None:
         console.print(f"[yellow]{caution}[/yellow]", highlight=False)
+    if fit is not None:
+        console.print(f"Confidence map: {fit.verdict}" + (f" Written to {fit.written}." if fit.written else ""), highlight=False, soft_wrap=True)
     _print_errors(len(result.errors), result.run)

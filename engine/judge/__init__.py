@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # read on first use (PEP 562): compiling a catalog needs the 
     from .settings import AGGREGATIONS, Aggregation, JudgeSettings, resolve_judge
     from .protocol import (
         AsksJudge,
+        FieldProbabilities,
         CallNext,
         JudgeAnswer,
         JudgeMiddleware,
@@ -46,7 +47,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "CacheStats": ".middleware.cache_storage",
     **dict.fromkeys(["LimiterStats", "RateLimit", "throttling"], ".middleware.limiter"),
     **dict.fromkeys(["AGGREGATIONS", "Aggregation", "JudgeSettings", "resolve_judge"], ".settings"),
-    **dict.fromkeys(["AsksJudge", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
+    **dict.fromkeys(["AsksJudge", "FieldProbabilities", "CallNext", "JudgeAnswer", "JudgeMiddleware", "JudgeRequest", "NoJudge", "TokenUsage"], ".protocol"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_EXPORTS)
 
@@ -102,6 +103,7 @@ __all__ = [
     "CallNext",
     "Chain",
     "CircuitBreaker",
+    "FieldProbabilities",
     "JudgeAnswer",
     "JudgeConfig",
     "JudgeMiddleware",

@@ -31,10 +31,12 @@ _MODE_WORDS: dict[StructuredMode, tuple[str, ...]] = {
     "md_json": (),
 }
 
-# OpenAI's reasoning models take neither temperature nor top_p, and count max tokens as
-# max_completion_tokens (thinking included).
+# OpenAI's reasoning models take neither temperature, top_p nor log-probabilities, and count
+# max tokens as max_completion_tokens (thinking included).
 _REASONING_FAMILY = re.compile(r"^(?:[\w.-]+/)?(?:o1|o3|o4|gpt-5)(?:$|[-.])")
-_REASONING_REFUSES = frozenset({"temperature", "top_p"})
+_REASONING_REFUSES = frozenset({"temperature", "top_p", "logprobs", "top_logprobs"})
+# Asked for together: a server that refuses one has no use for the other.
+_LOGPROBS = frozenset({"logprobs", "top_logprobs"})
 
 
 def is_reasoning_family(model_name: str) -> bool:
@@ -64,6 +66,8 @@ class Capabilities:
             refused = set(self._entry(endpoint, model).refused)
         if is_reasoning_family(model):
             refused |= _REASONING_REFUSES
+        if refused & _LOGPROBS:
+            refused |= _LOGPROBS
         # Reasoning models (and servers that follow OpenAI's newer API) take the limit as
         # max_completion_tokens, thinking included.
         if "max_tokens" in wanted and (is_reasoning_family(model) or "max_tokens" in refused):
@@ -75,8 +79,9 @@ class Capabilities:
             entry = self._entry(endpoint, model)
             first = parameter not in entry.refused
             entry.refused.add(parameter)
-        if first:
-            logger.warning("the judge %s refuses `%s`; it is left out for the rest of the run", model, parameter)
+        if first:  # log-probabilities are asked for only when the server gives them: no warning
+            level = logging.INFO if parameter in _LOGPROBS else logging.WARNING
+            logger.log(level, "the judge %s refuses `%s`; it is left out for the rest of the run", model, parameter)
 
     def mode(self, endpoint: str, model: str, configured: StructuredMode) -> StructuredMode:
         with self._lock:
@@ -126,6 +131,9 @@ def refused_parameter(message: str, error_param: Any, sent: Iterable[str]) -> st
     names = [name for name in sent if name not in ("model", "messages")]
     if isinstance(error_param, str) and error_param in names:
         return error_param
+    for name in _LOGPROBS.intersection(names):  # asked for only where a server gives them: any 400 naming them refuses them
+        if re.search(rf"\b{name}\b", message):
+            return name
     lowered = message.lower()
     if not any(word in lowered for word in ("unsupported", "not support", "does not support", "not supported", "unknown", "invalid", "unrecognized", "not allowed")):
         return None

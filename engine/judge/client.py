@@ -41,7 +41,8 @@ from .bounds import bounds_of, max_tokens_for, unbounded
 from .capabilities import capabilities, is_reasoning_family, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
-from .protocol import JudgeAnswer, JudgeRequest, TokenUsage
+from .probabilities import LOGPROB_PARAMETERS, from_logprobs, token_logprobs
+from .protocol import FieldProbabilities, JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
 from ..scrub import install_log_filter, remember_secret
 from .streaming import StoppedSending, chat_completion, streamed, whole_chat_completion
@@ -151,7 +152,10 @@ class OpenAIJudge:
         mode = capabilities.mode(where, model, config.structured_mode)
         started = time.monotonic()
         for _ in range(MAX_ADJUSTMENTS):
-            parameters = capabilities.parameters(where, model, wanted_parameters(request, judge_thinks(request, where, model)))
+            wanted = wanted_parameters(request, judge_thinks(request, where, model))
+            if request.response_model is not None and mode != "tools":  # a tool call's arguments come without them
+                wanted.update(LOGPROB_PARAMETERS)
+            parameters = capabilities.parameters(where, model, wanted)
             try:
                 answer = await self._ask(self._client(mode, base_url, key), request, parameters, mode)
             except _ThinkingCutOff:
@@ -206,9 +210,13 @@ class OpenAIJudge:
             if choice.finish_reason == "length":
                 _raise_cut_off(request, parameters, cut_text(choice.message), thinking)
 
+        def weighed(completion: Any) -> tuple[FieldProbabilities, ...] | None:
+            choice = completion.choices[0]
+            return from_logprobs(response_model, choice.message.content or "", token_logprobs(choice)) if mode != "tools" else None
+
         return await validated_answer(
             request, kwargs, lambda sent: self._complete(sdk, sent), read, check_finished,
-            lambda completion: _validated(response_model, completion, mode, handlers), handlers.reask_handler,
+            lambda completion: _validated(response_model, completion, mode, handlers), handlers.reask_handler, weighed,
         )
 
     async def _complete(self, sdk: Any, kwargs: dict[str, Any]) -> Any:
@@ -332,11 +340,13 @@ async def validated_answer(
     check_finished: Callable[[Any, str | None], None],
     parse: Callable[[Any], Any],
     reask: Callable[..., dict[str, Any]],
+    weigh: Callable[[Any], tuple[FieldProbabilities, ...] | None] | None = None,
 ) -> JudgeAnswer:
     """An answer that passes validation, for either adapter: each attempt `complete`d, `read`
     for its thinking and usage (summed over the attempts), refused when `check_finished` finds
     it cut off, and `parse`d; a refused one is asked again with Instructor's `reask` for the
-    mode, up to the step's re-asks, the judge told every problem in the engine's words."""
+    mode, up to the step's re-asks, the judge told every problem in the engine's words. The
+    answer that passes is `weigh`ed for its values' probabilities (see probabilities.py)."""
     from instructor.core.exceptions import InstructorError
 
     attempts = 1 + request.sampling.reasks
@@ -356,7 +366,8 @@ async def validated_answer(
             # Told to the judge as the engine words it, every problem on its own line.
             kwargs = reask(kwargs=kwargs, response=response, exception=ValueError(refusals_of(refused)))
             continue
-        return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts))
+        weighed = weigh(response) if weigh is not None else None
+        return JudgeAnswer(value=value, usage=usage, thinking=joined_text(*thoughts), probabilities=weighed)
     raise AssertionError("unreachable")
 
 

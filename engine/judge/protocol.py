@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -35,6 +35,31 @@ class TokenUsage(BaseModel):
         )
 
 
+#: Where a verdict's probabilities came from: the judge's token log-probabilities, or the
+#: share of repeated samples that gave each value.
+ProbabilitySource = Literal["logprobs", "samples"]
+
+
+class FieldProbabilities(BaseModel):
+    """How likely each value the schema allows was, at one field of a structured answer
+    (`verdict`, `verdicts[2].verdict`, `rating`): `values[i]` had `probabilities[i]`; the
+    answer gave `chosen`. A number field has `expected`, its probability-weighted mean."""
+
+    field: str
+    chosen: Any
+    values: list[Any]
+    probabilities: list[float]
+    expected: float | None = None
+    source: ProbabilitySource = "logprobs"
+
+    def probability(self, value: Any) -> float:
+        """The probability of `value` (0 when the schema allows it but no candidate gave it)."""
+        for known, probability in zip(self.values, self.probabilities):
+            if known == value and type(known) is type(value):
+                return probability
+        return 0.0
+
+
 @dataclass(frozen=True)
 class JudgeRequest:
     """One question for the judge: the rendered messages of a step, how to sample, and the
@@ -61,6 +86,9 @@ class JudgeAnswer:
     batch: bool = False
     #: What a reasoning model thought before answering (taken out of the answer before validation).
     thinking: str | None = None
+    #: For each enum, boolean and small-number field of a structured answer, how likely each
+    #: allowed value was (None: the judge gave no log-probabilities and none were sampled).
+    probabilities: tuple[FieldProbabilities, ...] | None = None
 
 
 class AsksJudge(Protocol):

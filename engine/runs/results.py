@@ -127,6 +127,30 @@ class Disagreement(BaseModel):
     judged: dict[str, Any] = Field(default_factory=dict, description="Each judge step's answer (claims, verdicts ...)")
 
 
+class ReliabilityBin(BaseModel):
+    """Items whose confidence fell in [low, high): their mean confidence beside the share of
+    them on which the judge's pass/fail agreed with people's (equal on a calibrated judge)."""
+
+    low: float
+    high: float
+    confidence: float
+    agreement: float
+    items: int
+
+
+class Calibration(BaseModel):
+    """How well the judge's confidence tells when it agrees with people: the expected
+    calibration error (the items' gap between confidence and agreement, bin by bin, weighted
+    by the bin's items; 0 is perfect) and how well confidence separates the verdicts people
+    agree with from the others (AUROC; 0.5 is chance), each with its bootstrap 95% interval,
+    and the reliability curve."""
+
+    items: int = Field(description="Labelled items whose judge gave a confidence")
+    ece: FigureEstimate
+    auroc: FigureEstimate
+    curve: list[ReliabilityBin] = Field(default_factory=list)
+
+
 class Agreement(BaseModel):
     """How well a scorer agrees with the human labels (`expected`) of the items: what a
     prompt tuner compares before and after changing a template. Every figure carries a
@@ -137,6 +161,7 @@ class Agreement(BaseModel):
     numeric: NumericAgreement | None = None
     disagreements: list[Disagreement] = Field(default_factory=list, description="Worst first (the worst 1,000 at most)")
     disagreement_count: int = Field(default=0, description="Every disagreement, also those past the listed ones")
+    calibration: Calibration | None = Field(default=None, description="Of the judge's confidence, where it gave one (true/false labels)")
 
 
 class FigureDelta(BaseModel):
@@ -194,7 +219,7 @@ class CascadeSummary(BaseModel):
     strong: str
     items: int = Field(description="Items the cascade scored")
     escalated: int = Field(description="Items the strong judge decided")
-    why: dict[str, int] = Field(default_factory=dict, description="Escalated items by cause: near the threshold, samples disagree, failed validation")
+    why: dict[str, int] = Field(default_factory=dict, description="Escalated items by cause: near the threshold, samples disagree, unsure (confidence below the bound), failed validation")
     strong_cost_share: float | None = Field(default=None, description="The strong judge's share of the cost (None when a model has no price)")
     strong_call_share: float | None = Field(default=None, description="The strong judge's share of the judge calls")
     cheap_alone: Agreement | None = Field(default=None, description="The cheap judge's first sample against the human labels, on every item")

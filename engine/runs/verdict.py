@@ -15,7 +15,9 @@ cannot be called failed by another. A run passes only when all of these hold:
 - no more items failed than `max_errors` allows;
 - every scorer with a threshold (the run's, else its YAML `threshold:`) met it: its mean, or
   the chosen bound of the mean's 95% interval (`gate`), on the pass side of the line, a
-  value on the line passing (the scorer's `PassLine`, `scoring/pass_line.py`).
+  value on the line passing (the scorer's `PassLine`, `scoring/pass_line.py`);
+- with `min_confidence`, no scored item's confidence (the chance its pass/fail would be the
+  same were the judge asked again) fell below it, where the judge gave one.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Standard(BaseModel):
     gate: Gate = Field(default="mean", description="What a threshold is compared with: the mean, or a bound of its 95% interval (--gate)")
     min_coverage: float = Field(default=1.0, description="The share of the items each scorer must score (--min-coverage)")
     max_errors: int | str | None = Field(default=None, description="Failed items allowed: N, or 'N%' of the items (--max-errors)")
+    min_confidence: float | None = Field(default=None, ge=0, le=1, description="The least confidence a scored item may have (--min-confidence)")
 
     @field_validator("gate")
     @classmethod
@@ -67,6 +70,7 @@ class Standard(BaseModel):
         gate: str = "mean",
         min_coverage: float = 1.0,
         max_errors: int | str | None = None,
+        min_confidence: float | None = None,
     ) -> Standard:
         """The standard from a caller's arguments, every mistake a one-line `ConfigError`
         naming the argument (checked before any judge is called)."""
@@ -78,7 +82,12 @@ class Standard(BaseModel):
         if isinstance(min_coverage, bool) or not isinstance(min_coverage, (int, float)) or not 0.0 <= min_coverage <= 1.0:
             raise ConfigError(f"min_coverage is a share of the items, from 0 to 1 (0.95 for 95%), got {min_coverage!r}", parameter="min_coverage")
         error_budget(max_errors, 0)
-        return cls(thresholds={name: float(value) for name, value in (thresholds or {}).items()}, gate=gate, min_coverage=float(min_coverage), max_errors=max_errors)
+        if min_confidence is not None and (isinstance(min_confidence, bool) or not isinstance(min_confidence, (int, float)) or not 0.0 <= min_confidence <= 1.0):
+            raise ConfigError(f"min_confidence is a probability, from 0 to 1, got {min_confidence!r}", parameter="min_confidence")
+        return cls(
+            thresholds={name: float(value) for name, value in (thresholds or {}).items()}, gate=gate, min_coverage=float(min_coverage), max_errors=max_errors,
+            min_confidence=None if min_confidence is None else float(min_confidence),
+        )
 
     def line_for(self, scorer_id: str, line: PassLine) -> PassLine:
         """The scorer's pass line in this run: its own `line` moved to the caller's threshold
@@ -178,11 +187,13 @@ def gate_passes(mean: float | None, interval: tuple[float | None, float | None] 
 
 
 def judge_scorer(
-    stats: ScoreStats, line: PassLine | None, standard: Standard, interval: tuple[float | None, float | None] | None = None
+    stats: ScoreStats, line: PassLine | None, standard: Standard, interval: tuple[float | None, float | None] | None = None,
+    confidences: Sequence[float] = (),
 ) -> ScorerVerdict:
     """One scorer's verdict from its counts, its mean held to `line` when someone set that
     line (the run or the definition; not the half-scale default); `interval` is the 95%
-    interval of its mean, when the gate compares a bound of it."""
+    interval of its mean, when the gate compares a bound of it; `confidences`, its scored
+    items' (where the judge gave one), when the standard has a least confidence."""
     threshold = line.gate if line is not None else None
     items = stats.count + stats.errors + stats.not_scorable
     coverage = stats.count / items if items else None
@@ -205,6 +216,13 @@ def judge_scorer(
                 what = "mean" if standard.gate == "mean" else f"{standard.gate} bound of the mean's 95% interval"
                 shown = "-" if compared is None else f"{compared:.4g}" if math.isfinite(compared) else f"{compared:.4g} (one score gives no interval)"
                 reasons.append(f"threshold not met by {stats.scorer_id}: {what} {shown}, {line.needed()}")
+        bound = standard.min_confidence
+        unsure = [confidence for confidence in confidences if bound is not None and confidence < bound]
+        if unsure:
+            reasons.append(
+                f"{stats.scorer_id}: {len(unsure)} of {len(confidences)} item(s) judged with less confidence than --min-confidence {bound:g} "
+                f"(the least {min(unsure):.2f})"
+            )
     return ScorerVerdict(
         scorer_id=stats.scorer_id, passed=not reasons, scored=stats.count, items=items, failed=stats.errors, not_scorable=stats.not_scorable,
         coverage=coverage, threshold=threshold, compared=compared if compared is None or math.isfinite(compared) else None, reasons=reasons,

@@ -45,10 +45,15 @@ def assemble(
     if models is not None and len(models) == 1:
         model, chosen = models[0], None
     response_cache = ResponseCache.of(cache)
+    judge_middleware = list(middleware)
+    if plan.confidence_samples is not None:  # verdict probabilities counted over samples where a judge gives no log-probabilities
+        from ..judge.middleware.sampled import SampledProbabilities
+
+        judge_middleware.append(SampledProbabilities(plan.confidence_samples))
 
     def single(judge_model: str | JudgeConfig | None) -> Scorer:
         config = resolve_judge(judge_model, owner=plan.id, settings=settings, defaults=plan.judge_defaults, providers=providers)
-        scorer = Scorer(plan, connect(config, middleware, cache=response_cache), dict(options or {}), judge_config=config)
+        scorer = Scorer(plan, connect(config, judge_middleware, cache=response_cache), dict(options or {}), judge_config=config)
         if check_key:
             config.endpoint()  # a missing key fails now rather than mid-run, once the options are known good
         return scorer
@@ -67,6 +72,7 @@ def assemble(
             margin=settings.margin if settings.margin is not None else (cascade.margin if cascade else None),
             samples=settings.samples if settings.samples is not None else (cascade.samples if cascade else 1),
             threshold=settings.threshold if settings.threshold is not None else (cascade.threshold if cascade else None),
+            min_confidence=cascade.min_confidence if cascade else None,
         )
     if not chosen:
         return single(model)

@@ -89,6 +89,7 @@ class CascadePlan:
     margin: float | None = None
     samples: int = 1
     threshold: float | None = None
+    min_confidence: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,6 +120,9 @@ class ScorerPlan:
     judge_defaults: JudgeSettings = JudgeSettings()
     max_input_chars: int = 100_000
     long_input: Literal["refuse", "truncate"] = "refuse"
+    #: Samples of each answer whose shares are its verdicts' probabilities where the judge
+    #: gives no log-probabilities (None: none taken).
+    confidence_samples: int | None = None
     #: What an empty output is: not scorable (with the reason), or scored like any other.
     empty_output: Literal["not_scorable", "score"] = "not_scorable"
     fingerprint: str

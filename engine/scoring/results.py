@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..judge import TokenUsage
+from ..judge import FieldProbabilities, TokenUsage
 
 
 class Run(BaseModel):
@@ -40,8 +40,15 @@ class StepRecord(BaseModel):
     cached: bool = Field(default=False, description="Answered by the response cache: no provider was paid")
     batch: bool = Field(default=False, description="Asked through the provider's Batch API: billed at its batch price")
     not_asked: str | None = Field(
-        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'never', 'on-demand'"
+        default=None, description="Why a reason step did not ask the judge: 'passing' (reasons for failing items only), 'sure' (for unsure items only), 'never', 'on-demand'"
     )
+    probabilities: list[FieldProbabilities] | None = Field(
+        default=None, description="An answer's verdicts: how likely each allowed value of each enum, boolean and small-number field was"
+    )
+    confidence: float | None = Field(
+        default=None, description="The score step's: the chance that the item's pass/fail would be the same were the judge asked again"
+    )
+    expected_score: float | None = Field(default=None, description="The score step's: the score's expected value over the verdicts' probabilities")
     duration_ms: float = 0.0
 
 
@@ -79,6 +86,17 @@ class ScoreResult(BaseModel):
     disagreement: bool | None = Field(default=None, description="A jury's judges disagreed beyond its margin or on the verdict")
 
     @property
+    def confidence(self) -> float | None:
+        """The chance that this item's pass/fail would be the same were the judge asked again,
+        from its verdicts' probabilities (None: the judge gave none)."""
+        return next((record.confidence for record in self.steps.values() if record.kind == "score"), None)
+
+    @property
+    def expected_score(self) -> float | None:
+        """The score's expected value over the verdicts' probabilities (None: the judge gave none)."""
+        return next((record.expected_score for record in self.steps.values() if record.kind == "score"), None)
+
+    @property
     def usage(self) -> TokenUsage:
         """Tokens of every judge call of the run, re-asks (and every judge of a jury) included."""
         if self.judges is not None:
@@ -108,6 +126,12 @@ class ScoreResult(BaseModel):
                 flat[f"{record.id}_prompt"] = record.prompt
         flat["score"] = self.score
         flat["reason"] = self.reason
+        if self.confidence is not None:
+            flat["confidence"] = self.confidence
+            flat["expected_score"] = self.expected_score
+            flat["probabilities"] = {
+                record.id: [figure.model_dump() for figure in record.probabilities] for record in self.steps.values() if record.probabilities
+            }
         usage = {record.id: record.usage.model_dump() for record in self.steps.values() if record.usage is not None}
         flat["usage"] = {**usage, "total": self.usage.model_dump()}
         flat["skipped_steps"] = [record.id for record in self.steps.values() if record.skipped]

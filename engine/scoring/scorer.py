@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from .calls import ScoringCalls
+from .confidence import weighed_score
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .pass_line import PassLine, scale_of
 from .passing import REASON_POLICIES, ReasonPolicy, reason_wanted
@@ -71,8 +72,9 @@ class Scorer(ScoringCalls):
 
     def with_reasons(self, policy: ReasonPolicy, threshold: float | None = None) -> Scorer:
         """The same scorer asking the judge for the reasons `policy` names (see passing.py),
-        a score passing at `threshold` (else the definition's, else half the scale). The
-        scores, and so the fingerprint, are the same whatever the policy."""
+        a score passing at `threshold` (else the one given before, e.g. by the cascade this
+        scorer judges first in, else the definition's, else half the scale). The scores, and so
+        the fingerprint, are the same whatever the policy."""
         if policy not in REASON_POLICIES:
             raise ConfigError(f"reasons {policy!r}: choose one of {', '.join(REASON_POLICIES)}", parameter="reasons")
         changed = copy.copy(self)
@@ -126,9 +128,12 @@ class Scorer(ScoringCalls):
         call = StepCall(self.id, self.judge, sample)
 
         async def run_step(step: StepPlan) -> None:
-            record, step_context = await self._run_step(step, run, run_context, get_context, variables, call)
+            record, step_context = await self._run_step(step, run, run_context, get_context, variables, call, done)
             done[step.id] = record, step_context
-            variables.update(step_kind(step.kind).variables(step, record.result))
+            kind = step_kind(step.kind)
+            variables.update(kind.variables(step, record.result))
+            if kind.result_part == "score" and not record.skipped:
+                await self._weigh(step, record, {name: ran for name, (ran, _) in done.items()}, variables, call, run.run_id)
 
         for wave in self._waves:
             if len(wave) == 1:
@@ -158,11 +163,25 @@ class Scorer(ScoringCalls):
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def _reason_not_asked(self, scope: Mapping[str, Any]) -> str | None:
+    async def _weigh(self, step: StepPlan, record: StepRecord, records: Mapping[str, StepRecord], variables: dict[str, Any], call: StepCall, seed: str) -> None:
+        """The score step's confidence and expected score, from the verdicts' probabilities
+        (see confidence.py); a score declared as the expected value becomes it."""
+        weighed = await weighed_score(self.plan, step, records, variables, self.pass_line, call, seed)
+        if weighed is None:
+            return
+        record.confidence, expected = round(weighed[0], 4), weighed[1]
+        rounding = getattr(step, "round", None)
+        record.expected_score = round(expected, rounding) if rounding is not None else expected
+        if getattr(step, "expected_value", False):
+            record.result = {**record.result, "plain_score": record.result["score"], "score": record.expected_score}
+            variables.update(step_kind(step.kind).variables(step, record.result))
+
+    def _reason_not_asked(self, scope: Mapping[str, Any], records: Mapping[str, StepRecord]) -> str | None:
         score = scope.get("score")
         if self.reasons == "always" or not isinstance(score, float):
             return None
-        return reason_wanted(self.reasons, score, self.pass_line)
+        confidence = next((record.confidence for record in records.values() if record.kind == "score"), None)
+        return reason_wanted(self.reasons, score, self.pass_line, confidence)
 
     async def areason(self, given: RunInput, steps: Mapping[str, StepRecord], sample: int = 0) -> StepRecord | None:
         """The reason of a result scored before (its steps' records, as stored), asked of the
@@ -190,8 +209,10 @@ class Scorer(ScoringCalls):
         get_context: GetContext | None,
         variables: dict[str, Any],
         call: StepCall,
+        done: Mapping[str, tuple[StepRecord, ContextList | None]] | None = None,
     ) -> tuple[StepRecord, ContextList | None]:
-        """The step's record, and the context it was given (None when it read none)."""
+        """The step's record, and the context it was given (None when it read none); `done`:
+        the steps run before it (a reason step reads the score's confidence there)."""
         started = time.perf_counter()
         kind = step_kind(step.kind)
         scope = dict(variables)
@@ -201,7 +222,7 @@ class Scorer(ScoringCalls):
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)
         if step.skip_if is not None and call.evaluate(step.skip_if, scope):
             return StepRecord(id=step.id, kind=step.kind, skipped=True, result=kind.skipped(step, scope)), scope.get("context")
-        if kind.result_part == "reason" and (why := self._reason_not_asked(scope)) is not None:
+        if kind.result_part == "reason" and (why := self._reason_not_asked(scope, {name: ran for name, (ran, _) in (done or {}).items()})) is not None:
             return StepRecord(id=step.id, kind=step.kind, skipped=True, not_asked=why), None
         if step.uses_context and "context" not in scope:
             scope["context"] = await self.contexts.resolve(step.id, run, run_context, get_context)

@@ -16,6 +16,8 @@ order:
     server.on("Claims", Reply.hang())                           # no answer until reset()
     server.on("Claims", Reply.slowly({"claims": ["a"]}, every=0.2))   # streamed a piece every 0.2 s
     server.on("Claims", Reply.stalls({"claims": ["a"]}, after=3))      # stops sending midway until reset()
+    server.on("Verdict", Reply.unsure({"verdict": "yes"}, {"verdict": {"yes": 0.7, "no": 0.3}}))  # its log-probabilities
+    server.refuses_logprobs = True                              # a 400 naming `logprobs` to any request for them
     server.fallback = lambda request: {...}                     # any request no script names
     server.fallback = looping()             # any schema: an answer looping until bounded (see looping.py)
 
@@ -30,7 +32,10 @@ and the rest in its error file as `batch_expired`.
 A request with `"stream": true` is answered as OpenAI streams: server-sent events of
 `chat.completion.chunk` objects (the role, then the answer in pieces: its text, or its tool
 call's arguments, and `reasoning_content` before them), a last chunk with the finish reason,
-one with `usage` when `stream_options.include_usage` asks for it, and `data: [DONE]`. A reply
+one with `usage` when `stream_options.include_usage` asks for it, and `data: [DONE]`. A request
+with `logprobs: true` gets them in OpenAI's shape (see token_logprobs.py), whole under
+`choices[0].logprobs.content`, or streamed with each chunk's tokens (a token per chunk when
+the reply is paced). A reply
 is sent in a few pieces at once unless it says how to pace them (`slowly`, `stalls`).
 
 Each request is logged with the time it arrived (`received_at`, on `time.monotonic()`), so
@@ -51,6 +56,7 @@ from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import token_logprobs
 from .scripts import Reply, Request, Script
 
 
@@ -88,6 +94,8 @@ class JudgeServer:
         self.max_in_flight = 0
         #: Seconds every answer takes (a remote model's latency), on top of a reply's own delay.
         self.latency = 0.0
+        #: Answer a request that asks for log-probabilities with a 400 naming `logprobs`, as servers without them do.
+        self.refuses_logprobs = False
         self._release = threading.Event()  # set on reset: hanging replies end
         self._http = _Listener(self)
         self._http.daemon_threads = True
@@ -122,6 +130,7 @@ class JudgeServer:
             self.fallback = None
             self.max_in_flight = self.in_flight
             self.latency = 0.0
+            self.refuses_logprobs = False
             self._release.set()
             self._release = threading.Event()
             self.files.clear()
@@ -264,12 +273,17 @@ class JudgeServer:
             message["content"] = text
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
+        logprobs = None
+        if body.get("logprobs") and message["content"] is not None:  # as OpenAI, none for a tool call's arguments
+            top = int(body.get("top_logprobs") or 0)
+            written = token_logprobs.tokens(reply.answer, reply.alternatives, top, reply.text)
+            logprobs = {"content": written, "refusal": None}
         completion = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or finish_reason, "logprobs": logprobs}],
         }
         if reply.usage is not None:
             prompt_tokens, completion_tokens = reply.usage
@@ -294,8 +308,8 @@ class JudgeServer:
         include_usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
         extra = {"usage": None} if include_usage else {}
 
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> tuple[None, dict[str, Any]]:
-            return None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}], **extra}
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None, logprobs: Any = None) -> tuple[None, dict[str, Any]]:
+            return None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": logprobs}], **extra}
 
         events = [chunk({"role": "assistant", "content": ""})]
         if message.get("reasoning_content"):
@@ -305,6 +319,10 @@ class JudgeServer:
             call = calls[0]
             events.append(chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
             events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in reply.pieces(call["function"]["arguments"])]
+        elif choice["logprobs"] is not None and (reply.every or reply.stall_after is not None):  # paced: a chunk per token, each with its own
+            events += [chunk({"content": token["token"]}, None, {"content": [token], "refusal": None}) for token in choice["logprobs"]["content"]]
+        elif choice["logprobs"] is not None:  # all of it in one chunk, as a fast server's one network write holds it
+            events.append(chunk({"content": message["content"]}, None, choice["logprobs"]))
         else:
             events += [chunk({"content": piece}) for piece in reply.pieces(message["content"] or "")]
         events.append(chunk({}, choice["finish_reason"]))
@@ -437,7 +455,10 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                 return
             if reply.delay or judge.latency:
                 time.sleep(reply.delay + judge.latency)
-            if reply.status != 200:
+            if judge.refuses_logprobs and ("logprobs" in body or "top_logprobs" in body):
+                refused = {"message": "logprobs is not supported by this server", "type": "invalid_request_error", "param": "logprobs"}
+                self._send(400, {"error": refused})
+            elif reply.status != 200:
                 self._send(reply.status, judge._error(reply), reply.headers)
             elif body.get("stream"):
                 self._stream(judge._events(request, reply), reply)

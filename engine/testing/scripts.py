@@ -117,6 +117,9 @@ class Reply:
     every: float = 0.0
     #: Streamed: the pieces sent before the answer stops until the server is reset (stuck midway).
     stall_after: int | None = None
+    #: For log-probabilities: per field of the answer (`verdict`, `verdicts[1].verdict`), how
+    #: likely each value was before the schema's grammar (values it does not allow may be among them).
+    alternatives: dict[str, dict[Any, float]] = field(default_factory=dict)
 
     @classmethod
     def raw(cls, text: str, **kwargs: Any) -> Reply:
@@ -144,6 +147,13 @@ class Reply:
         """An answer whose stream stops after `after` pieces and sends nothing more until the
         server is reset: a judge stuck midway through its answer."""
         return cls(answer=answer, stall_after=after, **kwargs)
+
+    @classmethod
+    def unsure(cls, answer: Any, alternatives: dict[str, dict[Any, float]], **kwargs: Any) -> Reply:
+        """`answer`, with the log-probabilities a request that asks for them gets: at each field
+        named in `alternatives` (`{"verdict": {"yes": 0.6, "no": 0.4}}`), the values the model
+        weighed there as its top candidates, the chosen one among them."""
+        return cls(answer=answer, alternatives=alternatives, **kwargs)
 
     @classmethod
     def hang(cls) -> Reply:

@@ -21,6 +21,8 @@ from ..judge import ResponseCache
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
+from ..runs.measures.confidence import confidence_of
+from ..runs.measures.confidence import shown as shown_confidence
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.pass_line import Direction
@@ -250,7 +252,7 @@ class Runner:
         if record is None:
             return None
         return {
-            "item_id": record.item_id, "score": record.score, "expected": record.expected, "reason": record.reason,
+            "item_id": record.item_id, "score": record.score, "expected": record.expected, "reason": record.reason, **_confidence(record),
             "error": record.error, "not_scorable": record.not_scorable, "input": record.input, "output": record.output,
             "context": record.context, "ground_truth": record.ground_truth,
             "steps": [
@@ -293,7 +295,14 @@ def _item_row(record: ResultRecord, threshold: float, direction: Direction, scal
         "item_id": record.item_id, "line": record.item_index, "score": record.score, "expected": record.expected,
         "flagged": flagged, "agrees": None if flagged is None or human is None else flagged == human,
         "reason": record.reason, "error": words(record.error or record.not_scorable or "") or None,
+        **_confidence(record),
     }
+
+
+def _confidence(record: ResultRecord) -> dict[str, Any]:
+    """The item's confidence, and as every surface writes it."""
+    confidence = confidence_of(record.steps)
+    return {"confidence": confidence, "confidence_shown": shown_confidence(confidence)}
 
 
 def _distribution(records: list[ResultRecord], scale: float, direction: Direction, scorer_scale: float | None) -> list[dict[str, Any]]:

@@ -30,10 +30,13 @@ from typing import Any, TypeVar
 
 from ...db import url_scheme
 from ...errors import ConfigError, StoreError
-from ..protocol import AsksJudge, CallNext, JudgeAnswer, JudgeRequest, TokenUsage
+from ..protocol import AsksJudge, CallNext, FieldProbabilities, JudgeAnswer, JudgeRequest, TokenUsage
 from .cache_storage import CacheStats, open_responses
 from .shared import REFUSED, revalidated, shared_flight, stored_form
 from .shared import cache_key as cache_key  # the key's home is shared.py; kept importable from here
+
+#: A stored answer: its value, the usage of the call that paid for it, its values' probabilities.
+Stored = tuple[Any, TokenUsage | None, tuple[FieldProbabilities, ...] | None]
 
 logger = logging.getLogger("engine.cache")
 
@@ -111,23 +114,30 @@ class ResponseCache:
 
     # answers
 
-    def get(self, key: str) -> tuple[Any, TokenUsage | None] | None:
-        """The stored answer and its usage; None when there is none or the storage failed."""
+    def get(self, key: str) -> Stored | None:
+        """The stored answer, its usage and its values' probabilities; None when there is
+        none or the storage failed."""
         stored = self._attempt(lambda: self.storage.get(key), "unreadable")
         if stored is None:
             return None
-        return stored[0], TokenUsage.model_validate(stored[1]) if stored[1] else None
+        usage = dict(stored[1] or {})
+        weighed = usage.pop("probabilities", None)
+        probabilities = tuple(FieldProbabilities.model_validate(figure) for figure in weighed) if weighed else None
+        return stored[0], TokenUsage.model_validate(usage) if usage else None, probabilities
 
-    def put(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None) -> None:
-        """Store an answer; a storage failure is a warning."""
+    def put(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None, probabilities: tuple[FieldProbabilities, ...] | None = None) -> None:
+        """Store an answer; a storage failure is a warning. Its values' probabilities are
+        kept beside its usage, so an answer served again is as sure as when it was paid for."""
         dumped = usage.model_dump(mode="json") if usage is not None else None
+        if probabilities:
+            dumped = {**(dumped or {}), "probabilities": [figure.model_dump(mode="json") for figure in probabilities]}
         self._attempt(lambda: self.storage.put(key, model, step, answer, dumped), "not written")
 
-    async def aget(self, key: str) -> tuple[Any, TokenUsage | None] | None:
+    async def aget(self, key: str) -> Stored | None:
         """`get` without holding up the event loop on a remote storage."""
         return await self._off_the_loop(self.get, key)
 
-    async def stored_answer(self, key: str, request: JudgeRequest) -> tuple[Any, TokenUsage | None] | None:
+    async def stored_answer(self, key: str, request: JudgeRequest) -> Stored | None:
         """The stored answer to `request` (under its `cache_key`), validated as a fresh one
         would be, with the usage of the call that first paid for it; None when the cache
         holds no answer that passes. Not counted as a hit: nothing was asked."""
@@ -135,7 +145,7 @@ class ResponseCache:
         if stored is None:
             return None
         value = revalidated(request, stored[0])
-        return None if value is REFUSED else (value, stored[1])
+        return None if value is REFUSED else (value, stored[1], stored[2])
 
     def recent_usage(self, model: str, step: str, limit: int = 500) -> list[tuple[int, int]]:
         """(prompt, completion) tokens of recent paid answers of `step` by `model`: an
@@ -143,9 +153,9 @@ class ResponseCache:
         storage fails."""
         return self._attempt(lambda: self.storage.recent_usage(model, step, limit), "unreadable") or []
 
-    async def aput(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None) -> None:
+    async def aput(self, key: str, model: str, step: str, answer: Any, usage: TokenUsage | None, probabilities: tuple[FieldProbabilities, ...] | None = None) -> None:
         """`put` without holding up the event loop on a remote storage."""
-        await self._off_the_loop(self.put, key, model, step, answer, usage)
+        await self._off_the_loop(self.put, key, model, step, answer, usage, probabilities)
 
     async def _off_the_loop(self, call: Callable[..., _T], *arguments: Any) -> _T:
         with self._lock:
@@ -279,8 +289,8 @@ class CachedCalls:
         stored = await cache.stored_answer(key, request)
         if stored is not None:
             cache.count(hit=True)
-            return JudgeAnswer(value=stored[0], usage=None, cached=True)
+            return JudgeAnswer(value=stored[0], usage=None, cached=True, probabilities=stored[2])
         answer = await call_next(request)
         cache.count(hit=False)
-        await cache.aput(key, self.model, request.step, stored_form(answer.value), answer.usage)
+        await cache.aput(key, self.model, request.step, stored_form(answer.value), answer.usage, answer.probabilities)
         return answer

@@ -92,7 +92,7 @@ async def shared_flight(
             value = revalidated(request, stored_form(answer.value))
             if value is not REFUSED:
                 shared()
-                return JudgeAnswer(value=value, usage=None, cached=True, thinking=answer.thinking)
+                return JudgeAnswer(value=value, usage=None, cached=True, thinking=answer.thinking, probabilities=answer.probabilities)
     future: asyncio.Future[JudgeAnswer] = loop.create_future()
     flights[flight_key] = future
     try:

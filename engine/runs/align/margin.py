@@ -1,14 +1,17 @@
 """`align` on a cascade: its margin (how close to the threshold a cheap judge's score is sent
-to the strong judge), chosen on dev and kept only on held-out evidence.
+to the strong judge) and, where the cheap judge gives log-probabilities, its least confidence
+(`min_confidence`: below it an item is sent on), chosen on dev and kept only on held-out
+evidence.
 
-The cascade is run once over dev and test at its widest candidate margin: every item gets the
-cheap judge's samples, and every item any narrower margin would send on gets the strong
-judge's score too (what is sent on only grows with the margin). Each candidate margin is then
-worked out from those stored judgements without another call: its scores, its metric on dev,
-the share of items it sends to the strong judge. The best on dev (the narrowest, among equals:
-the cheapest) is measured once on test against the current margin, paired by item; it is
-kept only when the bootstrap interval of the improvement lies above 0 (below, for MAE), and
-then written as a variant catalog: the same cascade with that margin.
+The cascade is run once over dev and test at its widest candidate margin and the highest
+bound: every item gets the cheap judge's samples, and every item any narrower margin or lower
+bound would send on gets the strong judge's score too (what is sent on only grows with
+either). Each candidate (margin, bound) is then worked out from those stored judgements
+without another call: its scores, its metric on dev, the share of items it sends to the
+strong judge. The best on dev (the narrowest margin, then the lowest bound, among equals: the
+cheapest) is measured once on test against the current setting, paired by item; it is kept
+only when the bootstrap interval of the improvement lies above 0 (below, for MAE), and then
+written as a variant catalog: the same cascade with that margin and bound.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ...errors import ConfigError
 from ...scoring import Cascade
 from ...scoring.pass_line import PassLine
 from ..measures.stats import Labelled, compare_labelled, human_flags
+from ..measures.confidence import confidence_of
 from .decision import accepted_on_test, shown
 from .results import AlignResult, Trial
 from .session import Session, improves, metric_of
@@ -29,6 +33,10 @@ from .split import LabelledItem, Split
 
 #: The margins tried, as shares of the scorer's scale.
 CANDIDATE_MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+#: The least confidences tried (None: none), where the cheap judge gives a confidence.
+CANDIDATE_BOUNDS = (None, 0.6, 0.7, 0.8, 0.9, 0.95)
+#: A (margin, least confidence) a cascade is tried with.
+Setting = tuple[float, "float | None"]
 
 
 @dataclass(frozen=True)
@@ -38,59 +46,75 @@ class Judged:
     cheap: tuple[float, ...]  # the cheap judge's samples; empty when its answer failed
     strong: float | None  # the strong judge's score, when the item was sent on
     expected: bool | float
+    confidence: float | None = None  # the cheap judge's least confidence over its samples
 
 
-def unsure(judged: Judged, margin: float, line: PassLine) -> bool:
-    """Whether the cascade at `margin` sends the item on (as Cascade.escalation decides)."""
-    cheap = judged.cheap
-    return not cheap or len({line.passes(score) for score in cheap}) > 1 or any(abs(score - line.value) <= margin for score in cheap)
+def unsure(judged: Judged, setting: Setting, line: PassLine) -> bool:
+    """Whether the cascade at `setting` (margin, least confidence) sends the item on (as
+    Cascade.escalation decides)."""
+    cheap, (margin, bound) = judged.cheap, setting
+    if not cheap or len({line.passes(score) for score in cheap}) > 1 or any(abs(score - line.value) <= margin for score in cheap):
+        return True
+    return bound is not None and judged.confidence is not None and judged.confidence < bound
 
 
-def cascade_score(judged: Judged, margin: float, line: PassLine) -> float | None:
-    """The item's score at `margin`: the cheap judge's, unless it is unsure there."""
-    return judged.strong if unsure(judged, margin, line) else judged.cheap[0]
+def cascade_score(judged: Judged, setting: Setting, line: PassLine) -> float | None:
+    """The item's score at `setting`: the cheap judge's, unless it is unsure there."""
+    return judged.strong if unsure(judged, setting, line) else judged.cheap[0]
+
+
+def described(setting: Setting) -> str:
+    margin, bound = setting
+    return f"margin {margin:g}" + (f", min_confidence {bound:g}" if bound is not None else "")
 
 
 async def tune_margin(session: Session, cascade: Cascade, split: Split, result: AlignResult, output_dir: str | Path | None) -> AlignResult:
     scale = cascade.pass_line.scale
-    candidates = sorted({round(share * scale, 6) for share in CANDIDATE_MARGINS} | {cascade.margin})
-    widest = cascade.with_margin(candidates[-1])
+    margins = sorted({round(share * scale, 6) for share in CANDIDATE_MARGINS} | {cascade.margin})
+    widest = cascade.with_margin(margins[-1]).with_min_confidence(1.0)
     judged = await _judged(session, widest, [*split.dev, *split.test])
+    # Bounds are tried only where the cheap judge gives a confidence short of certain: elsewhere none sends anything on.
+    unsure_somewhere = any(found.confidence is not None and found.confidence < 1 for found in judged.values())
+    bounds = sorted({*(CANDIDATE_BOUNDS if unsure_somewhere else ()), cascade.min_confidence}, key=lambda bound: -1.0 if bound is None else bound)
+    current: Setting = (cascade.margin, cascade.min_confidence)
+    candidates: list[Setting] = [(margin, bound) for margin in margins for bound in bounds]
     line = cascade.line
     flag_line = result.baseline_threshold
 
-    def labelled(items: Sequence[LabelledItem], margin: float) -> list[Labelled]:
+    def labelled(items: Sequence[LabelledItem], setting: Setting) -> list[Labelled]:
         scored = []
         for item in items:
             found = judged.get(item.id)
-            score = cascade_score(found, margin, line) if found is not None else None
+            score = cascade_score(found, setting, line) if found is not None else None
             if found is not None and score is not None:
                 scored.append(Labelled(item.id, None, score, found.expected))
         return scored
 
-    def sent_on(items: Sequence[LabelledItem], margin: float) -> float:
+    def sent_on(items: Sequence[LabelledItem], setting: Setting) -> float:
         found = [judged[item.id] for item in items if item.id in judged]
-        return sum(unsure(item, margin, line) for item in found) / max(len(found), 1)
+        return sum(unsure(item, setting, line) for item in found) / max(len(found), 1)
 
-    result.baseline_dev = metric_of(labelled(split.dev, cascade.margin), flag_line, session.direction, session.metric)
-    best, best_dev = cascade.margin, result.baseline_dev
-    for margin in candidates:
-        dev = metric_of(labelled(split.dev, margin), flag_line, session.direction, session.metric)
+    result.baseline_dev = metric_of(labelled(split.dev, current), flag_line, session.direction, session.metric)
+    best, best_dev = current, result.baseline_dev
+    for setting in candidates:
+        dev = metric_of(labelled(split.dev, setting), flag_line, session.direction, session.metric)
         kept = improves(dev, best_dev, session.metric)
-        change = f"margin {margin:g} (sends {sent_on(split.dev, margin):.0%} of dev items to {cascade.strong.judge.model})"
-        result.trials.append(Trial(name=f"margin-{margin:g}", kind="margin", change=change, dev=dev, best_before=best_dev, kept=kept, run=session.runs[-1]))
-        session.say(f"trial margin {margin:g}: {session.metric} on dev {'-' if dev is None else f'{dev:.4f}'}: {'kept' if kept else 'dropped'}")
+        change = f"{described(setting)} (sends {sent_on(split.dev, setting):.0%} of dev items to {cascade.strong.judge.model})"
+        name = f"margin-{setting[0]:g}" + (f"-min-confidence-{setting[1]:g}" if setting[1] is not None else "")
+        result.trials.append(Trial(name=name, kind="margin", change=change, dev=dev, best_before=best_dev, kept=kept, run=session.runs[-1]))
+        session.say(f"trial {described(setting)}: {session.metric} on dev {'-' if dev is None else f'{dev:.4f}'}: {'kept' if kept else 'dropped'}")
         if kept:
-            best, best_dev = margin, dev
-    if best == cascade.margin:
-        result.verdict = f"No margin beat the current one ({cascade.margin:g}) on dev ({session.metric} {shown(result.baseline_dev)}): nothing was changed."
+            best, best_dev = setting, dev
+    if best == current:
+        result.verdict = f"No margin beat the current one ({described(current)}) on dev ({session.metric} {shown(result.baseline_dev)}): nothing was changed."
         return result
-    result.chosen = [f"cascade margin {cascade.margin:g} -> {best:g} (sends {sent_on(split.test, best):.0%} of test items on, against {sent_on(split.test, cascade.margin):.0%})"]
+    change = f"margin {current[0]:g} -> {best[0]:g}" if current[1] is None and best[1] is None else f"{described(current)} -> {described(best)}"
+    result.chosen = [f"cascade {change} (sends {sent_on(split.test, best):.0%} of test items on, against {sent_on(split.test, current):.0%})"]
     result.test = compare_labelled(
-        labelled(split.test, cascade.margin), labelled(split.test, best), names=(cascade.id, f"{cascade.id}@margin-{best:g}"),
+        labelled(split.test, current), labelled(split.test, best), names=(cascade.id, f"{cascade.id}@{described(best).replace(', ', '-').replace(' ', '-')}"),
         thresholds=(flag_line, flag_line), direction=session.direction,
     )
-    folder = accepted_on_test(result, "margin", f"{best:g}", output_dir)
+    folder = accepted_on_test(result, "margin", described(best), output_dir)
     if folder is not None:
         _write(cascade, best, result, folder)
     return result
@@ -108,18 +132,21 @@ async def _judged(session: Session, cascade: Cascade, items: Sequence[LabelledIt
         label = expected[item.id]
         if session.metric != "mae":
             label = human_flags(label, session.human_threshold, session.direction)
-        cheap = tuple(judge.score for judge in outcome.judges if judge.escalation is None)
+        cheap_judges = [judge for judge in outcome.judges if judge.escalation is None]
+        confidences = [confidence for judge in cheap_judges if (confidence := confidence_of(judge.steps)) is not None]
         strong = next((judge.score for judge in outcome.judges if judge.escalation is not None), None)
-        judged[item.id] = Judged(cheap=cheap, strong=strong, expected=label)
+        judged[item.id] = Judged(cheap=tuple(judge.score for judge in cheap_judges), strong=strong, expected=label, confidence=min(confidences, default=None))
     return judged
 
 
-def _write(cascade: Cascade, margin: float, result: AlignResult, folder: Path) -> None:
-    """The variant catalog: the same scorer, its cascade with the new margin."""
+def _write(cascade: Cascade, setting: Setting, result: AlignResult, folder: Path) -> None:
+    """The variant catalog: the same scorer, its cascade with the new margin and least confidence."""
     if folder.exists() and any(folder.iterdir()):
         raise ConfigError(f"{folder} is not empty: the aligned variant goes in a folder of its own (-o another folder)")
     folder.mkdir(parents=True, exist_ok=True)
+    margin, bound = setting
     threshold = f"\n      threshold: {cascade.threshold:g}" if cascade.threshold is not None else ""
+    threshold += f"\n      min_confidence: {bound:g}" if bound is not None else ""
     (folder / "scorers.yaml").write_text(
         f"# Written by `scorers align` on {datetime.date.today().isoformat()}: {result.verdict}\n"
         f"# Compare it with the original: scorers compare DATA --scorer {result.scorer_id} --config {folder}\n"

@@ -110,6 +110,7 @@ async def arun_evals(
     sample: int = 0,
     kind: RunKind = "batch",
     reasons: ReasonPolicy = "always",
+    min_confidence: float | None = None,
 ) -> EvalResult:
     """Score every item of `data` with every scorer; see the module docstring.
 
@@ -122,7 +123,8 @@ async def arun_evals(
     bound of the mean's 95% interval instead); `min_coverage` (default 1.0) is the share of
     the items each scorer must score (items that failed or were not scorable are not
     covered); `max_errors` (N items, or "N%" of them; default 0) is how many failed items the
-    run may have; and a run stopped early never passes. `on_item_complete(item_result)`
+    run may have; `min_confidence` (a probability) fails the run when a scored item's
+    confidence, where the judge gave one, is below it; and a run stopped early never passes. `on_item_complete(item_result)`
     (sync or async) is called once per item, in completion order, also for items resumed
     from the store (`resumed=True`). `meta` is stored with the run (e.g. where the data
     came from; its `data` names the data for the resume check when it is not a file).
@@ -156,7 +158,7 @@ async def arun_evals(
     return await evaluate(
         data, scorers, target, on_item_complete,
         pace=Pace(concurrency=concurrency, target_timeout=target_timeout, keep_results=keep_results, sample=sample, reasons=reasons),
-        limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors), max_cost=max_cost),
+        limits=Limits(standard=Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors, min_confidence=min_confidence), max_cost=max_cost),
         saving=Saving(store=store, run=run, replace=replace, meta=meta, lease_seconds=lease_seconds, share_work=share_work, kind=kind),
         cache=cache,
     )

@@ -5,9 +5,12 @@ Filters (an item enters when any filter given picks it):
 - `disagreement`: the judges of a jury disagreed;
 - `near` or `near:MARGIN`: the score is within MARGIN of the threshold (default a tenth of the scale);
 - `flips:RUN`: the verdict differs from the one RUN gave the same item (two versions of a scorer);
-- `failed`: the scorer failed or could not judge the item.
+- `failed`: the scorer failed or could not judge the item;
+- `unsure` or `unsure:BOUND`: the judge's confidence in the item's pass/fail (from its
+  log-probabilities) is below BOUND (default 0.8).
 Then `sample` items at most, drawn with `seed` from each of the judge's verdicts (flag, pass,
-failed) in proportion to its share, so a sample keeps both kinds."""
+failed) in proportion to its share, so a sample keeps both kinds; `least_sure_first` puts the
+items the judge was least sure of first (those without a confidence last)."""
 
 from __future__ import annotations
 
@@ -23,21 +26,23 @@ from ...scoring.pass_line import PassLine, flags
 from ...scoring.transcripts import as_messages, assistant_text, extract_tool_calls
 from ...store import JudgedItem, KeepsLabels, ResultRecord, ReviewItem, ReviewQueue, RunInfo, Store
 from ..items import EvalItem, numbered_jsonl
+from ...scoring.passing import UNSURE_BELOW
+from ..measures.confidence import confidence_of
 from ..measures.stats import judged_answers
 from ..stored.reading import existing_run, run_line, run_threshold
 
-FILTERS = ("disagreement", "near", "flips", "failed")
+FILTERS = ("disagreement", "near", "flips", "failed", "unsure")
 
 
 @dataclass(frozen=True)
 class Filter:
     name: str
-    margin: float | None = None
+    margin: float | None = None  # near's margin; unsure's bound
     other_run: str | None = None
 
     def __str__(self) -> str:
-        if self.name == "near":
-            return f"near:{self.margin:g}" if self.margin is not None else "near"
+        if self.name in ("near", "unsure"):
+            return f"{self.name}:{self.margin:g}" if self.margin is not None else self.name
         return f"flips:{self.other_run}" if self.name == "flips" else self.name
 
 
@@ -59,9 +64,19 @@ def parse_filter(text: str) -> Filter:
         if not argument:
             raise ConfigError(f"--filter {text}: name the run to compare with, e.g. flips:nightly-v1")
         return Filter("flips", other_run=argument)
+    if name == "unsure":
+        if not argument:
+            return Filter("unsure")
+        try:
+            bound = float(argument)
+        except ValueError:
+            raise ConfigError(f"--filter {text}: the bound after unsure: is a probability, e.g. unsure:0.8") from None
+        if not 0 < bound <= 1:
+            raise ConfigError(f"--filter {text}: the bound is a probability above 0 and at most 1")
+        return Filter("unsure", margin=bound)
     if name in ("disagreement", "failed") and not argument:
         return Filter(name)
-    raise ConfigError(f"--filter {text}: unknown filter; the filters are disagreement, near[:MARGIN], flips:RUN and failed")
+    raise ConfigError(f"--filter {text}: unknown filter; the filters are disagreement, near[:MARGIN], flips:RUN, failed and unsure[:BOUND]")
 
 
 def review_fields(record_or_item: ResultRecord | EvalItem) -> dict[str, Any]:
@@ -144,6 +159,9 @@ def _picked(records: Sequence[ResultRecord], filters: Sequence[Filter], threshol
                 margin = chosen.margin if chosen.margin is not None else scale / 10
                 if abs(record.score - threshold) <= margin + 1e-9:  # 0.55 is within 0.05 of 0.5, float rounding aside
                     break
+            if chosen.name == "unsure" and (confidence := confidence_of(record.steps)) is not None:
+                if confidence < (chosen.margin if chosen.margin is not None else UNSURE_BELOW):
+                    break
             if chosen.name == "flips" and record.ok and record.score is not None:
                 before = flips[str(chosen)].get(record.item_id)
                 if before is not None and before != flags(record.score, threshold, record.direction):
@@ -152,6 +170,12 @@ def _picked(records: Sequence[ResultRecord], filters: Sequence[Filter], threshol
             continue
         kept.append(record)
     return kept
+
+
+def _least_sure(record: ResultRecord) -> tuple[bool, float]:
+    """The order of least sure first: by the judge's confidence, items without one last."""
+    confidence = confidence_of(record.steps)
+    return confidence is None, confidence if confidence is not None else 0.0
 
 
 def scorer_records(store: Store, run: str, scorer_id: str) -> list[ResultRecord]:
@@ -183,9 +207,11 @@ def queue_from_run(
     sample: int | None = None,
     seed: int = 0,
     threshold: float | None = None,
+    least_sure_first: bool = False,
 ) -> ReviewQueue:
     """Make the queue `spec.name` of the items of `run` scored by `spec.scorer` that the
-    filters pick (then sampled), keep it in the store, and return it."""
+    filters pick (then sampled; the least sure first when asked), keep it in the store, and
+    return it."""
     labels = _labels_store(store)
     info = existing_run(store, run)
     records = scorer_records(store, run, spec.scorer)
@@ -201,12 +227,14 @@ def queue_from_run(
         if sample < 1:
             raise ConfigError(f"--sample must be at least 1, got {sample}")
         picked = stratified_sample(picked, sample, seed, line)
+    if least_sure_first:  # stable: among equals, the data's order
+        picked = sorted(picked, key=_least_sure)
     if not picked:
         raise ConfigError(f"no item of run {run!r} is picked by {', '.join(map(str, parsed))}: the queue would be empty")
     queue = ReviewQueue(
         name=spec.name, scorer_id=spec.scorer, source=f"run {run}", run=run, run_kind=info.kind, spec=spec.model_dump(mode="json"),
         threshold=line, direction=records[0].direction, scale=scale,
-        picked_by=[*map(str, parsed), *([f"sample {sample} (seed {seed})"] if sample is not None else [])],
+        picked_by=[*map(str, parsed), *([f"sample {sample} (seed {seed})"] if sample is not None else []), *(["least sure first"] if least_sure_first else [])],
     )
     items = [ReviewItem(queue=spec.name, item_id=record.item_id, position=position, fields=review_fields(record), judged=judged_of(record)) for position, record in enumerate(picked, start=1)]
     labels.create_queue(queue, items)

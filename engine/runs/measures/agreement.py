@@ -17,7 +17,8 @@ from typing import Any
 from ...scoring import StepRecord
 from ...scoring.pass_line import Direction
 from ...scoring.pass_line import flags
-from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement
+from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement, Calibration
+from .confidence import calibration_error, confidence_of, reliability, separation
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
@@ -316,6 +317,9 @@ class AgreementStream:
         # The worst disagreements: a heap whose top is the least bad of them.
         self._worst: list[tuple[float, int, int, int, Labelled, bool | None]] = []
         self.disagreements = 0
+        # (confidence, the judge's pass/fail agreed with people's) of items whose judge gave one.
+        self.confidences: list[tuple[float, bool]] = []
+        self.confident_seen = 0
 
     @property
     def confusion(self) -> Confusion:
@@ -323,14 +327,14 @@ class AgreementStream:
         return Confusion(true_positive=counts[3], false_positive=counts[2], false_negative=counts[1], true_negative=counts[0])
 
     def add(self, item: Labelled) -> None:
-        self._add(item.score, item.expected, item.index, lambda: item)
+        self._add(item.score, item.expected, item.index, lambda: item, confidence_of(item.steps))
 
     def add_score(self, item_id: str, index: int | None, score: float, expected: float | bool, reason: str | None = None) -> None:
         """`add` for an item read in bulk: its `Labelled` is made only if it is listed among
         the worst disagreements (a big run adds a hundred thousand items)."""
         self._add(score, expected, index, lambda: Labelled(item_id, index, score, expected, reason))
 
-    def _add(self, score: float, expected: float | bool, index: int | None, item: Callable[[], Labelled]) -> None:
+    def _add(self, score: float, expected: float | bool, index: int | None, item: Callable[[], Labelled], confidence: float | None = None) -> None:
         self.labelled += 1
         label = read_label(expected, self.scale, self.direction)
         if label.flagged is not None:
@@ -341,6 +345,9 @@ class AgreementStream:
             self._keep(self.binary_sample, self.binary_seen, code)
             if judged != label.flagged and label.number is None:  # a number's disagreement is its gap, below
                 self._disagree(item, index, abs(score - self.threshold), judged)
+            if confidence is not None:
+                self.confident_seen += 1
+                self._keep(self.confidences, self.confident_seen, (confidence, judged == label.flagged))
         if label.number is not None:
             number = label.number
             self.moments.add(score, number)
@@ -380,7 +387,23 @@ class AgreementStream:
             numeric = NumericAgreement(labelled=self.moments.count, **estimates)
         worst = sorted(self._worst, key=lambda entry: (-entry[0], -entry[1], -entry[2], -entry[3]))
         listed = [_disagreement(item, gap, flagged) for gap, _, _, _, item, flagged in worst]
-        return Agreement(labelled=self.labelled, binary=binary, numeric=numeric, disagreements=listed, disagreement_count=self.disagreements)
+        return Agreement(
+            labelled=self.labelled, binary=binary, numeric=numeric, disagreements=listed, disagreement_count=self.disagreements,
+            calibration=self._calibration(),
+        )
+
+    def _calibration(self) -> Calibration | None:
+        """The confidence's calibration against people (over the kept sample past SAMPLE_SIZE items)."""
+        pairs = self.confidences
+        if not pairs:
+            return None
+
+        def figures(picked: list[int]) -> Figures:
+            chosen = [pairs[index] for index in picked]
+            return {"ece": calibration_error(chosen), "auroc": separation(chosen)}
+
+        estimates = bootstrap(len(pairs), figures)
+        return Calibration(items=self.confident_seen, ece=estimates["ece"], auroc=estimates["auroc"], curve=reliability(pairs))
 
     def _estimates(self, exact: Figures, seen: int, figures: Callable[[list[int]], Figures]) -> dict[str, FigureEstimate]:
         if seen <= self.sample_size:

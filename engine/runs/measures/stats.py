@@ -17,6 +17,7 @@ from ...judge.prices import Price, price_table
 from ...scoring import AnyScorer, Cascade, JudgeVerdict, Jury, StepRecord
 from ...scoring.pass_line import Direction, PassLine, flags
 from ...store import ScorerUsage
+from .confidence import confidence_of
 from .agreement import (
     BOOTSTRAP_ITEMS,
     FIGURE_TITLES,
@@ -166,6 +167,8 @@ class Aggregate:
         self.high = -math.inf
         self.errors = 0
         self.not_scorable = 0
+        #: The scored items' confidences, kept only when the run's standard has a least confidence.
+        self.confidences: list[float] = []
         # Agreement with the human labels, taken as items stream in (flat memory).
         self.agreement = AgreementStream(self.line.value, scorer.plan.direction, scale=self.line.scale)
         self.usage = TokenUsage()
@@ -216,6 +219,8 @@ class Aggregate:
                 self._add_cascade(outcome, expected, item_id, index)
             elif outcome.judges is not None:
                 self._add_jury(outcome, expected, item_id, index)
+            if self.standard.min_confidence is not None and (confidence := confidence_of(outcome.steps)) is not None:
+                self.confidences.append(confidence)
             self.count += 1
             self.total += outcome.score
             if self.scores is not None:
@@ -265,7 +270,7 @@ class Aggregate:
             jury=self._jury_summary(),
             cascade=self._cascade_summary(),
         )
-        verdict = judge_scorer(summary, self.line, self.standard, (interval.low, interval.high) if interval is not None else None)
+        verdict = judge_scorer(summary, self.line, self.standard, (interval.low, interval.high) if interval is not None else None, self.confidences)
         return summary.model_copy(update={"passed": verdict.passed}), verdict
 
     def _add_jury(self, outcome: ScorerOutcome, expected: float | bool | None, item_id: str | None, index: int | None) -> None:
@@ -287,7 +292,7 @@ class Aggregate:
         strong = next((judge for judge in outcome.judges if judge.escalation is not None), None)
         if strong is not None:
             assert strong.escalation is not None
-            cause = "failed validation" if "failed validation" in strong.escalation else ("samples disagree" if "disagree" in strong.escalation else "near the threshold")
+            cause = escalation_cause(strong.escalation)
             self.escalated[cause] = self.escalated.get(cause, 0) + 1
             self.strong_cost += self.cost_of(strong.steps, [strong]) or 0.0
             self.strong_calls += sum(step.usage is not None for step in strong.steps.values())
@@ -317,6 +322,14 @@ class Aggregate:
             kappa=kappa(self.jury_verdicts) if self.jury_verdicts else None,
             with_humans={model: stream.result() for model, stream in self.jury_labelled.items()},
         )
+
+
+def escalation_cause(escalation: str) -> str:
+    """The kind of a cascade's escalation (its words, from scoring/cascade.py) it is counted under."""
+    for words, cause in (("failed validation", "failed validation"), ("disagree", "samples disagree"), ("confidence", "unsure")):
+        if words in escalation:
+            return cause
+    return "near the threshold"
 
 
 def kappa(verdicts: list[list[bool]]) -> float | None:

@@ -15,6 +15,7 @@ from ...formatting import to_json
 from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
 from ..results import Agreement, Comparison
+from ..measures.confidence import confidence_of
 from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
 from ...scoring.pass_line import PassLine
 from ..verdict import Standard, Verdict, decide, judge_scorer
@@ -63,7 +64,11 @@ def stored_verdict(store: Store, run: RunInfo) -> Verdict:
         if gated and threshold is not None:
             estimate = mean_estimate(run_scores(store, run.name, item.scorer_id))
             interval = (estimate.low, estimate.high)
-        verdicts.append(judge_scorer(item, PassLine(threshold, item.direction) if threshold is not None else None, standard, interval))
+        confidences: list[float] = []
+        if standard.min_confidence is not None:  # the run gated on confidence: its scored records read whole
+            found = (confidence_of(record.steps) for record in store.query(run=run.name, scorer=item.scorer_id, errors=False) if record.score is not None)
+            confidences = [confidence for confidence in found if confidence is not None]
+        verdicts.append(judge_scorer(item, PassLine(threshold, item.direction) if threshold is not None else None, standard, interval, confidences))
     last = meta.get("last_invocation") or {}
     stopped = None if run.status in ("complete", "incomplete") else f"the run is {run.status}" + (f": {last['stopped_by']}" if last.get("stopped_by") else "")
     failed = max((item.errors for item in stats), default=0)
@@ -117,20 +122,29 @@ def labelled_of(store: Store, run: str, scorer_id: str) -> list[Labelled]:
     return labelled_records(run_records(store, run).get(scorer_id, []))
 
 
+#: Up to this many labelled items, agreement reads their whole records (each item's confidence
+#: among them, for the calibration of the judge's confidence); beyond, scores and labels only.
+WHOLE_RECORDS_UP_TO = 2000
+
+
 def run_agreement(store: Store, run: RunInfo, scorer_id: str, direction: Direction, threshold: float | None = None, shown: int = 8) -> Agreement | None:
     """`stored_agreement` read straight from the store; the judge's answers are read for the
     `shown` worst disagreements only (the ones a table or the report shows)."""
     flagged_at = run_threshold(run, scorer_id) if threshold is None else threshold
-    if isinstance(store, ReadsInBulk):
-        rows = store.labelled_scores(run.name, scorer_id)
-        if not rows:
-            return None
+    rows = store.labelled_scores(run.name, scorer_id) if isinstance(store, ReadsInBulk) else None
+    if rows is not None and len(rows) > WHOLE_RECORDS_UP_TO:
         stream = AgreementStream(flagged_at, direction, scale=run_scale(run, scorer_id))
         for row in rows:  # straight from the rows: a big run's hundred thousand
             stream.add_score(row.item_id, row.item_index, row.score, row.expected, row.reason)
         agreement = stream.result()
     else:
-        labelled = labelled_of(store, run.name, scorer_id)
+        if rows is not None and not rows:
+            return None
+        if rows:  # few enough to read whole, in the data's order
+            found = sorted(store.query(run=run.name, scorer=scorer_id, errors=False), key=lambda record: (record.item_index if record.item_index is not None else 1 << 62, record.item_id))
+            labelled = labelled_records(found)
+        else:
+            labelled = labelled_of(store, run.name, scorer_id)
         if not labelled:
             return None
         agreement = agreement_of(labelled, flagged_at, direction, run_scale(run, scorer_id))

@@ -97,4 +97,5 @@ class JudgedKind(StepKindBase[JudgedSpecT, JudgedPlanT]):
             usage=answer.usage,
             cached=answer.cached,
             batch=answer.batch,
+            probabilities=list(answer.probabilities) if answer.probabilities else None,
         )

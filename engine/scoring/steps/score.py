@@ -36,6 +36,10 @@ class ScoreStep(StepSpec):
     values: dict[str, Union[ReducerSpec, str]] = Field(default_factory=dict, description="Named values, in order")
     score: str = Field(description="Expression of the final score")
     round: int | None = Field(default=2, ge=0)
+    expected_value: bool = Field(
+        default=False,
+        description="The score is its expected value over the judge's verdict probabilities (the plain one kept as `plain_score`), where the judge gives them",
+    )
     on_skip: float | NotScorableSpec | None = Field(
         default=None, description="The score when skipped, or {not_scorable: reason} to leave the item unscored"
     )
@@ -49,6 +53,8 @@ class ScoreStepPlan(StepPlan):
     values: Mapping[str, Evaluable]
     score: Evaluable
     round: int | None = 2
+    #: The score is its expected value over the verdicts' probabilities (see scoring/confidence.py).
+    expected_value: bool = False
     #: The score when skipped; text is why the item is not scorable then.
     on_skip: float | str | None = None
 
@@ -103,7 +109,7 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
             )
         reads = build.names_read() - set(spec.values)
         on_skip = spec.on_skip.not_scorable if isinstance(spec.on_skip, NotScorableSpec) else spec.on_skip
-        return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=on_skip, reads=reads)
+        return ScoreStepPlan(id=spec.id, values=values, score=score, round=spec.round, on_skip=on_skip, reads=reads, expected_value=spec.expected_value)
 
     @staticmethod
     def reducer(spec: ReducerSpec, build: StepBuilder, scope: Scope, at: tuple[str, str]) -> tuple[Evaluable, Shape]:
@@ -149,4 +155,4 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
         return StepRecord(id=plan.id, kind=plan.kind, result={**values, "score": rounded})
 
     def variables(self, plan: ScoreStepPlan, result: Any) -> Mapping[str, Any]:
-        return {"score": result["score"], "score_values": {name: value for name, value in result.items() if name != "score"}}
+        return {"score": result["score"], "score_values": {name: value for name, value in result.items() if name not in ("score", "plain_score")}}

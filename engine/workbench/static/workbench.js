@@ -632,7 +632,31 @@ async function showReport(run, quietly = false) {
   refreshPreview();
 }
 
+function renderCalibration(agreement) {
+  // How well the judge's confidence tells when people agree with it: its figures and reliability curve.
+  const table = $("#confusion");
+  document.getElementById("calibration")?.remove();
+  const calibration = agreement && agreement.calibration;
+  if (!calibration) return;
+  const ns = "http://www.w3.org/2000/svg", side = 150;
+  const svg = document.createElementNS(ns, "svg");
+  for (const [name, value] of Object.entries({viewBox: `-4 -4 ${side + 8} ${side + 8}`, class: "reliability", role: "img", width: side, height: side,
+    "aria-label": "Reliability: " + calibration.curve.map((p) => `confidence ${Math.round(p.confidence * 100)}%: ${Math.round(p.agreement * 100)}% agreed of ${p.items}`).join("; ")})) svg.setAttribute(name, value);
+  const diagonal = document.createElementNS(ns, "line");
+  for (const [name, value] of Object.entries({x1: 0, y1: side, x2: side, y2: 0, stroke: "currentColor", "stroke-dasharray": "3 3"})) diagonal.setAttribute(name, value);
+  svg.append(diagonal);
+  for (const point of calibration.curve) {
+    const dot = document.createElementNS(ns, "circle");
+    for (const [name, value] of Object.entries({cx: point.confidence * side, cy: side - point.agreement * side, r: Math.max(3, Math.sqrt(point.items) * 2), class: "bar-pass"})) dot.setAttribute(name, value);
+    svg.append(dot);
+  }
+  const interval = (estimate) => estimate.low === null ? "" : ` (${figure(estimate.low)} to ${figure(estimate.high)})`;
+  table.after(el("div", {id: "calibration"},
+    el("p", {text: `Confidence against people (${calibration.items} items): calibration error ${figure(calibration.ece.value)}${interval(calibration.ece)}, AUROC ${figure(calibration.auroc.value)}${interval(calibration.auroc)}`}), svg));
+}
+
 function renderConfusion(agreement) {
+  renderCalibration(agreement);
   const table = $("#confusion");
   if (!agreement || !agreement.binary) { table.replaceChildren(el("caption", {text: agreement ? "(labels are scores, not flag/pass: no matrix)" : "(no labelled item scored)"})); return; }
   const c = agreement.binary.confusion;
@@ -702,7 +726,7 @@ function renderItems(report) {
     const shown = report.items.filter((item) => !onlyWrong.checked || item.agrees === false);
     $("#items tbody").replaceChildren(...shown.map((item) => el("tr", {"data-item": item.item_id, class: item.agrees === false ? "wrong" : ""},
       el("td", {}, el("button", {type: "button", class: "link", text: item.item_id, onclick: () => openItem(item.item_id)})),
-      el("td", {text: label(item.expected)}), el("td", {text: figure(item.score)}),
+      el("td", {text: label(item.expected)}), el("td", {text: figure(item.score) + (item.confidence === null ? "" : ` (${item.confidence_shown} sure)`)}),
       el("td", {text: item.error ? "error" : item.flagged === null ? "-" : `${item.flagged ? "flags" : "passes"}${item.agrees === false ? " ✗" : item.agrees ? " ✓" : ""}`}),
       el("td", {class: "reason", text: item.error || item.reason || ""}))));
   };
@@ -712,7 +736,7 @@ function renderItems(report) {
 
 async function openItem(itemId) {
   const found = await api("item", {run: state.report.run, scorer: state.scorer, item: itemId});
-  $("#item-title").textContent = `Item ${found.item_id}: score ${figure(found.score)}, label ${label(found.expected)}`;
+  $("#item-title").textContent = `Item ${found.item_id}: score ${figure(found.score)}${found.confidence === null ? "" : `, ${found.confidence_shown} sure`}, label ${label(found.expected)}`;
   const body = [];
   body.push(el("p", {}, el("strong", {text: "Reason: "}), found.reason || found.error || found.not_scorable || "-"));
   for (const [name, value] of [["input", found.input], ["output", found.output], ["context", found.context]]) {
