@@ -635,7 +635,7 @@ async function showReport(run, quietly = false) {
 function renderCalibration(agreement) {
   // How well the judge's confidence tells when people agree with it: its figures and reliability curve.
   const table = $("#confusion");
-  document.getElementById("calibration")?.remove();
+  document.getElementById("confidence-calibration")?.remove();
   const calibration = agreement && agreement.calibration;
   if (!calibration) return;
   const ns = "http://www.w3.org/2000/svg", side = 150;
@@ -651,7 +651,7 @@ function renderCalibration(agreement) {
     svg.append(dot);
   }
   const interval = (estimate) => estimate.low === null ? "" : ` (${figure(estimate.low)} to ${figure(estimate.high)})`;
-  table.after(el("div", {id: "calibration"},
+  table.after(el("div", {id: "confidence-calibration"},
     el("p", {text: `Confidence against people (${calibration.items} items): calibration error ${figure(calibration.ece.value)}${interval(calibration.ece)}, AUROC ${figure(calibration.auroc.value)}${interval(calibration.auroc)}`}), svg));
 }
 
