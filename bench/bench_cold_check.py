@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench_judge_calls import LIBRARIES_ALONE
@@ -67,11 +68,12 @@ def main() -> None:
     def fresh_cache() -> dict[str, str]:
         return environment | {"XDG_CACHE_HOME": tempfile.mkdtemp(prefix="user-cache-", dir=folder)}
 
-    commands = {
-        "baseline": (lambda: ([sys.executable, "-c", LIBRARIES_ALONE], environment)),
-        "cold": (lambda: ([str(SCORERS), "check"], fresh_cache())),
-        "compiled": (lambda: ([sys.executable, "-c", COMPILED], fresh_cache())),
-        "warm": (lambda: ([str(SCORERS), "check"], environment | {"XDG_CACHE_HOME": warm_cache})),
+    # Each a command line and its environment, made afresh for every run.
+    commands: dict[str, Callable[[], tuple[list[str], dict[str, str]]]] = {
+        "baseline": lambda: ([sys.executable, "-c", LIBRARIES_ALONE], environment),
+        "cold": lambda: ([str(SCORERS), "check"], fresh_cache()),
+        "compiled": lambda: ([sys.executable, "-c", COMPILED], fresh_cache()),
+        "warm": lambda: ([str(SCORERS), "check"], environment | {"XDG_CACHE_HOME": warm_cache}),
     }
     for make in commands.values():  # bytecode written, the warm cache filled
         timed(*make())
