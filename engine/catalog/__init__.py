@@ -278,7 +278,8 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
 def listed_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
     """The `summary` of a catalog (the built-in one when `path` is None) as `scorers list`
     shows it: remembered when the catalog was found clean and nothing it depends on has
-    changed since (see verified.py), else read from its definitions as the spec validates
+    changed since (or, for the built-in catalog, from the proof the package ships of it: see
+    verified.py), else read from its definitions as the spec validates
     them, without compiling them: a mistake there (YAML, a key, a value, `extends`) is raised
     as loading the catalog raises it; one in a template, a schema or an expression is for
     `scorers check`, `run` and `load_scorers` to find. Nothing is remembered here."""
