@@ -1,6 +1,6 @@
 """How long a first `scorers check` of the built-in catalog takes, beside its baseline.
 
-    python bench/bench_cold_check.py [--rounds 10]
+    python bench/bench_cold_check.py [--rounds 10] [--before FOLDER]
 
 Each round runs, one after the other (so that the machine's load falls on all of them alike):
 
@@ -12,7 +12,9 @@ Each round runs, one after the other (so that the machine's load falls on all of
 - `compiled`: the same, the shipped proof out of reach, so that all 42 scorers are compiled and
   run on answers made from their schemas, as for a built-in catalog changed by one byte, another
   version of pydantic, or an author's catalog;
-- `warm`: `scorers check` again with the user cache of an earlier run (the catalog remembered).
+- `warm`: `scorers check` again with the user cache of an earlier run (the catalog remembered);
+- `before` (with `--before FOLDER`, a checkout or `git archive` of another commit): its cold
+  `scorers check`, run by this environment's Python with that folder first on its path.
 
 Bytecode is cached (under a folder of its own) as an installed package has it. Printed: for each,
 the median and the best of the rounds, wall and CPU seconds (user + sys of the child), and the
@@ -59,7 +61,9 @@ def timed(command: list[str], environment: dict[str, str]) -> tuple[float, float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--before", type=Path, help="a checkout of another commit, measured cold beside this one")
+    arguments = parser.parse_args()
+    rounds = arguments.rounds
     folder = Path(tempfile.mkdtemp(prefix="bench-cold-check-"))
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     environment["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
@@ -75,6 +79,10 @@ def main() -> None:
         "compiled": lambda: ([sys.executable, "-c", COMPILED], fresh_cache()),
         "warm": lambda: ([str(SCORERS), "check"], environment | {"XDG_CACHE_HOME": warm_cache}),
     }
+    if arguments.before is not None:
+        before = str(arguments.before.resolve())
+        # -P: the folder on PYTHONPATH is the engine imported, not this checkout beside the script.
+        commands["before"] = lambda: ([sys.executable, "-P", str(SCORERS), "check"], fresh_cache() | {"PYTHONPATH": before})
     for make in commands.values():  # bytecode written, the warm cache filled
         timed(*make())
     load_before = os.getloadavg()[0]
