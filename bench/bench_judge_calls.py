@@ -296,8 +296,9 @@ def startup_times(folder: Path) -> dict[str, dict[str, tuple[float, float]]]:
                     records = Path(environment["XDG_CACHE_HOME"]) / "llm-scorers" / "catalogs"
                     if not attempt:
                         subprocess.run([str(scorers), "check"], check=True, capture_output=True, env=environment)
-                        builtin = set(records.iterdir())
-                    for record in set(records.iterdir()) - builtin:
+                        # None when the built-in catalog was read from the proof the package ships.
+                        builtin = set(records.iterdir()) if records.is_dir() else set()
+                    for record in (set(records.iterdir()) if records.is_dir() else set()) - builtin:
                         record.unlink()  # the host's catalog is new to it
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()

@@ -76,6 +76,16 @@ def _no_ambient_judge(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
 
 
+@pytest.fixture(autouse=True)
+def _builtin_catalog_compiled(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """In this process the built-in catalog is compiled and proved when checked, as an
+    author's catalog is: the proof of it that the package ships would stand in for the
+    compilation the tests watch. tests/test_shipped_proof.py checks that proof, and when it is read."""
+    from engine.catalog import verified
+
+    monkeypatch.setattr(verified, "SHIPPED_PROOF", tmp_path_factory.getbasetemp() / "no-shipped-proof.json")
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
     """A real PostgreSQL server for this session (CI installs Debian's `postgresql`)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -65,14 +66,18 @@ def test_scorers_list_loads_neither_runs_nor_store_nor_workbench(tmp_path: Path)
 
 
 def test_a_first_scorers_check_loads_only_what_checking_the_catalog_needs(tmp_path: Path) -> None:
-    """The check of a catalog never seen before (an empty user cache: it is compiled) loads
-    the compiler, but no run, store, judge client or web code, and neither the monitors' nor
-    the queues' checks of a catalog that has no such section."""
+    """The check of a catalog never seen before (an empty user cache, and the proof the
+    package ships of its catalog out of reach: it is compiled) loads the compiler, but no
+    run, store, judge client or web code, and neither the monitors' nor the queues' checks of
+    a catalog that has no such section."""
     loaded = json.loads(
         fresh_python(
             """
             import json, sys
+            from pathlib import Path
             from typer.testing import CliRunner
+            from engine.catalog import verified
+            verified.SHIPPED_PROOF = Path("/nonexistent/builtin_proof.json")
             from engine.cli import app
             result = CliRunner().invoke(app, ["check"])
             assert result.exit_code == 0 and result.output.startswith("ok: "), result.output
@@ -86,15 +91,41 @@ def test_a_first_scorers_check_loads_only_what_checking_the_catalog_needs(tmp_pa
     assert [name for name in loaded if name.startswith(unneeded) or name.split(".")[0] in ("openai", "instructor", "anthropic", "httpx")] == []
 
 
+def test_a_first_check_reading_the_shipped_proof_loads_no_compiler(tmp_path: Path) -> None:
+    """The built-in catalog unchanged since the package's proof of it was made: a first
+    check reads the proof, and neither compiles nor runs a scorer."""
+    proof = tmp_path / "builtin_proof.json"
+    fresh_python(f"import json; from engine.catalog import proved_builtin_catalog; open({str(proof)!r}, 'w').write(json.dumps(proved_builtin_catalog()))", tmp_path / "proving")
+    loaded = json.loads(
+        fresh_python(
+            f"""
+            import json, sys
+            from pathlib import Path
+            from typer.testing import CliRunner
+            from engine.catalog import verified
+            verified.SHIPPED_PROOF = Path({str(proof)!r})
+            from engine.cli import app
+            result = CliRunner().invoke(app, ["check"])
+            assert result.exit_code == 0 and result.output.startswith("ok: "), result.output
+            print(json.dumps(sorted(sys.modules)))
+            """,
+            tmp_path / "first",
+        )
+    )
+    assert [name for name in loaded if name.startswith(("engine.catalog.compile", "engine.catalog.proving", "engine.scoring.scorer"))] == []
+
+
 def test_a_check_process_ends_with_everything_it_printed_and_remembered(tmp_path: Path) -> None:
     """`scorers check` and `list` end without Python's last collection of every object; what
     they print and the record of a clean catalog are all there when the process has ended."""
     scorers = Path(sys.executable).parent / "scorers"
-    environment = {"XDG_CACHE_HOME": str(tmp_path), "PATH": ""}
-    checked = subprocess.run([str(scorers), "check", "--json"], capture_output=True, text=True, env=environment, timeout=120)
+    environment = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": ""}
+    shutil.copytree(Path(__file__).resolve().parent.parent / "docs" / "examples" / "tone", tmp_path / "tone")
+    checked = subprocess.run([str(scorers), "check", str(tmp_path / "tone"), "--json"], capture_output=True, text=True, env=environment, timeout=120)
     assert checked.returncode == 0, checked.stderr
-    assert json.loads(checked.stdout) == [] and checked.stderr.startswith("ok: ")
-    assert len(list((tmp_path / "llm-scorers" / "catalogs").glob("*.json"))) == 1
+    assert {found["severity"] for found in json.loads(checked.stdout)} == {"note"} and checked.stderr.startswith("ok: ")  # its schemas' default bounds
+    records = [json.loads(record.read_text(encoding="utf-8")) for record in (tmp_path / "cache" / "llm-scorers" / "catalogs").glob("*.json")]
+    assert str((tmp_path / "tone" / "catalog.yaml").resolve()) in [record["catalog"] for record in records]
     listed = subprocess.run([str(scorers), "list", "--json"], capture_output=True, text=True, env=environment, timeout=120)
     assert listed.returncode == 0 and "hallucination" in {row["id"] for row in json.loads(listed.stdout)}
 

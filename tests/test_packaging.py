@@ -1,14 +1,15 @@
-"""An installed wheel carries the catalog, its prompts and its schemas."""
+"""An installed wheel carries the catalog, its prompts and its schemas, and the proof of it."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from pathlib import Path
 
 import pytest
 
 import engine
-from engine.catalog import builtin_catalog_path
+from engine.catalog import builtin_catalog_path, verified
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -38,3 +39,11 @@ def test_an_installed_package_brings_no_test_helpers() -> None:
     installing the package puts `engine` on a user's path and nothing else."""
     installed = {path.parts[0] for path in importlib.metadata.files("llm-scorers") or [] if path.parts[0] != ".."}
     assert {top for top in installed if not top.endswith(".dist-info")} == {"engine"}
+
+
+@INSTALLED_ONLY
+def test_an_installed_package_ships_the_proof_of_its_catalog() -> None:
+    """The proof names the files as the installed package lays them out, so an unmodified
+    install reads it (where its libraries are the versions it was proved with)."""
+    proof = json.loads(Path(verified.__file__).with_name("builtin_proof.json").read_text(encoding="utf-8"))
+    assert proof["state"] == verified.portable_state(builtin_catalog_path(), proof["folders"])

@@ -278,15 +278,16 @@ def _row(definition: ScorerDefinition, plan: ScorerPlan | None = None) -> dict[s
 def listed_summary(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
     """The `summary` of a catalog (the built-in one when `path` is None) as `scorers list`
     shows it: remembered when the catalog was found clean and nothing it depends on has
-    changed since (see verified.py), else read from its definitions as the spec validates
+    changed since (or, for the built-in catalog, from the proof the package ships of it: see
+    verified.py), else read from its definitions as the spec validates
     them, without compiling them: a mistake there (YAML, a key, a value, `extends`) is raised
     as loading the catalog raises it; one in a template, a schema or an expression is for
     `scorers check`, `run` and `load_scorers` to find. Nothing is remembered here."""
     own = builtin_catalog_path() if path is None else catalog_file(path)
-    found = verified.recall(own)
+    builtin = own.resolve() == builtin_catalog_path().resolve()
+    found = verified.recall(own, builtin)
     if found is not None:
         return found
-    builtin = own.resolve() == builtin_catalog_path().resolve()
     from .definitions import definitions
 
     return [_row(definition) for definition in definitions(CatalogSource(own, None if builtin else _builtin_source())).values()]
@@ -305,7 +306,7 @@ def _checked(path: str | os.PathLike[str] | None) -> tuple[list[dict[str, Any]],
     scorers the file defines (`own`) and its `warnings` (FILE, LINE, COLUMN, message)."""
     own = builtin_catalog_path() if path is None else catalog_file(path)
     builtin = own.resolve() == builtin_catalog_path().resolve()
-    found = verified.recall_with_notes(own)
+    found = verified.recall_with_notes(own, builtin)
     if found is not None:
         return found
     catalogs = [own] if builtin else [own, builtin_catalog_path()]
@@ -344,6 +345,16 @@ def _compiled_and_checked(
     queues checked against them."""
     folders = [*source.templates_path, *source.schemas_path]
     compiled_state = verified.state(catalogs, folders)
+    rows, notes, files_read = _compiled(source, builtin)
+    # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
+    if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
+        verified.remember(own, catalogs, folders, compiled_state, rows, notes)
+    return rows, notes
+
+
+def _compiled(source: CatalogSource, builtin: bool) -> tuple[list[dict[str, Any]], dict[str, Any], set[Path]]:
+    """The rows and notes of a catalog compiled now (its inherited built-in scorers recalled
+    when they need not be compiled again), and every template and schema file it read."""
     inherited = None if builtin else _inherited_unchanged(source)
     if inherited is None:
         catalog = Catalog(source)
@@ -370,10 +381,25 @@ def _compiled_and_checked(
         "warnings": [[warning.path, warning.line, warning.column, warning.message, getattr(warning, "code", None)] for warning in warnings],
         "bounds": [[note.path, note.line, note.column, note.message] for note in bounds],
     }
-    # Recorded only when what was compiled is still what is on disk, all of it counted in the state.
-    if verified.inside(files_read, folders) and verified.state(catalogs, []) == before and verified.state(catalogs, folders) == compiled_state:
-        verified.remember(own, catalogs, folders, compiled_state, rows, notes)
-    return rows, notes
+    return rows, notes, files_read
+
+
+def proved_builtin_catalog() -> dict[str, Any]:
+    """The proof of the built-in catalog that the package ships (see verified.py): the
+    catalog compiled and proved now, whatever is remembered or shipped; raises its problems
+    as loading it does, and ValueError when its files changed while it was compiled."""
+    own = builtin_catalog_path()
+    source = CatalogSource(own, None)
+    problems = _problems(catalog_monitors, source) + _problems(catalog_queues, source)
+    if problems:
+        raise CatalogErrors(problems)
+    folders = [*source.templates_path, *source.schemas_path]
+    before = verified.proof(own, folders, [], {})["state"]
+    rows, notes, files_read = _compiled(source, builtin=True)
+    found = verified.proof(own, folders, rows, notes)
+    if not verified.inside(files_read, folders) or found["state"] != before:
+        raise ValueError(f"{own}: its files changed while it was compiled, or it read a file outside its folders")
+    return found
 
 
 def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
@@ -383,7 +409,7 @@ def _inherited_unchanged(source: CatalogSource) -> list[dict[str, Any]] | None:
     folders shadows one of its files (a host catalog's `defaults:` apply to its own scorers
     only). None when they must be compiled again."""
     assert source.fallback is not None
-    rows = verified.recall(builtin_catalog_path())
+    rows = verified.recall(builtin_catalog_path(), builtin=True)
     if rows is None:
         return None
     pairs = zip([source.templates_path[0], source.schemas_path[0]], [source.fallback.templates_path[0], source.fallback.schemas_path[0]])
@@ -440,4 +466,4 @@ def load_scorers(path: str | os.PathLike[str]) -> Catalog:
     return Catalog(CatalogSource(catalog_file(path), _builtin_source()))
 
 
-__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "listed_summary", "load_scorers", "summary"]
+__all__ = ["Catalog", "CatalogCheck", "ScorerDefinition", "builtin_catalog", "builtin_catalog_path", "catalog_file", "check_catalog", "checked_summary", "inspect_catalog", "listed_summary", "load_scorers", "proved_builtin_catalog", "summary"]

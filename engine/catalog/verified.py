@@ -9,6 +9,14 @@ the source of those from outside the engine), and the versions of Python and of
 the libraries that check a catalog. Any difference and the catalog is compiled again, so a
 mistake is always found by compiling, never hidden by a record. A record that cannot be read
 or written is simply not used.
+
+The package also ships the proof of its own built-in catalog (`builtin_proof.json`, written by
+`tools/prove_builtin_catalog.py`): what compiling and proving that catalog found, beside a
+digest of every byte it depended on, named relative to the catalog (its file, every file of
+its prompt and schema folders, the engine's source), and the versions it was proved with
+(Python's minor version and the libraries' exact ones). A first `scorers check` on an
+unmodified install reads it instead of compiling, when every one of those matches, as a user
+record is read; one byte different anywhere and the catalog is compiled and proved again.
 """
 
 from __future__ import annotations
@@ -44,14 +52,21 @@ def _version(distribution: str, module: str) -> str:
 
 
 @cache
+def _engine_source() -> bytes:
+    """A digest of the engine's source, every file named relative to the engine's folder (so
+    the same in a checkout and in an installed package)."""
+    digest = hashlib.sha256()
+    for path in sorted(_ENGINE.rglob("*.py")):
+        digest.update(str(path.relative_to(_ENGINE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+@cache
 def _engine_state() -> bytes:
     """What decides the outcome of a compilation besides the catalog: the engine's source and
     the versions of what it checks with."""
     versions = "|".join(_version(distribution, module) for distribution, module in _CHECKED_WITH)
-    digest = hashlib.sha256(f"{_FORMAT}|{sys.version}|{versions}".encode())
-    for path in sorted(_ENGINE.rglob("*.py")):
-        digest.update(str(path.relative_to(_ENGINE)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.digest()
+    return hashlib.sha256(f"{_FORMAT}|{sys.version}|{versions}".encode() + _engine_source()).digest()
 
 
 def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
@@ -59,6 +74,15 @@ def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
     every file under the prompt and schema `folders` (so a file added in front of another
     counts too), the engine's source and the libraries' versions."""
     digest = hashlib.sha256(_engine_state())
+    _add_kinds_from_outside(digest)
+    for path in catalogs:
+        _add_catalog(digest, path, str(path.resolve()))
+    for folder in folders:
+        _add_folder(digest, folder, str(folder.resolve()))
+    return digest.hexdigest()
+
+
+def _add_kinds_from_outside(digest: Any) -> None:
     for name, kind in sorted(_kinds_from_outside().items()):
         # A step kind registered from outside the engine checks steps too: which one, and its source.
         module = sys.modules.get(type(kind).__module__)
@@ -66,16 +90,20 @@ def state(catalogs: Sequence[Path], folders: Sequence[Path]) -> str:
         digest.update(f"kind\0{name}\0{type(kind).__module__}.{type(kind).__qualname__}\0".encode())
         if source is not None and not source.resolve().is_relative_to(_ENGINE) and source.is_file():
             digest.update(source.read_bytes() + b"\0")
-    for path in catalogs:
-        digest.update(f"catalog\0{path.resolve()}\0".encode() + (path.read_bytes() if path.is_file() else b"\1missing") + b"\0")
-    for folder in folders:
-        digest.update(f"folder\0{folder.resolve()}\0{folder.is_dir()}\0".encode())
-        for root, directories, files in os.walk(folder):
-            directories.sort()
-            for file in sorted(files):
-                path = Path(root) / file
-                digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+
+
+def _add_catalog(digest: Any, path: Path, named: str) -> None:
+    digest.update(f"catalog\0{named}\0".encode() + (path.read_bytes() if path.is_file() else b"\1missing") + b"\0")
+
+
+def _add_folder(digest: Any, folder: Path, named: str) -> None:
+    """Every file under `folder`, by its path inside it, in a fixed order."""
+    digest.update(f"folder\0{named}\0{folder.is_dir()}\0".encode())
+    for root, directories, files in os.walk(folder):
+        directories.sort()
+        for file in sorted(files):
+            path = Path(root) / file
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
 
 
 def _kinds_from_outside() -> Mapping[str, Any]:
@@ -98,16 +126,23 @@ def _record_path(catalog: Path) -> Path:
     return Path(platformdirs.user_cache_dir("llm-scorers")) / "catalogs" / f"{key}.json"
 
 
-def recall(catalog: Path) -> list[dict[str, Any]] | None:
+def recall(catalog: Path, builtin: bool = False) -> list[dict[str, Any]] | None:
     """The scorers of `catalog` (id, name, direction, requires, judge, description), when it
-    was found clean and nothing it depends on has changed since; else None."""
-    found = recall_with_notes(catalog)
+    was found clean and nothing it depends on has changed since; else None. `builtin`: the
+    catalog is the package's own, which the shipped proof may vouch for."""
+    found = recall_with_notes(catalog, builtin)
     return found[0] if found is not None else None
 
 
-def recall_with_notes(catalog: Path) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+def recall_with_notes(catalog: Path, builtin: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     """`recall`'s scorers, and the notes remembered with them (what `scorers check` says of a
-    clean catalog: its warnings, how many scorers it defines)."""
+    clean catalog: its warnings, how many scorers it defines): from the user's record, else,
+    for the built-in catalog, from the proof shipped with the package."""
+    found = _recorded(catalog)
+    return found if found is not None or not builtin else shipped(catalog)
+
+
+def _recorded(catalog: Path) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     try:
         record = json.loads(_record_path(catalog).read_text(encoding="utf-8"))
         if record.get("catalog") != str(catalog.resolve()):
@@ -141,3 +176,64 @@ def remember(
         os.replace(handle.name, target)
     except OSError:
         pass  # a read-only or full disk costs the next run a compilation, nothing else
+
+
+#: The proof of the built-in catalog shipped with the package (see the module's docstring).
+SHIPPED_PROOF = Path(__file__).with_name("builtin_proof.json")
+#: Bumped when what the shipped proof holds changes.
+_SHIPPED_FORMAT = 1
+
+
+def environment() -> dict[str, str]:
+    """What a proof holds only with: the proof's format, Python's implementation and minor
+    version, the exact versions of the libraries that check a catalog."""
+    found = {"format": str(_SHIPPED_FORMAT), "python": f"{sys.implementation.name} {sys.version_info[0]}.{sys.version_info[1]}"}
+    return found | {distribution: _version(distribution, module) for distribution, module in _CHECKED_WITH}
+
+
+def portable_state(catalog: Path, folders: Sequence[str]) -> str:
+    """`state` of a catalog file alone, its `folders` given relative to the catalog's own
+    folder, every file named relative to it and the engine's source relative to the engine:
+    the same wherever the package is installed. The versions are `environment`'s to say."""
+    digest = hashlib.sha256(b"portable\0" + _engine_source())
+    _add_kinds_from_outside(digest)
+    _add_catalog(digest, catalog, catalog.name)
+    for folder in folders:
+        _add_folder(digest, catalog.parent / folder, folder)
+    return digest.hexdigest()
+
+
+def proof(catalog: Path, folders: Sequence[Path], scorers: list[dict[str, Any]], notes: dict[str, Any]) -> dict[str, Any]:
+    """What `shipped` reads: `catalog` compiled clean, with `scorers` and `notes`, from its
+    file and the files under `folders` as they are now. Raises ValueError when the catalog
+    read or warned about a file outside its own folder (a proof names files relative to it)."""
+    root = catalog.parent.resolve()
+    relative = [os.path.relpath(folder.resolve(), root) for folder in folders]
+    warnings = [[os.path.relpath(Path(found[0]).resolve(), root), *found[1:]] for found in notes.get("warnings", [])]
+    if any(name.startswith("..") for name in [*relative, *(warning[0] for warning in warnings)]):
+        raise ValueError(f"{catalog}: a proof holds only files inside the catalog's folder")
+    return {
+        "catalog": catalog.name,
+        "folders": relative,
+        "environment": environment(),
+        "state": portable_state(catalog, relative),
+        "scorers": scorers,
+        "notes": notes | {"warnings": warnings},
+    }
+
+
+def shipped(catalog: Path) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+    """The scorers and notes of the shipped proof, when it is the proof of `catalog` and the
+    catalog, its folders, the engine and the environment are exactly those it was made from;
+    else None (the catalog is compiled)."""
+    try:
+        record = json.loads(SHIPPED_PROOF.read_text(encoding="utf-8"))
+        if record["catalog"] != catalog.name or record["environment"] != environment():
+            return None
+        if record["state"] != portable_state(catalog, record["folders"]):
+            return None
+        scorers, notes = record["scorers"], record["notes"]
+        notes["warnings"] = [[str(catalog.parent / found[0]), *found[1:]] for found in notes["warnings"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    return (scorers, notes) if isinstance(scorers, list) and isinstance(notes, dict) else None

@@ -184,12 +184,13 @@ def without_prompts(plan: ScorerPlan) -> ScorerPlan:
     return dataclasses.replace(plan, steps=steps)
 
 
-async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenario, meanings: Mapping[str, Meaning], positional: frozenset[str], tallies: dict[int, RuleTally]) -> Trial:
+async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meaning], positional: frozenset[str], tallies: dict[int, RuleTally]) -> Trial:
+    plan = made.plan
     unbounded = {step.id: step.answer_model for step in plan.steps if step.answer_model is not None}
     judge = BoundaryJudge(AnswerMaker(scenario, meanings, positional), tallies, unbounded)
     trial = Trial(scenario)
     try:
-        scorer = Scorer(plan, judge, dict(options))
+        scorer = made.with_judge(judge)
         item = sample_item(plan)
         if scenario.blank_item:  # and an output that is plain text: an agent that called no tool
             item = dataclasses.replace(item, output=SAMPLE_ITEM.output, input="", ground_truth="", context=[])
@@ -278,13 +279,14 @@ _tried: dict[tuple[str, str, str, str], Trials | None] = {}
 async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Mapping[str, Meaning]) -> Trials | None:
     tallies: dict[int, RuleTally] = {}
     plan = without_prompts(plan)
-    try:
-        Scorer(plan, BoundaryJudge(AnswerMaker(Scenario("probe"), meanings, frozenset()), {}, {}), dict(options))
-    except ConfigError:
-        return None
     probe = BoundaryJudge(AnswerMaker(Scenario("probe", default=Pick(index=0)), meanings, frozenset()), {}, {step.id: step.answer_model for step in plan.steps if step.answer_model is not None})
     try:
-        await Scorer(plan, probe, dict(options)).ascore(sample_item(plan))
+        # Made once, its options validated once: each scenario asks it through a judge of its own.
+        made = Scorer(plan, probe, dict(options))
+    except ConfigError:
+        return None
+    try:
+        await made.ascore(sample_item(plan))
     except Exception:  # noqa: BLE001 - the scenarios below say what fails, and why
         pass
     fields: dict[str, list[Any]] = {}
@@ -300,7 +302,7 @@ async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Ma
     # filled in their order; one the author's schema gives values (a verdict) is a choice.
     positional = frozenset(name for name in fields if name not in static and _copies_texts(name, plan))
     chosen = {name: domain for name, domain in fields.items() if name not in positional}
-    tried = await asyncio.gather(*(_trial(plan, options, scenario, meanings, positional, tallies) for scenario in scenarios(chosen, meanings)))
+    tried = await asyncio.gather(*(_trial(made, scenario, meanings, positional, tallies) for scenario in scenarios(chosen, meanings)))
     return Trials(plan, list(tried), list(tallies.values()), meanings, chosen)
 
 
