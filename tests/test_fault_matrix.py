@@ -438,8 +438,8 @@ SURFACES = [
     # It has no budget (one output), and its SIGTERM comes with the first call.
     Surface("run", run_args, (*JUDGED, "SIGTERM"), statuses={"nothing scorable": 2, "all but one not scorable": 2}, under_way=1),
     # compare, calibrate, pairwise and rescore take no budget (--max-cost is eval's and align's).
-    Surface("compare", compare_args, WITHOUT_BUDGET, asks_each_step=2),
-    Surface("calibrate", calibrate_args, WITHOUT_BUDGET),
+    Surface("compare", compare_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run"), asks_each_step=2),
+    Surface("calibrate", calibrate_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run")),
     Surface("pairwise", pairwise_args, ("judge fails every call", "judge fails half", "SIGTERM", "read-only store", "name of another kind", "full disk")),
     Surface("rescore", rescore_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run"), prepare=rescore_source),
     Surface("align", align_args, ("judge fails every call", "judge fails half", "budget reached", "SIGTERM", "read-only store", "name of another kind",
