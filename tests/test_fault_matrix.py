@@ -442,8 +442,7 @@ SURFACES = [
     Surface("calibrate", calibrate_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run")),
     Surface("pairwise", pairwise_args, ("judge fails every call", "judge fails half", "SIGTERM", "read-only store", "name of another kind", "full disk")),
     Surface("rescore", rescore_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run"), prepare=rescore_source),
-    Surface("align", align_args, ("judge fails every call", "judge fails half", "budget reached", "SIGTERM", "read-only store", "name of another kind",
-                                  "full disk")),
+    Surface("align", align_args, (*JUDGED, "budget reached", "SIGTERM", "read-only store", "name of another kind", "full disk")),
     Surface("monitor --send", monitor_args, ("judge fails every call", "judge fails half", "read-only store", "full disk"),
             # A slow receiver takes the alert (the monitor waits for it).
             statuses={"judge fails half": 0}),
