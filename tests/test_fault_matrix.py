@@ -106,7 +106,7 @@ def _script_preference(judge: JudgeServer, **usage: Any) -> None:
     def verdict(request: Request) -> Reply:
         if "FAIL" in request.prompt:
             return Reply.fail(400, "scripted judge failure")
-        return Reply(answer={"comparison": "scripted", "winner": "A"}, **usage)
+        return Reply(answer={"comparison": "scripted", "verdict": "response_1"}, **usage)
 
     judge.on("PreferenceVerdict", verdict)
 
@@ -124,11 +124,13 @@ def fault_judge_fails_half(world: World) -> None:
 
 def fault_nothing_scorable(world: World) -> None:
     script_hallucination(world.judge)
+    _script_preference(world.judge)
     _items(world, ["ok"] * ITEMS, [False] * ITEMS)
 
 
 def fault_all_but_one_not_scorable(world: World) -> None:
     script_hallucination(world.judge)
+    _script_preference(world.judge)
     _items(world, ["ok"] * ITEMS, [True] + [False] * (ITEMS - 1))
 
 
@@ -156,7 +158,7 @@ def fault_killed_while_verdicts_are_asked(world: World) -> None:
     script_hallucination(world.judge)
     world.judge.on("HallucinationVerdicts", lambda request: Reply(answer={"verdicts": [
         {"statement": claim, "verdict": "no", "reason": "scripted"} for claim in numbered_claims(request.prompt)]}, delay=0.3))
-    _script_preference(world.judge)
+    _script_preference(world.judge, delay=0.3)
     _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
@@ -456,11 +458,11 @@ SURFACES = [
     }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1),
     Surface("compare", compare_args, {"budget reached": NO_BUDGET}, asks_each_step=2),
     Surface("calibrate", calibrate_args, {"budget reached": NO_BUDGET}),
+    # Each pair is asked in both orders: each step of an item twice.
     Surface("pairwise", pairwise_args, {
         "budget reached": NO_BUDGET,
-        "kill -9, then again": "open: a pairwise run resumes, but this cell's kill waits for hallucination verdicts, which a pair never asks",
         "two processes on one PostgreSQL run": "open: a pairwise run is not split between processes; what a second one should do is not decided",
-    }),
+    }, asks_each_step=2),
     Surface("rescore", rescore_args, {"budget reached": NO_BUDGET}, prepare=rescore_source),
     Surface("align", align_args, {
         "kill -9, then again": "open: align's runs resume, but the cell is slower than the matrix's time allows (80 items, two runs)",
@@ -568,13 +570,16 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
 def _signalled(world: World, command: list[str], number: int, after: int = 4) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
     kill: once verdicts are asked)."""
-    asked, verdicts = len(world.judge.requests), len(world.judge.requests_for("HallucinationVerdicts"))
+    def verdicts_asked() -> int:  # an item's verdicts, or a pair's
+        return len(world.judge.requests_for("HallucinationVerdicts")) + len(world.judge.requests_for("PreferenceVerdict"))
+
+    asked, verdicts = len(world.judge.requests), verdicts_asked()
     process = _process(world, command)
     deadline = time.monotonic() + 60
 
     def under_way() -> bool:
         if number == signal.SIGKILL:
-            return len(world.judge.requests_for("HallucinationVerdicts")) >= verdicts + 3
+            return verdicts_asked() >= verdicts + 3
         return len(world.judge.requests) >= asked + after
 
     while not under_way() and time.monotonic() < deadline and process.poll() is None:
