@@ -210,6 +210,9 @@ def _cli(*arguments: str) -> Outcome:
         passed = payload.get("passed")
         if isinstance(passed, bool) and "counts" in payload:
             counts = payload["counts"]["outcomes"]
+        elif isinstance(passed, bool) and "pairs" in payload:  # pairwise: its one scorer's verdict counts the pairs
+            [judged] = payload["verdict"]["scorers"].values()
+            counts = {"scored": judged["scored"], "error": judged["failed"], "not_scorable": judged["not_scorable"]}
     return Outcome(shown.exit_code, passed, counts, shown.output)
 
 
