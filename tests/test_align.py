@@ -143,6 +143,26 @@ def test_too_few_labelled_items_are_refused_with_the_number_needed(judge: JudgeS
     assert not judge.requests
 
 
+def test_align_on_items_it_cannot_score_fails_and_says_why_instead_of_changing_nothing_with_success(judge: JudgeServer, tmp_path: Path) -> None:
+    """Without the context hallucination needs, no item can be scored: align used to print
+    "No candidate beat the current scorer" and exit 0. A run that did not score every item
+    never reports success."""
+    script_learner(judge, learns=True)
+    data = labelled_items(tmp_path / "labelled.jsonl")
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    some_unscorable = tmp_path / "some-without-context.jsonl"
+    for path, without in ((data, range(len(rows))), (some_unscorable, range(0, len(rows), 10))):
+        path.write_text("".join(json.dumps({key: value for key, value in row.items() if key != "context" or n not in without}) + "\n"
+                                for n, row in enumerate(rows)), encoding="utf-8")
+        printed = CliRunner().invoke(app, ["align", str(path), "--scorer", "hallucination", "--store", str(tmp_path / "r.sqlite"), "-o", str(tmp_path / "out")])
+
+        assert printed.exit_code == 1, printed.output
+        said = " ".join(printed.output.split())
+        assert "error: baseline on every item:" in said and f"{len(without)} not scorable" in said, said
+        assert "Nothing was changed" in said and "No candidate beat" not in said
+        assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_the_align_command_shows_progress_the_candidates_and_the_verdict(judge: JudgeServer, tmp_path: Path) -> None:
     script_learner(judge, learns=True)

@@ -3,8 +3,10 @@
 One row per surface (`SURFACES`), one column per fault (`FAULTS`). Each cell runs the surface
 on a scripted judge and a store that already holds a bystander (a live run of another name),
 then asserts what a user would check: the exit status (or the return value), that the run
-did not pass, the counts, and that no stored row of the bystander was lost. A surface says
-which faults apply to it; a new command joins the matrix with one `Surface(...)` line.
+did not pass, the counts, and that no stored row of the bystander was lost. A surface names
+the faults that cannot be made on it, each with why (`not_applicable`; "open:" where one could
+be and is not yet): `test_the_matrix_has_no_silent_cell` prints the whole matrix and those
+reasons. A new command joins the matrix with one `Surface(...)` line.
 
 The faults: the judge fails every call; it fails half of the items; no item can be scored;
 all but one cannot; the budget is reached mid-run (the spend the judge saw never above it);
@@ -94,7 +96,9 @@ def _items(world: World, outputs: list[str], with_context: list[bool]) -> None:
     ]
     world.data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     world.labelled.write_text(world.data.read_text(encoding="utf-8"), encoding="utf-8")
-    pairs = [{"id": f"p{n}", "input": f"question {n}", "outputs": {"a": output, "b": f"other {output}"}} for n, output in enumerate(outputs)]
+    # A pair is not scorable where an item lacks its context: one of its outputs is empty.
+    pairs = [{"id": f"p{n}", "input": f"question {n}", "outputs": {"a": output if context else "", "b": f"other {output}"}}
+             for n, (output, context) in enumerate(zip(outputs, with_context))]
     world.pairs.write_text("".join(json.dumps(row) + "\n" for row in pairs), encoding="utf-8")
 
 
@@ -102,7 +106,7 @@ def _script_preference(judge: JudgeServer, **usage: Any) -> None:
     def verdict(request: Request) -> Reply:
         if "FAIL" in request.prompt:
             return Reply.fail(400, "scripted judge failure")
-        return Reply(answer={"comparison": "scripted", "winner": "A"}, **usage)
+        return Reply(answer={"comparison": "scripted", "verdict": "response_1"}, **usage)
 
     judge.on("PreferenceVerdict", verdict)
 
@@ -120,11 +124,13 @@ def fault_judge_fails_half(world: World) -> None:
 
 def fault_nothing_scorable(world: World) -> None:
     script_hallucination(world.judge)
+    _script_preference(world.judge)
     _items(world, ["ok"] * ITEMS, [False] * ITEMS)
 
 
 def fault_all_but_one_not_scorable(world: World) -> None:
     script_hallucination(world.judge)
+    _script_preference(world.judge)
     _items(world, ["ok"] * ITEMS, [True] + [False] * (ITEMS - 1))
 
 
@@ -152,7 +158,7 @@ def fault_killed_while_verdicts_are_asked(world: World) -> None:
     script_hallucination(world.judge)
     world.judge.on("HallucinationVerdicts", lambda request: Reply(answer={"verdicts": [
         {"statement": claim, "verdict": "no", "reason": "scripted"} for claim in numbered_claims(request.prompt)]}, delay=0.3))
-    _script_preference(world.judge)
+    _script_preference(world.judge, delay=0.3)
     _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
@@ -204,6 +210,9 @@ def _cli(*arguments: str) -> Outcome:
         passed = payload.get("passed")
         if isinstance(passed, bool) and "counts" in payload:
             counts = payload["counts"]["outcomes"]
+        elif isinstance(passed, bool) and "pairs" in payload:  # pairwise: its one scorer's verdict counts the pairs
+            [judged] = payload["verdict"]["scorers"].values()
+            counts = {"scored": judged["scored"], "error": judged["failed"], "not_scorable": judged["not_scorable"]}
     return Outcome(shown.exit_code, passed, counts, shown.output)
 
 
@@ -332,6 +341,8 @@ def workbench_run(world: World) -> Outcome:
         started = Workbench(folder, world.store, data=world.data, max_cost=BUDGET if world.fault == "budget reached" else None).start()
     except ConfigError as refused:
         return Outcome(2, None, None, str(refused))
+    except StoreError as failed:  # a store that cannot be opened (a full disk): it does not start, in one line
+        return Outcome(1, False, None, str(failed))
     try:
 
         def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
@@ -379,7 +390,7 @@ def run_evals_python(world: World) -> Outcome:
 def live_python(world: World) -> Outcome:
     rows = [json.loads(line) for line in world.data.read_text(encoding="utf-8").splitlines()]
     try:
-        live = LiveScorer(create_hallucination_scorer(), store=world.store, run=world.run)
+        live = LiveScorer(create_hallucination_scorer(), store=world.store, run=world.run, max_cost=BUDGET if world.fault == "budget reached" else None)
     except ConfigError as refused:
         return Outcome(2, None, None, str(refused))
     except StoreError as failed:  # a store that cannot be opened: the call fails, in one line
@@ -403,7 +414,9 @@ class Surface:
     #: The surface as a process: `scorers` arguments, or a whole command line (sys.executable
     #: ...); None for one that lives in the test's process (the faults that need a process are not its).
     command: Callable[[World], list[str]] | None
-    faults: tuple[str, ...] = ALL
+    #: The faults that cannot be made on this surface, each with why (printed with the matrix):
+    #: every other fault is a cell that runs and asserts.
+    not_applicable: dict[str, str] = field(default_factory=dict)
     #: In-process, where it tells more than the process's status (counts, a Python result).
     run: Callable[[World], Outcome] | None = None
     #: Where this surface's exit status differs from EXPECTED_STATUS, and why (in a comment).
@@ -419,6 +432,10 @@ class Surface:
     #: How many times one run of it asks each step of an item (compare: once per variant).
     asks_each_step: int = 1
 
+    @property
+    def faults(self) -> tuple[str, ...]:
+        return tuple(fault for fault in FAULTS if fault not in self.not_applicable)
+
     def outcome(self, world: World) -> Outcome:
         if self.run is not None:
             return self.run(world)
@@ -429,34 +446,62 @@ class Surface:
         return _cli(*command, *(["--json"] if self.json else []))
 
 
+NO_BUDGET = "it takes no --max-cost (a budget is eval's, align's, the workbench's and live scoring's)"
+ASKS_NO_JUDGE = "it asks no judge: it reads scores already stored, so no judge fault reaches it"
+STORES_NO_RUN = "it stores no run: nothing to resume, to share between processes or to find under a name of another kind"
 SURFACES = [
     Surface("eval", eval_args),
     Surface("a cascade (eval --escalate-to)", cascade_args),
     Surface("eval --reasons on-demand", reasons_on_demand_args),
     # One output without the context its scorer needs is a value the user did not give: 2.
-    # It writes no store: a read-only disk, a full one or PostgreSQL do not concern it.
-    # It has no budget (one output), and its SIGTERM comes with the first call.
-    Surface("run", run_args, (*JUDGED, "SIGTERM"), statuses={"nothing scorable": 2, "all but one not scorable": 2}, under_way=1),
-    # compare, calibrate, pairwise and rescore take no budget (--max-cost is eval's and align's).
-    Surface("compare", compare_args, WITHOUT_BUDGET, asks_each_step=2),
-    Surface("calibrate", calibrate_args, WITHOUT_BUDGET),
-    Surface("pairwise", pairwise_args, ("judge fails every call", "judge fails half", "SIGTERM", "read-only store", "name of another kind", "full disk")),
-    Surface("rescore", rescore_args, (*WITHOUT_BUDGET, "two processes on one PostgreSQL run"), prepare=rescore_source),
-    Surface("align", align_args, ("judge fails every call", "judge fails half", "budget reached", "SIGTERM", "read-only store", "name of another kind",
-                                  "full disk")),
-    Surface("monitor --send", monitor_args, ("judge fails every call", "judge fails half", "read-only store", "full disk"),
-            # A slow receiver takes the alert (the monitor waits for it).
-            statuses={"judge fails half": 0}),
-    Surface("a review queue (queue create)", queue_args, ("read-only store", "full disk"), prepare=queue_source, json=False, kind="queue"),
-    # The workbench names its runs itself, and lives in one process with its page (no second one).
-    Surface("the workbench's run", None, (*JUDGED, "budget reached", "read-only store"), run=workbench_run, kind="workbench"),
+    # Its store is the response cache, on the cell's disk; its SIGTERM comes with the first call.
+    Surface("run", run_args, {
+        "budget reached": "one output: `scorers run` takes no --max-cost",
+        "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
+    }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1),
+    Surface("compare", compare_args, {"budget reached": NO_BUDGET}, asks_each_step=2),
+    Surface("calibrate", calibrate_args, {"budget reached": NO_BUDGET}),
+    # Each pair is asked in both orders: each step of an item twice.
+    Surface("pairwise", pairwise_args, {
+        "budget reached": NO_BUDGET,
+        "two processes on one PostgreSQL run": "open: a pairwise run is not split between processes; what a second one should do is not decided",
+    }, asks_each_step=2),
+    Surface("rescore", rescore_args, {"budget reached": NO_BUDGET}, prepare=rescore_source),
+    Surface("align", align_args, {
+        "kill -9, then again": "open: align's runs resume, but the cell is slower than the matrix's time allows (80 items, two runs)",
+        "two processes on one PostgreSQL run": "open: two aligns on one store would split each run, then both write the variant",
+    }),
+    # A slow receiver takes the alert (the monitor waits for it).
+    Surface("monitor --send", monitor_args, {
+        "nothing scorable": ASKS_NO_JUDGE, "all but one not scorable": ASKS_NO_JUDGE, "budget reached": NO_BUDGET,
+        "SIGTERM": "open: it asks no judge, so the cell's signal (sent once the judge is asked) never comes; a signal during the webhook is not made",
+        "name of another kind": "it names no run: it writes alerts, keyed by monitor and episode",
+        "kill -9, then again": "open: an alert kept after a dead receiver and a restart is test_alerts_arrive's; a kill during the post is not made here",
+        "two processes on one PostgreSQL run": "open: two monitors sending one alert once is not made here",
+    }, statuses={"judge fails half": 0}),
+    Surface("a review queue (queue create)", queue_args, {
+        **{fault: ASKS_NO_JUDGE for fault in JUDGED}, "budget reached": NO_BUDGET,
+        "SIGTERM": "one transaction that asks no judge: nothing is under way for a signal to find",
+        "kill -9, then again": "one transaction that asks no judge: nothing is under way for a kill to find",
+        "name of another kind": "a queue's name is not a run's: no run of another kind can hold it",
+        "two processes on one PostgreSQL run": "open: two `queue create` of one name at once is not made here",
+    }, prepare=queue_source, json=False, kind="queue"),
+    Surface("the workbench's run", None, {
+        "SIGTERM": "open: the run lives in the workbench's server, stopped by its Stop (test_workbench_failures); a signal to the server is not made here",
+        "kill -9, then again": "open: the run lives in the workbench's server; its resume after a kill is not made here",
+        "name of another kind": "it names its runs itself (workbench-SCORER-FINGERPRINT-...): no name is given that another kind could hold",
+        "two processes on one PostgreSQL run": "one server runs one run at a time, and its name is its own draft's",
+    }, run=workbench_run, kind="workbench"),
     # A library call owns no signal: SIGTERM ends its process as Python's default does.
     Surface("run_evals", python_args("run_evals"), run=run_evals_python, statuses={"SIGTERM": -signal.SIGTERM}),
-    Surface("live scoring", python_args("live"), (*JUDGED, "SIGTERM", "read-only store", "name of another kind", "kill -9, then again", "full disk",
-                                                  "two processes on one PostgreSQL run"),
-            run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
+    Surface("live scoring", python_args("live"), run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
     # A host project's tests: they fail where the scores are not there; pytest's own statuses.
-    Surface("the pytest plugin", plugin_args, (*JUDGED, "SIGTERM"), statuses={"SIGTERM": -signal.SIGTERM}),
+    Surface("the pytest plugin", plugin_args, {
+        "budget reached": NO_BUDGET,
+        "read-only store": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
+        "full disk": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
+        "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
+    }, statuses={"SIGTERM": -signal.SIGTERM}),
 ]
 CELLS = [pytest.param(surface, fault, id=f"{surface.name} / {fault}") for surface in SURFACES for fault in surface.faults]
 
@@ -528,13 +573,16 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
 def _signalled(world: World, command: list[str], number: int, after: int = 4) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
     kill: once verdicts are asked)."""
-    asked, verdicts = len(world.judge.requests), len(world.judge.requests_for("HallucinationVerdicts"))
+    def verdicts_asked() -> int:  # an item's verdicts, or a pair's
+        return len(world.judge.requests_for("HallucinationVerdicts")) + len(world.judge.requests_for("PreferenceVerdict"))
+
+    asked, verdicts = len(world.judge.requests), verdicts_asked()
     process = _process(world, command)
     deadline = time.monotonic() + 60
 
     def under_way() -> bool:
         if number == signal.SIGKILL:
-            return len(world.judge.requests_for("HallucinationVerdicts")) >= verdicts + 3
+            return verdicts_asked() >= verdicts + 3
         return len(world.judge.requests) >= asked + after
 
     while not under_way() and time.monotonic() < deadline and process.poll() is None:
@@ -618,7 +666,7 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert "Traceback" not in outcome.text
     if expected != 0:
         assert outcome.passed is not True, outcome.text
-    if fault in ("read-only store", "name of another kind"):
+    if fault in ("read-only store", "name of another kind") and expected != 0:
         assert len(world.judge.requests) == asked, "refused before any judge call"
     if fault == "budget reached":
         spent = _spent_as_the_judge_saw_it(world.judge.requests[asked:])
@@ -642,3 +690,24 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
             assert counted["scored"] == 1 and counted["not_scorable"] == ITEMS - 1, counted
         if fault == "judge fails every call":
             assert counted["scored"] == 0, counted
+
+
+def test_the_matrix_has_no_silent_cell(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every surface meets every fault: a cell that runs and asserts, or a reason why the
+    fault cannot be made on it (printed; `open:` marks one that could be and is not yet)."""
+    width = max(len(surface.name) for surface in SURFACES)
+    lines = [f"{'':{width}}  " + " ".join(f"{number:>2}" for number in range(len(FAULTS)))]
+    lines += [f"{number:>2} {fault}" for number, fault in enumerate(FAULTS)]
+    for surface in SURFACES:
+        unknown = set(surface.not_applicable) - set(FAULTS)
+        assert not unknown, f"{surface.name}: no such fault {sorted(unknown)}"
+        assert all(reason.strip() for reason in surface.not_applicable.values()), surface.name
+        marks = ["ok" if fault in surface.faults else "op" if surface.not_applicable[fault].startswith("open:") else "na" for fault in FAULTS]
+        lines.append(f"{surface.name:{width}}  " + " ".join(f"{mark:>2}" for mark in marks))
+    for surface in SURFACES:
+        lines += [f"{surface.name} / {fault}: {reason}" for fault, reason in surface.not_applicable.items()]
+    asserted = sum(len(surface.faults) for surface in SURFACES)
+    lines.append(f"{asserted} of {len(SURFACES) * len(FAULTS)} cells asserted; ok: asserted, na: cannot apply, op: open")
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    assert len(CELLS) == asserted

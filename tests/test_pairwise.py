@@ -56,6 +56,24 @@ def test_each_pair_is_judged_in_both_orders_and_a_flip_is_a_reported_tie(judge: 
     assert set(records["1"].steps) == {"a_first.compare", "a_first.score", "a_first.generate_reason", "b_first.compare", "b_first.score", "b_first.generate_reason"}
 
 
+def test_a_pair_with_an_empty_output_is_not_scorable_as_in_eval_not_an_error(judge: JudgeServer, tmp_path: Path) -> None:
+    """An empty output is not scorable everywhere else (issue 20); pairwise counted it a
+    failed judgement: "0 not scorable, 1 errors". It is not scorable, stored and counted so,
+    and the run still does not pass (its coverage is short)."""
+    script_preference(judge)
+    items = [*ITEMS[:3], {"id": "empty", "input": "q", "outputs": {"a": "", "b": "a good answer"}}]
+    result = run_pairwise(pairs_from_items(items), create_scorer("preference"), store=tmp_path / "s.sqlite", run="ab")
+
+    empty = result.pairs[3]
+    assert empty.error is None and empty.not_scorable is not None and "the output is empty" in empty.not_scorable
+    assert (result.summary.pairs, result.summary.errors, result.summary.not_scorable) == (3, 0, 1)
+    assert not result.passed and any("3 of 4 items scored" in reason for reason in result.verdict.reasons), result.verdict.reasons
+    with SQLiteStore(tmp_path / "s.sqlite") as store:
+        [record] = [record for record in store.query(run="ab") if record.item_id == "empty"]
+        assert record.outcome == "not_scorable" and record.error is None
+        assert store.get_run("ab").status == "complete"  # type: ignore[union-attr]
+
+
 def test_two_stored_runs_are_paired_by_item_id_on_the_command_line(judge: JudgeServer, tmp_path: Path) -> None:
     script_hallucination(judge)
     script_preference(judge)

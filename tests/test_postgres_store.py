@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.scripted import outputs_judged, script_hallucination
@@ -206,6 +207,30 @@ def test_a_dead_workers_items_go_to_another_after_the_lease(judge: JudgeServer, 
         assert store.unfinished("lease") == 0 and len(store.query(run="lease")) == 6
 
 
+def test_a_worker_that_found_every_item_claimed_reports_the_whole_run_it_waited_for(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
+    """The first worker claims all six items at once (its window is 16); the second finds none
+    free, waits, and ends with the run scored whole: it says so, rather than "nothing was
+    scored" with exit 1, and its labelled results are the run's (what calibrate measures)."""
+    import threading
+
+    script_hallucination(judge, delay=0.3)
+    data = write_items(tmp_path / "items.jsonl", 6)
+    first: list[Any] = []
+    worker = threading.Thread(target=lambda: first.append(run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="shared", concurrency=8)))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while len(judge.requests_for("Claims")) < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)  # every item claimed and under way in the first worker
+    second = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="shared", concurrency=8)
+    worker.join(timeout=60)
+
+    assert len(outputs_judged(judge)) == 6, "an item was judged by both workers"
+    assert first[0].passed and first[0].counts.items == 6
+    assert second.passed, second.verdict.reasons
+    assert second.counts.items == 6 and second.counts.completed == 6 and second.counts.resumed == 6 and second.counts.scored == 0
+    assert second.summary["hallucination"].count == first[0].summary["hallucination"].count == 6
+
+
 def test_live_hosts_and_a_batch_write_into_one_database(judge: JudgeServer, postgres_url: str, tmp_path: Path) -> None:
     from engine import LiveScorer
 
@@ -306,6 +331,7 @@ def test_a_worker_killed_mid_run_leaves_no_item_finished_without_its_result(judg
     assert finished_by_the_dead and finished_by_the_dead <= saved, f"finished without a result: {sorted(finished_by_the_dead - saved)}"
     # Another worker takes the rest once the dead one's lease runs out: every item has its result.
     again = run_evals(data, [create_hallucination_scorer()], store=postgres_url, run="killed", concurrency=2, lease_seconds=2)
-    assert again.status == "complete" and again.counts.completed == 20 - len(finished_by_the_dead)  # a worker counts the items it takes
+    # Its result is the whole run's: the dead worker's items loaded, the rest judged now.
+    assert again.status == "complete" and again.counts.completed == 20 and again.counts.resumed >= len(finished_by_the_dead)
     with PostgresStore(postgres_url) as store:
         assert sorted(record.item_id for record in store.query(run="killed")) == sorted(f"i{n}" for n in range(20))

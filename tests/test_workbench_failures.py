@@ -1,7 +1,7 @@
 """Failures look like failures in the workbench: a run that failed or stopped says why at the
 top of every view, no figure is shown without how many items it stands on, the counts are
-the ones `scorers eval` prints for the same data, the Stop message gives the judge calls and
-cost the store records, and a recommended threshold that agrees no more than chance is
+the ones `scorers eval` prints for the same data, the Stop message gives the judge calls sent
+(answered or not) and the cost the store records, and a recommended threshold that agrees no more than chance is
 flagged. In Chromium."""
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ def test_the_stop_message_gives_the_judge_calls_and_cost_the_store_records(judge
         cost = usage_cost(usage)
         assert usage.judge_calls >= 9 and cost is not None
         text = tab.text("#progress-text")
-        assert f"{usage.judge_calls} judge calls" in text and f"about ${cost:.4f}" in text, text
+        # Every request the judge received, those in flight at Stop too (the store has none of theirs).
+        assert f"{len(judge.requests)} judge calls sent" in text and f"about ${cost:.4f}" in text, text
         assert "stopped" in tab.text("#run-banner") and "Run again to finish it" in text
 
 
@@ -132,3 +133,35 @@ def test_calibrate_warns_when_the_best_threshold_agrees_no_more_than_chance(judg
         tab.page.click("#apply-threshold")
         tab.page.wait_for_selector("#calibration:has-text('not saved yet')")
         assert "threshold: " in tab.page.evaluate("state.files[state.catalogName].text")
+
+
+def test_a_run_whose_every_call_fails_counts_each_request_the_judge_received_retries_too(
+    judge: JudgeServer, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A failed call leaves no record, so the store counted none: the page said "0 judge
+    calls" after the judge had received ten. The requests are counted as they leave."""
+    monkeypatch.setenv("SCORERS_RETRIES", "1")  # each call is sent twice: both reached the judge
+    judge.fallback = Reply.fail(500, "the judge is down")
+    with started(tmp_path / "mine", tmp_path / "results.sqlite", data=PAIRS, concurrency=2) as workbench:
+        ok(workbench, "run", {"scorer": "hallucination", "data": str(PAIRS), "size": 8, "seed": 0, "files": {}})
+        run = wait_run(workbench)
+
+    assert run["scored"] == 0 and run["failed"] == 8, run
+    assert len(judge.requests) >= 10 and run["judge_calls"] == len(judge.requests), (run["judge_calls"], len(judge.requests))
+
+
+def test_a_stopped_run_counts_the_calls_in_flight_that_the_store_never_saw(judge: JudgeServer, tmp_path: Path) -> None:
+    script_word_overlap(judge)
+    judge.on("Claims", lambda request: Reply(answer={"claims": claims_of(between(request.prompt, "output"))}, delay=0.4))
+    with started(tmp_path / "mine", tmp_path / "results.sqlite", data=PAIRS, concurrency=4) as workbench:
+        ok(workbench, "run", {"scorer": "hallucination", "data": str(PAIRS), "size": 16, "seed": 0, "files": {}})
+        while ok(workbench, "status")["run"]["done"] < 3:
+            pass
+        ok(workbench, "stop")
+        run = wait_run(workbench)
+        store = open_store(tmp_path / "results.sqlite")
+        assert store is not None
+        stored = sum(row.judge_calls for row in store.usage(run["run"]))
+
+    assert run["status"] == "stopped"
+    assert run["judge_calls"] == len(judge.requests) > stored, (run["judge_calls"], len(judge.requests), stored)

@@ -93,6 +93,7 @@ def print_pairwise(result: PairwiseResult) -> None:
     console.print(table)
     console.print(
         f"order-inconsistent pairs (counted as ties): {summary.inconsistent}; failed: {summary.errors}"
+        + (f"; not scorable: {summary.not_scorable}" if summary.not_scorable else "")
         + (f"; saved as run {result.run}" if result.run else ""),
         highlight=False,
     )

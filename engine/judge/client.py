@@ -41,6 +41,7 @@ from .bounds import bounds_of, max_tokens_for, unbounded
 from .capabilities import capabilities, is_reasoning_family, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
+from .sent import request_sent
 from .probabilities import LOGPROB_PARAMETERS, from_logprobs, token_logprobs
 from .protocol import FieldProbabilities, JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
@@ -55,15 +56,18 @@ if TYPE_CHECKING:
 ResponseObserver = Callable[[int, Mapping[str, str]], None]
 
 def observing_http_client(sdk: Any, observer: ResponseObserver | None) -> Any:
-    """An HTTP client for `sdk` (the `openai` or `anthropic` module) that tells `observer`
-    about every response; None (the SDK's own client) without an observer."""
-    if observer is None:
-        return None
+    """An HTTP client for `sdk` (the `openai` or `anthropic` module) that counts every request
+    it sends (sent.py: the one place a request that left is counted, answered or not) and
+    tells `observer` about every response."""
+
+    async def count(request: Any) -> None:
+        request_sent()
 
     async def observe(response: Any) -> None:
-        observer(response.status_code, response.headers)
+        if observer is not None:
+            observer(response.status_code, response.headers)
 
-    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [observe]})
+    return sdk.DefaultAsyncHttpxClient(event_hooks={"request": [count], "response": [observe]})
 
 
 # Clients hold connection pools bound to the event loop that created them, so they are

@@ -44,6 +44,7 @@ class OrderVerdict(BaseModel):
     score: float | None = Field(default=None, description="The scorer's score: 1 the first shown is better, 0 the second, 0.5 a tie")
     reason: str | None = None
     error: str | None = None
+    not_scorable: str | None = Field(default=None, description="Why the scorer could not judge the pair in this order (an empty output ...)")
 
 
 class PairResult(BaseModel):
@@ -52,6 +53,7 @@ class PairResult(BaseModel):
     consistent: bool | None = Field(default=None, description="Both orders gave the same verdict")
     orders: list[OrderVerdict] = Field(default_factory=list, description="A shown first, then B shown first")
     error: str | None = None
+    not_scorable: str | None = Field(default=None, description="Why the pair could not be judged (no score, no error), as a scorer's not-scorable item")
 
 
 class PairwiseSummary(BaseModel):
@@ -64,6 +66,7 @@ class PairwiseSummary(BaseModel):
     ties: int = 0
     inconsistent: int = Field(default=0, description="Pairs whose verdict changed with the order (counted as ties)")
     errors: int = 0
+    not_scorable: int = Field(default=0, description="Pairs the scorer could not judge (an empty output ...): not errors, but not covered either")
     a_win_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
     b_win_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
     tie_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
@@ -92,7 +95,7 @@ def pairwise_summary(pairs: list[PairResult]) -> PairwiseSummary:
     summary = PairwiseSummary(
         pairs=len(judged), a_wins=sum(pair.verdict == "a" for pair in judged), b_wins=sum(pair.verdict == "b" for pair in judged),
         ties=sum(pair.verdict == "tie" for pair in judged), inconsistent=sum(pair.consistent is False for pair in judged),
-        errors=len(pairs) - len(judged),
+        errors=sum(pair.error is not None for pair in pairs), not_scorable=sum(pair.not_scorable is not None for pair in pairs),
     )
     if judged:
         estimates = bootstrap(
@@ -150,7 +153,9 @@ async def _judge(scorer: AnyScorer, pair: Pair, first: Side) -> tuple[OrderVerdi
     try:
         given = replace(item.run_input(shown[0], run_id=f"{item.id}:{first}-first"), metadata={**item.metadata, "second_output": assistant_text(shown[1])})
         result = await scorer.ascore(given)
-    except (NotScorable, ScorerError) as exc:
+    except NotScorable as exc:
+        return OrderVerdict(first=first, not_scorable=str(exc)), {}
+    except ScorerError as exc:
         return OrderVerdict(first=first, error=str(exc)), {}
     except Exception as exc:
         return OrderVerdict(first=first, error=one_line(exc)), {}
@@ -163,6 +168,9 @@ def _combined(item_id: str, orders: list[OrderVerdict]) -> PairResult:
     failed = [order.error for order in orders if order.error is not None]
     if failed:
         return PairResult(item_id=item_id, orders=orders, error=failed[0])
+    unscorable = [order.not_scorable for order in orders if order.not_scorable is not None]
+    if unscorable:
+        return PairResult(item_id=item_id, orders=orders, not_scorable=unscorable[0])
     consistent = orders[0].winner == orders[1].winner
     return PairResult(item_id=item_id, verdict=orders[0].winner if consistent else "tie", consistent=consistent, orders=orders)
 
@@ -177,7 +185,7 @@ def _record(scorer: AnyScorer, run: str, pair: Pair, result: PairResult, steps: 
         run=run, source="batch", item_id=item.id or "", scorer_id=scorer.id, scorer_hash=scorer.fingerprint, model=scorer.judge.model,
         score=None if result.verdict is None else {"a": 1.0, "b": 0.0, "tie": 0.5}[result.verdict],
         reason=" | ".join(f"{order.first.upper()} first: {order.reason}" for order in result.orders if order.reason),
-        error=result.error, error_stage="scorer" if result.error else None, input=item.input, output={"a": pair.a, "b": pair.b},
+        error=result.error, error_stage="scorer" if result.error else None, not_scorable=result.not_scorable, input=item.input, output={"a": pair.a, "b": pair.b},
         context=item.context, ground_truth=item.ground_truth,
         metadata={**item.metadata, "pairwise": result.model_dump(mode="json", exclude={"item_id"})}, steps=merged,
         prompt_tokens=sum(u.prompt_tokens for u in usage), completion_tokens=sum(u.completion_tokens for u in usage),
@@ -240,7 +248,7 @@ async def arun_pairwise(
         if opened is not None and opened is not store:
             opened.close()
     summary = pairwise_summary(results)
-    judged = judge_scorer(ScoreStats(scorer_id=scorer.id, count=summary.pairs, errors=summary.errors), None, standard)
+    judged = judge_scorer(ScoreStats(scorer_id=scorer.id, count=summary.pairs, errors=summary.errors, not_scorable=summary.not_scorable), None, standard)
     verdict = decide([judged], standard, items=len(results), failed_items=summary.errors)
     return PairwiseResult(
         run=name if opened is not None else None, scorer_id=scorer.id, labels={"a": labels[0], "b": labels[1]},

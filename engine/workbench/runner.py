@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge import ResponseCache
+from ..judge.sent import counting
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
@@ -65,9 +66,11 @@ class RunProgress:
     status: str = "running"
     #: Why it did not score everything (what stopped it, else its first error), one line.
     error: str | None = None
-    #: When it ended, as the store records it: the items scored, failed and not scorable
-    #: (`coverage`, the line every figure is shown with), judge calls made and answered by
-    #: the response cache, the estimated cost; and results reused from an earlier invocation.
+    #: When it ended: the items scored, failed and not scorable (`coverage`, the line every
+    #: figure is shown with), the calls answered by the response cache and the estimated
+    #: cost, as the store records them; the requests this invocation sent to the judge,
+    #: answered or not, as they left (judge/sent.py: a failed or stopped call leaves no
+    #: record); and results reused from an earlier invocation.
     coverage: str | None = None
     scored: int = 0
     reused: int = 0
@@ -130,6 +133,12 @@ class Runner:
             progress.done += 1
             progress.failed += not item.ok
 
+        with counting() as sent:
+            await self._evaluate(progress, scorer, meta, advance)
+        progress.judge_calls = sent.requests
+        await asyncio.to_thread(self._settle, progress)
+
+    async def _evaluate(self, progress: RunProgress, scorer: AnyScorer, meta: Mapping[str, Any], advance: Callable[[ItemResult], None]) -> None:
         try:
             result = await arun_evals(
                 [item.raw for item in progress.sample.items], [scorer], on_item_complete=advance, concurrency=self.concurrency,
@@ -146,11 +155,10 @@ class Runner:
             progress.reused = result.counts.reused
             cause = result.stopped_by or result.stopped or (result.errors[0].error if result.errors else None)
             progress.error = self.words(one_line(Exception(cause))) if cause is not None else None
-        await asyncio.to_thread(self._settle, progress)
 
     def _settle(self, progress: RunProgress) -> None:
         """The figures of an ended run as the store records them (a run stopped midway
-        returns no result, and calls it made are in the store, not in memory)."""
+        returns no result, and what its saved items cost is in the store, not in memory)."""
         try:
             stats = self.scorer_stats(progress.run, progress.scorer_id)
             usage = [row for row in self.store.usage(progress.run) if row.scorer_id == progress.scorer_id]
@@ -158,7 +166,6 @@ class Runner:
             progress.error = progress.error or one_line(exc)
             return
         progress.scored, progress.coverage = stats.count, stats_coverage(stats, progress.total)
-        progress.judge_calls = sum(row.judge_calls for row in usage)
         progress.cached_calls = sum(row.cached_calls for row in usage)
         costs = [usage_cost(row) for row in usage if row.judge_calls]
         progress.cost_usd = None if None in costs else sum(cost for cost in costs if cost is not None)

@@ -36,7 +36,7 @@ from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from ...errors import BudgetReached
-from .session import CacheChoice, JudgeStopped, Progress, Session, metric_of, no_progress
+from .session import CacheChoice, JudgeStopped, NotWhole, Progress, Session, metric_of, no_progress
 from .split import LabelledItem, default_group, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -127,9 +127,8 @@ async def aalign(
         result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict="")
         try:
             await tune_margin(session, baseline, split, result, output_dir)
-        except BudgetReached as stop:
-            result.stopped = str(stop)
-            result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
+        except (BudgetReached, JudgeStopped, NotWhole) as stop:
+            _stopped(result, stop)
         result.runs, result.cost_usd = session.runs, round(session.spent, 6)
         return result
     with tempfile.TemporaryDirectory(prefix="align-") as folder:
@@ -143,12 +142,21 @@ async def aalign(
         _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
         try:
             await _search(search, optimizer_model, output_dir)
-        except (BudgetReached, JudgeStopped) as stop:
-            result.stopped = str(stop)
-            result.stopped_by_kind = stop.kind if isinstance(stop, JudgeStopped) else None
-            result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
+        except (BudgetReached, JudgeStopped, NotWhole) as stop:
+            _stopped(result, stop)
     result.runs, result.cost_usd = session.runs, round(session.spent, 6)
     return result
+
+
+def _stopped(result: AlignResult, stop: Exception) -> None:
+    """Align ended before its verdict: nothing is changed, and the command does not pass."""
+    result.stopped = str(stop)
+    result.stopped_by_kind = stop.kind if isinstance(stop, JudgeStopped) else None
+    if isinstance(stop, NotWhole):
+        result.verdict = (f"Stopped: {stop}. Nothing was changed: align measures a scorer only on runs that scored every item "
+                          "(every result so far is stored; the same command continues once they can be scored).")
+    else:
+        result.verdict = f"Stopped: {stop}. Nothing was changed; run the same command again to continue (every result so far is stored)."
 
 
 def _open_budget(session: Session, store: Store | str | Path | None) -> None:

@@ -124,7 +124,8 @@ class Search:
         instructions = source[span[0] : span[1]].strip()
         item = optimizer_item(scorer_name=plan.name, description=plan.description, step_id=self.workshop.step_id, instructions=instructions, disagreements=disagreements)
         proposer = optimizer(optimizer_model, self.workshop.judge)
-        result = await self.session.evaluate([item], proposer, "optimizer", f"optimizer ({proposer.judge.model}) on {len(disagreements)} disagreement(s)")
+        result = await self.session.evaluate([item], proposer, "optimizer", f"optimizer ({proposer.judge.model}) on {len(disagreements)} disagreement(s)",
+                                             whole=False)  # a proposal that failed is said, and align goes on without it
         outcome = result.items[0].results.get(OPTIMIZER_ID) if result.items else None
         proposal = outcome.steps["propose"].result if outcome is not None and outcome.ok and "propose" in outcome.steps else None
         rewritten = with_instructions(source, str(proposal.get("instructions", ""))) if isinstance(proposal, dict) else None

@@ -39,6 +39,12 @@ class JudgeStopped(Exception):
         self.kind = kind
 
 
+class NotWhole(Exception):
+    """One of align's runs over labelled items left some unscored (not scorable, or failed):
+    a metric measured on the rest would judge the scorer on the items it happened to score,
+    so align stops, and says why."""
+
+
 @contextmanager
 def no_progress(what: str, total: int) -> Iterator[Callable[[ItemResult], None]]:
     yield lambda item: None
@@ -101,8 +107,10 @@ class Session:
             before = sum(stored_spend(store, info.name) for info in store.runs() if info.kind == "align" and info.name.startswith(f"{self.run}-"))
         self.limit = SpendLimit(self.max_cost, spent_before=before)
 
-    async def evaluate(self, raws: Sequence[dict[str, Any]], scorer: AnyScorer, name: str, what: str) -> EvalResult:
-        """A stored run of `scorer` over `raws`, within what is left of the budget."""
+    async def evaluate(self, raws: Sequence[dict[str, Any]], scorer: AnyScorer, name: str, what: str, whole: bool = True) -> EvalResult:
+        """A stored run of `scorer` over `raws`, within what is left of the budget; unless
+        `whole` is False (a run whose failure align reports and goes past), one that did not
+        score every item stops align (NotWhole)."""
         if self.limit is not None and self.limit.reached():
             raise BudgetReached(f"the budget (${self.max_cost:g}) was spent before {what}")
         with self.progress(what, len(raws)) as advance:
@@ -118,6 +126,8 @@ class Session:
             raise BudgetReached(f"the budget (${self.max_cost:g}) was reached during {what}")
         if result.stopped_by is not None:
             raise JudgeStopped(f"{what}: the judge stopped the run: {result.stopped_by}", result.stopped_by_kind)
+        if whole and not result.verdict.passed:
+            raise NotWhole(f"{what}: {'; '.join(result.verdict.reasons)}")
         return result
 
     async def judge(self, scorer: AnyScorer, items: Sequence[LabelledItem], name: str, what: str) -> dict[str, Labelled]:

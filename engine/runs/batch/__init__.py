@@ -146,7 +146,8 @@ async def arun_evals(
     With a store that shares work (a `postgresql://` URL), the same call in several processes
     or machines splits one run: each claims unscored items from the database, holding them for
     `lease_seconds` (renewed while it lives), and returns when the whole run is scored; its
-    result counts the items this process scored. `share_work=False` scores every item given
+    result is the whole run's (the items others scored loaded and counted as reused, when the
+    data can be read again: a file or a list). `share_work=False` scores every item given
     here (the caller splits the work itself, as the Ray adapter does). Otherwise a second
     process resuming a run that one is running is refused.
 

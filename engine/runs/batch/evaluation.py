@@ -123,6 +123,30 @@ class Evaluation:
         result.results = {scorer.id: outcomes[scorer.id] for scorer in self.scorers}
         await self.tally.finish(result, "target")
 
+    async def finished_elsewhere(self, index: int, line: int, raw: Any) -> None:
+        """An item another worker of a shared run finished: its saved outcomes (errors too:
+        nothing is judged here) are tallied as reused, so this worker's result, its verdict,
+        agreement and calibration, is the whole run's, which is scored when its command ends."""
+        assert self.store is not None
+        try:
+            item = None if isinstance(raw, UnreadableItem) else EvalItem.of(raw)
+        except (ValidationError, ValueError):
+            item = None  # recorded by the worker that claimed it under its line, as _unreadable does
+        key = item.key(line) if item is not None else f"#{line}"
+        wanted = {scorer.id: scorer.fingerprint for scorer in self.scorers}
+        saved: dict[str, ScorerOutcome] = {}
+        output: Any = None
+        for record in await asyncio.to_thread(self.store.item_records, self.run, key):
+            if wanted.get(record.scorer_id) != record.scorer_hash or (item is not None and record.item_hash not in (None, item.fingerprint)):
+                continue
+            saved[record.scorer_id] = outcome_of(record, resumed=True)
+            if record.output is not None and record.error_stage not in ("target", "item"):
+                output = record.output
+        missing = "the worker that finished this item saved no result for it"
+        outcomes = {scorer.id: saved.get(scorer.id) or ScorerOutcome(scorer_id=scorer.id, error=missing, error_stage="store") for scorer in self.scorers}
+        self.tally.counts.reused += len(saved)
+        await self.tally.finish(ItemResult(index=index, line=line, id=key, item=item, output=output, resumed=True, results=outcomes), "store")
+
     async def _readable(self, index: int, line: int, raw: Any) -> EvalItem | None:
         """The item, or None when it cannot be read (recorded as each scorer's error)."""
         duplicate = self.unique_ids.duplicate(line, raw) if self.unique_ids is not None else None

@@ -257,7 +257,10 @@ class BatchRun:
     async def _drive_shared(self, evaluation: Evaluation, source: NumberedSource, ended_before: bool) -> None:
         assert isinstance(self.store, SharesWork)
 
+        mine: set[int] = set()
+
         async def score_claimed(index: int, raw: Any) -> None:
+            mine.add(index)
             await evaluation.item(index, index + 1, raw)
 
         async def stop_claiming() -> bool:
@@ -269,6 +272,15 @@ class BatchRun:
             self.store, self.name, source, score_claimed, concurrency=self.pace.concurrency, rerun=ended_before,
             lease_s=self.saving.lease_seconds, stop_claiming=stop_claiming, save=self.writes.flush if self.writes is not None else None,
         )
+        # The run is scored whole when a worker's command ends: its result says so, with the
+        # items the others finished loaded from the store (a worker that claimed none would
+        # otherwise report "nothing was scored" for a complete run, and calibrate or compare
+        # would measure its share only). Data read once (an iterator) keeps the worker's own.
+        if self._stop() is None and not self.budget.reached() and isinstance(self.data, (str, Path, list, tuple)):
+            if await asyncio.to_thread(self.store.unfinished, self.name) == 0:
+                async for index, _, raw in numbered(data_source(self.data)):
+                    if index not in mine:
+                        await evaluation.finished_elsewhere(index, index + 1, raw)
 
     def _stop(self) -> Exception | None:
         """What stopped the run, if anything did: the judge, or a store that keeps failing."""

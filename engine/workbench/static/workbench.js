@@ -548,7 +548,7 @@ async function pollRun(once = false) {
     text = `${what} ${status}: ${run.coverage || `${run.done} of ${run.total} items`}.`;
     if (run.error) text += ` ${sentence(run.error)}${/[.!?]$/.test(run.error) ? "" : "."}`;
     const spent = run.cost_usd === null ? ", cost unknown (no price for this model)" : `, about $${run.cost_usd.toFixed(4)}`;
-    text += ` ${plural(run.judge_calls, "judge call")}, ${run.cached_calls} answered by the cache${spent} (as the results store records them)` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
+    text += ` ${plural(run.judge_calls, "judge call")} sent (answered or not), ${run.cached_calls} answered by the cache${spent} (as the results store records it)` + (run.reused ? `; ${run.reused} result(s) reused from the stored run` : "") + ".";
     if (run.status === "stopped" || run.status === "interrupted") {
       text += continues(run) ? " Run again to finish it: the items done are kept and reused." : " It was of an earlier draft or another sample: Run now starts a new run of the draft as it is.";
     }
