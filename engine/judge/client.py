@@ -37,7 +37,7 @@ from ..errors import (
     JudgeRequestError,
 )
 from ..formatting import first_line, refusal, refusals
-from .bounds import bounds_of, max_tokens_for, unbounded
+from .bounds import AnswerBounds, bounds_of, max_tokens_for, unbounded
 from .capabilities import capabilities, is_reasoning_family, refused_parameter, refuses_mode, split_thinking
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
@@ -283,6 +283,16 @@ def _request_shape(request: JudgeRequest, handlers: Any, shape: tuple[Any, Struc
     bounds = bounds_of(model)
     if bounds is None:
         return shaped
+    per_shape = _shapes.get(model)  # a bounded model's own: its bounds written in once, not on every call
+    if per_shape is None:
+        per_shape = _shapes[model] = {}
+    if shape not in per_shape:
+        per_shape[shape] = _with_bounds(shaped, bounds)
+    return per_shape[shape]
+
+
+def _with_bounds(shaped: dict[str, Any], bounds: AnswerBounds) -> dict[str, Any]:
+    """The response format or tool of `shaped` with `bounds` written into its schema."""
     if "response_format" in shaped:
         response_format = shaped["response_format"]
         schema = bounds.applied(response_format["json_schema"]["schema"])
