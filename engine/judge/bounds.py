@@ -78,7 +78,7 @@ class AnswerBounds:
         """A copy of the JSON schema `schema` with the bounds written into it. A field
         defined once under `$defs` is copied in place when bounded, so other uses of the
         definition keep theirs; a bound never loosens what the schema already says."""
-        result = copied(dict(schema))
+        result: dict[str, Any] = copied(dict(schema))
         definitions = result.get("$defs", {})
         for bound in self.fields:
             node = _node(result, definitions, _steps(bound.path))
