@@ -118,3 +118,22 @@ def test_the_api_key_is_not_in_the_result(judge: JudgeServer) -> None:
     assert judge.requests[0].headers["authorization"] == "Bearer sk-very-secret-999"
     assert "sk-very-secret-999" not in json.dumps(result.to_dict())
     assert "sk-very-secret-999" not in repr(result)
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "tools", "json", "md_json"])
+def test_the_request_body_is_what_the_sdk_itself_would_send(judge: JudgeServer, mode: str) -> None:
+    """The messages, response format and tools go to the SDK as the JSON they are, not through
+    its conversion of typed parameters (a quarter of a call's CPU): that conversion must change
+    nothing in them, or the judge would be sent something else than the SDK means to send."""
+    import asyncio
+
+    from openai._utils import async_maybe_transform
+    from openai.types.chat import completion_create_params
+
+    script_all(judge)
+    create_hallucination_scorer(options={"context": CONTEXT}, judge=JudgeSettings(mode=mode)).run(output="Paris is France's capital. It is big.")
+    assert len(judge.requests) == 3
+    for request in judge.requests:
+        converted = asyncio.run(async_maybe_transform(request.body, completion_create_params.CompletionCreateParamsStreaming))
+        assert converted == request.body
+        assert request.body["messages"] and request.body["messages"][-1]["role"] == "user"

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .bounds import schema_of
 from .protocol import FieldProbabilities
 
 #: How many candidates per token are asked for (OpenAI allows up to 20; a few hold nearly all the mass).
@@ -161,9 +162,8 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema, marked `x-weighs` when a field of it gets figures."""
     schema = _weighed.get(model)
     if schema is None:
-        schema = model.model_json_schema()
-        schema["x-weighs"] = _weighs(schema, schema.get("$defs", {}), 0)
-        _weighed[model] = schema
+        shared = schema_of(model)  # not copied: each item's bounded answer model is new, and this is read only
+        schema = _weighed[model] = {**shared, "x-weighs": _weighs(shared, shared.get("$defs", {}), 0)}
     return schema
 
 

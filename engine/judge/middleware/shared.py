@@ -16,24 +16,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..bounds import schema_of
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
-_schemas: weakref.WeakKeyDictionary[type[BaseModel], Any] = weakref.WeakKeyDictionary()
-
-
 def _answer_schema(model: type[BaseModel] | None) -> Any:
-    if model is None:
-        return None
-    schema = _schemas.get(model)
-    if schema is None:
-        schema = _schemas[model] = model.model_json_schema()
-    return schema
+    return None if model is None else schema_of(model)
 
 
 def cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
