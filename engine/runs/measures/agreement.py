@@ -18,7 +18,7 @@ from ...scoring import StepRecord
 from ...scoring.pass_line import Direction
 from ...scoring.pass_line import flags
 from ..results import Agreement, BinaryAgreement, Confusion, Disagreement, FigureEstimate, NumericAgreement, Calibration
-from .confidence import calibration_error, confidence_of, reliability, separation
+from .confidence import calibration_figures, confidence_of, reliability
 
 RESAMPLES = 1000
 SEED = 20240601  # fixed: the same data gives the same intervals on every run
@@ -397,12 +397,7 @@ class AgreementStream:
         pairs = self.confidences
         if not pairs:
             return None
-
-        def figures(picked: list[int]) -> Figures:
-            chosen = [pairs[index] for index in picked]
-            return {"ece": calibration_error(chosen), "auroc": separation(chosen)}
-
-        estimates = bootstrap(len(pairs), figures)
+        estimates = bootstrap(len(pairs), calibration_figures(pairs))
         return Calibration(items=self.confident_seen, ece=estimates["ece"], auroc=estimates["auroc"], curve=reliability(pairs))
 
     def _estimates(self, exact: Figures, seen: int, figures: Callable[[list[int]], Figures]) -> dict[str, FigureEstimate]:

@@ -13,8 +13,7 @@ resamples them), and the reliability curve (per bin, mean confidence against the
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ...scoring import StepRecord
 from ..results import ReliabilityBin
@@ -42,33 +41,47 @@ def _bin(confidence: float, bins: int) -> int:
 
 def calibration_error(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS) -> float | None:
     """The expected calibration error of (confidence, agreed) pairs."""
-    if not pairs:
-        return None
-    sums = [[0.0, 0.0, 0] for _ in range(bins)]
-    for confidence, agreed in pairs:
-        entry = sums[_bin(confidence, bins)]
-        entry[0] += confidence
-        entry[1] += agreed
-        entry[2] += 1
-    return sum(abs(total - right) for total, right, _ in sums) / len(pairs)
+    return calibration_figures(pairs, bins)(range(len(pairs)))["ece"]
 
 
-def separation(pairs: Sequence[tuple[float, bool]]) -> float | None:
-    """The AUROC of confidence telling agreed verdicts from the others (Mann-Whitney, ties
-    counted half); None when either kind is missing."""
-    agreed = sum(1 for _, right in pairs if right)
-    others = len(pairs) - agreed
-    if not agreed or not others:
-        return None
-    # Walking up the confidences, each agreed verdict beats every other one below it and ties half.
-    below = wins = 0.0
-    for _, tied in itertools.groupby(sorted(pairs), key=lambda pair: pair[0]):
-        group = list(tied)
-        right = sum(1 for _, agreed_here in group if agreed_here)
-        wrong = len(group) - right
-        wins += right * (below + wrong / 2)
-        below += wrong
-    return wins / (agreed * others)
+def calibration_figures(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS) -> Callable[[Sequence[int]], dict[str, float | None]]:
+    """The figures of any resample of `pairs` (the indices picked, with repeats): the expected
+    calibration error, and the AUROC of confidence telling agreed verdicts from the others
+    (Mann-Whitney, ties counted half; None when either kind is missing). The pairs are grouped
+    by confidence once, so that a resample is counted rather than sorted: a bootstrap draws a
+    thousand of them, and sorting each took 1.7 s of CPU for 1,000 labelled items."""
+    values = sorted({confidence for confidence, _ in pairs})
+    group_of = {value: index for index, value in enumerate(values)}
+    codes = [2 * group_of[confidence] + int(bool(agreed)) for confidence, agreed in pairs]
+    bin_of = [_bin(value, bins) for value in values]
+
+    def figures(picked: Sequence[int]) -> dict[str, float | None]:
+        counts = [0] * (2 * len(values))
+        for index in picked:
+            counts[codes[index]] += 1
+        total = sum(counts)
+        if not total:
+            return {"ece": None, "auroc": None}
+        confidence_in_bin, agreed_in_bin = [0.0] * bins, [0] * bins
+        # Walking up the confidences, each agreed verdict beats every other one below it and ties half.
+        below = wins = 0.0
+        agreed = 0
+        for group, value in enumerate(values):
+            wrong, right = counts[2 * group], counts[2 * group + 1]
+            if not wrong and not right:
+                continue
+            confidence_in_bin[bin_of[group]] += value * (wrong + right)
+            agreed_in_bin[bin_of[group]] += right
+            wins += right * (below + wrong / 2)
+            below += wrong
+            agreed += right
+        others = total - agreed
+        return {
+            "ece": sum(abs(expected - seen) for expected, seen in zip(confidence_in_bin, agreed_in_bin)) / total,
+            "auroc": wins / (agreed * others) if agreed and others else None,
+        }
+
+    return figures
 
 
 def reliability(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS) -> list[ReliabilityBin]:
