@@ -261,6 +261,8 @@ def test_a_judge_without_log_probabilities_gets_them_from_samples_when_the_score
     assert figure.source == "samples" and figure.probability("yes") == pytest.approx(2 / 3)
     assert result.score == 1 and result.confidence == pytest.approx(2 / 3, abs=1e-4)
     assert len(claude.requests_for("HallucinationVerdicts")) == 3  # the answer and two more samples, paid for
+    # The claims and the reason have no value to weigh: sampling them would only cost calls.
+    assert len(claude.requests_for("Claims")) == 1 and len(claude.requests_for("Reason")) <= 1
     assert result.steps["analyze"].usage is not None and result.steps["analyze"].usage.completion_tokens == 3 * 10
 
     # Without the setting, a judge that gives none costs one call and says nothing of its confidence.

@@ -60,9 +60,9 @@ def from_logprobs(model: type[BaseModel], text: str, tokens: Sequence[dict[str, 
     that wrote it (None when there are none, or they do not spell the answer)."""
     if not tokens:
         return None
-    schema = _schema(model)
-    if not schema.get("x-weighs"):  # no field to weigh (claims, a reason): nothing read
+    if not weighs(model):  # no field to weigh (claims, a reason): nothing read
         return None
+    schema = _schema(model)
     written = "".join(str(token.get("token", "")) for token in tokens)
     offset = written.find(text)
     if offset < 0:
@@ -91,6 +91,11 @@ def from_logprobs(model: type[BaseModel], text: str, tokens: Sequence[dict[str, 
         if weights is not None:
             figures.append(_figures(path, chosen, allowed, weights, "logprobs"))
     return tuple(figures) or None
+
+
+def weighs(model: type[BaseModel]) -> bool:
+    """Whether an answer of `model` has a field with more than one allowed value to weigh."""
+    return bool(_schema(model).get("x-weighs"))
 
 
 def from_samples(model: type[BaseModel], answers: Sequence[Any]) -> tuple[FieldProbabilities, ...] | None:

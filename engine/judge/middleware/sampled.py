@@ -7,7 +7,8 @@ samples (a response cache keeps each apart), and each enum, boolean and small-nu
 gets the share of the answers that gave each value (probabilities.from_samples): the same
 figures as log-probabilities give, their source marked "samples". The answer kept is the
 first; the tokens of every sample count in its usage. A sample that fails is left out of the
-count; an answer that came with log-probabilities costs nothing more.
+count; an answer that came with log-probabilities, or that has no such field (claims, a
+reason), costs nothing more.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from ..probabilities import from_samples
+from ..probabilities import from_samples, weighs
 from ..protocol import CallNext, JudgeAnswer, JudgeRequest
 
 #: Sample numbers of the extra samples start past those a cascade or `--repeat` uses.
@@ -32,7 +33,7 @@ class SampledProbabilities:
     async def __call__(self, request: JudgeRequest, call_next: CallNext) -> JudgeAnswer:
         answer = await call_next(request)
         model = request.response_model
-        if model is None or answer.probabilities is not None or self.samples < 2:
+        if model is None or answer.probabilities is not None or self.samples < 2 or not weighs(model):
             return answer
         again = [call_next(dataclasses.replace(request, sample=request.sample + _SAMPLE_STRIDE * k)) for k in range(1, self.samples)]
         others = [other for other in await asyncio.gather(*again, return_exceptions=True) if isinstance(other, JudgeAnswer)]
