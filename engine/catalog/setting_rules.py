@@ -98,6 +98,25 @@ class Within(NamedTuple):
         return None
 
 
+class NotAFraction(NamedTuple):
+    """A line on a wide scale (0 to 100, say) written as a fraction of it: 0.8 where 80 was
+    meant sits at the very bottom of the scale, so nearly every score lands on one side."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, span = _number(setting.value), setting.fact("score_range")
+        if value is None or span is None or value == int(value):
+            return None
+        low, high = span
+        if high - low < 10 or not low < value < low + 1:
+            return None
+        meant = low + value * (high - low)
+        return Found(
+            f"{value:g} is {Unit.SCORE.value}, {low:g} to {high:g}{setting.fact('scale_said')}: so near its bottom that it reads as "
+            f"a fraction of the scale; if {value:g} of the way up was meant, write {meant:g}",
+            "fraction-on-scale",
+        )
+
+
 class MarginBelow(NamedTuple):
     """A margin on the score's scale that leaves some scores out: past `share` of the
     room around the pass line, every score is inside it (a cascade sends every item on) or
@@ -394,16 +413,16 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY,)),
-    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN,)),
     SettingRule("scorers.*.cascade", Unit.GROUP),
     SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL),
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN,)),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
-    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
-    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("scorers.*.empty_output", Unit.WORD),
     SettingRule("scorers.*.option_rules", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*", Unit.GROUP),
@@ -450,7 +469,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION,)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION,)),
-    SettingRule("monitors.*.threshold", Unit.SCORE, (Within(),)),
+    SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("monitors.*.window", Unit.COUNT),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
     SettingRule("monitors.*.run", Unit.NAME),
