@@ -35,7 +35,7 @@ from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
 from .answers import SchemaCompiler, schema_file
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
-from .declarations import Declarations, Uses, as_read, scale_of
+from .declarations import Declarations, Uses, as_read, enum_lacking_described, scale_of
 from .placing import Placing
 from .lints import values_below
 from .schema_limits import refused_defaults
@@ -216,6 +216,7 @@ class ScorerCompiler(Placing):
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
             declarations.unused(steps)
+            declarations.option_enums()
         declarations.second_output_shown(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
@@ -266,6 +267,9 @@ class ScorerCompiler(Placing):
             place = position(raw, ["options", *first["loc"], "default"], value=True)
             may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
             block = block_for_list(raw, ["options", *first["loc"], "default"], first["type"])
+            odd_enum = enum_lacking_described(definition, raw, first)
+            if odd_enum is not None:
+                raise ConfigError(odd_enum[1], *(odd_enum[0] or (self.source.path, None, None))) from None
             raise ConfigError(
                 f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}{block}",
                 *(place or (self.source.path, None, None)),

@@ -20,11 +20,11 @@ from ...scoring.plan import ScorerPlan
 from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
 from ..placing import Placing
-from ..silencing import silenced
+from ..silencing import marked, silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .meanings import Meaning
-from .trials import Trial, Trials
+from .trials import RuleTally, Trial, Trials
 from .truth_table import answer_in_short
 
 
@@ -103,6 +103,18 @@ class ScorerProof(Placing):
         if len(refused) * 2 <= len(tried):
             return False
         step, why = refused[0].refused or ("", "")
+        culprit = self._refusing_rule(step)
+        if culprit is not None:
+            # The author's own rule refuses what the schema and bounds ask for: the rule's line
+            # is the one to read (a comparison the wrong way round, a bound it contradicts).
+            self.warning(
+                "answers-refused",
+                f"{self.label}.{step}: the rule `{' '.join(culprit.rule.rule.check.split())}` refuses {culprit.refused_within_bounds} of "
+                f"{culprit.refused_within_bounds + culprit.accepted_within_bounds} answers made from the step's schema and bounds for a "
+                f"sample item: {' '.join(why.split())}",
+                self._rule_place(culprit.rule),
+            )
+            return True
         self.warning(
             "answers-refused",
             f"{self.label}.{step}: most answers made from its schema and bounds for a sample item are refused: "
@@ -110,6 +122,20 @@ class ScorerProof(Placing):
             self.step_at(step, "id"),
         )
         return True
+
+    def _refusing_rule(self, step: str) -> RuleTally | None:
+        """The author's own rule of `step` that refuses most answers within the request's
+        bounds (None when none does, or when the rule is a built-in's: then the author's
+        bounds or settings are what changed)."""
+        tallies = [
+            tally for tally in self.trials.rules
+            if tally.step == step and tally.refused_within_bounds > tally.accepted_within_bounds
+        ]
+        if not tallies:
+            return None
+        culprit = max(tallies, key=lambda tally: tally.refused_within_bounds)
+        place = self._rule_place(culprit.rule)
+        return culprit if place is not None and self._is_own(place) else None
 
     def within_range(self) -> None:
         if self.range is None:
@@ -374,7 +400,12 @@ class ScorerProof(Placing):
         worst = low if higher else high
         best = high if higher else low
         scores = [float(other.score) for other in self.trials.scored() if other.score is not None]
-        if low == high or not math.isclose(trial.score, worst) or not any(math.isclose(score, best) for score in scores):
+        if low == high:
+            return
+        if not math.isclose(trial.score, worst):
+            self._stale_empty_marks(trial, higher)
+            return
+        if not any(math.isclose(score, best) for score in scores):
             return
         place = self._empty_place()
         if place is None:
@@ -391,6 +422,24 @@ class ScorerProof(Placing):
             f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
             place,
         )
+
+    def _stale_empty_marks(self, trial: Trial, higher: bool) -> None:
+        """An `empty:` whose line says, by `# scorers: ignore[empty-scores-worst]`, that an
+        output with nothing to judge scores the worst, when it no longer does: the mark and the
+        value disagree, and one of them was changed without the other."""
+        for value_name, value in (self._score_raw().get("values") or {}).items():
+            if not isinstance(value, Mapping) or "reduce" not in value or "empty" not in value:
+                continue
+            place = self.at("steps", self.score_index, "values", value_name, "empty")
+            if place is None or place.file is None or not self._is_own(place) or not marked(str(place.file), place.line, "empty-scores-worst", named=True):
+                continue
+            self.warning(
+                "stale-ignore",
+                f"{self.label}.score: `# scorers: ignore[empty-scores-worst]` on `empty: {value['empty']}` says an output with nothing to "
+                f"judge scores the worst, but an answer with empty lists ({answer_in_short(trial)}) scores {trial.score:g}, not the worst end "
+                f"of a {_better(higher)}-is-better score: the value or the comment is not what was meant; make them agree",
+                place,
+            )
 
     def _empty_place(self) -> Place | None:
         """The first reducer that leaves an empty list to the default (0), else the first
