@@ -90,6 +90,19 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("enum_value_misspelt", 1, [
         "enum_value_misspelt/schemas/verdicts.yaml:11:17: `enum` (\"yse\", \"no\") has no \"yes\", which its `meaning:` and its description name: is a value of the enum misspelt?",
     ]),
+    ("rule_refuses_what_the_bounds_ask", 0, [
+        "rule_refuses_what_the_bounds_ask/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != preprocess.claims | length` refuses 9 of 9 answers made from the step's schema and bounds for a sample item: Give one verdict per claim. [answers-refused]",
+    ]),
+    ("option_enum_lacks_compared_value", 1, [
+        "option_enum_lacks_compared_value/catalog.yaml:14:15: scorers.call-order.options.order.enum: ('Strict', 'any') has no 'strict', which the scorer's expressions compare `options.order` with (line 21) and its description names: is a value of the enum misspelt?",
+        "option_enum_lacks_compared_value/catalog.yaml:21:69: call-order.trajectory.values.match: options.order is one of 'Strict', 'any': comparing it with 'strict' is never true; did you mean 'Strict'?",
+    ]),
+    ("option_enum_lacks_default", 1, [
+        "option_enum_lacks_default/catalog.yaml:14:15: scorers.call-order.options.order.enum: ('stict', 'any') has no 'strict', which its default and the description name: is a value of the enum misspelt?",
+    ]),
+    ("stale_empty_ignore", 0, [
+        "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
+    ]),
 ]
 
 
