@@ -382,6 +382,9 @@ class _StepBuilder:
     def problem(self, message: str, *at: Any) -> None:
         self.scorer.problem(message, position(self.raw, self.at(*at), value=True))
 
+    def warning(self, code: str, message: str, *at: Any) -> None:
+        self.scorer.warning(code, message, position(self.raw, self.at(*at), value=True))
+
     def sees(self, names: Mapping[str, Shape]) -> None:
         self.scope = self.scope.with_names(names)
 

@@ -275,6 +275,8 @@ class ScorerProof(Placing):
             return
         higher = self.plan.direction == "higher_is_better"
         declared = all(meaning.declared for meaning in meanings.values())
+        if (best.score == worst.score or (best.score > worst.score) != higher) and self._empty_scores_nothing_relevant(meanings, worst, declared):
+            return
         if best.score == worst.score:
             self._ignores(meanings, best, worst, declared)
             return
@@ -293,6 +295,29 @@ class ScorerProof(Placing):
                         self._reader_of(name),
                     )
                     return
+
+    def _empty_scores_nothing_relevant(self, meanings: Mapping[str, Meaning], worst: Trial, declared: bool) -> bool:
+        """An `average_precision` whose `empty:` gives every answer bad the score of every
+        answer good: that reducer gives `empty` for a list with no relevant item as well as
+        for no list, so its `empty:` is what nothing relevant scores (said at its line)."""
+        higher = self.plan.direction == "higher_is_better"
+        given = worst.results.get(self.score_step.id)
+        for value_name, value in (self._score_raw().get("values") or {}).items():
+            if not isinstance(value, Mapping) or value.get("reduce") != "average_precision" or "empty" not in value:
+                continue
+            if not isinstance(given, Mapping) or given.get(value_name) != value["empty"]:
+                continue
+            name, meaning = next(iter(meanings.items()))
+            self._finding(
+                declared, "score-against-meaning",
+                f"{self.label}.score: with every {_leaf(name)} {self._bad_value(meaning)}, no item passes `where`, and "
+                f"`reduce: average_precision` then gives its `empty: {value['empty']}`: the answer scores {worst.score:g}, "
+                f"as well as every {_leaf(name)} {self._good_value(meaning)} does, for a score where {_better(higher)} is better; "
+                "`empty:` is also what an answer with nothing relevant scores",
+                self.at("steps", self.score_index, "values", value_name, "empty"),
+            )
+            return True
+        return False
 
     def _against(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
         """The score points against `direction:`: said at the expression that counts the

@@ -50,6 +50,8 @@ class Trial:
     #: The ids of the steps that were skipped, and of those that ran.
     skipped: frozenset[str] = frozenset()
     ran: frozenset[str] = frozenset()
+    #: What each step gave (its record's result), by step id.
+    results: dict[str, Any] = field(default_factory=dict)
 
     @property
     def scored(self) -> bool:
@@ -200,8 +202,9 @@ async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenari
         trial.not_scorable = exc.message
     except (ConfigError, ExpressionError) as exc:
         trial.error = exc.message
-        # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...).
-        placed = re.match(r"(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)", exc.message, re.DOTALL)
+        # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...), after
+        # the scorer's id when the scorer's run says which scorer failed.
+        placed = re.match(r"(?:[\w.-]+: )?(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)", exc.message, re.DOTALL)
         if placed is not None:
             trial.error = placed["message"]
             trial.error_at = (placed["file"], int(placed["line"]), int(placed["column"]))
@@ -211,6 +214,7 @@ async def _trial(plan: ScorerPlan, options: Mapping[str, Any], scenario: Scenari
         trial.score = result.score
         trial.skipped = frozenset(step for step, record in result.steps.items() if record.skipped)
         trial.ran = frozenset(step for step, record in result.steps.items() if not record.skipped)
+        trial.results = {step: record.result for step, record in result.steps.items()}
     trial.answers = judge.answers
     return trial
 
