@@ -111,6 +111,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("relevance_empty_scores_best", 1, [
         "relevance_empty_scores_best/catalog.yaml:25:20: ranked-support.score: with every verdict 'yes' (bad), no item passes `where`, and `reduce: average_precision` then gives its `empty: 1`: the answer scores 1, as well as every verdict 'no' (good) does, for a score where higher is better; `empty:` is also what an answer with nothing relevant scores",
     ]),
+    ("rule_refuses_between", 0, [
+        "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

@@ -227,6 +227,15 @@ class ScorerProof(Placing):
                     "well formed as they are: the judge would be asked again until its retries run out",
                     place,
                 )
+            elif (gap := _refused_between(tally.by_length)) is not None:
+                refused, below, above = gap
+                self.warning(
+                    "rule-refuses-between",
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` accepts answers of {below} and of "
+                    f"{above} items but refuses those of {refused}: the lengths it accepts are not one range; is a comparison the wrong "
+                    "way round (`!=` for `>=`)?",
+                    place,
+                )
             elif tally.refused == 0 and tally.accepted and "options" not in tally.rule.check.reads:
                 self.warning(
                     "rule-never-refuses",
@@ -275,7 +284,7 @@ class ScorerProof(Placing):
             return
         higher = self.plan.direction == "higher_is_better"
         declared = all(meaning.declared for meaning in meanings.values())
-        if (best.score == worst.score or (best.score > worst.score) != higher) and self._empty_scores_nothing_relevant(meanings, worst, declared):
+        if best.score == worst.score and self._empty_scores_nothing_relevant(meanings, worst, declared):
             return
         if best.score == worst.score:
             self._ignores(meanings, best, worst, declared)
@@ -476,6 +485,18 @@ class ScorerProof(Placing):
         for value_name, _ in reducers:
             return self.at("steps", self.score_index, "values", value_name, "empty")
         return None
+
+
+def _refused_between(by_length: Mapping[int, set[bool]]) -> tuple[int, int, int] | None:
+    """A length every answer of which a rule refused, between two lengths it always accepted
+    (refused, the length below, the length above); None when what it accepts is one range."""
+    accepted = sorted(length for length, held in by_length.items() if held == {True})
+    for length in sorted(length for length, held in by_length.items() if held == {False}):
+        below = [other for other in accepted if other < length]
+        above = [other for other in accepted if other > length]
+        if below and above:
+            return length, below[-1], above[0]
+    return None
 
 
 def _words_of(answer: Any) -> Iterator[str]:

@@ -69,6 +69,9 @@ class RuleTally:
     refused: int = 0
     accepted_within_bounds: int = 0
     refused_within_bounds: int = 0
+    #: Whether the rule held, by the length of the answer's first list (answers of every
+    #: length the shapes below make, within the bounds or not).
+    by_length: dict[int, set[bool]] = field(default_factory=dict)
 
 
 class _Refused(Exception):
@@ -130,11 +133,21 @@ class BoundaryJudge:
             for rule in rules:
                 tally = self.tallies.setdefault(id(rule), RuleTally(rule, step))
                 holds = rule.failure(variables) is None
+                items = _first_list_length(candidate)
+                if items is not None:
+                    tally.by_length.setdefault(items, set()).add(holds)
                 tally.accepted += holds
                 tally.refused += not holds
                 if index == 0:  # the answer made within the request's bounds
                     tally.accepted_within_bounds += holds
                     tally.refused_within_bounds += not holds
+
+
+def _first_list_length(answer: Any) -> int | None:
+    """How many items the first list of an answer holds (None: it has none)."""
+    if isinstance(answer, Mapping):
+        return next((len(value) for value in answer.values() if isinstance(value, list)), None)
+    return None
 
 
 #: The scenarios on which rules are also tried with answers of other lengths.
