@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jinja2 import TemplateSyntaxError, nodes
@@ -26,7 +27,7 @@ from ..scoring.plan import ScorerPlan, StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
 from .findings import bare, loose_pattern, operator_symbol, written
-from .source import CatalogSource, Place, place_in, position, span_of
+from .source import CatalogSource, Place, block_for_list, place_in, position, span_of
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression
 
@@ -316,22 +317,28 @@ def _names_word(text: str, word: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
 
 
-def enum_lacking_described(definition: ScorerDefinition, raw: Any, error: Mapping[str, Any]) -> tuple[Place | None, str] | None:
-    """Where an option's default that its `enum:` refuses is to be fixed when the scorer's
-    or the option's description names the default as written: the default and the
-    description agree, so the enum is the odd one out (its line, and what to say of it)."""
+def default_refused(definition: ScorerDefinition, raw: Any, error: Mapping[str, Any], fallback: Path) -> ConfigError:
+    """The problem of an option's default that its declaration refuses (`error`, pydantic's
+    first), at the default; at the `enum:` when the scorer's or the option's description
+    names the default as written: the default and the description agree, so the enum is the
+    odd one out."""
     loc = list(error.get("loc") or ())
     declared = raw.get("options", {}).get(loc[0]) if len(loc) == 1 and isinstance(raw.get("options"), Mapping) else None
     default = error.get("input")
-    if error.get("type") != "literal_error" or not isinstance(declared, Mapping) or not isinstance(default, str):
-        return None
-    if not isinstance(declared.get("enum"), list) or default in declared["enum"]:
-        return None
-    if not _names_word(f"{definition.description or ''} {declared.get('description') or ''}", default):
-        return None
-    shown = ", ".join(map(repr, declared["enum"]))
-    return (
-        position(raw, ["options", loc[0], "enum"], value=True),
-        f"scorers.{definition.id}.options.{loc[0]}.enum: ({shown}) has no {default!r}, which its default and the description name: "
-        "is a value of the enum misspelt?",
+    values = declared.get("enum") if isinstance(declared, Mapping) else None
+    if error.get("type") == "literal_error" and isinstance(values, list) and isinstance(default, str) and default not in values:
+        assert isinstance(declared, Mapping)
+        if _names_word(f"{definition.description or ''} {declared.get('description') or ''}", default):
+            place = position(raw, ["options", loc[0], "enum"], value=True)
+            return ConfigError(
+                f"scorers.{definition.id}.options.{loc[0]}.enum: ({', '.join(map(repr, values))}) has no {default!r}, which its default and the "
+                "description name: is a value of the enum misspelt?",
+                *(place or (fallback, None, None)),
+            )
+    place = position(raw, ["options", *error["loc"], "default"], value=True)
+    may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if error.get("input", ...) is None else ""
+    block = block_for_list(raw, ["options", *error["loc"], "default"], error["type"])
+    return ConfigError(
+        f"scorers.{definition.id}.options.{'.'.join(map(str, error['loc']))}.default: {error['msg']}{may_be_null}{block}",
+        *(place or (fallback, None, None)),
     )

@@ -20,9 +20,10 @@ from ...scoring.plan import ScorerPlan
 from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
 from ..placing import Placing
-from ..silencing import marked, silenced
+from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
+from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
 from .trials import RuleTally, Trial, Trials
 from .truth_table import answer_in_short
@@ -52,7 +53,7 @@ class ScorerProof(Placing):
         self.rules()
         self.skip_conditions()
         self.direction()
-        self.empty_answer()
+        empty_answer(self)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:
@@ -284,7 +285,7 @@ class ScorerProof(Placing):
             return
         higher = self.plan.direction == "higher_is_better"
         declared = all(meaning.declared for meaning in meanings.values())
-        if best.score == worst.score and self._empty_scores_nothing_relevant(meanings, worst, declared):
+        if best.score == worst.score and empty_scores_nothing_relevant(self, meanings, worst, declared):
             return
         if best.score == worst.score:
             self._ignores(meanings, best, worst, declared)
@@ -300,33 +301,10 @@ class ScorerProof(Placing):
                     self._finding(
                         declared, "score-against-meaning",
                         f"{self.label}.score: it improves as the answers get worse: from {before:g} to {after:g} when one more "
-                        f"{_leaf(name)} is {self._bad_value(meanings[name])}, for a score where {_better(higher)} is better",
+                        f"{leaf(name)} is {self._bad_value(meanings[name])}, for a score where {better_word(higher)} is better",
                         self._reader_of(name),
                     )
                     return
-
-    def _empty_scores_nothing_relevant(self, meanings: Mapping[str, Meaning], worst: Trial, declared: bool) -> bool:
-        """An `average_precision` whose `empty:` gives every answer bad the score of every
-        answer good: that reducer gives `empty` for a list with no relevant item as well as
-        for no list, so its `empty:` is what nothing relevant scores (said at its line)."""
-        higher = self.plan.direction == "higher_is_better"
-        given = worst.results.get(self.score_step.id)
-        for value_name, value in (self._score_raw().get("values") or {}).items():
-            if not isinstance(value, Mapping) or value.get("reduce") != "average_precision" or "empty" not in value:
-                continue
-            if not isinstance(given, Mapping) or given.get(value_name) != value["empty"]:
-                continue
-            name, meaning = next(iter(meanings.items()))
-            self._finding(
-                declared, "score-against-meaning",
-                f"{self.label}.score: with every {_leaf(name)} {self._bad_value(meaning)}, no item passes `where`, and "
-                f"`reduce: average_precision` then gives its `empty: {value['empty']}`: the answer scores {worst.score:g}, "
-                f"as well as every {_leaf(name)} {self._good_value(meaning)} does, for a score where {_better(higher)} is better; "
-                "`empty:` is also what an answer with nothing relevant scores",
-                self.at("steps", self.score_index, "values", value_name, "empty"),
-            )
-            return True
-        return False
 
     def _against(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
         """The score points against `direction:`: said at the expression that counts the
@@ -336,7 +314,7 @@ class ScorerProof(Placing):
         name, meaning = next(iter(meanings.items()))
         said = "as its schema declares" if meaning.declared else f"as its schema describes them ({meaning.evidence})" if meaning.evidence else "by their words"
         moves = (
-            f"every {_leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {_leaf(name)} "
+            f"every {leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {leaf(name)} "
             f"{self._bad_value(meaning)} scores {worst.score:g}, {said}"
         )
         reader = self._reader_of(name)
@@ -347,7 +325,7 @@ class ScorerProof(Placing):
             self._finding(
                 declared, "score-against-meaning",
                 f"{self.label}.score: the score moves against `direction: {self.plan.direction}`: {moves}; "
-                f"a {_better(higher)}-is-better score counts the {'good' if higher else 'bad'} answers",
+                f"a {better_word(higher)}-is-better score counts the {'good' if higher else 'bad'} answers",
                 reader,
             )
         if direction is not None:
@@ -368,9 +346,9 @@ class ScorerProof(Placing):
     def _read_by_the_score(self, name: str) -> bool:
         """Whether the score's own expressions (or a computed step's) name the field: a
         field the score never reads has no say in its direction."""
-        leaf = _leaf(name)
+        field = leaf(name)
         written = [step for step in self.raw.get("steps") or [] if isinstance(step, Mapping) and step.get("kind") in ("score", "compute")]
-        return any(re.search(rf"\b{re.escape(leaf)}\b", json.dumps(step, default=str)) for step in written)
+        return any(re.search(rf"\b{re.escape(field)}\b", json.dumps(step, default=str)) for step in written)
 
     def _ignores(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
         """Every answer good and every answer bad score the same: the score does not hear the
@@ -378,7 +356,7 @@ class ScorerProof(Placing):
         the score reads the answers."""
         name, meaning = next(iter(meanings.items()))
         step = name.partition(".")[0]
-        moves = f"every {_leaf(name)} {self._good_value(meaning)} and every {_leaf(name)} {self._bad_value(meaning)} both score {best.score:g}"
+        moves = f"every {leaf(name)} {self._good_value(meaning)} and every {leaf(name)} {self._bad_value(meaning)} both score {best.score:g}"
         if step in best.skipped and step in worst.skipped:
             self.warning(
                 "score-ignores-answers",
@@ -411,81 +389,19 @@ class ScorerProof(Placing):
         """Where the score reads the field `name` (STEP.PATH): the value whose items are its
         list and whose condition names it, else any expression naming its step, else the score."""
         step_id, _, path = name.partition(".")
-        listed, _, leaf = path.rpartition("[].")
-        leaf = leaf or path
+        listed, _, last = path.rpartition("[].")
+        last = last or path
         written = self._score_raw().get("values") or {}
         for value_name, value in written.items():
             if isinstance(value, Mapping) and f"{step_id}.{listed}" in str(value.get("items", "")):
                 for key in ("where", "value"):
-                    if leaf in str(value.get(key, "")):
+                    if last in str(value.get(key, "")):
                         return self.at("steps", self.score_index, "values", value_name, key)
                 return self.at("steps", self.score_index, "values", value_name, "items")
         for value_name, value in written.items():
             if isinstance(value, str) and step_id in value:
                 return self.at("steps", self.score_index, "values", value_name)
         return self.score_at()
-
-    def empty_answer(self) -> None:
-        trial = self.trials.named("empty lists")
-        if trial is None or trial.score is None or self.range is None or not self.trials.fields:
-            return
-        low, high = self.range
-        higher = self.plan.direction == "higher_is_better"
-        worst = low if higher else high
-        best = high if higher else low
-        scores = [float(other.score) for other in self.trials.scored() if other.score is not None]
-        if low == high:
-            return
-        if not math.isclose(trial.score, worst):
-            self._stale_empty_marks(trial, higher)
-            return
-        if not any(math.isclose(score, best) for score in scores):
-            return
-        place = self._empty_place()
-        if place is None:
-            return
-        declared = all("empty" in value for value in (self._score_raw().get("values") or {}).values() if isinstance(value, Mapping) and "reduce" in value)
-        advice = (
-            "if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line"
-            if declared else
-            f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)"
-        )
-        self.warning(
-            "empty-scores-worst",
-            f"{self.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
-            f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
-            place,
-        )
-
-    def _stale_empty_marks(self, trial: Trial, higher: bool) -> None:
-        """An `empty:` whose line says, by `# scorers: ignore[empty-scores-worst]`, that an
-        output with nothing to judge scores the worst, when it no longer does: the mark and the
-        value disagree, and one of them was changed without the other."""
-        for value_name, value in (self._score_raw().get("values") or {}).items():
-            if not isinstance(value, Mapping) or "reduce" not in value or "empty" not in value:
-                continue
-            place = self.at("steps", self.score_index, "values", value_name, "empty")
-            if place is None or place.file is None or not self._is_own(place) or not marked(str(place.file), place.line, "empty-scores-worst", named=True):
-                continue
-            self.warning(
-                "stale-ignore",
-                f"{self.label}.score: `# scorers: ignore[empty-scores-worst]` on `empty: {value['empty']}` says an output with nothing to "
-                f"judge scores the worst, but an answer with empty lists ({answer_in_short(trial)}) scores {trial.score:g}, not the worst end "
-                f"of a {_better(higher)}-is-better score: the value or the comment is not what was meant; make them agree",
-                place,
-            )
-
-    def _empty_place(self) -> Place | None:
-        """The first reducer that leaves an empty list to the default (0), else the first
-        `empty:` written (a choice the author then confirms by silencing the warning there)."""
-        reducers = [(name, value) for name, value in (self._score_raw().get("values") or {}).items() if isinstance(value, Mapping) and "reduce" in value]
-        for value_name, value in reducers:
-            if "empty" not in value:
-                return self.at("steps", self.score_index, "values", value_name, "reduce")
-        for value_name, _ in reducers:
-            return self.at("steps", self.score_index, "values", value_name, "empty")
-        return None
-
 
 def _refused_between(by_length: Mapping[int, set[bool]]) -> tuple[int, int, int] | None:
     """A length every answer of which a rule refused, between two lengths it always accepted
@@ -509,14 +425,6 @@ def _words_of(answer: Any) -> Iterator[str]:
     elif isinstance(answer, list):
         for value in answer:
             yield from _words_of(value)
-
-
-def _leaf(name: str) -> str:
-    return name.rpartition(".")[2].removesuffix("[]") or name
-
-
-def _better(higher: bool) -> str:
-    return "higher" if higher else "lower"
 
 
 def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> list[ConfigError]:
