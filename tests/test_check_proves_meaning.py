@@ -90,6 +90,33 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("enum_value_misspelt", 1, [
         "enum_value_misspelt/schemas/verdicts.yaml:11:17: `enum` (\"yse\", \"no\") has no \"yes\", which its `meaning:` and its description name: is a value of the enum misspelt?",
     ]),
+    ("rule_refuses_what_the_bounds_ask", 0, [
+        "rule_refuses_what_the_bounds_ask/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != preprocess.claims | length` refuses 9 of 9 answers made from the step's schema and bounds for a sample item: Give one verdict per claim. [answers-refused]",
+    ]),
+    ("option_enum_lacks_compared_value", 1, [
+        "option_enum_lacks_compared_value/catalog.yaml:14:15: scorers.call-order.options.order.enum: ('Strict', 'any') has no 'strict', which the scorer's expressions compare `options.order` with (line 21) and its description names: is a value of the enum misspelt?",
+        "option_enum_lacks_compared_value/catalog.yaml:21:69: call-order.trajectory.values.match: options.order is one of 'Strict', 'any': comparing it with 'strict' is never true; did you mean 'Strict'?",
+    ]),
+    ("option_enum_lacks_default", 1, [
+        "option_enum_lacks_default/catalog.yaml:14:15: scorers.call-order.options.order.enum: ('stict', 'any') has no 'strict', which its default and the description name: is a value of the enum misspelt?",
+    ]),
+    ("score_value_is_a_list", 0, [
+        "score_value_is_a_list/catalog.yaml:21:25: warning: grounded.score.values.contradicted: \"analyze.verdicts | selectattr('verdict', 'equalto', 'yes') | list\" gives a list, not a number: the values of a score step are the score's named numbers (`score_values`); count it (`| length`), or compute it in a `kind: compute` step [score-value-not-a-number]",
+        "score_value_is_a_list/catalog.yaml:21:25: warning: grounded.score: the score does not move with the judge's answers: every verdict 'no' (good) and every verdict 'yes' (bad) both score 0 [score-ignores-answers]",
+        "score_value_is_a_list/catalog.yaml:22:16: warning: grounded.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0; check what the score divides or multiplies by [score-never-reaches]",
+    ]),
+    ("divides_by_a_list", 1, [
+        "divides_by_a_list/catalog.yaml:23:16: step-ratio.score.score: '(analyze.least_steps / taken if taken else 1) * options.scale' failed: unsupported operand type(s) for /: 'int' and 'list' (with least_steps 0: answers its schema accepts)",
+    ]),
+    ("relevance_empty_scores_best", 1, [
+        "relevance_empty_scores_best/catalog.yaml:25:20: ranked-support.score: with every verdict 'yes' (bad), no item passes `where`, and `reduce: average_precision` then gives its `empty: 1`: the answer scores 1, as well as every verdict 'no' (good) does, for a score where higher is better; `empty:` is also what an answer with nothing relevant scores",
+    ]),
+    ("rule_refuses_between", 0, [
+        "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
+    ]),
+    ("stale_empty_ignore", 0, [
+        "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
+    ]),
 ]
 
 

@@ -35,7 +35,7 @@ from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
 from .answers import SchemaCompiler, schema_file
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
-from .declarations import Declarations, Uses, as_read, scale_of
+from .declarations import Declarations, Uses, as_read, default_refused, scale_of
 from .placing import Placing
 from .lints import values_below
 from .schema_limits import refused_defaults
@@ -43,7 +43,7 @@ from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
 from .run_scope import run_names
-from .source import CatalogSource, Place, block_for_list, locate, position
+from .source import CatalogSource, Place, locate, position
 from .spec import ScorerDefinition
 from .suggest import did_you_mean
 from .templates import CompiledPrompt, PromptTemplates, is_included, names_read
@@ -216,6 +216,7 @@ class ScorerCompiler(Placing):
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
             declarations.unused(steps)
+            declarations.option_enums()
         declarations.second_output_shown(steps)
         if self.problems:
             raise CatalogErrors(self.problems)
@@ -262,14 +263,7 @@ class ScorerCompiler(Placing):
         try:
             defaults = options_model()
         except ValidationError as exc:
-            first = exc.errors()[0]
-            place = position(raw, ["options", *first["loc"], "default"], value=True)
-            may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if first.get("input", ...) is None else ""
-            block = block_for_list(raw, ["options", *first["loc"], "default"], first["type"])
-            raise ConfigError(
-                f"scorers.{definition.id}.options.{'.'.join(map(str, first['loc']))}.default: {first['msg']}{may_be_null}{block}",
-                *(place or (self.source.path, None, None)),
-            ) from None
+            raise default_refused(definition, raw, exc.errors()[0], self.source.path) from None
         shadowed = sorted(set(options_model.model_fields) & set(dir(dict)))
         if shadowed:
             # In expressions `options.values` is the mapping's method, never the option.
@@ -377,6 +371,9 @@ class _StepBuilder:
 
     def problem(self, message: str, *at: Any) -> None:
         self.scorer.problem(message, position(self.raw, self.at(*at), value=True))
+
+    def warning(self, code: str, message: str, *at: Any) -> None:
+        self.scorer.warning(code, message, position(self.raw, self.at(*at), value=True))
 
     def sees(self, names: Mapping[str, Shape]) -> None:
         self.scope = self.scope.with_names(names)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jinja2 import TemplateSyntaxError, nodes
@@ -26,7 +27,7 @@ from ..scoring.plan import ScorerPlan, StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
 from .findings import bare, loose_pattern, operator_symbol, written
-from .source import CatalogSource, Place, place_in, position, span_of
+from .source import CatalogSource, Place, block_for_list, place_in, position, span_of
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression
 
@@ -67,10 +68,14 @@ class Uses:
     whole: set[str] = field(default_factory=set)
     at: dict[tuple[Any, ...], set[str]] = field(default_factory=dict)
     scores: list[tuple[Shape, list[Any]]] = field(default_factory=list)
+    #: Each text compared with an enum that never holds it: what is compared, the text, and
+    #: where the expression is (None for a rule's or a template's).
+    enum_misses: list[tuple[str, str, tuple[Any, ...] | None]] = field(default_factory=list)
 
     def add(self, checker: NameChecker, at: tuple[Any, ...] | None = None) -> None:
         self.paths |= checker.paths_read
         self.whole |= checker.read_whole
+        self.enum_misses += [(subject, text, at) for subject, text in getattr(checker, "enum_misses", ())]
         if at is not None:
             self.at[at] = set(checker.paths_read)
 
@@ -237,6 +242,31 @@ class Declarations:
 
     # -- declarations nothing reads (the scorer's own: written in this catalog)
 
+    def option_enums(self) -> None:
+        """An option's `enum:` that lacks a value its expressions compare it with, when the
+        scorer's or the option's description names that value too: the expressions and the
+        description agree, so the enum is the odd one out (a value misspelt or in another
+        case), and is named at its line beside the comparison's own problem."""
+        own = self.compiler.source.scorers.get(self.definition.id)
+        options = own.get("options") if isinstance(own, Mapping) else None
+        for name, declared in options.items() if isinstance(options, Mapping) else ():
+            values = declared.get("enum") if isinstance(declared, Mapping) else None
+            if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+                continue
+            described = f"{self.definition.description or ''} {declared.get('description') or ''}"
+            for subject, text, at in self.uses.enum_misses:
+                if subject != f"options.{name}" or text in values or not _names_word(described, text):
+                    continue
+                compared = position(self.raw, list(at), value=True) if at is not None else None
+                where = f" (line {compared.line})" if compared is not None and compared.line else ""
+                shown = ", ".join(map(repr, values))
+                self.compiler.problem(
+                    f"{self.label}.options.{name}.enum: ({shown}) has no {text!r}, which the scorer's expressions compare "
+                    f"`options.{name}` with{where} and its description names: is a value of the enum misspelt?",
+                    position(own, ["options", name, "enum"], value=True),
+                )
+                break
+
     def unused(self, steps: Sequence[StepPlan | None]) -> None:
         own = self.compiler.source.scorers.get(self.definition.id)
         options = own.get("options") if isinstance(own, Mapping) else None
@@ -280,3 +310,35 @@ class Declarations:
                     "(get_context called) for nothing; show it in the prompt, or drop the declaration",
                     self.place(["steps", index, "id"]),
                 )
+
+
+def _names_word(text: str, word: str) -> bool:
+    """Whether `text` has `word` as a word of its own (`strict:` names strict; `strictly` does not)."""
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+def default_refused(definition: ScorerDefinition, raw: Any, error: Mapping[str, Any], fallback: Path) -> ConfigError:
+    """The problem of an option's default that its declaration refuses (`error`, pydantic's
+    first), at the default; at the `enum:` when the scorer's or the option's description
+    names the default as written: the default and the description agree, so the enum is the
+    odd one out."""
+    loc = list(error.get("loc") or ())
+    declared = raw.get("options", {}).get(loc[0]) if len(loc) == 1 and isinstance(raw.get("options"), Mapping) else None
+    default = error.get("input")
+    values = declared.get("enum") if isinstance(declared, Mapping) else None
+    if error.get("type") == "literal_error" and isinstance(values, list) and isinstance(default, str) and default not in values:
+        assert isinstance(declared, Mapping)
+        if _names_word(f"{definition.description or ''} {declared.get('description') or ''}", default):
+            place = position(raw, ["options", loc[0], "enum"], value=True)
+            return ConfigError(
+                f"scorers.{definition.id}.options.{loc[0]}.enum: ({', '.join(map(repr, values))}) has no {default!r}, which its default and the "
+                "description name: is a value of the enum misspelt?",
+                *(place or (fallback, None, None)),
+            )
+    place = position(raw, ["options", *error["loc"], "default"], value=True)
+    may_be_null = '; an option that may be null is written `type: [TYPE, "null"]`' if error.get("input", ...) is None else ""
+    block = block_for_list(raw, ["options", *error["loc"], "default"], error["type"])
+    return ConfigError(
+        f"scorers.{definition.id}.options.{'.'.join(map(str, error['loc']))}.default: {error['msg']}{may_be_null}{block}",
+        *(place or (fallback, None, None)),
+    )

@@ -71,6 +71,9 @@ class NameChecker(Operations):
         #: whole (`options` passed to a macro): what the scorer's declarations are used by.
         self.paths_read: set[str] = set()
         self.read_whole: set[str] = set()
+        #: The texts compared with an enum that never holds them, with what is compared
+        #: (`options.order`, 'strict'): the other side of the mismatch may be the enum's.
+        self.enum_misses: list[tuple[str, str]] = []
         self._declared: set[str] = set(IMPLICIT_NAMES)
         self._base = False  # the name being read is the base of a field read
         self._quiet = 0  # looking a shape up to narrow it: nothing is reported
@@ -327,6 +330,8 @@ class NameChecker(Operations):
             return
         if literal.value not in shape.enum:
             outcome = "always true" if negated else "never true"
+            if not self._quiet:
+                self.enum_misses.append((path_of(subject) or "", literal.value))
             self.report(
                 literal,
                 f"{path_of(subject) or 'this'} is {shape.describe()}: comparing it with {literal.value!r} is {outcome}{did_you_mean(literal.value, shape.enum)}",

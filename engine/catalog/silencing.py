@@ -33,12 +33,18 @@ def silenced(warning: ConfigError) -> bool:
     code = getattr(warning, "code", None)
     if warning.path is None or warning.line is None or code is None:
         return False
+    return marked(str(warning.path), warning.line, code)
+
+
+def marked(path: str, line: int, code: str, named: bool = False) -> bool:
+    """Whether a comment at `line` of the file at `path` silences warnings of `code`
+    (`named`: one that names the code, not a bare `# scorers: ignore`)."""
     try:
-        status = os.stat(warning.path)
+        status = os.stat(path)
     except OSError:
         return False
-    lines = _lines(warning.path, (status.st_mtime_ns, status.st_size))
-    index = warning.line - 1
+    lines = _lines(path, (status.st_mtime_ns, status.st_size))
+    index = line - 1
     if not 0 <= index < len(lines):
         return False
     candidates = [lines[index]]
@@ -47,6 +53,6 @@ def silenced(warning: ConfigError) -> bool:
     for text in candidates:
         for found in _MARK.finditer(text):
             codes = found.group("codes")
-            if codes is None or code in {part.strip() for part in codes.split(",")}:
+            if (codes is None and not named) or (codes is not None and code in {part.strip() for part in codes.split(",")}):
                 return True
     return False

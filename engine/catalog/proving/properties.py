@@ -23,8 +23,9 @@ from ..placing import Placing
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
+from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
-from .trials import Trial, Trials
+from .trials import RuleTally, Trial, Trials
 from .truth_table import answer_in_short
 
 
@@ -52,7 +53,7 @@ class ScorerProof(Placing):
         self.rules()
         self.skip_conditions()
         self.direction()
-        self.empty_answer()
+        empty_answer(self)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:
@@ -103,6 +104,18 @@ class ScorerProof(Placing):
         if len(refused) * 2 <= len(tried):
             return False
         step, why = refused[0].refused or ("", "")
+        culprit = self._refusing_rule(step)
+        if culprit is not None:
+            # The author's own rule refuses what the schema and bounds ask for: the rule's line
+            # is the one to read (a comparison the wrong way round, a bound it contradicts).
+            self.warning(
+                "answers-refused",
+                f"{self.label}.{step}: the rule `{' '.join(culprit.rule.rule.check.split())}` refuses {culprit.refused_within_bounds} of "
+                f"{culprit.refused_within_bounds + culprit.accepted_within_bounds} answers made from the step's schema and bounds for a "
+                f"sample item: {' '.join(why.split())}",
+                self._rule_place(culprit.rule),
+            )
+            return True
         self.warning(
             "answers-refused",
             f"{self.label}.{step}: most answers made from its schema and bounds for a sample item are refused: "
@@ -110,6 +123,20 @@ class ScorerProof(Placing):
             self.step_at(step, "id"),
         )
         return True
+
+    def _refusing_rule(self, step: str) -> RuleTally | None:
+        """The author's own rule of `step` that refuses most answers within the request's
+        bounds (None when none does, or when the rule is a built-in's: then the author's
+        bounds or settings are what changed)."""
+        tallies = [
+            tally for tally in self.trials.rules
+            if tally.step == step and tally.refused_within_bounds > tally.accepted_within_bounds
+        ]
+        if not tallies:
+            return None
+        culprit = max(tallies, key=lambda tally: tally.refused_within_bounds)
+        place = self._rule_place(culprit.rule)
+        return culprit if place is not None and self._is_own(place) else None
 
     def within_range(self) -> None:
         if self.range is None:
@@ -201,6 +228,15 @@ class ScorerProof(Placing):
                     "well formed as they are: the judge would be asked again until its retries run out",
                     place,
                 )
+            elif (gap := _refused_between(tally.by_length)) is not None:
+                refused, below, above = gap
+                self.warning(
+                    "rule-refuses-between",
+                    f"{self.label}.{tally.step}: the rule `{' '.join(tally.rule.rule.check.split())}` accepts answers of {below} and of "
+                    f"{above} items but refuses those of {refused}: the lengths it accepts are not one range; is a comparison the wrong "
+                    "way round (`!=` for `>=`)?",
+                    place,
+                )
             elif tally.refused == 0 and tally.accepted and "options" not in tally.rule.check.reads:
                 self.warning(
                     "rule-never-refuses",
@@ -249,6 +285,8 @@ class ScorerProof(Placing):
             return
         higher = self.plan.direction == "higher_is_better"
         declared = all(meaning.declared for meaning in meanings.values())
+        if best.score == worst.score and empty_scores_nothing_relevant(self, meanings, worst, declared):
+            return
         if best.score == worst.score:
             self._ignores(meanings, best, worst, declared)
             return
@@ -263,7 +301,7 @@ class ScorerProof(Placing):
                     self._finding(
                         declared, "score-against-meaning",
                         f"{self.label}.score: it improves as the answers get worse: from {before:g} to {after:g} when one more "
-                        f"{_leaf(name)} is {self._bad_value(meanings[name])}, for a score where {_better(higher)} is better",
+                        f"{leaf(name)} is {self._bad_value(meanings[name])}, for a score where {better_word(higher)} is better",
                         self._reader_of(name),
                     )
                     return
@@ -276,7 +314,7 @@ class ScorerProof(Placing):
         name, meaning = next(iter(meanings.items()))
         said = "as its schema declares" if meaning.declared else f"as its schema describes them ({meaning.evidence})" if meaning.evidence else "by their words"
         moves = (
-            f"every {_leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {_leaf(name)} "
+            f"every {leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {leaf(name)} "
             f"{self._bad_value(meaning)} scores {worst.score:g}, {said}"
         )
         reader = self._reader_of(name)
@@ -287,7 +325,7 @@ class ScorerProof(Placing):
             self._finding(
                 declared, "score-against-meaning",
                 f"{self.label}.score: the score moves against `direction: {self.plan.direction}`: {moves}; "
-                f"a {_better(higher)}-is-better score counts the {'good' if higher else 'bad'} answers",
+                f"a {better_word(higher)}-is-better score counts the {'good' if higher else 'bad'} answers",
                 reader,
             )
         if direction is not None:
@@ -308,9 +346,9 @@ class ScorerProof(Placing):
     def _read_by_the_score(self, name: str) -> bool:
         """Whether the score's own expressions (or a computed step's) name the field: a
         field the score never reads has no say in its direction."""
-        leaf = _leaf(name)
+        field = leaf(name)
         written = [step for step in self.raw.get("steps") or [] if isinstance(step, Mapping) and step.get("kind") in ("score", "compute")]
-        return any(re.search(rf"\b{re.escape(leaf)}\b", json.dumps(step, default=str)) for step in written)
+        return any(re.search(rf"\b{re.escape(field)}\b", json.dumps(step, default=str)) for step in written)
 
     def _ignores(self, meanings: Mapping[str, Meaning], best: Trial, worst: Trial, declared: bool) -> None:
         """Every answer good and every answer bad score the same: the score does not hear the
@@ -318,7 +356,7 @@ class ScorerProof(Placing):
         the score reads the answers."""
         name, meaning = next(iter(meanings.items()))
         step = name.partition(".")[0]
-        moves = f"every {_leaf(name)} {self._good_value(meaning)} and every {_leaf(name)} {self._bad_value(meaning)} both score {best.score:g}"
+        moves = f"every {leaf(name)} {self._good_value(meaning)} and every {leaf(name)} {self._bad_value(meaning)} both score {best.score:g}"
         if step in best.skipped and step in worst.skipped:
             self.warning(
                 "score-ignores-answers",
@@ -351,13 +389,13 @@ class ScorerProof(Placing):
         """Where the score reads the field `name` (STEP.PATH): the value whose items are its
         list and whose condition names it, else any expression naming its step, else the score."""
         step_id, _, path = name.partition(".")
-        listed, _, leaf = path.rpartition("[].")
-        leaf = leaf or path
+        listed, _, last = path.rpartition("[].")
+        last = last or path
         written = self._score_raw().get("values") or {}
         for value_name, value in written.items():
             if isinstance(value, Mapping) and f"{step_id}.{listed}" in str(value.get("items", "")):
                 for key in ("where", "value"):
-                    if leaf in str(value.get(key, "")):
+                    if last in str(value.get(key, "")):
                         return self.at("steps", self.score_index, "values", value_name, key)
                 return self.at("steps", self.score_index, "values", value_name, "items")
         for value_name, value in written.items():
@@ -365,43 +403,16 @@ class ScorerProof(Placing):
                 return self.at("steps", self.score_index, "values", value_name)
         return self.score_at()
 
-    def empty_answer(self) -> None:
-        trial = self.trials.named("empty lists")
-        if trial is None or trial.score is None or self.range is None or not self.trials.fields:
-            return
-        low, high = self.range
-        higher = self.plan.direction == "higher_is_better"
-        worst = low if higher else high
-        best = high if higher else low
-        scores = [float(other.score) for other in self.trials.scored() if other.score is not None]
-        if low == high or not math.isclose(trial.score, worst) or not any(math.isclose(score, best) for score in scores):
-            return
-        place = self._empty_place()
-        if place is None:
-            return
-        declared = all("empty" in value for value in (self._score_raw().get("values") or {}).values() if isinstance(value, Mapping) and "reduce" in value)
-        advice = (
-            "if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line"
-            if declared else
-            f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)"
-        )
-        self.warning(
-            "empty-scores-worst",
-            f"{self.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
-            f"the worst end of a {_better(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
-            place,
-        )
-
-    def _empty_place(self) -> Place | None:
-        """The first reducer that leaves an empty list to the default (0), else the first
-        `empty:` written (a choice the author then confirms by silencing the warning there)."""
-        reducers = [(name, value) for name, value in (self._score_raw().get("values") or {}).items() if isinstance(value, Mapping) and "reduce" in value]
-        for value_name, value in reducers:
-            if "empty" not in value:
-                return self.at("steps", self.score_index, "values", value_name, "reduce")
-        for value_name, _ in reducers:
-            return self.at("steps", self.score_index, "values", value_name, "empty")
-        return None
+def _refused_between(by_length: Mapping[int, set[bool]]) -> tuple[int, int, int] | None:
+    """A length every answer of which a rule refused, between two lengths it always accepted
+    (refused, the length below, the length above); None when what it accepts is one range."""
+    accepted = sorted(length for length, held in by_length.items() if held == {True})
+    for length in sorted(length for length, held in by_length.items() if held == {False}):
+        below = [other for other in accepted if other < length]
+        above = [other for other in accepted if other > length]
+        if below and above:
+            return length, below[-1], above[0]
+    return None
 
 
 def _words_of(answer: Any) -> Iterator[str]:
@@ -414,14 +425,6 @@ def _words_of(answer: Any) -> Iterator[str]:
     elif isinstance(answer, list):
         for value in answer:
             yield from _words_of(value)
-
-
-def _leaf(name: str) -> str:
-    return name.rpartition(".")[2].removesuffix("[]") or name
-
-
-def _better(higher: bool) -> str:
-    return "higher" if higher else "lower"
 
 
 def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> list[ConfigError]:

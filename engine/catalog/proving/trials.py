@@ -50,6 +50,8 @@ class Trial:
     #: The ids of the steps that were skipped, and of those that ran.
     skipped: frozenset[str] = frozenset()
     ran: frozenset[str] = frozenset()
+    #: What each step gave (its record's result), by step id.
+    results: dict[str, Any] = field(default_factory=dict)
 
     @property
     def scored(self) -> bool:
@@ -67,6 +69,9 @@ class RuleTally:
     refused: int = 0
     accepted_within_bounds: int = 0
     refused_within_bounds: int = 0
+    #: Whether the rule held, by the length of the answer's first list (answers of every
+    #: length the shapes below make, within the bounds or not).
+    by_length: dict[int, set[bool]] = field(default_factory=dict)
 
 
 class _Refused(Exception):
@@ -128,11 +133,21 @@ class BoundaryJudge:
             for rule in rules:
                 tally = self.tallies.setdefault(id(rule), RuleTally(rule, step))
                 holds = rule.failure(variables) is None
+                items = _first_list_length(candidate)
+                if items is not None:
+                    tally.by_length.setdefault(items, set()).add(holds)
                 tally.accepted += holds
                 tally.refused += not holds
                 if index == 0:  # the answer made within the request's bounds
                     tally.accepted_within_bounds += holds
                     tally.refused_within_bounds += not holds
+
+
+def _first_list_length(answer: Any) -> int | None:
+    """How many items the first list of an answer holds (None: it has none)."""
+    if isinstance(answer, Mapping):
+        return next((len(value) for value in answer.values() if isinstance(value, list)), None)
+    return None
 
 
 #: The scenarios on which rules are also tried with answers of other lengths.
@@ -201,8 +216,9 @@ async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meanin
         trial.not_scorable = exc.message
     except (ConfigError, ExpressionError) as exc:
         trial.error = exc.message
-        # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...).
-        placed = re.match(r"(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)", exc.message, re.DOTALL)
+        # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...), after
+        # the scorer's id when the scorer's run says which scorer failed.
+        placed = re.match(r"(?:[\w.-]+: )?(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)", exc.message, re.DOTALL)
         if placed is not None:
             trial.error = placed["message"]
             trial.error_at = (placed["file"], int(placed["line"]), int(placed["column"]))
@@ -212,6 +228,7 @@ async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meanin
         trial.score = result.score
         trial.skipped = frozenset(step for step, record in result.steps.items() if record.skipped)
         trial.ran = frozenset(step for step, record in result.steps.items() if not record.skipped)
+        trial.results = {step: record.result for step, record in result.steps.items()}
     trial.answers = judge.answers
     return trial
 

@@ -146,6 +146,10 @@ class StepBuilder(Protocol):
         """Records a problem at the value at `at` (the step's place when `at` is empty)."""
         ...
 
+    def warning(self, code: str, message: str, *at: Any) -> None:
+        """Records a warning (silenced at its line by `# scorers: ignore[code]`) at the value at `at`."""
+        ...
+
     def placed(self, *at: Any) -> AbstractContextManager[None]:
         """A ConfigError raised inside without a place gets the place of the value at `at`."""
         ...

@@ -96,6 +96,15 @@ class ScoreKind(StepKindBase[ScoreStep, ScoreStepPlan]):
                 values[name], given = self.reducer(value, build, scope, ("values", name))
             else:
                 values[name], given = build.expression(value, "values", name, scope=scope)
+                if isinstance(given, (ListOf, Record)):
+                    # Read as a number by the score and what reports it (`score_values`): a
+                    # count that lost its `| length`, most often.
+                    build.warning(
+                        "score-value-not-a-number",
+                        f"{build.label}.values.{name}: {value!r} gives {given.describe()}, not a number: the values of a score step are "
+                        "the score's named numbers (`score_values`); count it (`| length`), or compute it in a `kind: compute` step",
+                        "values", name,
+                    )
             scope = scope.with_names({name: given if isinstance(given, Number) else NUMBER})
         score, shape = build.expression(spec.score, "score", scope=scope)
         build.scores(shape, "score")

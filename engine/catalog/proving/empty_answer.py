@@ -1,0 +1,138 @@
+"""What an answer with nothing to judge scores, proved on the trials of one scorer (a part
+of properties.py's ScorerProof): an empty answer at the worst end of the score, an `empty:`
+that no longer says what its `# scorers: ignore[empty-scores-worst]` says, and an
+`average_precision` whose `empty:` also answers for nothing relevant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from ...scoring.plan import ScorerPlan
+from ...scoring.steps.score import ScoreStepPlan
+from ..silencing import marked
+from ..source import Place
+from .meanings import Meaning
+from .trials import Trial, Trials
+from .truth_table import answer_in_short
+
+
+class ScorerProof(Protocol):
+    """What these proofs read of properties.py's ScorerProof."""
+
+    trials: Trials
+    plan: ScorerPlan
+    range: tuple[float, float] | None
+    score_index: int
+    score_step: ScoreStepPlan
+
+    @property
+    def label(self) -> str: ...
+    def at(self, *loc: Any, value: bool = True) -> Place | None: ...
+    def warning(self, code: str, message: str, place: Place | None) -> None: ...
+    def _score_raw(self) -> Mapping[str, Any]: ...
+    def _is_own(self, place: Place) -> bool: ...
+    def _finding(self, declared: bool, code: str, message: str, place: Place | None) -> None: ...
+    def _good_value(self, meaning: Meaning) -> str: ...
+    def _bad_value(self, meaning: Meaning) -> str: ...
+
+
+def empty_answer(proof: ScorerProof) -> None:
+    """An answer with empty lists scoring the worst end while others reach the best
+    (`empty-scores-worst`), or an `empty:` marked as the worst that no longer is."""
+    trial = proof.trials.named("empty lists")
+    if trial is None or trial.score is None or proof.range is None or not proof.trials.fields:
+        return
+    low, high = proof.range
+    higher = proof.plan.direction == "higher_is_better"
+    worst = low if higher else high
+    best = high if higher else low
+    scores = [float(other.score) for other in proof.trials.scored() if other.score is not None]
+    if low == high:
+        return
+    if not math.isclose(trial.score, worst):
+        _stale_empty_marks(proof, trial, higher)
+        return
+    if not any(math.isclose(score, best) for score in scores):
+        return
+    place = _empty_place(proof)
+    if place is None:
+        return
+    declared = all("empty" in value for value in (proof._score_raw().get("values") or {}).values() if isinstance(value, Mapping) and "reduce" in value)
+    advice = (
+        "if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line"
+        if declared else
+        f"say what an empty list scores (`empty: {best:g}`, the best) or leave such an item unscored (`on_skip: {{not_scorable: ...}}`)"
+    )
+    proof.warning(
+        "empty-scores-worst",
+        f"{proof.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
+        f"the worst end of a {better_word(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
+        place,
+    )
+
+
+def _stale_empty_marks(proof: ScorerProof, trial: Trial, higher: bool) -> None:
+    """An `empty:` whose line says, by `# scorers: ignore[empty-scores-worst]`, that an
+    output with nothing to judge scores the worst, when it no longer does: the mark and the
+    value disagree, and one of them was changed without the other."""
+    for value_name, value in (proof._score_raw().get("values") or {}).items():
+        if not isinstance(value, Mapping) or "reduce" not in value or "empty" not in value:
+            continue
+        place = proof.at("steps", proof.score_index, "values", value_name, "empty")
+        if place is None or place.file is None or not proof._is_own(place) or not marked(str(place.file), place.line, "empty-scores-worst", named=True):
+            continue
+        proof.warning(
+            "stale-ignore",
+            f"{proof.label}.score: `# scorers: ignore[empty-scores-worst]` on `empty: {value['empty']}` says an output with nothing to "
+            f"judge scores the worst, but an answer with empty lists ({answer_in_short(trial)}) scores {trial.score:g}, not the worst end "
+            f"of a {better_word(higher)}-is-better score: the value or the comment is not what was meant; make them agree",
+            place,
+        )
+
+
+def _empty_place(proof: ScorerProof) -> Place | None:
+    """The first reducer that leaves an empty list to the default (0), else the first
+    `empty:` written (a choice the author then confirms by silencing the warning there)."""
+    reducers = [(name, value) for name, value in (proof._score_raw().get("values") or {}).items() if isinstance(value, Mapping) and "reduce" in value]
+    for value_name, value in reducers:
+        if "empty" not in value:
+            return proof.at("steps", proof.score_index, "values", value_name, "reduce")
+    for value_name, _ in reducers:
+        return proof.at("steps", proof.score_index, "values", value_name, "empty")
+    return None
+
+
+def empty_scores_nothing_relevant(proof: ScorerProof, meanings: Mapping[str, Meaning], worst: Trial, declared: bool) -> bool:
+    """An `average_precision` whose `empty:` gives every answer bad the score of every
+    answer good: that reducer gives `empty` for a list with no relevant item as well as
+    for no list, so its `empty:` is what nothing relevant scores (said at its line)."""
+    higher = proof.plan.direction == "higher_is_better"
+    given = worst.results.get(proof.score_step.id)
+    for value_name, value in (proof._score_raw().get("values") or {}).items():
+        if not isinstance(value, Mapping) or value.get("reduce") != "average_precision" or "empty" not in value:
+            continue
+        if not isinstance(given, Mapping) or given.get(value_name) != value["empty"]:
+            continue
+        name, meaning = next(iter(meanings.items()))
+        proof._finding(
+            declared, "score-against-meaning",
+            f"{proof.label}.score: with every {leaf(name)} {proof._bad_value(meaning)}, no item passes `where`, and "
+            f"`reduce: average_precision` then gives its `empty: {value['empty']}`: the answer scores {worst.score:g}, "
+            f"as well as every {leaf(name)} {proof._good_value(meaning)} does, for a score where {better_word(higher)} is better; "
+            "`empty:` is also what an answer with nothing relevant scores",
+            proof.at("steps", proof.score_index, "values", value_name, "empty"),
+        )
+        return True
+    return False
+
+
+def leaf(name: str) -> str:
+    """The last part of a field's path (`verdict` of `analyze.verdicts[].verdict`)."""
+    return name.rpartition(".")[2].removesuffix("[]") or name
+
+
+def better_word(higher: bool) -> str:
+    return "higher" if higher else "lower"
