@@ -24,7 +24,7 @@ from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
-from .literal_text import control_characters, wrong_codes
+from .literal_text import control_characters, escapes_in_expressions, wrong_codes
 from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
 from .schema_limits import subschemas
@@ -138,6 +138,8 @@ class ScorerLints:
         self.asked()
         if self.source.fallback is not None:  # the built-in catalog's codes are held by tests/test_literal_text.py
             for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
+                self.warn(code, message, place)
+            for code, message, place in escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
         return self.warnings
 

@@ -12,9 +12,12 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
+from jinja2 import TemplateSyntaxError, nodes
+
 from ..errors import ConfigError
 from .setting_checks import written_settings
 from .setting_rules import Unit
+from .templates import parse_expression
 from .source import LocatedDict, LocatedList, Place, Span, place_in, position
 from .warning import CatalogWarning
 
@@ -82,6 +85,30 @@ def _control(text: str, span: Span, keys: list[str], pattern: bool) -> Iterator[
 
 
 # -- codes that name something else
+
+
+def escapes_in_expressions(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """A warning at each expression of a scorer whose quoted text holds a control character
+    Jinja's quotes made of an escape: `matches(output, '\\bTODO\\b')` in YAML double quotes
+    reaches Jinja as `'\bTODO\b'`, whose `\b` is a backspace, so the pattern never matches."""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if not isinstance(value, str) or "\\" not in value:
+            continue
+        try:
+            constants = [node.value for node in parse_expression(value).find_all(nodes.Const) if isinstance(node.value, str)]
+        except TemplateSyntaxError:
+            continue  # said where the expression is compiled
+        for constant in constants:
+            found = _CONTROL_IN_PATTERN.search(constant)
+            if found is None:
+                continue
+            escape, called = _ESCAPES.get(found.group(), (f"\\x{ord(found.group()):02x}", f"the control character U+{ord(found.group()):04X}"))
+            message = (
+                f"{label}.{'.'.join(map(str, loc))}: the text {constant!r} holds {called}, not `{escape}`: inside the expression's quotes "
+                f"Jinja reads `{escape}` as {called}, as Python does; write `\\{escape}` there (`\\\\\\\\{escape[1:]}` in YAML double quotes)"
+            )
+            yield "control-character", message, position(raw, list(loc), value=True)
+            break
 
 
 def wrong_codes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
