@@ -269,6 +269,11 @@ class Uncovered(BaseModel):
     reason: str
 
 
+#: The name, in a stored run's meta, of the judge calls its invocations sent (answered or not),
+#: and in its `last_invocation`, of the last invocation's.
+CALLS_SENT = "judge_calls_sent"
+
+
 class EvalResult(BaseModel):
     """What a batch run (`run_evals`, `scorers eval`) returns: its status, the mean and summary
     per scorer, every item's outcome, the errors and the items not scorable, and the verdict."""
@@ -296,3 +301,7 @@ class EvalResult(BaseModel):
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")
+    judge_calls_sent: int = Field(
+        default=0,
+        description="Judge calls the run sent, answered or not (each retry too), over its invocations when stored; `summary`'s judge_calls are those answered",
+    )
