@@ -39,8 +39,7 @@ from ..runs import (
     run_evals,
     where_item,
 )
-from ..runs.results import JuryAgreement
-from ..runs.stored.reading import calls_line
+from ..runs.results import JuryAgreement, calls_line
 from ..runs.verdict import Standard
 from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work

@@ -18,9 +18,8 @@ from ..formatting import to_json
 from ..runs import where_item
 from ..runs.measures.stats import usage_cost
 from ..sync import run_sync
+from ..runs.results import calls_line, calls_sent
 from ..runs.stored.reading import (
-    calls_line,
-    calls_sent,
     stored_verdict,
     RunExport,
     compare_runs,

@@ -22,9 +22,8 @@ from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
 from ..runs.traces.view import TraceLine, trace_lines
 from ..runs.verdict import Verdict
+from ..runs.results import calls_line, calls_sent
 from ..runs.stored.reading import (
-    calls_line,
-    calls_sent,
     stored_verdict,
     compare_runs,
     existing_run,

@@ -23,7 +23,8 @@ from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
 from ..runs.measures.confidence import confidence_of
 from ..runs.measures.confidence import shown as shown_confidence
-from ..runs.stored.reading import calls_sent, compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
+from ..runs.results import calls_sent
+from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.pass_line import Direction
 from ..errors import StoreError

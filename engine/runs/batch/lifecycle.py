@@ -19,10 +19,9 @@ from ...judge.sent import SentRequests, counting
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
-from ..results import CALLS_SENT, EvalResult
+from ..results import CALLS_SENT, EvalResult, calls_sent
 from .shared import drive_shared
 from ..measures.stats import unpriced_models
-from ..stored.reading import calls_sent
 from ..identity import aclaim_run
 from ..verdict import decide
 from ..targets import Target

@@ -14,7 +14,7 @@ from ...errors import ConfigError
 from ...formatting import to_json
 from ...store import Direction, ReadsInBulk, ResultRecord, RunInfo, Store, StoredRecord
 from ..items import base_id
-from ..results import CALLS_SENT, Agreement, Comparison
+from ..results import Agreement, Comparison
 from ..measures.confidence import confidence_of
 from ..measures.stats import AgreementStream, Labelled, ScoreSpread, agreement_of, compare_labelled, judged_answers, mean_estimate, spread_of
 from ...scoring.pass_line import PassLine
@@ -29,23 +29,6 @@ def existing_run(store: Store, name: str) -> RunInfo:
         known = ", ".join(item.name for item in store.runs()[:10]) or "none"
         raise ConfigError(f"no run named {name!r} in the store (runs: {known})")
     return found
-
-
-def calls_sent(run: RunInfo, last_invocation: bool = False) -> int | None:
-    """The judge calls a stored run sent, answered or not (each retry too), over all its
-    invocations and workers, or in its last invocation only; None for a run that does not
-    record them (stored before they were counted, or a kind that does not count them)."""
-    recorded = run.meta.get("last_invocation") if last_invocation else run.meta
-    sent = recorded.get(CALLS_SENT) if isinstance(recorded, dict) else None
-    return sent if isinstance(sent, int) else None
-
-
-def calls_line(sent: int | None, answered: int) -> str:
-    """The judge calls of a run as every surface words them: those that left, and of them
-    those answered (a failed call has no usage, so it costs nothing, but it was sent)."""
-    if sent is None:
-        return f"{answered} judge call(s) answered"
-    return f"{sent} judge call(s) sent (retries included), {answered} answered"
 
 
 def run_threshold(run: RunInfo, scorer_id: str) -> float:
