@@ -480,7 +480,9 @@ SURFACES = [
         "nothing scorable": ASKS_NO_JUDGE, "all but one not scorable": ASKS_NO_JUDGE, "budget reached": NO_BUDGET,
         "SIGTERM": "open: it asks no judge, so the cell's signal (sent once the judge is asked) never comes; a signal during the webhook is not made",
         "name of another kind": "it names no run: it writes alerts, keyed by monitor and episode",
-        "two processes on one PostgreSQL run": "open: two monitors at once send one alert twice (the receiver gets 2); not fixed yet",
+        "two processes on one PostgreSQL run": "open: two `monitor --send` at once each raise the alert (two stored, the receiver "
+        "gets 2), and a send by hand posts another process's pending delivery; it needs a compare-and-set of the monitor's "
+        "last alert and a claim of each delivery",
         "kill -9, then again": "open: an alert kept after a dead receiver and a restart is test_alerts_arrive's; a kill during the post is not made here",
     }, statuses={"judge fails half": 0}),
     Surface("a review queue (queue create)", queue_args, {
