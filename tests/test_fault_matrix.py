@@ -377,6 +377,35 @@ def workbench_run(world: World) -> Outcome:
         started.stop()
 
 
+def workbench_process_args(world: World) -> list[str]:
+    folder = world.tmp / "catalog"
+    folder.mkdir(exist_ok=True)
+    return ["workbench", str(folder), "--store", str(world.store), "--data", str(world.data), "--no-browser", "--port", "0"]
+
+
+def workbench_started(world: World, process: subprocess.Popen[str]) -> None:
+    """Press the Run button of a workbench started as a process: its link (with the token) is
+    read from what it printed, the session's key from its page."""
+    import urllib.request
+
+    assert process.stderr is not None
+    url = ""
+    while not url:
+        line = process.stderr.readline()
+        assert line, f"the workbench ended before printing its link: {process.communicate()}"
+        found = re.search(r"(http://127\.0\.0\.1:\d+/\S*token=\S+)", line)
+        url = found.group(1) if found is not None else ""
+    with urllib.request.urlopen(url) as page:
+        token = re.search(r"token=([^&\s]+)", url)
+        key = re.search(r'content="([^"]+)"[^>]*workbench-session|workbench-session"[^>]*content="([^"]+)"', page.read().decode())
+    assert token is not None and key is not None
+    base = url.split("/?")[0].rstrip("/")
+    headers = {"Content-Type": "application/json", "Cookie": f"scorers_workbench={token.group(1)}", "X-Workbench-Session": key.group(1) or key.group(2)}
+    body = {"scorer": "hallucination", "data": str(world.data), "size": ITEMS, "seed": 1, "files": {}}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/run", data=json.dumps(body).encode(), headers=headers)) as started:
+        assert started.status == 200
+
+
 def run_evals_python(world: World) -> Outcome:
     try:
         result = run_evals(str(world.data), create_hallucination_scorer(), run=world.run, store=world.store, concurrency=2,
@@ -432,6 +461,8 @@ class Surface:
     under_way: int = 4
     #: How many times one run of it asks each step of an item (compare: once per variant).
     asks_each_step: int = 1
+    #: What starts its work once its process is up (the workbench's Run button), if anything does.
+    started: Callable[[World, subprocess.Popen[str]], None] | None = None
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
     #: the first does the whole run, where the surface does not split a run between processes.
     one_at_a_time: str = ""
@@ -491,12 +522,12 @@ SURFACES = [
         "kill -9, then again": "one transaction that asks no judge: nothing is under way for a kill to find",
         "name of another kind": "a queue's name is not a run's: no run of another kind can hold it",
     }, prepare=queue_source, json=False, kind="queue", one_at_a_time="exists already"),
-    Surface("the workbench's run", None, {
-        "SIGTERM": "open: the run lives in the workbench's server, stopped by its Stop (test_workbench_failures); a signal to the server is not made here",
+    Surface("the workbench's run", workbench_process_args, {
         "kill -9, then again": "open: the run lives in the workbench's server; its resume after a kill is not made here",
         "name of another kind": "it names its runs itself (workbench-SCORER-FINGERPRINT-...): no name is given that another kind could hold",
         "two processes on one PostgreSQL run": "one server runs one run at a time, and its name is its own draft's",
-    }, run=workbench_run, kind="workbench"),
+    # A server stopped by SIGTERM stops as asked (0); the run it was running is what is checked.
+    }, run=workbench_run, kind="workbench", started=workbench_started, statuses={"SIGTERM": 0}),
     # A library call owns no signal: SIGTERM ends its process as Python's default does.
     Surface("run_evals", python_args("run_evals"), run=run_evals_python, statuses={"SIGTERM": -signal.SIGTERM}),
     Surface("live scoring", python_args("live"), run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
@@ -575,7 +606,7 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
     return {key: count for key, count in asked.items() if count > once}
 
 
-def _signalled(world: World, command: list[str], number: int, after: int = 4) -> Outcome:
+def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], None] | None = None) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
     kill: once verdicts are asked)."""
     def verdicts_asked() -> int:  # an item's verdicts, or a pair's
@@ -583,6 +614,8 @@ def _signalled(world: World, command: list[str], number: int, after: int = 4) ->
 
     asked, verdicts = len(world.judge.requests), verdicts_asked()
     process = _process(world, command)
+    if started is not None:
+        started(world, process)
     deadline = time.monotonic() + 60
 
     def under_way() -> bool:
@@ -651,7 +684,7 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     assert surface.command is not None, f"{surface.name}: {fault} needs the surface as a process"
     command = surface.command(world)
     if fault == "SIGTERM":
-        return _signalled(world, command, signal.SIGTERM, surface.under_way)
+        return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started)
     if fault == "kill -9, then again":
         killed = _signalled(world, command, signal.SIGKILL)
         assert killed.status == -signal.SIGKILL, killed.text
@@ -689,6 +722,14 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert len(_records(world.store, world.run)) == 2 * ITEMS
     elif fault == "two processes on one PostgreSQL run":
         assert _asked_more_than(surface.asks_each_step, world.judge.requests[asked:]) == {}, "an item was judged by both processes"
+    if surface.kind == "workbench" and fault == "SIGTERM":
+        opened = open_store(world.store, reading=True)
+        assert opened is not None
+        with closing(opened):
+            [stopped] = [run for run in opened.runs() if run.kind == "workbench"]
+            kept = len(opened.query(run=stopped.name))
+        # Marked stopped (a rerun of the same draft resumes it), not left "running" nor complete.
+        assert stopped.status == "interrupted" and kept < ITEMS, (stopped.status, kept)
     if surface.name == "monitor --send" and fault == "judge fails half":
         assert receiver.bodies, "the slow receiver never got the alert"
     if surface.name == "monitor --send" and fault == "two processes on one PostgreSQL run":
