@@ -383,9 +383,9 @@ def workbench_process_args(world: World) -> list[str]:
     return ["workbench", str(folder), "--store", str(world.store), "--data", str(world.data), "--no-browser", "--port", "0"]
 
 
-def workbench_started(world: World, process: subprocess.Popen[str]) -> None:
+def workbench_started(world: World, process: subprocess.Popen[str]) -> Callable[[str, dict[str, Any]], Any]:
     """Press the Run button of a workbench started as a process: its link (with the token) is
-    read from what it printed, the session's key from its page."""
+    read from what it printed, the session's key from its page. Returns how to call its API."""
     import urllib.request
 
     assert process.stderr is not None
@@ -401,9 +401,26 @@ def workbench_started(world: World, process: subprocess.Popen[str]) -> None:
     assert token is not None and key is not None
     base = url.split("/?")[0].rstrip("/")
     headers = {"Content-Type": "application/json", "Cookie": f"scorers_workbench={token.group(1)}", "X-Workbench-Session": key.group(1) or key.group(2)}
-    body = {"scorer": "hallucination", "data": str(world.data), "size": ITEMS, "seed": 1, "files": {}}
-    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/run", data=json.dumps(body).encode(), headers=headers)) as started:
-        assert started.status == 200
+
+    def api(path: str, body: dict[str, Any]) -> Any:
+        with urllib.request.urlopen(urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(), headers=headers)) as answered:
+            return json.loads(answered.read().decode())
+
+    api("/api/run", {"scorer": "hallucination", "data": str(world.data), "size": ITEMS, "seed": 1, "files": {}})
+    return api
+
+
+def served_to_the_end(world: World, command: list[str], started: Callable[[World, subprocess.Popen[str]], Any]) -> Outcome:
+    """A server started again: its Run pressed again (the same draft on the same sample
+    resumes the run), waited for to the end, then stopped."""
+    process = _process(world, command)
+    api = started(world, process)
+    deadline = time.monotonic() + 60
+    while (run := api("/api/status", {})["run"])["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    stopped = _finished(process)
+    return Outcome(stopped.status, run["status"] == "complete", {"scored": run["scored"], "error": run["failed"]}, stopped.text + json.dumps(run))
 
 
 def run_evals_python(world: World) -> Outcome:
@@ -462,7 +479,7 @@ class Surface:
     #: How many times one run of it asks each step of an item (compare: once per variant).
     asks_each_step: int = 1
     #: What starts its work once its process is up (the workbench's Run button), if anything does.
-    started: Callable[[World, subprocess.Popen[str]], None] | None = None
+    started: Callable[[World, subprocess.Popen[str]], Any] | None = None
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
     #: the first does the whole run, where the surface does not split a run between processes.
     one_at_a_time: str = ""
@@ -523,7 +540,6 @@ SURFACES = [
         "name of another kind": "a queue's name is not a run's: no run of another kind can hold it",
     }, prepare=queue_source, json=False, kind="queue", one_at_a_time="exists already"),
     Surface("the workbench's run", workbench_process_args, {
-        "kill -9, then again": "open: the run lives in the workbench's server; its resume after a kill is not made here",
         "name of another kind": "it names its runs itself (workbench-SCORER-FINGERPRINT-...): no name is given that another kind could hold",
         "two processes on one PostgreSQL run": "one server runs one run at a time, and its name is its own draft's",
     # A server stopped by SIGTERM stops as asked (0); the run it was running is what is checked.
@@ -606,7 +622,7 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
     return {key: count for key, count in asked.items() if count > once}
 
 
-def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], None] | None = None) -> Outcome:
+def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], Any] | None = None) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
     kill: once verdicts are asked)."""
     def verdicts_asked() -> int:  # an item's verdicts, or a pair's
@@ -686,10 +702,10 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     if fault == "SIGTERM":
         return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started)
     if fault == "kill -9, then again":
-        killed = _signalled(world, command, signal.SIGKILL)
+        killed = _signalled(world, command, signal.SIGKILL, started=surface.started)
         assert killed.status == -signal.SIGKILL, killed.text
         world.asked_before_the_resume = len(world.judge.requests)
-        return as_process(world, command)
+        return served_to_the_end(world, command, surface.started) if surface.started is not None else as_process(world, command)
     # Both started before either is waited for: at work on the run together.
     first, second = _process(world, command), _process(world, command)
     one, other = _finished(first), _finished(second)
