@@ -710,9 +710,9 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     first, second = _process(world, command), _process(world, command)
     one, other = _finished(first), _finished(second)
     if surface.one_at_a_time:
-        [refused] = [outcome for outcome in (one, other) if outcome.status == 2] or [None]
-        assert refused is not None and surface.one_at_a_time in refused.text and "Traceback" not in refused.text, (one.text, other.text)
-        return other if refused is one else one
+        refused = [outcome for outcome in (one, other) if outcome.status == 2]
+        assert len(refused) == 1 and surface.one_at_a_time in refused[0].text and "Traceback" not in refused[0].text, (one.text, other.text)
+        return other if refused[0] is one else one
     assert one.status == other.status, (one.text, other.text)
     return one
 
