@@ -262,3 +262,32 @@ def test_the_report_of_a_run_shows_its_calls_cost_and_cached_prompt_share(judge:
     cells = [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
     # six calls of 1,000 prompt tokens (400 from the provider's prefix cache) and 200 answer tokens
     assert cells == ["r", "hallucination", "openai/gpt-4o-mini", "6", "0", "6,000", "40%", "1,200", f"${6 * PER_CALL:.4f}"]
+
+
+def test_a_run_whose_every_call_fails_counts_every_call_that_left_on_every_surface(judge: JudgeServer, tmp_path: Path, monkeypatch: Any) -> None:
+    """A failed call has no usage, so only answered calls were counted: eval, results, --json
+    and the report said nothing of the calls a judge answering 500 had received. The calls
+    that left (each retry too) are counted where they leave and stored with the run."""
+    monkeypatch.setenv("SCORERS_RETRIES", "1")  # each call is sent twice: both reach the judge
+    judge.fallback = Reply.fail(500, "the judge is down", headers={"retry-after-ms": "10"})  # retried at once
+    data = write_items(tmp_path / "data.jsonl", ["ok. WRONG", "fine", "also fine"])
+    store = str(tmp_path / "r.sqlite")
+
+    shown = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", store, "--run", "down", "--json"])
+    sent = len(judge.requests)
+    assert sent >= 6, (sent, shown.output)
+    assert json.loads(shown.stdout)["judge_calls_sent"] == sent, shown.stdout
+    line = f"{sent} judge call(s) sent (retries included), 0 answered"
+    as_json = json.loads(runner.invoke(app, ["results", "--run", "down", "--store", store, "--json"]).stdout)
+    assert as_json["judge_calls_sent"] == sent and sum(row["judge_calls"] for row in as_json["usage"]) == 0
+    assert line in runner.invoke(app, ["results", "--run", "down", "--store", store]).stdout
+    written = runner.invoke(app, ["report", "down", "--store", store, "-o", str(tmp_path / "down.html")])
+    assert written.exit_code == 0, written.output
+    assert f"down: {line}" in (tmp_path / "down.html").read_text(encoding="utf-8")
+
+    # A rerun adds the calls it sent to the run's (eval's line and results read the same figure).
+    again = runner.invoke(app, ["eval", str(data), "--scorer", "hallucination", "--store", store, "--run", "down"])
+    assert len(judge.requests) > sent
+    line = f"{len(judge.requests)} judge call(s) sent (retries included), 0 answered"
+    assert line in " ".join(again.stdout.split()), again.stdout
+    assert line in runner.invoke(app, ["results", "--run", "down", "--store", store]).stdout

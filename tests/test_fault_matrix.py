@@ -146,9 +146,10 @@ def fault_budget_reached(world: World) -> None:
 
 
 def fault_mid_run(world: World) -> None:
-    """Slow answers, so a signal or a kill finds some items done and more in flight."""
+    """Slow answers, so a signal or a kill finds some items done and more in flight (and two
+    processes started together are at work together)."""
     script_hallucination(world.judge, delay=0.4)
-    _script_preference(world.judge)
+    _script_preference(world.judge, delay=0.4)
     _items(world, [f"ok {n}" for n in range(ITEMS)], [True] * ITEMS)
 
 
@@ -376,6 +377,52 @@ def workbench_run(world: World) -> Outcome:
         started.stop()
 
 
+def workbench_process_args(world: World) -> list[str]:
+    folder = world.tmp / "catalog"
+    folder.mkdir(exist_ok=True)
+    return ["workbench", str(folder), "--store", str(world.store), "--data", str(world.data), "--no-browser", "--port", "0"]
+
+
+def workbench_started(world: World, process: subprocess.Popen[str]) -> Callable[[str, dict[str, Any]], Any]:
+    """Press the Run button of a workbench started as a process: its link (with the token) is
+    read from what it printed, the session's key from its page. Returns how to call its API."""
+    import urllib.request
+
+    assert process.stderr is not None
+    url = ""
+    while not url:
+        line = process.stderr.readline()
+        assert line, f"the workbench ended before printing its link: {process.communicate()}"
+        found = re.search(r"(http://127\.0\.0\.1:\d+/\S*token=\S+)", line)
+        url = found.group(1) if found is not None else ""
+    with urllib.request.urlopen(url) as page:
+        token = re.search(r"token=([^&\s]+)", url)
+        key = re.search(r'content="([^"]+)"[^>]*workbench-session|workbench-session"[^>]*content="([^"]+)"', page.read().decode())
+    assert token is not None and key is not None
+    base = url.split("/?")[0].rstrip("/")
+    headers = {"Content-Type": "application/json", "Cookie": f"scorers_workbench={token.group(1)}", "X-Workbench-Session": key.group(1) or key.group(2)}
+
+    def api(path: str, body: dict[str, Any]) -> Any:
+        with urllib.request.urlopen(urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(), headers=headers)) as answered:
+            return json.loads(answered.read().decode())
+
+    api("/api/run", {"scorer": "hallucination", "data": str(world.data), "size": ITEMS, "seed": 1, "files": {}})
+    return api
+
+
+def served_to_the_end(world: World, command: list[str], started: Callable[[World, subprocess.Popen[str]], Any]) -> Outcome:
+    """A server started again: its Run pressed again (the same draft on the same sample
+    resumes the run), waited for to the end, then stopped."""
+    process = _process(world, command)
+    api = started(world, process)
+    deadline = time.monotonic() + 60
+    while (run := api("/api/status", {})["run"])["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    stopped = _finished(process)
+    return Outcome(stopped.status, run["status"] == "complete", {"scored": run["scored"], "error": run["failed"]}, stopped.text + json.dumps(run))
+
+
 def run_evals_python(world: World) -> Outcome:
     try:
         result = run_evals(str(world.data), create_hallucination_scorer(), run=world.run, store=world.store, concurrency=2,
@@ -431,6 +478,11 @@ class Surface:
     under_way: int = 4
     #: How many times one run of it asks each step of an item (compare: once per variant).
     asks_each_step: int = 1
+    #: What starts its work once its process is up (the workbench's Run button), if anything does.
+    started: Callable[[World, subprocess.Popen[str]], Any] | None = None
+    #: Two processes on one run at once: the second is refused (exit 2, in one line) while
+    #: the first does the whole run, where the surface does not split a run between processes.
+    one_at_a_time: str = ""
 
     @property
     def faults(self) -> tuple[str, ...]:
@@ -464,34 +516,34 @@ SURFACES = [
     # Each pair is asked in both orders: each step of an item twice.
     Surface("pairwise", pairwise_args, {
         "budget reached": NO_BUDGET,
-        "two processes on one PostgreSQL run": "open: a pairwise run is not split between processes; what a second one should do is not decided",
-    }, asks_each_step=2),
+    }, asks_each_step=2, one_at_a_time="is being run by another process"),
     Surface("rescore", rescore_args, {"budget reached": NO_BUDGET}, prepare=rescore_source),
     Surface("align", align_args, {
         "kill -9, then again": "open: align's runs resume, but the cell is slower than the matrix's time allows (80 items, two runs)",
-        "two processes on one PostgreSQL run": "open: two aligns on one store would split each run, then both write the variant",
+        "two processes on one PostgreSQL run": "open: two aligns at once each run every trial (each step of an item asked 14 times, "
+        "not 7), then both write the variant: align takes no lease of its runs yet",
     }),
     # A slow receiver takes the alert (the monitor waits for it).
     Surface("monitor --send", monitor_args, {
         "nothing scorable": ASKS_NO_JUDGE, "all but one not scorable": ASKS_NO_JUDGE, "budget reached": NO_BUDGET,
         "SIGTERM": "open: it asks no judge, so the cell's signal (sent once the judge is asked) never comes; a signal during the webhook is not made",
         "name of another kind": "it names no run: it writes alerts, keyed by monitor and episode",
+        "two processes on one PostgreSQL run": "open: two `monitor --send` at once each raise the alert (two stored, the receiver "
+        "gets 2), and a send by hand posts another process's pending delivery; it needs a compare-and-set of the monitor's "
+        "last alert and a claim of each delivery",
         "kill -9, then again": "open: an alert kept after a dead receiver and a restart is test_alerts_arrive's; a kill during the post is not made here",
-        "two processes on one PostgreSQL run": "open: two monitors sending one alert once is not made here",
     }, statuses={"judge fails half": 0}),
     Surface("a review queue (queue create)", queue_args, {
         **{fault: ASKS_NO_JUDGE for fault in JUDGED}, "budget reached": NO_BUDGET,
         "SIGTERM": "one transaction that asks no judge: nothing is under way for a signal to find",
         "kill -9, then again": "one transaction that asks no judge: nothing is under way for a kill to find",
         "name of another kind": "a queue's name is not a run's: no run of another kind can hold it",
-        "two processes on one PostgreSQL run": "open: two `queue create` of one name at once is not made here",
-    }, prepare=queue_source, json=False, kind="queue"),
-    Surface("the workbench's run", None, {
-        "SIGTERM": "open: the run lives in the workbench's server, stopped by its Stop (test_workbench_failures); a signal to the server is not made here",
-        "kill -9, then again": "open: the run lives in the workbench's server; its resume after a kill is not made here",
+    }, prepare=queue_source, json=False, kind="queue", one_at_a_time="exists already"),
+    Surface("the workbench's run", workbench_process_args, {
         "name of another kind": "it names its runs itself (workbench-SCORER-FINGERPRINT-...): no name is given that another kind could hold",
         "two processes on one PostgreSQL run": "one server runs one run at a time, and its name is its own draft's",
-    }, run=workbench_run, kind="workbench"),
+    # A server stopped by SIGTERM stops as asked (0); the run it was running is what is checked.
+    }, run=workbench_run, kind="workbench", started=workbench_started, statuses={"SIGTERM": 0}),
     # A library call owns no signal: SIGTERM ends its process as Python's default does.
     Surface("run_evals", python_args("run_evals"), run=run_evals_python, statuses={"SIGTERM": -signal.SIGTERM}),
     Surface("live scoring", python_args("live"), run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
@@ -570,7 +622,7 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
     return {key: count for key, count in asked.items() if count > once}
 
 
-def _signalled(world: World, command: list[str], number: int, after: int = 4) -> Outcome:
+def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], Any] | None = None) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
     kill: once verdicts are asked)."""
     def verdicts_asked() -> int:  # an item's verdicts, or a pair's
@@ -578,6 +630,8 @@ def _signalled(world: World, command: list[str], number: int, after: int = 4) ->
 
     asked, verdicts = len(world.judge.requests), verdicts_asked()
     process = _process(world, command)
+    if started is not None:
+        started(world, process)
     deadline = time.monotonic() + 60
 
     def under_way() -> bool:
@@ -646,13 +700,19 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     assert surface.command is not None, f"{surface.name}: {fault} needs the surface as a process"
     command = surface.command(world)
     if fault == "SIGTERM":
-        return _signalled(world, command, signal.SIGTERM, surface.under_way)
+        return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started)
     if fault == "kill -9, then again":
-        killed = _signalled(world, command, signal.SIGKILL)
+        killed = _signalled(world, command, signal.SIGKILL, started=surface.started)
         assert killed.status == -signal.SIGKILL, killed.text
         world.asked_before_the_resume = len(world.judge.requests)
-        return as_process(world, command)
-    one, other = _finished(_process(world, command)), _finished(_process(world, command))
+        return served_to_the_end(world, command, surface.started) if surface.started is not None else as_process(world, command)
+    # Both started before either is waited for: at work on the run together.
+    first, second = _process(world, command), _process(world, command)
+    one, other = _finished(first), _finished(second)
+    if surface.one_at_a_time:
+        refused = [outcome for outcome in (one, other) if outcome.status == 2]
+        assert len(refused) == 1 and surface.one_at_a_time in refused[0].text and "Traceback" not in refused[0].text, (one.text, other.text)
+        return other if refused[0] is one else one
     assert one.status == other.status, (one.text, other.text)
     return one
 
@@ -678,8 +738,18 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert len(_records(world.store, world.run)) == 2 * ITEMS
     elif fault == "two processes on one PostgreSQL run":
         assert _asked_more_than(surface.asks_each_step, world.judge.requests[asked:]) == {}, "an item was judged by both processes"
+    if surface.kind == "workbench" and fault == "SIGTERM":
+        opened = open_store(world.store, reading=True)
+        assert opened is not None
+        with closing(opened):
+            [stopped] = [run for run in opened.runs() if run.kind == "workbench"]
+            kept = len(opened.query(run=stopped.name))
+        # Marked stopped (a rerun of the same draft resumes it), not left "running" nor complete.
+        assert stopped.status == "interrupted" and kept < ITEMS, (stopped.status, kept)
     if surface.name == "monitor --send" and fault == "judge fails half":
         assert receiver.bodies, "the slow receiver never got the alert"
+    if surface.name == "monitor --send" and fault == "two processes on one PostgreSQL run":
+        assert len(receiver.bodies) == 1, f"two monitors at once sent the alert {len(receiver.bodies)} times"
     if outcome.counts is not None:
         counted = outcome.counts
         if fault == "judge fails half":

@@ -39,7 +39,7 @@ from ..runs import (
     run_evals,
     where_item,
 )
-from ..runs.results import JuryAgreement
+from ..runs.results import JuryAgreement, calls_line
 from ..runs.verdict import Standard
 from ..scoring import AnyScorer
 from ..store import redact_url, store_shares_work
@@ -180,9 +180,10 @@ def _print_eval(result: EvalResult, store: str, total: int | None, batch_api: bo
     items = f"{counts.items} of {total} items" if total is not None and total != counts.items else f"{counts.items} items"
     console.print(summary_table(f"run {result.run} ({result.status}): {items}", list(result.summary.values())))
     rows = [UsageRow(item.scorer_id, item.model, item.judge_calls, item.cached_calls, item.usage, item.cost_usd) for item in result.summary.values()]
-    if any(row.judge_calls or row.cached_calls for row in rows):
+    if result.judge_calls_sent or any(row.judge_calls or row.cached_calls for row in rows):
         priced = " (at the Batch API's price)" if batch_api else ""
         console.print(usage_table(f"judge calls, tokens and estimated cost{priced}", rows))
+        console.print(calls_line(result.judge_calls_sent, sum(row.judge_calls for row in rows)), markup=False, highlight=False)
     for summary in result.summary.values():
         if summary.agreement is not None:
             print_agreement(console, summary.scorer_id, summary.direction, summary.agreement)

@@ -18,6 +18,7 @@ from ..formatting import to_json
 from ..runs import where_item
 from ..runs.measures.stats import usage_cost
 from ..sync import run_sync
+from ..runs.results import calls_line, calls_sent
 from ..runs.stored.reading import (
     stored_verdict,
     RunExport,
@@ -184,6 +185,7 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
             "worst": {scorer_id: [record.model_dump(mode="json") for record in records] for scorer_id, records in worst_items.items()},
             "errors": [record.model_dump(mode="json", include={"item_id", "item_index", "scorer_id", "error_stage", "error"}) for record in failures],
             "last_invocation": found.meta.get("last_invocation"),
+            "judge_calls_sent": calls_sent(found),
             "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
         }
         print_json(payload)
@@ -197,8 +199,10 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
         console.print(last, markup=False, highlight=False)
     if not limits:
         console.print("pass rate: give --threshold SCORER=VALUE (or run `scorers eval` with thresholds)", style="dim")
-    if any(row.judge_calls or row.cached_calls for row in usage):
+    sent = calls_sent(found)
+    if sent or any(row.judge_calls or row.cached_calls for row in usage):
         console.print(usage_table("judge calls, tokens and estimated cost (today's prices)", usage))
+        console.print(calls_line(sent, sum(row.judge_calls for row in usage)), markup=False, highlight=False)
     for scorer in stats:
         agreement = run_agreement(results, found, scorer.scorer_id, scorer.direction, given.get(scorer.scorer_id), shown=worst)
         if agreement is not None:

@@ -19,6 +19,7 @@ from ..errors import JudgeError
 from ..formatting import first_line
 from .config import JudgeConfig
 from .protocol import JudgeRequest, TokenUsage
+from .sent import request_sent
 
 #: States after which a batch changes no more.
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -173,6 +174,7 @@ class BatchAPI:
             )
         except Exception as exc:
             raise self._error(exc, "submitting a batch") from exc
+        request_sent(len(lines))  # each line is a judge call that left, answered or not
         return _status(batch)
 
     async def status(self, batch_id: str) -> BatchStatus:

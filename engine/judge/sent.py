@@ -33,11 +33,12 @@ def counting() -> Iterator[SentRequests]:
         _counting.reset(token)
 
 
-def request_sent() -> None:
-    """One request left for a judge (called by the HTTP client as it sends it)."""
+def request_sent(requests: int = 1) -> None:
+    """Requests left for a judge: one as the HTTP client sends it, or each request of a
+    Batch API job as the job is created."""
     count = _counting.get()
     if count is not None:
-        count.requests += 1  # requests are sent from the event loop's thread: no lock needed
+        count.requests += requests  # requests are sent from the event loop's thread: no lock needed
 
 
 __all__ = ["SentRequests", "counting", "request_sent"]

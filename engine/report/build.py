@@ -22,6 +22,7 @@ from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
 from ..runs.traces.view import TraceLine, trace_lines
 from ..runs.verdict import Verdict
+from ..runs.results import calls_line, calls_sent
 from ..runs.stored.reading import (
     stored_verdict,
     compare_runs,
@@ -133,6 +134,8 @@ class Report(BaseModel):
     title: str
     generated: str
     runs: list[RunInfo]
+    #: Per run, its judge calls sent and answered, in the words of every surface (calls_line).
+    calls: dict[str, str] = Field(default_factory=dict)
     sections: list[ScorerSection]
     columns: list[str] = Field(description="Section keys in the order of the items table's columns")
     labels: dict[str, str] = Field(description="Each section key's label")
@@ -264,7 +267,7 @@ def build_report(store: Store, run: str, compare: str | None = None) -> Report:
         title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), runs=infos, sections=sections,
         columns=columns, labels={section.key: section.label for section in sections}, items=ordered, item_count=item_count,
         shown="; ".join(shown_notes) or None, export=" · ".join(f"scorers results --run {name} --format csv" for name in names),
-        comparisons=comparisons, usage=usage, verdicts={info.name: stored_verdict(store, info) for info in infos if info.kind != "live"},
+        comparisons=comparisons, usage=usage, calls=_calls(infos, usage), verdicts={info.name: stored_verdict(store, info) for info in infos if info.kind != "live"},
     )
 
 
@@ -300,3 +303,13 @@ def _variants_in_one_run(store: Store, info: RunInfo) -> list[Comparison]:
             thresholds=(run_threshold(info, a), run_threshold(info, b)), direction=directions[a], scale=run_scale(info, a),
         )
     ]
+
+
+def _calls(infos: list[RunInfo], usage: list[UsageLine]) -> dict[str, str]:
+    """The judge calls each run sent and had answered, for the runs that sent or had any."""
+    calls = {}
+    for info in infos:
+        sent, answered = calls_sent(info), sum(line.judge_calls for line in usage if line.run == info.name)
+        if sent or answered:
+            calls[info.name] = calls_line(sent, answered)
+    return calls

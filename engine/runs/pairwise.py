@@ -27,6 +27,7 @@ from ..sync import blocking
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
 from .measures.stats import bootstrap
+from .batch.lease import Lease
 from .identity import aclaim_run
 from .stored.reading import existing_run, run_records
 from .verdict import Standard, decide, judge_scorer
@@ -223,12 +224,21 @@ async def arun_pairwise(
         def differences(before: Mapping[str, Any] | None) -> list[str]:
             return ["it judged other pairs, or with another scorer"] if before is not None and dict(before) != started else []
 
+        # One process at a time, as for eval: a second pairwise of the same run at once was
+        # judging every pair again beside the first (twice the calls, one stored result each).
+        lease = Lease(opened, name)
         try:
-            await aclaim_run(opened, name, "pairwise", started_with=started, meta=meta, differences=differences)
+            await asyncio.to_thread(lease.take)
+            try:
+                await aclaim_run(opened, name, "pairwise", started_with=started, meta=meta, differences=differences)
+            except BaseException:
+                lease.release()
+                raise
         except BaseException:
             if opened is not store:
                 opened.close()
             raise
+        lease.keep_renewing()
     slots = asyncio.Semaphore(concurrency)
 
     async def one(pair: Pair) -> PairResult:
@@ -245,8 +255,10 @@ async def arun_pairwise(
         if opened is not None:
             await asyncio.to_thread(opened.end_run, name, "complete" if all(result.error is None for result in results) else "incomplete")
     finally:
-        if opened is not None and opened is not store:
-            opened.close()
+        if opened is not None:
+            lease.release()
+            if opened is not store:
+                opened.close()
     summary = pairwise_summary(results)
     judged = judge_scorer(ScoreStats(scorer_id=scorer.id, count=summary.pairs, errors=summary.errors, not_scorable=summary.not_scorable), None, standard)
     verdict = decide([judged], standard, items=len(results), failed_items=summary.errors)

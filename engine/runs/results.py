@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..judge import TokenUsage
 from ..scoring import JudgeVerdict, ScoreResult, StepRecord
-from ..store import Outcome, RunStatus, ScoreStats, Stage
+from ..store import Outcome, RunInfo, RunStatus, ScoreStats, Stage
 from .items import EvalItem
 from .verdict import Verdict
 
@@ -269,6 +269,28 @@ class Uncovered(BaseModel):
     reason: str
 
 
+#: The name, in a stored run's meta, of the judge calls its invocations sent (answered or not),
+#: and in its `last_invocation`, of the last invocation's.
+CALLS_SENT = "judge_calls_sent"
+
+
+def calls_sent(run: RunInfo, last_invocation: bool = False) -> int | None:
+    """The judge calls a stored run sent, answered or not (each retry too), over all its
+    invocations and workers, or in its last invocation only; None for a run that does not
+    record them (stored before they were counted, or a kind that does not count them)."""
+    recorded = run.meta.get("last_invocation") if last_invocation else run.meta
+    sent = recorded.get(CALLS_SENT) if isinstance(recorded, dict) else None
+    return sent if isinstance(sent, int) else None
+
+
+def calls_line(sent: int | None, answered: int) -> str:
+    """The judge calls of a run as every surface words them: those that left, and of them
+    those answered (a failed call has no usage, so it costs nothing, but it was sent)."""
+    if sent is None:
+        return f"{answered} judge call(s) answered"
+    return f"{sent} judge call(s) sent (retries included), {answered} answered"
+
+
 class EvalResult(BaseModel):
     """What a batch run (`run_evals`, `scorers eval`) returns: its status, the mean and summary
     per scorer, every item's outcome, the errors and the items not scorable, and the verdict."""
@@ -296,3 +318,7 @@ class EvalResult(BaseModel):
     duration_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="Estimated for every scorer (None when a judge model has no price)")
     stopped: str | None = Field(default=None, description="Why the run stopped before the end of the data (e.g. the budget)")
+    judge_calls_sent: int = Field(
+        default=0,
+        description="Judge calls the run sent, answered or not (each retry too), over its invocations when stored; `summary`'s judge_calls are those answered",
+    )

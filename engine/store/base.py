@@ -218,6 +218,15 @@ class RunSummary(RunInfo):
     scorers: list[ScoreStats] = Field(default_factory=list)
 
 
+def merged_meta(stored: Mapping[str, Any] | None, meta: Mapping[str, Any] | None, added: Mapping[str, int] | None) -> dict[str, Any]:
+    """A run's meta after `end_run`: `meta` merged in, each of `added` added to its number."""
+    merged = {**(stored or {}), **(meta or {})}
+    for key, value in (added or {}).items():
+        before = merged.get(key)
+        merged[key] = (before if isinstance(before, int) else 0) + value
+    return merged
+
+
 @runtime_checkable
 class Store(Protocol):
     """What the engine needs from a results store. Implementations must be safe to call
@@ -228,8 +237,10 @@ class Store(Protocol):
         creation time); returns the stored run."""
         ...
 
-    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
-        """Set the run's status; `meta` (when given) is merged into the run's meta."""
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None, added: Mapping[str, int] | None = None) -> None:
+        """Set the run's status; `meta` (when given) is merged into the run's meta, and each
+        of `added` is added to the meta's number of that name, in the same transaction (every
+        invocation and every worker sharing the run adds its own count)."""
         ...
 
     def delete_run(self, name: str) -> None:

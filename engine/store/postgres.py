@@ -10,7 +10,7 @@ Needs the `postgres` extra (psycopg 3 and psycopg_pool).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +20,7 @@ from ..db.postgres import PostgresDatabase
 from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
+    merged_meta,
     AlertDelivery,
     AlertRecord,
     BatchJob,
@@ -114,12 +115,12 @@ class PostgresStore(SQLResults, SQLLabels):
         assert stored is not None
         return stored
 
-    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None, added: Mapping[str, int] | None = None) -> None:
         with self._transaction() as db:
             db.execute("UPDATE runs SET status = %s, updated_at = now() WHERE name = %s", (status, name))
-            if meta:
+            if meta or added:
                 row = db.execute("SELECT meta FROM runs WHERE name = %s FOR UPDATE", (name,)).fetchone()
-                merged = {**((row or {}).get("meta") or {}), **meta}
+                merged = merged_meta((row or {}).get("meta"), meta, added)
                 db.execute("UPDATE runs SET meta = %s WHERE name = %s", (self.database.json_value(merged), name))
 
     def delete_run(self, name: str) -> None:

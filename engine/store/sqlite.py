@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +16,7 @@ from ..errors import ConfigError, StoreError
 from ..formatting import to_json
 from .base import (
     CONTENT_FIELDS,
+    merged_meta,
     AlertDelivery,
     AlertRecord,
     BatchJob,
@@ -135,12 +136,12 @@ class SQLiteStore(SQLResults, SQLLabels):
         assert stored is not None
         return stored
 
-    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None) -> None:
+    def end_run(self, name: str, status: RunStatus, meta: dict[str, Any] | None = None, added: Mapping[str, int] | None = None) -> None:
         with self._transaction() as db:
             db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE name = ?", (status, time.time(), name))
-            if meta:
+            if meta or added:
                 row = db.execute("SELECT meta FROM runs WHERE name = ?", (name,)).fetchone()
-                merged = {**(_from_json(row["meta"]) or {}), **meta} if row is not None else meta
+                merged = merged_meta(_from_json(row["meta"]) if row is not None else None, meta, added)
                 db.execute("UPDATE runs SET meta = ? WHERE name = ?", (_to_json(merged), name))
 
     def delete_run(self, name: str) -> None:

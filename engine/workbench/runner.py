@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..judge import ResponseCache
-from ..judge.sent import counting
 from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
 from ..runs.measures.confidence import confidence_of
 from ..runs.measures.confidence import shown as shown_confidence
+from ..runs.results import calls_sent
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
 from ..scoring.pass_line import Direction
@@ -68,9 +68,9 @@ class RunProgress:
     error: str | None = None
     #: When it ended: the items scored, failed and not scorable (`coverage`, the line every
     #: figure is shown with), the calls answered by the response cache and the estimated
-    #: cost, as the store records them; the requests this invocation sent to the judge,
-    #: answered or not, as they left (judge/sent.py: a failed or stopped call leaves no
-    #: record); and results reused from an earlier invocation.
+    #: cost, as the store records them; the judge calls this invocation sent, answered or
+    #: not, as the run's end records them (calls_sent: what `scorers results` reads too);
+    #: and results reused from an earlier invocation.
     coverage: str | None = None
     scored: int = 0
     reused: int = 0
@@ -133,9 +133,7 @@ class Runner:
             progress.done += 1
             progress.failed += not item.ok
 
-        with counting() as sent:
-            await self._evaluate(progress, scorer, meta, advance)
-        progress.judge_calls = sent.requests
+        await self._evaluate(progress, scorer, meta, advance)
         await asyncio.to_thread(self._settle, progress)
 
     async def _evaluate(self, progress: RunProgress, scorer: AnyScorer, meta: Mapping[str, Any], advance: Callable[[ItemResult], None]) -> None:
@@ -162,10 +160,12 @@ class Runner:
         try:
             stats = self.scorer_stats(progress.run, progress.scorer_id)
             usage = [row for row in self.store.usage(progress.run) if row.scorer_id == progress.scorer_id]
+            info = self.store.get_run(progress.run)
         except StoreError as exc:
             progress.error = progress.error or one_line(exc)
             return
         progress.scored, progress.coverage = stats.count, stats_coverage(stats, progress.total)
+        progress.judge_calls = (calls_sent(info, last_invocation=True) or 0) if info is not None else 0
         progress.cached_calls = sum(row.cached_calls for row in usage)
         costs = [usage_cost(row) for row in usage if row.judge_calls]
         progress.cost_usd = None if None in costs else sum(cost for cost in costs if cost is not None)

@@ -90,6 +90,16 @@ def test_saving_the_same_item_again_replaces_it(store: Store) -> None:
     assert store.query(run="nightly") == [first]
 
 
+def test_ending_a_run_adds_each_count_to_the_stored_one(store: Store) -> None:
+    """Every invocation (and every worker) of a run adds the judge calls it sent: none is lost
+    to another's end, and a meta key merged beside them stays."""
+    store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
+    store.end_run("nightly", "interrupted", added={"judge_calls_sent": 7})
+    store.end_run("nightly", "complete", meta={"reused": 2}, added={"judge_calls_sent": 5})
+    found = store.get_run("nightly")
+    assert found is not None and found.meta == {"data": "a.jsonl", "reused": 2, "judge_calls_sent": 12}
+
+
 def test_runs_list_their_summaries_keep_their_creation_time_and_can_be_forgotten(store: Store) -> None:
     first = store.begin_run(RunInfo(name="nightly", meta={"data": "a.jsonl"}))
     store.save(record("nightly", "a", score=0.2))

@@ -15,10 +15,11 @@ from typing import Any
 from ...errors import ConfigError, StoreError
 from ...judge import Chain, ResponseCache
 from ...judge.middleware.slots import CallSlots
+from ...judge.sent import SentRequests, counting
 from ...scoring import AnyScorer, Jury, Scorer, each_judge
 from ...store import RunStatus, SharesWork, Store, open_store, store_location
 from ..items import Data, NumberedSource, data_source, numbered
-from ..results import EvalResult
+from ..results import CALLS_SENT, EvalResult, calls_sent
 from .shared import drive_shared
 from ..measures.stats import unpriced_models
 from ..identity import aclaim_run
@@ -166,8 +167,16 @@ class BatchRun:
         self.status: RunStatus = "failed"
         self.clock = time.perf_counter()
         self.evaluation: Evaluation | None = None
+        #: The judge calls this invocation sent, answered or not (judge/sent.py), and the
+        #: stored run's in all once it ended (its reused results were paid for before).
+        self.sent = SentRequests()
+        self.run_sent: int | None = None
 
     async def run(self, source: NumberedSource) -> None:
+        with counting() as self.sent:
+            await self._run(source)
+
+    async def _run(self, source: NumberedSource) -> None:
         lease: Lease | None = None
         try:
             if self.store is not None and self.saving.share_work and not self.shared:
@@ -303,10 +312,12 @@ class BatchRun:
         counts, cause = self.tally.counts, self._stop()
         last = {
             "status": self.status, "reused": counts.reused, "judged": counts.scored, "items": counts.items,
-            "failed": counts.failed, "stopped_by": str(cause) if cause is not None else None,
+            "failed": counts.failed, "stopped_by": str(cause) if cause is not None else None, CALLS_SENT: self.sent.requests,
         }
         try:
-            self.store.end_run(self.name, self.status, meta={"last_invocation": last})
+            self.store.end_run(self.name, self.status, meta={"last_invocation": last}, added={CALLS_SENT: self.sent.requests})
+            stored = self.store.get_run(self.name)
+            self.run_sent = calls_sent(stored) if stored is not None else None
         except StoreError as exc:  # the run's figures are still reported
             logger.warning("could not mark run %r %s in the store: %s", self.name, self.status, exc.message)
 
@@ -338,6 +349,7 @@ class BatchRun:
             duration_s=time.perf_counter() - self.clock,
             cost_usd=cost,
             stopped=stopped,
+            judge_calls_sent=self.run_sent if self.run_sent is not None else self.sent.requests,
         )
 
 
