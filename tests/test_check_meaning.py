@@ -147,6 +147,12 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("backspace_in_pattern", 0, [
         "backspace_in_pattern/catalog.yaml:7:17: warning: scorers.no-error-word.options.pattern: the pattern holds a backspace, not `\\b`: in double quotes YAML reads `\\b` as a backspace; use single quotes ('...\\b...'), or write `\\\\b` [control-character]",
     ]),
+    ("backspace_in_an_expression", 0, [
+        "backspace_in_an_expression/catalog.yaml:11:17: warning: scorers.no-todo.steps.0.values.todo: the text '\\x08TODO\\x08' holds a backspace, not `\\b`: inside the expression's quotes Jinja reads `\\b` as a backspace, as Python does; write `\\\\b` there (`\\\\\\\\b` in YAML double quotes) [control-character]",
+    ]),
+    ("pass_line_as_a_fraction_of_the_scale", 0, [
+        "pass_line_as_a_fraction_of_the_scale/catalog.yaml:7:16: warning: scorers.faithfulness-100.threshold: 0.8 is on the score's scale, 0 to 100 (the `scale` option): so near its bottom that it reads as a fraction of the scale; if 0.8 of the way up was meant, write 80 [fraction-on-scale]",
+    ]),
     ("language_code_of_another_language", 0, [
         "language_code_of_another_language/catalog.yaml:8:17: warning: scorers.korean-keywords.options.language: 'kr' is Kanuri, but the scorer's text names Korean: Korean is 'ko' [language-code]",
     ]),
