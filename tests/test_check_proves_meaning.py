@@ -105,6 +105,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "score_value_is_a_list/catalog.yaml:21:25: warning: grounded.score: the score does not move with the judge's answers: every verdict 'no' (good) and every verdict 'yes' (bad) both score 0 [score-ignores-answers]",
         "score_value_is_a_list/catalog.yaml:22:16: warning: grounded.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0; check what the score divides or multiplies by [score-never-reaches]",
     ]),
+    ("score_expression_lost_its_filter", 0, [
+        "score_expression_lost_its_filter/catalog.yaml:8:16: warning: hallucination-share.score: the score does not move with the judge's answers: every verdict 'no' (good) and every verdict 'yes' (bad) both score 1 [score-ignores-answers]",
+    ]),
     ("divides_by_a_list", 1, [
         "divides_by_a_list/catalog.yaml:23:16: step-ratio.score.score: '(analyze.least_steps / taken if taken else 1) * options.scale' failed: unsupported operand type(s) for /: 'int' and 'list' (with least_steps 0: answers its schema accepts)",
     ]),

@@ -387,11 +387,17 @@ class ScorerProof(Placing):
 
     def _reader_of(self, name: str) -> Place | None:
         """Where the score reads the field `name` (STEP.PATH): the value whose items are its
-        list and whose condition names it, else any expression naming its step, else the score."""
+        list and whose condition names it, else any value naming its step, else the score's
+        expression when it names the step, else the score step. A value the score's
+        expression does not name (one a base scorer brings) is passed over."""
         step_id, _, path = name.partition(".")
         listed, _, last = path.rpartition("[].")
         last = last or path
-        written = self._score_raw().get("values") or {}
+        expression = self._score_raw().get("score")
+        written = {
+            value_name: value for value_name, value in (self._score_raw().get("values") or {}).items()
+            if not isinstance(expression, str) or re.search(rf"\b{re.escape(str(value_name))}\b", expression)
+        }
         for value_name, value in written.items():
             if isinstance(value, Mapping) and f"{step_id}.{listed}" in str(value.get("items", "")):
                 for key in ("where", "value"):
@@ -401,7 +407,10 @@ class ScorerProof(Placing):
         for value_name, value in written.items():
             if isinstance(value, str) and step_id in value:
                 return self.at("steps", self.score_index, "values", value_name)
+        if isinstance(expression, str) and re.search(rf"\b{re.escape(step_id)}\b", expression):
+            return self.at("steps", self.score_index, "score") or self.score_at()
         return self.score_at()
+
 
 def _refused_between(by_length: Mapping[int, set[bool]]) -> tuple[int, int, int] | None:
     """A length every answer of which a rule refused, between two lengths it always accepted
