@@ -153,6 +153,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("pass_line_as_a_fraction_of_the_scale", 0, [
         "pass_line_as_a_fraction_of_the_scale/catalog.yaml:7:16: warning: scorers.faithfulness-100.threshold: 0.8 is on the score's scale, 0 to 100 (the `scale` option): so near its bottom that it reads as a fraction of the scale; if 0.8 of the way up was meant, write 80 [fraction-on-scale]",
     ]),
+    ("timeout_in_milliseconds", 0, [
+        'timeout_in_milliseconds/catalog.yaml:7:16: warning: scorers.faithfulness-slow-judge.judge.timeout: 120000 is in seconds, 33.3 hours: were milliseconds meant? write 120 [seconds-as-milliseconds]',
+    ]),
     ("language_code_of_another_language", 0, [
         "language_code_of_another_language/catalog.yaml:8:17: warning: scorers.korean-keywords.options.language: 'kr' is Kanuri, but the scorer's text names Korean: Korean is 'ko' [language-code]",
     ]),

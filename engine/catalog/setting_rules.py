@@ -117,6 +117,23 @@ class NotAFraction(NamedTuple):
         )
 
 
+class NotMilliseconds(NamedTuple):
+    """A number of seconds long enough to be milliseconds written where seconds are meant:
+    `timeout: 120000` waits a day and a half for a judge that is stuck."""
+
+    #: Past this (an hour), a setting in seconds most likely counts milliseconds.
+    most: float = 3600
+
+    def check(self, setting: Setting) -> Found | None:
+        value = _number(setting.value)
+        if value is None or value <= self.most:
+            return None
+        return Found(
+            f"{value:g} is in {Unit.SECONDS.value}, {value / 3600:.3g} hours: were milliseconds meant? write {value / 1000:g}",
+            "seconds-as-milliseconds",
+        )
+
+
 class MarginBelow(NamedTuple):
     """A margin on the score's scale that leaves some scores out: past `share` of the
     room around the pass line, every score is inside it (a cascade sends every item on) or
@@ -359,7 +376,7 @@ def _judge(prefix: str) -> tuple[SettingRule, ...]:
         SettingRule(f"{prefix}.model", Unit.MODEL),
         SettingRule(f"{prefix}.rpm", Unit.PER_MINUTE),
         SettingRule(f"{prefix}.tpm", Unit.PER_MINUTE),
-        SettingRule(f"{prefix}.timeout", Unit.SECONDS),
+        SettingRule(f"{prefix}.timeout", Unit.SECONDS, (NotMilliseconds(),)),
         SettingRule(f"{prefix}.retries", Unit.COUNT),
         SettingRule(f"{prefix}.max_input_chars", Unit.COUNT),
         SettingRule(f"{prefix}.long_input", Unit.WORD),
@@ -480,9 +497,9 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.alert.*.webhook", Unit.URL),
     SettingRule("monitors.*.alert.*.webhook_env", Unit.VARIABLE),
     SettingRule("monitors.*.alert.*.format", Unit.WORD),
-    SettingRule("monitors.*.alert.*.timeout", Unit.SECONDS),
+    SettingRule("monitors.*.alert.*.timeout", Unit.SECONDS, (NotMilliseconds(),)),
     SettingRule("monitors.*.alert.*.retries", Unit.COUNT),
-    SettingRule("monitors.*.alert.*.backoff", Unit.SECONDS),
+    SettingRule("monitors.*.alert.*.backoff", Unit.SECONDS, (NotMilliseconds(),)),
     SettingRule("monitors.*.alert.*.log", Unit.WORD),
     SettingRule("monitors.*.alert.*.callback", Unit.ANY),
     # -- a review queue
