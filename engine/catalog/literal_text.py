@@ -16,7 +16,7 @@ from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
 from .setting_checks import written_settings
-from .setting_rules import Unit
+from .setting_relations import Unit
 from .templates import parse_expression
 from .source import LocatedDict, LocatedList, Place, Span, place_in, position
 from .warning import CatalogWarning

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .schema_limits import least_answer, least_tokens
-from .setting_rules import RULES, Found, Unit, rules_under
+from .setting_relations import Found, Unit
+from .setting_rules import RULES, rules_under
 from .source import Place, position
 
 if TYPE_CHECKING:

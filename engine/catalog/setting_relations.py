@@ -1,0 +1,316 @@
+"""The units a catalog's settings are in and the relations a setting is held to: the
+vocabulary of the table in setting_rules.py. A new kind of relation is a class here, the
+only code a row of that table may need.
+"""
+
+# Annotations are evaluated here, not kept as text: NamedTuple would compile each text
+# into a ForwardRef when the module loads, which every `scorers check` pays for.
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, NamedTuple, Protocol
+
+from .suggest import did_you_mean
+
+
+class Unit(Enum):
+    """What a setting's number or text stands for, as a message says it."""
+
+    SCORE = "on the score's scale"
+    COUNT = "a count"
+    TOKENS = "a number of tokens"
+    SHARE = "a share, from 0 to 1"
+    TEMPERATURE = "a sampling temperature, from 0 (always the likeliest answer) to 2"
+    SECONDS = "seconds"
+    PER_MINUTE = "a rate per minute"
+    DURATION = "a duration: a number and a unit (90s, 30m, 6h, 7d, 2w)"
+    TEXT = "text"
+    NAME = "a name"
+    MODEL = "a model, 'provider/model'"
+    WORD = "one of the words the format lists"
+    FLAG = "true or false"
+    EXPRESSION = "an expression"
+    TEMPLATE = "a template file under the prompts folder"
+    SCHEMA = "an answer schema file under the schemas folder"
+    JSON_SCHEMA = "a JSON Schema"
+    FOLDER = "a folder, relative to the catalog file"
+    URL = "a URL"
+    VARIABLE = "the name of an environment variable"
+    NUMBER = "a number"
+    GROUP = "a group of settings"
+    ANY = "any value (the answer's or option's own)"
+
+
+class Found(NamedTuple):
+    """What a relation found wrong: the message's text after the setting's name, and the
+    code of a warning (None: a problem, the setting can never do what it says)."""
+
+    message: str
+    code: str | None = None
+    #: Where inside the setting it is (an item of a list), when not the whole setting.
+    at: tuple[Any, ...] = ()
+
+
+class Setting(Protocol):
+    """One written setting, as a relation sees it (setting_checks.py gives it)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def unit(self) -> Unit: ...
+
+    def sibling(self, name: str) -> Any:
+        """The value of a setting beside this one (None when not written)."""
+
+    def fact(self, name: str) -> Any:
+        """What the checker knows of the setting's owner (a scorer's: setting_checks.scorer_facts; a monitor's and a queue's: their modules)."""
+
+
+class Relation(Protocol):
+    def check(self, setting: Setting) -> Found | None: ...
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+class Within(NamedTuple):
+    """The value lies in the range its unit has for its owner: a share in 0..1, a score in
+    the range of the scores."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value = _number(setting.value)
+        if value is None:
+            return None
+        if setting.unit is Unit.SHARE and not 0 <= value <= 1:
+            percent = f"; a share is written as a fraction: {value:g}% is {value / 100:g}" if 1 < value <= 100 else ""
+            return Found(f"{value:g} is outside 0 to 1 ({Unit.SHARE.value}): write a value from 0 to 1{percent}")
+        span = setting.fact("score_range") if setting.unit is Unit.SCORE else None
+        if span is not None and not span[0] <= value <= span[1]:
+            return Found(f"{value:g} is outside the range of {setting.fact('scores')}, {span[0]:g} to {span[1]:g}{setting.fact('scale_said')}")
+        return None
+
+
+class NotAFraction(NamedTuple):
+    """A line on a wide scale (0 to 100, say) written as a fraction of it: 0.8 where 80 was
+    meant sits at the very bottom of the scale, so nearly every score lands on one side."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, span = _number(setting.value), setting.fact("score_range")
+        if value is None or span is None or value == int(value):
+            return None
+        low, high = span
+        if high - low < 10 or not low < value < low + 1:
+            return None
+        meant = low + value * (high - low)
+        return Found(
+            f"{value:g} is {Unit.SCORE.value}, {low:g} to {high:g}{setting.fact('scale_said')}: so near its bottom that it reads as "
+            f"a fraction of the scale; if {value:g} of the way up was meant, write {meant:g}",
+            "fraction-on-scale",
+        )
+
+
+class NotMilliseconds(NamedTuple):
+    """A number of seconds long enough to be milliseconds written where seconds are meant:
+    `timeout: 120000` waits a day and a half for a judge that is stuck."""
+
+    #: Past this (an hour), a setting in seconds most likely counts milliseconds.
+    most: float = 3600
+
+    def check(self, setting: Setting) -> Found | None:
+        value = _number(setting.value)
+        if value is None or value <= self.most:
+            return None
+        return Found(
+            f"{value:g} is in {Unit.SECONDS.value}, {value / 3600:.3g} hours: were milliseconds meant? write {value / 1000:g}",
+            "seconds-as-milliseconds",
+        )
+
+
+class MarginBelow(NamedTuple):
+    """A margin on the score's scale that leaves some scores out: past `share` of the
+    room around the pass line, every score is inside it (a cascade sends every item on) or
+    no spread exceeds it (a jury never disagrees)."""
+
+    what: str
+    around_pass_line: bool
+
+    def check(self, setting: Setting) -> Found | None:
+        value, span = _number(setting.value), setting.fact("score_range")
+        if value is None or span is None:
+            return None
+        low, high = span
+        if self.around_pass_line:
+            line = _number(setting.sibling("threshold"))
+            line = line if line is not None else setting.fact("threshold")
+            limit = max(line - low, high - line) if line is not None and low <= line <= high else (high - low) / 2
+        else:
+            limit = high - low
+        if value < limit:
+            return None
+        return Found(
+            f"{value:g} is {Unit.SCORE.value} ({setting.fact('scores')} run {low:g} to {high:g}): a margin of {limit:g} or more {self.what}; "
+            f"write a margin below {limit:g}, e.g. {round((high - low) / 10, 6):g}"
+        )
+
+
+class NeedsAbove(NamedTuple):
+    """Above `when_above`, the setting acts only when `other` (a fact of its owner) is
+    above `above`."""
+
+    when_above: float
+    other: str
+    above: float
+    why: str
+    instead: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.fact(self.other)
+        if value is None or value <= self.when_above or other is None or other > self.above:
+            return None
+        return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
+class Distinct(NamedTuple):
+    """The items of a list differ."""
+
+    why: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        items = setting.value if isinstance(setting.value, list) else []
+        again = next((index for index, item in enumerate(items) if item in items[:index]), None)
+        if again is None:
+            return None
+        return Found(f"{items[again]!r} is named more than once: {self.why}", self.code, (again,))
+
+
+class NeedsSibling(NamedTuple):
+    """When the setting has the value `equals`, the sibling `other` must be written."""
+
+    equals: str
+    other: str
+    why: str
+    instead: str
+
+    def check(self, setting: Setting) -> Found | None:
+        if setting.value != self.equals or setting.sibling(self.other) is not None:
+            return None
+        return Found(f"{self.equals} needs `{self.other}:` beside it ({self.why}): {self.instead}")
+
+
+class AtMostSibling(NamedTuple):
+    """A count no larger than the sibling `other` (when that is a count too)."""
+
+    other: str
+    why: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.sibling(self.other)
+        if value is None or not isinstance(other, int) or isinstance(other, bool) or value <= other:
+            return None
+        return Found(f"{value:g} outcomes are needed before it alerts, but its {self.other} holds at most {other}: {self.why}")
+
+
+class AmongValues(NamedTuple):
+    """Items that are values of the field they label (a fact naming the values, when known):
+    one written otherwise than a value only by its case, or none of them a value at all, is
+    compared with the field's values as they are and never equals one."""
+
+    values: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        allowed = [str(value) for value in setting.fact(self.values) or []]
+        items = [str(item) for item in (setting.value if isinstance(setting.value, list) else [setting.value])]
+        if not allowed:
+            return None
+        folded = {value.casefold() for value in allowed}
+        wrong = next((index for index, item in enumerate(items) if item not in allowed and item.casefold() in folded), None)
+        if wrong is None and not any(item in allowed for item in items):
+            wrong = 0 if items else None
+        if wrong is None:
+            return None
+        return Found(
+            f"{items[wrong]!r} is not a value of {self.what} ({', '.join(map(repr, allowed))}): answers are compared as written, "
+            f"so it never agrees with the judge's; write the field's own values{did_you_mean(items[wrong], allowed)}",
+            at=(wrong,) if isinstance(setting.value, list) else (),
+        )
+
+
+class AmongNames(NamedTuple):
+    """A name that is one of the names a fact gives (the fields of what it points into), when known."""
+
+    names: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known = setting.fact(self.names)
+        if not known or setting.value in known:
+            return None
+        return Found(f"{setting.value!r} is not one of {self.what} ({', '.join(known)}){did_you_mean(str(setting.value), known)}: name one of them")
+
+
+class AmongSibling(NamedTuple):
+    """Items that are among the items of the sibling `other` (a label's flagged categories
+    among its categories)."""
+
+    other: str
+    what: str
+
+    def check(self, setting: Setting) -> Found | None:
+        known, items = setting.sibling(self.other), setting.value
+        if not isinstance(known, list) or not known or not isinstance(items, list):
+            return None
+        wrong = next((index for index, item in enumerate(items) if item not in known), None)
+        if wrong is None:
+            return None
+        named = ", ".join(map(str, known))
+        return Found(f"{items[wrong]!r} is not one of {self.what} ({named}){did_you_mean(str(items[wrong]), map(str, known))}: name one of them", at=(wrong,))
+
+
+class HoldsLeastAnswer(NamedTuple):
+    """A token limit that holds the shortest answer the step's schema accepts (fact
+    `least_answer`: its tokens, characters, what makes it long, and the step)."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, least = _number(setting.value), setting.fact("least_answer")
+        if value is None or least is None or value >= least[0]:
+            return None
+        tokens, characters, long, step = least
+        why = f"; {', '.join(long)}" if long else ""
+        return Found(
+            f"{value:g} ({setting.unit.value}) is less than the shortest answer the schema of step {step!r} accepts, about {tokens} tokens "
+            f"({characters} characters of JSON{why}): every answer would be cut off; raise max_tokens to {tokens} or more",
+            "max-tokens",
+        )
+
+
+class CanHold(NamedTuple):
+    """A condition (`above:` or `below:`, by the setting's name) that some value of what it
+    watches meets: the sibling `unit_by` decides the unit (a share runs 0 to 1, a score the
+    range of the scores)."""
+
+    unit_by: str
+    units: Mapping[str, Unit]
+
+    def check(self, setting: Setting) -> Found | None:
+        value, watched = _number(setting.value), str(setting.sibling(self.unit_by))
+        unit = self.units.get(watched)
+        span = (0.0, 1.0) if unit is Unit.SHARE else setting.fact("score_range") if unit is Unit.SCORE else None
+        if value is None or span is None:
+            return None
+        above = setting.label.endswith(".above")
+        if (value < span[1]) if above else (value > span[0]):
+            return None
+        condition = "above" if above else "below"
+        if unit is Unit.SHARE:
+            percent = f"; a rate is a share: {value:g}% is {value / 100:g}" if 1 < value <= 100 else ""
+            return Found(f"{watched} is never {condition} {value:g} (it runs 0 to 1): the monitor would never alert{percent}")
+        return Found(
+            f"the {watched} of {setting.fact('scores')} is never {condition} {value:g} (its scores run {span[0]:g} to {span[1]:g}): the monitor would never alert"
+        )
