@@ -45,7 +45,6 @@ def test_the_command_line_starts_without_importing_the_provider_sdk() -> None:
     assert loaded.stdout.strip() == "[]"
 
 
-@pytest.mark.slow
 def test_the_engine_type_checks_strictly() -> None:
     checked = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout[-3000:]
