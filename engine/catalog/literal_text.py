@@ -64,12 +64,17 @@ def _texts(node: Any, keys: list[str]) -> Iterator[ConfigError]:
                 yield from _texts(value, [*keys, str(index)])
 
 
+def _escape_of(character: str) -> tuple[str, str]:
+    """How a control character is written as an escape, and what it is called."""
+    return _ESCAPES.get(character, (f"\\x{ord(character):02x}", f"the control character U+{ord(character):04X}"))
+
+
 def _control(text: str, span: Span, keys: list[str], pattern: bool) -> Iterator[ConfigError]:
     found = (_CONTROL_IN_PATTERN if pattern else _CONTROL).search(text)
     if found is None:
         return
     character = found.group()
-    escape, called = _ESCAPES.get(character, (f"\\x{ord(character):02x}", f"the control character U+{ord(character):04X}"))
+    escape, called = _escape_of(character)
     what = "pattern" if pattern else "text"
     label = ".".join(keys)
     if span.raw.startswith('"') and escape in span.raw:
@@ -102,7 +107,7 @@ def escapes_in_expressions(raw: Any, label: str) -> Iterator[tuple[str, str, Pla
             found = _CONTROL_IN_PATTERN.search(constant)
             if found is None:
                 continue
-            escape, called = _ESCAPES.get(found.group(), (f"\\x{ord(found.group()):02x}", f"the control character U+{ord(found.group()):04X}"))
+            escape, called = _escape_of(found.group())
             message = (
                 f"{label}.{'.'.join(map(str, loc))}: the text {constant!r} holds {called}, not `{escape}`: inside the expression's quotes "
                 f"Jinja reads `{escape}` as {called}, as Python does; write `\\{escape}` there (`\\\\\\\\{escape[1:]}` in YAML double quotes)"
