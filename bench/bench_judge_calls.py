@@ -150,7 +150,12 @@ def bare_loop(base_url: str, chains: list[list[dict[str, Any]]], concurrency: in
         async def chain(bodies: list[dict[str, Any]]) -> None:
             async with slots:
                 for body in bodies:
-                    await client.chat.completions.create(**body)
+                    # The answer's bytes read to the end and nothing parsed: the least a client
+                    # receiving the same (streamed) answers can do. Left unread, a response would
+                    # hold its connection; parsed by the SDK's stream, it would cost more than
+                    # the engine's own reading of the events.
+                    async with client.chat.completions.with_streaming_response.create(**body) as answer:
+                        await answer.read()
 
         if independent:
             await asyncio.gather(*(chain([body]) for bodies in chains for body in bodies))

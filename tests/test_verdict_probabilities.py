@@ -391,12 +391,24 @@ def test_a_review_queue_takes_the_unsure_items_least_sure_first(judge: JudgeServ
 
 
 def test_a_400_that_only_names_log_probabilities_drops_them(judge: JudgeServer) -> None:
-    judge.on("Claims", [Reply.fail(400, "top_logprobs must be at most 2 on this server"), {"claims": ["It rains."]}])
-    judge.on("HallucinationVerdicts", verdict("yes", {"yes": 0.7, "no": 0.3}))
+    judge.on("Claims", {"claims": ["It rains."]})
+    judge.on("HallucinationVerdicts", [Reply.fail(400, "top_logprobs must be at most 2 on this server"), verdict("yes", {"yes": 0.7, "no": 0.3})])
     judge.on("Reason", {"reason": "r"})
     result = create_scorer("hallucination", model=CHEAP).run(output="It rains.", context=["facts"])
     assert result.score == 1 and result.confidence is None
-    assert not any("logprobs" in request.body for request in judge.requests[1:])
+    refused = next(number for number, request in enumerate(judge.requests) if "logprobs" in request.body)
+    assert not any("logprobs" in request.body for request in judge.requests[refused + 1:])
+
+
+def test_only_an_answer_with_something_to_weigh_asks_for_log_probabilities(judge: JudgeServer) -> None:
+    """A list of claims has no value to weigh: its figures per token would only be sent and read."""
+    judge.on("Claims", {"claims": ["It rains."]})
+    judge.on("HallucinationVerdicts", verdict("yes", {"yes": 0.7, "no": 0.3}))
+    judge.on("Reason", {"reason": "r"})
+    result = create_scorer("hallucination", model=CHEAP).run(output="It rains.", context=["facts"])
+    assert result.confidence is not None
+    asked = {request.schema_name: "logprobs" in request.body for request in judge.requests}
+    assert asked == {"Claims": False, "HallucinationVerdicts": True, "Reason": False}, asked
 
 
 def test_a_gate_can_require_a_least_confidence_live_and_stored_alike(judge: JudgeServer, tmp_path: Path) -> None:

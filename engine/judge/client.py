@@ -42,7 +42,7 @@ from .capabilities import capabilities, is_reasoning_family, refused_parameter, 
 from .config import NO_KEY, JudgeConfig, StructuredMode
 from .cut_off import cut_off_message
 from .sent import request_sent
-from .probabilities import LOGPROB_PARAMETERS, from_logprobs, token_logprobs
+from .probabilities import LOGPROB_PARAMETERS, from_logprobs, token_logprobs, weighs
 from .protocol import FieldProbabilities, JudgeAnswer, JudgeRequest, TokenUsage
 from .failures import cause_of, cut_text, error_message, error_param, judge_error, stopped_sending
 from ..scrub import install_log_filter, remember_secret
@@ -157,7 +157,9 @@ class OpenAIJudge:
         started = time.monotonic()
         for _ in range(MAX_ADJUSTMENTS):
             wanted = wanted_parameters(request, judge_thinks(request, where, model))
-            if request.response_model is not None and mode != "tools":  # a tool call's arguments come without them
+            # A tool call's arguments come without them; an answer with nothing to weigh (a list of
+            # claims) would only make the server send, and the engine read, a figure per token.
+            if request.response_model is not None and mode != "tools" and weighs(request.response_model):
                 wanted.update(LOGPROB_PARAMETERS)
             parameters = capabilities.parameters(where, model, wanted)
             try:
