@@ -64,7 +64,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT / "examples" / "halueval_qa.jsonl")
     parser.add_argument("--min-confidence", type=float, default=0.8)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--skip-cascades", action="store_true", help="Measure the judge alone and the map only")
+    parser.add_argument("--only", action="append", choices=("judge", "confidence-cascade", "samples-cascade"),
+                        help="Measure only these parts (repeatable): a slow local judge takes about 20 minutes a part")
     arguments = parser.parse_args()
     os.environ["OPENAI_BASE_URL"] = arguments.base_url
     os.environ.setdefault("OPENAI_API_KEY", "none")
@@ -72,6 +73,29 @@ def main() -> None:
     print(f"commit {commit}, load before {os.getloadavg()[0]:.1f}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", flush=True)
     items = [json.loads(line) for line in arguments.data.read_text(encoding="utf-8").splitlines() if line.strip()]
 
+    parts = set(arguments.only or ("judge", "confidence-cascade", "samples-cascade"))
+    rows = judge_alone(arguments, items) if "judge" in parts else []
+    cheap = create_scorer("hallucination", model=arguments.model)
+    strong = create_scorer("hallucination", model=arguments.strong)
+    cascades = {
+        "confidence-cascade": (f"min_confidence {arguments.min_confidence:g}", Cascade(cheap, strong, margin=0, min_confidence=arguments.min_confidence)),
+        "samples-cascade": ("samples 3", Cascade(cheap, strong, samples=3)),
+    }
+    for part, (name, cascade) in cascades.items():
+        if part not in parts:
+            continue
+        started = time.monotonic()
+        result = run_evals(items, [cascade], concurrency=arguments.concurrency, cache=False, store=None)
+        summary = result.summary["hallucination"]
+        sent = summary.cascade.escalated if summary.cascade is not None else None
+        print(f"3. cascade by {name}: {calls(result, 'hallucination')} judge calls, {sent} of {summary.count} items sent on, {time.monotonic() - started:.0f} s", flush=True)
+        rows.append(f"| {arguments.data.name} | cascade by {name} | {arguments.model} > {arguments.strong} | {datetime.date.today()} | {summary.count} | sent on {sent} | calls {calls(result, 'hallucination')} | | |")
+    print(f"load after {os.getloadavg()[0]:.1f}")
+    print("\n".join(rows))
+
+
+def judge_alone(arguments: argparse.Namespace, items: list[dict[str, Any]]) -> list[str]:
+    """Part 1 and 2: the judge alone, its confidence's AUROC and calibration error, and the map."""
     started = time.monotonic()
     scorer = create_scorer("hallucination", model=arguments.model)
     alone = run_evals(items, [scorer], concurrency=arguments.concurrency, cache=False, store=None)
@@ -91,27 +115,12 @@ def main() -> None:
     except Exception as exc:  # too few items with a confidence: said, and the rest runs
         print(f"2. map: not fitted ({exc})")
 
-    rows = [
+    return [
         f"| {arguments.data.name} | hallucination | {arguments.model} | {datetime.date.today()} | {len(labelled)} | {len(pairs)} | "
         f"{estimate(calibration.auroc if calibration else None)} | {estimate(calibration.ece if calibration else None)} | "
         + (f"{fit.error_before:.2f} -> {fit.error_after:.2f} (gain {estimate(fit.gain)}, {'kept' if fit.kept else 'not kept'})" if fit else "-")
         + " |"
     ]
-    if not arguments.skip_cascades:
-        cheap = create_scorer("hallucination", model=arguments.model)
-        strong = create_scorer("hallucination", model=arguments.strong)
-        for name, cascade in (
-            (f"min_confidence {arguments.min_confidence:g}", Cascade(cheap, strong, margin=0, min_confidence=arguments.min_confidence)),
-            ("samples 3", Cascade(cheap, strong, samples=3)),
-        ):
-            started = time.monotonic()
-            result = run_evals(items, [cascade], concurrency=arguments.concurrency, cache=False, store=None)
-            summary = result.summary["hallucination"]
-            sent = summary.cascade.escalated if summary.cascade is not None else None
-            print(f"3. cascade by {name}: {calls(result, 'hallucination')} judge calls, {sent} of {summary.count} items sent on, {time.monotonic() - started:.0f} s", flush=True)
-            rows.append(f"| {arguments.data.name} | cascade by {name} | {arguments.model} > {arguments.strong} | {datetime.date.today()} | {summary.count} | sent on {sent} | calls {calls(result, 'hallucination')} | | |")
-    print(f"load after {os.getloadavg()[0]:.1f}")
-    print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def test_every_command_of_docs_quality_runs(judge: JudgeServer, tmp_path: Path, 
     for command in commands:
         words = shlex.split(command)
         if words[:2] == ["python", "bench/bench_confidence.py"]:
-            done = subprocess.run([sys.executable, *words[1:], "--base-url", judge.base_url, "--skip-cascades"], capture_output=True, text=True, timeout=300)
+            done = subprocess.run([sys.executable, *words[1:], "--base-url", judge.base_url, "--only", "judge"], capture_output=True, text=True, timeout=300)
             assert done.returncode == 0 and "AUROC of confidence" in done.stdout, done.stderr
             continue
         if words[0] == "python":

@@ -7,6 +7,7 @@ cheap judge is unsure of, with no extra samples."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +242,7 @@ def test_eval_with_labels_tells_how_well_confidence_is_calibrated_and_results_sh
 
     item = CliRunner().invoke(app, ["results", "--store", store, "--run", "one", "--item", "doubt-0", "--model", CHEAP])
     lines = " ".join(item.stdout.split())
-    assert "hallucination (openai/gpt-4o-mini): 1, confidence 60%" in lines, lines
+    assert "hallucination (openai/gpt-4o-mini): 1, 60% sure" in lines, lines
     assert 'verdicts[0].verdict: "yes" 60%, "no" 40% (logprobs)' in lines
 
 
@@ -300,11 +301,22 @@ def test_calibrate_fits_a_confidence_map_and_keeps_it_only_on_held_out_evidence(
     written = Path(fit["written"])
     assert written.parent == tmp_path / "confidence_maps" and written.name.startswith("mine@")
 
-    from engine.runs.confidence_map import read_map
-
+    # The scorer of that version carries the kept map: each item's calibrated confidence is
+    # written beside the judge's own, and shown by every surface.
     scorer = load_scorers(tmp_path / "catalog.yaml").create("mine", model=CHEAP)
-    kept = read_map(tmp_path, "mine", scorer.fingerprint)
-    assert kept is not None and kept(0.6) < 0.1 and kept(0.95) > 0.9
+    unsure = scorer.run(output="DOUBT again.", context=["facts"])
+    assert unsure.confidence == pytest.approx(0.6) and unsure.calibrated_confidence is not None and unsure.calibrated_confidence < 0.1
+    assert unsure.to_dict()["calibrated_confidence"] == unsure.calibrated_confidence
+    sure = scorer.run(output="SURE again.", context=["facts"])
+    assert sure.calibrated_confidence is not None and sure.calibrated_confidence > 0.9
+    run = CliRunner().invoke(app, ["eval", str(data), "--scorer", "mine", "--config", str(tmp_path / "catalog.yaml"), "--model", CHEAP,
+                                   "--no-cache", "--store", str(tmp_path / "r.sqlite"), "--run", "mapped", "--sample", "2", "--seed", "3"])
+    assert run.exit_code in (0, 1), run.output
+    listed = " ".join(CliRunner().invoke(app, ["results", "--store", str(tmp_path / "r.sqlite"), "--run", "mapped"]).output.split())
+    assert re.search(r"(95% sure, 9\d% calibrated|60% sure, [0-9]% calibrated)", listed), listed
+    # Another version of the scorer (another option here) is not given this version's map.
+    other = load_scorers(tmp_path / "catalog.yaml").create("mine", model=CHEAP, options={"language": "French"})
+    assert other.run(output="DOUBT again.", context=["facts"]).calibrated_confidence is None
 
 
 def test_a_confidence_map_that_does_not_help_beyond_noise_is_not_kept() -> None:
@@ -448,7 +460,7 @@ def test_the_workbench_shows_each_items_confidence_and_its_calibration(judge: Ju
         ok(workbench, "run", {"scorer": "hallucination", "data": str(PAIRS), "size": 6, "seed": 1, "files": {}})
         run = wait_run(workbench)["run"]
         report = ok(workbench, "report", {"scorer": "hallucination", "run": run})
-        assert {item["confidence_shown"] for item in report["items"]} == {"67%"}
+        assert {item["confidence_shown"] for item in report["items"]} == {"67% sure"}
         calibration = report["agreement"]["calibration"]
         assert calibration["items"] == 6 and calibration["curve"][0]["confidence"] == pytest.approx(0.6667, abs=1e-3)
         item = ok(workbench, "item", {"run": run, "scorer": "hallucination", "item": report["items"][0]["item_id"]})

@@ -160,10 +160,22 @@ class Catalog:
         `offline`: the scorer is only replayed without a judge (an estimate): a missing key
         is not an error until a call is made."""
         from ..judge import JudgeSettings
+        from ..scoring import Scorer
         from ..scoring.assembly import assemble
+        from .confidence_maps import read_map
 
         settings = (judge or JudgeSettings()).given(model)
-        return assemble(self.plan(scorer_id), settings, options, providers=self.providers, middleware=middleware, cache=cache, check_key=not offline)
+        made = assemble(self.plan(scorer_id), settings, options, providers=self.providers, middleware=middleware, cache=cache, check_key=not offline)
+        if isinstance(made, Scorer) and made.plan.needs_judge:
+            made.confidence_map = read_map(self.maps_folder, scorer_id, made.fingerprint)
+        return made
+
+    @property
+    def maps_folder(self) -> Path:
+        """Where the confidence maps of this catalog's scorers are kept (confidence_maps.py)."""
+        from .confidence_maps import maps_folder
+
+        return maps_folder(None if self.source.path == builtin_catalog_path().resolve() else self.source.path)
 
 
 def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..runs.measures.confidence import confidence_of
 from ..runs.measures.confidence import shown as shown_confidence
+from ..runs.measures.confidence import sure_shown
 from ..errors import ConfigError
 from ..formatting import to_json
 from ..runs import where_item
@@ -215,7 +216,7 @@ def _show_run(results: Store, run: str, store: str, worst: int, threshold: list[
         for column in ("item", "score", *(["confidence"] if sure else []), "reason"):
             table.add_column(column, overflow="fold")
         for record in records:
-            confidence = [shown_confidence(confidence_of(record.steps))] if sure else []
+            confidence = [sure_shown(record.steps)] if sure else []
             table.add_row(record.item_id, figure(record.score), *confidence, (record.reason or _left_out(record, run))[:200])
         console.print(table)
     for record in failures:
@@ -250,8 +251,7 @@ def _show_item(results: Store, run: str, item_id: str, setup: ScorerSetup, confi
         return
     for record in shown:
         outcome = figure(record.score) if record.score is not None else (record.error or record.not_scorable or "-")
-        confidence = confidence_of(record.steps)
-        sure = f", confidence {shown_confidence(confidence)}" if confidence is not None else ""
+        sure = "" if confidence_of(record.steps) is None else f", {sure_shown(record.steps)}"
         console.print(f"[bold]{record.scorer_id}[/bold] ({record.model}): {outcome}{sure}", highlight=False)
         if record.reason:
             console.print(record.reason, markup=False, highlight=False, soft_wrap=True)

@@ -326,7 +326,7 @@ def calibrate_command(
     caution = calibration_caution(found)
     fit = fit_confidence_map(confidence_pairs(scorer_object, labelled)) if fit_confidence else None
     if fit is not None and fit.kept:
-        fit.written = str(write_map(fit, config.parent if config is not None else Path.cwd(), scorer_object.id, scorer_object.fingerprint))
+        fit.written = str(write_map(fit, catalog.maps_folder, scorer_object.id, scorer_object.fingerprint))
     if as_json:
         print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution, **({"confidence_map": fit.model_dump(mode="json")} if fit else {})})
         return

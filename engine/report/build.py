@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..runs.measures.confidence import confidence_of
+from ..runs.measures.confidence import confidence_of, sure_shown
 from ..runs import Agreement, Comparison
 from ..runs.items import base_id
 from ..runs.measures.stats import compare_labelled, flags, usage_cost
@@ -101,6 +101,7 @@ class Cell(BaseModel):
     not_scorable: str | None = Field(default=None, description="Why the scorer could not judge the item (then no score and no verdict)")
     steps: list[StepView]
     confidence: float | None = Field(default=None, description="The chance its pass/fail would be the same were the judge asked again")
+    confidence_shown: str = Field(default="-", description="The confidence as every surface writes it, its calibrated value beside it where a map was kept")
 
 
 class ItemRow(BaseModel):
@@ -195,7 +196,7 @@ def _cell(key: str, record: ResultRecord, threshold: float) -> Cell:
     return Cell(
         key=key, score=record.score, flagged=flagged, agrees=None if flagged is None or human is None else flagged == human,
         reason=record.reason, error=record.error, not_scorable=record.not_scorable if record.error is None else None, steps=steps,
-        confidence=confidence_of(record.steps),
+        confidence=confidence_of(record.steps), confidence_shown=sure_shown(record.steps),
     )
 
 

@@ -14,7 +14,6 @@ only.
 
 from __future__ import annotations
 
-import bisect
 import json
 import random
 from collections.abc import Sequence
@@ -24,30 +23,15 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from .align.decision import beyond_noise
+from ..catalog.confidence_maps import map_file
 from ..scoring import AnyScorer
+from ..scoring.confidence import ConfidenceMap
 from .measures.agreement import SEED, Labelled, bootstrap, read_label
 from .measures.confidence import calibration_error, confidence_of
 from .results import FigureEstimate
 
 #: The fewest labelled items with a confidence worth fitting a map on (half of them held out).
 LEAST_ITEMS = 20
-
-
-class ConfidenceMap(BaseModel):
-    """Confidence in, chance of agreeing with people out: straight between the fitted points,
-    flat beyond them."""
-
-    points: list[tuple[float, float]]
-
-    def __call__(self, confidence: float) -> float:
-        xs = [x for x, _ in self.points]
-        at = bisect.bisect_right(xs, confidence)
-        if at == 0:
-            return self.points[0][1]
-        if at == len(xs):
-            return self.points[-1][1]
-        (x0, y0), (x1, y1) = self.points[at - 1], self.points[at]
-        return y0 if x1 == x0 else y0 + (y1 - y0) * (confidence - x0) / (x1 - x0)
 
 
 class ConfidenceFit(BaseModel):
@@ -113,22 +97,9 @@ def confidence_pairs(scorer: AnyScorer, labelled: Sequence[Labelled]) -> list[tu
     return pairs
 
 
-def map_file(folder: Path, scorer_id: str, fingerprint: str) -> Path:
-    """Where the map of one version of a scorer is kept."""
-    return folder / "confidence_maps" / f"{scorer_id}@{fingerprint}.json"
-
-
 def write_map(fit: ConfidenceFit, folder: Path, scorer_id: str, fingerprint: str) -> Path:
     assert fit.map is not None
     path = map_file(folder, scorer_id, fingerprint)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"scorer_id": scorer_id, "scorer_hash": fingerprint, **fit.map.model_dump(mode="json")}, indent=1), encoding="utf-8")
     return path
-
-
-def read_map(folder: Path, scorer_id: str, fingerprint: str) -> ConfidenceMap | None:
-    """The map kept for this version of the scorer, if any."""
-    path = map_file(folder, scorer_id, fingerprint)
-    if not path.exists():
-        return None
-    return ConfidenceMap.model_validate(json.loads(path.read_text(encoding="utf-8")))

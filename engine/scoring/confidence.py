@@ -13,6 +13,7 @@ it was for the real answer.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import itertools
 import math
@@ -20,6 +21,8 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from ..errors import ConfigError, DivisionByZero, NotScorable
 from ..judge import FieldProbabilities
@@ -106,3 +109,21 @@ async def weighed_score(
 
 def _step(plan: ScorerPlan, step_id: str) -> StepPlan:
     return next(step for step in plan.steps if step.id == step_id)
+
+
+class ConfidenceMap(BaseModel):
+    """Confidence in, chance of agreeing with people out: straight between the fitted points,
+    flat beyond them. Fitted and kept by `scorers calibrate --fit-confidence`
+    (runs/confidence_map.py) for one version of a scorer, which then carries it."""
+
+    points: list[tuple[float, float]]
+
+    def __call__(self, confidence: float) -> float:
+        xs = [x for x, _ in self.points]
+        at = bisect.bisect_right(xs, confidence)
+        if at == 0:
+            return self.points[0][1]
+        if at == len(xs):
+            return self.points[-1][1]
+        (x0, y0), (x1, y1) = self.points[at - 1], self.points[at]
+        return y0 if x1 == x0 else y0 + (y1 - y0) * (confidence - x0) / (x1 - x0)

@@ -48,6 +48,10 @@ class StepRecord(BaseModel):
     confidence: float | None = Field(
         default=None, description="The score step's: the chance that the item's pass/fail would be the same were the judge asked again"
     )
+    calibrated_confidence: float | None = Field(
+        default=None, description="The score step's: the chance that people agree with the item's pass/fail, its confidence read through the map "
+        "`scorers calibrate --fit-confidence` kept for this version of the scorer (None: no map kept)"
+    )
     expected_score: float | None = Field(default=None, description="The score step's: the score's expected value over the verdicts' probabilities")
     duration_ms: float = 0.0
 
@@ -92,6 +96,12 @@ class ScoreResult(BaseModel):
         return next((record.confidence for record in self.steps.values() if record.kind == "score"), None)
 
     @property
+    def calibrated_confidence(self) -> float | None:
+        """The chance that people agree with this item's pass/fail, by the confidence map kept
+        for this version of the scorer (None: no map kept, or no confidence)."""
+        return next((record.calibrated_confidence for record in self.steps.values() if record.kind == "score"), None)
+
+    @property
     def expected_score(self) -> float | None:
         """The score's expected value over the verdicts' probabilities (None: the judge gave none)."""
         return next((record.expected_score for record in self.steps.values() if record.kind == "score"), None)
@@ -128,6 +138,8 @@ class ScoreResult(BaseModel):
         flat["reason"] = self.reason
         if self.confidence is not None:
             flat["confidence"] = self.confidence
+            if self.calibrated_confidence is not None:
+                flat["calibrated_confidence"] = self.calibrated_confidence
             flat["expected_score"] = self.expected_score
             flat["probabilities"] = {
                 record.id: [figure.model_dump() for figure in record.probabilities] for record in self.steps.values() if record.probabilities

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..judge import AsksJudge, JudgeConfig
 from .calls import ScoringCalls
-from .confidence import weighed_score
+from .confidence import ConfidenceMap, weighed_score
 from .context import ContextList, ContextSources, GetContext, context_strings
 from .pass_line import PassLine, scale_of
 from .passing import REASON_POLICIES, ReasonPolicy, reason_wanted
@@ -69,6 +69,9 @@ class Scorer(ScoringCalls):
         self.pass_line: PassLine = plan.pass_line.on_scale(scale_of(self.options))
         #: Which scores get a reason from the judge (those past `pass_line` for `failing`).
         self.reasons: ReasonPolicy = "always"
+        #: The map kept for this version by `scorers calibrate --fit-confidence`, if any: each
+        #: item's confidence then gets its calibrated value beside it.
+        self.confidence_map: ConfidenceMap | None = None
 
     def with_reasons(self, policy: ReasonPolicy, threshold: float | None = None) -> Scorer:
         """The same scorer asking the judge for the reasons `policy` names (see passing.py),
@@ -170,6 +173,8 @@ class Scorer(ScoringCalls):
         if weighed is None:
             return
         record.confidence, expected = round(weighed[0], 4), weighed[1]
+        if self.confidence_map is not None:
+            record.calibrated_confidence = round(self.confidence_map(weighed[0]), 4)
         rounding = getattr(step, "round", None)
         record.expected_score = round(expected, rounding) if rounding is not None else expected
         if getattr(step, "expected_value", False):

@@ -22,7 +22,7 @@ from ..runs import ItemResult, aestimate_evals, arun_evals
 from ..runs.measures.stats import flags, human_flags, read_label, usage_cost
 from ..runs.verdict import stats_coverage
 from ..runs.measures.confidence import confidence_of
-from ..runs.measures.confidence import shown as shown_confidence
+from ..runs.measures.confidence import sure_shown
 from ..runs.results import calls_sent
 from ..runs.stored.reading import compare_runs, existing_run, run_records, run_scale, run_threshold, stored_agreement
 from ..scoring import AnyScorer
@@ -308,8 +308,7 @@ def _item_row(record: ResultRecord, threshold: float, direction: Direction, scal
 
 def _confidence(record: ResultRecord) -> dict[str, Any]:
     """The item's confidence, and as every surface writes it."""
-    confidence = confidence_of(record.steps)
-    return {"confidence": confidence, "confidence_shown": shown_confidence(confidence)}
+    return {"confidence": confidence_of(record.steps), "confidence_shown": sure_shown(record.steps)}
 
 
 def _distribution(records: list[ResultRecord], scale: float, direction: Direction, scorer_scale: float | None) -> list[dict[str, Any]]:

@@ -35,6 +35,16 @@ def shown(confidence: float | None) -> str:
     return "-" if confidence is None else f"{confidence:.0%}"
 
 
+def sure_shown(steps: Mapping[str, StepRecord]) -> str:
+    """An item's confidence as every surface writes it, with its calibrated value beside it
+    where the scorer carried a kept map: "60% sure", "60% sure, 5% calibrated", or a dash."""
+    record = next((record for record in steps.values() if record.kind == "score"), None)
+    if record is None or record.confidence is None:
+        return shown(None)
+    calibrated = "" if record.calibrated_confidence is None else f", {shown(record.calibrated_confidence)} calibrated"
+    return f"{shown(record.confidence)} sure{calibrated}"
+
+
 def _bin(confidence: float, bins: int) -> int:
     return min(int(confidence * bins), bins - 1)
 

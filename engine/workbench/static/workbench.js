@@ -726,7 +726,7 @@ function renderItems(report) {
     const shown = report.items.filter((item) => !onlyWrong.checked || item.agrees === false);
     $("#items tbody").replaceChildren(...shown.map((item) => el("tr", {"data-item": item.item_id, class: item.agrees === false ? "wrong" : ""},
       el("td", {}, el("button", {type: "button", class: "link", text: item.item_id, onclick: () => openItem(item.item_id)})),
-      el("td", {text: label(item.expected)}), el("td", {text: figure(item.score) + (item.confidence === null ? "" : ` (${item.confidence_shown} sure)`)}),
+      el("td", {text: label(item.expected)}), el("td", {text: figure(item.score) + (item.confidence === null ? "" : ` (${item.confidence_shown})`)}),
       el("td", {text: item.error ? "error" : item.flagged === null ? "-" : `${item.flagged ? "flags" : "passes"}${item.agrees === false ? " ✗" : item.agrees ? " ✓" : ""}`}),
       el("td", {class: "reason", text: item.error || item.reason || ""}))));
   };
@@ -736,7 +736,7 @@ function renderItems(report) {
 
 async function openItem(itemId) {
   const found = await api("item", {run: state.report.run, scorer: state.scorer, item: itemId});
-  $("#item-title").textContent = `Item ${found.item_id}: score ${figure(found.score)}${found.confidence === null ? "" : `, ${found.confidence_shown} sure`}, label ${label(found.expected)}`;
+  $("#item-title").textContent = `Item ${found.item_id}: score ${figure(found.score)}${found.confidence === null ? "" : `, ${found.confidence_shown}`}, label ${label(found.expected)}`;
   const body = [];
   body.push(el("p", {}, el("strong", {text: "Reason: "}), found.reason || found.error || found.not_scorable || "-"));
   for (const [name, value] of [["input", found.input], ["output", found.output], ["context", found.context]]) {
