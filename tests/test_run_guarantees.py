@@ -332,10 +332,10 @@ def test_a_monitor_with_enough_outcomes_but_no_score_says_so(judge: JudgeServer,
 
 def test_sigterm_ends_monitor_watch_as_ctrl_c_does(judge: JudgeServer, tmp_path: Path) -> None:
     import os
+    import selectors
     import signal
     import subprocess
     import sys
-    import time
 
     store = tmp_path / "r.sqlite"
     live_run(judge, store, replies=3)
@@ -344,7 +344,11 @@ def test_sigterm_ends_monitor_watch_as_ctrl_c_does(judge: JudgeServer, tmp_path:
     scorers = str(Path(sys.executable).with_name("scorers"))
     process = subprocess.Popen([scorers, "monitor", "--monitors", str(monitors), "--store", str(store), "--watch", "--interval", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
-    time.sleep(3)
+    # Signalled once it watches (it has printed), not after a fixed wait: on a loaded machine
+    # the command may still be starting after 3 s, and Python's default would end it (-15).
+    watching = selectors.DefaultSelector()
+    watching.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+    assert watching.select(timeout=60), "monitor --watch printed nothing in 60 s"
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=30)
     assert process.returncode == 130

@@ -322,17 +322,11 @@ def eval_command(
     catalog = catalog_from(config)
     thresholds = parse_thresholds(threshold or [])
     Standard.of(thresholds, gate=gate, min_coverage=min_coverage, max_errors=max_errors, min_confidence=min_confidence)  # every mistake before any call
-    if batch_api and min_confidence is not None:
-        raise ConfigError("--min-confidence reads the judge's log-probabilities, which a Batch API run does not ask for")
+    _refuse_together(batch_api=batch_api, min_confidence=min_confidence, max_cost=max_cost, gate=gate, compare=compare, repeat=repeat, scorers=len(scorer))
 
     def create(source: Catalog, scorer_id: str) -> AnyScorer:
         return setup.create(source, scorer_id, offline=estimate, threshold=thresholds.get(scorer_id) if setup.is_jury else None)
 
-    if batch_api and max_cost is not None:
-        raise ConfigError(
-            "--max-cost cannot stop a Batch API job once it is submitted (each step of every item is one job); "
-            "see the cost first with --estimate --batch-api"
-        )
     scorers = [create(catalog, scorer_id) for scorer_id in scorer]
     selection = tuning.selected(data, subset, scorers, [catalog], store)
     response_cache = None if no_cache else ResponseCache.of(cache or True)
@@ -350,12 +344,8 @@ def eval_command(
         "--min-confidence": min_confidence,
     }
     total = len(selection) if isinstance(selection, list) else count_items(data)
-    if gate != "mean" and (compare is not None or repeat > 1):
-        raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
     common: dict[str, Any] = {"run": name, "store": store, "meta": {"data": str(data)}, "cache": response_cache or False, "reasons": reasons_policy(reasons)}
     if compare is not None:
-        if len(scorers) != 1 or repeat != 1:
-            raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
         baseline, variant = tuning.variants(scorer, [config, compare] if config is not None else [compare], create)
         limits = tuning.variant_thresholds(thresholds, [baseline, variant])
         tuning.eval_compared(selection, baseline, variant, as_json=as_json, concurrency=concurrency, thresholds=limits, **common)
@@ -363,6 +353,7 @@ def eval_command(
     if repeat > 1:
         tuning.eval_repeated(selection, scorers, repeat=repeat, as_json=as_json, concurrency=concurrency, thresholds=thresholds, **common)
         return
+    resume = _resume_command(data, name, same_settings)
     shown = _EvalProgress(name, total)
     try:
         with shown.showing():
@@ -377,15 +368,35 @@ def eval_command(
                     gate=gate, min_coverage=min_coverage, replace=replace, keep_results=False, max_cost=max_cost, min_confidence=min_confidence, **common,
                 )
     except KeyboardInterrupt:
-        _say_interrupted(name, shown.items, shown_store, _resume_command(data, name, same_settings), as_json)
+        _say_interrupted(name, shown.items, shown_store, resume, as_json)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     shown.finish()
+    raise typer.Exit(_outcome(result, as_json=as_json, store=shown_store, total=total, batch_api=batch_api, resume=resume))
+
+
+def _outcome(result: EvalResult, *, as_json: bool, store: str, total: int | None, batch_api: bool, resume: str) -> int:
+    """What a finished eval prints, and its exit status."""
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"items"}))
     elif not fixed_in_setup(result.stopped_by_kind):  # a refused key or model: its one line below says it all
-        _print_eval(result, shown_store, total, batch_api)
+        _print_eval(result, store, total, batch_api)
         print_gates(result)
-    raise typer.Exit(_verdict(result, _resume_command(data, name, same_settings)))
+    return _verdict(result, resume)
+
+
+def _refuse_together(*, batch_api: bool, min_confidence: float | None, max_cost: float | None, gate: str, compare: Path | None, repeat: int, scorers: int) -> None:
+    """The options of one eval that cannot go together, refused before any scorer is made."""
+    if batch_api and min_confidence is not None:
+        raise ConfigError("--min-confidence reads the judge's log-probabilities, which a Batch API run does not ask for")
+    if batch_api and max_cost is not None:
+        raise ConfigError(
+            "--max-cost cannot stop a Batch API job once it is submitted (each step of every item is one job); "
+            "see the cost first with --estimate --batch-api"
+        )
+    if gate != "mean" and (compare is not None or repeat > 1):
+        raise ConfigError("--gate takes a plain eval run: not --compare or --repeat")
+    if compare is not None and (scorers != 1 or repeat != 1):
+        raise ConfigError("--compare takes one --scorer (its variant is in the --compare catalog) and no --repeat")
 
 
 def _show_estimate(selection: Any, scorers: list[AnyScorer], cache: ResponseCache | None, batch_api: bool, as_json: bool, data: Path) -> None:
