@@ -498,7 +498,7 @@ class Surface:
         return _cli(*command, *(["--json"] if self.json else []))
 
 
-NO_BUDGET = "it takes no --max-cost (a budget is eval's, align's, the workbench's and live scoring's)"
+NO_BUDGET = "it takes no --max-cost (a budget is eval's, compare's, calibrate's, rescore's, align's, the workbench's and live scoring's)"
 ASKS_NO_JUDGE = "it asks no judge: it reads scores already stored, so no judge fault reaches it"
 STORES_NO_RUN = "it stores no run: nothing to resume, to share between processes or to find under a name of another kind"
 SURFACES = [
@@ -511,13 +511,13 @@ SURFACES = [
         "budget reached": "one output: `scorers run` takes no --max-cost",
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
     }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1),
-    Surface("compare", compare_args, {"budget reached": NO_BUDGET}, asks_each_step=2),
-    Surface("calibrate", calibrate_args, {"budget reached": NO_BUDGET}),
+    Surface("compare", compare_args, asks_each_step=2),
+    Surface("calibrate", calibrate_args),
     # Each pair is asked in both orders: each step of an item twice.
     Surface("pairwise", pairwise_args, {
         "budget reached": NO_BUDGET,
     }, asks_each_step=2, one_at_a_time="is being run by another process"),
-    Surface("rescore", rescore_args, {"budget reached": NO_BUDGET}, prepare=rescore_source),
+    Surface("rescore", rescore_args, prepare=rescore_source),
     Surface("align", align_args, {
         "kill -9, then again": "open: align's runs resume, but the cell is slower than the matrix's time allows (80 items, two runs)",
         "two processes on one PostgreSQL run": "open: two aligns at once each run every trial (each step of an item asked 14 times, "

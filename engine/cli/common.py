@@ -403,6 +403,9 @@ def reasons_policy(value: str) -> Any:
 #: How many judge calls a batch run keeps in flight (over all its items).
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (over all items)")]
 NoCacheFlag = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again even for questions answered before")]
+MaxCostOption = Annotated[
+    Optional[float], typer.Option("--max-cost", min=0.000001, help="Stop (resumably) once the estimated spend reaches this many US dollars")
+]
 
 
 DEFAULT_STORE = str(Path(".scorers") / "results.sqlite")

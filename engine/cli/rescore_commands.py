@@ -21,6 +21,7 @@ from .common import (
     DEFAULT_STORE,
     ConfigOption,
     JsonFlag,
+    MaxCostOption,
     MaxErrorsOption,
     MinCoverageOption,
     ConcurrencyOption,
@@ -57,6 +58,7 @@ def rescore_command(
     no_cache: NoCacheFlag = False,
     max_errors: MaxErrorsOption = "0",
     min_coverage: MinCoverageOption = 1.0,
+    max_cost: MaxCostOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Score the items a run stored (output, input, context, ground truth, metadata) with
@@ -66,7 +68,7 @@ def rescore_command(
     with closing(existing_store(store, writing=True)) as results:
         outcome = rescore(
             results, run, created, new_run=name, since=since, from_scorer=from_scorer, concurrency=concurrency,
-            cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage,
+            cache=False if no_cache else ResponseCache.of(True), max_errors=max_errors, min_coverage=min_coverage, max_cost=max_cost,
         )
         if as_json:
             print_json(outcome.model_dump(mode="json", exclude={"result": {"items"}}))

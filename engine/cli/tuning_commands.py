@@ -48,6 +48,7 @@ from .options import ScorerSetup, Selection, flags
 from .common import (
     DEFAULT_STORE,
     ConcurrencyOption,
+    MaxCostOption,
     MaxErrorsOption,
     MinCoverageOption,
     JsonFlag,
@@ -252,6 +253,7 @@ def compare_command(
     store: StoreOption = DEFAULT_STORE,
     threshold: Annotated[Optional[list[str]], typer.Option("--threshold", help="SCORER_ID=VALUE: where a score flags an item")] = None,
     no_cache: NoCacheFlag = False,
+    max_cost: MaxCostOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Run two variants of a scorer on the same items and compare their agreement with the labels."""
@@ -264,7 +266,7 @@ def compare_command(
     eval_compared(
         items, baseline, variant, run=name, store=store, as_json=as_json, concurrency=concurrency, thresholds=limits, meta={"data": str(data)},
         # One cache for both variants: a step whose request is the same for both is sent once.
-        cache=False if no_cache else ResponseCache.of(True) or False,
+        cache=False if no_cache else ResponseCache.of(True) or False, max_cost=max_cost,
     )
 
 
@@ -297,6 +299,7 @@ def calibrate_command(
     no_cache: NoCacheFlag = False,
     max_errors: MaxErrorsOption = "0",
     min_coverage: MinCoverageOption = 1.0,
+    max_cost: MaxCostOption = None,
     as_json: JsonFlag = False,
     fit_confidence: Annotated[bool, typer.Option(
         "--fit-confidence", help="Also fit a monotone map from the judge's confidence to agreement with people (scikit-learn), kept only when held-out items show the gain",
@@ -316,7 +319,7 @@ def calibrate_command(
     with progress_bar(name, _total(items)) as advance:
         result = run_evals(items, [scorer_object], on_item_complete=advance, concurrency=concurrency, run=name, store=store,
             meta={"data": str(data), "made_by": "calibrate"}, cache=False if no_cache else ResponseCache.of(True) or False, max_errors=max_errors,
-            min_coverage=min_coverage,
+            min_coverage=min_coverage, max_cost=max_cost,
         )
     fail_unless(result.verdict)
     labelled = labelled_of(result, scorer_object.id)
