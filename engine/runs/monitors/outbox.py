@@ -139,6 +139,8 @@ class Outbox:
         self.monitors = {monitor.name: monitor for monitor in monitors}
         self.owner = new_owner()
         self.wait_for_others = wait_for_others
+        #: The deliveries found being posted by another process (waited for, or left to it).
+        self.posted_elsewhere: set[int] = set()
         self._in_flight: set[int] = set()
 
     def last_alert(self, monitor: str) -> AlertRecord | None:
@@ -218,6 +220,7 @@ class Outbox:
             if left_by_the_dead(found.claimed_by):
                 taking_from = found.claimed_by
                 continue
+            self.posted_elsewhere.add(delivery.id)
             if not self.wait_for_others:
                 return found
             if attempts_when_found is None:

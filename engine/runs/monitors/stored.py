@@ -77,6 +77,8 @@ class MonitorRound(BaseModel):
     undelivered: list[AlertDelivery] = Field(default_factory=list)
     #: The deliveries this round attempted, as each came out (taken or not).
     tried: list[AlertDelivery] = Field(default_factory=list)
+    #: The deliveries another process was posting, which this round waited for: as that post left them.
+    posted_elsewhere: list[AlertDelivery] = Field(default_factory=list)
 
 
 async def acheck_monitors(
@@ -99,7 +101,11 @@ async def acheck_monitors(
         checks.append(result)
     if send:
         tried += await outbox.retry_due(now, by_hand=by_hand, tried={delivery.id for delivery in tried})
-    return MonitorRound(checks=checks, undelivered=outbox.undelivered(), tried=tried)
+    elsewhere = outbox.posted_elsewhere
+    return MonitorRound(
+        checks=checks, undelivered=outbox.undelivered(), tried=[delivery for delivery in tried if delivery.id not in elsewhere],
+        posted_elsewhere=[delivery for delivery in tried if delivery.id in elsewhere],
+    )
 
 
 def check_monitors(
