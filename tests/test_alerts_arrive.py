@@ -6,7 +6,10 @@ exits 1 (runs/monitors/outbox.py)."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +190,55 @@ def test_a_slow_receiver_is_never_asked_twice_at_once_and_can_tell_a_repeat(judg
     with Receiver() as patient:
         monitors = monitors_file(tmp_path / "m2.yaml", patient.url)  # the default timeout waits 30 s
         assert WebhookAlert(webhook=patient.url).timeout >= 30
+
+
+def test_a_send_by_hand_while_another_process_posts_the_alert_waits_for_that_post(judge: JudgeServer, tmp_path: Path) -> None:
+    """`monitor --send` by hand while a watcher's post of the same delivery is in flight: it
+    does not post it again (the receiver is asked once), and says what that post came to."""
+    store = tmp_path / "r.sqlite"
+    drifted_replies(judge, store)
+    with Receiver(hold_first=2.0) as receiver:  # the watcher's post is held in flight two seconds
+        monitors = monitors_file(tmp_path / "m.yaml", receiver.url)
+        command = [str(Path(sys.executable).with_name("scorers")), "monitor", "--monitors", str(monitors), "--store", str(store), "--send"]
+        watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 30
+        while receiver.attempts == 0 and time.monotonic() < deadline and watcher.poll() is None:
+            time.sleep(0.05)
+        assert receiver.attempts == 1, watcher.communicate()
+
+        by_hand = runner.invoke(app, ["monitor", "--monitors", str(monitors), "--store", str(store), "--send"])
+        watched, _ = watcher.communicate(timeout=30)
+
+        assert receiver.attempts == 1, "the send by hand posted the alert the watcher was posting"
+        assert watcher.returncode == 0 and "delivered to http://127.0.0.1" in watched, watched
+        assert by_hand.exit_code == 0 and "by another process" in " ".join(by_hand.stdout.split()), by_hand.output
+    with SQLiteStore(store) as opened:
+        [delivery] = opened.deliveries(pending_only=False)
+        assert delivery.state == "delivered" and delivery.attempts == 1
+
+
+def test_two_hosts_on_one_store_raise_one_alert_and_either_closes_its_episode(judge: JudgeServer, tmp_path: Path) -> None:
+    """Two live hosts watching the same drift: the first to keep the alert opens the episode,
+    the other's alert is not kept (nor sent) and it joins that episode, so the recovery it
+    sees later closes it."""
+    store = tmp_path / "r.sqlite"
+    drift = threading.Event()
+    drift.set()
+    script_judge(judge, drift)
+    with Receiver() as receiver:
+        monitor = Monitor(name="rising", scorer="hallucination", statistic="mean", above=0.5, window=5, min_samples=5,
+                          alert=[WebhookAlert(webhook=receiver.url, backoff=0.01)])
+        hosts = [LiveScorer(create_hallucination_scorer(options={"context": ["facts"]}), store=store, monitors=[monitor]) for _ in range(2)]
+        for host, name in zip(hosts, ("a", "b")):
+            for number in range(5):
+                host.submit(f"reply {number}", input="q", run_id=f"{name}{number}")
+            assert host.flush(timeout=30)
+        drift.clear()
+        for number in range(5):  # only the second host sees the drift end
+            hosts[1].submit(f"reply {number}", input="q", run_id=f"b-after{number}")
+        for host in hosts:
+            assert host.close(timeout=30)
+        assert [body["kind"] for body in receiver.bodies] == ["alert", "recovery"]
+        assert receiver.bodies[0]["episode"] == receiver.bodies[1]["episode"]
+    with SQLiteStore(store) as opened:
+        assert [alert.kind for alert in opened.alerts("rising")] == ["recovery", "alert"]

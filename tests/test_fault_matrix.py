@@ -41,7 +41,7 @@ from engine import ConfigError, LiveScorer, StoreError, create_hallucination_sco
 from engine.cli import app
 from engine.judge.prices import cost_of
 from engine.judge.protocol import TokenUsage
-from engine.store import open_store
+from engine.store import KeepsAlerts, open_store
 from engine.testing import JudgeServer, Reply, Request
 
 runner = CliRunner()
@@ -67,6 +67,7 @@ class World:
     pairs: Path = field(init=False)
     run: str = "cell"
     receiver: str = ""  # the monitor's webhook
+    receiving: Receiver | None = None  # the receiver behind it
     asked_before_the_resume: int = 0
 
     def __post_init__(self) -> None:
@@ -194,7 +195,9 @@ EXPECTED_STATUS = {
     "SIGTERM": 130, "read-only store": 2, "name of another kind": 2,
     "kill -9, then again": 0,  # the same command again finishes the run
     "full disk": 1,  # the run stops at the first save that fails, with its cause
-    "two processes on one PostgreSQL run": 0,  # they share the run's items
+    # They share the run's items; two `monitor --send`: one posts the alert, the other waits
+    # for that post and reports it, so both say the receiver took it.
+    "two processes on one PostgreSQL run": 0,
 }
 BUDGET = 2 * 3 * PER_CALL + FIRST_CALL_HOLD  # about two items' worth of the six
 
@@ -282,6 +285,11 @@ def monitor_args(world: World) -> list[str]:
         "monitors:\n  rising:\n    scorer: hallucination\n    statistic: mean\n    below: 0.5\n    window: 5\n    min_samples: 5\n"
         f"    alert:\n      - {{webhook: '{world.receiver}', retries: 1, backoff: 0.01}}\n", encoding="utf-8")
     return ["monitor", "--monitors", str(monitors), "--store", str(world.store), "--send"]
+
+
+def _posting(world: World) -> bool:
+    """The monitor's webhook post is in flight: its receiver holds it."""
+    return world.receiving is not None and world.receiving.attempts >= 1
 
 
 def queue_source(world: World) -> None:
@@ -478,6 +486,8 @@ class Surface:
     under_way: int = 4
     #: How many times one run of it asks each step of an item (compare: once per variant).
     asks_each_step: int = 1
+    #: What says its process is at work, for a signal or a kill (default: the judge is asked).
+    busy: Callable[[World], bool] | None = None
     #: What starts its work once its process is up (the workbench's Run button), if anything does.
     started: Callable[[World, subprocess.Popen[str]], Any] | None = None
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
@@ -526,13 +536,8 @@ SURFACES = [
     # A slow receiver takes the alert (the monitor waits for it).
     Surface("monitor --send", monitor_args, {
         "nothing scorable": ASKS_NO_JUDGE, "all but one not scorable": ASKS_NO_JUDGE, "budget reached": NO_BUDGET,
-        "SIGTERM": "open: it asks no judge, so the cell's signal (sent once the judge is asked) never comes; a signal during the webhook is not made",
         "name of another kind": "it names no run: it writes alerts, keyed by monitor and episode",
-        "two processes on one PostgreSQL run": "open: two `monitor --send` at once each raise the alert (two stored, the receiver "
-        "gets 2), and a send by hand posts another process's pending delivery; it needs a compare-and-set of the monitor's "
-        "last alert and a claim of each delivery",
-        "kill -9, then again": "open: an alert kept after a dead receiver and a restart is test_alerts_arrive's; a kill during the post is not made here",
-    }, statuses={"judge fails half": 0}),
+    }, statuses={"judge fails half": 0}, busy=_posting),
     Surface("a review queue (queue create)", queue_args, {
         **{fault: ASKS_NO_JUDGE for fault in JUDGED}, "budget reached": NO_BUDGET,
         "SIGTERM": "one transaction that asks no judge: nothing is under way for a signal to find",
@@ -622,9 +627,10 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
     return {key: count for key, count in asked.items() if count > once}
 
 
-def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], Any] | None = None) -> Outcome:
+def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], Any] | None = None,
+               busy: Callable[[World], bool] | None = None) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
-    kill: once verdicts are asked)."""
+    kill: once verdicts are asked), or once `busy` says it is at work."""
     def verdicts_asked() -> int:  # an item's verdicts, or a pair's
         return len(world.judge.requests_for("HallucinationVerdicts")) + len(world.judge.requests_for("PreferenceVerdict"))
 
@@ -635,6 +641,8 @@ def _signalled(world: World, command: list[str], number: int, after: int = 4, st
     deadline = time.monotonic() + 60
 
     def under_way() -> bool:
+        if busy is not None:
+            return busy(world)
         if number == signal.SIGKILL:
             return verdicts_asked() >= verdicts + 3
         return len(world.judge.requests) >= asked + after
@@ -679,7 +687,8 @@ def test_every_surface_under_every_fault(surface: Surface, fault: str, judge: Ju
     before = _bystanders(judge, store, surface)
     world = World(judge=judge, tmp=tmp_path, store=store, fault=fault)
     FAULTS[fault](world)
-    receiver = Receiver(delay=2.0) if fault == "judge fails half" else Receiver()
+    receiver = _receiver(surface, fault)
+    world.receiving = receiver
     with receiver:
         world.receiver = "http://127.0.0.1:9/down" if fault == "judge fails every call" else receiver.url
         if surface.prepare is not None:
@@ -688,10 +697,23 @@ def test_every_surface_under_every_fault(surface: Surface, fault: str, judge: Ju
             _make_the_disk(fault, disk)
         asked = len(judge.requests)
         outcome = _cell(surface, fault, world)
-    if fault == "full disk":
-        (disk / "filler").unlink()  # room again: every row stored before is there to read
-    _check(surface, fault, world, outcome, asked, receiver)
+        if fault == "full disk":
+            (disk / "filler").unlink()  # room again: every row stored before is there to read
+        _check(surface, fault, world, outcome, asked, receiver)  # the receiver still up: a check may send again
     assert _rows(store) == before, "a stored row of another run was lost or changed"
+
+
+def _receiver(surface: Surface, fault: str) -> Receiver:
+    """The monitor's receiver: slow where the judge is (it waits for it); holding its first
+    post where a signal or a kill must find one in flight; a little slow where two monitors
+    run at once, so the second finds the first posting."""
+    if fault == "judge fails half":
+        return Receiver(delay=2.0)
+    if surface.name == "monitor --send" and fault in ("SIGTERM", "kill -9, then again"):
+        return Receiver(hold_first=30.0)
+    if surface.name == "monitor --send" and fault == "two processes on one PostgreSQL run":
+        return Receiver(delay=1.0)
+    return Receiver()
 
 
 def _cell(surface: Surface, fault: str, world: World) -> Outcome:
@@ -700,9 +722,9 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     assert surface.command is not None, f"{surface.name}: {fault} needs the surface as a process"
     command = surface.command(world)
     if fault == "SIGTERM":
-        return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started)
+        return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started, surface.busy)
     if fault == "kill -9, then again":
-        killed = _signalled(world, command, signal.SIGKILL, started=surface.started)
+        killed = _signalled(world, command, signal.SIGKILL, started=surface.started, busy=surface.busy)
         assert killed.status == -signal.SIGKILL, killed.text
         world.asked_before_the_resume = len(world.judge.requests)
         return served_to_the_end(world, command, surface.started) if surface.started is not None else as_process(world, command)
@@ -748,8 +770,8 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert stopped.status == "interrupted" and kept < ITEMS, (stopped.status, kept)
     if surface.name == "monitor --send" and fault == "judge fails half":
         assert receiver.bodies, "the slow receiver never got the alert"
-    if surface.name == "monitor --send" and fault == "two processes on one PostgreSQL run":
-        assert len(receiver.bodies) == 1, f"two monitors at once sent the alert {len(receiver.bodies)} times"
+    if surface.name == "monitor --send" and fault in ("SIGTERM", "kill -9, then again", "two processes on one PostgreSQL run"):
+        _check_the_alert_arrived_once(world, fault, receiver)
     if outcome.counts is not None:
         counted = outcome.counts
         if fault == "judge fails half":
@@ -760,6 +782,34 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
             assert counted["scored"] == 1 and counted["not_scorable"] == ITEMS - 1, counted
         if fault == "judge fails every call":
             assert counted["scored"] == 0, counted
+
+
+def _outbox(store: Path | str) -> tuple[list[Any], list[Any]]:
+    """The stored alerts and their deliveries."""
+    opened = open_store(store, reading=True)
+    assert isinstance(opened, KeepsAlerts)
+    with closing(opened):
+        return opened.alerts(), opened.deliveries(pending_only=False)
+
+
+def _check_the_alert_arrived_once(world: World, fault: str, receiver: Receiver) -> None:
+    """One alert stored for the episode, delivered, with one Idempotency-Key whatever reached
+    the receiver. Stopped by SIGTERM while posting, the alert is left pending, and the next
+    send delivers it with one request; killed while posting, the command again delivered it
+    (that a delivered alert is never sent again is test_alerts_arrive's)."""
+    if fault == "SIGTERM":
+        [alert], [delivery] = _outbox(world.store)
+        assert delivery.state == "pending" and delivery.claimed_by is None, delivery  # not lost, not marked delivered, free to send
+        held = receiver.attempts
+        again = as_process(world, monitor_args(world))
+        assert again.status == 0, again.text
+        assert receiver.attempts == held + 1, "the next send posted the kept alert more than once"
+    [alert], [delivery] = _outbox(world.store)
+    assert alert.kind == "alert" and delivery.state == "delivered", (alert, delivery)
+    if fault == "two processes on one PostgreSQL run":
+        assert len(receiver.bodies) == 1, f"two monitors at once sent the alert {len(receiver.bodies)} times"
+    else:  # the post held when the signal or the kill came reached the receiver: it saw it twice, with one key
+        assert receiver.attempts == 2 and {headers["Idempotency-Key"] for headers in receiver.headers} == {f"{alert.episode}-alert"}
 
 
 def test_the_matrix_has_no_silent_cell(capsys: pytest.CaptureFixture[str]) -> None:

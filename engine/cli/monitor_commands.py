@@ -15,7 +15,7 @@ from ..catalog import catalog_file, load_scorers
 from ..catalog.monitors import Monitor, load_monitors
 from ..catalog.source import load_yaml
 from ..errors import ConfigError
-from ..runs.monitors import MonitorCheck, check_monitors
+from ..runs.monitors import MonitorCheck, MonitorRound, check_monitors
 from ..store import AlertDelivery, AlertRecord, KeepsAlerts, Store
 from .app import app, console, errors
 from .common import DEFAULT_STORE, EXIT_FAILED, JsonFlag, StoreOption, existing_store, one_line_errors, print_json
@@ -42,7 +42,8 @@ def _state(check: MonitorCheck) -> str:
     return "ok" if check.state == "ok" else f"[dim]{check.note or 'too few'}[/dim]"
 
 
-def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelivered: list[AlertDelivery], tried: list[AlertDelivery]) -> None:
+def print_checks(checked: MonitorRound, alerts: list[AlertRecord]) -> None:
+    checks, undelivered, tried = checked.checks, checked.undelivered, checked.tried
     table = Table(title="monitors")
     for column in ("monitor", "scorer", "condition", "window", "samples", "value", "mean", "p95", "errors", "state"):
         table.add_column(column, overflow="fold")
@@ -60,6 +61,12 @@ def print_checks(checks: list[MonitorCheck], alerts: list[AlertRecord], undelive
     for delivery in tried:
         if delivery.state == "delivered":
             console.print(f"delivered to {delivery.where} now (attempt {delivery.attempts}): {delivery.alert.message}", markup=False, highlight=False, soft_wrap=True)
+    for delivery in checked.posted_elsewhere:
+        if delivery.state == "delivered":
+            console.print(
+                f"delivered to {delivery.where} by another process, whose post this one waited for (attempt {delivery.attempts}): {delivery.alert.message}",
+                markup=False, highlight=False, soft_wrap=True,
+            )
     for delivery in undelivered:
         state = "refused" if delivery.state == "refused" else f"not taken after {delivery.attempts} attempt(s), sent again from {delivery.next_attempt_at.astimezone():%H:%M:%S}"
         if delivery.id in tried_now:
@@ -87,10 +94,11 @@ def _round(results: Store, monitors: list[Monitor], send: bool, as_json: bool, l
                 "alerts": [alert.model_dump(mode="json") for alert in alerts],
                 "undelivered": [delivery.model_dump(mode="json") for delivery in checked.undelivered],
                 "tried": [delivery.model_dump(mode="json") for delivery in checked.tried],
+                "posted_elsewhere": [delivery.model_dump(mode="json") for delivery in checked.posted_elsewhere],
             }
         )
     else:
-        print_checks(checked.checks, alerts, checked.undelivered, checked.tried)
+        print_checks(checked, alerts)
     return len(checked.undelivered)
 
 

@@ -344,6 +344,9 @@ class AlertDelivery(BaseModel):
     next_attempt_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     last_error: str | None = None
     delivered_at: datetime | None = None
+    #: The process posting it now (`claim_delivery`), and until when its claim holds.
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
 
 
 @runtime_checkable
@@ -353,9 +356,12 @@ class KeepsAlerts(Protocol):
     monitor` shows the last alerts of every process, and an alert is sent until a receiver
     takes it, whichever process or restart sends it."""
 
-    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord | None:
         """Keep the alert and, in the same transaction, a pending delivery to each webhook of
-        `deliveries` (target digest, name for messages); the alert as stored (with its id)."""
+        `deliveries` (target digest, name for messages); the alert as stored (with its id).
+        A compare-and-set of the monitor's state: an `alert` is kept only when the monitor's
+        last stored alert is not an alert, a `recovery` only when it is the alert of the
+        episode it closes; None when another process changed the state first."""
         ...
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
@@ -367,7 +373,18 @@ class KeepsAlerts(Protocol):
         ...
 
     def record_delivery(self, delivery: AlertDelivery) -> None:
-        """Keep what an attempt at a delivery came to: its state, attempts, next attempt and error."""
+        """Keep what an attempt at a delivery came to: its state, attempts, next attempt and
+        error; its claim ends."""
+        ...
+
+    def claim_delivery(self, delivery_id: int, owner: str, seconds: float, *, taking_from: str | None = None) -> AlertDelivery | None:
+        """Hold a pending delivery for `owner` for `seconds` (again: renewed), unless another
+        holds it whose claim has not run out (`taking_from` names a holder known to be dead);
+        the delivery as it stands now (held by `owner` when taken), None when there is none."""
+        ...
+
+    def release_delivery(self, delivery_id: int, owner: str) -> None:
+        """End `owner`'s claim of the delivery, leaving it as it was."""
         ...
 
     def expire_content(self, run: str, before: datetime) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from .base import (
     RunStatus,
 )
 from .postgres_schema import MIGRATIONS, PIECES
+from .alerts_sql import CLAIM, DELIVERY_SELECT, LAST_ALERT, RELEASE, changes_state
 from .labels import SQLLabels
 from .sql import RESULT_COLUMNS, SQLResults
 
@@ -43,6 +44,9 @@ _INSERT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('%s' for _ in RESULT_COLUMNS)}) "
     f"ON CONFLICT (run, item_id, scorer_id) DO UPDATE SET {', '.join(f'{column} = excluded.{column}' for column in RESULT_COLUMNS)}"
 )
+# The class of the locks taken per monitor (with the hash of its name) while an alert is
+# kept: two processes seeing the same change of state store it one after the other.
+_ALERT_LOCKS = 7715
 # Any lock id shared by every process opening the schema: migrations run one at a time.
 _MIGRATION_LOCK = 7_715_123_001
 # Taken shared by every save (which may point to pieces it found stored) and alone by a
@@ -276,8 +280,11 @@ class PostgresStore(SQLResults, SQLLabels):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord | None:
         with self._transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_ALERT_LOCKS, alert.monitor))
+            if not changes_state(alert, db.execute(LAST_ALERT.format(mark="%s"), (alert.monitor,)).fetchone()):
+                return None
             row = db.execute(
                 "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
@@ -309,27 +316,27 @@ class PostgresStore(SQLResults, SQLLabels):
             conditions.append("a.monitor = %s")
             parameters.append(monitor)
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        rows = self._read(
-            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
-            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
-            parameters,
-        )
-        alert_fields = set(AlertRecord.model_fields)
-        return [
-            AlertDelivery(
-                id=row["delivery_id"], alert=AlertRecord.model_validate({key: value for key, value in row.items() if key in alert_fields}),
-                target=row["target"], where=row["target_name"], state=row["state"], attempts=row["attempts"],
-                next_attempt_at=row["next_attempt_at"], last_error=row["last_error"], delivered_at=row["delivered_at"],
-            )
-            for row in rows
-        ]
+        return [_delivery(row) for row in self._read(f"{DELIVERY_SELECT} {where} ORDER BY a.fired_at, a.id, d.id", parameters)]
 
     def record_delivery(self, delivery: AlertDelivery) -> None:
         with self._transaction() as db:
             db.execute(
-                "UPDATE alert_deliveries SET state = %s, attempts = %s, next_attempt_at = %s, last_error = %s, delivered_at = %s WHERE id = %s",
+                "UPDATE alert_deliveries SET state = %s, attempts = %s, next_attempt_at = %s, last_error = %s, delivered_at = %s, "
+                "claimed_by = NULL, claimed_until = NULL WHERE id = %s",
                 (delivery.state, delivery.attempts, delivery.next_attempt_at, delivery.last_error, delivery.delivered_at, delivery.id),
             )
+
+    def claim_delivery(self, delivery_id: int, owner: str, seconds: float, *, taking_from: str | None = None) -> AlertDelivery | None:
+        now = datetime.now(timezone.utc)
+        with self._transaction() as db:
+            # A row another claim is updating is waited for, then the condition is read again.
+            db.execute(CLAIM.format(mark="%s"), (owner, now + timedelta(seconds=seconds), delivery_id, now, owner, taking_from))
+            row = db.execute(f"{DELIVERY_SELECT} WHERE d.id = %s", (delivery_id,)).fetchone()
+        return _delivery(row) if row is not None else None
+
+    def release_delivery(self, delivery_id: int, owner: str) -> None:
+        with self._transaction() as db:
+            db.execute(RELEASE.format(mark="%s"), (delivery_id, owner))
 
     def expire_content(self, run: str, before: datetime) -> int:
         with self._transaction() as db:
@@ -342,3 +349,13 @@ class PostgresStore(SQLResults, SQLLabels):
     def close(self) -> None:
         self.database.close()
 
+
+_ALERT_FIELDS = set(AlertRecord.model_fields)
+
+
+def _delivery(row: DictRow) -> AlertDelivery:
+    return AlertDelivery(
+        id=row["delivery_id"], alert=AlertRecord.model_validate({key: value for key, value in row.items() if key in _ALERT_FIELDS}),
+        target=row["target"], where=row["target_name"], state=row["state"], attempts=row["attempts"], next_attempt_at=row["next_attempt_at"],
+        last_error=row["last_error"], delivered_at=row["delivered_at"], claimed_by=row["claimed_by"], claimed_until=row["claimed_until"],
+    )

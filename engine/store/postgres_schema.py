@@ -179,6 +179,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         lambda connection: _convert_rows(connection),
     ),
     Migration(11, LABEL_MIGRATION_TITLE, label_tables("DOUBLE PRECISION")),
+    Migration(
+        12,
+        "a claim of each pending alert delivery, so only one process posts it at a time; a claim its process left expires",
+        ("ALTER TABLE alert_deliveries ADD COLUMN claimed_by TEXT", "ALTER TABLE alert_deliveries ADD COLUMN claimed_until TIMESTAMPTZ"),
+    ),
 )
 check_sequence(MIGRATIONS)
 

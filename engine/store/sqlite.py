@@ -25,6 +25,7 @@ from .base import (
     RunLease,
     RunStatus,
 )
+from .alerts_sql import CLAIM, DELIVERY_SELECT, LAST_ALERT, RELEASE, changes_state
 from .labels import SQLLabels
 from .sql import RESULT_COLUMNS, SQLResults
 from .sqlite_schema import MIGRATIONS, OUR_TABLES, PIECES, piece_list
@@ -258,8 +259,10 @@ class SQLiteStore(SQLResults, SQLLabels):
 
     # monitors and the retention of live items' content
 
-    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
-        with self._transaction() as db:
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord | None:
+        with self._transaction() as db:  # BEGIN IMMEDIATE: no other writer between the read and the insert
+            if not changes_state(alert, db.execute(LAST_ALERT.format(mark="?"), (alert.monitor,)).fetchone()):
+                return None
             cursor = db.execute(
                 "INSERT INTO monitor_alerts (monitor, scorer_id, kind, value, message, payload, fired_at, episode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (alert.monitor, alert.scorer_id, alert.kind, alert.value, alert.message, to_json(alert.payload), _timestamp(alert.fired_at), alert.episode),
@@ -289,29 +292,29 @@ class SQLiteStore(SQLResults, SQLLabels):
             conditions.append("a.monitor = ?")
             parameters.append(monitor)
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        rows = self._read(
-            "SELECT d.id AS delivery_id, d.target, d.target_name, d.state, d.attempts, d.next_attempt_at, d.last_error, d.delivered_at, a.* "
-            f"FROM alert_deliveries AS d JOIN monitor_alerts AS a ON a.id = d.alert_id {where} ORDER BY a.fired_at, a.id, d.id",
-            parameters,
-        )
-        return [
-            AlertDelivery(
-                id=row["delivery_id"], alert=_alert(row), target=row["target"], where=row["target_name"], state=row["state"],
-                attempts=row["attempts"], next_attempt_at=_moment(row["next_attempt_at"]), last_error=row["last_error"],
-                delivered_at=_moment(row["delivered_at"]) if row["delivered_at"] is not None else None,
-            )
-            for row in rows
-        ]
+        return [_delivery(row) for row in self._read(f"{DELIVERY_SELECT} {where} ORDER BY a.fired_at, a.id, d.id", parameters)]
 
     def record_delivery(self, delivery: AlertDelivery) -> None:
         with self._transaction() as db:
             db.execute(
-                "UPDATE alert_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?",
+                "UPDATE alert_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ?, "
+                "claimed_by = NULL, claimed_until = NULL WHERE id = ?",
                 (
                     delivery.state, delivery.attempts, _timestamp(delivery.next_attempt_at), delivery.last_error,
                     _timestamp(delivery.delivered_at) if delivery.delivered_at is not None else None, delivery.id,
                 ),
             )
+
+    def claim_delivery(self, delivery_id: int, owner: str, seconds: float, *, taking_from: str | None = None) -> AlertDelivery | None:
+        now = time.time()
+        with self._transaction() as db:
+            db.execute(CLAIM.format(mark="?"), (owner, now + seconds, delivery_id, now, owner, taking_from))
+            row = db.execute(f"{DELIVERY_SELECT} WHERE d.id = ?", (delivery_id,)).fetchone()
+        return _delivery(row) if row is not None else None
+
+    def release_delivery(self, delivery_id: int, owner: str) -> None:
+        with self._transaction() as db:
+            db.execute(RELEASE.format(mark="?"), (delivery_id, owner))
 
     def expire_content(self, run: str, before: datetime) -> int:
         note = to_json({field: "expired" for field in CONTENT_FIELDS})
@@ -324,6 +327,15 @@ class SQLiteStore(SQLResults, SQLLabels):
 
     def close(self) -> None:
         self.database.close()
+
+
+def _delivery(row: Any) -> AlertDelivery:
+    return AlertDelivery(
+        id=row["delivery_id"], alert=_alert(row), target=row["target"], where=row["target_name"], state=row["state"],
+        attempts=row["attempts"], next_attempt_at=_moment(row["next_attempt_at"]), last_error=row["last_error"],
+        delivered_at=_moment(row["delivered_at"]) if row["delivered_at"] is not None else None,
+        claimed_by=row["claimed_by"], claimed_until=_moment(row["claimed_until"]) if row["claimed_until"] is not None else None,
+    )
 
 
 def _alert(row: Any) -> AlertRecord:

@@ -175,6 +175,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         shrinks=True,
     ),
     Migration(11, LABEL_MIGRATION_TITLE, label_tables("REAL")),
+    Migration(
+        12,
+        "a claim of each pending alert delivery, so only one process posts it at a time; a claim its process left expires",
+        ("ALTER TABLE alert_deliveries ADD COLUMN claimed_by TEXT", "ALTER TABLE alert_deliveries ADD COLUMN claimed_until REAL"),
+    ),
 )
 check_sequence(MIGRATIONS)
 #: Tables a results store may hold; an SQLite file with others is something else.

@@ -1,5 +1,6 @@
 """A real HTTP receiver on 127.0.0.1 for alert tests: it counts and keeps every JSON body
-POSTed to it, and can be told to fail the first requests or to answer slowly."""
+POSTed to it, and can be told to fail the first requests, to answer slowly, or to hold the
+first request (a post in flight, for a signal or a kill to find)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from typing import Any
 
 
 class Receiver:
-    def __init__(self, fail_first: int = 0, status: int = 503, delay: float = 0.0) -> None:
+    def __init__(self, fail_first: int = 0, status: int = 503, delay: float = 0.0, hold_first: float = 0.0) -> None:
         self.bodies: list[Any] = []
         self.headers: list[dict[str, str]] = []  # of every request, taken or not
         self.attempts = 0
         self.fail_first = fail_first
         self.status = status
         self.delay = delay
+        #: Seconds the first request is held before it is answered (the later ones wait `delay`).
+        self.hold_first = hold_first
         self._lock = threading.Lock()
         receiver = self
 
@@ -30,10 +33,14 @@ class Receiver:
                     failing = receiver.attempts <= receiver.fail_first
                     if not failing:
                         receiver.bodies.append(json.loads(body))
-                time.sleep(receiver.delay)
-                self.send_response(receiver.status if failing else 200)
-                self.end_headers()
-                self.wfile.write(b"ok")
+                    delay = receiver.hold_first if receiver.attempts == 1 and receiver.hold_first else receiver.delay
+                time.sleep(delay)
+                try:
+                    self.send_response(receiver.status if failing else 200)
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                except OSError:  # the sender is gone (stopped while its request was held)
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass

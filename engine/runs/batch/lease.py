@@ -8,27 +8,17 @@ import asyncio
 import logging
 import os
 import socket
-import uuid
 from datetime import datetime, timedelta, timezone
 
 from ...errors import ConfigError
 from ...formatting import one_line
 from ...store import RunLease, Store
+from ..owners import new_owner, pid_alive
 
 logger = logging.getLogger("engine.evals")
 
 #: How long a run's lease lasts without being renewed (a crashed process frees it then).
 LEASE_SECONDS = 60.0
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Lease:
@@ -38,7 +28,7 @@ class Lease:
         self.store = store
         self.run = run
         self.host = socket.gethostname()
-        self.owner = f"{self.host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = new_owner()
         self.renewing: asyncio.Task[None] | None = None
 
     def _lease(self) -> RunLease:
@@ -47,7 +37,7 @@ class Lease:
 
     def take(self) -> None:
         holder = self.store.lease_run(self._lease())
-        if holder is not None and holder.host == self.host and not _pid_alive(holder.pid):
+        if holder is not None and holder.host == self.host and not pid_alive(holder.pid):
             self.store.release_run(self.run, holder.owner)  # left by a process that died
             holder = self.store.lease_run(self._lease())
         if holder is not None:

@@ -34,6 +34,10 @@ class _Refused(Exception):
 
 def _retriable(exc: BaseException) -> bool:
     # A 4xx other than 429 will not change by asking again (a wrong URL, a revoked hook).
+    # A cancellation (Ctrl-C, SIGTERM) is no failure of the receiver's: it stops the post,
+    # where tenacity, which catches it too, would have posted again and ignored the signal.
+    if not isinstance(exc, Exception):
+        return False
     return not isinstance(exc, _Refused) or exc.status == 429 or exc.status >= 500
 
 

@@ -6,6 +6,7 @@ it: a restarted host does not alert again for an episode already alerted."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection, Sequence
 from datetime import datetime, timezone
@@ -74,7 +75,13 @@ class MonitorHub:
     async def send(self, monitor: Monitor, alert: Alert) -> None:
         """Keep the alert in the outbox and deliver it; never raises."""
         try:
-            await self.outbox.raise_alert(monitor, alert)
+            raised = await self.outbox.raise_alert(monitor, alert)
+            if raised is None and alert.kind == "alert":
+                # Another host opened the episode first: its recovery is the one to close.
+                last = await asyncio.to_thread(self.outbox.last_alert, monitor.name)
+                for watch in self.watches:
+                    if watch.monitor.name == monitor.name and last is not None and last.kind == "alert":
+                        watch.join(last.episode)
         except Exception as exc:
             logger.warning("monitor %s: could not keep or send its %s: %s", monitor.name, alert.kind, one_line(exc))
 

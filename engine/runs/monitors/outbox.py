@@ -10,6 +10,12 @@ restart too. A delivery names its webhook by a digest of the address, never the 
 which may hold a secret; a webhook no longer configured leaves its deliveries pending and
 says so.
 
+Processes sharing a store share its outbox. Of two that see the same change of state, the
+store keeps one alert (a compare-and-set of the monitor's last alert). A delivery is posted
+by the one process that claims it: a lease, renewed while the post lasts; one a dead process
+left runs out (at once, when that process was on this host). A command that finds another
+process posting waits for what that post comes to, and reports it.
+
 Without a store that keeps alerts (a live scorer with no store), the outbox lives in memory
 and is retried while the process lives.
 """
@@ -19,17 +25,29 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import logging
+import threading
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
 from ...catalog.monitors import CallbackAlert, LogAlert, Monitor, WebhookAlert
+from ...formatting import one_line
 from ...store import AlertDelivery, AlertRecord, KeepsAlerts, Store
+from ...store.alerts_sql import changes_state
+from ..owners import left_by_the_dead, new_owner
 from .deliver import Posted, post, tell
 from .watch import Alert
 
+logger = logging.getLogger("engine.monitors")
+
 #: The longest wait between two attempts at one delivery.
 MAX_BACKOFF = timedelta(hours=1)
+#: How long a claim of a delivery holds unless renewed (every third of it while the post
+#: lasts): the longest a process that died on another host keeps others from posting.
+CLAIM_SECONDS = 15.0
+#: How often a process that found another posting a delivery looks again.
+CLAIM_POLL_SECONDS = 0.2
 
 
 def target_key(target: WebhookAlert) -> str:
@@ -41,7 +59,7 @@ def target_key(target: WebhookAlert) -> str:
 class AlertsKept(Protocol):
     """What the outbox needs of where alerts are kept: a store that keeps alerts, or memory."""
 
-    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord: ...
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord | None: ...
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]: ...
 
@@ -49,21 +67,31 @@ class AlertsKept(Protocol):
 
     def record_delivery(self, delivery: AlertDelivery) -> None: ...
 
+    def claim_delivery(self, delivery_id: int, owner: str, seconds: float, *, taking_from: str | None = None) -> AlertDelivery | None: ...
+
+    def release_delivery(self, delivery_id: int, owner: str) -> None: ...
+
 
 class MemoryAlerts:
     """The outbox of a monitor without a store: the same records, kept in this process."""
 
     def __init__(self) -> None:
         self._alerts: list[AlertRecord] = []
-        self._deliveries: list[AlertDelivery] = []
+        self._deliveries: dict[int, AlertDelivery] = {}
         self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # called from the event loop's worker threads
 
-    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord:
-        stored = alert.model_copy(update={"id": next(self._ids)})
-        self._alerts.append(stored)
-        for target, name in deliveries:
-            self._deliveries.append(AlertDelivery(id=next(self._ids), alert=stored, target=target, where=name, next_attempt_at=stored.fired_at))
-        return stored
+    def save_alert(self, alert: AlertRecord, deliveries: Sequence[tuple[str, str]] = ()) -> AlertRecord | None:
+        with self._lock:
+            last = next((kept for kept in reversed(self._alerts) if kept.monitor == alert.monitor), None)
+            if not changes_state(alert, None if last is None else {"kind": last.kind, "episode": last.episode}):
+                return None
+            stored = alert.model_copy(update={"id": next(self._ids)})
+            self._alerts.append(stored)
+            for target, name in deliveries:
+                number = next(self._ids)
+                self._deliveries[number] = AlertDelivery(id=number, alert=stored, target=target, where=name, next_attempt_at=stored.fired_at)
+            return stored
 
     def alerts(self, monitor: str | None = None, limit: int = 20) -> list[AlertRecord]:
         found = [alert for alert in reversed(self._alerts) if monitor is None or alert.monitor == monitor]
@@ -72,34 +100,62 @@ class MemoryAlerts:
     def deliveries(self, *, pending_only: bool = True, due_by: datetime | None = None, monitor: str | None = None) -> list[AlertDelivery]:
         return [
             delivery
-            for delivery in self._deliveries
+            for delivery in list(self._deliveries.values())
             if (not pending_only or delivery.state == "pending")
             and (due_by is None or delivery.next_attempt_at <= due_by)
             and (monitor is None or delivery.alert.monitor == monitor)
         ]
 
     def record_delivery(self, delivery: AlertDelivery) -> None:
-        self._deliveries = [delivery if known.id == delivery.id else known for known in self._deliveries]
+        with self._lock:
+            self._deliveries[delivery.id] = delivery.model_copy(update={"claimed_by": None, "claimed_until": None})
+
+    def claim_delivery(self, delivery_id: int, owner: str, seconds: float, *, taking_from: str | None = None) -> AlertDelivery | None:
+        now = datetime.now(timezone.utc)
+        with self._lock:
+            found = self._deliveries.get(delivery_id)
+            if found is None or found.state != "pending":
+                return found
+            lapsed = found.claimed_until is not None and found.claimed_until < now
+            if found.claimed_by is None or lapsed or found.claimed_by in (owner, taking_from):
+                found = found.model_copy(update={"claimed_by": owner, "claimed_until": now + timedelta(seconds=seconds)})
+                self._deliveries[delivery_id] = found
+            return found
+
+    def release_delivery(self, delivery_id: int, owner: str) -> None:
+        with self._lock:
+            found = self._deliveries.get(delivery_id)
+            if found is not None and found.claimed_by == owner:
+                self._deliveries[delivery_id] = found.model_copy(update={"claimed_by": None, "claimed_until": None})
 
 
 class Outbox:
-    """Alerts raised by `monitors`, kept in `store` (or in memory) until delivered."""
+    """Alerts raised by `monitors`, kept in `store` (or in memory) until delivered. With
+    `wait_for_others`, a delivery another process is posting is waited for (a command
+    reports what became of it); without, it is left to that process (a live scorer)."""
 
-    def __init__(self, store: Store | None, monitors: Sequence[Monitor]) -> None:
+    def __init__(self, store: Store | None, monitors: Sequence[Monitor], *, wait_for_others: bool = False) -> None:
         self.alerts: AlertsKept = store if isinstance(store, KeepsAlerts) else MemoryAlerts()
         self.monitors = {monitor.name: monitor for monitor in monitors}
+        self.owner = new_owner()
+        self.wait_for_others = wait_for_others
+        #: The deliveries found being posted by another process (waited for, or left to it).
+        self.posted_elsewhere: set[int] = set()
         self._in_flight: set[int] = set()
 
     def last_alert(self, monitor: str) -> AlertRecord | None:
         found = self.alerts.alerts(monitor, limit=1)
         return found[0] if found else None
 
-    async def raise_alert(self, monitor: Monitor, alert: Alert) -> list[AlertDelivery]:
+    async def raise_alert(self, monitor: Monitor, alert: Alert) -> list[AlertDelivery] | None:
         """Keep the alert and its deliveries, tell the log and callback targets, then try each
-        webhook; the alert's deliveries as they stand after that."""
+        webhook; the alert's deliveries as they stand after that. None when another process
+        kept this change of state first (and so tells and sends it)."""
         webhooks = [target for target in monitor.alert if isinstance(target, WebhookAlert)]
         record = alert.record()
         stored = await asyncio.to_thread(self.alerts.save_alert, record, [(target_key(target), target.where()) for target in webhooks])
+        if stored is None:
+            return None
         for target in monitor.alert:
             if isinstance(target, (LogAlert, CallbackAlert)):
                 await tell(target, alert)
@@ -135,12 +191,65 @@ class Outbox:
             return delivery
         self._in_flight.add(delivery.id)
         try:
-            posted = await post(target, Alert.model_validate(delivery.alert.payload))
+            held = await self._claim(delivery)
+            if held is None or held.state != "pending" or held.claimed_by != self.owner:
+                return held or delivery  # another process posted it, or posts it now
+            posted = await self._post_holding(target, held)
         finally:
             self._in_flight.discard(delivery.id)
-        updated = _after(delivery, posted, target)
+        updated = _after(held, posted, target)
         await asyncio.to_thread(self.alerts.record_delivery, updated)
         return updated
+
+    async def _claim(self, delivery: AlertDelivery) -> AlertDelivery | None:
+        """The delivery held by this outbox to post, or as another process leaves it: one
+        whose holder is alive is waited for (`wait_for_others`) until its post ends, and what
+        that post came to stands; a holder that died is taken from."""
+        taking_from: str | None = None
+        attempts_when_found: int | None = None  # attempts counted when another was found posting
+        while True:
+            found = await asyncio.to_thread(self.alerts.claim_delivery, delivery.id, self.owner, CLAIM_SECONDS, taking_from=taking_from)
+            if found is None or found.state != "pending":
+                return found
+            if found.claimed_by == self.owner:
+                if attempts_when_found is not None and found.attempts != attempts_when_found:
+                    # The other process's post ended, not taken: its outcome is this round's too.
+                    await asyncio.to_thread(self.alerts.release_delivery, delivery.id, self.owner)
+                    return found.model_copy(update={"claimed_by": None, "claimed_until": None})
+                return found
+            if left_by_the_dead(found.claimed_by):
+                taking_from = found.claimed_by
+                continue
+            self.posted_elsewhere.add(delivery.id)
+            if not self.wait_for_others:
+                return found
+            if attempts_when_found is None:
+                attempts_when_found = found.attempts
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+
+    async def _post_holding(self, target: WebhookAlert, delivery: AlertDelivery) -> Posted:
+        """Post, renewing the claim meanwhile. Interrupted (Ctrl-C, SIGTERM, a cancelled
+        task), the delivery is not known to be taken: it stays pending, and its claim ends
+        now so that the next send takes it at once."""
+        renewing = asyncio.create_task(self._renew(delivery.id))
+        try:
+            return await post(target, Alert.model_validate(delivery.alert.payload))
+        except BaseException:
+            try:
+                self.alerts.release_delivery(delivery.id, self.owner)
+            except Exception as exc:  # the claim runs out by itself then
+                logger.warning("monitor %s: could not release its delivery: %s", delivery.alert.monitor, one_line(exc))
+            raise
+        finally:
+            renewing.cancel()
+
+    async def _renew(self, delivery_id: int) -> None:
+        while True:
+            await asyncio.sleep(CLAIM_SECONDS / 3)
+            try:
+                await asyncio.to_thread(self.alerts.claim_delivery, delivery_id, self.owner, CLAIM_SECONDS)
+            except Exception as exc:  # the post goes on; the claim may run out at worst
+                logger.warning("could not renew the claim of an alert delivery: %s", one_line(exc))
 
     def _target(self, delivery: AlertDelivery) -> WebhookAlert | None:
         monitor = self.monitors.get(delivery.alert.monitor)

@@ -77,6 +77,8 @@ class MonitorRound(BaseModel):
     undelivered: list[AlertDelivery] = Field(default_factory=list)
     #: The deliveries this round attempted, as each came out (taken or not).
     tried: list[AlertDelivery] = Field(default_factory=list)
+    #: The deliveries another process was posting, which this round waited for: as that post left them.
+    posted_elsewhere: list[AlertDelivery] = Field(default_factory=list)
 
 
 async def acheck_monitors(
@@ -86,16 +88,24 @@ async def acheck_monitors(
     its last stored alert raises its alert (or recovery) through the outbox, and the alerts
     not taken yet are sent again when their next attempt is due, or at once `by_hand` (a send
     someone asked for now is not deferred)."""
-    outbox = Outbox(store, monitors)
+    outbox = Outbox(store, monitors, wait_for_others=True)
     checks, tried = [], []
     for monitor in monitors:
         result = check_stored(store, monitor, now)
         if send and result.alert is not None:
-            tried += await outbox.raise_alert(monitor, result.alert)
+            raised = await outbox.raise_alert(monitor, result.alert)
+            if raised is None:  # its delivery, pending, is sent (or waited for) below with the others
+                result = result.model_copy(update={"alert": None, "note": f"another process raised its {result.alert.kind} at the same time"})
+            else:
+                tried += raised
         checks.append(result)
     if send:
         tried += await outbox.retry_due(now, by_hand=by_hand, tried={delivery.id for delivery in tried})
-    return MonitorRound(checks=checks, undelivered=outbox.undelivered(), tried=tried)
+    elsewhere = outbox.posted_elsewhere
+    return MonitorRound(
+        checks=checks, undelivered=outbox.undelivered(), tried=[delivery for delivery in tried if delivery.id not in elsewhere],
+        posted_elsewhere=[delivery for delivery in tried if delivery.id in elsewhere],
+    )
 
 
 def check_monitors(

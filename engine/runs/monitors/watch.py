@@ -232,3 +232,10 @@ class MonitorWatch:
                 self.alerting = result.alert.kind == "alert"
                 self.episode = result.alert.episode if self.alerting else None
             return result.alert
+
+    def join(self, episode: str | None) -> None:
+        """Another process kept the alert that opened the episode first: this watch is in
+        that episode now, so that its recovery closes it."""
+        with self._lock:
+            if self.alerting:
+                self.episode = episode
