@@ -68,7 +68,7 @@ class World:
     run: str = "cell"
     receiver: str = ""  # the monitor's webhook
     asked_before_the_resume: int = 0
-    stored_before_the_resume: set[str] = field(default_factory=set)  # the items a kill left stored (align's, by item)
+    stored_before_the_resume: set[str] = field(default_factory=set)  # the items a kill left stored (in the run or its RUN-... runs)
 
     def __post_init__(self) -> None:
         self.data = self.tmp / "items.jsonl"

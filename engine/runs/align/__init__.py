@@ -98,9 +98,10 @@ async def aalign(
     `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`
     and `judge` choose the judge as in `Catalog.create`. `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
-    bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
-    metadata field; `pair` by default when items carry one) keeps related items on one side
-    of the split."""
+    bar). With `store`, a rerun under the same `run` reuses every result, and a second align
+    of that `run` while this one runs is refused (ConfigError, naming its process). `group_by`
+    (a metadata field; `pair` by default when items carry one) keeps related items on one
+    side of the split."""
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if trials < 1:
