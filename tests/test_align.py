@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from engine.judge import JudgeSettings
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from engine import align, load_scorers
 from engine.cli import app
+from engine.store import RunLease, SQLiteStore
 from engine.testing import JudgeServer, Reply, Request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +135,36 @@ def test_the_budget_stops_align_and_nothing_is_changed(judge: JudgeServer, tmp_p
     again = align(data, "hallucination", max_cost=0.005, store=tmp_path / "results.sqlite", output_dir=tmp_path / "aligned", concurrency=1, cache=False)
     assert again.stopped is not None and len(judge.requests) == asked
     assert again.cost_usd == pytest.approx(result.cost_usd)
+
+
+def test_an_align_another_process_holds_is_refused_at_once_and_a_hold_whose_process_died_lapses(judge: JudgeServer, tmp_path: Path) -> None:
+    """Two aligns of the same runs at once each judged every item, then both wrote the
+    variant. An align whose runs another process holds is refused in one line, before any
+    judge call, naming that process; once the holder's lease lapses (it died on another
+    host, where its pid cannot be looked up), the same command runs, and lets go when done."""
+    script_learner(judge, learns=False)
+    data = labelled_items(tmp_path / "labelled.jsonl", plain=34, wrong=17, subtle=17)  # the fewest align takes
+    store = tmp_path / "results.sqlite"
+    arguments = ["align", str(data), "--scorer", "hallucination", "--store", str(store), "--run", "held", "--trials", "1"]
+
+    def held_elsewhere(for_seconds: float) -> RunLease | None:
+        """The hold of a process on another host on every run named held-..., for `for_seconds` more."""
+        expires = datetime.now(timezone.utc) + timedelta(seconds=for_seconds)
+        with SQLiteStore(store) as opened:
+            return opened.lease_run(RunLease(run="held-*", owner="elsewhere:4242:1", pid=4242, host="elsewhere", expires_at=expires))
+
+    assert held_elsewhere(60) is None
+    refused = CliRunner().invoke(app, arguments)
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "error: align 'held' is being run by another process (pid 4242 on elsewhere); wait for it to end, or give this one another --run name")
+    assert "Traceback" not in refused.output and not judge.requests
+
+    assert held_elsewhere(-1) is None  # its process died: its lease ran out unrenewed
+    done = CliRunner().invoke(app, arguments)
+    assert done.exit_code == 0, done.output
+    assert "No candidate beat the current scorer" in done.stdout and judge.requests
+    assert held_elsewhere(60) is None  # let go when done
 
 
 def test_too_few_labelled_items_are_refused_with_the_number_needed(judge: JudgeServer, tmp_path: Path) -> None:

@@ -69,6 +69,7 @@ class World:
     receiver: str = ""  # the monitor's webhook
     receiving: Receiver | None = None  # the receiver behind it
     asked_before_the_resume: int = 0
+    stored_before_the_resume: set[str] = field(default_factory=set)  # the items a kill left stored (in the run or its RUN-... runs)
 
     def __post_init__(self) -> None:
         self.data = self.tmp / "items.jsonl"
@@ -85,6 +86,7 @@ class Outcome:
     passed: bool | None
     counts: dict[str, int] | None = None
     text: str = ""
+    report: str = ""  # a process's standard output alone: what it reports, without its progress
 
 
 # --------------------------------------------------------------------------------- the faults
@@ -268,13 +270,38 @@ def rescore_args(world: World) -> list[str]:
             *_budget(world)]
 
 
+#: The fewest labelled items align takes: 34 of each label, so that dev and test hold 10 of each.
+ALIGN_ITEMS = 68
+#: The steps the hallucination scorer asks of each item (the scripted judge finds one claim in "ok N").
+ITEM_STEPS = ("Claims", "HallucinationVerdicts", "Reason")
+
+
 def align_args(world: World) -> list[str]:
     # align's runs are named `PREFIX-baseline`, `PREFIX-...`: the name taken is the first one's.
+    # Each item's output is "ok N" (N its own), so a request tells which item it is about.
     rows = [json.loads(line) for line in world.labelled.read_text(encoding="utf-8").splitlines()]
-    many = [{**rows[n % len(rows)], "id": f"a{n}", "output": f"{rows[n % len(rows)]['output']} {n}", "expected": {"hallucination": n % 2 == 0}} for n in range(80)]
+    many = []
+    for n in range(ALIGN_ITEMS):
+        row = rows[n % len(rows)]
+        output = f"ok {n}" if row["output"].startswith("ok") else f"{row['output']} {n}"
+        many.append({**row, "id": f"a{n}", "output": output, "expected": {"hallucination": n % 2 == 0}})
     data = world.tmp / "align.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in many), encoding="utf-8")
     return ["align", str(data), "--scorer", "hallucination", "--store", str(world.store), "--run", world.run, "--trials", "1", "--no-cache", *_budget(world)]
+
+
+def align_alone(world: World) -> tuple[Outcome, list[Request]]:
+    """The same align, alone and uninterrupted, on a store of its own: what it reports, and
+    the judge requests it makes."""
+    asked = len(world.judge.requests)
+    alone = World(judge=world.judge, tmp=world.tmp, store=world.tmp / "alone.sqlite", fault=world.fault)
+    shown = runner.invoke(app, align_args(alone))
+    return Outcome(shown.exit_code, shown.exit_code == 0, None, shown.output, shown.stdout), world.judge.requests[asked:]
+
+
+def align_stored_some(world: World) -> bool:
+    """Some of align's items are stored (it writes its results every half second)."""
+    return bool(_stored_items(world.store, world.run))
 
 
 def monitor_args(world: World) -> list[str]:
@@ -329,7 +356,7 @@ def _process(world: World, command: list[str]) -> subprocess.Popen[str]:
 
 def _finished(process: subprocess.Popen[str]) -> Outcome:
     stdout, stderr = process.communicate(timeout=120)
-    return Outcome(process.returncode, process.returncode == 0, None, stdout + stderr)
+    return Outcome(process.returncode, process.returncode == 0, None, stdout + stderr, stdout)
 
 
 def as_process(world: World, command: list[str]) -> Outcome:
@@ -490,6 +517,8 @@ class Surface:
     busy: Callable[[World], bool] | None = None
     #: What starts its work once its process is up (the workbench's Run button), if anything does.
     started: Callable[[World, subprocess.Popen[str]], Any] | None = None
+    #: What must hold, besides verdicts asked, before a kill finds it under way.
+    killed_once: Callable[[World], bool] | None = None
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
     #: the first does the whole run, where the surface does not split a run between processes.
     one_at_a_time: str = ""
@@ -528,11 +557,8 @@ SURFACES = [
         "budget reached": NO_BUDGET,
     }, asks_each_step=2, one_at_a_time="is being run by another process"),
     Surface("rescore", rescore_args, prepare=rescore_source),
-    Surface("align", align_args, {
-        "kill -9, then again": "open: align's runs resume, but the cell is slower than the matrix's time allows (80 items, two runs)",
-        "two processes on one PostgreSQL run": "open: two aligns at once each run every trial (each step of an item asked 14 times, "
-        "not 7), then both write the variant: align takes no lease of its runs yet",
-    }),
+    # One align at a time: it is one search, each step chosen from the last, ending in one variant.
+    Surface("align", align_args, one_at_a_time="is being run by another process", killed_once=align_stored_some),
     # A slow receiver takes the alert (the monitor waits for it).
     Surface("monitor --send", monitor_args, {
         "nothing scorable": ASKS_NO_JUDGE, "all but one not scorable": ASKS_NO_JUDGE, "budget reached": NO_BUDGET,
@@ -600,6 +626,15 @@ def _rows(store: Path | str) -> dict[str, Any]:
         }
 
 
+def _stored_items(store: Path | str, run: str) -> set[str]:
+    """The items stored, without an error, in the run `run` or in the runs named `run`-... (align's)."""
+    opened = open_store(store, reading=True)
+    assert opened is not None
+    with closing(opened):
+        names = [info.name for info in opened.runs() if info.name == run or info.name.startswith(f"{run}-")]
+        return {record.item_id for name in names for record in opened.query(run=name, errors=False)}
+
+
 def _records(store: Path | str, run: str) -> list[Any]:
     opened = open_store(store, reading=True)
     assert opened is not None
@@ -628,9 +663,9 @@ def _asked_more_than(once: int, requests: list[Request]) -> dict[tuple[str, str 
 
 
 def _signalled(world: World, command: list[str], number: int, after: int = 4, started: Callable[[World, subprocess.Popen[str]], Any] | None = None,
-               busy: Callable[[World], bool] | None = None) -> Outcome:
+               busy: Callable[[World], bool] | None = None, killed_once: Callable[[World], bool] | None = None) -> Outcome:
     """The surface's process, sent `number` once some items are done and more in flight (a
-    kill: once verdicts are asked), or once `busy` says it is at work."""
+    kill: once verdicts are asked, and `killed_once` holds), or once `busy` says it is at work."""
     def verdicts_asked() -> int:  # an item's verdicts, or a pair's
         return len(world.judge.requests_for("HallucinationVerdicts")) + len(world.judge.requests_for("PreferenceVerdict"))
 
@@ -644,7 +679,7 @@ def _signalled(world: World, command: list[str], number: int, after: int = 4, st
         if busy is not None:
             return busy(world)
         if number == signal.SIGKILL:
-            return verdicts_asked() >= verdicts + 3
+            return verdicts_asked() >= verdicts + 3 and (killed_once is None or killed_once(world))
         return len(world.judge.requests) >= asked + after
 
     while not under_way() and time.monotonic() < deadline and process.poll() is None:
@@ -724,9 +759,10 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     if fault == "SIGTERM":
         return _signalled(world, command, signal.SIGTERM, surface.under_way, surface.started, surface.busy)
     if fault == "kill -9, then again":
-        killed = _signalled(world, command, signal.SIGKILL, started=surface.started, busy=surface.busy)
+        killed = _signalled(world, command, signal.SIGKILL, started=surface.started, busy=surface.busy, killed_once=surface.killed_once)
         assert killed.status == -signal.SIGKILL, killed.text
         world.asked_before_the_resume = len(world.judge.requests)
+        world.stored_before_the_resume = _stored_items(world.store, world.run)
         return served_to_the_end(world, command, surface.started) if surface.started is not None else as_process(world, command)
     # Both started before either is waited for: at work on the run together.
     first, second = _process(world, command), _process(world, command)
@@ -760,6 +796,8 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert len(_records(world.store, world.run)) == 2 * ITEMS
     elif fault == "two processes on one PostgreSQL run":
         assert _asked_more_than(surface.asks_each_step, world.judge.requests[asked:]) == {}, "an item was judged by both processes"
+    if surface.name == "align" and fault in ("kill -9, then again", "two processes on one PostgreSQL run"):
+        _check_align_did_the_job_once(fault, world, outcome, world.judge.requests[asked:])
     if surface.kind == "workbench" and fault == "SIGTERM":
         opened = open_store(world.store, reading=True)
         assert opened is not None
@@ -810,6 +848,32 @@ def _check_the_alert_arrived_once(world: World, fault: str, receiver: Receiver) 
         assert len(receiver.bodies) == 1, f"two monitors at once sent the alert {len(receiver.bodies)} times"
     else:  # the post held when the signal or the kill came reached the receiver: it saw it twice, with one key
         assert receiver.attempts == 2 and {headers["Idempotency-Key"] for headers in receiver.headers} == {f"{alert.episode}-alert"}
+
+
+def _item_steps(requests: list[Request]) -> list[tuple[str, str | None]]:
+    """(item, step) of each request about one item (its output "ok N"), re-asks left out."""
+    return [(found.group(1), request.schema_name) for request in requests if (found := ITEM.search(request.prompt)) and not request.is_reask]
+
+
+def _check_align_did_the_job_once(fault: str, world: World, outcome: Outcome, requests: list[Request]) -> None:
+    """Two aligns at once asked the judge what one align asks: each step of each item once,
+    and the optimizer once. Align killed and run again asked again only the steps of the
+    items the kill left unstored, each once, and reports what an uninterrupted align reports."""
+    if fault == "two processes on one PostgreSQL run":  # the refused one asked nothing
+        each_once = [(str(number), step) for number in range(ALIGN_ITEMS) for step in ITEM_STEPS]
+        assert sorted(step for step in _item_steps(requests) if step[1] in ITEM_STEPS) == sorted(each_once)
+        assert [request.schema_name for request in requests if request.schema_name not in ITEM_STEPS] == ["InstructionRewrite"]
+        assert len(requests) == len(each_once) + 1
+        return
+    resumed = _item_steps(world.judge.requests[world.asked_before_the_resume:])
+    alone, asked_alone = align_alone(world)
+    assert alone.status == 0, alone.text
+    assert outcome.report == alone.report, (outcome.report, alone.report)
+    # The resume asks each step of each item the kill left unstored once, and nothing of a stored one.
+    stored = {item.removeprefix("a") for item in world.stored_before_the_resume}
+    assert stored, "the kill came before any item was stored"
+    left = [(item, step) for item, step in _item_steps(asked_alone) if item not in stored or step not in ITEM_STEPS]
+    assert sorted(resumed) == sorted(left)
 
 
 def test_the_matrix_has_no_silent_cell(capsys: pytest.CaptureFixture[str]) -> None:

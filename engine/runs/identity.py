@@ -6,6 +6,9 @@ records its kind and what it was started with when it is created; claiming an ex
 of another kind is refused, and so is resuming one started with other settings, each with
 the flag that fixes it. Only `replace=True` (`--replace`) deletes a run, and only as the
 caller's explicit choice: nothing else overwrites or prunes another runner's records.
+Which process writes a run now is its lease (batch/lease.py): eval, pairwise and align hold
+one while they run (align one over all its runs), so a second process is refused, unless
+eval's workers share the run's items through PostgreSQL on purpose.
 """
 
 from __future__ import annotations

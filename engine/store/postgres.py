@@ -148,16 +148,21 @@ class PostgresStore(SQLResults, SQLLabels):
             db.execute(_SWEEP)
 
     def lease_run(self, lease: RunLease) -> RunLease | None:
-        with self._transaction() as db:
-            row = db.execute("SELECT * FROM run_leases WHERE run = %s FOR UPDATE", (lease.run,)).fetchone()
-            if row is not None and row["owner"] != lease.owner and row["expires_at"] > datetime.now(timezone.utc):
+        # One statement takes the lease or leaves it: a SELECT ... FOR UPDATE locks no row that
+        # is not there yet, so processes reaching for a free lease together each took it (6 of 8).
+        while True:
+            with self._transaction() as db:
+                taken = db.execute(
+                    "INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run) DO UPDATE SET "
+                    "owner = excluded.owner, pid = excluded.pid, host = excluded.host, expires_at = excluded.expires_at "
+                    "WHERE run_leases.owner = excluded.owner OR run_leases.expires_at <= %s RETURNING owner",
+                    (lease.run, lease.owner, lease.pid, lease.host, lease.expires_at, datetime.now(timezone.utc)),
+                ).fetchone()
+                if taken is not None:
+                    return None
+                row = db.execute("SELECT * FROM run_leases WHERE run = %s", (lease.run,)).fetchone()
+            if row is not None:  # else its holder let go meanwhile: take it again
                 return RunLease(run=row["run"], owner=row["owner"], pid=row["pid"], host=row["host"], expires_at=row["expires_at"])
-            db.execute(
-                "INSERT INTO run_leases (run, owner, pid, host, expires_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run) DO UPDATE SET "
-                "owner = excluded.owner, pid = excluded.pid, host = excluded.host, expires_at = excluded.expires_at",
-                (lease.run, lease.owner, lease.pid, lease.host, lease.expires_at),
-            )
-        return None
 
     def release_run(self, name: str, owner: str) -> None:
         with self._transaction() as db:

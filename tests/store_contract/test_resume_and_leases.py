@@ -4,6 +4,7 @@ they still hold, and one process at a time holds a run's lease."""
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -66,3 +67,29 @@ def test_a_lease_that_ran_out_goes_to_the_next_owner(store: Store) -> None:
     assert store.lease_run(RunLease(run="r", owner="crashed", pid=1, host="h", expires_at=past)) is None
     assert store.lease_run(RunLease(run="r", owner="me", pid=2, host="h", expires_at=past + timedelta(minutes=5))) is None
     assert store.lease_run(RunLease(run="other", owner="them", pid=3, host="h", expires_at=past + timedelta(minutes=5))) is None
+
+
+def test_of_processes_taking_a_free_lease_at_once_one_gets_it(backend: Backend) -> None:
+    """Eight processes (each its own connection) reach for a run's free lease at the same
+    moment, twenty times: on PostgreSQL as many as 6 of the 8 each took it, so two `eval`s,
+    `pairwise`es or `align`s started together both ran."""
+    stores = [backend.open() for _ in range(8)]
+    soon = datetime.now(timezone.utc) + timedelta(minutes=5)
+
+    def reach(run: str, number: int, together: threading.Barrier, holders: list[str]) -> None:
+        together.wait()
+        if stores[number].lease_run(RunLease(run=run, owner=f"process-{number}", pid=number, host="h", expires_at=soon)) is None:
+            holders.append(f"process-{number}")
+
+    try:
+        for attempt in range(20):
+            together, holders = threading.Barrier(len(stores)), list[str]()
+            threads = [threading.Thread(target=reach, args=(f"r{attempt}", number, together, holders)) for number in range(len(stores))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(holders) == 1, f"attempt {attempt}: {holders} each took the lease"
+    finally:
+        for store in stores:
+            store.close()

@@ -36,7 +36,7 @@ from .margin import tune_margin
 from .results import AlignMetric, AlignResult, SplitSizes, Trial
 from .search import Search
 from ...errors import BudgetReached
-from .session import CacheChoice, JudgeStopped, NotWhole, Progress, Session, metric_of, no_progress
+from .session import CacheChoice, JudgeStopped, NotWhole, Progress, Session, metric_of, no_progress, one_at_a_time
 from .split import LabelledItem, default_group, split_items
 from .variants import Workshop
 from .write import write_variant
@@ -98,9 +98,10 @@ async def aalign(
     `data`; see the module docstring. `trials` bounds the candidates judged on dev; `model`
     and `judge` choose the judge as in `Catalog.create`. `on_event(line)` hears
     each stage as it ends, `progress(what, items)` gives each run's item callback (a progress
-    bar). With `store`, a rerun under the same `run` reuses every result. `group_by` (a
-    metadata field; `pair` by default when items carry one) keeps related items on one side
-    of the split."""
+    bar). With `store`, a rerun under the same `run` reuses every result, and a second align
+    of that `run` while this one runs is refused (ConfigError, naming its process). `group_by`
+    (a metadata field; `pair` by default when items carry one) keeps related items on one
+    side of the split."""
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if trials < 1:
@@ -122,30 +123,33 @@ async def aalign(
         metric=metric, direction=direction, human_threshold=baseline.pass_line.scale / 2,
         store=store, cache=cache, concurrency=concurrency, max_cost=max_cost, on_event=say, progress=progress or no_progress,
     )
-    await asyncio.to_thread(_open_budget, session, store)
-    if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
-        result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict="")
-        try:
-            await tune_margin(session, baseline, split, result, output_dir)
-        except (BudgetReached, JudgeStopped, NotWhole) as stop:
-            _stopped(result, stop)
+    # One process at a time: a second align of the same runs at once would judge every item
+    # again beside the first and write the variant twice (see `one_at_a_time`).
+    async with one_at_a_time(store, session.run):
+        await asyncio.to_thread(_open_budget, session, store)
+        if isinstance(baseline, Cascade):  # what align tunes in a cascade is its margin (margin.py)
+            result = AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict="")
+            try:
+                await tune_margin(session, baseline, split, result, output_dir)
+            except (BudgetReached, JudgeStopped, NotWhole) as stop:
+                _stopped(result, stop)
+            result.runs, result.cost_usd = session.runs, round(session.spent, 6)
+            return result
+        with tempfile.TemporaryDirectory(prefix="align-") as folder:
+            search = Search(
+                session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, judge=settings, folder=Path(folder)), split=split, trials_left=trials,
+                base_threshold=baseline.pass_line.value, best_scorer=baseline,
+                result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict=""),
+            )
+            result = search.result
+            result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
+            _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
+            try:
+                await _search(search, optimizer_model, output_dir)
+            except (BudgetReached, JudgeStopped, NotWhole) as stop:
+                _stopped(result, stop)
         result.runs, result.cost_usd = session.runs, round(session.spent, 6)
         return result
-    with tempfile.TemporaryDirectory(prefix="align-") as folder:
-        search = Search(
-            session=session, workshop=Workshop(catalog=catalog, scorer_id=scorer_id, judge=settings, folder=Path(folder)), split=split, trials_left=trials,
-            base_threshold=baseline.pass_line.value, best_scorer=baseline,
-            result=AlignResult(scorer_id=scorer_id, metric=metric, seed=seed, split=sizes, baseline_dev=None, baseline_threshold=baseline.pass_line.value, verdict=""),
-        )
-        result = search.result
-        result.estimated_cost_usd = await _estimate(items, split.dev, split.test, baseline, trials)
-        _say_estimate(say, result.estimated_cost_usd, trials, max_cost)
-        try:
-            await _search(search, optimizer_model, output_dir)
-        except (BudgetReached, JudgeStopped, NotWhole) as stop:
-            _stopped(result, stop)
-    result.runs, result.cost_usd = session.runs, round(session.spent, 6)
-    return result
 
 
 def _stopped(result: AlignResult, stop: Exception) -> None:

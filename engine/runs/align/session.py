@@ -4,9 +4,10 @@ budget, and told to the caller as it goes."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,10 @@ from ...judge.middleware.budget import SpendLimit
 from ...judge import ResponseCache
 from ...scoring import AnyScorer
 from ...scoring.pass_line import Direction
-from ...store import Store
+from ...store import Store, open_store
 from ..batch import arun_evals
 from ..batch.budget import stored_spend
+from ..batch.lease import held
 from ..results import EvalResult, ItemResult
 from ..measures.stats import Labelled, binary_figures, flags, human_flags, numeric_figures
 from ..tuning import labelled_of
@@ -43,6 +45,25 @@ class NotWhole(Exception):
     """One of align's runs over labelled items left some unscored (not scorable, or failed):
     a metric measured on the rest would judge the scorer on the items it happened to score,
     so align stops, and says why."""
+
+
+@asynccontextmanager
+async def one_at_a_time(store: Store | str | Path | None, run: str) -> AsyncIterator[None]:
+    """Hold every run named `run`-... for this process while the body runs: a second align of
+    them is refused at once, in one line, while this one does the whole job. Refused rather
+    than shared: align is one search whose every step depends on the last, ending in one
+    variant written; a second process could share its judge calls but not its decisions, and
+    would write the same variant again. A process that dies frees its hold (`Lease`)."""
+    opened = await asyncio.to_thread(open_store, store)
+    if opened is None:  # nothing stored: no run for another process to find
+        yield
+        return
+    try:
+        async with held(opened, f"{run}-*", f"align {run!r}"):
+            yield
+    finally:
+        if opened is not store:
+            opened.close()
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """The process lease: one process at a time runs a run, so a second process resuming the same
 run is refused instead of judging every item twice. A crashed process frees it when its lease
-runs out (at once, when it ran on this host and its pid is gone)."""
+runs out (at once, when it ran on this host and its pid is gone). A runner made of several
+runs (align) holds one lease over all of them (`held`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 
 from ...errors import ConfigError
@@ -24,9 +27,11 @@ LEASE_SECONDS = 60.0
 class Lease:
     """This process's hold on a run, renewed while it runs."""
 
-    def __init__(self, store: Store, run: str) -> None:
+    def __init__(self, store: Store, run: str, shown: str | None = None) -> None:
         self.store = store
         self.run = run
+        #: What the refusal calls what is held (the run, by default).
+        self.shown = shown or f"run {run!r}"
         self.host = socket.gethostname()
         self.owner = new_owner()
         self.renewing: asyncio.Task[None] | None = None
@@ -42,7 +47,7 @@ class Lease:
             holder = self.store.lease_run(self._lease())
         if holder is not None:
             raise ConfigError(
-                f"run {self.run!r} is being run by another process (pid {holder.pid} on {holder.host}); "
+                f"{self.shown} is being run by another process (pid {holder.pid} on {holder.host}); "
                 "wait for it to end, or give this one another --run name"
             )
 
@@ -65,3 +70,16 @@ class Lease:
             self.store.release_run(self.run, self.owner)
         except Exception as exc:
             logger.warning("could not release the lease of run %r: %s", self.run, one_line(exc))
+
+
+@asynccontextmanager
+async def held(store: Store, key: str, shown: str) -> AsyncIterator[Lease]:
+    """This process's lease on `key`, taken (or refused, naming `shown`) before the body
+    runs, renewed while it runs, and released after it."""
+    lease = Lease(store, key, shown)
+    await asyncio.to_thread(lease.take)
+    lease.keep_renewing()
+    try:
+        yield lease
+    finally:
+        lease.release()
