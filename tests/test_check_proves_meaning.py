@@ -117,6 +117,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("rule_refuses_between", 0, [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
+    ("empty_share_of_good_scores_best", 0, [
+        'empty_share_of_good_scores_best/catalog.yaml:10:20: warning: context-recall-kind.score: `empty: 1` gives an answer with empty lists (no claims: nothing found to judge) the best score, 1, but `recalled` is a share of the good answers (all good gives it 1, all bad 0): an output that says nothing has earned nothing good, and is called perfect; write `empty: 0`, or, if nothing to judge means nothing wrong (as a share of supported claims may), say so with `# scorers: ignore[empty-scores-best]` on this line [empty-scores-best]',
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

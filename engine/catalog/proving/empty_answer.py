@@ -52,6 +52,8 @@ def empty_answer(proof: ScorerProof) -> None:
     scores = [float(other.score) for other in proof.trials.scored() if other.score is not None]
     if low == high:
         return
+    if math.isclose(trial.score, best):
+        _empty_calls_a_non_answer_perfect(proof, trial, best)
     if not math.isclose(trial.score, worst):
         _stale_empty_marks(proof, trial, higher)
         return
@@ -91,6 +93,48 @@ def _stale_empty_marks(proof: ScorerProof, trial: Trial, higher: bool) -> None:
             f"of a {better_word(higher)}-is-better score: the value or the comment is not what was meant; make them agree",
             place,
         )
+
+
+def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: float) -> None:
+    """An `empty:` written by the author that gives an answer with nothing to judge the best
+    score, on a value that is a share of the good answers (all good gives it its most, all bad
+    its least, by what the answers mean): a share of good verdicts gives a non-answer nothing
+    good, so this `empty:` calls an output that says nothing perfect (`empty-scores-best`). A
+    value counting the bad answers (a hallucination's share) rightly gives nothing found the best."""
+    good, bad = proof.trials.named("all good"), proof.trials.named("all bad")
+    if good is None or bad is None or not _nothing_to_judge(trial.answers):
+        return
+    step = proof.score_step.id
+    given = [trial.results.get(step), good.results.get(step), bad.results.get(step)]
+    if not all(isinstance(values, Mapping) for values in given):
+        return
+    empty_values, good_values, bad_values = given
+    for value_name, value in (proof._score_raw().get("values") or {}).items():
+        place = proof.at("steps", proof.score_index, "values", value_name, "empty")
+        if not isinstance(value, Mapping) or "empty" not in value or place is None or not proof._is_own(place):
+            continue
+        shares = [values.get(value_name) for values in (empty_values, good_values, bad_values)]
+        if not all(isinstance(share, (int, float)) for share in shares):
+            continue
+        on_empty, on_good, on_bad = (float(share) for share in shares)
+        if not (on_good > on_bad and math.isclose(on_empty, value["empty"]) and on_empty >= on_good):
+            continue
+        proof.warning(
+            "empty-scores-best",
+            f"{proof.label}.score: `empty: {value['empty']}` gives an answer with empty lists ({answer_in_short(trial)}: nothing found "
+            f"to judge) the best score, {trial.score:g}, but `{value_name}` is a share of the good answers (all good gives it {on_good:g}, "
+            f"all bad {on_bad:g}): an output that says nothing has earned nothing good, and is called perfect; write `empty: {on_bad:g}`, "
+            "or, if nothing to judge means nothing wrong (as a share of supported claims may), say so with "
+            "`# scorers: ignore[empty-scores-best]` on this line",
+            place,
+        )
+        return
+
+
+def _nothing_to_judge(answers: Mapping[str, Any]) -> bool:
+    """Whether every list of the answers is empty (the bounds may ask for items even then)."""
+    lists = [value for answer in answers.values() if isinstance(answer, Mapping) for value in answer.values() if isinstance(value, list)]
+    return bool(lists) and not any(lists)
 
 
 def _empty_place(proof: ScorerProof) -> Place | None:
