@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from ...errors import ConfigError
 from ...scoring.pass_line import scale_of
 from ...scoring.plan import ScorerPlan
+from ..root_setting import Compile
 from ..source import CatalogSource
 from ..spec import ScorerDefinition
+from .computed import prove_computed
 from .meanings import Meaning, schema_meanings
 from .properties import proved, schema_paths
 from .trials import Trials, run_trials
@@ -35,8 +37,9 @@ def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: Sco
     return run_trials(plan, {}, meanings)
 
 
-def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
-    """The findings of the trials of the scorers `source` defines itself (compiled clean)."""
+def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], compile: Compile) -> list[ConfigError]:
+    """The findings of the trials of the scorers `source` defines itself (compiled clean);
+    `compile` compiles one of them with a setting changed (see root_setting.py)."""
 
     found: list[ConfigError] = []
     for scorer_id in source.scorers:
@@ -45,9 +48,14 @@ def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefi
         definition, plan = compiled[scorer_id]
         if getattr(definition, "abstract", False):
             continue
+        if not plan.needs_judge:
+            own = source.scorers.get(scorer_id)
+            parent = compiled.get(str(own.get("extends") or "")) if isinstance(own, Mapping) else None
+            found += prove_computed(source, definition, plan, parent[1] if parent is not None else None)
+            continue
         trials = scorer_trials(source, definition, plan)
         if trials is not None:
-            found += proved(source, definition, trials, plan.scores_range(plan.options_model()))
+            found += proved(source, definition, trials, plan.scores_range(plan.options_model()), compile)
     return found
 
 

@@ -105,18 +105,17 @@ def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: fl
     if good is None or bad is None or not _nothing_to_judge(trial.answers):
         return
     step = proof.score_step.id
-    given = [trial.results.get(step), good.results.get(step), bad.results.get(step)]
-    if not all(isinstance(values, Mapping) for values in given):
+    given = [values for values in (trial.results.get(step), good.results.get(step), bad.results.get(step)) if isinstance(values, Mapping)]
+    if len(given) != 3:
         return
-    empty_values, good_values, bad_values = given
     for value_name, value in (proof._score_raw().get("values") or {}).items():
         place = proof.at("steps", proof.score_index, "values", value_name, "empty")
         if not isinstance(value, Mapping) or "empty" not in value or place is None or not proof._is_own(place):
             continue
-        shares = [values.get(value_name) for values in (empty_values, good_values, bad_values)]
-        if not all(isinstance(share, (int, float)) for share in shares):
+        shares = [float(share) for values in given if isinstance(share := values.get(value_name), (int, float))]
+        if len(shares) != 3:
             continue
-        on_empty, on_good, on_bad = (float(share) for share in shares)
+        on_empty, on_good, on_bad = shares
         if not (on_good > on_bad and math.isclose(on_empty, value["empty"]) and on_empty >= on_good):
             continue
         proof.warning(
