@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pydantic import ValidationError
+
 from ...errors import ConfigError
 from ...scoring.pass_line import scale_of
 from ...scoring.plan import ScorerPlan
@@ -49,14 +51,30 @@ def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefi
         if getattr(definition, "abstract", False):
             continue
         if not plan.needs_judge:
-            own = source.scorers.get(scorer_id)
-            parent = compiled.get(str(own.get("extends") or "")) if isinstance(own, Mapping) else None
-            found += prove_computed(source, definition, plan, parent[1] if parent is not None else None)
+            found += prove_computed(source, definition, plan, _parent_plan(source, scorer_id, compiled, compile))
             continue
         trials = scorer_trials(source, definition, plan)
         if trials is not None:
             found += proved(source, definition, trials, plan.scores_range(plan.options_model()), compile)
     return found
+
+
+def _parent_plan(source: CatalogSource, scorer_id: str, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], compile: Compile) -> ScorerPlan | None:
+    """The plan of the scorer `scorer_id` extends (compiled here when it is a built-in one the
+    check did not compile: its proof was shipped)."""
+    own = source.scorers.get(scorer_id)
+    parent = str(own.get("extends") or "") if isinstance(own, Mapping) else ""
+    if not parent:
+        return None
+    if parent in compiled and parent != scorer_id:
+        return compiled[parent][1]
+    inherited = source.fallback.resolved() if source.fallback is not None else {}
+    if parent not in inherited:
+        return None
+    try:
+        return compile(ScorerDefinition.model_validate({**inherited[parent], "id": parent}), inherited[parent])
+    except (ConfigError, ValidationError):
+        return None
 
 
 def scorer_truth_table(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, threshold: float | None = None) -> list[TruthRow]:
