@@ -33,10 +33,16 @@ class ComputedProof(Placing):
         self.own = source.scorers.get(definition.id)
         self.problems: list[ConfigError] = []
         self.warnings: list[ConfigError] = []
-        items = varied_items(plan)
-        self.trials = [trial for trial in run_items(plan, items) if trial.results]
-        self.parent = parent
-        self.parent_trials = {trial.label: trial for trial in run_items(parent, items) if trial.results} if parent is not None else {}
+        self.parent = parent if parent is not None and self._rewrites_the_score() else None
+        # Run only when there is something to hold: two values to compare, or a base to follow.
+        values = sum(len(getattr(step, "values", None) or {}) for step in plan.steps)
+        items = varied_items(plan) if (values >= 2 and any(self._own_values())) or self.parent is not None else {}
+        # Two items first: values that differ there are never equal on every item, and most do.
+        first = dict(list(items.items())[:2])
+        self.trials = [trial for trial in run_items(plan, first) if trial.results] if first else []
+        if self.parent is not None or self._equal_pair(changing=False) is not None:
+            self.trials = [trial for trial in run_items(plan, items) if trial.results]
+        self.parent_trials = {trial.label: trial for trial in run_items(self.parent, items) if trial.results} if self.parent is not None else {}
 
     def findings(self) -> list[ConfigError]:
         if len(self.trials) > 1:
@@ -57,28 +63,36 @@ class ComputedProof(Placing):
 
     def always_equal(self) -> None:
         """Two values equal on every item though each changes from item to item."""
-        every = [(step, name, written, place) for step, name, written, place in self._own_values()]
+        pair = self._equal_pair(changing=True)
+        if pair is None:
+            return
+        step, name, written, place, other = pair
+        mine = self._across(step, name) or []
+        shown = "; ".join(f"{trial.label}: {_shown(value)}" for trial, value in zip(self.trials, mine))
+        self.warning(
+            "always-equal",
+            f"{self.definition.id}.{step}.values.{name}: `{' '.join(written.split())}` equals `{other}` on every item tried "
+            f"({shown}): the two say the same, so one of them lost "
+            "what makes it a part of the other (a `selectattr(...)`, a `select`, a `where`)",
+            place,
+        )
+
+    def _equal_pair(self, changing: bool) -> tuple[str, str, str, Place, str] | None:
+        """The first value of the author's equal on every item to a value before it (its step,
+        name, expression, place and the other's name); `changing`: only a value that is not
+        the same on every item."""
         computed = [(step, str(name)) for trial in self.trials[:1] for step, values in trial.results.items() if isinstance(values, Mapping) for name in values]
-        for step, name, written, place in every:
+        for step, name, written, place in self._own_values():
             mine = self._across(step, name)
-            if mine is None or len({_key(value) for value in mine}) < 2:
+            if mine is None or (changing and len({_key(value) for value in mine}) < 2):
                 continue
             for other_step, other in computed:
                 if (other_step, other) == (step, name):
                     break  # compared with the values before it only: the later one is the slip
                 theirs = self._across(other_step, other)
-                if theirs is None or [_key(value) for value in theirs] != [_key(value) for value in mine]:
-                    continue
-                label = other if other_step == step else f"{other_step}.{other}"
-                shown = "; ".join(f"{trial.label}: {_shown(value)}" for trial, value in zip(self.trials, mine))
-                self.warning(
-                    "always-equal",
-                    f"{self.definition.id}.{step}.values.{name}: `{' '.join(written.split())}` equals `{label}` on every item tried "
-                    f"({shown}): the two say the same, so one of them lost "
-                    "what makes it a part of the other (a `selectattr(...)`, a `select`, a `where`)",
-                    place,
-                )
-                return
+                if theirs is not None and [_key(value) for value in theirs] == [_key(value) for value in mine]:
+                    return step, name, written, place, other if other_step == step else f"{other_step}.{other}"
+        return None
 
     def _across(self, step: str, name: str) -> list[Any] | None:
         """The value `step.name` on each item (None when an item lacks it or it is no count or list)."""
@@ -92,7 +106,7 @@ class ComputedProof(Placing):
 
     def against_parent(self) -> None:
         """The score moving against the score of the scorer it extends, in a number both read."""
-        if self.parent is None or self.parent.direction != self.definition.direction or not self._rewrites_the_score():
+        if self.parent is None or self.parent.direction != self.definition.direction:
             return
         shared = [trial for trial in self.trials if trial.label in self.parent_trials]
         for step, name in _numbers(shared):
