@@ -135,6 +135,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("score_turned_against_its_base", 0, [
         'score_turned_against_its_base/catalog.yaml:10:16: warning: matches-reference.score: the score falls as `check.similarity` rises (1 at 0.29, 0 at 1), where the score of `similarity`, which it extends, rises with it (0 at 0.29, 1 at 1): there a higher `similarity` is better; is a comparison the wrong way round? [score-against-parent]',
     ]),
+    ("option_default_divides_by_zero", 1, [
+        "option_default_divides_by_zero/catalog.yaml:10:18: claims-coverage.options.expected_claims: `default: 0` is where this starts: at line 21, '[supported / options.expected_claims, 1] | min * options.scale' failed: division by zero; when options.expected_claims can be 0, guard the division: `supported / options.expected_claims if options.expected_claims else 0` (with 3 claims; verdicts yes, yes, yes: answers its schema accepts); with `default: 1` it does not",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

@@ -96,6 +96,15 @@ def setting_changes(source: CatalogSource, scorer_id: str) -> Iterator[SettingCh
 def _option_changes(name: str, declared: Mapping[str, Any], label: str) -> Iterator[SettingChange]:
     default = declared["default"]
     kind = declared.get("type")
+    if kind == "string" and isinstance(default, str) and default.strip().lower() in ("true", "false"):
+        place = position(declared, ["type"], value=True)
+        if place is not None:
+            truth = default.strip().lower() == "true"
+            yield SettingChange(
+                place, label, "`type: string`", f"`type: boolean` (default {str(truth).lower()})",
+                _both(_setter(["options", name, "type"], "boolean"), _setter(["options", name, "default"], truth)),
+            )
+        return
     if kind == "string" and isinstance(default, str) and (number := _number(default)) is not None:
         place = position(declared, ["type"], value=True)
         if place is not None:

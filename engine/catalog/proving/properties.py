@@ -89,15 +89,18 @@ class ScorerProof(Placing):
             if trial.error is None or trial.error in seen or trial.scenario.blank_item:
                 continue
             seen.add(trial.error)
+            place: Place | None
             if trial.error_at is not None:
                 file, line, column = trial.error_at
-                self.problem(f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(file, line or 0, column or 0))
-                continue
-            step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
-            self.problem(
-                f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}",
-                self.step_at(step, "id"),
-            )
+                message, place = f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(file, line or 0, column or 0)
+            else:
+                step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
+                message, place = f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}", self.step_at(step, "id")
+            root = root_setting(self.source, self.definition.id, self.compile, self._runs_clean) if len(seen) == 1 else None
+            if root is not None:
+                self.problem(said_at_root(root, message, place), root.place)
+                return
+            self.problem(message, place)
 
     def mostly_refused(self) -> bool:
         """Whether the step's own rules and bounds refuse most answers made from its schema, on
@@ -172,6 +175,11 @@ class ScorerProof(Placing):
                 f"the {'least' if name == 'lowest' else 'most'} any scores is {seen:g}; check what the score divides or multiplies by",
                 self.score_at(),
             )
+
+    def _runs_clean(self, plan: ScorerPlan) -> bool:
+        """Whether `plan` (this scorer with one setting changed) fails on no answer tried."""
+        trials = run_trials(plan, {}, self.trials.meanings)
+        return trials is not None and bool(trials.scored()) and not any(trial.error for trial in trials.trials if not trial.scenario.blank_item)
 
     def _within(self, plan: ScorerPlan, low: float, high: float) -> bool:
         """Whether `plan` (this scorer with one setting changed) scores every answer tried
