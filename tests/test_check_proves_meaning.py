@@ -138,6 +138,8 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("option_default_divides_by_zero", 1, [
         "option_default_divides_by_zero/catalog.yaml:10:18: claims-coverage.options.expected_claims: `default: 0` is where this starts: at line 21, '[supported / options.expected_claims, 1] | min * options.scale' failed: division by zero; when options.expected_claims can be 0, guard the division: `supported / options.expected_claims if options.expected_claims else 0` (with 3 claims; verdicts yes, yes, yes: answers its schema accepts); with `default: 1` it does not",
     ]),
+    # Not a mistake: the `empty:` of the scorer it extends, kept (no warning).
+    ("empty_kept_from_the_base", 0, []),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

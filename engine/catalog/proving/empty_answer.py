@@ -10,10 +10,12 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ...errors import ConfigError
 from ...scoring.plan import ScorerPlan
 from ...scoring.steps.score import ScoreStepPlan
 from ..silencing import marked
-from ..source import Place
+from ..source import CatalogSource, Place
+from ..spec import ScorerDefinition
 from .meanings import Meaning
 from .trials import Trial, Trials
 from .truth_table import answer_in_short
@@ -22,6 +24,8 @@ from .truth_table import answer_in_short
 class ScorerProof(Protocol):
     """What these proofs read of properties.py's ScorerProof."""
 
+    source: CatalogSource
+    definition: ScorerDefinition
     trials: Trials
     plan: ScorerPlan
     range: tuple[float, float] | None
@@ -118,6 +122,8 @@ def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: fl
         on_empty, on_good, on_bad = shares
         if not (on_good > on_bad and math.isclose(on_empty, value["empty"]) and on_empty >= on_good):
             continue
+        if _base_empty(proof, value_name) == value["empty"]:
+            continue  # what the scorer it extends says of nothing to judge (faithfulness: nothing unfaithful), kept
         proof.warning(
             "empty-scores-best",
             f"{proof.label}.score: `empty: {value['empty']}` gives an answer with empty lists ({answer_in_short(trial)}: nothing found "
@@ -128,6 +134,24 @@ def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: fl
             place,
         )
         return
+
+
+def _base_empty(proof: ScorerProof, value_name: str) -> Any:
+    """The `empty:` the scorer it extends gives the value of the same name in its score step
+    (None when it extends none, or gives none)."""
+    own = proof.source.scorers.get(proof.definition.id)
+    base = own.get("extends") if isinstance(own, Mapping) else None
+    if not isinstance(base, str) or base == proof.definition.id:
+        return None
+    try:
+        raw = proof.source.raw_definition(base)
+    except ConfigError:
+        return None
+    for step in raw.get("steps") or [] if isinstance(raw, Mapping) else []:
+        if isinstance(step, Mapping) and step.get("id") == proof.score_step.id:
+            value = (step.get("values") or {}).get(value_name)
+            return value.get("empty") if isinstance(value, Mapping) else None
+    return None
 
 
 def _nothing_to_judge(answers: Mapping[str, Any]) -> bool:
