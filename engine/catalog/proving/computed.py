@@ -34,9 +34,10 @@ class ComputedProof(Placing):
         self.problems: list[ConfigError] = []
         self.warnings: list[ConfigError] = []
         self.parent = parent if parent is not None and self._rewrites_the_score() else None
-        # Run only when there is something to hold: two values to compare, or a base to follow.
-        values = sum(len(getattr(step, "values", None) or {}) for step in plan.steps)
-        items = varied_items(plan) if (values >= 2 and any(self._own_values())) or self.parent is not None else {}
+        # Run only when there is something to hold (running a scorer compiles its expressions,
+        # most of a check's time): a value of the author's that reads what a value before it
+        # reads, so that the two may be equal, or a base to follow.
+        items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None else {}
         # Two items first: values that differ there are never equal on every item, and most do.
         first = dict(list(items.items())[:2])
         self.trials = [trial for trial in run_items(plan, first) if trial.results] if first else []
@@ -50,6 +51,18 @@ class ComputedProof(Placing):
             self.against_parent()
         kept = [found for found in [*self.problems, *self.warnings] if not silenced(found)]
         return [self.in_own_file(found, self.definition.id) for found in kept]
+
+    def _may_be_equal(self, plan: ScorerPlan) -> bool:
+        """Whether a value of the author's reads the same names as a value before it."""
+        own = {(step, name) for step, name, _, _ in self._own_values()}
+        read = [
+            (step.id, str(name), frozenset(getattr(value, "names", ())))
+            for step in plan.steps for name, value in (getattr(step, "values", None) or {}).items()
+        ]
+        return any(
+            names and names == later_names and (later_step, later) in own
+            for index, (_, _, names) in enumerate(read) for later_step, later, later_names in read[index + 1:]
+        )
 
     def _own_values(self) -> Iterator[tuple[str, str, str, Place]]:
         """Each value the author wrote in a step (step id, name, expression, where)."""
