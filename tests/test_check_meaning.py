@@ -91,7 +91,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "set_inside_if/prompts/tone/judge.j2:6:4: warning: professional-tone.judgements: 'asked' is set only when `{% if input %}` at line 2 holds (line 3): where it is not, rendering fails; set it before, or read it under the same test [maybe-undefined]",
     ]),
     ("sum_instead_of_mean", 1, [
-        'sum_instead_of_mean/catalog.yaml:21:16: professional-tone.score.score: the score can be 0 to 50, outside the scale of the scores, 0 to 1 (`options.scale`)',
+        'sum_instead_of_mean/catalog.yaml:17:21: professional-tone.score.values.professional.reduce: `reduce: sum` is where this starts: at line 21, the score can be 0 to 50, outside the scale of the scores, 0 to 1 (`options.scale`); with `reduce: mean` it does not',
     ]),
     ("text_in_arithmetic", 1, [
         "text_in_arithmetic/catalog.yaml:15:34: helpfulness.score.score: evaluate.rating is one of '1', '2', '3', '4', '5' and 1 is the number 1: `-` cannot take them, so the expression fails for every item; evaluate.rating's values are text ('1', '2', '3', '4', '5'): give its schema `type: integer` (or `number`), or write `(evaluate.rating | int)`",

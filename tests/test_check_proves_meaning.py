@@ -117,6 +117,29 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("rule_refuses_between", 0, [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
+    ("empty_share_of_good_scores_best", 0, [
+        'empty_share_of_good_scores_best/catalog.yaml:10:20: warning: context-recall-kind.score: `empty: 1` gives an answer with empty lists (no claims: nothing found to judge) the best score, 1, but `recalled` is a share of the good answers (all good gives it 1, all bad 0): an output that says nothing has earned nothing good, and is called perfect; write `empty: 0`, or, if nothing to judge means nothing wrong (as a share of supported claims may), say so with `# scorers: ignore[empty-scores-best]` on this line [empty-scores-best]',
+    ]),
+    ("reducer_counts_where_a_share_was_meant", 1, [
+        'reducer_counts_where_a_share_was_meant/catalog.yaml:11:21: toxicity-share.score.values.toxic.reduce: `reduce: count` is where this starts: at line 14, the score can be 0 to 100, outside the scale of the scores, 0 to 1 (`options.scale`); with `reduce: ratio` it does not',
+    ]),
+    ("option_number_declared_as_text", 1, [
+        'option_number_declared_as_text/catalog.yaml:11:15: few-tool-calls.options.most_calls: `type: string` is where this starts: at line 17, tool_calls | length is a number and options.most_calls is text: `<=` cannot order them, so it fails for every item; with `type: integer` (default 3) it does not',
+    ]),
+    ("option_default_a_percentage", 1, [
+        'option_default_a_percentage/catalog.yaml:9:18: context-relevance-weighted.options.half_credit: `default: 25` is where this starts: at line 21, with verdicts partial, partial, the score is 25, outside the range of its scores, 0 to 1 (`options.scale`); with `default: 0.25` it does not',
+    ]),
+    ("count_lost_its_filter", 0, [
+        "count_lost_its_filter/catalog.yaml:16:19: warning: clean-tool-runs.results.values.failed: `tool_results | map(attribute='tool_name') | list | length` equals `answered` on every item tried (one tool, which succeeded: 1; two tools, one unanswered: 1; two tools, one failed: 2; three tools, two failed: 3; two tools, both failed: 2): the two say the same, so one of them lost what makes it a part of the other (a `selectattr(...)`, a `select`, a `where`) [always-equal]",
+    ]),
+    ("score_turned_against_its_base", 0, [
+        'score_turned_against_its_base/catalog.yaml:10:16: warning: matches-reference.score: the score falls as `check.similarity` rises (1 at 0.29, 0 at 1), where the score of `similarity`, which it extends, rises with it (0 at 0.29, 1 at 1): there a higher `similarity` is better; is a comparison the wrong way round? [score-against-parent]',
+    ]),
+    ("option_default_divides_by_zero", 1, [
+        "option_default_divides_by_zero/catalog.yaml:10:18: claims-coverage.options.expected_claims: `default: 0` is where this starts: at line 21, '[supported / options.expected_claims, 1] | min * options.scale' failed: division by zero; when options.expected_claims can be 0, guard the division: `supported / options.expected_claims if options.expected_claims else 0` (with 3 claims; verdicts yes, yes, yes: answers its schema accepts); with `default: 1` it does not",
+    ]),
+    # Not a mistake: the `empty:` of the scorer it extends, kept (no warning).
+    ("empty_kept_from_the_base", 0, []),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

@@ -184,9 +184,11 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     in file order."""
     from .bound_lints import unbounded_answer_fields
     from .lints import catalog_warnings
+    from .compile import ScorerCompiler
     from .proving import prove_catalog
 
-    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *prove_catalog(source, compiled)])
+    proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved])
 
 
 @cache

@@ -42,6 +42,7 @@ from .schema_limits import refused_defaults
 from .setting_checks import held, scorer_facts
 from .names import Finding, NameChecker, Record, Scope, Shape, referenced_templates, shape_of, syntax_finding
 from .template_flow import TemplateChecker
+from .root_setting import at_root
 from .run_scope import run_names
 from .source import CatalogSource, Place, locate, position
 from .spec import ScorerDefinition
@@ -483,7 +484,7 @@ def compile_catalog(
             definition, raw = definition_of(source, scorer_id)
             compiled[scorer_id] = (definition, compiler.compile(definition, raw))
         except CatalogErrors as exc:
-            problems.extend(exc.problems)
+            problems.extend(at_root(source, scorer_id, exc.problems, ScorerCompiler(source).compile))
         except ConfigError as exc:
             problems.append(exc)
         except StepFailed:

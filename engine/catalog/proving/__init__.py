@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pydantic import ValidationError
+
 from ...errors import ConfigError
 from ...scoring.pass_line import scale_of
 from ...scoring.plan import ScorerPlan
+from ..root_setting import Compile
 from ..source import CatalogSource
 from ..spec import ScorerDefinition
+from .computed import prove_computed
 from .meanings import Meaning, schema_meanings
 from .properties import proved, schema_paths
 from .trials import Trials, run_trials
@@ -35,8 +39,9 @@ def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: Sco
     return run_trials(plan, {}, meanings)
 
 
-def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
-    """The findings of the trials of the scorers `source` defines itself (compiled clean)."""
+def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], compile: Compile) -> list[ConfigError]:
+    """The findings of the trials of the scorers `source` defines itself (compiled clean);
+    `compile` compiles one of them with a setting changed (see root_setting.py)."""
 
     found: list[ConfigError] = []
     for scorer_id in source.scorers:
@@ -45,10 +50,31 @@ def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefi
         definition, plan = compiled[scorer_id]
         if getattr(definition, "abstract", False):
             continue
+        if not plan.needs_judge:
+            found += prove_computed(source, definition, plan, _parent_plan(source, scorer_id, compiled, compile))
+            continue
         trials = scorer_trials(source, definition, plan)
         if trials is not None:
-            found += proved(source, definition, trials, plan.scores_range(plan.options_model()))
+            found += proved(source, definition, trials, plan.scores_range(plan.options_model()), compile)
     return found
+
+
+def _parent_plan(source: CatalogSource, scorer_id: str, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], compile: Compile) -> ScorerPlan | None:
+    """The plan of the scorer `scorer_id` extends (compiled here when it is a built-in one the
+    check did not compile: its proof was shipped)."""
+    own = source.scorers.get(scorer_id)
+    parent = str(own.get("extends") or "") if isinstance(own, Mapping) else ""
+    if not parent:
+        return None
+    if parent in compiled and parent != scorer_id:
+        return compiled[parent][1]
+    inherited = source.fallback.resolved() if source.fallback is not None else {}
+    if parent not in inherited:
+        return None
+    try:
+        return compile(ScorerDefinition.model_validate({**inherited[parent], "id": parent}), inherited[parent])
+    except (ConfigError, ValidationError):
+        return None
 
 
 def scorer_truth_table(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, threshold: float | None = None) -> list[TruthRow]:

@@ -10,10 +10,12 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ...errors import ConfigError
 from ...scoring.plan import ScorerPlan
 from ...scoring.steps.score import ScoreStepPlan
 from ..silencing import marked
-from ..source import Place
+from ..source import CatalogSource, Place
+from ..spec import ScorerDefinition
 from .meanings import Meaning
 from .trials import Trial, Trials
 from .truth_table import answer_in_short
@@ -22,6 +24,8 @@ from .truth_table import answer_in_short
 class ScorerProof(Protocol):
     """What these proofs read of properties.py's ScorerProof."""
 
+    source: CatalogSource
+    definition: ScorerDefinition
     trials: Trials
     plan: ScorerPlan
     range: tuple[float, float] | None
@@ -52,6 +56,8 @@ def empty_answer(proof: ScorerProof) -> None:
     scores = [float(other.score) for other in proof.trials.scored() if other.score is not None]
     if low == high:
         return
+    if math.isclose(trial.score, best):
+        _empty_calls_a_non_answer_perfect(proof, trial, best)
     if not math.isclose(trial.score, worst):
         _stale_empty_marks(proof, trial, higher)
         return
@@ -91,6 +97,67 @@ def _stale_empty_marks(proof: ScorerProof, trial: Trial, higher: bool) -> None:
             f"of a {better_word(higher)}-is-better score: the value or the comment is not what was meant; make them agree",
             place,
         )
+
+
+def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: float) -> None:
+    """An `empty:` written by the author that gives an answer with nothing to judge the best
+    score, on a value that is a share of the good answers (all good gives it its most, all bad
+    its least, by what the answers mean): a share of good verdicts gives a non-answer nothing
+    good, so this `empty:` calls an output that says nothing perfect (`empty-scores-best`). A
+    value counting the bad answers (a hallucination's share) rightly gives nothing found the best."""
+    good, bad = proof.trials.named("all good"), proof.trials.named("all bad")
+    if good is None or bad is None or not _nothing_to_judge(trial.answers):
+        return
+    step = proof.score_step.id
+    given = [values for values in (trial.results.get(step), good.results.get(step), bad.results.get(step)) if isinstance(values, Mapping)]
+    if len(given) != 3:
+        return
+    for value_name, value in (proof._score_raw().get("values") or {}).items():
+        place = proof.at("steps", proof.score_index, "values", value_name, "empty")
+        if not isinstance(value, Mapping) or "empty" not in value or place is None or not proof._is_own(place):
+            continue
+        shares = [float(share) for values in given if isinstance(share := values.get(value_name), (int, float))]
+        if len(shares) != 3:
+            continue
+        on_empty, on_good, on_bad = shares
+        if not (on_good > on_bad and math.isclose(on_empty, value["empty"]) and on_empty >= on_good):
+            continue
+        if _base_empty(proof, value_name) == value["empty"]:
+            continue  # what the scorer it extends says of nothing to judge (faithfulness: nothing unfaithful), kept
+        proof.warning(
+            "empty-scores-best",
+            f"{proof.label}.score: `empty: {value['empty']}` gives an answer with empty lists ({answer_in_short(trial)}: nothing found "
+            f"to judge) the best score, {trial.score:g}, but `{value_name}` is a share of the good answers (all good gives it {on_good:g}, "
+            f"all bad {on_bad:g}): an output that says nothing has earned nothing good, and is called perfect; write `empty: {on_bad:g}`, "
+            "or, if nothing to judge means nothing wrong (as a share of supported claims may), say so with "
+            "`# scorers: ignore[empty-scores-best]` on this line",
+            place,
+        )
+        return
+
+
+def _base_empty(proof: ScorerProof, value_name: str) -> Any:
+    """The `empty:` the scorer it extends gives the value of the same name in its score step
+    (None when it extends none, or gives none)."""
+    own = proof.source.scorers.get(proof.definition.id)
+    base = own.get("extends") if isinstance(own, Mapping) else None
+    if not isinstance(base, str) or base == proof.definition.id:
+        return None
+    try:
+        raw = proof.source.raw_definition(base)
+    except ConfigError:
+        return None
+    for step in raw.get("steps") or [] if isinstance(raw, Mapping) else []:
+        if isinstance(step, Mapping) and step.get("id") == proof.score_step.id:
+            value = (step.get("values") or {}).get(value_name)
+            return value.get("empty") if isinstance(value, Mapping) else None
+    return None
+
+
+def _nothing_to_judge(answers: Mapping[str, Any]) -> bool:
+    """Whether every list of the answers is empty (the bounds may ask for items even then)."""
+    lists = [value for answer in answers.values() if isinstance(answer, Mapping) for value in answer.values() if isinstance(value, list)]
+    return bool(lists) and not any(lists)
 
 
 def _empty_place(proof: ScorerProof) -> Place | None:

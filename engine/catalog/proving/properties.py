@@ -20,20 +20,23 @@ from ...scoring.plan import ScorerPlan
 from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
 from ..placing import Placing
+from ..root_setting import Compile, root_setting, said_at_root
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
-from .trials import RuleTally, Trial, Trials
+from .trials import RuleTally, Trial, Trials, run_trials
 from .truth_table import answer_in_short
 
 
 class ScorerProof(Placing):
     """The findings of one scorer's trials, placed in the author's file."""
 
-    def __init__(self, source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> None:
+    def __init__(self, source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None, compile: Compile) -> None:
         self.source = source
+        #: Compiles the scorer with one setting changed, to find the setting a finding starts from.
+        self.compile = compile
         self.definition = definition
         self.trials = trials
         self.plan: ScorerPlan = trials.plan
@@ -86,15 +89,18 @@ class ScorerProof(Placing):
             if trial.error is None or trial.error in seen or trial.scenario.blank_item:
                 continue
             seen.add(trial.error)
+            place: Place | None
             if trial.error_at is not None:
                 file, line, column = trial.error_at
-                self.problem(f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(file, line or 0, column or 0))
-                continue
-            step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
-            self.problem(
-                f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}",
-                self.step_at(step, "id"),
-            )
+                message, place = f"{trial.error} (with {answer_in_short(trial)}: answers its schema accepts)", Place(file, line or 0, column or 0)
+            else:
+                step = next((step.id for step in self.plan.steps if f".{step.id}" in trial.error or f"{step.id}." in trial.error), self.score_step.id)
+                message, place = f"{self.label}: with {answer_in_short(trial)} (answers its schema accepts) the scorer fails: {trial.error}", self.step_at(step, "id")
+            root = root_setting(self.source, self.definition.id, self.compile, self._runs_clean) if len(seen) == 1 else None
+            if root is not None:
+                self.problem(said_at_root(root, message, place), root.place)
+                return
+            self.problem(message, place)
 
     def mostly_refused(self) -> bool:
         """Whether the step's own rules and bounds refuse most answers made from its schema, on
@@ -146,12 +152,15 @@ class ScorerProof(Placing):
         if outside:
             trial = outside[0]
             entry = self._option_entry_of(trial)
-            self.problem(
+            message = (
                 f"{self.label}.score: with {answer_in_short(trial)}, the score is {trial.score:g}, outside the range of its scores, {low:g} to {high:g}"
                 + (" (`options.scale`)" if self.plan.on_scale else "")
-                + (": the option entry the answer picked sets it" if entry is not None else ""),
-                entry or self.score_at(),
             )
+            root = None if entry is not None else root_setting(self.source, self.definition.id, self.compile, lambda plan: self._within(plan, low, high))
+            if root is not None:
+                self.problem(said_at_root(root, message, self.score_at()), root.place)
+            else:
+                self.problem(message + (": the option entry the answer picked sets it" if entry is not None else ""), entry or self.score_at())
             return
         scores = [float(trial.score) for trial in self.trials.scored() if trial.score is not None]
         if not scores or not self.trials.fields or not self._answers_alone_decide():
@@ -166,6 +175,20 @@ class ScorerProof(Placing):
                 f"the {'least' if name == 'lowest' else 'most'} any scores is {seen:g}; check what the score divides or multiplies by",
                 self.score_at(),
             )
+
+    def _runs_clean(self, plan: ScorerPlan) -> bool:
+        """Whether `plan` (this scorer with one setting changed) fails on no answer tried."""
+        trials = run_trials(plan, {}, self.trials.meanings)
+        return trials is not None and bool(trials.scored()) and not any(trial.error for trial in trials.trials if not trial.scenario.blank_item)
+
+    def _within(self, plan: ScorerPlan, low: float, high: float) -> bool:
+        """Whether `plan` (this scorer with one setting changed) scores every answer tried
+        within `low` to `high`, scoring as many of them as this one does."""
+        trials = run_trials(plan, {}, self.trials.meanings)
+        if trials is None:
+            return False
+        scores = [float(trial.score) for trial in trials.scored() if trial.score is not None]
+        return len(scores) >= len(self.trials.scored()) and all(low - 1e-9 <= score <= high + 1e-9 for score in scores)
 
     def _option_entry_of(self, trial: Trial) -> Place | None:
         """The entry of the author's own options that the answer picked (a classifier's label
@@ -436,8 +459,8 @@ def _words_of(answer: Any) -> Iterator[str]:
             yield from _words_of(value)
 
 
-def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None) -> list[ConfigError]:
-    return ScorerProof(source, definition, trials, score_range).findings()
+def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None, compile: Compile) -> list[ConfigError]:
+    return ScorerProof(source, definition, trials, score_range, compile).findings()
 
 
 def schema_paths(source: CatalogSource, definition: ScorerDefinition) -> Iterator[tuple[str, Path]]:
