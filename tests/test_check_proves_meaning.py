@@ -118,6 +118,11 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("pattern_backslash_written_twice", 0, [
+        "pattern_backslash_written_twice/catalog.yaml:12:18: warning: scorers.cites-ticket.options.ticket.default: options.ticket, a pattern of matches() (line 18), holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
+        "pattern_backslash_written_twice/catalog.yaml:19:13: warning: cites-ticket.confirm: most answers made from its schema and bounds for a sample item are refused: ticket: String should match pattern '^#\\\\d+$' [answers-refused]",
+        "pattern_backslash_written_twice/schemas/ticket.yaml:6:14: warning: properties.ticket.pattern: the pattern holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
+    ]),
     ("option_default_in_percent", 0, [
         "option_default_in_percent/catalog.yaml:21:44: warning: warm-reply.score.score: `options.least_warmth <= mood.warmth` is never true with options.least_warmth at its default 60: mood.warmth is -1 to 1, so every item is decided alike; is the default in another unit than mood.warmth (a percent against a share)? [constant-at-default]",
     ]),
