@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("text_option_used_as_a_list", 0, [
+        "text_option_used_as_a_list/catalog.yaml:11:15: warning: scorers.accepted-answer.options.accepted.type: string, but `(output | trim | lower) in options.accepted` (line 18) looks items up in options.accepted as in a list: in text, `in` tests for a substring, so any part of the text ('yes; y; true') counts (a short word, a few letters); declare a list (`type: array`, `items: {type: string}`, the default a YAML list) [text-as-list]",
+    ]),
     ("pattern_backslash_written_twice", 0, [
         "pattern_backslash_written_twice/catalog.yaml:12:18: warning: scorers.cites-ticket.options.ticket.default: options.ticket, a pattern of matches() (line 18), holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
         "pattern_backslash_written_twice/catalog.yaml:19:13: warning: cites-ticket.confirm: most answers made from its schema and bounds for a sample item are refused: ticket: String should match pattern '^#\\\\d+$' [answers-refused]",

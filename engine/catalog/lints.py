@@ -25,6 +25,7 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
+from .option_text import text_options_as_lists
 from .pattern_text import doubled_escapes
 from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
@@ -142,7 +143,8 @@ class ScorerLints:
                 self.warn(code, message, place)
             for code, message, place in escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
-            for code, message, place in doubled_escapes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
+            own = self.source.scorers.get(self.definition.id)
+            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings
 
