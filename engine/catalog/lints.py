@@ -27,6 +27,7 @@ from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
 from .option_text import text_options_as_lists
 from .pattern_text import doubled_escapes
+from .required_fields import unread_required
 from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
 from .schema_limits import subschemas
@@ -144,6 +145,7 @@ class ScorerLints:
             for code, message, place in escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
+            self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings
