@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("cascade_margin_as_a_fraction", 0, [
+        "cascade_margin_as_a_fraction/catalog.yaml:14:15: warning: scorers.toxicity-tenths.cascade.margin: 0.2 is a distance on the score's scale, 0 to 10 (the `scale` option): less than one point of the scale, it reads as a fraction of it; if 0.2 of the scale was meant, write 2 [fraction-on-scale]",
+    ]),
     ("prompt_shows_a_field_in_place_of_another", 0, [
         "prompt_shows_a_field_in_place_of_another/catalog.yaml:7:31: warning: answer-is-sourced.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
         "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:5:4: warning: answer-is-sourced: `input` is shown a second time here (first on line 2), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",

@@ -98,11 +98,23 @@ class NotAFraction(NamedTuple):
     """A line on a wide scale (0 to 100, say) written as a fraction of it: 0.8 where 80 was
     meant sits at the very bottom of the scale, so nearly every score lands on one side."""
 
+    #: A distance between scores (a margin), not a place on the scale: a fraction of the scale's
+    #: width, whatever its bottom.
+    distance: bool = False
+
     def check(self, setting: Setting) -> Found | None:
         value, span = _number(setting.value), setting.fact("score_range")
         if value is None or span is None or value == int(value):
             return None
         low, high = span
+        if self.distance:
+            if high - low < 10 or not 0 < value < 1:
+                return None
+            return Found(
+                f"{value:g} is a distance {Unit.SCORE.value}, {low:g} to {high:g}{setting.fact('scale_said')}: less than one point of "
+                f"the scale, it reads as a fraction of it; if {value:g} of the scale was meant, write {value * (high - low):g}",
+                "fraction-on-scale",
+            )
         if high - low < 10 or not low < value < low + 1:
             return None
         meant = low + value * (high - low)
