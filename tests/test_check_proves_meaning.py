@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("top_p_at_temperature_zero", 0, [
+        "top_p_at_temperature_zero/catalog.yaml:10:14: warning: scorers.varied-toxicity.judge.top_p: 0.5 (a share, from 0 to 1): at temperature 0 the judge takes its likeliest token every time, which top_p never cuts: it changes no answer, and samples meant to differ by it give the same answer; give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p [inert-sampling]",
+    ]),
     ("cascade_margin_as_a_fraction", 0, [
         "cascade_margin_as_a_fraction/catalog.yaml:14:15: warning: scorers.toxicity-tenths.cascade.margin: 0.2 is a distance on the score's scale, 0 to 10 (the `scale` option): less than one point of the scale, it reads as a fraction of it; if 0.2 of the scale was meant, write 2 [fraction-on-scale]",
     ]),

@@ -187,6 +187,25 @@ class NeedsAbove(NamedTuple):
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
 
 
+class InertUnlessAbove(NamedTuple):
+    """A setting that changes nothing while `other` (a fact of its owner) is at most `above`,
+    unless it is at `neutral`, where it changes nothing anyway: `top_p: 0.9` at temperature
+    0 cuts the tokens a greedy judge never picks."""
+
+    neutral: float
+    other: str
+    above: float
+    why: str
+    instead: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.fact(self.other)
+        if value is None or value == self.neutral or other is None or other > self.above:
+            return None
+        return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
 class Distinct(NamedTuple):
     """The items of a list differ."""
 
