@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("cascade_escalates_to_a_cheaper_judge", 0, [
+        "cascade_escalates_to_a_cheaper_judge/catalog.yaml:10:20: warning: scorers.thrifty-toxicity.cascade.escalate_to: anthropic/claude-3-5-haiku costs $0.8 in, $4 out per million tokens, less than anthropic/claude-sonnet-4 ($3, $15): the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, whose verdict then decides; swap the two (the first judge is the scorer's `judge.model`) [cascade-reversed]",
+    ]),
     ("top_p_at_temperature_zero", 0, [
         "top_p_at_temperature_zero/catalog.yaml:10:14: warning: scorers.varied-toxicity.judge.top_p: 0.5 (a share, from 0 to 1): at temperature 0 the judge takes its likeliest token every time, which top_p never cuts: it changes no answer, and samples meant to differ by it give the same answer; give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p [inert-sampling]",
     ]),

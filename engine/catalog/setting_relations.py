@@ -206,6 +206,34 @@ class InertUnlessAbove(NamedTuple):
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
 
 
+class DearerThan(NamedTuple):
+    """A model meant to be the dearer of two (a cascade's strong judge) that costs less than
+    `other` (a fact of the owner: the model it is compared with), by the price table."""
+
+    other: str
+    why: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        model, other = setting.value, setting.fact(self.other)
+        if not isinstance(model, str) or not isinstance(other, str) or model == other:
+            return None
+        from ..errors import ConfigError
+        from ..judge.prices import price_table  # read only for a catalog with a cascade
+
+        try:
+            table = price_table()
+        except ConfigError:
+            return None  # said where prices are read
+        own, theirs = table.price(model), table.price(other)
+        if own is None or theirs is None or own.input + own.output >= theirs.input + theirs.output:
+            return None
+        return Found(
+            f"{model} costs ${own.input:g} in, ${own.output:g} out per million tokens, less than {other} (${theirs.input:g}, ${theirs.output:g}): {self.why}",
+            self.code,
+        )
+
+
 class Distinct(NamedTuple):
     """The items of a list differ."""
 
