@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("queue_hides_the_question", 0, [
+        "queue_hides_the_question/catalog.yaml:7:11: warning: queues.relevant-replies.show: leaves out `input`, `context`, which answer-relevancy's judge reads (steps analyze, generate_reason): reviewers labelling its answers decide without what the judge saw; add them to `show:` [queue-hides-field]",
+    ]),
     ("cascade_escalates_to_a_cheaper_judge", 0, [
         "cascade_escalates_to_a_cheaper_judge/catalog.yaml:10:20: warning: scorers.thrifty-toxicity.cascade.escalate_to: anthropic/claude-3-5-haiku costs $0.8 in, $4 out per million tokens, less than anthropic/claude-sonnet-4 ($3, $15): the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, whose verdict then decides; swap the two (the first judge is the scorer's `judge.model`) [cascade-reversed]",
     ]),
