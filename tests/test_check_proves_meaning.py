@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("pass_line_on_the_bad_side", 0, [
+        "pass_line_on_the_bad_side/catalog.yaml:7:16: warning: lenient-faithfulness.threshold: 0.25 passes an answer with most verdicts 'no' (bad) (3 claims; verdicts no, no, yes: score 0.33), on a score where higher is better: the line is on the side of the bad answers; did you mean 0.75? [pass-line-against-meaning]",
+    ]),
     ("queue_hides_the_question", 0, [
         "queue_hides_the_question/catalog.yaml:7:11: warning: queues.relevant-replies.show: leaves out `input`, `context`, which answer-relevancy's judge reads (steps analyze, generate_reason): reviewers labelling its answers decide without what the judge saw; add them to `show:` [queue-hides-field]",
     ]),

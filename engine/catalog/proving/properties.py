@@ -25,6 +25,7 @@ from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
+from .pass_line_meaning import pass_line_against_meaning
 from .trials import RuleTally, Trial, Trials
 from .truth_table import answer_in_short
 
@@ -54,6 +55,7 @@ class ScorerProof(Placing):
         self.skip_conditions()
         self.direction()
         empty_answer(self)
+        pass_line_against_meaning(self)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:
