@@ -118,6 +118,10 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("prompt_defines_a_verdict_the_other_way", 0, [
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:10:3: warning: answer-grade.grade: the prompt defines \"A\" in words that say bad ('the answer is wrong or misleading;'), but the answer schema grade.yaml gives \"A\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:11:3: warning: answer-grade.grade: the prompt defines \"B\" in words that say good ('the answer is correct and complete.'), but the answer schema grade.yaml gives \"B\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
     ("pass_line_on_the_bad_side", 0, [
         "pass_line_on_the_bad_side/catalog.yaml:7:16: warning: lenient-faithfulness.threshold: 0.25 passes an answer with most verdicts 'no' (bad) (3 claims; verdicts no, no, yes: score 0.33), on a score where higher is better: the line is on the side of the bad answers; did you mean 0.75? [pass-line-against-meaning]",
     ]),
