@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("value_named_for_the_other_half", 0, [
+        "value_named_for_the_other_half/catalog.yaml:19:20: warning: scorers.term-coverage.check.values.covered: `covered` names what is present, but `reject('in', ...)` keeps the items that are not in the list, the absent ones: whatever reads it counts the other half; did you mean `select('in', ...)`? [name-against-filter]",
+    ]),
     ("prompt_defines_a_verdict_the_other_way", 0, [
         "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:10:3: warning: answer-grade.grade: the prompt defines \"A\" in words that say bad ('the answer is wrong or misleading;'), but the answer schema grade.yaml gives \"A\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
         "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:11:3: warning: answer-grade.grade: the prompt defines \"B\" in words that say good ('the answer is correct and complete.'), but the answer schema grade.yaml gives \"B\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
