@@ -18,13 +18,15 @@ def pass_line_against_meaning(proof: ScorerProof) -> None:
     place = proof.at("threshold")
     if line.set_by != "definition" or place is None or not proof._is_own(place) or proof.range is None:
         return
+    low, high = proof.range
+    if high - low >= 10 and low < line.value < low + 1 and line.value != int(line.value):
+        return  # a fraction of a wide scale: `fraction-on-scale` says so at the same line, with the value meant
     meanings = {name: meaning for name, meaning in proof.trials.meanings.items() if name in proof.trials.fields}
     for label, how in [("all bad", "every"), *((f"worse {name} 2", "most") for name in meanings if "[]" in name)]:
         trial = proof.trials.named(label)
         if trial is None or trial.score is None or not line.passes(trial.score):
             continue
         name = next(iter(meanings)) if how == "every" else label.removeprefix("worse ").removesuffix(" 2")
-        low, high = proof.range
         mirrored = low + high - line.value
         hint = f"; did you mean {mirrored:g}?" if not line.overridden(mirrored).passes(trial.score) else ""
         higher = proof.plan.direction == "higher_is_better"
