@@ -118,6 +118,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "rule_refuses_between/catalog.yaml:8:20: warning: strict-hallucination.analyze: the rule `verdicts | length != 1` accepts answers of 0 and of 3 items but refuses those of 1: the lengths it accepts are not one range; is a comparison the wrong way round (`!=` for `>=`)? [rule-refuses-between]",
     ]),
     ("weakest_rating_bounded_by_sentences", 0, []),
+    ("reducer_keeps_the_other_end", 0, [
+        "reducer_keeps_the_other_end/catalog.yaml:20:21: warning: scorers.least-certain-claim.score.values.certainty.reduce: `reduce: max` keeps the highest item.certainty, but the scorer's description speaks of the smallest and never of the highest: did you mean `reduce: min`? [reducer-against-description]",
+    ]),
     ("value_named_for_the_other_half", 0, [
         "value_named_for_the_other_half/catalog.yaml:19:20: warning: scorers.term-coverage.check.values.covered: `covered` names what is present, but `reject('in', ...)` keeps the items that are not in the list, the absent ones: whatever reads it counts the other half; did you mean `select('in', ...)`? [name-against-filter]",
     ]),

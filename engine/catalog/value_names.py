@@ -6,7 +6,8 @@ the value's expression.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
@@ -53,3 +54,31 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
                     f"did you mean `{other}('in', ...)`?"
                 ), position(raw, list(loc), value=True)
             break
+
+
+#: Words of a description that name one end of a set of values, whatever they measure.
+_ENDS = {"min": frozenset("lowest minimum smallest".split()), "max": frozenset("highest maximum largest greatest".split())}
+
+
+def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for the one `reduce: min` or `reduce: max` of a scorer whose
+    description names only the other end (`the lowest rating` beside `reduce: max`)."""
+    steps = raw.get("steps") if isinstance(raw, Mapping) else None
+    reducers = [
+        (index, step.get("id"), name, value) for index, step in enumerate(steps if isinstance(steps, list) else [])
+        if isinstance(step, Mapping) and isinstance(step.get("values"), Mapping)
+        for name, value in step["values"].items() if isinstance(value, Mapping) and value.get("reduce") in _ENDS
+    ]
+    description = str(raw.get("description") or "")
+    words = set(re.findall(r"[a-z]+", description.lower()))
+    if len(reducers) != 1:
+        return
+    index, step_id, name, value = reducers[0]
+    kept, other = value["reduce"], "min" if value["reduce"] == "max" else "max"
+    if words & _ENDS[kept] or not words & _ENDS[other]:
+        return
+    named = next(word for word in re.findall(r"[a-z]+", description.lower()) if word in _ENDS[other])
+    yield "reducer-against-description", (
+        f"{label}.{step_id}.values.{name}.reduce: `reduce: {kept}` keeps the {'highest' if kept == 'max' else 'lowest'} {value.get('value') or 'item'}, "
+        f"but the scorer's description speaks of the {named} and never of the {'highest' if kept == 'max' else 'lowest'}: did you mean `reduce: {other}`?"
+    ), position(raw, ["steps", index, "values", name, "reduce"], value=True)
