@@ -140,6 +140,47 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     # Not a mistake: the `empty:` of the scorer it extends, kept (no warning).
     ("empty_kept_from_the_base", 0, []),
+    ("weakest_rating_bounded_by_sentences", 0, []),
+    ("reducer_keeps_the_other_end", 0, [
+        "reducer_keeps_the_other_end/catalog.yaml:20:21: warning: scorers.least-certain-claim.score.values.certainty.reduce: `reduce: max` keeps the highest item.certainty, but the scorer's description speaks of the smallest and never of the highest: did you mean `reduce: min`? [reducer-against-description]",
+    ]),
+    ("value_named_for_the_other_half", 0, [
+        "value_named_for_the_other_half/catalog.yaml:19:20: warning: scorers.term-coverage.check.values.covered: `covered` names what is present, but `reject('in', ...)` keeps the items that are not in the list, the absent ones: whatever reads it counts the other half; did you mean `select('in', ...)`? [name-against-filter]",
+    ]),
+    ("prompt_defines_a_verdict_the_other_way", 0, [
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:10:3: warning: answer-grade.grade: the prompt defines \"A\" in words that say bad ('the answer is wrong or misleading;'), but the answer schema grade.yaml gives \"A\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:11:3: warning: answer-grade.grade: the prompt defines \"B\" in words that say good ('the answer is correct and complete.'), but the answer schema grade.yaml gives \"B\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("pass_line_on_the_bad_side", 0, [
+        "pass_line_on_the_bad_side/catalog.yaml:7:16: warning: lenient-faithfulness.threshold: 0.25 passes an answer with most verdicts 'no' (bad) (3 claims; verdicts no, no, yes: score 0.33), on a score where higher is better: the line is on the side of the bad answers; did you mean 0.75? [pass-line-against-meaning]",
+    ]),
+    ("queue_hides_the_question", 0, [
+        "queue_hides_the_question/catalog.yaml:7:11: warning: queues.relevant-replies.show: leaves out `input`, `context`, which answer-relevancy's judge reads (steps analyze, generate_reason): reviewers labelling its answers decide without what the judge saw; add them to `show:` [queue-hides-field]",
+    ]),
+    ("cascade_escalates_to_a_cheaper_judge", 0, [
+        "cascade_escalates_to_a_cheaper_judge/catalog.yaml:10:20: warning: scorers.thrifty-toxicity.cascade.escalate_to: anthropic/claude-3-5-haiku costs $0.8 in, $4 out per million tokens, less than anthropic/claude-sonnet-4 ($3, $15): the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, whose verdict then decides; swap the two (the first judge is the scorer's `judge.model`) [cascade-reversed]",
+    ]),
+    ("top_p_at_temperature_zero", 0, [
+        "top_p_at_temperature_zero/catalog.yaml:10:14: warning: scorers.varied-toxicity.judge.top_p: 0.5 (a share, from 0 to 1): at temperature 0 the judge takes its likeliest token every time, which top_p never cuts: it changes no answer, and samples meant to differ by it give the same answer; give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p [inert-sampling]",
+    ]),
+    ("cascade_margin_as_a_fraction", 0, [
+        "cascade_margin_as_a_fraction/catalog.yaml:14:15: warning: scorers.toxicity-tenths.cascade.margin: 0.2 is a distance on the score's scale, 0 to 10 (the `scale` option): less than one point of the scale, it reads as a fraction of it; if 0.2 of the scale was meant, write 2 [fraction-on-scale]",
+    ]),
+    ("prompt_shows_a_field_in_place_of_another", 0, [
+        "prompt_shows_a_field_in_place_of_another/catalog.yaml:7:31: warning: answer-is-sourced.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
+        "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:5:4: warning: answer-is-sourced: `input` is shown a second time here (first on line 2), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
+    ]),
+    ("text_option_used_as_a_list", 0, [
+        "text_option_used_as_a_list/catalog.yaml:11:15: warning: scorers.accepted-answer.options.accepted.type: string, but `(output | trim | lower) in options.accepted` (line 18) looks items up in options.accepted as in a list: in text, `in` tests for a substring, so any part of the text ('yes; y; true') counts (a short word, a few letters); declare a list (`type: array`, `items: {type: string}`, the default a YAML list) [text-as-list]",
+    ]),
+    ("pattern_backslash_written_twice", 0, [
+        "pattern_backslash_written_twice/catalog.yaml:12:18: warning: scorers.cites-ticket.options.ticket.default: options.ticket, a pattern of matches() (line 18), holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
+        "pattern_backslash_written_twice/catalog.yaml:19:13: warning: cites-ticket.confirm: most answers made from its schema and bounds for a sample item are refused: ticket: String should match pattern '^#\\\\d+$' [answers-refused]",
+        "pattern_backslash_written_twice/schemas/ticket.yaml:6:14: warning: properties.ticket.pattern: the pattern holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
+    ]),
+    ("option_default_in_percent", 0, [
+        "option_default_in_percent/catalog.yaml:21:44: warning: warm-reply.score.score: `options.least_warmth <= mood.warmth` is never true with options.least_warmth at its default 60: mood.warmth is -1 to 1, so every item is decided alike; is the default in another unit than mood.warmth (a percent against a share)? [constant-at-default]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

@@ -187,8 +187,22 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     from .compile import ScorerCompiler
     from .proving import prove_catalog
 
+    hidden: list[ConfigError] = []
+    if source.data.get("queues") is not None:
+        from .queue_fields import fields_hidden
+
+        hidden = list(fields_hidden(source, lambda scorer_id: _plan_of(scorer_id, source, compiled)))
     proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
-    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved])
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved, *hidden])
+
+
+def _plan_of(scorer_id: str, source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> ScorerPlan | None:
+    """A scorer's plan: the catalog's own, else the built-in one a host catalog offers."""
+    if scorer_id in compiled:
+        return compiled[scorer_id][1]
+    if source.fallback is not None and scorer_id in source.fallback.scorers:
+        return builtin_catalog().plan(scorer_id)
+    return None
 
 
 @cache

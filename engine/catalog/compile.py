@@ -35,7 +35,7 @@ from .answer_rules import CompiledRule, compile_rules, rule_failures, with_rules
 from .answers import SchemaCompiler, schema_file
 from .expressions import Expression, Reducer
 from .definitions import definition_of, offered, unique_problems
-from .declarations import Declarations, Uses, as_read, default_refused, scale_of
+from .declarations import Declarations, Uses, as_read, default_refused, numeric_defaults, scale_of
 from .placing import Placing
 from .lints import values_below
 from .schema_limits import refused_defaults
@@ -64,6 +64,7 @@ class ScorerCompiler(Placing):
         self.warnings: list[ConfigError] = []
         #: What the scorer being compiled reads and scores (see declarations.py).
         self.uses = Uses()
+        self.option_defaults: dict[str, float] = {}  # of the scorer being compiled (see Operations)
         self._schemas: dict[Path, tuple[type[BaseModel], list[CompiledRule]]] = {}
 
     # -- checked pieces
@@ -75,6 +76,7 @@ class ScorerCompiler(Placing):
         StepFailed when it cannot be compiled at all. `local`: what is known where it is
         evaluated (a `skip_if` that did not hold)."""
         checker = NameChecker(self.templates.environment, scope)
+        checker.option_defaults = self.option_defaults
         shape = checker.expression(source, local)
         self.uses.add(checker, tuple(loc))
         self.findings_in_yaml(checker.findings, data, loc, label)
@@ -212,6 +214,7 @@ class ScorerCompiler(Placing):
         hashed: dict[str, str] = {"definition": _described(definition)}
         self.uses = Uses()
         scale = scale_of(options_model)
+        self.option_defaults = numeric_defaults(options_model)
         steps = self._steps(definition, raw, Scope({**run_names(definition.requires), "options": as_read(options_shape, scale)}), hashed)
         declarations = Declarations(self, definition, raw, scale)
         scores = declarations.score_range()

@@ -90,6 +90,15 @@ def scale_of(options_model: type[BaseModel]) -> float | None:
     return float(default) if isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0 else None
 
 
+def numeric_defaults(options_model: type[BaseModel]) -> dict[str, float]:
+    """The options' numeric defaults by path (`options.min_similarity`: 80), the scale left
+    out (expressions read it at its default already)."""
+    return {
+        f"options.{name}": float(info.default) for name, info in options_model.model_fields.items()
+        if name != "scale" and isinstance(info.default, (int, float)) and not isinstance(info.default, bool)
+    }
+
+
 def as_read(options_shape: Shape, scale: float | None) -> Shape:
     """The options as the steps' expressions and templates see them: the scale at its default
     (a score on the scale is checked against 0 to that default), and none of them taken for

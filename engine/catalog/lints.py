@@ -25,6 +25,10 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
+from .option_text import text_options_as_lists
+from .pattern_text import doubled_escapes
+from .required_fields import unread_required
+from .value_names import names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
 from .schema_limits import subschemas
@@ -140,6 +144,12 @@ class ScorerLints:
             for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
             for code, message, place in escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"):
+                self.warn(code, message, place)
+            own = self.source.scorers.get(self.definition.id)
+            self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
+            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
+                                       *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
+                                       *reducers_against_description(self.raw, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings
 

@@ -15,6 +15,7 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
+from .pattern_text import doubled_in_schema_pattern
 from .setting_checks import written_settings
 from .setting_relations import Unit
 from .templates import parse_expression
@@ -54,6 +55,9 @@ def _texts(node: Any, keys: list[str]) -> Iterator[ConfigError]:
             span = node.value_spans.get(key)
             if isinstance(value, str) and span is not None:
                 yield from _control(value, span, [*keys, str(key)], str(key) in _PATTERN_KEYS)
+                doubled = doubled_in_schema_pattern(value) if str(key) in _PATTERN_KEYS else None
+                if doubled is not None:
+                    yield CatalogWarning(f"{'.'.join([*keys, str(key)])}: {doubled}", span.start.file, span.start.line, span.start.column, code="doubled-escape")
             else:
                 yield from _texts(value, [*keys, str(key)])
     elif isinstance(node, LocatedList):

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from types import MappingProxyType
 
 from jinja2 import nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -61,6 +62,9 @@ class Operations:
 
     environment: ImmutableSandboxedEnvironment
     scope: Scope
+    #: The numeric defaults of the scorer's options (`options.min_similarity`: 80): a bound
+    #: the option's range leaves open may be decided by the value it has unless a caller sets it.
+    option_defaults: Mapping[str, float] = MappingProxyType({})
 
     def infer(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
         raise NotImplementedError
@@ -286,10 +290,34 @@ class Operations:
             return
         found = ranges.outcome(operator, first, second)  # type: ignore[arg-type]
         if found is None:
+            self.constant_at_default(operator, left_node, first, right_node, second)
             return
         text = f"{written(left_node) or 'the left side'} {_COMPARISONS[operator]} {written(right_node) or 'the right side'}"
         why = "; ".join(f"{written(side)} is {number.span()}" for side, number in ((left_node, first), (right_node, second)) if not isinstance(side, nodes.Const) and written(side))
         self.warn(right_node, "constant-condition", f"`{text}` is {'always' if found else 'never'} true: {why}", rf"({_symbol_pattern(_COMPARISONS[operator])})")
+
+    def constant_at_default(self, operator: str, left_node: nodes.Node, left: Number, right_node: nodes.Node, right: Number) -> None:
+        """A comparison with an option whose range leaves it open but whose default decides it
+        (`similarity >= options.min_similarity`, a share of 0 to 1 against a default of 80):
+        the default is in another unit, or on another scale, than what it is compared with."""
+        for option_node, other_node, other in ((left_node, right_node, right), (right_node, left_node, left)):
+            path = path_of(option_node)
+            default = self.option_defaults.get(path) if path is not None else None
+            if default is None or not other.bounded or isinstance(other_node, nodes.Const) or not written(other_node):
+                continue
+            at_default = ranges.constant(default)
+            sides = (at_default, other) if option_node is left_node else (other, at_default)
+            found = ranges.outcome(operator, *sides)  # type: ignore[arg-type]
+            if found is None:
+                continue
+            text = f"{written(left_node) or 'the left side'} {_COMPARISONS[operator]} {written(right_node) or 'the right side'}"
+            self.warn(
+                right_node, "constant-at-default",
+                f"`{text}` is {'always' if found else 'never'} true with {path} at its default {default:g}: {written(other_node)} is {other.span()}, "
+                f"so every item is decided alike; is the default in another unit than {written(other_node)} (a percent against a share)?",
+                rf"({_symbol_pattern(_COMPARISONS[operator])})",
+            )
+            return
 
     def call(self, node: nodes.Call, local: Mapping[str, Shape]) -> Shape:
         """What a call gives: a mapping written in the expression looked up (`{...}.get(key)`),

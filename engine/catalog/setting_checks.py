@@ -119,6 +119,7 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "scale_said": lambda _: " (the `scale` option)" if plan.on_scale else "",
         "threshold": threshold,
         "temperature": lambda _: max(temperatures) if temperatures else None,
+        "judge_model": lambda _: plan.judge_defaults.model,
         "least_answer": lambda loc: _least_answer(plan, raw, loc),
     }
 

@@ -98,11 +98,23 @@ class NotAFraction(NamedTuple):
     """A line on a wide scale (0 to 100, say) written as a fraction of it: 0.8 where 80 was
     meant sits at the very bottom of the scale, so nearly every score lands on one side."""
 
+    #: A distance between scores (a margin), not a place on the scale: a fraction of the scale's
+    #: width, whatever its bottom.
+    distance: bool = False
+
     def check(self, setting: Setting) -> Found | None:
         value, span = _number(setting.value), setting.fact("score_range")
         if value is None or span is None or value == int(value):
             return None
         low, high = span
+        if self.distance:
+            if high - low < 10 or not 0 < value < 1:
+                return None
+            return Found(
+                f"{value:g} is a distance {Unit.SCORE.value}, {low:g} to {high:g}{setting.fact('scale_said')}: less than one point of "
+                f"the scale, it reads as a fraction of it; if {value:g} of the scale was meant, write {value * (high - low):g}",
+                "fraction-on-scale",
+            )
         if high - low < 10 or not low < value < low + 1:
             return None
         meant = low + value * (high - low)
@@ -173,6 +185,53 @@ class NeedsAbove(NamedTuple):
         if value is None or value <= self.when_above or other is None or other > self.above:
             return None
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
+class InertUnlessAbove(NamedTuple):
+    """A setting that changes nothing while `other` (a fact of its owner) is at most `above`,
+    unless it is at `neutral`, where it changes nothing anyway: `top_p: 0.9` at temperature
+    0 cuts the tokens a greedy judge never picks."""
+
+    neutral: float
+    other: str
+    above: float
+    why: str
+    instead: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, other = _number(setting.value), setting.fact(self.other)
+        if value is None or value == self.neutral or other is None or other > self.above:
+            return None
+        return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
+class DearerThan(NamedTuple):
+    """A model meant to be the dearer of two (a cascade's strong judge) that costs less than
+    `other` (a fact of the owner: the model it is compared with), by the price table."""
+
+    other: str
+    why: str
+    code: str
+
+    def check(self, setting: Setting) -> Found | None:
+        model, other = setting.value, setting.fact(self.other)
+        if not isinstance(model, str) or not isinstance(other, str) or model == other:
+            return None
+        from ..errors import ConfigError
+        from ..judge.prices import price_table  # read only for a catalog with a cascade
+
+        try:
+            table = price_table()
+        except ConfigError:
+            return None  # said where prices are read
+        own, theirs = table.price(model), table.price(other)
+        if own is None or theirs is None or own.input + own.output >= theirs.input + theirs.output:
+            return None
+        return Found(
+            f"{model} costs ${own.input:g} in, ${own.output:g} out per million tokens, less than {other} (${theirs.input:g}, ${theirs.output:g}): {self.why}",
+            self.code,
+        )
 
 
 class Distinct(NamedTuple):

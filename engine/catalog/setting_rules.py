@@ -13,8 +13,8 @@ code a row may need.
 from typing import NamedTuple
 
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove, NeedsSibling,
-    NotAFraction, NotMilliseconds, Relation, Unit, Within,
+    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, InertUnlessAbove, MarginBelow, NeedsAbove,
+    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
 
@@ -33,6 +33,15 @@ _SAMPLES_AT_ZERO = NeedsAbove(
 _CONFIDENCE_SAMPLES_AT_ZERO = NeedsAbove(
     1, "temperature", 0, "samples of a judge at temperature 0 give the same answer, so every verdict would count as certain at their cost",
     "give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or leave confidence_samples out", "samples-never-differ",
+)
+_TOP_P_AT_ZERO = InertUnlessAbove(
+    1, "temperature", 0, "at temperature 0 the judge takes its likeliest token every time, which top_p never cuts: it changes no answer, and "
+    "samples meant to differ by it give the same answer",
+    "give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p", "inert-sampling",
+)
+_STRONG_JUDGE = DearerThan(
+    "judge_model", "the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, "
+    "whose verdict then decides; swap the two (the first judge is the scorer's `judge.model`)", "cascade-reversed",
 )
 _CASCADE_MARGIN = MarginBelow("sends every item to the strong judge", around_pass_line=True)
 _JURY_MARGIN = MarginBelow("is wider than any two scores can be apart, so the judges never disagree", around_pass_line=False)
@@ -59,7 +68,7 @@ def _sampling(prefix: str) -> tuple[SettingRule, ...]:
     return (
         SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE),
         SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(),)),
-        SettingRule(f"{prefix}.top_p", Unit.SHARE),
+        SettingRule(f"{prefix}.top_p", Unit.SHARE, (_TOP_P_AT_ZERO,)),
         SettingRule(f"{prefix}.seed", Unit.NUMBER),
         SettingRule(f"{prefix}.reasks", Unit.COUNT),
         SettingRule(f"{prefix}.reasoning_effort", Unit.WORD),
@@ -129,10 +138,10 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY,)),
     SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction())),
-    SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN,)),
+    SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
-    SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL),
-    SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN,)),
+    SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE,)),
+    SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
     SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE),

@@ -49,6 +49,8 @@ def empty_answer(proof: ScorerProof) -> None:
     trial = proof.trials.named("empty lists")
     if trial is None or trial.score is None or proof.range is None or not proof.trials.fields:
         return
+    if _holds_items(trial.answers):
+        return  # the bounds ask for items (one per sentence given ...): no answer the judge may give is empty
     low, high = proof.range
     higher = proof.plan.direction == "higher_is_better"
     worst = low if higher else high
@@ -78,6 +80,15 @@ def empty_answer(proof: ScorerProof) -> None:
         f"the worst end of a {better_word(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
         place,
     )
+
+
+def _holds_items(answer: Any) -> bool:
+    """Whether an answer has a list with an item in it, at any depth."""
+    if isinstance(answer, list):
+        return bool(answer)
+    if isinstance(answer, Mapping):
+        return any(_holds_items(value) for value in answer.values())
+    return False
 
 
 def _stale_empty_marks(proof: ScorerProof, trial: Trial, higher: bool) -> None:

@@ -240,3 +240,9 @@ def _polarity_of_words(text: str) -> Polarity | None:
     if score < 0:
         return "bad"
     return None
+
+
+def polarity_of_words(text: str) -> Polarity | None:
+    """good or bad by the words of `text` (a prompt's definition of a value), None when they
+    say nothing or both: the reading of a description's clause, for other checks."""
+    return _polarity_of_words(text)

@@ -26,6 +26,8 @@ from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
+from .pass_line_meaning import pass_line_against_meaning
+from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
 from .truth_table import answer_in_short
 
@@ -57,6 +59,8 @@ class ScorerProof(Placing):
         self.skip_conditions()
         self.direction()
         empty_answer(self)
+        pass_line_against_meaning(self)
+        verdicts_defined_against(self)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:

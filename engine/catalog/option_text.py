@@ -1,0 +1,77 @@
+"""An option declared `type: string` that the scorer's expressions use as a collection: on
+text, `in` tests for a substring, so `words(output) | select('in', options.banned)` with
+`banned: "guaranteed, risk-free"` takes 'a', 'is' and 'risk' for banned words. Named at the
+option's `type:` (the declaration is the slip: a list was meant).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from .setting_checks import written_settings
+from .setting_relations import Unit
+from .source import Place, position
+from .templates import parse_expression
+
+#: The filters that test each item of a list with a test given by name (`select('in', ...)`).
+_ITEM_TESTS = frozenset({"select", "reject"})
+#: What separates the items of a list written as text: a comma, a semicolon, a bar or a line.
+_SEPARATED = re.compile(r"\S\s*[,;|\n]\s*\S")
+
+
+def text_options_as_lists(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each text option an expression looks items up in. `raw`: the
+    scorer as merged; `own`: as written in the author's file, where the options are declared."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    if not isinstance(options, Mapping):
+        return
+    said: set[str] = set()
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if not isinstance(value, str) or "options." not in value:
+            continue
+        try:
+            expression = parse_expression(value)
+        except TemplateSyntaxError:
+            continue  # said where the expression is compiled
+        for name, each in _looked_up_in(expression):
+            declared = options.get(name)
+            default = declared.get("default") if isinstance(declared, Mapping) else None
+            if name in said or not isinstance(declared, Mapping) or declared.get("type") != "string":
+                continue
+            if not each and not (isinstance(default, str) and _SEPARATED.search(default)):
+                continue  # one value looked up in text may well be a substring test
+            said.add(name)
+            line = position(raw, list(loc), value=True)
+            where = f" (line {line.line})" if line is not None and line.line else ""
+            shown = f" ({default!r})" if isinstance(default, str) else ""
+            yield "text-as-list", (
+                f"{label}.options.{name}.type: string, but `{value}`{where} looks items up in options.{name} as in a list: in text, "
+                f"`in` tests for a substring, so any part of the text{shown} counts (a short word, a few letters); "
+                f"declare a list (`type: array`, `items: {{type: string}}`, the default a YAML list)"
+            ), position(options, [name, "type"], value=True)
+
+
+def _looked_up_in(expression: nodes.Node) -> Iterator[tuple[str, bool]]:
+    """The options that `in` looks something up in, each with whether every item of a list is
+    (`select('in', options.x)`) rather than one value (`x in options.x`)."""
+    for node in (expression, *expression.find_all((nodes.Compare, nodes.Filter))):
+        if isinstance(node, nodes.Compare):
+            for operand in node.ops:
+                name = _option(operand.expr)
+                if operand.op in ("in", "notin") and name is not None:
+                    yield name, False
+        elif isinstance(node, nodes.Filter) and node.name in _ITEM_TESTS and len(node.args) >= 2:
+            test, argument = node.args[0], node.args[1]
+            name = _option(argument)
+            if isinstance(test, nodes.Const) and test.value == "in" and name is not None:
+                yield name, True
+
+
+def _option(node: nodes.Node) -> str | None:
+    if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "options":
+        return node.attr
+    return None

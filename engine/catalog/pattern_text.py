@@ -1,0 +1,83 @@
+"""A regular expression whose backslash was written twice: `'\\\\b(TODO)\\\\b'` in YAML single
+quotes keeps both backslashes, and the pattern then looks for a backslash followed by a `b`
+(never a word boundary), so it matches almost nothing. Held for the values a scorer uses as
+patterns: an option passed to `matches()` (its default) and a text written in the call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from .setting_checks import written_settings
+from .setting_relations import Unit
+from .source import Place, position
+from .templates import parse_expression
+
+#: The functions of expressions that read a regular expression, with the index of that argument.
+PATTERN_ARGUMENTS = {"matches": 1}
+#: An escape of a class or an anchor (`\b`, `\d`, `\w`, `\s` and their opposites) preceded by a
+#: backslash that escapes it: an even number of backslashes, which a regex reads as literal ones.
+_DOUBLED = re.compile(r"(?<!\\)((?:\\\\)+)([bBdDwWsS])")
+_CALLED = {"b": "a word boundary", "B": "a place inside a word", "d": "a digit", "D": "a non-digit", "w": "a word character",
+           "W": "a non-word character", "s": "a space", "S": "a non-space"}
+
+
+def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each value the scorer uses as a pattern that holds a doubled
+    backslash before a class letter. `raw`: the scorer as merged; `own`: as written in the
+    author's file, where an option's default is."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    said: set[str] = set()
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if not isinstance(value, str) or "(" not in value:
+            continue
+        try:
+            expression = parse_expression(value)
+            calls = [node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)]
+        except TemplateSyntaxError:
+            continue  # said where the expression is compiled
+        for call in calls:
+            index = PATTERN_ARGUMENTS.get(call.node.name) if isinstance(call.node, nodes.Name) else None
+            if index is None or len(call.args) <= index:
+                continue
+            argument = call.args[index]
+            if isinstance(argument, nodes.Const) and isinstance(argument.value, str):
+                message = _doubled(argument.value, f"the pattern {argument.value!r} of {call.node.name}()", "inside the expression's quotes")  # type: ignore[attr-defined]
+                if message is not None:
+                    yield "doubled-escape", f"{label}.{'.'.join(map(str, loc))}: {message}", position(raw, list(loc), value=True)
+            elif isinstance(argument, nodes.Getattr) and isinstance(argument.node, nodes.Name) and argument.node.name == "options":
+                option = options.get(argument.attr) if isinstance(options, Mapping) else None
+                default = option.get("default") if isinstance(option, Mapping) else option
+                if argument.attr in said or not isinstance(default, str):
+                    continue
+                said.add(argument.attr)
+                at = [argument.attr, "default"] if isinstance(option, Mapping) else [argument.attr]
+                message = _doubled(default, f"options.{argument.attr}, a pattern of {call.node.name}() (line {_line(raw, loc)}),", "outside YAML double quotes")  # type: ignore[attr-defined]
+                if message is not None:
+                    yield "doubled-escape", f"{label}.options.{'.'.join(at)}: {message}", position(options, at, value=True)
+
+
+def doubled_in_schema_pattern(pattern: str) -> str | None:
+    """What is wrong with a schema's `pattern:` whose backslash was written twice, if it was."""
+    return _doubled(pattern, "the pattern", "outside YAML double quotes")
+
+
+def _doubled(pattern: str, what: str, where: str) -> str | None:
+    found = _DOUBLED.search(pattern)
+    if found is None:
+        return None
+    backslashes, letter = found.groups()
+    return (
+        f"{what} holds `{backslashes}{letter}`, which a regular expression reads as a backslash followed by {letter!r}, "
+        f"not {_CALLED[letter]}: it matches only text with a backslash in it; {where} a backslash is kept as written, "
+        f"so write it once (`\\{letter}`)"
+    )
+
+
+def _line(raw: Any, loc: tuple[Any, ...]) -> str:
+    place = position(raw, list(loc), value=True)
+    return str(place.line) if place is not None and place.line is not None else "?"
