@@ -127,6 +127,8 @@ def _empty_calls_a_non_answer_perfect(proof: ScorerProof, trial: Trial, best: fl
         place = proof.at("steps", proof.score_index, "values", value_name, "empty")
         if not isinstance(value, Mapping) or "empty" not in value or place is None or not proof._is_own(place):
             continue
+        if value.get("reduce") in ("min", "max"):
+            continue  # the least or most of the items, not a share: with none, none is doubtful (or bad) either
         shares = [float(share) for values in given if isinstance(share := values.get(value_name), (int, float))]
         if len(shares) != 3:
             continue
