@@ -105,11 +105,21 @@ def postgres_url(postgres_cluster: PostgresCluster) -> str:
     return postgres_cluster.new_database()
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright, for one test."""
+@pytest.fixture(scope="session")
+def chromium_process() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright, launched once per worker: a launch costs about
+    a second of CPU, and each test opens profiles of its own in it (`chromium`)."""
     with launched_chromium() as launched:
         yield launched
+
+
+@pytest.fixture
+def chromium(chromium_process: Any) -> Iterator[Any]:
+    """The worker's chromium, for one test: the browser contexts it opens (profiles: cookies,
+    storage, pages; `new_page` opens one too) are closed after it, so no test sees another's."""
+    yield chromium_process
+    for context in list(chromium_process.contexts):
+        context.close()
 
 
 @pytest.fixture

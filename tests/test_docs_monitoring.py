@@ -30,7 +30,6 @@ def blocks() -> list[tuple[str, str | None, str]]:
     return [(language, name or None, body) for language, name, body in re.findall(r"```(\w+)(?: (\S+))?\n(.*?)```", text, re.DOTALL)]
 
 
-@pytest.mark.slow
 def test_every_example_of_the_monitoring_page_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script_hallucination(judge)
     script_preference(judge)

@@ -32,8 +32,6 @@ from typer.testing import CliRunner
 from engine.cli import app
 from engine.testing import JudgeServer
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 runner = CliRunner()

@@ -54,7 +54,6 @@ def wait_for_scores(store: Path, count: int, timeout: float = 60) -> None:
     raise AssertionError(f"fewer than {count} scores in {store} after {timeout}s")
 
 
-@pytest.mark.slow
 def test_every_example_of_the_traces_page_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script_hallucination(judge)
     judge.on(None, ANSWER)  # the app's own question

@@ -31,7 +31,6 @@ def commands() -> list[str]:
     return found
 
 
-@pytest.mark.slow
 def test_every_command_of_the_loop_runs(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script_word_overlap(judge)
     shutil.copytree(ROOT / "examples", tmp_path / "examples")

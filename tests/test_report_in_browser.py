@@ -62,8 +62,8 @@ def test_unknown_run_is_one_line(tmp_path: Path, judge: JudgeServer) -> None:
 
 
 @pytest.mark.slow
-def test_the_report_in_a_headless_browser(report: Path, browser: object) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+def test_the_report_in_a_headless_browser(report: Path, chromium: object) -> None:
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())

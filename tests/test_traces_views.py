@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from helpers.scripted import script_hallucination
-from helpers.workbench_pages import Tab, call, chromium, started  # noqa: F401 - chromium is a fixture
+from helpers.workbench_pages import Tab, call, started
 from helpers.traces import FIXTURES, collector_for, traces_catalog
 
 from engine.report import build_report, render_report
@@ -45,7 +45,7 @@ def test_the_report_shows_each_items_trace_beside_its_scores(judge: JudgeServer,
 
 
 @pytest.mark.slow
-def test_the_review_page_shows_the_trace_of_an_item(chromium: Any, judge: JudgeServer, tmp_path: Path) -> None:  # noqa: F811
+def test_the_review_page_shows_the_trace_of_an_item(chromium: Any, judge: JudgeServer, tmp_path: Path) -> None: 
     store = scored_trace(judge, tmp_path)
     folder = tmp_path / "mine"
     folder.mkdir()

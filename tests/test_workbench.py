@@ -146,8 +146,8 @@ def _edit(page: Any, pane: str, path: str, change: Any) -> None:
 
 
 @pytest.mark.slow
-def test_the_tuning_loop_in_a_browser(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+def test_the_tuning_loop_in_a_browser(workbench: Workbench, chromium: Any, tmp_path: Path) -> None:
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(90_000)  # runs of 20 items on a busy CI machine
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -100,9 +100,9 @@ def test_a_variant_of_the_catalog_s_own_scorer_replaces_its_entry_and_keeps_the_
 
 
 @pytest.mark.slow
-def test_accept_in_the_page_shows_the_diff_then_saves(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+def test_accept_in_the_page_shows_the_diff_then_saves(workbench: Workbench, chromium: Any, tmp_path: Path) -> None:
     template = _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(60_000)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -121,7 +121,7 @@ def test_accept_in_the_page_shows_the_diff_then_saves(workbench: Workbench, brow
     assert errors == []
 
 
-def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_flagged(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_flagged(workbench: Workbench, chromium: Any, tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     (mine / "prompts" / "hallucination").mkdir(parents=True)
     own = (ROOT / "prompts" / "hallucination" / "analyze.j2").read_text(encoding="utf-8").replace("Decide,", "My own wording. Decide,")
@@ -130,7 +130,7 @@ def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_fla
     found = call(workbench, "aligned", {"scorer": "hallucination"})[1]
     [variant] = found["variants"]
     assert "against the built-in hallucination" in variant["warning"] and "prompts/hallucination/analyze.j2" in variant["warning"]
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.goto(workbench.url)
     page.wait_for_function("window.workbenchReady === true")
     page.click("#tab-versions")
@@ -138,9 +138,9 @@ def test_a_variant_measured_against_a_built_in_file_the_catalog_overrides_is_fla
     assert "against the built-in hallucination" in shown.inner_text() and shown.is_visible()
 
 
-def test_an_accepted_variant_is_no_longer_offered(workbench: Workbench, browser: Any, tmp_path: Path) -> None:
+def test_an_accepted_variant_is_no_longer_offered(workbench: Workbench, chromium: Any, tmp_path: Path) -> None:
     _aligned(tmp_path / "mine" / "variants" / "aligned", tmp_path)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(60_000)
     page.goto(workbench.url)
     page.wait_for_function("window.workbenchReady === true")

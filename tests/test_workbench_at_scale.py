@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers.scripted import script_word_overlap
-from helpers.workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import Tab, browser_context, started  # noqa: F401 (the fixture)
 
 from engine.testing import JudgeServer
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from helpers.scripted import script_word_overlap
-from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, ok, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, ok, started  # noqa: F401 (fixtures)
 
 from engine.catalog.source import builtin_catalog_path
 from engine.testing import JudgeServer

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.scripted import between, numbered_claims
-from helpers.workbench_pages import Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import Tab, browser_context, started  # noqa: F401 (the fixture)
 
 from engine.testing import JudgeServer, Reply, Request
 

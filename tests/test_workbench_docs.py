@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.scripted import script_word_overlap
-from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, started  # noqa: F401 (fixtures)
 
 from engine.testing import JudgeServer
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from helpers.scripted import between, claims_of, numbered_claims, script_hallucination, script_word_overlap
 from typer.testing import CliRunner
-from helpers.workbench_pages import PAIRS, Tab, browser_context, call, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, Tab, browser_context, call, ok, started, wait_run  # noqa: F401 (fixtures)
 
 from engine.cli import app
 from engine.runs.measures.stats import usage_cost

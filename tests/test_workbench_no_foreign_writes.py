@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, call, chromium, ok, started  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, call, ok, started  # noqa: F401 (fixtures)
 
 from engine.workbench.server import Workbench
 

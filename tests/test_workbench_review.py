@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from helpers.scripted import script_hallucination
 from typer.testing import CliRunner
-from helpers.workbench_pages import Tab, call, chromium, started  # noqa: F401  (chromium: the module's browser)
+from helpers.workbench_pages import Tab, call, started
 
 from engine.cli import app
 from engine.judge import JudgeSettings
@@ -62,7 +62,7 @@ def review_workbench(judge: JudgeServer, tmp_path: Path) -> Iterator[Workbench]:
         yield workbench
 
 
-def open_review(chromium: Any, workbench: Workbench, name: str) -> Tab:  # noqa: F811
+def open_review(chromium: Any, workbench: Workbench, name: str) -> Tab: 
     tab = Tab(chromium.new_context(), workbench)
     tab.page.goto(f"http://127.0.0.1:{workbench.port}/review?token={workbench.token}")
     tab.page.wait_for_function("window.reviewReady === true")
@@ -102,7 +102,7 @@ def label(tab: Tab, key: str) -> None:
 
 
 @pytest.mark.slow
-def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
+def test_two_reviewers_label_a_queue_settle_a_disagreement_and_calibrate_on_it(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None: 
     workbench = review_workbench
     ana = open_review(chromium, workbench, "Ana")
     page = ana.page
@@ -234,7 +234,7 @@ def test_a_mistake_in_a_queue_declaration_is_shown_by_the_workbenchs_check(revie
 
 
 @pytest.mark.slow
-def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
+def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None: 
     transcript = [
         {"role": "user", "content": "Book me a table in Paris."},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"place": "Chez Paul"}'}}]},
@@ -256,7 +256,7 @@ def test_a_conversation_is_shown_with_its_tool_calls(chromium: Any, review_workb
 
 
 @pytest.mark.slow
-def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None:  # noqa: F811
+def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_workbench: Workbench, tmp_path: Path) -> None: 
     catalog = tmp_path / "mine" / "scorers.yaml"
     catalog.write_text(
         CATALOG + "  kinds:\n    scorer: hallucination\n    label:\n      kind: category\n      categories: [fine, invented, off topic]\n      flag: [invented]\n"
@@ -283,7 +283,7 @@ def test_categories_and_numbers_are_given_by_keyboard(chromium: Any, review_work
 
 
 @pytest.mark.slow
-def test_an_item_someone_else_holds_is_said_so_and_comes_back_when_they_are_done(chromium: Any, review_workbench: Workbench) -> None:  # noqa: F811
+def test_an_item_someone_else_holds_is_said_so_and_comes_back_when_they_are_done(chromium: Any, review_workbench: Workbench) -> None: 
     """Not "nothing left": the last item that still needs Ben's label is Ana's for now, and he
     gets it once she has labelled it."""
     assert call(review_workbench, "review/create", {"name": "last-one", "run": "production", "scorer": "hallucination", "sample": 1, "labels_per_item": 2})[0] == 200

@@ -11,7 +11,7 @@ from typing import Any
 
 from helpers.scripted import script_word_overlap
 from typer.testing import CliRunner
-from helpers.workbench_pages import NUMERIC, PAIRS, Tab, browser_context, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
+from helpers.workbench_pages import NUMERIC, PAIRS, Tab, browser_context, ok, started, wait_run  # noqa: F401 (fixtures)
 
 from engine.cli import app
 from engine.testing import JudgeServer

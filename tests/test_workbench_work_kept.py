@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers.scripted import script_word_overlap
-from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, chromium, ok, started, wait_run  # noqa: F401 (fixtures)
+from helpers.workbench_pages import PAIRS, ROOT, Tab, browser_context, ok, started, wait_run  # noqa: F401 (fixtures)
 
 from engine.testing import JudgeServer
 

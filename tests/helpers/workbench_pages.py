@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.chromium import launched_chromium
 from helpers.scripted import script_word_overlap
 
 from engine.testing import JudgeServer
@@ -84,13 +83,6 @@ def wait_run(workbench: Workbench, timeout: float = 90) -> dict[str, Any]:
     raise AssertionError("the run did not end")
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright, one per test module."""
-    with launched_chromium() as launched:
-        yield launched
-
-
 class Tab:
     """A browser tab on a workbench: its page, and the script errors it met."""
 
@@ -127,7 +119,7 @@ class Tab:
 
 @pytest.fixture
 def browser_context(chromium: Any) -> Iterator[Any]:
-    """A fresh browser profile for one test (cookies, session storage), in the module's chromium."""
+    """A fresh browser profile for one test (cookies, session storage), in the worker's chromium."""
     context = chromium.new_context()
     yield context
     context.close()

@@ -133,12 +133,12 @@ def confusion_figures(c: Confusion) -> Figures:
     }
 
 
-def _code(judged: bool, human: bool) -> int:
+def pair_code(judged: bool, human: bool) -> int:
     """A (judge flags, human flags) pair as one small number, to count resamples quickly."""
     return 2 * judged + human
 
 
-def _codes_figures(codes: list[int]) -> Figures:
+def codes_figures(codes: list[int]) -> Figures:
     return confusion_figures(
         Confusion(true_positive=codes.count(3), false_positive=codes.count(2), false_negative=codes.count(1), true_negative=codes.count(0))
     )
@@ -306,7 +306,7 @@ class AgreementStream:
         self.sample_size = sample_size
         self.worst_kept = worst_kept
         self.labelled = 0
-        # (judge flags, human flags) pairs counted by their code (see _code): plain ints, as a
+        # (judge flags, human flags) pairs counted by their code (see pair_code): plain ints, as a
         # big run adds a hundred thousand.
         self._flag_counts = [0, 0, 0, 0]
         self.binary_seen = 0
@@ -339,7 +339,7 @@ class AgreementStream:
         label = read_label(expected, self.scale, self.direction)
         if label.flagged is not None:
             judged = flags(score, self.threshold, self.direction)
-            code = _code(judged, label.flagged)
+            code = pair_code(judged, label.flagged)
             self._flag_counts[code] += 1
             self.binary_seen += 1
             self._keep(self.binary_sample, self.binary_seen, code)
@@ -379,7 +379,7 @@ class AgreementStream:
         numeric: NumericAgreement | None = None
         if self.binary_seen:
             codes, confusion = self.binary_sample, self.confusion
-            estimates = self._estimates(confusion_figures(confusion), self.binary_seen, lambda picked: _codes_figures([codes[i] for i in picked]))
+            estimates = self._estimates(confusion_figures(confusion), self.binary_seen, lambda picked: codes_figures([codes[i] for i in picked]))
             binary = BinaryAgreement(labelled=self.binary_seen, threshold=self.threshold, confusion=confusion, **estimates)
         if self.moments.count:
             pairs = self.numeric_sample
