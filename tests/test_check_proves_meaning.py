@@ -159,6 +159,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "pattern_of_an_extended_scorer/catalog.yaml:8:16: warning: scorers.cites-invoice.options.pattern: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends), holds `\\\\b`, which a regular expression reads as a backslash followed by 'b', not a word boundary: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\b`) [doubled-escape]",
     ]),
     ("option_default_in_percent", 0, [
+        "option_default_in_percent/catalog.yaml:12:18: warning: scorers.warm-reply.options.least_warmth.default: 60 decides `options.least_warmth <= mood.warmth` (line 21) the same way for every item: what it is compared with is -1 to 1, and 60 is at or beyond an end of it; is the default in another unit? [constant-at-default]",
         "option_default_in_percent/catalog.yaml:21:44: warning: warm-reply.score.score: `options.least_warmth <= mood.warmth` is never true with options.least_warmth at its default 60: mood.warmth is -1 to 1, so every item is decided alike; is the default in another unit than mood.warmth (a percent against a share)? [constant-at-default]",
     ]),
     ("stale_empty_ignore", 0, [
