@@ -162,6 +162,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "option_default_in_percent/catalog.yaml:12:18: warning: scorers.warm-reply.options.least_warmth.default: 60 decides `options.least_warmth <= mood.warmth` (line 21) the same way for every item: what it is compared with is -1 to 1, and 60 is at or beyond an end of it; is the default in another unit? [constant-at-default]",
         "option_default_in_percent/catalog.yaml:21:44: warning: warm-reply.score.score: `options.least_warmth <= mood.warmth` is never true with options.least_warmth at its default 60: mood.warmth is -1 to 1, so every item is decided alike; is the default in another unit than mood.warmth (a percent against a share)? [constant-at-default]",
     ]),
+    ("empty_output_scores_best", 0, [
+        "empty_output_scores_best/catalog.yaml:7:19: warning: reply-toxicity.empty_output: score runs the scorer on an empty output, where its judged steps (analyze, generate_reason, preprocess) are skipped with nothing to judge, and it scores 0, the best end of a lower-is-better score: an empty reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output the worst score in the score's expression [empty-output-scores-best]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

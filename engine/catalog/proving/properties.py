@@ -23,7 +23,7 @@ from ..placing import Placing
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
-from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
+from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
@@ -56,6 +56,7 @@ class ScorerProof(Placing):
         self.skip_conditions()
         self.direction()
         empty_answer(self)
+        empty_output_scores_best(self)
         pass_line_against_meaning(self)
         verdicts_defined_against(self)
         return self._placed()
