@@ -165,6 +165,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("empty_output_scores_best", 0, [
         "empty_output_scores_best/catalog.yaml:7:19: warning: reply-toxicity.empty_output: score runs the scorer on an empty output, where its judged steps (analyze, generate_reason, preprocess) are skipped with nothing to judge, and it scores 0, the best end of a lower-is-better score: an empty reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output the worst score in the score's expression [empty-output-scores-best]",
     ]),
+    ("queue_offers_a_choice_the_field_lacks", 0, [
+        "queue_offers_a_choice_the_field_lacks/catalog.yaml:14:11: warning: queues.faithfulness-review.steps.choices: 'maybe' is not a value of `verdict`, the field it labels ('yes', 'no', 'unsure'): a reviewer's 'maybe' never agrees with the judge's answer; and 'unsure', which the judge may answer, is no choice; offer the field's own values [choice-not-a-value]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),
