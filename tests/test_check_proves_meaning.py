@@ -168,6 +168,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("queue_offers_a_choice_the_field_lacks", 0, [
         "queue_offers_a_choice_the_field_lacks/catalog.yaml:14:11: warning: queues.faithfulness-review.steps.choices: 'maybe' is not a value of `verdict`, the field it labels ('yes', 'no', 'unsure'): a reviewer's 'maybe' never agrees with the judge's answer; and 'unsure', which the judge may answer, is no choice; offer the field's own values [choice-not-a-value]",
     ]),
+    ("prompt_range_past_the_schema", 0, [
+        "prompt_range_past_the_schema/prompts/certainty/judge.j2:5:29: warning: answer-certainty.judge: the prompt asks for confidence 'between 0 and 100', but confidence in certainty.yaml runs from 0 to 1 (its minimum and maximum): the judge's answers above 1 are refused; give the schema's range in the prompt, or widen the schema's [prompt-range]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),
@@ -212,6 +215,19 @@ def test_every_verdict_of_the_built_in_schemas_declares_what_it_means() -> None:
             if "meaning" not in node and (path.name, field) not in not_verdicts:
                 undeclared.append(f"{path.name}: {field}")
     assert not undeclared
+
+
+def test_a_range_the_prompt_gives_is_held_to_the_fields_minimum_and_maximum(tmp_path: Path) -> None:
+    from engine.catalog.prompt_answers import AnswerFields, _ranges_asked
+    from engine.catalog.source import load_shared
+
+    schema = tmp_path / "rating.yaml"
+    schema.write_text("type: object\nproperties:\n  rating: {type: integer, minimum: 1, maximum: 5}\n", encoding="utf-8")
+    fields = AnswerFields.of(load_shared(schema))
+    rubric = "Rate the reply 1-10.\nA rating of 4-5: warm throughout.\nThe score goes between 1 and 5.\nSee the 2024-2025 policy."
+    found = [(line, message) for line, _, message, _ in _ranges_asked(rubric, fields, "rating.yaml")]
+    assert [line for line, _ in found] == [0]  # the band of a rubric, the right range and a line about no rating are quiet
+    assert "'1-10'" in found[0][1] and "above 5 are refused" in found[0][1]
 
 
 def test_show_prints_the_truth_table_of_a_scorer() -> None:
