@@ -171,6 +171,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("prompt_range_past_the_schema", 0, [
         "prompt_range_past_the_schema/prompts/certainty/judge.j2:5:29: warning: answer-certainty.judge: the prompt asks for confidence 'between 0 and 100', but confidence in certainty.yaml runs from 0 to 1 (its minimum and maximum): the judge's answers above 1 are refused; give the schema's range in the prompt, or widen the schema's [prompt-range]",
     ]),
+    ("value_named_for_the_other_side_of_a_bound", 0, [
+        "value_named_for_the_other_side_of_a_bound/catalog.yaml:20:26: warning: scorers.terse-replies.count.values.short_replies: `short_replies` names what is below the bound, but `reject('le', ...)` keeps the items above the bound, those where item <= bound is false: whatever reads it counts the other half; did you mean `reject('ge', ...)`? [name-against-filter]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),
