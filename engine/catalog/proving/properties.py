@@ -29,6 +29,7 @@ from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials
 from .truth_table import answer_in_short
+from .where_meaning import where_mixes_meanings
 
 
 class ScorerProof(Placing):
@@ -59,6 +60,7 @@ class ScorerProof(Placing):
         empty_output_scores_best(self)
         pass_line_against_meaning(self)
         verdicts_defined_against(self)
+        where_mixes_meanings(self, self.trials.meanings)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:
