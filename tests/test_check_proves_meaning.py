@@ -177,6 +177,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
+    ("reducer_takes_one_item_for_a_share", 0, [
+        "reducer_takes_one_item_for_a_share/catalog.yaml:33:21: warning: scorers.claim-support.score.values.support.reduce: `reduce: min` keeps the lowest value of one item (`{'yes': 1, 'unsure': 0.5}.get(item.verdict, 0)`), but the scorer's description speaks of an average over the items and never of one item's: one item then decides the score whatever the others are; did you mean `reduce: mean`? [reducer-against-description]",
+    ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),

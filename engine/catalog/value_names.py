@@ -85,9 +85,17 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
 _ENDS = {"min": frozenset("lowest minimum smallest".split()), "max": frozenset("highest maximum largest greatest".split())}
 
 
+#: Words of a description that say the score is made of all the items, and words that say
+#: one item decides it.
+_SHARES = frozenset("share proportion fraction percentage average mean".split())
+_ONE_ITEM = frozenset("any best worst weakest strongest single".split())
+
+
 def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
     """(code, message, place) for the one `reduce: min` or `reduce: max` of a scorer whose
-    description names only the other end (`the lowest rating` beside `reduce: max`)."""
+    description names only the other end (`the lowest rating` beside `reduce: max`), or
+    speaks of a share or an average of the items and of no one item (`share of the
+    sentences` beside `reduce: max`)."""
     steps = raw.get("steps") if isinstance(raw, Mapping) else None
     reducers = [
         (index, step.get("id"), name, value) for index, step in enumerate(steps if isinstance(steps, list) else [])
@@ -100,6 +108,14 @@ def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, st
         return
     index, step_id, name, value = reducers[0]
     kept, other = value["reduce"], "min" if value["reduce"] == "max" else "max"
+    shared = [word for word in re.findall(r"[a-z]+", description.lower()) if word in _SHARES]
+    if shared and not words & (_ENDS["min"] | _ENDS["max"] | _ONE_ITEM):
+        yield "reducer-against-description", (
+            f"{label}.{step_id}.values.{name}.reduce: `reduce: {kept}` keeps the {'highest' if kept == 'max' else 'lowest'} value of one item "
+            f"(`{value.get('value') or 'item'}`), but the scorer's description speaks of {'an' if shared[0][0] in 'aeiou' else 'a'} {shared[0]} over the items and never of one item's: one item then decides "
+            f"the score whatever the others are; did you mean `reduce: mean`?"
+        ), position(raw, ["steps", index, "values", name, "reduce"], value=True)
+        return
     if words & _ENDS[kept] or not words & _ENDS[other]:
         return
     named = next(word for word in re.findall(r"[a-z]+", description.lower()) if word in _ENDS[other])
