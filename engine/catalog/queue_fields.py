@@ -49,7 +49,7 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
     """A warning at each of a queue's `steps.choices` that is not a value of the answer field
     it labels (`judged:`), for a scorer of the catalog or a built-in one. Choices none of which
     is a value, or differing from one only by case, are a problem of queues.py already."""
-    from .queues import StepLabels, _judged_values
+    from .queues import StepLabels, judged_values
 
     queues = source.data.get("queues")
     for name, queue in queues.items() if isinstance(queues, Mapping) else ():
@@ -60,7 +60,7 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
         except ValidationError:
             continue  # said by queues.py
         step = next((step for step in plan.steps if labels is not None and step.id == labels.step), None) if plan is not None else None
-        values = [str(value) for value in _judged_values(step.answer_model, labels) or []] if step is not None else []
+        values = [str(value) for value in judged_values(step.answer_model, labels) or []] if step is not None else []
         if labels is None or not values or not any(choice in values for choice in labels.choices):
             continue
         folded = {value.casefold() for value in values}
