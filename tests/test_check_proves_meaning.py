@@ -178,8 +178,30 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "pattern_backslash_written_twice/catalog.yaml:19:13: warning: cites-ticket.confirm: most answers made from its schema and bounds for a sample item are refused: ticket: String should match pattern '^#\\\\d+$' [answers-refused]",
         "pattern_backslash_written_twice/schemas/ticket.yaml:6:14: warning: properties.ticket.pattern: the pattern holds `\\\\d`, which a regular expression reads as a backslash followed by 'd', not a digit: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\d`) [doubled-escape]",
     ]),
+    ("pattern_of_an_extended_scorer", 0, [
+        "pattern_of_an_extended_scorer/catalog.yaml:8:16: warning: scorers.cites-invoice.options.pattern: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends), holds `\\\\b`, which a regular expression reads as a backslash followed by 'b', not a word boundary: it matches only text with a backslash in it; outside YAML double quotes a backslash is kept as written, so write it once (`\\b`) [doubled-escape]",
+    ]),
     ("option_default_in_percent", 0, [
+        "option_default_in_percent/catalog.yaml:12:18: warning: scorers.warm-reply.options.least_warmth.default: 60 decides `options.least_warmth <= mood.warmth` (line 21) the same way for every item: what it is compared with is -1 to 1, and 60 is at or beyond an end of it; is the default in another unit? [constant-at-default]",
         "option_default_in_percent/catalog.yaml:21:44: warning: warm-reply.score.score: `options.least_warmth <= mood.warmth` is never true with options.least_warmth at its default 60: mood.warmth is -1 to 1, so every item is decided alike; is the default in another unit than mood.warmth (a percent against a share)? [constant-at-default]",
+    ]),
+    ("empty_output_scores_best", 0, [
+        "empty_output_scores_best/catalog.yaml:7:19: warning: reply-toxicity.empty_output: score runs the scorer on an empty output, where its judged steps (analyze, generate_reason, preprocess) are skipped with nothing to judge, and it scores 0, the best end of a lower-is-better score: an empty reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output the worst score in the score's expression [empty-output-scores-best]",
+    ]),
+    ("queue_offers_a_choice_the_field_lacks", 0, [
+        "queue_offers_a_choice_the_field_lacks/catalog.yaml:14:11: warning: queues.faithfulness-review.steps.choices: 'maybe' is not a value of `verdict`, the field it labels ('yes', 'no', 'unsure'): a reviewer's 'maybe' never agrees with the judge's answer; and 'unsure', which the judge may answer, is no choice; offer the field's own values [choice-not-a-value]",
+    ]),
+    ("prompt_range_past_the_schema", 0, [
+        "prompt_range_past_the_schema/prompts/certainty/judge.j2:5:29: warning: answer-certainty.judge: the prompt asks for confidence 'between 0 and 100', but confidence in certainty.yaml runs from 0 to 1 (its minimum and maximum): the judge's answers above 1 are refused; give the schema's range in the prompt, or widen the schema's [prompt-range]",
+    ]),
+    ("value_named_for_the_other_side_of_a_bound", 0, [
+        "value_named_for_the_other_side_of_a_bound/catalog.yaml:20:26: warning: scorers.terse-replies.count.values.short_replies: `short_replies` names what is below the bound, but `reject('le', ...)` keeps the items above the bound, those where item <= bound is false: whatever reads it counts the other half; did you mean `reject('ge', ...)`? [name-against-filter]",
+    ]),
+    ("where_counts_good_and_bad_together", 0, [
+        "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
+    ]),
+    ("reducer_takes_one_item_for_a_share", 0, [
+        "reducer_takes_one_item_for_a_share/catalog.yaml:33:21: warning: scorers.claim-support.score.values.support.reduce: `reduce: min` keeps the lowest value of one item (`{'yes': 1, 'unsure': 0.5}.get(item.verdict, 0)`), but the scorer's description speaks of an average over the items and never of one item's: one item then decides the score whatever the others are; did you mean `reduce: mean`? [reducer-against-description]",
     ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
@@ -225,6 +247,19 @@ def test_every_verdict_of_the_built_in_schemas_declares_what_it_means() -> None:
             if "meaning" not in node and (path.name, field) not in not_verdicts:
                 undeclared.append(f"{path.name}: {field}")
     assert not undeclared
+
+
+def test_a_range_the_prompt_gives_is_held_to_the_fields_minimum_and_maximum(tmp_path: Path) -> None:
+    from engine.catalog.prompt_answers import AnswerFields, _ranges_asked
+    from engine.catalog.source import load_shared
+
+    schema = tmp_path / "rating.yaml"
+    schema.write_text("type: object\nproperties:\n  rating: {type: integer, minimum: 1, maximum: 5}\n", encoding="utf-8")
+    fields = AnswerFields.of(load_shared(schema))
+    rubric = "Rate the reply 1-10.\nA rating of 4-5: warm throughout.\nThe score goes between 1 and 5.\nSee the 2024-2025 policy."
+    found = [(line, message) for line, _, message, _ in _ranges_asked(rubric, fields, "rating.yaml")]
+    assert [line for line, _ in found] == [0]  # the band of a rubric, the right range and a line about no rating are quiet
+    assert "'1-10'" in found[0][1] and "above 5 are refused" in found[0][1]
 
 
 def test_show_prints_the_truth_table_of_a_scorer() -> None:

@@ -219,8 +219,7 @@ class ScorerCompiler(Placing):
         declarations = Declarations(self, definition, raw, scale)
         scores = declarations.score_range()
         if definition.id in self.source.scorers:
-            declarations.unused(steps)
-            declarations.option_enums()
+            declarations.own_options(steps)
         declarations.second_output_shown(steps)
         if self.problems:
             raise CatalogErrors(self.problems)

@@ -71,11 +71,15 @@ class Uses:
     #: Each text compared with an enum that never holds it: what is compared, the text, and
     #: where the expression is (None for a rule's or a template's).
     enum_misses: list[tuple[str, str, tuple[Any, ...] | None]] = field(default_factory=list)
+    #: Each comparison an option's default decides: the option, the comparison, the range of
+    #: what it is compared with, and where the expression is.
+    defaults_deciding: list[tuple[str, str, Number, tuple[Any, ...] | None]] = field(default_factory=list)
 
     def add(self, checker: NameChecker, at: tuple[Any, ...] | None = None) -> None:
         self.paths |= checker.paths_read
         self.whole |= checker.read_whole
         self.enum_misses += [(subject, text, at) for subject, text in getattr(checker, "enum_misses", ())]
+        self.defaults_deciding += [(option, text, other, at) for option, text, other in getattr(checker, "defaults_deciding", ())]
         if at is not None:
             self.at[at] = set(checker.paths_read)
 
@@ -275,6 +279,37 @@ class Declarations:
                     position(own, ["options", name, "enum"], value=True),
                 )
                 break
+
+    def own_options(self, steps: Sequence[StepPlan | None]) -> None:
+        """What is wrong with the options the author's file declares."""
+        self.unused(steps)
+        self.option_enums()
+        self.defaults_in_another_unit()
+
+    def defaults_in_another_unit(self) -> None:
+        """An option's default, written in the author's file, that decides a comparison for
+        every item (`constant-at-default`, said at the comparison): the default is the other
+        end of the mismatch, and most often the one to change (85 where a share was meant)."""
+        own = self.compiler.source.scorers.get(self.definition.id)
+        options = own.get("options") if isinstance(own, Mapping) else None
+        said: set[str] = set()
+        for option, text, other, at in self.uses.defaults_deciding:
+            name = option.removeprefix("options.")
+            declared = options.get(name) if isinstance(options, Mapping) else None
+            loc = ["options", name, "default"] if isinstance(declared, Mapping) else ["options", name]
+            default = declared.get("default") if isinstance(declared, Mapping) else declared
+            if option in said or not isinstance(default, (int, float)) or isinstance(default, bool):
+                continue
+            said.add(option)
+            compared = position(self.raw, list(at), value=True) if at is not None else None
+            where = f" (line {compared.line})" if compared is not None and compared.line else ""
+            share = f" (a percent where a share is meant: write {default / 100:g})" if 0 <= other.low and other.high <= 1 < default <= 100 else ""
+            self.compiler.warning(
+                "constant-at-default",
+                f"{self.label}.{'.'.join(loc)}: {default:g} decides `{text}`{where} the same way for every item: what it is compared with "
+                f"is {other.span()}, and {default:g} is at or beyond an end of it; is the default in another unit{share}?",
+                position(own, loc, value=True),
+            )
 
     def unused(self, steps: Sequence[StepPlan | None]) -> None:
         own = self.compiler.source.scorers.get(self.definition.id)

@@ -65,6 +65,9 @@ class Operations:
     #: The numeric defaults of the scorer's options (`options.min_similarity`: 80): a bound
     #: the option's range leaves open may be decided by the value it has unless a caller sets it.
     option_defaults: Mapping[str, float] = MappingProxyType({})
+    #: The options whose default decided a comparison (see constant_at_default): the option,
+    #: the comparison as written, and the range of what it is compared with.
+    defaults_deciding: list[tuple[str, str, Number]]
 
     def infer(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
         raise NotImplementedError
@@ -311,6 +314,7 @@ class Operations:
             if found is None:
                 continue
             text = f"{written(left_node) or 'the left side'} {_COMPARISONS[operator]} {written(right_node) or 'the right side'}"
+            self.defaults_deciding.append((path, text, other))  # type: ignore[arg-type]
             self.warn(
                 right_node, "constant-at-default",
                 f"`{text}` is {'always' if found else 'never'} true with {path} at its default {default:g}: {written(other_node)} is {other.span()}, "

@@ -56,9 +56,11 @@ def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, 
                     continue
                 said.add(argument.attr)
                 at = [argument.attr, "default"] if isinstance(option, Mapping) else [argument.attr]
-                message = _doubled(default, f"options.{argument.attr}, a pattern of {call.node.name}() (line {_line(raw, loc)}),", "outside YAML double quotes")  # type: ignore[attr-defined]
+                written = position(options, at, value=True)
+                used = _used_at(raw, loc, written)
+                message = _doubled(default, f"options.{argument.attr}, a pattern of {call.node.name}() ({used}),", "outside YAML double quotes")  # type: ignore[attr-defined]
                 if message is not None:
-                    yield "doubled-escape", f"{label}.options.{'.'.join(at)}: {message}", position(options, at, value=True)
+                    yield "doubled-escape", f"{label}.options.{'.'.join(at)}: {message}", written
 
 
 def doubled_in_schema_pattern(pattern: str) -> str | None:
@@ -78,6 +80,23 @@ def _doubled(pattern: str, what: str, where: str) -> str | None:
     )
 
 
-def _line(raw: Any, loc: tuple[Any, ...]) -> str:
+def _used_at(raw: Any, loc: tuple[Any, ...], written: Place | None) -> str:
+    """Where the pattern is used, as the author can find it: the line when the call is in the
+    same file as the option, else the step of the scorer extended (a line of a catalog the
+    author did not write, the built-in one, would mean nothing to them)."""
     place = position(raw, list(loc), value=True)
-    return str(place.line) if place is not None and place.line is not None else "?"
+    if place is not None and written is not None and place.file == written.file:
+        return f"line {place.line}"
+    step = _step_named(raw, loc)
+    where = f"the step `{step}`" if step else f"`{'.'.join(map(str, loc))}`"
+    return f"used by {where} of the scorer it extends"
+
+
+def _step_named(raw: Any, loc: tuple[Any, ...]) -> str | None:
+    """The id of the step that `loc` (a path in the scorer) lies in, when it lies in one."""
+    steps = raw.get("steps") if isinstance(raw, Mapping) else None
+    if len(loc) < 2 or loc[0] != "steps" or not isinstance(steps, list) or not isinstance(loc[1], int) or loc[1] >= len(steps):
+        return None
+    step = steps[loc[1]]
+    ident = step.get("id") if isinstance(step, Mapping) else None
+    return str(ident) if ident is not None else None

@@ -47,11 +47,14 @@ class AnswerFields(NamedTuple):
     enums: tuple[tuple[str, tuple[str, ...]], ...]
     #: A field with an enum, named as a word.
     named: re.Pattern[str] | None
+    #: The numeric fields with both a minimum and a maximum: (name, minimum, maximum).
+    ranges: tuple[tuple[str, float, float], ...] = ()
 
     @classmethod
     def of(cls, schema: Any) -> AnswerFields:
         names: set[str] = set()
         enums: dict[str, tuple[str, ...]] = {}
+        ranges: dict[str, tuple[float, float]] = {}
         for path, node in subschemas(schema, []):
             if not path:
                 continue
@@ -60,8 +63,11 @@ class AnswerFields(NamedTuple):
             values = node.get("enum") if isinstance(node, Mapping) else None
             if isinstance(values, list) and values and all(isinstance(value, str) for value in values):
                 enums[name] = tuple(values)
+            low, high = (node.get(key) if isinstance(node, Mapping) else None for key in ("minimum", "maximum"))
+            if all(isinstance(end, (int, float)) and not isinstance(end, bool) for end in (low, high)):
+                ranges[name] = (float(low), float(high))  # type: ignore[arg-type]
         named = re.compile(rf"(?<![\w-])({'|'.join(re.escape(name) for name in enums)})(?![\w-])") if enums else None
-        return cls(frozenset(names), tuple(sorted(enums.items())), named)
+        return cls(frozenset(names), tuple(sorted(enums.items())), named, tuple(sorted((name, *ends) for name, ends in ranges.items())))
 
 
 def prompt_asks(
@@ -91,7 +97,7 @@ def _environment() -> Any:
 @functools.lru_cache(maxsize=1024)  # a partial is included by many steps answering with one schema
 def _asked_in(text: str, fields: AnswerFields, schema_name: str) -> tuple[tuple[int, int, str, str], ...]:
     """(line, column, message, code) of what a template's own text asks that the schema refuses."""
-    if '"' not in text and "'" not in text:
+    if '"' not in text and "'" not in text and not fields.ranges:
         return ()
     try:
         parsed = _environment().parse(text)
@@ -167,6 +173,7 @@ def _read(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, i
                     f"{word!r}{did_you_mean(word, sorted(fields.names))} (its fields: {', '.join(sorted(fields.names))}): the judge is told to write what its answer cannot hold"
                 ), "prompt-key"
         offset += len(line_text) + 1
+    yield from _ranges_asked(text, fields, schema)
     for group in _lists(text, fields):
         field, values = max(fields.enums, key=lambda enum: sum(found["word"].casefold() in {value.casefold() for value in enum[1]} for found in group))
         folded = {value.casefold() for value in values}
@@ -177,6 +184,42 @@ def _read(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, i
             if word not in values and found.start("word") - 1 not in reported:
                 line, column = _where(text, found.start("word") - 1)
                 yield line, column, _not_a_value(f'"{word}" in a list of the values of {field}', field, word, values, schema), "prompt-value"
+
+
+#: A range of numbers as a prompt gives one: "from 1 (rude) to 10", "between 0 and 100", "1-5".
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_RANGE = re.compile(
+    rf"\bfrom\s+(?P<from>{_NUMBER})(?:\s*\([^)\n]*\))?\s+to\s+(?P<to>{_NUMBER})(?!\d|\.\d)"
+    rf"|\bbetween\s+(?P<between>{_NUMBER})(?:\s*\([^)\n]*\))?\s+and\s+(?P<and>{_NUMBER})(?!\d|\.\d)"
+    r"|(?<![\w.-])(?P<low>\d+(?:\.\d+)?)\s*[-\u2013]\s*(?P<high>\d+(?:\.\d+)?)(?!\w|\.\d|-\d)",
+    re.IGNORECASE,
+)
+#: Words that say a line is about a rating, when it names no field.
+_RATING_WORDS = re.compile(r"\b(?:rat(?:e|ing)|score|scale|grade)s?\b", re.IGNORECASE)
+
+
+def _ranges_asked(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, int, str, str]]:
+    """A range of numbers on a line naming a numeric field of the schema (or, for the one
+    such field, a rating word) that reaches past the field's minimum or maximum: the judge
+    is told to give answers its schema refuses (a rating "from 1 to 10" where it allows 1 to
+    5). A range inside the field's (a band of a rubric: "4-5: polite") is not one."""
+    for number, line_text in enumerate(text.split("\n")):
+        named = [field for field in fields.ranges if re.search(rf"(?<![\w-]){re.escape(field[0])}(?![\w-])", line_text)]
+        if not named and len(fields.ranges) == 1 and _RATING_WORDS.search(line_text):
+            named = list(fields.ranges)
+        if len(named) != 1:
+            continue
+        field, least, most = named[0]
+        for found in _RANGE.finditer(line_text):
+            low, high = (float(end) for end in [value for value in found.groups() if value is not None])
+            if low >= high or least <= low and high <= most:
+                continue
+            asked = line_text[found.start() : found.end()]
+            past = f"above {most:g}" if high > most else f"below {least:g}"
+            yield number, found.start(), (
+                f"the prompt asks for {field} {asked!r}, but {field} in {schema} runs from {least:g} to {most:g} (its minimum and maximum): "
+                f"the judge's answers {past} are refused; give the schema's range in the prompt, or widen the schema's"
+            ), "prompt-range"
 
 
 def _lists(text: str, fields: AnswerFields) -> Iterator[list[re.Match[str]]]:

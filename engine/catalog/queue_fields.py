@@ -1,11 +1,15 @@
-"""A review queue that hides from its reviewers a field its scorer's judge reads: people told
-to label the judge's answers (each claim against the context, say) decide without what the
-judge saw, so their labels measure a guess against it. Named at the queue's `show:`.
+"""A review queue whose labels cannot be compared with the judge's answers as meant: one that
+hides from its reviewers a field its scorer's judge reads (people told to label the judge's
+answers, each claim against the context, say, decide without what the judge saw, so their
+labels measure a guess against it; named at the queue's `show:`), and one whose `choices:`
+offer a value the field they label never holds (named at that choice).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+
+from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
@@ -39,3 +43,35 @@ def fields_hidden(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | N
             f"reviewers labelling its answers decide without what the judge saw; add {'it' if len(hidden) == 1 else 'them'} to `show:`",
             *(place or (str(source.path), None, None)), code="queue-hides-field",
         )
+
+
+def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
+    """A warning at each of a queue's `steps.choices` that is not a value of the answer field
+    it labels (`judged:`), for a scorer of the catalog or a built-in one. Choices none of which
+    is a value, or differing from one only by case, are a problem of queues.py already."""
+    from .queues import StepLabels, judged_values
+
+    queues = source.data.get("queues")
+    for name, queue in queues.items() if isinstance(queues, Mapping) else ():
+        written = queue.get("steps") if isinstance(queue, Mapping) else None
+        plan = plan_of(str(queue.get("scorer", ""))) if isinstance(written, Mapping) else None
+        try:
+            labels = StepLabels.model_validate(written) if plan is not None else None
+        except ValidationError:
+            continue  # said by queues.py
+        step = next((step for step in plan.steps if labels is not None and step.id == labels.step), None) if plan is not None else None
+        values = [str(value) for value in judged_values(step.answer_model, labels) or []] if step is not None else []
+        if labels is None or not values or not any(choice in values for choice in labels.choices):
+            continue
+        folded = {value.casefold() for value in values}
+        missing = [value for value in values if value not in labels.choices]
+        for index, choice in enumerate(labels.choices):
+            if choice in values or choice.casefold() in folded:
+                continue
+            unoffered = f"; and {', '.join(map(repr, missing))}, which the judge may answer, is no choice" if missing else ""
+            place = position(queues, [name, "steps", "choices", index], value=True)
+            yield CatalogWarning(
+                f"queues.{name}.steps.choices: {choice!r} is not a value of `{labels.judged}`, the field it labels ({', '.join(map(repr, values))}): "
+                f"a reviewer's {choice!r} never agrees with the judge's answer{unoffered}; offer the field's own values",
+                *(place or (str(source.path), None, None)), code="choice-not-a-value",
+            )

@@ -216,7 +216,7 @@ def queues_in(
 def _label_facts(model: type[BaseModel] | None, labels: StepLabels | None) -> dict[str, Fact]:
     """What the settings table needs to know of the answer a queue's `steps:` labels."""
     return {
-        "judged_values": lambda _: _judged_values(model, labels),
+        "judged_values": lambda _: judged_values(model, labels),
         "entry_fields": lambda _: list(_entry(model, labels).get("properties", {})),
     }
 
@@ -233,7 +233,7 @@ def _entry(model: type[BaseModel] | None, labels: StepLabels | None) -> Mapping[
     return node if isinstance(node, Mapping) else {}
 
 
-def _judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
+def judged_values(model: type[BaseModel] | None, labels: StepLabels | None) -> list[Any] | None:
     """The values the judge may give in the field a queue's `steps:` labels (its enum), when known."""
     if labels is None or labels.judged is None:
         return None

@@ -1,7 +1,8 @@
 """A value whose name says the other half of what its filter keeps: `missing: "expected |
 select('in', used) | list"` keeps the expected words that ARE used, `found: "... | reject('in',
-seen)"` those that are not. Whatever reads the value then counts the wrong half. Named at
-the value's expression.
+seen)"` those that are not, `long: "lengths | select('lt', options.max_words)"` the short
+ones (Jinja's `lt` test reads item < bound). Whatever reads the value then counts the wrong
+half. Named at the value's expression.
 """
 
 from __future__ import annotations
@@ -17,21 +18,40 @@ from .setting_relations import Unit
 from .source import Place, position
 from .templates import parse_expression
 
-#: Words of a value's name that say it holds what is absent from a list, and what is present in one.
-_ABSENT = frozenset("missing missed absent unused uncovered unmatched lacking omitted unseen unmet not_found".split())
-_PRESENT = frozenset("found present covered matched used seen shared common met included".split())
+#: Words of a value's name that say which half of a list it holds, by the kind of test that
+#: splits it: absent from / present in a list (`in`), above / below a number (`lt`, `gt` ...).
+_HALVES = {
+    "absent": frozenset("missing missed absent unused uncovered unmatched lacking omitted unseen unmet not_found".split()),
+    "present": frozenset("found present covered matched used seen shared common met included".split()),
+    "above": frozenset("long longer longest over above more many big bigger large larger high higher exceeding excess too_long".split()),
+    "below": frozenset("short shorter shortest under below less fewer few small smaller low lower brief too_short".split()),
+}
+#: What `select(test, ...)` keeps, by test; `reject` keeps the other half, and the mirror is
+#: the test that keeps that other half under the same filter.
+_KEEPS = {
+    "in": ("present", "absent"), "lt": ("below", "above"), "lessthan": ("below", "above"), "<": ("below", "above"),
+    "le": ("below", "above"), "<=": ("below", "above"), "gt": ("above", "below"), "greaterthan": ("above", "below"),
+    ">": ("above", "below"), "ge": ("above", "below"), ">=": ("above", "below"),
+}
+_MIRROR = {"lt": "gt", "lessthan": "greaterthan", "<": ">", "le": "ge", "<=": ">=", "gt": "lt", "greaterthan": "lessthan", ">": "<", "ge": "le", ">=": "<="}
+_SYMBOL = {"lt": "<", "lessthan": "<", "<": "<", "le": "<=", "<=": "<=", "gt": ">", "greaterthan": ">", ">": ">", "ge": ">=", ">=": ">="}
 
 
 def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
-    """(code, message, place) for each named value whose outermost `select('in', ...)` or
-    `reject('in', ...)` keeps the half of the list its name says it does not."""
+    """(code, message, place) for each named value whose outermost `select` or `reject` by
+    `in` or by a comparison (`lt`, `ge` ...) keeps the half of the list its name says it
+    does not: `missing` kept by `select('in', ...)`, `long` by `select('lt', ...)`."""
     for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str) or "'in'" not in value and '"in"' not in value:
+        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str) or "select(" not in value and "reject(" not in value:
             continue
-        words = set(str(loc[-1]).lower().split("_"))
-        says = "absent" if words & _ABSENT or "not_found" in str(loc[-1]) else "present" if words & _PRESENT else None
-        if says is None:
+        name = str(loc[-1]).lower()
+        words = {*name.split("_"), *(pair for pair in ("not_found", "too_long", "too_short") if pair in name)}
+        if words & {"not", "non"} and "not_found" not in name:
+            continue  # a negated name (`not_long`) says the other half itself
+        said = [half for half, named in _HALVES.items() if words & named]
+        if len(said) != 1:
             continue
+        says = said[0]
         try:
             expression = parse_expression(value)
         except TemplateSyntaxError:
@@ -40,18 +60,23 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
             if not isinstance(node, nodes.Filter) or node.name not in ("select", "reject") or not node.args:
                 continue
             test = node.args[0]
-            if not (isinstance(test, nodes.Const) and test.value == "in"):
+            halves = _KEEPS.get(test.value) if isinstance(test, nodes.Const) and isinstance(test.value, str) else None
+            if halves is None or says not in halves:
                 continue
-            keeps = "present" if node.name == "select" else "absent"
+            keeps = halves[0] if node.name == "select" else halves[1]
             if keeps != says:
-                other = "reject" if node.name == "select" else "select"
+                assert isinstance(test, nodes.Const)
+                meant = f"{'reject' if node.name == 'select' else 'select'}('in', ...)" if test.value == "in" else f"{node.name}('{_MIRROR[test.value]}', ...)"
                 steps = raw.get("steps") if isinstance(raw, dict) else None
                 step = steps[loc[1]] if loc[0] == "steps" and isinstance(steps, list) and isinstance(loc[1], int) and loc[1] < len(steps) else None
                 where = [str(step.get("id")) if isinstance(step, dict) and step.get("id") else str(loc[1]), *map(str, loc[2:])] if step is not None else list(map(str, loc))
+                if test.value == "in":
+                    kept = f"keeps the items that are {'in' if keeps == 'present' else 'not in'} the list, the {keeps} ones"
+                else:
+                    kept = f"keeps the items {keeps} the bound, those where item {_SYMBOL[test.value]} bound is {'true' if node.name == 'select' else 'false'}"
                 yield "name-against-filter", (
-                    f"{label}.{'.'.join(where)}: `{loc[-1]}` names what is {says}, but `{node.name}('in', ...)` keeps the items that are "
-                    f"{'in' if keeps == 'present' else 'not in'} the list, the {keeps} ones: whatever reads it counts the other half; "
-                    f"did you mean `{other}('in', ...)`?"
+                    f"{label}.{'.'.join(where)}: `{loc[-1]}` names what is {says}{' the bound' if test.value != 'in' else ''}, but `{node.name}('{test.value}', ...)` "
+                    f"{kept}: whatever reads it counts the other half; did you mean `{meant}`?"
                 ), position(raw, list(loc), value=True)
             break
 
@@ -60,9 +85,17 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
 _ENDS = {"min": frozenset("lowest minimum smallest".split()), "max": frozenset("highest maximum largest greatest".split())}
 
 
+#: Words of a description that say the score is made of all the items, and words that say
+#: one item decides it.
+_SHARES = frozenset("share proportion fraction percentage average mean".split())
+_ONE_ITEM = frozenset("any best worst weakest strongest single".split())
+
+
 def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
     """(code, message, place) for the one `reduce: min` or `reduce: max` of a scorer whose
-    description names only the other end (`the lowest rating` beside `reduce: max`)."""
+    description names only the other end (`the lowest rating` beside `reduce: max`), or
+    speaks of a share or an average of the items and of no one item (`share of the
+    sentences` beside `reduce: max`)."""
     steps = raw.get("steps") if isinstance(raw, Mapping) else None
     reducers = [
         (index, step.get("id"), name, value) for index, step in enumerate(steps if isinstance(steps, list) else [])
@@ -75,6 +108,14 @@ def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, st
         return
     index, step_id, name, value = reducers[0]
     kept, other = value["reduce"], "min" if value["reduce"] == "max" else "max"
+    shared = [word for word in re.findall(r"[a-z]+", description.lower()) if word in _SHARES]
+    if shared and not words & (_ENDS["min"] | _ENDS["max"] | _ONE_ITEM):
+        yield "reducer-against-description", (
+            f"{label}.{step_id}.values.{name}.reduce: `reduce: {kept}` keeps the {'highest' if kept == 'max' else 'lowest'} value of one item "
+            f"(`{value.get('value') or 'item'}`), but the scorer's description speaks of {'an' if shared[0][0] in 'aeiou' else 'a'} {shared[0]} over the items and never of one item's: one item then decides "
+            f"the score whatever the others are; did you mean `reduce: mean`?"
+        ), position(raw, ["steps", index, "values", name, "reduce"], value=True)
+        return
     if words & _ENDS[kept] or not words & _ENDS[other]:
         return
     named = next(word for word in re.findall(r"[a-z]+", description.lower()) if word in _ENDS[other])

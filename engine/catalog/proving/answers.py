@@ -49,6 +49,8 @@ class Scenario:
     #: Whether the lists of one answer differ in length (the first as long as `lists` says,
     #: the others of one item): what a rule comparing two lists of an answer must refuse.
     uneven: bool = False
+    #: Whether the item's output is empty (tried on a scorer that scores an empty output).
+    empty_output: bool = False
 
 
 

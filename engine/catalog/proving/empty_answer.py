@@ -28,6 +28,7 @@ class ScorerProof(Protocol):
     definition: ScorerDefinition
     trials: Trials
     plan: ScorerPlan
+    raw: Any
     range: tuple[float, float] | None
     score_index: int
     score_step: ScoreStepPlan
@@ -78,6 +79,36 @@ def empty_answer(proof: ScorerProof) -> None:
         "empty-scores-worst",
         f"{proof.label}.score: an answer with empty lists ({answer_in_short(trial)}: nothing found to judge) scores {trial.score:g}, "
         f"the worst end of a {better_word(higher)}-is-better score: an output with nothing to judge is marked as bad as can be; {advice}",
+        place,
+    )
+
+
+def empty_output_scores_best(proof: ScorerProof) -> None:
+    """`empty_output: score`, written by the author, on a judged scorer that asks its judge
+    nothing about an empty output (every judged step skipped) and scores it the best end,
+    while other answers score worse: an empty reply then passes as perfect, where scoring it
+    was meant to count it. (A judge still asked, about tool calls or the input, decides.)"""
+    trial = proof.trials.named("empty output")
+    judged = {step.id for step in proof.plan.steps if step.answer_model is not None}
+    if trial is None or trial.score is None or proof.range is None or not judged or judged & trial.ran:
+        return
+    low, high = proof.range
+    higher = proof.plan.direction == "higher_is_better"
+    best = high if higher else low
+    if low == high or not math.isclose(trial.score, best):
+        return
+    if all(math.isclose(float(other.score), best) for other in proof.trials.scored() if other.score is not None):
+        return
+    place = proof.at("empty_output") if isinstance(proof.raw, Mapping) and "empty_output" in proof.raw else None
+    if place is None or not proof._is_own(place):
+        return
+    skipped = ", ".join(sorted(judged))
+    proof.warning(
+        "empty-output-scores-best",
+        f"{proof.label}.empty_output: score runs the scorer on an empty output, where its judged steps ({skipped}) are skipped "
+        f"with nothing to judge, and it scores {trial.score:g}, the best end of a {better_word(higher)}-is-better score: an empty "
+        "reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output "
+        "the worst score in the score's expression",
         place,
     )
 

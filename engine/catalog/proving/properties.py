@@ -24,12 +24,13 @@ from ..root_setting import Compile, root_setting, said_at_root
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
-from .empty_answer import better_word, empty_answer, empty_scores_nothing_relevant, leaf
+from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
 from .truth_table import answer_in_short
+from .where_meaning import where_mixes_meanings
 
 
 class ScorerProof(Placing):
@@ -59,8 +60,10 @@ class ScorerProof(Placing):
         self.skip_conditions()
         self.direction()
         empty_answer(self)
+        empty_output_scores_best(self)
         pass_line_against_meaning(self)
         verdicts_defined_against(self)
+        where_mixes_meanings(self, self.trials.meanings)
         return self._placed()
 
     def _placed(self) -> list[ConfigError]:

@@ -209,6 +209,8 @@ async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meanin
         item = sample_item(plan)
         if scenario.blank_item:  # and an output that is plain text: an agent that called no tool
             item = dataclasses.replace(item, output=SAMPLE_ITEM.output, input="", ground_truth="", context=[])
+        if scenario.empty_output:
+            item = dataclasses.replace(item, output="")
         result = await scorer.ascore(item)
     except _Refused as refused:
         trial.refused = (refused.step, refused.why)
@@ -319,7 +321,9 @@ async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Ma
     # filled in their order; one the author's schema gives values (a verdict) is a choice.
     positional = frozenset(name for name in fields if name not in static and _copies_texts(name, plan))
     chosen = {name: domain for name, domain in fields.items() if name not in positional}
-    tried = await asyncio.gather(*(_trial(made, scenario, meanings, positional, tallies) for scenario in scenarios(chosen, meanings)))
+    # An output scored though empty: a judge given it finds nothing in it (its lists empty).
+    empty = [Scenario("empty output", lists="least", default=Pick(index=0), empty_output=True)] if plan.empty_output == "score" else []
+    tried = await asyncio.gather(*(_trial(made, scenario, meanings, positional, tallies) for scenario in [*scenarios(chosen, meanings), *empty]))
     return Trials(plan, list(tried), list(tallies.values()), meanings, chosen)
 
 
