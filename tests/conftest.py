@@ -14,6 +14,13 @@ from engine.judge.middleware.cache import close_open_caches
 from engine.testing import AnthropicServer, JudgeServer
 from engine.testing.postgres import PostgresCluster, postgres_binaries
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the machine has cores. Many tests wait on processes,
+    servers and browsers they started; with one worker a core, a 2-core CI run kept its CPU
+    busy only about 70% of the time."""
+    return (os.cpu_count() or 1) + 1
+
 # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment; the CLI's
 # consoles, made when engine.cli is first imported, would keep that width for good and ignore
 # the COLUMNS a test gives one invocation. Each worker sees the environment a plain run sees.
