@@ -21,6 +21,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     busy only about 70% of the time."""
     return (os.cpu_count() or 1) + 1
 
+
 # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment; the CLI's
 # consoles, made when engine.cli is first imported, would keep that width for good and ignore
 # the COLUMNS a test gives one invocation. Each worker sees the environment a plain run sees.
