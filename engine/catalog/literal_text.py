@@ -12,13 +12,12 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 
 from ..errors import ConfigError
 from .pattern_text import doubled_in_schema_pattern
-from .setting_checks import written_settings
+from .setting_checks import written_expressions, written_settings
 from .setting_relations import Unit
-from .templates import parse_expression
 from .source import LocatedDict, LocatedList, Place, Span, place_in, position
 from .warning import CatalogWarning
 
@@ -100,14 +99,8 @@ def escapes_in_expressions(raw: Any, label: str) -> Iterator[tuple[str, str, Pla
     """A warning at each expression of a scorer whose quoted text holds a control character
     Jinja's quotes made of an escape: `matches(output, '\\bTODO\\b')` in YAML double quotes
     reaches Jinja as `'\bTODO\b'`, whose `\b` is a backspace, so the pattern never matches."""
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if not isinstance(value, str) or "\\" not in value:
-            continue
-        try:
-            constants = [node.value for node in parse_expression(value).find_all(nodes.Const) if isinstance(node.value, str)]
-        except TemplateSyntaxError:
-            continue  # said where the expression is compiled
-        for constant in constants:
+    for loc, value, expression in written_expressions(raw, "\\"):
+        for constant in (node.value for node in expression.find_all(nodes.Const) if isinstance(node.value, str)):
             found = _CONTROL_IN_PATTERN.search(constant)
             if found is None:
                 continue

@@ -10,12 +10,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 
-from .setting_checks import written_settings
-from .setting_relations import Unit
+from .setting_checks import written_expressions
 from .source import Place, position
-from .templates import parse_expression
 
 #: The filters that test each item of a list with a test given by name (`select('in', ...)`).
 _ITEM_TESTS = frozenset({"select", "reject"})
@@ -30,13 +28,7 @@ def text_options_as_lists(raw: Any, own: Any, label: str) -> Iterator[tuple[str,
     if not isinstance(options, Mapping):
         return
     said: set[str] = set()
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if not isinstance(value, str) or "options." not in value:
-            continue
-        try:
-            expression = parse_expression(value)
-        except TemplateSyntaxError:
-            continue  # said where the expression is compiled
+    for loc, value, expression in written_expressions(raw, "options."):
         for name, each in _looked_up_in(expression):
             declared = options.get(name)
             default = declared.get("default") if isinstance(declared, Mapping) else None

@@ -10,12 +10,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 
-from .setting_checks import written_settings
-from .setting_relations import Unit
+from .setting_checks import written_expressions
 from .source import Place, position
-from .templates import parse_expression
 
 #: The functions of expressions that read a regular expression, with the index of that argument.
 PATTERN_ARGUMENTS = {"matches": 1}
@@ -32,15 +30,8 @@ def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, 
     author's file, where an option's default is."""
     options = own.get("options") if isinstance(own, Mapping) else None
     said: set[str] = set()
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if not isinstance(value, str) or "(" not in value:
-            continue
-        try:
-            expression = parse_expression(value)
-            calls = [node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)]
-        except TemplateSyntaxError:
-            continue  # said where the expression is compiled
-        for call in calls:
+    for loc, value, expression in written_expressions(raw, "("):
+        for call in (node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)):
             index = PATTERN_ARGUMENTS.get(call.node.name) if isinstance(call.node, nodes.Name) else None
             if index is None or len(call.args) <= index:
                 continue

@@ -12,10 +12,13 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from jinja2 import TemplateSyntaxError, nodes
+
 from .schema_limits import least_answer, least_tokens
 from .setting_relations import Found, Unit
 from .setting_rules import RULES, rules_under
 from .source import Place, position
+from .templates import parse_expression
 
 if TYPE_CHECKING:
     from ..scoring.plan import ScorerPlan, StepPlan
@@ -73,6 +76,19 @@ def written_settings(prefix: str, data: Any, unit: Unit) -> Iterator[tuple[tuple
         if rule.unit is unit and rule.path.startswith(start):
             for loc, value, _ in _written(data, rule.path[len(start) :].split(".")):
                 yield loc, value
+
+
+def written_expressions(data: Any, holding: str) -> Iterator[tuple[tuple[Any, ...], str, nodes.Expr]]:
+    """Every expression a scorer in `data` writes whose text holds `holding` (a quick test
+    before parsing), with its keys, parsed; one that does not parse is left to the compiler,
+    which names it."""
+    for loc, value in written_settings("scorers.*", data, Unit.EXPRESSION):
+        if not isinstance(value, str) or holding not in value:
+            continue
+        try:
+            yield loc, value, parse_expression(value)
+        except TemplateSyntaxError:
+            continue
 
 
 def _named(data: Any, loc: Sequence[Any]) -> str:

@@ -170,38 +170,22 @@ class MarginBelow(NamedTuple):
 
 
 class NeedsAbove(NamedTuple):
-    """Above `when_above`, the setting acts only when `other` (a fact of its owner) is
-    above `above`."""
+    """A setting that acts only when `other` (a fact of its owner) is above `above`: samples
+    above 1 at temperature 0 never differ, and `top_p: 0.9` at temperature 0 cuts the tokens a
+    greedy judge never picks. At `idle` the setting does nothing anyway, and below it too when
+    `idle_below` (a count of samples; not a share such as top_p, which acts below 1)."""
 
-    when_above: float
+    idle: float
     other: str
     above: float
     why: str
     instead: str
     code: str
+    idle_below: bool = True
 
     def check(self, setting: Setting) -> Found | None:
         value, other = _number(setting.value), setting.fact(self.other)
-        if value is None or value <= self.when_above or other is None or other > self.above:
-            return None
-        return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
-
-
-class InertUnlessAbove(NamedTuple):
-    """A setting that changes nothing while `other` (a fact of its owner) is at most `above`,
-    unless it is at `neutral`, where it changes nothing anyway: `top_p: 0.9` at temperature
-    0 cuts the tokens a greedy judge never picks."""
-
-    neutral: float
-    other: str
-    above: float
-    why: str
-    instead: str
-    code: str
-
-    def check(self, setting: Setting) -> Found | None:
-        value, other = _number(setting.value), setting.fact(self.other)
-        if value is None or value == self.neutral or other is None or other > self.above:
+        if value is None or value == self.idle or (self.idle_below and value < self.idle) or other is None or other > self.above:
             return None
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
 

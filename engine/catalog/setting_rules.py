@@ -13,7 +13,7 @@ code a row may need.
 from typing import NamedTuple
 
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, InertUnlessAbove, MarginBelow, NeedsAbove,
+    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
@@ -34,10 +34,10 @@ _CONFIDENCE_SAMPLES_AT_ZERO = NeedsAbove(
     1, "temperature", 0, "samples of a judge at temperature 0 give the same answer, so every verdict would count as certain at their cost",
     "give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or leave confidence_samples out", "samples-never-differ",
 )
-_TOP_P_AT_ZERO = InertUnlessAbove(
+_TOP_P_AT_ZERO = NeedsAbove(
     1, "temperature", 0, "at temperature 0 the judge takes its likeliest token every time, which top_p never cuts: it changes no answer, and "
     "samples meant to differ by it give the same answer",
-    "give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p", "inert-sampling",
+    "give the judge a temperature above 0 (e.g. `temperature: 0.7`) for top_p to act on, or remove top_p", "inert-sampling", idle_below=False,
 )
 _STRONG_JUDGE = DearerThan(
     "judge_model", "the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, "
