@@ -689,6 +689,21 @@ def _signalled(world: World, command: list[str], number: int, after: int = 4, st
     return _finished(process)
 
 
+def _heard_everything_sent(judge: JudgeServer) -> int:
+    """The judge's count of requests once it has read what a killed process sent: a request
+    written to the socket just before the kill is read by the server after it, and would be
+    counted as the resume's own (CI saw an item's verdicts "asked twice" that way)."""
+    heard, quiet_since = len(judge.requests), time.monotonic()
+    deadline = quiet_since + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        if len(judge.requests) != heard or judge.in_flight:
+            heard, quiet_since = len(judge.requests), time.monotonic()
+        elif time.monotonic() - quiet_since >= 1.0:
+            break
+    return heard
+
+
 def _make_the_disk(fault: str, disk: Path) -> None:
     """Turn the cell's disk read-only, or fill it: a fault that cannot be made fails the cell."""
     if fault == "read-only store":
@@ -761,7 +776,7 @@ def _cell(surface: Surface, fault: str, world: World) -> Outcome:
     if fault == "kill -9, then again":
         killed = _signalled(world, command, signal.SIGKILL, started=surface.started, busy=surface.busy, killed_once=surface.killed_once)
         assert killed.status == -signal.SIGKILL, killed.text
-        world.asked_before_the_resume = len(world.judge.requests)
+        world.asked_before_the_resume = _heard_everything_sent(world.judge)
         world.stored_before_the_resume = _stored_items(world.store, world.run)
         return served_to_the_end(world, command, surface.started) if surface.started is not None else as_process(world, command)
     # Both started before either is waited for: at work on the run together.
