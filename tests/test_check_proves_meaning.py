@@ -155,7 +155,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "pass_line_on_the_bad_side/catalog.yaml:7:16: warning: lenient-faithfulness.threshold: 0.25 passes an answer with most verdicts 'no' (bad) (3 claims; verdicts no, no, yes: score 0.33), on a score where higher is better: the line is on the side of the bad answers; did you mean 0.75? [pass-line-against-meaning]",
     ]),
     ("queue_hides_the_question", 0, [
-        "queue_hides_the_question/catalog.yaml:7:11: warning: queues.relevant-replies.show: leaves out `input`, `context`, which answer-relevancy's judge reads (steps analyze, generate_reason): reviewers labelling its answers decide without what the judge saw; add them to `show:` [queue-hides-field]",
+        "queue_hides_the_question/catalog.yaml:7:11: warning: queues.relevant-replies.show: leaves out `input`, which answer-relevancy's judge reads (steps analyze, generate_reason): reviewers labelling its answers decide without what the judge saw; add it to `show:` [queue-hides-field]",
     ]),
     ("cascade_escalates_to_a_cheaper_judge", 0, [
         "cascade_escalates_to_a_cheaper_judge/catalog.yaml:10:20: warning: scorers.thrifty-toxicity.cascade.escalate_to: anthropic/claude-3-5-haiku costs $0.8 in, $4 out per million tokens, less than anthropic/claude-sonnet-4 ($3, $15): the cascade runs the wrong way round: the dearer model judges every item and the unsure ones go to the cheaper, whose verdict then decides; swap the two (the first judge is the scorer's `judge.model`) [cascade-reversed]",
@@ -233,6 +233,23 @@ def test_the_built_in_catalog_and_the_variants_prove_clean(monkeypatch: pytest.M
     assert status == 0 and not [line for line in lines if "warning:" in line], lines
     status, lines = check(monkeypatch, ROOT)
     assert (status, lines) == (0, [])  # no problem, no warning ("ok: ..." goes to stderr)
+
+
+def test_a_queue_need_not_show_what_only_an_imported_macro_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # answer-relevancy's prompts import a macro whose parameter is called `context`: the judge
+    # never reads the item's context, so a queue showing the input and output hides nothing.
+    # A partial imported `with context` does read the step's variables, and counts.
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "facts.j2").write_text("{% macro shown() %}{{ context | join(' ') }}{% endmacro %}", encoding="utf-8")
+    (tmp_path / "prompts" / "judge.j2").write_text(
+        '{% import "facts.j2" as facts with context %}Facts: {{ facts.shown() }}\nReply: {{ output }}\nIs the reply faithful?', encoding="utf-8")
+    (tmp_path / "catalog.yaml").write_text(
+        "prompts: prompts\nscorers:\n  faithful:\n    extends: criteria\n    requires: [output, context]\n    options: {criteria: The reply says only what the facts back.}\n"
+        "    steps:\n      - {id: evaluate, prompt: judge.j2}\n"
+        "queues:\n  relevant-replies: {scorer: answer-relevancy, instructions: Flag a reply that misses the question., show: [input, output]}\n"
+        "  faithful-replies: {scorer: faithful, instructions: Flag a reply the facts do not back., show: [output]}\n", encoding="utf-8")
+    status, lines = check(monkeypatch, tmp_path, "catalog.yaml")
+    assert [line.split(": warning: ")[1].split(":")[0] for line in lines if "[queue-hides-field]" in line] == ["queues.faithful-replies.show"], lines
 
 
 def test_every_verdict_of_the_built_in_schemas_declares_what_it_means() -> None:

@@ -143,7 +143,7 @@ class ScorerCompiler(Placing):
                         failed = True
                     continue
                 pending.append((included, shares_variables and is_included(parsed, included)))
-            names |= names_read(parsed)
+            names |= names_read(parsed) if shares_variables else frozenset()  # an imported macro's parameters are its own
             checker = TemplateChecker(self.templates.environment, scope if shares_variables else Scope({}), unknown_names_allowed=current != name)
             checker.template(parsed, local if shares_variables else None)
             if shares_variables:

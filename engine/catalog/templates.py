@@ -77,8 +77,12 @@ def names_read(parsed: nodes.Template) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1024)  # by tree: a partial is checked for every step that includes it
 def is_included(parsed: nodes.Template, name: str) -> bool:
-    """Whether `name` is included (it sees the includer's variables) rather than imported."""
-    return any(isinstance(node.template, nodes.Const) and node.template.value == name for node in parsed.find_all(nodes.Include))
+    """Whether `name` sees the includer's variables: included, or imported `with context`."""
+    return any(
+        isinstance(node.template, nodes.Const) and node.template.value == name and (isinstance(node, nodes.Include) or node.with_context)
+        for node in parsed.find_all((nodes.Include, nodes.Import, nodes.FromImport))
+        if isinstance(node, (nodes.Include, nodes.Import, nodes.FromImport))
+    )
 
 
 @functools.lru_cache(maxsize=2048)  # by tree, as `names_read`: the lints walk a partial once per prompt that includes it
