@@ -416,6 +416,16 @@ class ScorerProof(Placing):
         return meaning.described(value)
 
     def _reader_of(self, name: str) -> Place | None:
+        """Where the score reads the field `name` (STEP.PATH), in the author's own file when
+        the author wrote the score's expression over values a base scorer brings (an
+        extension's `score: "hallucinated * options.scale"`): that line is theirs to fix."""
+        reader = self._counter_of(name)
+        own_score = self.score_at()
+        if reader is not None and not self._is_own(reader) and own_score is not None and self._is_own(own_score):
+            return own_score
+        return reader
+
+    def _counter_of(self, name: str) -> Place | None:
         """Where the score reads the field `name` (STEP.PATH): the value whose items are its
         list and whose condition names it, else any value naming its step, else the score's
         expression when it names the step, else the score step. A value the score's
