@@ -39,6 +39,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("empty_answer_scores_worst", 0, [
         "empty_answer_scores_worst/catalog.yaml:22:21: warning: grounded.score: an answer with empty lists (no claims; no verdicts: nothing found to judge) scores 0, the worst end of a higher-is-better score: an output with nothing to judge is marked as bad as can be; say what an empty list scores (`empty: 1`, the best) or leave such an item unscored (`on_skip: {not_scorable: ...}`) [empty-scores-worst]",
     ]),
+    ("count_in_another_unit", 0, [
+        "count_in_another_unit/catalog.yaml:19:21: warning: scorers.title-fits.measure.values.too_long: compares words with characters: `words(...) | length` counts words, and options.max_characters is a number of characters: one of them is in the wrong unit, and the comparison holds a number of words to a bound meant in characters; count characters: `output | length` [count-in-another-unit]",
+    ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "extension_keeps_the_base_count/catalog.yaml:9:16: fair-opinions.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",

@@ -28,6 +28,7 @@ from .literal_text import control_characters, escapes_in_expressions, wrong_code
 from .option_text import text_options_as_lists
 from .pattern_text import doubled_escapes
 from .required_fields import unread_required
+from .quantity_units import counts_in_other_units
 from .value_names import names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .warning import CatalogWarning
@@ -149,7 +150,8 @@ class ScorerLints:
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
-                                       *reducers_against_description(self.raw, f"scorers.{self.definition.id}")]:
+                                       *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
+                                       *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings
 
