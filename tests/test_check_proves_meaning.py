@@ -42,6 +42,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("count_in_another_unit", 0, [
         "count_in_another_unit/catalog.yaml:19:21: warning: scorers.title-fits.measure.values.too_long: compares words with characters: `words(...) | length` counts words, and options.max_characters is a number of characters: one of them is in the wrong unit, and the comparison holds a number of words to a bound meant in characters; count characters: `output | length` [count-in-another-unit]",
     ]),
+    ("prompt_shows_one_context_piece", 0, [
+        "prompt_shows_one_context_piece/prompts/policy.j2:5:4: warning: follows-policy.evaluate: the prompt shows `context | first`, one piece of the item's `context`, and never the others: the judge decides without them, so what only another piece holds is judged missing; show every piece (`{% for piece in context %}`) [shows-one-piece]",
+    ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "extension_keeps_the_base_count/catalog.yaml:9:16: fair-opinions.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",

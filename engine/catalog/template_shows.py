@@ -1,0 +1,90 @@
+"""What a judge's prompt shows of the item: a prompt that shows one piece of the item's
+context (`context[0]`, `context | first`) and never the rest has the judge decide without the
+others, so a claim the second piece supports is judged unsupported. Named at the piece.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, meta, nodes
+
+from ..errors import ConfigError
+from .templates import PromptTemplates, is_included, sandbox
+from .warning import CatalogWarning
+
+#: The item's lists whose every piece is evidence the judge weighs (a conversation's last
+#: turn alone may be what a judge is meant to read; one retrieved passage alone never is).
+_LISTS = frozenset({"context"})
+#: Filters that read a list without showing it (`context | length`).
+_COUNTING = frozenset({"length", "count"})
+
+
+def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[str], label: str) -> Iterator[ConfigError]:
+    """A warning at each piece of an item's list that the templates `names` reach show alone,
+    when none of them shows the whole list."""
+    try:
+        trees = _sharing(templates, names)
+    except (ConfigError, TemplateSyntaxError):
+        return  # reported by the compiler
+    pieces = [(path, text, found) for _, path, text, tree in trees for found in _pieces(tree)]
+    if not pieces:
+        return
+    whole = {field for *_, tree in trees for field in _shown_whole(tree)}
+    for path, text, (field, written, line) in pieces:
+        if field in whole or not path.resolve().is_relative_to(own_folder.resolve()):
+            continue
+        source_line = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
+        match = re.search(rf"\b{re.escape(field)}\b", source_line)
+        yield CatalogWarning(
+            f"{label}: the prompt shows {written}, one piece of the item's `{field}`, and never the others: the judge decides without them, "
+            f"so what only another piece holds is judged missing; show every piece (`{{% for piece in {field} %}}`)",
+            str(path), line, match.start() + 1 if match else None, code="shows-one-piece",
+        )
+
+
+def _sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
+    """The templates `names` render and those they include, which see the step's variables
+    (an imported macro's `context` is its parameter, not the item's)."""
+    found: dict[str, tuple[str, Path, str, nodes.Template]] = {}
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        path, text = templates.source(name)
+        tree = _environment().parse(text)
+        found[name] = (name, path, text, tree)
+        pending.extend(included for included in meta.find_referenced_templates(tree) if included and is_included(tree, included))
+    return list(found.values())
+
+
+@functools.cache
+def _environment() -> Any:
+    return sandbox()
+
+
+def _pieces(tree: nodes.Template) -> Iterator[tuple[str, str, int]]:
+    """(field, as written, line) of each `FIELD[N]`, `FIELD | first` and `FIELD | last`."""
+    for node in tree.find_all((nodes.Getitem, nodes.Filter)):
+        if isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) and node.node.name in _LISTS and isinstance(node.arg, nodes.Const):
+            yield node.node.name, f"`{node.node.name}[{node.arg.value!r}]`", node.lineno
+        elif isinstance(node, nodes.Filter) and node.name in ("first", "last") and isinstance(node.node, nodes.Name) and node.node.name in _LISTS:
+            yield node.node.name, f"`{node.node.name} | {node.name}`", node.lineno
+
+
+def _shown_whole(tree: nodes.Template) -> Iterator[str]:
+    """The item's lists a tree reads other than one piece or their length (a loop, a macro's
+    argument, a join): those it shows whole, as far as a reading of the tree can tell."""
+    parts: set[int] = set()
+    for node in tree.find_all((nodes.Getitem, nodes.Filter)):
+        inner = node.node if isinstance(node, (nodes.Getitem, nodes.Filter)) else None
+        if isinstance(inner, nodes.Name) and (isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) or isinstance(node, nodes.Filter) and node.name in ("first", "last", *_COUNTING)):
+            parts.add(id(inner))
+    for name in tree.find_all(nodes.Name):
+        if name.ctx == "load" and name.name in _LISTS and id(name) not in parts:
+            yield name.name
