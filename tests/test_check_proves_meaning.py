@@ -45,6 +45,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("prompt_shows_one_context_piece", 0, [
         "prompt_shows_one_context_piece/prompts/policy.j2:5:4: warning: follows-policy.evaluate: the prompt shows `context | first`, one piece of the item's `context`, and never the others: the judge decides without them, so what only another piece holds is judged missing; show every piece (`{% for piece in context %}`) [shows-one-piece]",
     ]),
+    ("timeout_commented_in_minutes", 0, [
+        "timeout_commented_in_minutes/catalog.yaml:7:16: warning: scorers.patient-faithfulness.judge.timeout: 3 counts seconds, but its comment counts minutes ('a slow local model: 3 minutes'): 3 minutes are about 180 seconds; write the number in seconds [unit-against-comment]",
+    ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "extension_keeps_the_base_count/catalog.yaml:9:16: fair-opinions.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",

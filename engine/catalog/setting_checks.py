@@ -9,7 +9,9 @@ when a relation asks for it.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jinja2 import TemplateSyntaxError, nodes
@@ -45,6 +47,17 @@ class _Written(NamedTuple):
 
     def sibling(self, name: str) -> Any:
         return self.parent.get(name) if isinstance(self.parent, Mapping) else None
+
+    def comment(self) -> str:
+        place = position(self.parent, [self.loc[-1]])
+        if place is None:
+            return ""
+        try:
+            line = Path(place.file).read_text(encoding="utf-8").splitlines()[place.line - 1]
+        except (OSError, IndexError, UnicodeDecodeError):
+            return ""
+        found = re.search(r"\s#\s*(.*)$", line)
+        return found.group(1).strip() if found else ""
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)

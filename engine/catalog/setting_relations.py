@@ -5,6 +5,7 @@ only code a row of that table may need.
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
+import re
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
@@ -18,6 +19,7 @@ class Unit(Enum):
     SCORE = "on the score's scale"
     COUNT = "a count"
     TOKENS = "a number of tokens"
+    CHARACTERS = "a number of characters"
     SHARE = "a share, from 0 to 1"
     TEMPERATURE = "a sampling temperature, from 0 (always the likeliest answer) to 2"
     SECONDS = "seconds"
@@ -64,6 +66,9 @@ class Setting(Protocol):
 
     def sibling(self, name: str) -> Any:
         """The value of a setting beside this one (None when not written)."""
+
+    def comment(self) -> str:
+        """The comment written after the setting on its line ('' when none)."""
 
     def fact(self, name: str) -> Any:
         """What the checker knows of the setting's owner (a scorer's: setting_checks.scorer_facts; a monitor's and a queue's: their modules)."""
@@ -139,6 +144,41 @@ class NotMilliseconds(NamedTuple):
         return Found(
             f"{value:g} is in {Unit.SECONDS.value}, {value / 3600:.3g} hours: were milliseconds meant? write {value / 1000:g}",
             "seconds-as-milliseconds",
+        )
+
+
+#: The words that name a unit in a comment, and how much of a setting's own unit one of each
+#: other unit is (about four characters make a token, six a word with its space).
+_UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], float]]]] = {
+    Unit.CHARACTERS: (frozenset("char chars character characters".split()), {
+        "tokens": (frozenset({"token", "tokens"}), 4), "words": (frozenset({"word", "words"}), 6)}),
+    Unit.TOKENS: (frozenset({"token", "tokens"}), {
+        "characters": (frozenset("char chars character characters".split()), 0.25), "words": (frozenset({"word", "words"}), 4 / 3)}),
+    Unit.SECONDS: (frozenset("s sec secs second seconds".split()), {
+        "milliseconds": (frozenset({"ms", "millisecond", "milliseconds"}), 0.001), "minutes": (frozenset("min mins minute minutes".split()), 60)}),
+}
+
+
+class CommentInOwnUnit(NamedTuple):
+    """A number whose own comment counts another unit: `max_input_chars: 128000  # the model
+    reads 128k tokens` cuts the input at a quarter of what the comment meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = _number(setting.value), setting.comment()
+        own, others = _UNIT_WORDS[setting.unit]
+        words = set(re.findall(r"[a-z]+", said.lower()))
+        named = [(other, size) for other, (names, size) in others.items() if words & names]
+        if value is None or not value or words & own or len(named) != 1:
+            return None
+        other, size = named[0]
+        numbers = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
+        if numbers and not any(abs(number - value) <= 0.05 * value for number in numbers):
+            return None  # the comment converts (`120  # 2 minutes`), or counts something else
+        unit = setting.unit.value.removeprefix("a number of ")
+        return Found(
+            f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {value:g} {other} are about "
+            f"{round(value * size, 3):g} {unit}; write the number in {unit}",
+            "unit-against-comment",
         )
 
 

@@ -13,7 +13,7 @@ code a row may need.
 from typing import NamedTuple
 
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
+    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
@@ -67,7 +67,7 @@ def _sampling(prefix: str) -> tuple[SettingRule, ...]:
     """The sampling settings of a judge (the scorer's, a step's, the file's defaults)."""
     return (
         SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE),
-        SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(),)),
+        SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.top_p", Unit.SHARE, (_TOP_P_AT_ZERO,)),
         SettingRule(f"{prefix}.seed", Unit.NUMBER),
         SettingRule(f"{prefix}.reasks", Unit.COUNT),
@@ -83,9 +83,9 @@ def _judge(prefix: str) -> tuple[SettingRule, ...]:
         SettingRule(f"{prefix}.model", Unit.MODEL),
         SettingRule(f"{prefix}.rpm", Unit.PER_MINUTE),
         SettingRule(f"{prefix}.tpm", Unit.PER_MINUTE),
-        SettingRule(f"{prefix}.timeout", Unit.SECONDS, (NotMilliseconds(),)),
+        SettingRule(f"{prefix}.timeout", Unit.SECONDS, (NotMilliseconds(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.retries", Unit.COUNT),
-        SettingRule(f"{prefix}.max_input_chars", Unit.COUNT),
+        SettingRule(f"{prefix}.max_input_chars", Unit.CHARACTERS, (CommentInOwnUnit(),)),
         SettingRule(f"{prefix}.long_input", Unit.WORD),
         SettingRule(f"{prefix}.confidence_samples", Unit.COUNT, (_CONFIDENCE_SAMPLES_AT_ZERO,)),
     )
@@ -204,7 +204,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.alert.*.webhook", Unit.URL),
     SettingRule("monitors.*.alert.*.webhook_env", Unit.VARIABLE),
     SettingRule("monitors.*.alert.*.format", Unit.WORD),
-    SettingRule("monitors.*.alert.*.timeout", Unit.SECONDS, (NotMilliseconds(),)),
+    SettingRule("monitors.*.alert.*.timeout", Unit.SECONDS, (NotMilliseconds(), CommentInOwnUnit())),
     SettingRule("monitors.*.alert.*.retries", Unit.COUNT),
     SettingRule("monitors.*.alert.*.backoff", Unit.SECONDS, (NotMilliseconds(),)),
     SettingRule("monitors.*.alert.*.log", Unit.WORD),
