@@ -48,6 +48,10 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("timeout_commented_in_minutes", 0, [
         "timeout_commented_in_minutes/catalog.yaml:7:16: warning: scorers.patient-faithfulness.judge.timeout: 3 counts seconds, but its comment counts minutes ('a slow local model: 3 minutes'): 3 minutes are about 180 seconds; write the number in seconds [unit-against-comment]",
     ]),
+    ("prompt_swaps_question_and_answer", 0, [
+        "prompt_swaps_question_and_answer/prompts/answers.j2:4:4: warning: answers-the-question.evaluate: `output` is shown under 'The question:', which describes `input`, and `input` under 'The answer:' (line 7), which describes `output`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
+        "prompt_swaps_question_and_answer/prompts/answers.j2:7:4: warning: answers-the-question.evaluate: `input` is shown under 'The answer:', which describes `output`, and `output` under 'The question:' (line 4), which describes `input`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
+    ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "extension_keeps_the_base_count/catalog.yaml:9:16: fair-opinions.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",

@@ -29,6 +29,7 @@ from .option_text import text_options_as_lists
 from .pattern_text import doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
+from .template_labels import swapped_headings
 from .template_shows import one_piece_shown
 from .value_names import names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
@@ -180,6 +181,7 @@ class ScorerLints:
                 self.schemas[schema] = load_shared(schema)
             names = [template.text for template in written.templates]
             self.warnings += one_piece_shown(self.templates, self.source.templates_path[0], names, f"{self.definition.id}.{step.id}")
+            self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 
     # -- enum values nobody explains

@@ -28,7 +28,7 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
     """A warning at each piece of an item's list that the templates `names` reach show alone,
     when none of them shows the whole list."""
     try:
-        trees = _sharing(templates, names)
+        trees = sharing(templates, names)
     except (ConfigError, TemplateSyntaxError):
         return  # reported by the compiler
     pieces = [(path, text, found) for _, path, text, tree in trees for found in _pieces(tree)]
@@ -47,7 +47,7 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
         )
 
 
-def _sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
+def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
     """The templates `names` render and those they include, which see the step's variables
     (an imported macro's `context` is its parameter, not the item's)."""
     found: dict[str, tuple[str, Path, str, nodes.Template]] = {}
