@@ -185,7 +185,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("prompt_shows_a_field_in_place_of_another", 0, [
         "prompt_shows_a_field_in_place_of_another/catalog.yaml:7:31: warning: answer-is-sourced.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
-        "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:5:4: warning: answer-is-sourced: `input` is shown a second time here (first on line 2), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
+        "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:6:4: warning: answer-is-sourced: `input` is shown a second time here (first on line 3), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
     ]),
     ("text_option_used_as_a_list", 0, [
         "text_option_used_as_a_list/catalog.yaml:11:15: warning: scorers.accepted-answer.options.accepted.type: string, but `(output | trim | lower) in options.accepted` (line 18) looks items up in options.accepted as in a list: in text, `in` tests for a substring, so any part of the text ('yes; y; true') counts (a short word, a few letters); declare a list (`type: array`, `items: {type: string}`, the default a YAML list) [text-as-list]",

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, meta, nodes
+from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
-from .templates import PromptTemplates, is_included, sandbox
+from .templates import PromptTemplates, sandbox
 from .warning import CatalogWarning
 
 #: The item's lists whose every piece is evidence the judge weighs (a conversation's last
@@ -48,19 +48,9 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
 
 
 def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
-    """The templates `names` render and those they include, which see the step's variables
-    (an imported macro's `context` is its parameter, not the item's)."""
-    found: dict[str, tuple[str, Path, str, nodes.Template]] = {}
-    pending = list(names)
-    while pending:
-        name = pending.pop()
-        if name in found:
-            continue
-        path, text = templates.source(name)
-        tree = _environment().parse(text)
-        found[name] = (name, path, text, tree)
-        pending.extend(included for included in meta.find_referenced_templates(tree) if included and is_included(tree, included))
-    return list(found.values())
+    """The templates `names` render and those that see their variables, parsed."""
+    reached = dict.fromkeys(shared for name in names for shared in templates.sharing_variables(name))
+    return [(name, *source, _environment().parse(source[1])) for name in reached for source in [templates.source(name)]]
 
 
 @functools.cache
