@@ -553,9 +553,7 @@ SURFACES = [
     Surface("compare", compare_args, asks_each_step=2),
     Surface("calibrate", calibrate_args),
     # Each pair is asked in both orders: each step of an item twice.
-    Surface("pairwise", pairwise_args, {
-        "budget reached": NO_BUDGET,
-    }, asks_each_step=2, one_at_a_time="is being run by another process"),
+    Surface("pairwise", pairwise_args, asks_each_step=2, one_at_a_time="is being run by another process"),
     Surface("rescore", rescore_args, prepare=rescore_source),
     # One align at a time: it is one search, each step chosen from the last, ending in one variant.
     Surface("align", align_args, one_at_a_time="is being run by another process", killed_once=align_stored_some),
