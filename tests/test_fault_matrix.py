@@ -239,10 +239,19 @@ def reasons_on_demand_args(world: World) -> list[str]:
     return [*eval_args(world), "--reasons", "on-demand"]
 
 
+#: One output's judging is three calls, within BUDGET: `scorers run`'s budget cell judges it
+#: with a jury of three (nine calls, about $0.0015), under a budget that holds them all in no
+#: order: the last call needs the other eight settled (at least $0.00126) and its own hold
+#: (its step's max_tokens at the cheapest output price, $0.00082), more than this budget.
+ONE_OUTPUT_JURY = ("openai/gpt-4o-mini", "openai/gpt-4.1-nano", "openai/gpt-5-nano")
+ONE_OUTPUT_BUDGET = 2 * PER_CALL + FIRST_CALL_HOLD
+
+
 def run_args(world: World) -> list[str]:
     first = json.loads(world.data.read_text(encoding="utf-8").splitlines()[-1])
     context = ["--context", first["context"][0]] if "context" in first else []
-    return ["run", "hallucination", "--output", first["output"], *context]
+    budget = [f"--max-cost={ONE_OUTPUT_BUDGET:.8f}", *(f"--model={model}" for model in ONE_OUTPUT_JURY)] if world.fault == "budget reached" else []
+    return ["run", "hallucination", "--output", first["output"], *context, *budget]
 
 
 def compare_args(world: World) -> list[str]:
@@ -522,6 +531,8 @@ class Surface:
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
     #: the first does the whole run, where the surface does not split a run between processes.
     one_at_a_time: str = ""
+    #: The budget its "budget reached" cell gives it (US dollars).
+    budget: float = BUDGET
 
     @property
     def faults(self) -> tuple[str, ...]:
@@ -547,9 +558,8 @@ SURFACES = [
     # One output without the context its scorer needs is a value the user did not give: 2.
     # Its store is the response cache, on the cell's disk; its SIGTERM comes with the first call.
     Surface("run", run_args, {
-        "budget reached": "one output: `scorers run` takes no --max-cost",
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
-    }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1),
+    }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1, budget=ONE_OUTPUT_BUDGET),
     Surface("compare", compare_args, asks_each_step=2),
     Surface("calibrate", calibrate_args),
     # Each pair is asked in both orders: each step of an item twice.
@@ -801,7 +811,7 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert len(world.judge.requests) == asked, "refused before any judge call"
     if fault == "budget reached":
         spent = _spent_as_the_judge_saw_it(world.judge.requests[asked:])
-        assert 0 < spent <= BUDGET, f"spent {spent:.6f} of a budget of {BUDGET:.6f}"
+        assert 0 < spent <= surface.budget, f"spent {spent:.6f} of a budget of {surface.budget:.6f}"
     if fault == "kill -9, then again":
         # A resumed item continues from its stored steps or starts over, never both.
         assert _asked_more_than(surface.asks_each_step, world.judge.requests[world.asked_before_the_resume:]) == {}

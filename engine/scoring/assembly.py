@@ -106,5 +106,5 @@ def within_budget(scorer: AnyScorer, limit: SpendLimit | None) -> AnyScorer:
 
     bounded = each_judge(scorer, held)
     if unpriced:
-        raise ConfigError(f"max_cost needs a price for {', '.join(sorted(unpriced))}; add it to your prices file (see docs/performance.md)", parameter="max_cost")
+        raise ConfigError(f"max_cost needs a price for {', '.join(sorted(unpriced))}; add it to your prices file (see docs/performance.md)")
     return bounded
