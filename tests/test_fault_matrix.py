@@ -354,7 +354,8 @@ def plugin_args(world: World) -> list[str]:
         f"ROWS = [json.loads(line) for line in open({str(world.data)!r}, encoding='utf-8')]\n\n\n"
         "@pytest.mark.parametrize('row', ROWS, ids=[row['id'] for row in ROWS])\n"
         "def test_reply(row):\n    assert_score(row['output'], scorer='hallucination', context=row.get('context'), below=0.5)\n", encoding="utf-8")
-    return [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider", "--scorers-no-cache"]
+    budget = [f"--scorers-max-cost={BUDGET:.8f}"] if world.fault == "budget reached" else []
+    return [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider", "--scorers-no-cache", *budget]
 
 
 def _process(world: World, command: list[str]) -> subprocess.Popen[str]:
@@ -548,7 +549,7 @@ class Surface:
         return _cli(*command, *(["--json"] if self.json else []))
 
 
-NO_BUDGET = "it takes no --max-cost (a budget is eval's, compare's, calibrate's, rescore's, align's, the workbench's and live scoring's)"
+NO_BUDGET = "it asks no judge, so it spends nothing: no --max-cost to reach (every surface that asks one takes a budget)"
 ASKS_NO_JUDGE = "it asks no judge: it reads scores already stored, so no judge fault reaches it"
 STORES_NO_RUN = "it stores no run: nothing to resume, to share between processes or to find under a name of another kind"
 SURFACES = [
@@ -588,7 +589,6 @@ SURFACES = [
     Surface("live scoring", python_args("live"), run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
     # A host project's tests: they fail where the scores are not there; pytest's own statuses.
     Surface("the pytest plugin", plugin_args, {
-        "budget reached": NO_BUDGET,
         "read-only store": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
         "full disk": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
