@@ -66,7 +66,9 @@ def assert_score(
 ) -> ScoreResult:
     """Score `output` and fail unless the score is `below` / `above` (strictly) or
     `at_most` / `at_least` the given values. `scorer` is an id of the catalog (built-in, or
-    `catalog=`) or a scorer object. Returns the result, for further checks."""
+    `catalog=`) or a scorer object. A scorer made here from its id asks the judge within the
+    session's budget (`--scorers-max-cost`), and raises `BudgetReached` past it. Returns the
+    result, for further checks."""
     __tracebackhide__ = True
     bounds = {"below": below, "above": above, "at_most": at_most, "at_least": at_least}
     if all(value is None for value in bounds.values()):
@@ -136,7 +138,7 @@ class Scorers:
         cache: bool | None = None,
     ) -> AnyScorer:
         """A scorer of the catalog, judged by `--scorers-model` unless `model=` or `judge=` (a
-        JudgeSettings) says otherwise."""
+        JudgeSettings) says otherwise, within the session's budget (`--scorers-max-cost`)."""
         settings = (judge or self.judge).given(model)
         cache = defaults.cache if cache is None else cache  # an unchanged suite re-run asks the judge nothing
         return within_budget(self.catalog.create(scorer_id, options=options, judge=settings, cache=cache), defaults.spend_limit)
