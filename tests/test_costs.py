@@ -291,3 +291,40 @@ def test_a_run_whose_every_call_fails_counts_every_call_that_left_on_every_surfa
     line = f"{len(judge.requests)} judge call(s) sent (retries included), 0 answered"
     assert line in " ".join(again.stdout.split()), again.stdout
     assert line in runner.invoke(app, ["results", "--run", "down", "--store", store]).stdout
+
+
+def _spent(requests: list[Request]) -> float:
+    """What the judge's answers cost: every answer of script_priced uses the same tokens, at its model's price."""
+    usage = TokenUsage(prompt_tokens=1000, completion_tokens=200, total_tokens=1200, cached_prompt_tokens=400)
+    return sum(cost_of(f"openai/{request.body['model']}", usage) or 0.0 for request in requests)
+
+
+def test_scorers_run_takes_a_budget_its_every_judge_shares(judge: JudgeServer) -> None:
+    """`scorers run` took no --max-cost, and one output judged by a jury (or a cascade) makes
+    many calls. Under a budget every judge's calls go through one spend limit: the command
+    stops with the budget's line, exit 1, having spent no more than it."""
+    script_priced(judge)
+    judge.on("Reason", Reply(answer={"reason": "scripted"}, usage=(1000, 200), cached_tokens=400))
+    jury = ["--model", "openai/gpt-4o-mini", "--model", "openai/gpt-4.1-nano", "--model", "openai/gpt-5-nano"]
+    arguments = ["run", "hallucination", "--output", "claim 1", "--context", "facts", *jury]
+    unbounded = runner.invoke(app, arguments)
+    assert unbounded.exit_code == 0 and len(judge.requests) == 9, unbounded.output  # three judges, three steps each
+    judge.requests.clear()
+
+    budget = 2 * PER_CALL + FIRST_CALL_HOLD  # the ninth call fits in no order (see ONE_OUTPUT_BUDGET in test_fault_matrix.py)
+    stopped = runner.invoke(app, [*arguments, "--max-cost", f"{budget:.8f}"])
+    assert stopped.exit_code == 1, stopped.output
+    assert f"error: the budget of ${budget:g} (--max-cost) was reached: the next judge call would have passed it" in stopped.stderr
+    assert "Traceback" not in stopped.output and 0 < _spent(judge.requests) <= budget and len(judge.requests) < 9
+
+
+def test_a_budget_refuses_a_judge_without_a_price_on_every_surface_that_takes_one(judge: JudgeServer) -> None:
+    """Live scoring's `max_cost` let the calls of a judge with no price through unbounded (its
+    spend could not be counted); `scorers run` refuses it as eval does, before any call."""
+    from engine import ConfigError, LiveScorer, create_scorer
+
+    with pytest.raises(ConfigError, match="max_cost needs a price for openai/local-model"):
+        LiveScorer(create_scorer("hallucination", model="openai/local-model", options={"context": ["facts"]}), max_cost=1)
+    refused = runner.invoke(app, ["run", "hallucination", "--output", "x", "--context", "facts", "--model", "openai/local-model", "--max-cost", "1"])
+    assert refused.exit_code == 2 and "max_cost needs a price for openai/local-model; add it to your prices file" in refused.stderr, refused.output
+    assert judge.requests == []

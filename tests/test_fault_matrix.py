@@ -239,10 +239,19 @@ def reasons_on_demand_args(world: World) -> list[str]:
     return [*eval_args(world), "--reasons", "on-demand"]
 
 
+#: One output's judging is three calls, within BUDGET: `scorers run`'s budget cell judges it
+#: with a jury of three (nine calls, about $0.0015), under a budget that holds them all in no
+#: order: the last call needs the other eight settled (at least $0.00126) and its own hold
+#: (its step's max_tokens at the cheapest output price, $0.00082), more than this budget.
+ONE_OUTPUT_JURY = ("openai/gpt-4o-mini", "openai/gpt-4.1-nano", "openai/gpt-5-nano")
+ONE_OUTPUT_BUDGET = 2 * PER_CALL + FIRST_CALL_HOLD
+
+
 def run_args(world: World) -> list[str]:
     first = json.loads(world.data.read_text(encoding="utf-8").splitlines()[-1])
     context = ["--context", first["context"][0]] if "context" in first else []
-    return ["run", "hallucination", "--output", first["output"], *context]
+    budget = [f"--max-cost={ONE_OUTPUT_BUDGET:.8f}", *(f"--model={model}" for model in ONE_OUTPUT_JURY)] if world.fault == "budget reached" else []
+    return ["run", "hallucination", "--output", first["output"], *context, *budget]
 
 
 def compare_args(world: World) -> list[str]:
@@ -345,7 +354,8 @@ def plugin_args(world: World) -> list[str]:
         f"ROWS = [json.loads(line) for line in open({str(world.data)!r}, encoding='utf-8')]\n\n\n"
         "@pytest.mark.parametrize('row', ROWS, ids=[row['id'] for row in ROWS])\n"
         "def test_reply(row):\n    assert_score(row['output'], scorer='hallucination', context=row.get('context'), below=0.5)\n", encoding="utf-8")
-    return [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider", "--scorers-no-cache"]
+    budget = [f"--scorers-max-cost={BUDGET:.8f}"] if world.fault == "budget reached" else []
+    return [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider", "--scorers-no-cache", *budget]
 
 
 def _process(world: World, command: list[str]) -> subprocess.Popen[str]:
@@ -522,6 +532,8 @@ class Surface:
     #: Two processes on one run at once: the second is refused (exit 2, in one line) while
     #: the first does the whole run, where the surface does not split a run between processes.
     one_at_a_time: str = ""
+    #: The budget its "budget reached" cell gives it (US dollars).
+    budget: float = BUDGET
 
     @property
     def faults(self) -> tuple[str, ...]:
@@ -537,7 +549,7 @@ class Surface:
         return _cli(*command, *(["--json"] if self.json else []))
 
 
-NO_BUDGET = "it takes no --max-cost (a budget is eval's, compare's, calibrate's, rescore's, align's, the workbench's and live scoring's)"
+NO_BUDGET = "it asks no judge, so it spends nothing: no --max-cost to reach (every surface that asks one takes a budget)"
 ASKS_NO_JUDGE = "it asks no judge: it reads scores already stored, so no judge fault reaches it"
 STORES_NO_RUN = "it stores no run: nothing to resume, to share between processes or to find under a name of another kind"
 SURFACES = [
@@ -547,15 +559,12 @@ SURFACES = [
     # One output without the context its scorer needs is a value the user did not give: 2.
     # Its store is the response cache, on the cell's disk; its SIGTERM comes with the first call.
     Surface("run", run_args, {
-        "budget reached": "one output: `scorers run` takes no --max-cost",
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
-    }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1),
+    }, statuses={"nothing scorable": 2, "all but one not scorable": 2, "read-only store": 0, "full disk": 0}, under_way=1, budget=ONE_OUTPUT_BUDGET),
     Surface("compare", compare_args, asks_each_step=2),
     Surface("calibrate", calibrate_args),
     # Each pair is asked in both orders: each step of an item twice.
-    Surface("pairwise", pairwise_args, {
-        "budget reached": NO_BUDGET,
-    }, asks_each_step=2, one_at_a_time="is being run by another process"),
+    Surface("pairwise", pairwise_args, asks_each_step=2, one_at_a_time="is being run by another process"),
     Surface("rescore", rescore_args, prepare=rescore_source),
     # One align at a time: it is one search, each step chosen from the last, ending in one variant.
     Surface("align", align_args, one_at_a_time="is being run by another process", killed_once=align_stored_some),
@@ -580,7 +589,6 @@ SURFACES = [
     Surface("live scoring", python_args("live"), run=live_python, kind="live", statuses={"SIGTERM": -signal.SIGTERM}),
     # A host project's tests: they fail where the scores are not there; pytest's own statuses.
     Surface("the pytest plugin", plugin_args, {
-        "budget reached": NO_BUDGET,
         "read-only store": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
         "full disk": "it writes nothing: no store, and its response cache is off (--scorers-no-cache)",
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
@@ -803,7 +811,7 @@ def _check(surface: Surface, fault: str, world: World, outcome: Outcome, asked: 
         assert len(world.judge.requests) == asked, "refused before any judge call"
     if fault == "budget reached":
         spent = _spent_as_the_judge_saw_it(world.judge.requests[asked:])
-        assert 0 < spent <= BUDGET, f"spent {spent:.6f} of a budget of {BUDGET:.6f}"
+        assert 0 < spent <= surface.budget, f"spent {spent:.6f} of a budget of {surface.budget:.6f}"
     if fault == "kill -9, then again":
         # A resumed item continues from its stored steps or starts over, never both.
         assert _asked_more_than(surface.asks_each_step, world.judge.requests[world.asked_before_the_resume:]) == {}

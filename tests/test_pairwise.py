@@ -7,10 +7,11 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.preference import script_preference
-from helpers.scripted import script_hallucination
+from helpers.scripted import FIRST_CALL_HOLD, PER_CALL, script_hallucination
 from typer.testing import CliRunner
 
 from engine import builtin_catalog, create_scorer, run_evals
@@ -19,7 +20,7 @@ from engine.cli import app
 from engine.runs.pairwise import pairs_from_items, run_pairwise
 from engine.scoring.preview import preview
 from engine.store import SQLiteStore
-from engine.testing import JudgeServer
+from engine.testing import JudgeServer, Reply
 
 runner = CliRunner()
 
@@ -150,3 +151,60 @@ def test_the_library_preview_of_a_pairwise_scorer_asks_for_the_second_output() -
         preview(plan, "Paris.", input="q", options={"criteria": "Shorter is better."})
     shown = preview(plan, "Paris.", input="q", options={"criteria": "Shorter is better."}, metadata={"second_output": "It is Paris."})
     assert "<response_2>\nIt is Paris.\n</response_2>" in shown.prompts[0].prompt
+
+
+def _script_priced_preference(judge: JudgeServer) -> None:
+    """Every answer costs PER_CALL at gpt-4o-mini's price (see helpers.scripted); a pair is two calls, one an order."""
+    priced: dict[str, Any] = {"usage": (1000, 200), "cached_tokens": 400}
+    judge.on("PreferenceVerdict", Reply(answer={"comparison": "scripted", "verdict": "response_1"}, **priced))
+
+
+def _spent_as_the_judge_saw_it(judge: JudgeServer) -> float:
+    return len(judge.requests) * PER_CALL  # every answer of the script costs the same
+
+
+def test_a_pairwise_budget_stops_cleanly_counts_what_is_left_and_covers_the_run_across_reruns(judge: JudgeServer, tmp_path: Path) -> None:
+    """`scorers pairwise` took no --max-cost: a pairwise run over many pairs spent what it
+    spent. Now one spend limit holds every call of the run (both orders of every pair), the
+    run stops as eval does, keeps what was judged, says how many pairs were not, and a rerun
+    of the stored run counts what it spent before, then judges only the rest."""
+    _script_priced_preference(judge)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"p{n}", "input": f"q{n}", "outputs": {"a": f"one {n}", "b": f"two {n}"}}) + "\n" for n in range(12)), encoding="utf-8")
+    store = tmp_path / "r.sqlite"
+    budget = 4 * 2 * PER_CALL + FIRST_CALL_HOLD  # about four pairs' worth, and room for the first call
+    arguments = ["pairwise", str(data), "--scorer", "preference", "--store", str(store), "--as", "capped", "--concurrency", "4"]
+
+    stopped = runner.invoke(app, [*arguments, "--max-cost", f"{budget:.8f}"])
+    assert stopped.exit_code == 1, stopped.output
+    assert 0.5 * budget < _spent_as_the_judge_saw_it(judge) <= budget
+    with SQLiteStore(store) as opened:
+        assert opened.get_run("capped").status == "interrupted"  # type: ignore[union-attr]
+        kept = {record.item_id for record in opened.query(run="capped", errors=False)}
+    assert len(judge.requests) == 2 * len(kept)  # every call went to a pair that was judged whole, and kept
+    words = " ".join(stopped.stdout.split())
+    assert f"not judged (the budget): {12 - len(kept)}" in words
+    assert "stopped early: the budget of $" in words and f"{12 - len(kept)} pair(s) not judged; rerun with --as capped to judge the rest" in words
+    assert "the run stopped before the end: the budget of $" in stopped.stderr and "(--max-cost) was reached" in stopped.stderr
+
+    asked = len(judge.requests)
+    again = runner.invoke(app, [*arguments, "--max-cost", f"{budget:.8f}", "--json"])  # the same budget: spent already
+    assert again.exit_code == 1, again.output
+    payload = json.loads(again.stdout)
+    assert payload["summary"]["not_judged"] == 12 - len(kept) and payload["reused"] == len(kept) and "(--max-cost) was reached" in payload["stopped"]
+    assert len(judge.requests) == asked  # nothing more was judged
+
+    raised = runner.invoke(app, [*arguments, "--max-cost", "1", "--json"])
+    assert raised.exit_code == 0, raised.output
+    assert json.loads(raised.stdout)["reused"] == len(kept)
+    assert len(judge.requests) - asked == 2 * (12 - len(kept))  # only the pairs left, in both orders
+    with SQLiteStore(store) as opened:
+        assert opened.get_run("capped").status == "complete" and len(opened.query(run="capped")) == 12  # type: ignore[union-attr]
+
+
+def test_a_pairwise_budget_needs_a_price_for_its_judge(judge: JudgeServer, tmp_path: Path) -> None:
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps(ITEMS[0]) + "\n", encoding="utf-8")
+    refused = runner.invoke(app, ["pairwise", str(data), "--scorer", "preference", "--model", "openai/local-model", "--max-cost", "1"])
+    assert refused.exit_code == 2 and "max_cost needs a price for openai/local-model" in refused.stderr, refused.output
+    assert judge.requests == []

@@ -109,3 +109,71 @@ def test_reply():
     finally:
         judge.stop()
     assert asked == [3, 0, 3]
+
+
+SCORED_TESTS = """
+import pytest
+from engine.testing import assert_score
+
+@pytest.mark.parametrize("number", range(6))
+def test_reply(number):
+    assert_score(f"claim {number}", scorer="hallucination", context=["facts"], below=0.5)
+"""
+
+
+def _under_a_budget(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, budget: float, *flags: str) -> tuple[pytest.RunResult, JudgeServer]:
+    """Six scored tests run under `--scorers-max-cost budget`, against a judge outside the
+    suite (as a host project's real one is), whose every answer costs PER_CALL."""
+    from helpers.scripted import script_priced
+
+    from engine.testing import Reply
+
+    judge = JudgeServer().start()
+    try:
+        script_priced(judge)
+        judge.on("Reason", Reply(answer={"reason": "scripted"}, usage=(1000, 200), cached_tokens=400))
+        pytester.makepyfile(test_budget=SCORED_TESTS)
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-host")
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "--scorers-no-cache", f"--scorers-max-cost={budget:.8f}", "-rf", *flags), judge
+    finally:
+        judge.stop()
+
+
+def test_a_session_budget_fails_every_test_past_it_and_none_passes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin took no budget: a suite of scored tests spent what it spent. Under
+    `--scorers-max-cost` every judge call of the session goes through one spend limit; a test
+    whose call would pass it fails saying so, every test after it too, and the summary says
+    what the session spent."""
+    from helpers.scripted import FIRST_CALL_HOLD, PER_CALL
+
+    budget = 2 * 3 * PER_CALL + FIRST_CALL_HOLD  # about two tests' worth of the six
+    outcome, judge = _under_a_budget(pytester, monkeypatch, budget)
+    passed, failed = outcome.parseoutcomes().get("passed", 0), outcome.parseoutcomes().get("failed", 0)
+    assert passed >= 1 and failed >= 1 and passed + failed == 6, outcome.stdout.str()
+    output = outcome.stdout.str()
+    assert output.count(f"BudgetReached: the budget of ${budget:g} (--scorers-max-cost) was reached") == failed
+    assert re.search(r"test_budget\.py \.+F+ ", output), "a test passed after the budget was reached"
+    spent = len(judge.requests) * PER_CALL  # every answer costs the same
+    assert 0 < spent <= budget
+    assert f"llm-scorers: ${spent:.4f} spent of the ${budget:g} budget (--scorers-max-cost); {failed} judge call(s) refused: the budget was reached" in output
+
+
+def test_a_session_budget_must_be_positive(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    outcome = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--scorers-max-cost=0")
+    assert outcome.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--scorers-max-cost must be a positive number of US dollars, got 0" in outcome.stderr.str()
+
+
+def test_a_session_budget_holds_across_pytest_xdist_workers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each pytest-xdist worker is a process with a spend limit of its own: each holds an equal
+    share, so the session in all never passes the budget."""
+    from helpers.scripted import FIRST_CALL_HOLD, PER_CALL
+
+    budget = 2 * (3 * PER_CALL + FIRST_CALL_HOLD)  # a share each that holds a test and not all three of a worker's
+    outcome, judge = _under_a_budget(pytester, monkeypatch, budget, "-n", "2")
+    counts = outcome.parseoutcomes()
+    assert counts.get("passed", 0) >= 1 and counts.get("failed", 0) >= 1, outcome.stdout.str()
+    assert f"(--scorers-max-cost ${budget:g} shared by 2 pytest-xdist workers) was reached" in outcome.stdout.str()
+    assert 0 < len(judge.requests) * PER_CALL <= budget

@@ -96,9 +96,15 @@ def print_pairwise(result: PairwiseResult) -> None:
     console.print(
         f"order-inconsistent pairs (counted as ties): {summary.inconsistent}; failed: {summary.errors}"
         + (f"; not scorable: {summary.not_scorable}" if summary.not_scorable else "")
+        + (f"; not judged (the budget): {summary.not_judged}" if summary.not_judged else "")
         + (f"; saved as run {result.run}" if result.run else ""),
         highlight=False,
     )
+    if result.reused:
+        console.print(f"{result.reused} pair(s) were judged by an earlier invocation of run {result.run} and read back.", highlight=False)
+    if result.stopped:
+        rest = f"rerun with --as {result.run} to judge the rest" if result.run else "give --as RUN to keep what is judged and resume it"
+        console.print(f"[yellow]stopped early:[/yellow] {escape(result.stopped)}; {summary.not_judged} pair(s) not judged; {rest}.", highlight=False)
     for pair in result.pairs:
         if pair.consistent is False:
             verdicts = ", ".join(f"{order.first.upper()} first: {order.winner}" for order in pair.orders)
@@ -122,10 +128,12 @@ def pairwise_command(
     concurrency: PairsInFlightOption = 4,
     max_errors: MaxErrorsOption = "0",
     min_coverage: MinCoverageOption = 1.0,
+    max_cost: MaxCostOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Which of two outputs per input is better: each pair judged in both orders, win rates
-    with intervals, ties, and the pairs whose verdict changed with the order."""
+    with intervals, ties, and the pairs whose verdict changed with the order. Run again with
+    the same --as, it judges only the pairs that run has not judged yet."""
     if (data is None) == (not run):
         raise ConfigError("give a data file (items with outputs: {a, b}) or --run BEFORE --run AFTER, not both")
     if run and len(run) != 2:
@@ -141,7 +149,7 @@ def pairwise_command(
             pairs, labels = pairs_from_items(data), ("a", "b")
         result = run_pairwise(
             pairs, created, labels=labels, store=opened if save else None, run=save, concurrency=concurrency, max_errors=max_errors,
-            min_coverage=min_coverage,
+            min_coverage=min_coverage, max_cost=max_cost,
         )
     finally:
         if opened is not None:

@@ -10,7 +10,9 @@ from rich.rule import Rule
 
 from ..errors import ConfigError
 from ..formatting import to_json
+from ..judge.middleware.budget import SpendLimit
 from ..scoring import RunInput, ScorerPlan, each_judge
+from ..scoring.assembly import within_budget
 from ..scoring.preview import preview
 from ..scoring.steps import step_kind
 from ..scoring.transcripts import assistant_text
@@ -39,6 +41,11 @@ from .common import (
 
 
 TurnsOption = Annotated[Optional[str], typer.Option(help="A whole conversation: @file.json holding a list of chat messages")]
+#: One output's budget: no resume, so what MaxCostOption says of a run does not apply.
+OneOutputMaxCostOption = Annotated[
+    Optional[float],
+    typer.Option("--max-cost", min=0.000001, help="No judge call leaves that could take this output's judging past this many US dollars (a jury or a cascade makes many)"),
+]
 ExpectedTrajectoryOption = Annotated[
     Optional[str], typer.Option(help="The tool calls expected, in order: JSON/YAML list of names or {tool_name, args}, or @file.json")
 ]
@@ -60,6 +67,7 @@ def run_scorer(
     config: ConfigOption = None,
     as_json: JsonFlag = False,
     reasons: ReasonsOption = "always",
+    max_cost: OneOutputMaxCostOption = None,
 ) -> None:
     """Score one output and print the score and the reason."""
     catalog = catalog_from(config)
@@ -70,6 +78,8 @@ def run_scorer(
         )
     policy = reasons_policy(reasons)
     scorer_object = each_judge(setup.create(catalog, scorer, context=context), lambda member: member.with_reasons(policy))
+    # The budget live scoring takes (LiveScorer's max_cost): every judge's calls held to one limit.
+    scorer_object = within_budget(scorer_object, SpendLimit(max_cost) if max_cost is not None else None)
     given = RunInput(
         output=read_value(output, transcript=True),
         input=read_value(input, transcript=True),

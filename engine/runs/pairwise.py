@@ -4,7 +4,13 @@ B shown first, to cancel the judge's position bias; both verdicts are kept, and 
 verdict changes with the order counts as a tie and is reported as inconsistent.
 
 Pairs come from data items carrying `outputs: {a: ..., b: ...}`, or from two stored runs
-whose items share ids (A: the first run's output, B: the second's)."""
+whose items share ids (A: the first run's output, B: the second's).
+
+A stored pairwise run is resumable: the same command again reuses the pairs it judged and
+judges the rest. Under a budget (`max_cost`) every judge call of the run, both orders of every
+pair, goes through one spend limit (judge/middleware/budget.py, given the run's stored spend
+by batch/budget.py as for eval); a pair the budget kept from the judge is neither judged nor
+stored, and the run ends interrupted, to be resumed."""
 
 from __future__ import annotations
 
@@ -18,15 +24,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError, DataError, NotScorable, ScorerError
+from ..errors import BudgetReached, ConfigError, DataError, NotScorable, ScorerError
 from ..formatting import one_line
+from ..judge.prices import price_table
 from ..scoring import AnyScorer, StepRecord
+from ..scoring.assembly import within_budget
 from ..scoring.transcripts import assistant_text
-from ..store import ResultRecord, ScoreStats, Store, open_store
+from ..store import ResultRecord, RunStatus, ScoreStats, Store, open_store
 from ..sync import blocking
 from .items import EvalItem, numbered_jsonl
 from .results import FigureEstimate
 from .measures.stats import bootstrap
+from .batch.budget import RunBudget
 from .batch.lease import Lease
 from .identity import aclaim_run
 from .stored.reading import existing_run, run_records
@@ -34,6 +43,8 @@ from .verdict import Standard, decide, judge_scorer
 from .verdict import Verdict as RunVerdict
 
 Side = Literal["a", "b"]
+#: How often a pair waiting for the pairs in flight to settle looks at the budget again (seconds).
+_WAITING = 0.02
 Verdict = Literal["a", "b", "tie"]
 
 
@@ -68,6 +79,7 @@ class PairwiseSummary(BaseModel):
     inconsistent: int = Field(default=0, description="Pairs whose verdict changed with the order (counted as ties)")
     errors: int = 0
     not_scorable: int = Field(default=0, description="Pairs the scorer could not judge (an empty output ...): not errors, but not covered either")
+    not_judged: int = Field(default=0, description="Pairs the budget (max_cost) kept from the judge: not judged, not stored; a rerun judges them")
     a_win_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
     b_win_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
     tie_rate: FigureEstimate = Field(default_factory=lambda: FigureEstimate(value=None))
@@ -81,6 +93,8 @@ class PairwiseResult(BaseModel):
     pairs: list[PairResult]
     verdict: RunVerdict = Field(description="Whether every pair was judged (runs/verdict.py): failed pairs fail it unless max_errors allows them")
     passed: bool = False
+    stopped: str | None = Field(default=None, description="Why the run stopped before judging every pair (the budget), else None")
+    reused: int = Field(default=0, description="Pairs judged by an earlier invocation of the stored run, read back instead of judged again")
 
 
 class Pair(BaseModel):
@@ -91,10 +105,10 @@ class Pair(BaseModel):
     b: Any
 
 
-def pairwise_summary(pairs: list[PairResult]) -> PairwiseSummary:
+def pairwise_summary(pairs: list[PairResult], not_judged: int = 0) -> PairwiseSummary:
     judged = [pair for pair in pairs if pair.verdict is not None]
     summary = PairwiseSummary(
-        pairs=len(judged), a_wins=sum(pair.verdict == "a" for pair in judged), b_wins=sum(pair.verdict == "b" for pair in judged),
+        pairs=len(judged), not_judged=not_judged, a_wins=sum(pair.verdict == "a" for pair in judged), b_wins=sum(pair.verdict == "b" for pair in judged),
         ties=sum(pair.verdict == "tie" for pair in judged), inconsistent=sum(pair.consistent is False for pair in judged),
         errors=sum(pair.error is not None for pair in pairs), not_scorable=sum(pair.not_scorable is not None for pair in pairs),
     )
@@ -154,6 +168,8 @@ async def _judge(scorer: AnyScorer, pair: Pair, first: Side) -> tuple[OrderVerdi
     try:
         given = replace(item.run_input(shown[0], run_id=f"{item.id}:{first}-first"), metadata={**item.metadata, "second_output": assistant_text(shown[1])})
         result = await scorer.ascore(given)
+    except BudgetReached:  # not a verdict on the pair: the run has no money left for it
+        raise
     except NotScorable as exc:
         return OrderVerdict(first=first, not_scorable=str(exc)), {}
     except ScorerError as exc:
@@ -194,6 +210,23 @@ def _record(scorer: AnyScorer, run: str, pair: Pair, result: PairResult, steps: 
     ).scrubbed()
 
 
+def _pair_cost(record: ResultRecord) -> float:
+    """What a pair's judge calls cost (both orders), at the prices the budget holds them to."""
+    table = price_table()
+    return sum(table.cost(record.model or "", step.usage, step.batch) or 0.0 for step in record.steps.values() if step.usage is not None)
+
+
+def _judged_before(store: Store, run: str, scorer: AnyScorer) -> dict[str, PairResult]:
+    """The pairs an earlier invocation of `run` judged (or found not scorable) with this
+    scorer, by item id: a rerun reads them back instead of paying for them again."""
+    kept: dict[str, PairResult] = {}
+    for record in store.query(run=run, scorer=scorer.id, errors=False):
+        judged = record.metadata.get("pairwise") if record.scorer_hash == scorer.fingerprint else None
+        if isinstance(judged, Mapping):
+            kept[record.item_id] = PairResult.model_validate({**judged, "item_id": record.item_id})
+    return kept
+
+
 async def arun_pairwise(
     pairs: list[Pair],
     scorer: AnyScorer,
@@ -204,19 +237,29 @@ async def arun_pairwise(
     concurrency: int = 4,
     max_errors: int | str | None = None,
     min_coverage: float = 1.0,
+    max_cost: float | None = None,
 ) -> PairwiseResult:
     """Judge every pair in both orders with a pairwise scorer; with `store`, each pair is
-    saved as one record of run `run` (its score A's share of the verdict). `passed` and
+    saved as one record of run `run` (its score A's share of the verdict), and the same call
+    again resumes the run: the pairs it judged are read back, the rest judged. `passed` and
     `verdict` say whether every pair was judged, as for any run: a pair whose judgement failed
-    fails the run unless `max_errors` allows it (and `min_coverage` is lowered to match)."""
+    fails the run unless `max_errors` allows it (and `min_coverage` is lowered to match).
+    `max_cost` (US dollars) is the run's budget across its invocations: no judge call leaves
+    that could take the run's spend past it; the pairs it kept from the judge are counted
+    (`summary.not_judged`), the run stops (`stopped`) and does not pass."""
     plan = getattr(scorer, "plan", None)
     if not getattr(plan, "pairwise", False):
         raise ConfigError(f"{scorer.id} judges one output, not two: give a pairwise scorer (one with `pairwise: true` in its YAML)")
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
+    if max_cost is not None and not max_cost > 0:
+        raise ConfigError(f"max_cost must be a positive number of US dollars, got {max_cost!r}", parameter="max_cost")
     standard = Standard.of(min_coverage=min_coverage, max_errors=max_errors)
-    opened = open_store(store)
     name = run or f"pairwise-{scorer.id}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
+    budget = RunBudget(max_cost, None, name)
+    judging = within_budget(scorer, budget.limit)  # refuses a judge without a price before anything is opened
+    opened = budget.store = open_store(store)
+    judged_before: dict[str, PairResult] = {}
     if opened is not None:
         meta = {"pairwise": {"scorer": scorer.id, "a": labels[0], "b": labels[1], "pairs": len(pairs)}, "scorers": {scorer.id: {}}}
         started = {"pairs": sorted(pair.item.id or "" for pair in pairs), "scorers": {scorer.id: scorer.fingerprint}, "labels": list(labels)}
@@ -230,7 +273,11 @@ async def arun_pairwise(
         try:
             await asyncio.to_thread(lease.take)
             try:
-                await aclaim_run(opened, name, "pairwise", started_with=started, meta=meta, differences=differences)
+                claimed = await aclaim_run(opened, name, "pairwise", started_with=started, meta=meta, differences=differences)
+                if claimed.resumed:
+                    judged_before = await asyncio.to_thread(_judged_before, opened, name, scorer)
+                # A resumed run's budget counts what its earlier invocations spent.
+                await budget.start(claimed.resumed)
             except BaseException:
                 lease.release()
                 raise
@@ -240,31 +287,59 @@ async def arun_pairwise(
             raise
         lease.keep_renewing()
     slots = asyncio.Semaphore(concurrency)
+    judging_now = [0]  # pairs whose orders are with the judge
 
-    async def one(pair: Pair) -> PairResult:
+    async def one(pair: Pair) -> PairResult | None:
+        """The pair's result; None when the budget kept it (or one of its orders) from the judge."""
+        if pair.item.id in judged_before:
+            return judged_before[pair.item.id or ""]
         async with slots:
+            # Money goes to finishing pairs: one starts only while what is left covers it
+            # beside the pairs in flight (the first goes alone: a pair's cost is not known yet).
+            while judging_now[0] and not budget.room_for_another(judging_now[0]):
+                await asyncio.sleep(_WAITING)
+            if budget.hold_back():
+                return None
+            if not budget.room_for_another(judging_now[0]):
+                budget.out_of_room()
+                return None
             started = datetime.now(timezone.utc)
-            judged = await asyncio.gather(_judge(scorer, pair, "a"), _judge(scorer, pair, "b"))
-            result = _combined(pair.item.id or "", [order for order, _ in judged])
+            judging_now[0] += 1
+            try:
+                judged = await asyncio.gather(_judge(judging, pair, "a"), _judge(judging, pair, "b"), return_exceptions=True)
+            finally:
+                judging_now[0] -= 1
+            refused = [outcome for outcome in judged if isinstance(outcome, BaseException)]
+            if refused:
+                if all(isinstance(outcome, BudgetReached) for outcome in refused):
+                    return None  # half a pair is no verdict: it is judged again when the run is resumed
+                raise refused[0]
+            orders = [outcome for outcome in judged if not isinstance(outcome, BaseException)]
+            result = _combined(pair.item.id or "", [order for order, _ in orders])
+            record = _record(scorer, name, pair, result, [steps for _, steps in orders], started)
+            budget.item_judged(_pair_cost(record))
             if opened is not None:
-                await asyncio.to_thread(opened.save, _record(scorer, name, pair, result, [steps for _, steps in judged], started))
+                await asyncio.to_thread(opened.save, record)
             return result
 
     try:
-        results = list(await asyncio.gather(*(one(pair) for pair in pairs)))
+        outcomes = list(await asyncio.gather(*(one(pair) for pair in pairs)))
+        results = [outcome for outcome in outcomes if outcome is not None]
+        stopped = budget.stopped(budget.limit.total if budget.limit is not None else None, unit="pair")
         if opened is not None:
-            await asyncio.to_thread(opened.end_run, name, "complete" if all(result.error is None for result in results) else "incomplete")
+            status: RunStatus = "interrupted" if stopped is not None else "complete" if all(result.error is None for result in results) else "incomplete"
+            await asyncio.to_thread(opened.end_run, name, status)
     finally:
         if opened is not None:
             lease.release()
             if opened is not store:
                 opened.close()
-    summary = pairwise_summary(results)
+    summary = pairwise_summary(results, not_judged=len(outcomes) - len(results))
     judged = judge_scorer(ScoreStats(scorer_id=scorer.id, count=summary.pairs, errors=summary.errors, not_scorable=summary.not_scorable), None, standard)
-    verdict = decide([judged], standard, items=len(results), failed_items=summary.errors)
+    verdict = decide([judged], standard, items=len(results), failed_items=summary.errors, stopped=stopped)
     return PairwiseResult(
         run=name if opened is not None else None, scorer_id=scorer.id, labels={"a": labels[0], "b": labels[1]},
-        summary=summary, pairs=results, verdict=verdict, passed=verdict.passed,
+        summary=summary, pairs=results, verdict=verdict, passed=verdict.passed, stopped=stopped, reused=sum(pair.item.id in judged_before for pair in pairs),
     )
 
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import JudgeConfig, JudgeMiddleware, JudgeSettings, NoJudge, Provider, ResponseCache, connect, resolve_judge
+from ..judge import Chain, JudgeConfig, JudgeMiddleware, JudgeSettings, NoJudge, Provider, ResponseCache, connect, resolve_judge
+from ..judge.middleware.budget import SpendLimit
 from .cascade import Cascade
-from .jury import AnyScorer, Jury
+from .jury import AnyScorer, Jury, each_judge
 from .plan import ScorerPlan
 from .scorer import Scorer
 
@@ -85,3 +86,25 @@ def assemble(
         threshold=settings.threshold if settings.threshold is not None else (jury.threshold if jury else None),
         margin=settings.margin if settings.margin is not None else (jury.margin if jury else None),
     )
+
+
+def within_budget(scorer: AnyScorer, limit: SpendLimit | None) -> AnyScorer:
+    """`scorer` with each judge's calls held to `limit` (the budget middleware, at each
+    judge's own price, every judge sharing the one limit). A judge whose model has no price
+    is refused: what its calls cost could not be counted against the budget."""
+    if limit is None:
+        return scorer
+    unpriced: set[str] = set()
+
+    def held(member: Scorer) -> Scorer:
+        if not member.plan.needs_judge:
+            return member
+        spending = limit.for_model(member.judge.model)
+        if spending.price is None:
+            unpriced.add(member.judge.model)
+        return member.with_judge(Chain(member.judge, [spending]))
+
+    bounded = each_judge(scorer, held)
+    if unpriced:
+        raise ConfigError(f"max_cost needs a price for {', '.join(sorted(unpriced))}; add it to your prices file (see docs/performance.md)")
+    return bounded

@@ -16,8 +16,10 @@ from typing import Any
 
 from ..catalog import Catalog, builtin_catalog, load_scorers
 from ..errors import ConfigError
+from ..judge.middleware.budget import SpendLimit
 from ..judge.settings import JudgeSettings
 from ..scoring import AnyScorer, RunInput, ScoreResult
+from ..scoring.assembly import within_budget
 
 
 @dataclass
@@ -29,6 +31,8 @@ class Defaults:
     catalog: str | None = None
     #: Answer repeated questions from the response cache (`--scorers-no-cache` turns it off).
     cache: bool = True
+    #: The test session's budget (`--scorers-max-cost`): every scorer made here asks through it.
+    spend_limit: SpendLimit | None = None
 
 
 defaults = Defaults()
@@ -62,7 +66,9 @@ def assert_score(
 ) -> ScoreResult:
     """Score `output` and fail unless the score is `below` / `above` (strictly) or
     `at_most` / `at_least` the given values. `scorer` is an id of the catalog (built-in, or
-    `catalog=`) or a scorer object. Returns the result, for further checks."""
+    `catalog=`) or a scorer object. A scorer made here from its id asks the judge within the
+    session's budget (`--scorers-max-cost`), and raises `BudgetReached` past it. Returns the
+    result, for further checks."""
     __tracebackhide__ = True
     bounds = {"below": below, "above": above, "at_most": at_most, "at_least": at_least}
     if all(value is None for value in bounds.values()):
@@ -70,7 +76,7 @@ def assert_score(
     if isinstance(scorer, str):
         judge = defaults.judge.given(model, models=tuple(models) if models else None)
         try:
-            scorer = catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, judge=judge)
+            scorer = within_budget(catalog_of(catalog).create(scorer, options=options, cache=defaults.cache, judge=judge), defaults.spend_limit)
         except ConfigError as exc:  # said as a test's author gives it: here a key comes from the environment only
             raise ConfigError(exc.message + _TEST_ADVICE.get(exc.parameter or "", ""), exc.path, exc.line, exc.column) from None
     elif model or models or options:
@@ -132,10 +138,10 @@ class Scorers:
         cache: bool | None = None,
     ) -> AnyScorer:
         """A scorer of the catalog, judged by `--scorers-model` unless `model=` or `judge=` (a
-        JudgeSettings) says otherwise."""
+        JudgeSettings) says otherwise, within the session's budget (`--scorers-max-cost`)."""
         settings = (judge or self.judge).given(model)
         cache = defaults.cache if cache is None else cache  # an unchanged suite re-run asks the judge nothing
-        return self.catalog.create(scorer_id, options=options, judge=settings, cache=cache)
+        return within_budget(self.catalog.create(scorer_id, options=options, judge=settings, cache=cache), defaults.spend_limit)
 
     def score(self, output: Any, scorer: str, *, context: Sequence[str] | None = None, **fields: Any) -> ScoreResult:
         return self.create(scorer).score(RunInput(output=output, context=context, **fields))

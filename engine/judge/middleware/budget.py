@@ -43,8 +43,10 @@ _WAITING = 0.02
 class SpendLimit:
     """A run's budget in US dollars: thread-safe, shared by every judge of the run."""
 
-    def __init__(self, max_cost: float, spent_before: float = 0.0) -> None:
+    def __init__(self, max_cost: float, spent_before: float = 0.0, named: str = "--max-cost") -> None:
         self.max_cost = max_cost
+        #: How the user gave the budget, for the stop line (the pytest plugin's is an option of its own).
+        self.named = named
         self.spent_before = spent_before
         self.spent = 0.0  # settled by this invocation's calls
         self.reserved = 0.0  # held by calls in flight
@@ -65,7 +67,7 @@ class SpendLimit:
             return self.refused > 0 or self.spent_before + self.spent >= self.max_cost
 
     def stop_line(self) -> str:
-        return f"the budget of ${self.max_cost:g} (--max-cost) was reached: the next judge call would have passed it"
+        return f"the budget of ${self.max_cost:g} ({self.named}) was reached: the next judge call would have passed it (${self.total:.4f} spent)"
 
     def for_model(self, model: str) -> Spending:
         return Spending(self, model, price_table().price(model))

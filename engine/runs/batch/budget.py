@@ -48,7 +48,7 @@ class RunBudget:
         #: A shared run's spend by every worker, read when this worker ends (see `read_run_spend`).
         self.run_spend: float | None = None
 
-    def stopped(self, spent: float | None, shared: bool = False) -> str | None:
+    def stopped(self, spent: float | None, shared: bool = False, unit: str = "item") -> str | None:
         """Why the budget stopped the run, once it has, with what the run spent in all (the
         figure its cost table shows; for a resumed run, what its stored results cost before
         and this invocation's calls; for a run shared by workers, the store's figure of them all)."""
@@ -59,7 +59,7 @@ class RunBudget:
         elif self._resuming and not self.shared_limit:
             spent = self.limit.total
         whose = " by every worker" if shared else ""
-        total = "" if spent is None else f": the run has spent ${spent:.4f}{whose}, and what is left would not cover another item"
+        total = "" if spent is None else f": the run has spent ${spent:.4f}{whose}, and what is left would not cover another {unit}"
         return f"the budget of ${self.limit.max_cost:g} (--max-cost) was reached{total}"
 
     async def start(self, resuming: bool) -> None:

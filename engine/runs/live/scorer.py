@@ -44,9 +44,9 @@ from typing import Any
 
 from ...errors import ConfigError, JudgeCircuitOpenError, NotScorable, ScorerError
 from ...formatting import one_line
-from ...judge import Chain
 from ...judge.middleware.budget import SpendLimit
-from ...scoring import AnyScorer, GetContext, RunInput, ScoreResult, each_judge
+from ...scoring import AnyScorer, GetContext, RunInput, ScoreResult
+from ...scoring.assembly import within_budget
 from ...scoring.tracing import current_trace, within
 from ...scoring.transcripts import tool_result_context
 from ...store import KeepsAlerts, ResultRecord, Store, open_store
@@ -476,13 +476,6 @@ async def _cancel_everything() -> None:
     for task in others:
         task.cancel()
     await asyncio.gather(*others, return_exceptions=True)
-
-
-def within_budget(scorer: AnyScorer, limit: SpendLimit | None) -> AnyScorer:
-    """`scorer` with each judge's calls held to `limit` (the budget middleware)."""
-    if limit is None:
-        return scorer
-    return each_judge(scorer, lambda member: member.with_judge(Chain(member.judge, [limit.for_model(member.judge.model)])))
 
 
 def attach_scorers(agent: Any, scorers: Sequence[AnyScorer] | AnyScorer, **options: Any) -> Any:
