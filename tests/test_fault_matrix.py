@@ -213,6 +213,7 @@ def _cli(*arguments: str) -> Outcome:
     counts: dict[str, int] | None = None
     if "--json" in arguments and shown.stdout.strip().startswith("{"):
         payload = json.loads(shown.stdout)
+        assert isinstance(payload.get("passed"), bool), f"its --json does not say whether the run passed: {sorted(payload)}"
         passed = payload.get("passed")
         if isinstance(passed, bool) and "counts" in payload:
             counts = payload["counts"]["outcomes"]

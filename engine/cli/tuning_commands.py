@@ -167,7 +167,8 @@ def eval_repeated(data: Data, scorers: list[AnyScorer], *, repeat: int, run: str
     with progress_bar(f"{run} x{repeat}", (_total(data) or 0) * repeat or None) as advance:
         repeated = run_repeated(data, scorers, repeat=repeat, run=run, store=store, on_item_complete=advance, **options)
     if as_json:
-        print_json({"runs": repeated.runs, "stability": {key: value.model_dump(mode="json") for key, value in repeated.stability.items()}})
+        print_json({"runs": repeated.runs, "passed": all(result.verdict.passed for result in repeated.results),
+                    "verdicts": [result.verdict.model_dump(mode="json") for result in repeated.results], "stability": {key: value.model_dump(mode="json") for key, value in repeated.stability.items()}})
     else:
         print_repeated(repeated)
     fail_unless_passed(repeated.results, as_json)
@@ -197,6 +198,8 @@ def eval_compared(data: Data, baseline: AnyScorer, variant: AnyScorer, *, run: s
         print_json(
             {
                 "run": compared.result.run,
+                "passed": compared.result.verdict.passed,
+                "verdict": compared.result.verdict.model_dump(mode="json"),
                 "summary": {key: value.model_dump(mode="json") for key, value in compared.result.summary.items()},
                 "comparison": compared.comparison.model_dump(mode="json"),
                 "errors": [error.model_dump(mode="json") for error in compared.result.errors],
@@ -331,7 +334,7 @@ def calibrate_command(
     if fit is not None and fit.kept:
         fit.written = str(write_map(fit, catalog.maps_folder, scorer_object.id, scorer_object.fingerprint))
     if as_json:
-        print_json({"run": result.run, **found.model_dump(mode="json"), "caution": caution, **({"confidence_map": fit.model_dump(mode="json")} if fit else {})})
+        print_json({"run": result.run, "passed": result.verdict.passed, **found.model_dump(mode="json"), "caution": caution, **({"confidence_map": fit.model_dump(mode="json")} if fit else {})})
         return
     better_side = past_word(scorer_object.plan.direction)
     table = Table(title=f"{scorer}: a score {better_side} the threshold flags the item ({found.labelled} labelled)", title_justify="left")

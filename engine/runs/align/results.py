@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ..results import Comparison, FigureDelta
 
@@ -53,6 +53,12 @@ class AlignResult(BaseModel):
     estimated_cost_usd: float | None = None
     stopped: str | None = Field(default=None, description="Why align stopped before the end (the budget, the judge); rerun to continue")
     stopped_by_kind: str | None = Field(default=None, description="When the judge stopped it: the error's class, e.g. JudgeAuthenticationError")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """Whether align did its whole job: a stopped align (the budget, the judge) did not."""
+        return self.stopped is None
 
     @property
     def test_delta(self) -> FigureDelta | None:
