@@ -37,6 +37,8 @@ _BAD_WORDS = frozenset(
     "confusing confused hard difficult unreadable poor terrible worst useless severe".split()
 )
 _NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: Phrases that say as one word what their words do not: "made up" is "invented".
+_PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant"}
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
 _VALUE_ALIASES: Mapping[str, Polarity] = {"partial": "neutral", "partly": "neutral", "unsure": "neutral", "tie": "neutral", "idk": "neutral"}
 
@@ -221,7 +223,10 @@ def _clause_about(value: Any, description: str) -> str | None:
 def _polarity_of_words(text: str) -> Polarity | None:
     """good or bad by the words of `text`, a negation turning the next words around; None
     when the words say nothing or both."""
-    tokens = re.findall(r"[a-z'_-]+", text.lower())
+    lowered = text.lower()
+    for phrase, word in _PHRASES.items():
+        lowered = lowered.replace(phrase, word)
+    tokens = [_singular(token) for token in re.findall(r"[a-z'_-]+", lowered)]
     score = 0
     negated = False
     for token in tokens:
@@ -240,6 +245,13 @@ def _polarity_of_words(text: str) -> Polarity | None:
     if score < 0:
         return "bad"
     return None
+
+
+def _singular(token: str) -> str:
+    """A plural of a word of the table as that word ("hallucinations")."""
+    if token.endswith("s") and token not in _GOOD_WORDS and token not in _BAD_WORDS and (token[:-1] in _GOOD_WORDS or token[:-1] in _BAD_WORDS):
+        return token[:-1]
+    return token
 
 
 def polarity_of_words(text: str) -> Polarity | None:
