@@ -48,7 +48,7 @@ def sayings(text: str) -> Iterator[Saying]:
             words = re.split(r"[.;!?](?:\s|$)", found["words"])[-1 if pattern is _WORDS_THEN_VALUE else 0]
             polarity = polarity_of_words(words)
             if polarity in ("good", "bad"):
-                yield Saying(found["value"], words.strip(" ,:-"), polarity, found.start("value"))
+                yield Saying(found["value"], re.sub(r"[\s,:-]+(?:and|or)?[\s,]*$", "", words.strip()), polarity, found.start("value"))
 
 
 def filtered_sayings(lines: list[str]) -> Iterator[tuple[int, str, str, Saying]]:
