@@ -7,6 +7,7 @@ nothing is declared, the words of the values and of the field's description are 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,11 +55,20 @@ class Meaning:
     declared: bool = True
     place: Place | None = None
     evidence: str = ""
+    #: What the field's description says of its values, read as an undeclared meaning is
+    #: (beside a declared meaning only: the two may disagree).
+    description_says: Meaning | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
             return self.polarities.get(value)
         return None
+
+    def against_description(self) -> bool:
+        """Whether the field's description says each value it speaks of means the opposite
+        of what `meaning:` declares ("yes" when supported, declared bad)."""
+        said = {value: polarity for value, polarity in ((self.description_says.polarities or {}) if self.description_says else {}).items() if polarity != "neutral"}
+        return bool(said) and all(self.polarity(value) not in (None, polarity, "neutral") for value, polarity in said.items())
 
     def value_of(self, domain: Sequence[Any], wanted: Polarity) -> Any:
         """The first value of `domain` meaning `wanted` (NOTHING when none does)."""
@@ -92,6 +102,8 @@ def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
     found: dict[str, Meaning] = {}
     for field_path, node, loc in choice_field_nodes(data):
         meaning = declared_meaning(node, data, loc) if "meaning" in node else _read_meaning(node, data, loc)
+        if meaning is not None and "meaning" in node and node.get("description"):
+            meaning = dataclasses.replace(meaning, description_says=_read_meaning(node, data, loc))
         if meaning is not None:
             found[f"{step}.{field_path}"] = meaning
     return found
