@@ -19,6 +19,7 @@ from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from .proving.meanings import Meaning, schema_meanings
 from .proving.value_sayings import sayings, value_polarities
+from .silencing import marked
 from .source import CatalogSource, place_in, position, span_of
 from .warning import CatalogWarning
 
@@ -98,6 +99,9 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
             labels = StepLabels.model_validate(written)
         except ValidationError:
             continue  # said by queues.py
+        key = position(queues, [name, "instructions"])
+        if key is not None and marked(key.file, key.line, "verdict-defined-against-meaning"):
+            continue  # a comment cannot sit inside the text: the key's line silences what is found in it
         meanings = _meanings_of(source, str(queue.get("scorer", "")), labels.step)
         polarities = value_polarities({key: meaning for key, meaning in meanings.items() if key.startswith(f"{labels.answers}[].")}, labels.judged)
         for saying in sayings(instructions):

@@ -59,6 +59,6 @@ def labels_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
         column = shown.index("{{") + 1
         yield (
             f"the block labelled {found['label'].strip()!r} (line {index + 1}) shows `{field}`, not `{meant}`: the judge reads the item's {field} "
-            f"where it is told the {label} is, and never sees the {meant} there; show `{meant}`, or label the block for the {field}",
+            f"as the {label} and never sees the {meant} there; show `{meant}`, or label the block for the {field}",
             Place(str(path), number + 1, column),
         )

@@ -19,7 +19,7 @@ from ..source import CatalogSource, Place, span_of
 from ..spec import ScorerDefinition
 from ..templates import PromptTemplates
 from .trials import Trials
-from .value_sayings import Saying, filtered_sayings, sayings, value_polarities
+from .value_sayings import Saying, fields_named, filtered_sayings, sayings, value_polarities
 
 
 class ScorerProof(Protocol):
@@ -70,28 +70,27 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
                 for saying in sayings(line):
                     meant = mine.get(saying.value) if written.schema is not None else None
                     if meant is not None and meant != saying.polarity:
-                        _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, written.schema.text if written.schema else "",
+                        _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, f"the answer schema {written.schema.text if written.schema else ''}",
                               Place(str(path), number, saying.offset) if own else None, pointed, name, number)
             for line_index, field, value, saying in filtered_sayings(lines):
                 meant = value_polarities(meanings, field).get(value)
                 if meant is not None and meant != saying.polarity:
-                    _warn(proof, step.id, f"the template keeps the answers whose {field} is \"{value}\" under words that say {saying.polarity}", saying, meant, "",
+                    _warn(proof, step.id, f"the template keeps the answers whose {field} is \"{value}\" under words that say {saying.polarity}", saying, meant, f"the schema of {fields_named(meanings, field)[0]}",
                           Place(str(path), line_index + 1, saying.offset) if own else None, pointed, name, line_index + 1)
 
 
 def _warn(proof: ScorerProof, step: str, said: str, saying: Saying, meant: str, schema: str, place: Place | None, pointed: Place | None, template: str, line: int) -> None:
     """The warning at the template's line, or (a template not the author's to change) at the
     author's `prompt:` that points the step at it."""
-    where = f"the answer schema {schema}" if schema else "its answer schema"
     consequence = (
         "the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way"
-        if schema else "the text names the answers of the other meaning"
+        if schema.startswith("the answer schema") else "the text names the answers of the other meaning"
     )
     if place is None:
         said = f"{template}, which this `prompt:` points the step at, {said.removeprefix('the prompt ').removeprefix('the template ')} (line {line})"
         place = pointed
     proof.warning(
         "verdict-defined-against-meaning",
-        f"{proof.label}.{step}: {said} ({saying.words[:80]!r}), but {where} gives \"{saying.value}\" the meaning {meant}: {consequence}; make the two agree",
+        f"{proof.label}.{step}: {said} ({saying.words[:80]!r}), but {schema} gives \"{saying.value}\" the meaning {meant}: {consequence}; make the two agree",
         place,
     )

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 from .meanings import Meaning, Polarity, polarity_of_words
 
-#: A quoted value, then (after an optional "(label)") a word tying words to it:
-#: `"yes" when ...`, `"no": ...`, `"yes" (supported): ...`, `"yes" marks ...`.
+#: A quoted value, then (after an optional "(label)") a word tying words to it: anywhere in a
+#: line by a word (`"yes" when ...`, `"yes" marks ...`), by a sign only where a line starts with
+#: the value, as a definition does (`- "no": ...`, `"yes" (supported): ...`), since elsewhere
+#: `decide "yes": ...` goes on with something else.
 _VALUE_THEN_WORDS = re.compile(
-    r"(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*(?:\([^()\n]{1,40}\)\s*)?"
-    r"(?:when|if|means|meaning|marks|stands\s+for|[:=]|\s[-–—])\s*(?P<words>[^\"'`\n]*)",
-    re.IGNORECASE,
+    r"(?:(?P<start>^\s*(?:[-*•]|\d+[.)])?\s*)|)(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*(?:\((?P<label>[^()\n]{1,40})\)\s*)?"
+    r"(?:(?:when|if|means|meaning|marks|stands\s+for)\b|(?(start)(?:[:=]|\s[-–—])|(?!)))\s*(?P<words>[^\"'`\n]*)",
+    re.IGNORECASE | re.MULTILINE,
 )
 #: Words, then the value in brackets closing them: `A claim IS a hallucination (verdict "yes")`.
 _WORDS_THEN_VALUE = re.compile(r"(?P<words>[^\"'`()\n.;:!?]{3,}?)\(\s*(?:[\w-]+\s+){0,2}(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*\)")
@@ -46,6 +48,7 @@ def sayings(text: str) -> Iterator[Saying]:
     for pattern in (_VALUE_THEN_WORDS, _WORDS_THEN_VALUE):
         for found in pattern.finditer(plain):
             words = re.split(r"[.;!?](?:\s|$)", found["words"])[-1 if pattern is _WORDS_THEN_VALUE else 0]
+            words = f"{found['label']}: {words}" if pattern is _VALUE_THEN_WORDS and found["label"] else words
             polarity = polarity_of_words(words)
             if polarity in ("good", "bad"):
                 yield Saying(found["value"], re.sub(r"[\s,:-]+(?:and|or)?[\s,]*$", "", words.strip()), polarity, found.start("value"))
@@ -73,13 +76,18 @@ def filtered_sayings(lines: list[str]) -> Iterator[tuple[int, str, str, Saying]]
             yield index, compared["field"], compared["value"], Saying(compared["value"], heading, polarity, tag.start() + compared.start("value"))
 
 
+def fields_named(meanings: Mapping[str, Meaning], field: str) -> list[str]:
+    """The choice fields (`analyze.verdicts[].verdict`) whose last name is `field`."""
+    return [name for name in meanings if re.split(r"[.\[\]]+", name.rstrip("[]"))[-1] == field]
+
+
 def value_polarities(meanings: Mapping[str, Meaning], field: str | None = None) -> dict[str, str]:
     """Each text value of the choice fields (those whose last name is `field`, when given)
     that means good or bad, when every such field holding it gives it the same meaning."""
     found: dict[str, str] = {}
     clashing: set[str] = set()
     for name, meaning in meanings.items():
-        if field is not None and re.split(r"[.\[\]]+", name.rstrip("[]"))[-1] != field:
+        if field is not None and name not in fields_named(meanings, field):
             continue
         for value, polarity in (meaning.polarities or {}).items():
             if not isinstance(value, str) or polarity not in ("good", "bad"):
