@@ -361,3 +361,11 @@ def test_a_label_is_held_to_the_field_it_shows(tmp_path: Path, text: str, line: 
 
     found = [place.line for _, place in labels_against_fields(tmp_path / "judge.j2", text)]
     assert found == ([line] if line is not None else [])
+
+
+def test_a_branch_is_not_read_by_the_branch_above_it() -> None:
+    from engine.catalog.proving.value_sayings import filtered_sayings
+
+    lines = ["{% if v.verdict == 'yes' %}", "Supported:", "{% elif v.verdict == 'no' %}", "Contradicted:", "{% endif %}",
+             "{% if v.verdict == 'yes' %}supported{% elif v.verdict == 'no' %}contradicted{% endif %}"]
+    assert list(filtered_sayings(lines)) == []

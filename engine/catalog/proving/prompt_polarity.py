@@ -44,15 +44,16 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
     a heading that says the other (`The hallucinated claims:` over `verdict == 'no'`)."""
     templates: PromptTemplates | None = None
     meanings = proof.trials.meanings
-    everyone = value_polarities(meanings)
-    if not everyone:
+    if not value_polarities(meanings):
         return
     own_folder = proof.source.templates_path[0].resolve()
     for index, step in enumerate(proof.definition.steps):
         written = step_kind(step.kind).sources(step)
         if not written.templates:
             continue
+        # A judge's prompt defines the values of its own answer; other templates only list answers.
         mine = value_polarities({name: meaning for name, meaning in meanings.items() if name.startswith(f"{step.id}.")}) if written.schema is not None else {}
+        schema = f"the answer schema {written.schema.text}" if written.schema is not None else ""
         templates = templates or PromptTemplates(proof.source.templates_path)
         try:
             reached = [reached for template in written.templates for reached in templates.referenced(template.text)]
@@ -68,9 +69,9 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
             lines = text.splitlines()
             for number, line in enumerate(lines, 1):
                 for saying in sayings(line):
-                    meant = mine.get(saying.value) if written.schema is not None else None
+                    meant = mine.get(saying.value)
                     if meant is not None and meant != saying.polarity:
-                        _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, f"the answer schema {written.schema.text if written.schema else ''}",
+                        _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, schema,
                               Place(str(path), number, saying.offset) if own else None, pointed, name, number)
             for line_index, field, value, saying in filtered_sayings(lines):
                 meant = value_polarities(meanings, field).get(value)
@@ -84,7 +85,7 @@ def _warn(proof: ScorerProof, step: str, said: str, saying: Saying, meant: str, 
     author's `prompt:` that points the step at it."""
     consequence = (
         "the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way"
-        if schema.startswith("the answer schema") else "the text names the answers of the other meaning"
+        if said.startswith("the prompt") else "the text names the answers of the other meaning"
     )
     if place is None:
         said = f"{template}, which this `prompt:` points the step at, {said.removeprefix('the prompt ').removeprefix('the template ')} (line {line})"

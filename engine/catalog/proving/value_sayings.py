@@ -27,7 +27,7 @@ _VALUE_THEN_WORDS = re.compile(
 _WORDS_THEN_VALUE = re.compile(r"(?P<words>[^\"'`()\n.;:!?]{3,}?)\(\s*(?:[\w-]+\s+){0,2}(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*\)")
 #: A comparison of a field with a text in a template tag: `v.verdict == 'no'`, `verdict != "yes"`.
 _COMPARED = re.compile(r"(?:\b\w+\.)?\b(?P<field>\w+)\s*(?P<operator>==|!=)\s*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,30})(?P=quote)")
-_TAG = re.compile(r"{%-?\s*(?:for|if|elif)\b.*?-?%}")
+_TAG = re.compile(r"{%-?\s*(?P<keyword>for|if|elif)\b.*?-?%}")
 _JINJA = re.compile(r"{[{%#].*?[}%#]}")
 
 
@@ -59,15 +59,16 @@ def filtered_sayings(lines: list[str]) -> Iterator[tuple[int, str, str, Saying]]
     if v.verdict == 'no'`, `if v.verdict != 'yes'`) under a heading that says what it lists:
     (line index, field, the value kept or left out, the heading's saying, its polarity turned
     round for `!=`). The heading is the words on the tag's line, else the line above it when
-    that ends with a colon."""
+    that ends with a colon; a line comparing more than once is passed over."""
     for index, line in enumerate(lines):
-        for tag in _TAG.finditer(line):
-            compared = _COMPARED.search(tag.group())
-            if compared is None:
-                continue
+        tags = [(tag, compared) for tag in _TAG.finditer(line) if (compared := _COMPARED.search(tag.group())) is not None]
+        if len(tags) != 1:
+            continue  # words beside several comparisons may belong to any of them
+        for tag, compared in tags:
             around = _JINJA.sub(" ", line).strip()
             above = next((lines[before].strip() for before in range(index - 1, -1, -1) if lines[before].strip()), "")
-            heading = around or (_JINJA.sub(" ", above).strip() if above.endswith(":") else "")
+            # An `elif` follows the branch above it, not a heading.
+            heading = around or (_JINJA.sub(" ", above).strip() if above.endswith(":") and tag["keyword"] != "elif" else "")
             polarity = polarity_of_words(heading) if heading else None
             if polarity not in ("good", "bad"):
                 continue
