@@ -48,9 +48,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("timeout_commented_in_minutes", 0, [
         "timeout_commented_in_minutes/catalog.yaml:7:16: warning: scorers.patient-faithfulness.judge.timeout: 3 counts seconds, but its comment counts minutes ('a slow local model: 3 minutes'): 3 minutes are about 180 seconds; write the number in seconds [unit-against-comment]",
     ]),
-    ("prompt_swaps_question_and_answer", 0, [
-        "prompt_swaps_question_and_answer/prompts/answers.j2:4:4: warning: answers-the-question.evaluate: `output` is shown under 'The question:', which describes `input`, and `input` under 'The answer:' (line 7), which describes `output`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
-        "prompt_swaps_question_and_answer/prompts/answers.j2:7:4: warning: answers-the-question.evaluate: `input` is shown under 'The answer:', which describes `output`, and `output` under 'The question:' (line 4), which describes `input`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
+    ("prompt_swaps_two_option_lists", 0, [
+        "prompt_swaps_two_option_lists/prompts/style.j2:4:16: warning: house-style.evaluate: `options.preferred_terms` is shown under 'Terms the house style bans:', which describes `options.banned_terms`, and `options.banned_terms` under 'Terms the house style prefers:' (line 7), which describes `options.preferred_terms`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
+        "prompt_swaps_two_option_lists/prompts/style.j2:7:16: warning: house-style.evaluate: `options.banned_terms` is shown under 'Terms the house style prefers:', which describes `options.preferred_terms`, and `options.preferred_terms` under 'Terms the house style bans:' (line 4), which describes `options.banned_terms`: the judge reads each under the other's heading; swap them [shown-under-another-heading]",
     ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
@@ -165,8 +165,8 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "value_named_for_the_other_half/catalog.yaml:19:20: warning: scorers.term-coverage.check.values.covered: `covered` names what is present, but `reject('in', ...)` keeps the items that are not in the list, the absent ones: whatever reads it counts the other half; did you mean `select('in', ...)`? [name-against-filter]",
     ]),
     ("prompt_defines_a_verdict_the_other_way", 0, [
-        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:10:3: warning: answer-grade.grade: the prompt defines \"A\" in words that say bad ('the answer is wrong or misleading;'), but the answer schema grade.yaml gives \"A\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
-        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:11:3: warning: answer-grade.grade: the prompt defines \"B\" in words that say good ('the answer is correct and complete.'), but the answer schema grade.yaml gives \"B\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:10:3: warning: answer-grade.grade: the prompt defines \"A\" in words that say bad ('the answer is wrong or misleading'), but the answer schema grade.yaml gives \"A\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "prompt_defines_a_verdict_the_other_way/prompts/grade/grade.j2:11:3: warning: answer-grade.grade: the prompt defines \"B\" in words that say good ('the answer is correct and complete'), but the answer schema grade.yaml gives \"B\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
     ]),
     ("pass_line_on_the_bad_side", 0, [
         "pass_line_on_the_bad_side/catalog.yaml:7:16: warning: lenient-faithfulness.threshold: 0.25 passes an answer with most verdicts 'no' (bad) (3 claims; verdicts no, no, yes: score 0.33), on a score where higher is better: the line is on the side of the bad answers; did you mean 0.75? [pass-line-against-meaning]",
@@ -185,6 +185,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("prompt_shows_a_field_in_place_of_another", 0, [
         "prompt_shows_a_field_in_place_of_another/catalog.yaml:7:31: warning: answer-is-sourced.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
+        "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:6:1: warning: answer-is-sourced: the block labelled 'Sources' (line 5) shows `input`, not `context`: the judge reads the item's input as the sources and never sees the context there; show `context`, or label the block for the input [label-shows-other-field]",
         "prompt_shows_a_field_in_place_of_another/prompts/sourced/judge.j2:6:4: warning: answer-is-sourced: `input` is shown a second time here (first on line 3), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
     ]),
     ("text_option_used_as_a_list", 0, [
@@ -219,6 +220,23 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("reducer_takes_one_item_for_a_share", 0, [
         "reducer_takes_one_item_for_a_share/catalog.yaml:33:21: warning: scorers.claim-support.score.values.support.reduce: `reduce: min` keeps the lowest value of one item (`{'yes': 1, 'unsure': 0.5}.get(item.verdict, 0)`), but the scorer's description speaks of an average over the items and never of one item's: one item then decides the score whatever the others are; did you mean `reduce: mean`? [reducer-against-description]",
+    ]),
+    # The meaning is the mistake: its own description and the score's direction agree with each other.
+    ("meaning_against_its_description", 1, [
+        "meaning_against_its_description/schemas/on_point.yaml:10:5: on-point: verdict's `meaning:` declares 'yes' (bad), 'no' (good), but its own description says the opposite (\"yes\": the reply answers the question asked; \"no\": it drifts off topic); read by the description the score goes with `direction: higher_is_better`, by the declared meaning against it (every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1; higher is better): swap the meaning's good and bad",
+    ]),
+    ("queue_instructions_against_the_meaning", 0, [
+        "queue_instructions_against_the_meaning/catalog.yaml:7:54: warning: queues.claim-review.instructions: tell reviewers \"yes\" means good ('it is accurate to the context'), but the verdict they label, hallucination's analyze.verdicts, declares \"yes\" bad: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
+        "queue_instructions_against_the_meaning/catalog.yaml:8:8: warning: queues.claim-review.instructions: tell reviewers \"no\" means bad ('the context contradicts it'), but the verdict they label, hallucination's analyze.verdicts, declares \"no\" good: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
+    ]),
+    ("label_over_another_field", 0, [
+        "label_over_another_field/prompts/matches-reference/compare.j2:7:1: warning: matches-reference: the block labelled 'Candidate answer' (line 6) shows `ground_truth`, not `output`: the judge reads the item's ground_truth as the candidate answer and never sees the output there; show `output`, or label the block for the ground_truth [label-shows-other-field]",
+    ]),
+    ("reason_lists_the_other_verdict", 0, [
+        "reason_lists_the_other_verdict/prompts/terse-relevancy/reason.j2:5:58: warning: terse-relevancy.generate_reason: the template keeps the answers whose verdict is \"yes\" under words that say bad ('Statements that stray off topic:'), but the schema of analyze.verdicts[].verdict gives \"yes\" the meaning good: the text names the answers of the other meaning; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("extension_points_at_a_prompt_of_the_other_meaning", 0, [
+        "extension_points_at_a_prompt_of_the_other_meaning/catalog.yaml:8:17: warning: hallucination-reworded.analyze: faithfulness/analyze.j2, which this `prompt:` points the step at, defines \"yes\" in words that say good (line 5) ('supported: the context states the claim or directly implies it'), but the answer schema hallucination_verdicts.yaml gives \"yes\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
     ]),
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
@@ -315,3 +333,73 @@ def test_the_docs_quote_each_proof_as_it_prints() -> None:
     quoted = [line.strip() for block in re.findall(r"```text\n(.*?)```", section, re.DOTALL) for line in block.splitlines() if line.strip()]
     printed = [line for _, _, expected in MISTAKES for line in expected]
     assert sorted(line for line in quoted if not line.startswith(("┃", "│"))) == sorted(printed)
+
+
+# Where each of the seventh set's warnings is silenced: the file, its line and the comment.
+SILENCED = [
+    ("label_over_another_field", "prompts/matches-reference/compare.j2", 7, "{# scorers: ignore[label-shows-other-field] #}"),
+    ("reason_lists_the_other_verdict", "prompts/terse-relevancy/reason.j2", 5, "{# scorers: ignore[verdict-defined-against-meaning] #}"),
+    ("extension_points_at_a_prompt_of_the_other_meaning", "catalog.yaml", 8, "# scorers: ignore[verdict-defined-against-meaning]"),
+    # A comment cannot sit inside the instructions' text: the key's line silences what is found in it.
+    ("queue_instructions_against_the_meaning", "catalog.yaml", 6, "# scorers: ignore[verdict-defined-against-meaning]"),
+]
+
+
+@pytest.mark.parametrize(("folder", "file", "line", "comment"), SILENCED, ids=[folder for folder, *_ in SILENCED])
+def test_a_saying_against_the_meaning_is_silenced_at_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str, file: str, line: int, comment: str) -> None:
+    import shutil
+
+    shutil.copytree(HERE / folder, tmp_path / folder)
+    path = tmp_path / folder / file
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = f"{lines[line - 1]}  {comment}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert check(monkeypatch, tmp_path, folder) == (0, [])
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('- "yes": the context supports the claim', [("yes", "good")]),
+    ('- "yes": the context does not support the claim', [("yes", "bad")]),
+    ('Mark a claim "no" when it is made up, "yes" when it is on topic.', [("no", "bad"), ("yes", "good")]),
+    ('A claim is NOT a hallucination (verdict "no") when:', [("no", "good")]),
+    ('- "unsure" (not mentioned): the context says nothing about it', []),
+    # Neither a definition nor a tie: a decision rule, and a value named as a key.
+    ('When you hesitate, decide "yes": a claim must be fully backed to pass.', []),
+    ('Give "verdict" as one of the values below.', []),
+])
+def test_what_a_text_says_a_value_means(text: str, said: list[tuple[str, str]]) -> None:
+    from engine.catalog.proving.value_sayings import sayings
+
+    assert [(saying.value, saying.polarity) for saying in sayings(text)] == said
+
+
+def test_a_loop_is_read_by_the_heading_it_fills_and_its_comparison() -> None:
+    from engine.catalog.proving.value_sayings import filtered_sayings
+
+    lines = ["The claims the context does not support:", "{% for v in analyze.verdicts if v.verdict != 'yes' %}", "- {{ v.statement }}", "{% endfor %}",
+             "Context:", "{% for v in analyze.verdicts if v.verdict == 'no' %}"]
+    found = [(index, field, value, saying.polarity) for index, field, value, saying in filtered_sayings(lines)]
+    assert found == [(1, "verdict", "yes", "good")]  # `!= 'yes'` under words of bad: "yes" is read good; "Context:" says nothing
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("Question:\n{{ input }}\n\nReply:\n{{ input }}\n", 5),
+    ("## Expected answer\n\n{{ output | untrusted('expected') }}\n", 3),
+    ("Context: {{ output }}\n", 1),
+    ("Question:\n{{ input }}\nReply:\n{{ output }}\n", None),
+    ("The reply below must answer the user's question:\n{{ output }}\n", None),  # a sentence, not a label
+    ("Reply:\n{{ blocks.numbered(preprocess.claims) }}\n", None),  # no field of the item
+])
+def test_a_label_is_held_to_the_field_it_shows(tmp_path: Path, text: str, line: int | None) -> None:
+    from engine.catalog.template_labels import labels_against_fields
+
+    found = [place.line for _, place in labels_against_fields(tmp_path / "judge.j2", text)]
+    assert found == ([line] if line is not None else [])
+
+
+def test_a_branch_is_not_read_by_the_branch_above_it() -> None:
+    from engine.catalog.proving.value_sayings import filtered_sayings
+
+    lines = ["{% if v.verdict == 'yes' %}", "Supported:", "{% elif v.verdict == 'no' %}", "Contradicted:", "{% endif %}",
+             "{% if v.verdict == 'yes' %}supported{% elif v.verdict == 'no' %}contradicted{% endif %}"]
+    assert list(filtered_sayings(lines)) == []

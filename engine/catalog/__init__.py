@@ -189,10 +189,10 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
 
     hidden: list[ConfigError] = []
     if source.data.get("queues") is not None:
-        from .queue_fields import choices_not_values, fields_hidden
+        from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning
 
         plan_of = lambda scorer_id: _plan_of(scorer_id, source, compiled)  # noqa: E731 - one lookup for both checks
-        hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of)]
+        hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *instructions_against_meaning(source)]
     proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
     return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved, *hidden])
 

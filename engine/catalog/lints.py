@@ -29,10 +29,10 @@ from .option_text import text_options_as_lists
 from .pattern_text import doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_labels import swapped_headings
 from .template_shows import one_piece_shown
 from .value_names import names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
+from .template_labels import labels_against_fields, swapped_headings
 from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
@@ -143,6 +143,7 @@ class ScorerLints:
     def run(self) -> list[ConfigError]:
         self.enums()
         self.asked()
+        self.labels()
         if self.source.fallback is not None:  # the built-in catalog's codes are held by tests/test_literal_text.py
             for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
@@ -183,6 +184,21 @@ class ScorerLints:
             self.warnings += one_piece_shown(self.templates, self.source.templates_path[0], names, f"{self.definition.id}.{step.id}")
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
+
+    # -- a label over another field of the item
+
+    def labels(self) -> None:
+        own = self.source.templates_path[0].resolve()
+        names = [template.text for step in self.definition.steps for template in step_kind(step.kind).sources(step).templates]
+        try:
+            reached = dict.fromkeys(reached for name in names for reached in self.templates.referenced(name))
+        except (ConfigError, TemplateSyntaxError):
+            return  # reported by the compiler
+        for name in reached:
+            path, text = self.templates.source(name)
+            if path.resolve().is_relative_to(own):
+                for message, place in labels_against_fields(path, text):
+                    self.warn("label-shows-other-field", f"{self.definition.id}: {message}", place)
 
     # -- enum values nobody explains
 

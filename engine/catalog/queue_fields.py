@@ -2,18 +2,25 @@
 hides from its reviewers a field its scorer's judge reads (people told to label the judge's
 answers, each claim against the context, say, decide without what the judge saw, so their
 labels measure a guess against it; named at the queue's `show:`), and one whose `choices:`
-offer a value the field they label never holds (named at that choice).
+offer a value the field they label never holds (named at that choice), and one whose
+`instructions:` tell reviewers a value means the opposite of what the judged field's schema
+declares (`"yes" when it is made up` where "yes" is good: people label the other way from
+the judge, and agreement is measured backwards; named at that value in the instructions).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
-from .source import CatalogSource, position
+from .proving.meanings import Meaning, schema_meanings
+from .proving.value_sayings import sayings, value_polarities
+from .silencing import marked
+from .source import CatalogSource, place_in, position, span_of
 from .warning import CatalogWarning
 
 #: The item's fields a queue may show but need not: metadata may hold a label.
@@ -75,3 +82,50 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
                 f"a reviewer's {choice!r} never agrees with the judge's answer{unoffered}; offer the field's own values",
                 *(place or (str(source.path), None, None)), code="choice-not-a-value",
             )
+
+
+def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]:
+    """A warning at each value a queue's `instructions:` tie to words that say good where the
+    schema of the field its `steps:` label (`judged:`) declares the value bad, or the reverse."""
+    from .queues import StepLabels
+
+    queues = source.data.get("queues")
+    for name, queue in queues.items() if isinstance(queues, Mapping) else ():
+        instructions = queue.get("instructions") if isinstance(queue, Mapping) else None
+        written = queue.get("steps") if isinstance(queue, Mapping) else None
+        if not isinstance(instructions, str) or not isinstance(written, Mapping):
+            continue
+        try:
+            labels = StepLabels.model_validate(written)
+        except ValidationError:
+            continue  # said by queues.py
+        key = position(queues, [name, "instructions"])
+        if key is not None and marked(key.file, key.line, "verdict-defined-against-meaning"):
+            continue  # a comment cannot sit inside the text: the key's line silences what is found in it
+        meanings = _meanings_of(source, str(queue.get("scorer", "")), labels.step)
+        polarities = value_polarities({key: meaning for key, meaning in meanings.items() if key.startswith(f"{labels.answers}[].")}, labels.judged)
+        for saying in sayings(instructions):
+            meant = polarities.get(saying.value)
+            if meant is None or meant == saying.polarity:
+                continue
+            span = span_of(queues, [name, "instructions"])
+            before = len(re.findall(rf"[\"'`]{re.escape(saying.value)}[\"'`]", instructions[: saying.offset - 1]))
+            place = place_in(span, pattern=rf"(?:[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?){{{before}}}[\"'`]({re.escape(saying.value)})[\"'`]") if span else None
+            yield CatalogWarning(
+                f"queues.{name}.instructions: tell reviewers \"{saying.value}\" means {saying.polarity} ({saying.words[:80]!r}), but the {labels.judged} "
+                f"they label, {queue.get('scorer')}'s {labels.answers}, declares \"{saying.value}\" {meant}: people label the other way from the judge "
+                "and their agreement with it is measured backwards; make the instructions say what the schema means",
+                *(place or position(queues, [name, "instructions"], value=True) or (str(source.path), None, None)), code="verdict-defined-against-meaning",
+            )
+
+
+def _meanings_of(source: CatalogSource, scorer: str, step: str) -> Mapping[str, Meaning]:
+    """The meanings the answer schema of a scorer's step declares (or its words say)."""
+    try:
+        raw = source.raw_definition(scorer)
+    except ConfigError:
+        return {}
+    steps = raw.get("steps") if isinstance(raw, Mapping) else None
+    spec = next((entry for entry in steps or [] if isinstance(entry, Mapping) and entry.get("id") == step), None)
+    schema = source.schema_file(str(spec.get("schema"))) if isinstance(spec, Mapping) and spec.get("schema") else None
+    return schema_meanings(schema, step) if schema is not None else {}

@@ -1,9 +1,17 @@
-"""Two values a prompt shows under each other's headings: "The reply must mention:" above
-`options.must_avoid` and "The reply must not contain:" above `options.must_include`, or
-"Question:" above the output and "Reply:" above the input. The judge reads the headings, so it
-rewards what the brief forbids. A heading fits a value by the words it shares with the value's
-description (an option's `description:` and name; an item field's words below); named at each
-value shown under the other's heading.
+"""A label in a prompt over another field of the item: a block headed `Reply:` that shows `{{
+input }}`, copied from the block above and left unchanged. The judge reads the question where
+it is told the reply is, never sees the reply, and judges something else than the scorer says;
+nothing fails. A warning at the expression, for the author's own templates.
+
+A label is a line holding only words (`Reply:`, `## Reply`, `Expected answer (reference):`)
+or words and then the expression (`Reply: {{ output }}`); it is read only when all its words
+are one of the labels below, so that a sentence ending with a colon is never taken for one.
+
+Two options a prompt shows under each other's headings ("The reply must mention:" above
+`options.must_avoid` and "The reply must not contain:" above `options.must_include`) have the
+judge reward what the brief forbids. A heading fits an option by the words it shares with the
+option's `description:` and name; named at each option shown under the other's heading
+(`swapped_headings`).
 """
 
 from __future__ import annotations
@@ -16,17 +24,59 @@ from typing import Any, NamedTuple
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
+from .source import Place
 from .template_shows import sharing
 from .templates import PromptTemplates
 from .warning import CatalogWarning
 
-#: Words a heading may use for each of the item's fields.
-_FIELD_WORDS = {
-    "output": "reply answer response output completion generated",
-    "input": "question request input prompt query asked user",
-    "context": "context sources source documents document passages passage retrieved",
-    "ground_truth": "expected reference ground truth correct ideal",
+#: The labels authors write over each field of an item: data, read by `labels_against_fields`.
+LABELS: Mapping[str, frozenset[str]] = {
+    "input": frozenset({"question", "input", "query", "user question", "user input", "user message", "user query", "request", "user request", "prompt", "user prompt"}),
+    "output": frozenset({
+        "reply", "answer", "response", "output", "completion", "ai output", "ai response", "ai answer", "assistant reply", "assistant response",
+        "assistant answer", "actual output", "model output", "model response", "generated answer", "generated output", "candidate answer",
+    }),
+    "context": frozenset({"context", "document", "documents", "passage", "passages", "sources", "retrieved context", "retrieval context", "retrieved documents", "retrieved passages", "context pieces"}),
+    "ground_truth": frozenset({
+        "expected", "expected answer", "expected output", "expected response", "reference", "reference answer", "ground truth", "gold answer",
+        "ideal answer", "correct answer",
+    }),
+    "turns": frozenset({"conversation", "dialogue", "transcript", "turns"}),
+    "tool_calls": frozenset({"tool calls", "tools called"}),
 }
+_FIELD_OF_LABEL = {label: field for field, labels in LABELS.items() for label in labels}
+_LABEL = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?P<label>[A-Za-z][A-Za-z' ]{0,40}?)(?:\s*\([^()]*\))?(?:\*\*)?\s*(?P<colon>:)?(?:\*\*)?\s*(?P<rest>{{.*)?$")
+#: The item field an expression shows first: `{{ input | ... }}`, `{{ blocks.context_pieces(context) }}`.
+_SHOWN = re.compile(r"{{-?\s*(?:\w+\.\w+\(\s*)?(?P<field>\w+)\b")
+
+
+def labels_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
+    """Each expression showing an item field under a label of another field: the message and
+    where the expression is."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        found = _LABEL.match(line)
+        if found is None or not (found["colon"] or line.lstrip().startswith("#")):
+            continue
+        label = re.sub(r"^(?:the|a|an)\s+", "", " ".join(found["label"].lower().replace("'s ", " ").split()))
+        meant = _FIELD_OF_LABEL.get(label)
+        if meant is None:
+            continue
+        number, shown = (index, found["rest"]) if found["rest"] else next(
+            ((later, lines[later]) for later in range(index + 1, len(lines)) if lines[later].strip()), (index, "")
+        )
+        expression = _SHOWN.match(shown.lstrip())
+        field = expression["field"] if expression is not None else None
+        if field is None or field == meant or field not in LABELS:
+            continue
+        column = shown.index("{{") + 1
+        yield (
+            f"the block labelled {found['label'].strip()!r} (line {index + 1}) shows `{field}`, not `{meant}`: the judge reads the item's {field} "
+            f"as the {label} and never sees the {meant} there; show `{meant}`, or label the block for the {field}",
+            Place(str(path), number + 1, column),
+        )
+
+
 #: Words that say nothing about which value a heading introduces.
 _FILLER = frozenset(
     "the a an of these this that each any every to is are be in for and or it its with below above following here all "
@@ -37,7 +87,7 @@ _HEADING_WORDS = 14
 
 
 class _Shown(NamedTuple):
-    what: str  # `options.NAME` or an item field's name
+    what: str  # `options.NAME`
     heading: str
     line: int
     path: Path
@@ -48,12 +98,12 @@ def _words(text: str) -> set[str]:
 
 
 def _subject(node: nodes.Node) -> str | None:
-    """What an expression shows: `options.NAME` or an item field, through its filters."""
+    """The option an expression shows (`options.NAME`), through its filters."""
     while isinstance(node, nodes.Filter) and node.node is not None:
         node = node.node
     if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "options":
         return f"options.{node.attr}"
-    return node.name if isinstance(node, nodes.Name) and node.name in _FIELD_WORDS else None
+    return None
 
 
 def _shown(tree: nodes.Node, path: Path) -> Iterator[_Shown]:
@@ -118,15 +168,13 @@ def swapped_headings(templates: PromptTemplates, own_folder: Path, names: list[s
 
 
 def _described(what: str, options: Mapping[str, Any]) -> set[str]:
-    if what.startswith("options."):
-        name = what.removeprefix("options.")
-        declaration = options.get(name)
-        description = str(declaration.get("description") or "") if isinstance(declaration, Mapping) else ""
-        return _words(f"{name.replace('_', ' ')} {description}")
-    return _words(_FIELD_WORDS[what])
+    name = what.removeprefix("options.")
+    declaration = options.get(name)
+    description = str(declaration.get("description") or "") if isinstance(declaration, Mapping) else ""
+    return _words(f"{name.replace('_', ' ')} {description}")
 
 
 def _column(lines: list[str], found: _Shown) -> int | None:
     written = lines[found.line - 1] if 0 < found.line <= len(lines) else ""
     match = re.search(rf"\b{re.escape(found.what.removeprefix('options.'))}\b", written)
-    return match.start() + 1 - (len("options.") if found.what.startswith("options.") and match.start() >= 8 else 0) if match else None
+    return match.start() + 1 - (len("options.") if match.start() >= len("options.") else 0) if match else None

@@ -7,6 +7,7 @@ nothing is declared, the words of the values and of the field's description are 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ _BAD_WORDS = frozenset(
     "confusing confused hard difficult unreadable poor terrible worst useless severe".split()
 )
 _NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: Phrases that say as one word what their words do not: "made up" is "invented".
+_PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant"}
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
 _VALUE_ALIASES: Mapping[str, Polarity] = {"partial": "neutral", "partly": "neutral", "unsure": "neutral", "tie": "neutral", "idk": "neutral"}
 
@@ -52,11 +55,20 @@ class Meaning:
     declared: bool = True
     place: Place | None = None
     evidence: str = ""
+    #: What the field's description says of its values, read as an undeclared meaning is
+    #: (beside a declared meaning only: the two may disagree).
+    description_says: Meaning | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
             return self.polarities.get(value)
         return None
+
+    def against_description(self) -> bool:
+        """Whether the field's description says each value it speaks of means the opposite
+        of what `meaning:` declares ("yes" when supported, declared bad)."""
+        said = {value: polarity for value, polarity in ((self.description_says.polarities or {}) if self.description_says else {}).items() if polarity != "neutral"}
+        return bool(said) and all(self.polarity(value) not in (None, polarity, "neutral") for value, polarity in said.items())
 
     def value_of(self, domain: Sequence[Any], wanted: Polarity) -> Any:
         """The first value of `domain` meaning `wanted` (NOTHING when none does)."""
@@ -90,6 +102,8 @@ def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
     found: dict[str, Meaning] = {}
     for field_path, node, loc in choice_field_nodes(data):
         meaning = declared_meaning(node, data, loc) if "meaning" in node else _read_meaning(node, data, loc)
+        if meaning is not None and "meaning" in node and node.get("description"):
+            meaning = dataclasses.replace(meaning, description_says=_read_meaning(node, data, loc))
         if meaning is not None:
             found[f"{step}.{field_path}"] = meaning
     return found
@@ -221,7 +235,10 @@ def _clause_about(value: Any, description: str) -> str | None:
 def _polarity_of_words(text: str) -> Polarity | None:
     """good or bad by the words of `text`, a negation turning the next words around; None
     when the words say nothing or both."""
-    tokens = re.findall(r"[a-z'_-]+", text.lower())
+    lowered = text.lower()
+    for phrase, word in _PHRASES.items():
+        lowered = lowered.replace(phrase, word)
+    tokens = [_singular(token) for token in re.findall(r"[a-z'_-]+", lowered)]
     score = 0
     negated = False
     for token in tokens:
@@ -240,6 +257,13 @@ def _polarity_of_words(text: str) -> Polarity | None:
     if score < 0:
         return "bad"
     return None
+
+
+def _singular(token: str) -> str:
+    """A plural of a word of the table as that word ("hallucinations")."""
+    if token.endswith("s") and token not in _GOOD_WORDS and token not in _BAD_WORDS and (token[:-1] in _GOOD_WORDS or token[:-1] in _BAD_WORDS):
+        return token[:-1]
+    return token
 
 
 def polarity_of_words(text: str) -> Polarity | None:

@@ -1,26 +1,25 @@
 """A prompt that defines a verdict the other way round from its schema: a line such as
 `- "yes": the context does not support the claim` where the schema's `meaning:` says "yes"
 is good. The judge follows the prompt, the score counts by the schema, and every score is
-turned round. A part of properties.py's ScorerProof, held for the author's own prompts: a
-warning at each line that defines a value so.
+turned round. The same of a template that lists the answers of one value under words saying
+the other (a reason's "The hallucinated claims:" over `verdict == 'no'`). A part of
+properties.py's ScorerProof, held for the author's own templates (and a built-in prompt an
+author points a step at, named at that `prompt:`): a warning at each line that says a value so.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from jinja2 import TemplateSyntaxError
 
 from ...errors import ConfigError
 from ...scoring.steps import step_kind
-from ..source import Place
-from ..templates import PromptTemplates
-from ..source import CatalogSource
+from ..source import CatalogSource, Place, span_of
 from ..spec import ScorerDefinition
-from .meanings import Meaning, polarity_of_words
+from ..templates import PromptTemplates
 from .trials import Trials
+from .value_sayings import Saying, fields_named, filtered_sayings, sayings, value_polarities
 
 
 class ScorerProof(Protocol):
@@ -29,58 +28,70 @@ class ScorerProof(Protocol):
     source: CatalogSource
     definition: ScorerDefinition
     trials: Trials
+    raw: Any
 
     @property
     def label(self) -> str: ...
     def warning(self, code: str, message: str, place: Place | None) -> None: ...
-
-#: A line that defines a quoted value: `- "yes": the context supports it`, `"no" when ...`.
-_DEFINED = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*([\"'`])(?P<value>[^\"'`\n]{1,30})\1\s*(?:when|if|means|meaning|:|=|-|–|—)\s*(?P<words>.+)$")
+    def _is_own(self, place: Place) -> bool: ...
 
 
 def verdicts_defined_against(proof: ScorerProof) -> None:
-    """`verdict-defined-against-meaning` at each line of the author's prompts that defines a
-    value of its step's answer in words of the polarity opposite to the schema's meaning."""
+    """`verdict-defined-against-meaning` at each line of the author's templates that says a
+    value of a judged answer means the opposite of what its schema declares: a judge's prompt
+    defining a value of its own step's answer (a built-in prompt the author points a step at
+    is named at the author's `prompt:`), or a template listing the answers of one value under
+    a heading that says the other (`The hallucinated claims:` over `verdict == 'no'`)."""
     templates: PromptTemplates | None = None
-    for step in proof.definition.steps:
+    meanings = proof.trials.meanings
+    if not value_polarities(meanings):
+        return
+    own_folder = proof.source.templates_path[0].resolve()
+    for index, step in enumerate(proof.definition.steps):
         written = step_kind(step.kind).sources(step)
-        polarities = _value_polarities({name: meaning for name, meaning in proof.trials.meanings.items() if name.startswith(f"{step.id}.")})
-        if not polarities or not written.templates or written.schema is None:
+        if not written.templates:
             continue
+        # A judge's prompt defines the values of its own answer; other templates only list answers.
+        mine = value_polarities({name: meaning for name, meaning in meanings.items() if name.startswith(f"{step.id}.")}) if written.schema is not None else {}
+        schema = f"the answer schema {written.schema.text}" if written.schema is not None else ""
         templates = templates or PromptTemplates(proof.source.templates_path)
-        own_folder = proof.source.templates_path[0].resolve()
         try:
             reached = [reached for template in written.templates for reached in templates.referenced(template.text)]
         except (ConfigError, TemplateSyntaxError):
             continue  # reported by the compiler
+        prompt = span_of(proof.raw, ["steps", index, *written.templates[0].at])
+        pointed = prompt.start if prompt is not None and proof._is_own(prompt.start) else None
         for name in dict.fromkeys(reached):
             path, text = templates.source(name)
-            if not path.resolve().is_relative_to(own_folder):
+            own = path.resolve().is_relative_to(own_folder)
+            if not own and pointed is None:
                 continue
-            for number, line in enumerate(text.splitlines(), 1):
-                found = _DEFINED.match(line)
-                meant = polarities.get(found["value"]) if found is not None else None
-                said = polarity_of_words(found["words"]) if found is not None and meant is not None else None
-                if found is None or said is None or said == meant:
-                    continue
-                proof.warning(
-                    "verdict-defined-against-meaning",
-                    f"{proof.label}.{step.id}: the prompt defines \"{found['value']}\" in words that say {said} ({found['words'].strip()[:80]!r}), "
-                    f"but the answer schema {written.schema.text} gives \"{found['value']}\" the meaning {meant}: the judge "
-                    "answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree",
-                    Place(str(path), number, found.start("value")),
-                )
+            lines = text.splitlines()
+            for number, line in enumerate(lines, 1):
+                for saying in sayings(line):
+                    meant = mine.get(saying.value)
+                    if meant is not None and meant != saying.polarity:
+                        _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, schema,
+                              Place(str(path), number, saying.offset) if own else None, pointed, name, number)
+            for line_index, field, value, saying in filtered_sayings(lines):
+                meant = value_polarities(meanings, field).get(value)
+                if meant is not None and meant != saying.polarity:
+                    _warn(proof, step.id, f"the template keeps the answers whose {field} is \"{value}\" under words that say {saying.polarity}", saying, meant, f"the schema of {fields_named(meanings, field)[0]}",
+                          Place(str(path), line_index + 1, saying.offset) if own else None, pointed, name, line_index + 1)
 
 
-def _value_polarities(meanings: Mapping[str, Meaning]) -> dict[str, str]:
-    """Each text value of the choice fields that means good or bad, when every field holding
-    it gives it the same meaning."""
-    found: dict[str, str] = {}
-    clashing: set[str] = set()
-    for meaning in meanings.values():
-        for value, polarity in (meaning.polarities or {}).items():
-            if not isinstance(value, str) or polarity not in ("good", "bad"):
-                continue
-            if found.setdefault(value, polarity) != polarity:
-                clashing.add(value)
-    return {value: polarity for value, polarity in found.items() if value not in clashing}
+def _warn(proof: ScorerProof, step: str, said: str, saying: Saying, meant: str, schema: str, place: Place | None, pointed: Place | None, template: str, line: int) -> None:
+    """The warning at the template's line, or (a template not the author's to change) at the
+    author's `prompt:` that points the step at it."""
+    consequence = (
+        "the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way"
+        if said.startswith("the prompt") else "the text names the answers of the other meaning"
+    )
+    if place is None:
+        said = f"{template}, which this `prompt:` points the step at, {said.removeprefix('the prompt ').removeprefix('the template ')} (line {line})"
+        place = pointed
+    proof.warning(
+        "verdict-defined-against-meaning",
+        f"{proof.label}.{step}: {said} ({saying.words[:80]!r}), but {schema} gives \"{saying.value}\" the meaning {meant}: {consequence}; make the two agree",
+        place,
+    )

@@ -26,6 +26,7 @@ from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
+from .described_meaning import meaning_against_description
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
@@ -347,6 +348,8 @@ class ScorerProof(Placing):
             f"every {leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {leaf(name)} "
             f"{self._bad_value(meaning)} scores {worst.score:g}, {said}"
         )
+        if meaning_against_description(self, name, meaning, moves):
+            return
         reader = self._reader_of(name)
         own = self.source.scorers.get(self.definition.id)
         direction = position(own, ["direction"], value=True) if isinstance(own, Mapping) else None
