@@ -350,6 +350,7 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
+            self._answered()
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up waiting (its timeout ran out, the run was stopped):
@@ -384,9 +385,12 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                 encoded = text.encode()
                 pending += f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n"
                 if paced:  # each piece on the wire as it is written
+                    if number == len(events) - 1:
+                        self._answered()
                     self.wfile.write(pending)
                     self.wfile.flush()
                     pending = b""
+            self._answered()
             self.wfile.write(pending + b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
@@ -442,6 +446,7 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             judge.requests.append(request)
             judge.in_flight += 1
             judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
+        self._in_flight = True
         try:
             if not self.path.split("?", 1)[0].endswith(judge.route):
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
@@ -467,5 +472,12 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                     time.sleep(reply.every * len(judge._events(request, reply)))
                 self._send(200, judge._completion(request, reply), reply.headers)
         finally:
-            with judge._lock:
-                judge.in_flight -= 1
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request stops counting as in flight just before its last bytes leave: a client
+        that has read its answer and sent its next request never finds the first still counted."""
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
+            with self.server.judge._lock:
+                self.server.judge.in_flight -= 1
