@@ -215,6 +215,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("value_named_for_the_other_side_of_a_bound", 0, [
         "value_named_for_the_other_side_of_a_bound/catalog.yaml:20:26: warning: scorers.terse-replies.count.values.short_replies: `short_replies` names what is below the bound, but `reject('le', ...)` keeps the items above the bound, those where item <= bound is false: whatever reads it counts the other half; did you mean `reject('ge', ...)`? [name-against-filter]",
     ]),
+    ("value_named_for_the_other_flag", 0, [
+        "value_named_for_the_other_flag/catalog.yaml:16:22: warning: scorers.tool-success-rate.calls.values.succeeded: `succeeded` names the succeeding items, but `selectattr('is_error')` keeps the items whose `is_error` is true, the failing ones: whatever reads it counts the other half; did you mean `rejectattr('is_error')`? [name-against-filter]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
