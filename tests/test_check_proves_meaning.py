@@ -218,6 +218,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("value_named_for_the_other_flag", 0, [
         "value_named_for_the_other_flag/catalog.yaml:16:22: warning: scorers.tool-success-rate.calls.values.succeeded: `succeeded` names the succeeding items, but `selectattr('is_error')` keeps the items whose `is_error` is true, the failing ones: whatever reads it counts the other half; did you mean `rejectattr('is_error')`? [name-against-filter]",
     ]),
+    ("monitor_condition_as_a_fraction", 0, [
+        "monitor_condition_as_a_fraction/catalog.yaml:13:12: warning: monitors.relevancy_falling.below: 0.6 is on the score's scale, 0 to 100 (the `scale` option): so near its bottom that it reads as a fraction of the scale; if 0.6 of the way up was meant, write 60 [fraction-on-scale]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),

@@ -106,8 +106,14 @@ class NotAFraction(NamedTuple):
     #: A distance between scores (a margin), not a place on the scale: a fraction of the scale's
     #: width, whatever its bottom.
     distance: bool = False
+    #: The sibling that says whether the setting is on the score's scale at all (a monitor's
+    #: `statistic`: a mean is, a pass rate is not), by the units of its values; None: it always is.
+    unit_by: str | None = None
+    units: Mapping[str, Unit] = {}
 
     def check(self, setting: Setting) -> Found | None:
+        if self.unit_by is not None and self.units.get(str(setting.sibling(self.unit_by))) is not Unit.SCORE:
+            return None
         value, span = _number(setting.value), setting.fact("score_range")
         if value is None or span is None or value == int(value):
             return None

@@ -59,6 +59,7 @@ _PASS_RATE = NeedsSibling(
     "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
 )
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
+_CONDITION_ON_SCALE = NotAFraction(unit_by="statistic", units=_STATISTIC_UNITS)
 _ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
 _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
 
@@ -191,8 +192,8 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
     SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
-    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION,)),
-    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION,)),
+    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
+    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("monitors.*.window", Unit.COUNT),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
