@@ -221,6 +221,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("monitor_condition_as_a_fraction", 0, [
         "monitor_condition_as_a_fraction/catalog.yaml:13:12: warning: monitors.relevancy_falling.below: 0.6 is on the score's scale, 0 to 100 (the `scale` option): so near its bottom that it reads as a fraction of the scale; if 0.6 of the way up was meant, write 60 [fraction-on-scale]",
     ]),
+    ("option_weight_declared_whole", 0, [
+        "option_weight_declared_whole/catalog.yaml:9:15: warning: scorers.lenient-faithfulness.options.unsure_weight.type: integer takes whole numbers only, but it is a weight, and from 0 to 1 it can only be 0 or 1: every value between is refused (a user's 0.5 is an error); declare `type: number` [whole-number-part]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
