@@ -224,6 +224,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("option_weight_declared_whole", 0, [
         "option_weight_declared_whole/catalog.yaml:9:15: warning: scorers.lenient-faithfulness.options.unsure_weight.type: integer takes whole numbers only, but it is a weight, and from 0 to 1 it can only be 0 or 1: every value between is refused (a user's 0.5 is an error); declare `type: number` [whole-number-part]",
     ]),
+    ("pass_line_commented_as_votes", 0, [
+        "pass_line_commented_as_votes/catalog.yaml:10:18: warning: scorers.panel-faithfulness.judges.threshold: 0.6 is a pass line on the score's scale (0 to 1), which each judge's score is held to, but its comment counts judges or votes ('at least 3 of 5 jurors vote for it'): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); write the score an answer must reach, e.g. the scorer's own pass line [unit-against-comment]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),

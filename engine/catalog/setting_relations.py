@@ -165,12 +165,22 @@ _UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], fl
 }
 
 
+#: Words of a comment that name a jury's judges or their votes, words that count how many of
+#: them, and words that speak of one judge's score (a comment naming those may well mean it).
+_VOTE_WORDS = frozenset("judge judges juror jurors model models vote votes voting voters".split())
+_HOW_MANY = frozenset("majority most all agree agrees agreement consensus unanimous unanimously percent of".split())
+_SCORE_WORDS = frozenset("score scores scored rating ratings point points claim claims verdicts each per line cutoff bar".split())
+
+
 class CommentInOwnUnit(NamedTuple):
     """A number whose own comment counts another unit: `max_input_chars: 128000  # the model
-    reads 128k tokens` cuts the input at a quarter of what the comment meant."""
+    reads 128k tokens` cuts the input at a quarter of what the comment meant; a pass line whose
+    comment counts judges (`threshold: 0.67  # two of three judges agree`) is no share of votes."""
 
     def check(self, setting: Setting) -> Found | None:
         value, said = _number(setting.value), setting.comment()
+        if setting.unit is Unit.SCORE:
+            return _votes_for_a_pass_line(setting, value, said)
         own, others = _UNIT_WORDS[setting.unit]
         words = set(re.findall(r"[a-z]+", said.lower()))
         named = [(other, size) for other, (names, size) in others.items() if words & names]
@@ -186,6 +196,21 @@ class CommentInOwnUnit(NamedTuple):
             f"{round(value * size, 3):g} {unit}; write the number in {unit}",
             "unit-against-comment",
         )
+
+
+def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
+    """A pass line whose comment counts the judges of a jury or their votes, and not scores."""
+    words = set(re.findall(r"[a-z]+", said.lower()))
+    if value is None or not words & _VOTE_WORDS or not (words & _HOW_MANY or "%" in said) or words & _SCORE_WORDS:
+        return None
+    span = setting.fact("score_range")
+    runs = f" ({span[0]:g} to {span[1]:g})" if span is not None else ""
+    return Found(
+        f"{value:g} is a pass line {Unit.SCORE.value}{runs}, which each judge's score is held to, but its comment counts judges or votes "
+        f"({said!r}): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); "
+        f"write the score an answer must reach, e.g. the scorer's own pass line",
+        "unit-against-comment",
+    )
 
 
 class MarginBelow(NamedTuple):
