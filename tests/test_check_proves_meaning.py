@@ -227,6 +227,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("pass_line_commented_as_votes", 0, [
         "pass_line_commented_as_votes/catalog.yaml:10:18: warning: scorers.panel-faithfulness.judges.threshold: 0.6 is a pass line on the score's scale (0 to 1), which each judge's score is held to, but its comment counts judges or votes ('at least 3 of 5 jurors vote for it'): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); write the score an answer must reach, e.g. the scorer's own pass line [unit-against-comment]",
     ]),
+    ("in_between_grade_scores_worst", 0, [
+        "in_between_grade_scores_worst/catalog.yaml:11:20: warning: similarity-partial-credit.score: every grade 'partial' (neutral) scores 0, worse than every grade 'missing' (bad) (0.5), on a score where higher is better: an answer in between scores worse than a bad one; give 'partial' a score between the good value's and the bad value's (is its credit given to another value?) [in-between-out-of-order]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
