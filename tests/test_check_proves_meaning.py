@@ -230,6 +230,11 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("in_between_grade_scores_worst", 0, [
         "in_between_grade_scores_worst/catalog.yaml:11:20: warning: similarity-partial-credit.score: every grade 'partial' (neutral) scores 0, worse than every grade 'missing' (bad) (0.5), on a score where higher is better: an answer in between scores worse than a bad one; give 'partial' a score between the good value's and the bad value's (is its credit given to another value?) [in-between-out-of-order]",
     ]),
+    ("label_named_by_its_last_word", 0, [
+        "label_named_by_its_last_word/catalog.yaml:9:31: warning: grounded-summary.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
+        "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:1: warning: grounded-summary: the block labelled 'Retrieved source passages' (line 6) shows `input`, not `context`: the judge reads the item's input as the retrieved source passages and never sees the context there; show `context`, or label the block for the input [label-shows-other-field]",
+        "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:4: warning: grounded-summary: `input` is shown a second time here (first on line 4), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
