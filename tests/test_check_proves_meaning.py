@@ -235,6 +235,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:1: warning: grounded-summary: the block labelled 'Retrieved source passages' (line 6) shows `input`, not `context`: the judge reads the item's input as the retrieved source passages and never sees the context there; show `context`, or label the block for the input [label-shows-other-field]",
         "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:4: warning: grounded-summary: `input` is shown a second time here (first on line 4), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
     ]),
+    ("meaning_against_a_rule_described_broken", 1, [
+        'meaning_against_a_rule_described_broken/schemas/brand_verdict.yaml:8:5: on-brand: verdict\'s `meaning:` declares \'yes\' (good), \'no\' (bad), but its own description says the opposite ("yes": the reply breaches the guideline; "no": it conforms to it); read by the description the score goes with `direction: higher_is_better`, by the declared meaning against it (every verdict \'yes\' (good) scores 0 and every verdict \'no\' (bad) scores 1; higher is better): swap the meaning\'s good and bad',
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
