@@ -238,6 +238,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("meaning_against_a_rule_described_broken", 1, [
         'meaning_against_a_rule_described_broken/schemas/brand_verdict.yaml:8:5: on-brand: verdict\'s `meaning:` declares \'yes\' (good), \'no\' (bad), but its own description says the opposite ("yes": the reply breaches the guideline; "no": it conforms to it); read by the description the score goes with `direction: higher_is_better`, by the declared meaning against it (every verdict \'yes\' (good) scores 0 and every verdict \'no\' (bad) scores 1; higher is better): swap the meaning\'s good and bad',
     ]),
+    ("direction_against_its_description", 0, [
+        "direction_against_its_description/catalog.yaml:6:16: warning: scorers.cites-sources.direction: lower_is_better, but the scorer's description says higher is better ('lower score is worse'): reports, pass lines and monitors take the direction, so the best answers are ranked worst; write `direction: higher_is_better`, or correct the description [direction-against-description]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),

@@ -30,7 +30,7 @@ from .pattern_text import doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import one_piece_shown
-from .value_names import names_against_filters, reducers_against_description
+from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
 from .warning import CatalogWarning
@@ -155,6 +155,7 @@ class ScorerLints:
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
+                                       *direction_against_description(own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings

@@ -174,3 +174,27 @@ def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, st
         f"{label}.{step_id}.values.{name}.reduce: `reduce: {kept}` keeps the {'highest' if kept == 'max' else 'lowest'} {value.get('value') or 'item'}, "
         f"but the scorer's description speaks of the {named} and never of the {'highest' if kept == 'max' else 'lowest'}: did you mean `reduce: {other}`?"
     ), position(raw, ["steps", index, "values", name, "reduce"], value=True)
+
+
+#: A sentence of a description that says which way the score is better: "Higher is better",
+#: "lower scores are worse", "higher is easier to read, and better".
+_SAYS_BETTER = re.compile(r"\b(higher|lower|greater|smaller|larger|bigger)\b[^.;]*?\b(better|worse)\b", re.IGNORECASE)
+_UP = frozenset({"higher", "greater", "larger", "bigger"})
+
+
+def direction_against_description(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) at the `direction:` of a scorer whose own description says, in
+    one way only, that the other end of the score is better ("Higher is better" beside
+    `direction: lower_is_better`): reports, pass lines and monitors follow the direction."""
+    if not isinstance(own, Mapping) or not isinstance(own.get("description"), str) or own.get("direction") not in ("higher_is_better", "lower_is_better"):
+        return
+    said = {("higher" if (found[1].lower() in _UP) == (found[2].lower() == "better") else "lower", found[0]) for found in _SAYS_BETTER.finditer(own["description"])}
+    ways = {way for way, _ in said}
+    if len(ways) != 1 or f"{next(iter(ways))}_is_better" == own["direction"]:
+        return
+    way, quoted = sorted(said)[0]
+    yield "direction-against-description", (
+        f"{label}.direction: {own['direction']}, but the scorer's description says {way} is better ({quoted!r}): reports, pass lines and monitors "
+        f"take the direction, so the best answers are ranked worst; write `direction: {way}_is_better`, or correct the description"
+    ), position(own, ["direction"], value=True)
+
