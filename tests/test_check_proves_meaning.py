@@ -241,6 +241,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("direction_against_its_description", 0, [
         "direction_against_its_description/catalog.yaml:6:16: warning: scorers.cites-sources.direction: lower_is_better, but the scorer's description says higher is better ('lower score is worse'): reports, pass lines and monitors take the direction, so the best answers are ranked worst; write `direction: higher_is_better`, or correct the description [direction-against-description]",
     ]),
+    ("input_limit_commented_per_piece", 0, [
+        "input_limit_commented_per_piece/catalog.yaml:8:24: warning: scorers.recall-long-passages.judge.max_input_chars: 6000 bounds the longest text sent to the judge, a field's pieces together (every context piece, every turn), but its comment counts one piece ('6000 characters per retrieved passage'): several pieces together pass it, and are refused or cut to about the first; write the limit for all the pieces together (the most pieces times 6000) [unit-against-comment]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),

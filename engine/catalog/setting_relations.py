@@ -213,6 +213,31 @@ def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> 
     )
 
 
+#: Words of a comment that count one piece of a field (a retrieved chunk, a turn), and words
+#: that say the number holds for each of them.
+_PIECE_WORDS = frozenset("chunk chunks piece pieces passage passages document documents doc docs page pages turn turns message messages".split())
+_EACH_WORDS = frozenset("each per every apiece".split())
+
+
+class WholeNotEach(NamedTuple):
+    """A limit on a whole field (all its pieces together) whose comment counts one piece:
+    `max_input_chars: 4000  # our chunks are at most 4000 characters each` cuts five chunks to
+    about the first one."""
+
+    whole: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = _number(setting.value), setting.comment()
+        words = set(re.findall(r"[a-z]+", said.lower()))
+        if value is None or not words & _PIECE_WORDS or not words & _EACH_WORDS:
+            return None
+        return Found(
+            f"{value:g} bounds {self.whole}, but its comment counts one piece ({said!r}): several pieces together pass it, and are "
+            f"refused or cut to about the first; write the limit for all the pieces together (the most pieces times {value:g})",
+            "unit-against-comment",
+        )
+
+
 class MarginBelow(NamedTuple):
     """A margin on the score's scale that leaves some scores out: past `share` of the
     room around the pass line, every score is inside it (a cascade sends every item on) or

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .setting_relations import (
     AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
-    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
+    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, WholeNotEach, Within,
 )
 
 
@@ -59,6 +59,7 @@ _PASS_RATE = NeedsSibling(
     "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
 )
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
+_WHOLE_INPUT = WholeNotEach("the longest text sent to the judge, a field's pieces together (every context piece, every turn)")
 _CONDITION_ON_SCALE = NotAFraction(unit_by="statistic", units=_STATISTIC_UNITS)
 _ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
 _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
@@ -86,7 +87,7 @@ def _judge(prefix: str) -> tuple[SettingRule, ...]:
         SettingRule(f"{prefix}.tpm", Unit.PER_MINUTE),
         SettingRule(f"{prefix}.timeout", Unit.SECONDS, (NotMilliseconds(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.retries", Unit.COUNT),
-        SettingRule(f"{prefix}.max_input_chars", Unit.CHARACTERS, (CommentInOwnUnit(),)),
+        SettingRule(f"{prefix}.max_input_chars", Unit.CHARACTERS, (CommentInOwnUnit(), _WHOLE_INPUT)),
         SettingRule(f"{prefix}.long_input", Unit.WORD),
         SettingRule(f"{prefix}.confidence_samples", Unit.COUNT, (_CONFIDENCE_SAMPLES_AT_ZERO,)),
     )
