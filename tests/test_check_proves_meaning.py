@@ -244,6 +244,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("input_limit_commented_per_piece", 0, [
         "input_limit_commented_per_piece/catalog.yaml:8:24: warning: scorers.recall-long-passages.judge.max_input_chars: 6000 bounds the longest text sent to the judge, a field's pieces together (every context piece, every turn), but its comment counts one piece ('6000 characters per retrieved passage'): several pieces together pass it, and are refused or cut to about the first; write the limit for all the pieces together (the most pieces times 6000) [unit-against-comment]",
     ]),
+    ("pattern_anchored_to_the_whole_text", 0, [
+        "pattern_anchored_to_the_whole_text/catalog.yaml:14:20: warning: scorers.lists-next-steps.find.values.closing: the pattern '^Next steps:' of matches() starts with `^`, which without (?m) holds only at the start of the whole text, but the scorer's description speaks of a line of it: a line further down never matches; write `(?m)` at the pattern's start for the start of any line [anchored-to-the-whole-text]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
