@@ -367,13 +367,23 @@ def test_the_docs_quote_each_proof_as_it_prints() -> None:
     assert sorted(line for line in quoted if not line.startswith(("┃", "│"))) == sorted(printed)
 
 
-# Where each of the seventh set's warnings is silenced: the file, its line and the comment.
+# Where each of the seventh and ninth sets' warnings is silenced: the file, its line and the comment.
 SILENCED = [
     ("label_over_another_field", "prompts/matches-reference/compare.j2", 7, "{# scorers: ignore[label-shows-other-field] #}"),
     ("reason_lists_the_other_verdict", "prompts/terse-relevancy/reason.j2", 5, "{# scorers: ignore[verdict-defined-against-meaning] #}"),
     ("extension_points_at_a_prompt_of_the_other_meaning", "catalog.yaml", 8, "# scorers: ignore[verdict-defined-against-meaning]"),
     # A comment cannot sit inside the instructions' text: the key's line silences what is found in it.
     ("queue_instructions_against_the_meaning", "catalog.yaml", 6, "# scorers: ignore[verdict-defined-against-meaning]"),
+    ("value_named_for_the_other_flag", "catalog.yaml", 16, "# scorers: ignore[name-against-filter]"),
+    # A monitor's warnings, said apart from its problems, are silenced as a scorer's are.
+    ("monitor_condition_as_a_fraction", "catalog.yaml", 13, "# scorers: ignore[fraction-on-scale]"),
+    ("option_weight_declared_whole", "catalog.yaml", 9, "# scorers: ignore[whole-number-part]"),
+    # After the comment the warning reads: a second comment on the line.
+    ("pass_line_commented_as_votes", "catalog.yaml", 10, "# scorers: ignore[unit-against-comment]"),
+    ("input_limit_commented_per_piece", "catalog.yaml", 8, "# scorers: ignore[unit-against-comment]"),
+    ("in_between_grade_scores_worst", "catalog.yaml", 11, "# scorers: ignore[in-between-out-of-order]"),
+    ("direction_against_its_description", "catalog.yaml", 6, "# scorers: ignore[direction-against-description]"),
+    ("pattern_anchored_to_the_whole_text", "catalog.yaml", 14, "# scorers: ignore[anchored-to-the-whole-text]"),
 ]
 
 
