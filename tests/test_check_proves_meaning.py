@@ -215,6 +215,38 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("value_named_for_the_other_side_of_a_bound", 0, [
         "value_named_for_the_other_side_of_a_bound/catalog.yaml:20:26: warning: scorers.terse-replies.count.values.short_replies: `short_replies` names what is below the bound, but `reject('le', ...)` keeps the items above the bound, those where item <= bound is false: whatever reads it counts the other half; did you mean `reject('ge', ...)`? [name-against-filter]",
     ]),
+    ("value_named_for_the_other_flag", 0, [
+        "value_named_for_the_other_flag/catalog.yaml:16:22: warning: scorers.tool-success-rate.calls.values.succeeded: `succeeded` names the succeeding items, but `selectattr('is_error')` keeps the items whose `is_error` is true, the failing ones: whatever reads it counts the other half; did you mean `rejectattr('is_error')`? [name-against-filter]",
+    ]),
+    ("monitor_condition_as_a_fraction", 0, [
+        "monitor_condition_as_a_fraction/catalog.yaml:13:12: warning: monitors.relevancy_falling.below: 0.6 is on the score's scale, 0 to 100 (the `scale` option): so near its bottom that it reads as a fraction of the scale; if 0.6 of the way up was meant, write 60 [fraction-on-scale]",
+    ]),
+    ("option_weight_declared_whole", 0, [
+        "option_weight_declared_whole/catalog.yaml:9:15: warning: scorers.lenient-faithfulness.options.unsure_weight.type: integer takes whole numbers only, but it is a weight, and from 0 to 1 it can only be 0 or 1: every value between is refused (a user's 0.5 is an error); declare `type: number` [whole-number-part]",
+    ]),
+    ("pass_line_commented_as_votes", 0, [
+        "pass_line_commented_as_votes/catalog.yaml:10:18: warning: scorers.panel-faithfulness.judges.threshold: 0.6 is a pass line on the score's scale (0 to 1), which each judge's score is held to, but its comment counts judges or votes ('at least 3 of 5 jurors vote for it'): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); write the score an answer must reach, e.g. the scorer's own pass line [unit-against-comment]",
+    ]),
+    ("in_between_grade_scores_worst", 0, [
+        "in_between_grade_scores_worst/catalog.yaml:11:20: warning: similarity-partial-credit.score: every grade 'partial' (neutral) scores 0, worse than every grade 'missing' (bad) (0.5), on a score where higher is better: an answer in between scores worse than a bad one; give 'partial' a score between the good value's and the bad value's (is its credit given to another value?) [in-between-out-of-order]",
+    ]),
+    ("label_named_by_its_last_word", 0, [
+        "label_named_by_its_last_word/catalog.yaml:9:31: warning: grounded-summary.requires: `context` is required, but no prompt, expression or rule of the scorer reads it: every item must carry it, yet the judge never sees it; show it where it was meant, or leave it out of `requires:` [required-unread]",
+        "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:1: warning: grounded-summary: the block labelled 'Retrieved source passages' (line 6) shows `input`, not `context`: the judge reads the item's input as the retrieved source passages and never sees the context there; show `context`, or label the block for the input [label-shows-other-field]",
+        "label_named_by_its_last_word/prompts/grounded-summary/check.j2:7:4: warning: grounded-summary: `input` is shown a second time here (first on line 4), while the scorer requires `context`, which no step reads: the judge never sees it; did you mean `context` here? [required-unread]",
+    ]),
+    ("meaning_against_a_rule_described_broken", 1, [
+        'meaning_against_a_rule_described_broken/schemas/brand_verdict.yaml:8:5: on-brand: verdict\'s `meaning:` declares \'yes\' (good), \'no\' (bad), but its own description says the opposite ("yes": the reply breaches the guideline; "no": it conforms to it); read by the description the score goes with `direction: higher_is_better`, by the declared meaning against it (every verdict \'yes\' (good) scores 0 and every verdict \'no\' (bad) scores 1; higher is better): swap the meaning\'s good and bad',
+    ]),
+    ("direction_against_its_description", 0, [
+        "direction_against_its_description/catalog.yaml:6:16: warning: scorers.cites-sources.direction: lower_is_better, but the scorer's description says higher is better ('lower score is worse'): reports, pass lines and monitors take the direction, so the best answers are ranked worst; write `direction: higher_is_better`, or correct the description [direction-against-description]",
+    ]),
+    ("input_limit_commented_per_piece", 0, [
+        "input_limit_commented_per_piece/catalog.yaml:8:24: warning: scorers.recall-long-passages.judge.max_input_chars: 6000 bounds the longest text sent to the judge, a field's pieces together (every context piece, every turn), but its comment counts one piece ('6000 characters per retrieved passage'): several pieces together pass it, and are refused or cut to about the first; write the limit for all the pieces together (the most pieces times 6000) [unit-against-comment]",
+    ]),
+    ("pattern_anchored_to_the_whole_text", 0, [
+        "pattern_anchored_to_the_whole_text/catalog.yaml:14:20: warning: scorers.lists-next-steps.find.values.closing: the pattern '^Next steps:' of matches() starts with `^`, which without (?m) holds only at the start of the whole text, but the scorer's description speaks of a line of it: a line further down never matches; write `(?m)` at the pattern's start for the start of any line [anchored-to-the-whole-text]",
+    ]),
     ("where_counts_good_and_bad_together", 0, [
         "where_counts_good_and_bad_together/catalog.yaml:14:20: warning: supported-claims.score: `where: item.verdict in ['yes', 'unsure']` counts 'yes' (good), 'unsure' (bad) together: the verdicts its schema says are good with one it says is bad, so `supported` is a share of neither; count one side (`item.verdict == 'yes'`) [where-mixes-meanings]",
     ]),
@@ -335,13 +367,23 @@ def test_the_docs_quote_each_proof_as_it_prints() -> None:
     assert sorted(line for line in quoted if not line.startswith(("┃", "│"))) == sorted(printed)
 
 
-# Where each of the seventh set's warnings is silenced: the file, its line and the comment.
+# Where each of the seventh and ninth sets' warnings is silenced: the file, its line and the comment.
 SILENCED = [
     ("label_over_another_field", "prompts/matches-reference/compare.j2", 7, "{# scorers: ignore[label-shows-other-field] #}"),
     ("reason_lists_the_other_verdict", "prompts/terse-relevancy/reason.j2", 5, "{# scorers: ignore[verdict-defined-against-meaning] #}"),
     ("extension_points_at_a_prompt_of_the_other_meaning", "catalog.yaml", 8, "# scorers: ignore[verdict-defined-against-meaning]"),
     # A comment cannot sit inside the instructions' text: the key's line silences what is found in it.
     ("queue_instructions_against_the_meaning", "catalog.yaml", 6, "# scorers: ignore[verdict-defined-against-meaning]"),
+    ("value_named_for_the_other_flag", "catalog.yaml", 16, "# scorers: ignore[name-against-filter]"),
+    # A monitor's warnings, said apart from its problems, are silenced as a scorer's are.
+    ("monitor_condition_as_a_fraction", "catalog.yaml", 13, "# scorers: ignore[fraction-on-scale]"),
+    ("option_weight_declared_whole", "catalog.yaml", 9, "# scorers: ignore[whole-number-part]"),
+    # After the comment the warning reads: a second comment on the line.
+    ("pass_line_commented_as_votes", "catalog.yaml", 10, "# scorers: ignore[unit-against-comment]"),
+    ("input_limit_commented_per_piece", "catalog.yaml", 8, "# scorers: ignore[unit-against-comment]"),
+    ("in_between_grade_scores_worst", "catalog.yaml", 11, "# scorers: ignore[in-between-out-of-order]"),
+    ("direction_against_its_description", "catalog.yaml", 6, "# scorers: ignore[direction-against-description]"),
+    ("pattern_anchored_to_the_whole_text", "catalog.yaml", 14, "# scorers: ignore[anchored-to-the-whole-text]"),
 ]
 
 

@@ -188,11 +188,13 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     from .proving import prove_catalog
 
     hidden: list[ConfigError] = []
+    plan_of = lambda scorer_id: _plan_of(scorer_id, source, compiled)  # noqa: E731 - one lookup for the queues' and monitors' checks
     if source.data.get("queues") is not None:
         from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning
-
-        plan_of = lambda scorer_id: _plan_of(scorer_id, source, compiled)  # noqa: E731 - one lookup for both checks
         hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *instructions_against_meaning(source)]
+    if source.data.get("monitors") is not None:
+        from .monitors import monitor_warnings
+        hidden += monitor_warnings(source.data, source.path, plan_of)
     proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
     return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved, *hidden])
 

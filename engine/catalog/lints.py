@@ -25,12 +25,12 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
-from .option_text import text_options_as_lists
-from .pattern_text import doubled_escapes
+from .option_text import text_options_as_lists, whole_numbers_for_parts
+from .pattern_text import anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import one_piece_shown
-from .value_names import names_against_filters, reducers_against_description
+from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
 from .warning import CatalogWarning
@@ -151,9 +151,11 @@ class ScorerLints:
                 self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
-            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
+            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
+                                       *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
+                                       *direction_against_description(own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
         return self.warnings

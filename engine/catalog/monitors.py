@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -38,6 +38,9 @@ from ..errors import ConfigError
 from .setting_checks import Fact, first_problem, held
 from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from ..scoring.plan import ScorerPlan
 
 Statistic = Literal["mean", "p50", "p95", "pass_rate", "error_rate", "not_scorable_rate", "sampled_rate", "human_agreement"]
 STATISTICS: tuple[str, ...] = Statistic.__args__  # type: ignore[attr-defined]
@@ -291,6 +294,32 @@ def _facts(scorer: str, score_ranges: Mapping[str, tuple[float, float]] | None) 
     """What a monitor's settings are held to: the range of its scorer's scores, when known."""
     span = (score_ranges or {}).get(scorer)
     return {"score_range": lambda _: span, "scores": lambda _: f"{scorer}'s scores"}
+
+
+def monitor_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str], ScorerPlan | None]) -> list[ConfigError]:
+    """The warnings of the settings of a catalog's monitors (their rows in setting_rules.py
+    with a code: a condition on a wide scale written as a fraction of it), each held to the
+    range of its scorer's scores; their problems are monitors_in's."""
+    from .warning import CatalogWarning
+
+    section = data.get("monitors")
+    found: list[ConfigError] = []
+    for name, written in section.items() if isinstance(section, Mapping) else ():
+        plan = plan_of(str(written.get("scorer", "")).split("@", 1)[0]) if isinstance(written, Mapping) else None
+        if plan is None:
+            continue
+        for each in held("monitors.*", f"monitors.{name}", written, _watched_facts(plan)):
+            if each.code is not None:
+                place = position(section, [name, *each.loc], value=True)
+                found.append(CatalogWarning(each.message, *(place or (str(path), None, None)), code=each.code))
+    return found
+
+
+def _watched_facts(plan: ScorerPlan) -> dict[str, Fact]:
+    """What a monitor's settings are held to, from the plan of the scorer it watches."""
+    span = plan.scores_range(plan.options_model())
+    said = " (the `scale` option)" if plan.on_scale else ""
+    return {"score_range": lambda _: span, "scores": lambda _: f"{plan.id}'s scores", "scale_said": lambda _: said}
 
 
 def as_monitors(monitors: Any) -> list[Monitor]:

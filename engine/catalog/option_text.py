@@ -1,7 +1,9 @@
 """An option declared `type: string` that the scorer's expressions use as a collection: on
 text, `in` tests for a substring, so `words(output) | select('in', options.banned)` with
-`banned: "guaranteed, risk-free"` takes 'a', 'is' and 'risk' for banned words. Named at the
-option's `type:` (the declaration is the slip: a list was meant).
+`banned: "guaranteed, risk-free"` takes 'a', 'is' and 'risk' for banned words. And an option
+declared `type: integer` that stands for a part of a whole (its description shows `0.5`, or it
+runs 0 to 1 and is called a weight or a share): it can only be whole, 0 or 1. Each named at the
+option's `type:` (the declaration is the slip: a list, a number was meant).
 """
 
 from __future__ import annotations
@@ -45,6 +47,34 @@ def text_options_as_lists(raw: Any, own: Any, label: str) -> Iterator[tuple[str,
                 f"`in` tests for a substring, so any part of the text{shown} counts (a short word, a few letters); "
                 f"declare a list (`type: array`, `items: {{type: string}}`, the default a YAML list)"
             ), position(options, [name, "type"], value=True)
+
+
+#: Words of an option's name or description that say it is a part of a whole.
+_PART_WORDS = frozenset("weight weighting share fraction ratio proportion probability portion credit partial discount penalty factor".split())
+#: A number with a fractional part, as a description shows an example value (`e.g. 0.5`).
+_DECIMAL = re.compile(r"(?<![\w.])\d*\.\d*[1-9]\d*(?![\w.])")
+
+
+def whole_numbers_for_parts(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each option declared `type: integer` whose description
+    shows a number with a fractional part, or that runs 0 to 1 and whose name or description
+    says it is a part of a whole (a weight, a share, a credit): every part between is refused."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    for name, declared in options.items() if isinstance(options, Mapping) else ():
+        if not isinstance(declared, Mapping) or declared.get("type") != "integer":
+            continue
+        described = str(declared.get("description") or "")
+        shown = _DECIMAL.search(described)
+        words = {*re.findall(r"[a-z]+", described.lower()), *str(name).lower().split("_")}
+        unit_range = declared.get("minimum") == 0 and declared.get("maximum") == 1
+        if shown is None and not (unit_range and words & _PART_WORDS):
+            continue
+        why = f"its description shows {shown.group(0)}" if shown is not None else f"it is a {sorted(words & _PART_WORDS)[0]}"
+        only = ", and from 0 to 1 it can only be 0 or 1" if unit_range else ""
+        yield "whole-number-part", (
+            f"{label}.options.{name}.type: integer takes whole numbers only, but {why}{only}: every value between is refused "
+            f"(a user's {shown.group(0) if shown is not None else '0.5'} is an error); declare `type: number`"
+        ), position(options, [name, "type"], value=True)
 
 
 def _looked_up_in(expression: nodes.Node) -> Iterator[tuple[str, bool]]:

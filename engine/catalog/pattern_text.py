@@ -2,6 +2,10 @@
 quotes keeps both backslashes, and the pattern then looks for a backslash followed by a `b`
 (never a word boundary), so it matches almost nothing. Held for the values a scorer uses as
 patterns: an option passed to `matches()` (its default) and a text written in the call.
+
+And a pattern anchored with `^` (or `$`) without `(?m)`, matched against a whole text, in a
+scorer whose description speaks of a line of it ("a `Sources:` line"): the anchor holds only at
+the start (end) of the whole text, so the line found anywhere else never matches.
 """
 
 from __future__ import annotations
@@ -52,6 +56,35 @@ def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, 
                 message = _doubled(default, f"options.{argument.attr}, a pattern of {call.node.name}() ({used}),", "outside YAML double quotes")  # type: ignore[attr-defined]
                 if message is not None:
                     yield "doubled-escape", f"{label}.options.{'.'.join(at)}: {message}", written
+
+
+#: Words of a description that speak of one line of a text, somewhere in it.
+_LINE_WORDS = frozenset("line lines anywhere".split())
+
+
+def anchored_to_the_whole_text(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each pattern written in a `matches()` call that starts with
+    `^` or ends with `$`, without `(?m)`, in a scorer whose description speaks of a line."""
+    description = str(raw.get("description") or "") if isinstance(raw, Mapping) else ""
+    said = next((word for word in re.findall(r"[a-z]+", description.lower()) if word in _LINE_WORDS), None)
+    if said is None:
+        return
+    for loc, _, expression in written_expressions(raw, "matches("):
+        for call in (node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)):
+            if not isinstance(call.node, nodes.Name) or call.node.name != "matches" or len(call.args) < 2:
+                continue
+            pattern = call.args[1]
+            if not isinstance(pattern, nodes.Const) or not isinstance(pattern.value, str) or re.match(r"\(\?[a-z]*m", pattern.value):
+                continue
+            anchor = "^" if pattern.value.startswith("^") else "$" if pattern.value.endswith("$") and not pattern.value.endswith("\\$") else None
+            if anchor is None:
+                continue
+            end = "start" if anchor == "^" else "end"
+            yield "anchored-to-the-whole-text", (
+                f"{label}.{'.'.join(map(str, (_step_named(raw, loc), *loc[2:]) if _step_named(raw, loc) else loc))}: the pattern {pattern.value!r} of matches() {'starts' if anchor == '^' else 'ends'} with `{anchor}`, which "
+                f"without (?m) holds only at the {end} of the whole text, but the scorer's description speaks of {'finding it anywhere' if said == 'anywhere' else 'a line of it'}: "
+                f"a line further {'down' if anchor == '^' else 'up'} never matches; write `(?m)` at the pattern's start for the {end} of any line"
+            ), position(raw, list(loc), value=True)
 
 
 def doubled_in_schema_pattern(pattern: str) -> str | None:

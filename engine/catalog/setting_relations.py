@@ -106,8 +106,14 @@ class NotAFraction(NamedTuple):
     #: A distance between scores (a margin), not a place on the scale: a fraction of the scale's
     #: width, whatever its bottom.
     distance: bool = False
+    #: The sibling that says whether the setting is on the score's scale at all (a monitor's
+    #: `statistic`: a mean is, a pass rate is not), by the units of its values; None: it always is.
+    unit_by: str | None = None
+    units: Mapping[str, Unit] = {}
 
     def check(self, setting: Setting) -> Found | None:
+        if self.unit_by is not None and self.units.get(str(setting.sibling(self.unit_by))) is not Unit.SCORE:
+            return None
         value, span = _number(setting.value), setting.fact("score_range")
         if value is None or span is None or value == int(value):
             return None
@@ -159,12 +165,22 @@ _UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], fl
 }
 
 
+#: Words of a comment that name a jury's judges or their votes, words that count how many of
+#: them, and words that speak of one judge's score (a comment naming those may well mean it).
+_VOTE_WORDS = frozenset("judge judges juror jurors model models vote votes voting voters".split())
+_HOW_MANY = frozenset("majority most all agree agrees agreement consensus unanimous unanimously percent of".split())
+_SCORE_WORDS = frozenset("score scores scored rating ratings point points claim claims verdicts each per line cutoff bar".split())
+
+
 class CommentInOwnUnit(NamedTuple):
     """A number whose own comment counts another unit: `max_input_chars: 128000  # the model
-    reads 128k tokens` cuts the input at a quarter of what the comment meant."""
+    reads 128k tokens` cuts the input at a quarter of what the comment meant; a pass line whose
+    comment counts judges (`threshold: 0.67  # two of three judges agree`) is no share of votes."""
 
     def check(self, setting: Setting) -> Found | None:
         value, said = _number(setting.value), setting.comment()
+        if setting.unit is Unit.SCORE:
+            return _votes_for_a_pass_line(setting, value, said)
         own, others = _UNIT_WORDS[setting.unit]
         words = set(re.findall(r"[a-z]+", said.lower()))
         named = [(other, size) for other, (names, size) in others.items() if words & names]
@@ -178,6 +194,46 @@ class CommentInOwnUnit(NamedTuple):
         return Found(
             f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {value:g} {other} are about "
             f"{round(value * size, 3):g} {unit}; write the number in {unit}",
+            "unit-against-comment",
+        )
+
+
+def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
+    """A pass line whose comment counts the judges of a jury or their votes, and not scores."""
+    words = set(re.findall(r"[a-z]+", said.lower()))
+    if value is None or not words & _VOTE_WORDS or not (words & _HOW_MANY or "%" in said) or words & _SCORE_WORDS:
+        return None
+    span = setting.fact("score_range")
+    runs = f" ({span[0]:g} to {span[1]:g})" if span is not None else ""
+    return Found(
+        f"{value:g} is a pass line {Unit.SCORE.value}{runs}, which each judge's score is held to, but its comment counts judges or votes "
+        f"({said!r}): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); "
+        f"write the score an answer must reach, e.g. the scorer's own pass line",
+        "unit-against-comment",
+    )
+
+
+#: Words of a comment that count one piece of a field (a retrieved chunk, a turn), and words
+#: that say the number holds for each of them.
+_PIECE_WORDS = frozenset("chunk chunks piece pieces passage passages document documents doc docs page pages turn turns message messages".split())
+_EACH_WORDS = frozenset("each per every apiece".split())
+
+
+class WholeNotEach(NamedTuple):
+    """A limit on a whole field (all its pieces together) whose comment counts one piece:
+    `max_input_chars: 4000  # our chunks are at most 4000 characters each` cuts five chunks to
+    about the first one."""
+
+    whole: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = _number(setting.value), setting.comment()
+        words = set(re.findall(r"[a-z]+", said.lower()))
+        if value is None or not words & _PIECE_WORDS or not words & _EACH_WORDS:
+            return None
+        return Found(
+            f"{value:g} bounds {self.whole}, but its comment counts one piece ({said!r}): several pieces together pass it, and are "
+            f"refused or cut to about the first; write the limit for all the pieces together (the most pieces times {value:g})",
             "unit-against-comment",
         )
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .setting_relations import (
     AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
-    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
+    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, WholeNotEach, Within,
 )
 
 
@@ -59,6 +59,8 @@ _PASS_RATE = NeedsSibling(
     "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
 )
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
+_WHOLE_INPUT = WholeNotEach("the longest text sent to the judge, a field's pieces together (every context piece, every turn)")
+_CONDITION_ON_SCALE = NotAFraction(unit_by="statistic", units=_STATISTIC_UNITS)
 _ENTRY_FIELD = AmongNames("entry_fields", "the fields of each entry of the labelled answer")
 _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min_samples, or widen the window")
 
@@ -85,7 +87,7 @@ def _judge(prefix: str) -> tuple[SettingRule, ...]:
         SettingRule(f"{prefix}.tpm", Unit.PER_MINUTE),
         SettingRule(f"{prefix}.timeout", Unit.SECONDS, (NotMilliseconds(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.retries", Unit.COUNT),
-        SettingRule(f"{prefix}.max_input_chars", Unit.CHARACTERS, (CommentInOwnUnit(),)),
+        SettingRule(f"{prefix}.max_input_chars", Unit.CHARACTERS, (CommentInOwnUnit(), _WHOLE_INPUT)),
         SettingRule(f"{prefix}.long_input", Unit.WORD),
         SettingRule(f"{prefix}.confidence_samples", Unit.COUNT, (_CONFIDENCE_SAMPLES_AT_ZERO,)),
     )
@@ -137,16 +139,16 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY,)),
-    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction())),
+    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
     SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE,)),
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
-    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction())),
+    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
     SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
-    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
+    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
     SettingRule("scorers.*.empty_output", Unit.WORD),
     SettingRule("scorers.*.option_rules", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*", Unit.GROUP),
@@ -191,8 +193,8 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
     SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
-    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION,)),
-    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION,)),
+    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
+    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
     SettingRule("monitors.*.window", Unit.COUNT),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),

@@ -5,7 +5,9 @@ nothing fails. A warning at the expression, for the author's own templates.
 
 A label is a line holding only words (`Reply:`, `## Reply`, `Expected answer (reference):`)
 or words and then the expression (`Reply: {{ output }}`); it is read only when all its words
-are one of the labels below, so that a sentence ending with a colon is never taken for one.
+are one of the labels below, or when it is two or three words ending in a one-word label
+(`The support reply:`) none of which a sentence needs (`of`, `each`, `below` ...), so that a
+sentence ending with a colon is never taken for one.
 
 Two options a prompt shows under each other's headings ("The reply must mention:" above
 `options.must_avoid` and "The reply must not contain:" above `options.must_include`) have the
@@ -50,6 +52,21 @@ _LABEL = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?P<label>[A-Za-z][A-Za-z' ]{0,
 _SHOWN = re.compile(r"{{-?\s*(?:\w+\.\w+\(\s*)?(?P<field>\w+)\b")
 
 
+#: Words of a sentence, not of a label: a line of them ending in a colon introduces what follows
+#: ("Judge each sentence of the reply:") rather than naming it.
+_SENTENCE_WORDS = frozenset("of to for with each every this that these those below above here is are be in on from by and or judge read give rate".split())
+
+
+def _field_of_head_noun(label: str) -> str | None:
+    """The field a short label names by its last word, one of the one-word labels (`support
+    reply`, `customer question`, `retrieved sources`); None for a sentence or any other label."""
+    words = label.split()
+    if not 2 <= len(words) <= 3 or set(words) & _SENTENCE_WORDS:
+        return None
+    field = _FIELD_OF_LABEL.get(words[-1])
+    return field if field is not None and words[-1] != "expected" else None
+
+
 def labels_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
     """Each expression showing an item field under a label of another field: the message and
     where the expression is."""
@@ -59,7 +76,7 @@ def labels_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
         if found is None or not (found["colon"] or line.lstrip().startswith("#")):
             continue
         label = re.sub(r"^(?:the|a|an)\s+", "", " ".join(found["label"].lower().replace("'s ", " ").split()))
-        meant = _FIELD_OF_LABEL.get(label)
+        meant = _FIELD_OF_LABEL.get(label, _field_of_head_noun(label))
         if meant is None:
             continue
         number, shown = (index, found["rest"]) if found["rest"] else next(

@@ -25,7 +25,15 @@ _HALVES = {
     "present": frozenset("found present covered matched used seen shared common met included".split()),
     "above": frozenset("long longer longest over above more many big bigger large larger high higher exceeding excess too_long".split()),
     "below": frozenset("short shorter shortest under below less fewer few small smaller low lower brief too_short".split()),
+    "failing": frozenset("failed failing failure failures fail fails error errors errored erroring broken bad invalid wrong".split()),
+    "succeeding": frozenset("ok okay passed passing pass passes success successes successful succeeded succeeding good valid correct working".split()),
 }
+#: Words of a flag's name that say one of the halves a `selectattr` or `rejectattr` by it
+#: splits a list into (`is_error`, `failed`, `ok`, `success`); the name's other words (`is`,
+#: `has`) say nothing of it.
+_FLAG_HALVES = ("failing", "succeeding")
+#: Words that turn the rest of a name around (`not_found` aside): `not_long`, `error_free`.
+_NEGATIONS = frozenset("not non no free without".split())
 #: What `select(test, ...)` keeps, by test; `reject` keeps the other half, and the mirror is
 #: the test that keeps that other half under the same filter.
 _KEEPS = {
@@ -42,22 +50,25 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
     `in` or by a comparison (`lt`, `ge` ...) keeps the half of the list its name says it
     does not: `missing` kept by `select('in', ...)`, `long` by `select('lt', ...)`."""
     for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str) or "select(" not in value and "reject(" not in value:
+        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str) or not re.search(r"\b(select|reject)(attr)?\(", value):
             continue
-        name = str(loc[-1]).lower()
-        words = {*name.split("_"), *(pair for pair in ("not_found", "too_long", "too_short") if pair in name)}
-        if words & {"not", "non"} and "not_found" not in name:
-            continue  # a negated name (`not_long`) says the other half itself
-        said = [half for half, named in _HALVES.items() if words & named]
-        if len(said) != 1:
+        says = _half_named(str(loc[-1]))
+        if says is None:
             continue
-        says = said[0]
         try:
             expression = parse_expression(value)
         except TemplateSyntaxError:
             continue  # said where the expression is compiled
         for node in (expression, *expression.find_all(nodes.Filter)):
-            if not isinstance(node, nodes.Filter) or node.name not in ("select", "reject") or not node.args:
+            if not isinstance(node, nodes.Filter) or not node.args:
+                continue
+            if node.name in ("selectattr", "rejectattr"):
+                flagged = _flag_against_name(node, says, str(loc[-1]))
+                if flagged is None:
+                    continue
+                yield "name-against-filter", f"{label}.{'.'.join(_value_where(raw, loc))}: {flagged}", position(raw, list(loc), value=True)
+                break
+            if node.name not in ("select", "reject"):
                 continue
             test = node.args[0]
             halves = _KEEPS.get(test.value) if isinstance(test, nodes.Const) and isinstance(test.value, str) else None
@@ -67,9 +78,7 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
             if keeps != says:
                 assert isinstance(test, nodes.Const)
                 meant = f"{'reject' if node.name == 'select' else 'select'}('in', ...)" if test.value == "in" else f"{node.name}('{_MIRROR[test.value]}', ...)"
-                steps = raw.get("steps") if isinstance(raw, dict) else None
-                step = steps[loc[1]] if loc[0] == "steps" and isinstance(steps, list) and isinstance(loc[1], int) and loc[1] < len(steps) else None
-                where = [str(step.get("id")) if isinstance(step, dict) and step.get("id") else str(loc[1]), *map(str, loc[2:])] if step is not None else list(map(str, loc))
+                where = _value_where(raw, loc)
                 if test.value == "in":
                     kept = f"keeps the items that are {'in' if keeps == 'present' else 'not in'} the list, the {keeps} ones"
                 else:
@@ -79,6 +88,48 @@ def names_against_filters(raw: Any, label: str) -> Iterator[tuple[str, str, Plac
                     f"{kept}: whatever reads it counts the other half; did you mean `{meant}`?"
                 ), position(raw, list(loc), value=True)
             break
+
+
+def _half_named(name: str) -> str | None:
+    """The one half of a list a value's name says it holds (`missing`: absent, `failed`:
+    failing), or None when it says none, more than one, or turns itself around (`not_long`)."""
+    lowered = name.lower()
+    words = {*lowered.split("_"), *(pair for pair in ("not_found", "too_long", "too_short") if pair in lowered)}
+    if words & _NEGATIONS and "not_found" not in lowered:
+        return None  # a negated name (`not_long`, `error_free`) says the other half itself
+    said = [half for half, named in _HALVES.items() if words & named]
+    return said[0] if len(said) == 1 else None
+
+
+def _value_where(raw: Any, loc: tuple[Any, ...]) -> list[str]:
+    """The dotted place of a value under its step's id (`check.values.covered`)."""
+    steps = raw.get("steps") if isinstance(raw, dict) else None
+    step = steps[loc[1]] if loc[0] == "steps" and isinstance(steps, list) and isinstance(loc[1], int) and loc[1] < len(steps) else None
+    if step is None:
+        return list(map(str, loc))
+    return [str(step.get("id")) if isinstance(step, dict) and step.get("id") else str(loc[1]), *map(str, loc[2:])]
+
+
+def _flag_against_name(node: nodes.Filter, says: str, name: str) -> str | None:
+    """What is wrong with `selectattr('is_error')` or `rejectattr('ok')` making a value whose
+    name says the other half: `selectattr(flag)` keeps the items whose flag is true,
+    `rejectattr(flag)` those whose flag is false; None when they agree or the flag says no half
+    (or is tested by anything but its truth)."""
+    flag = node.args[0]
+    if says not in _FLAG_HALVES or len(node.args) != 1 or not isinstance(flag, nodes.Const) or not isinstance(flag.value, str):
+        return None
+    flag_half = _half_named(flag.value.rsplit(".", 1)[-1])
+    if flag_half not in _FLAG_HALVES:
+        return None
+    keeps = flag_half if node.name == "selectattr" else next(half for half in _FLAG_HALVES if half != flag_half)
+    if keeps == says:
+        return None
+    meant = "rejectattr" if node.name == "selectattr" else "selectattr"
+    return (
+        f"`{name}` names the {says} items, but `{node.name}('{flag.value}')` keeps the items whose `{flag.value}` is "
+        f"{'true' if node.name == 'selectattr' else 'false'}, the {keeps} ones: whatever reads it counts the other half; "
+        f"did you mean `{meant}('{flag.value}')`?"
+    )
 
 
 #: Words of a description that name one end of a set of values, whatever they measure.
@@ -123,3 +174,27 @@ def reducers_against_description(raw: Any, label: str) -> Iterator[tuple[str, st
         f"{label}.{step_id}.values.{name}.reduce: `reduce: {kept}` keeps the {'highest' if kept == 'max' else 'lowest'} {value.get('value') or 'item'}, "
         f"but the scorer's description speaks of the {named} and never of the {'highest' if kept == 'max' else 'lowest'}: did you mean `reduce: {other}`?"
     ), position(raw, ["steps", index, "values", name, "reduce"], value=True)
+
+
+#: A sentence of a description that says which way the score is better: "Higher is better",
+#: "lower scores are worse", "higher is easier to read, and better".
+_SAYS_BETTER = re.compile(r"\b(higher|lower|greater|smaller|larger|bigger)\b[^.;]*?\b(better|worse)\b", re.IGNORECASE)
+_UP = frozenset({"higher", "greater", "larger", "bigger"})
+
+
+def direction_against_description(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) at the `direction:` of a scorer whose own description says, in
+    one way only, that the other end of the score is better ("Higher is better" beside
+    `direction: lower_is_better`): reports, pass lines and monitors follow the direction."""
+    if not isinstance(own, Mapping) or not isinstance(own.get("description"), str) or own.get("direction") not in ("higher_is_better", "lower_is_better"):
+        return
+    said = {("higher" if (found[1].lower() in _UP) == (found[2].lower() == "better") else "lower", found[0]) for found in _SAYS_BETTER.finditer(own["description"])}
+    ways = {way for way, _ in said}
+    if len(ways) != 1 or f"{next(iter(ways))}_is_better" == own["direction"]:
+        return
+    way, quoted = sorted(said)[0]
+    yield "direction-against-description", (
+        f"{label}.direction: {own['direction']}, but the scorer's description says {way} is better ({quoted!r}): reports, pass lines and monitors "
+        f"take the direction, so the best answers are ranked worst; write `direction: {way}_is_better`, or correct the description"
+    ), position(own, ["direction"], value=True)
+

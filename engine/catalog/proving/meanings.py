@@ -27,7 +27,8 @@ _GOOD_WORDS = frozenset(
     "complete covered covers aligned appropriate safe polite helpful met meets satisfied satisfies fulfilled fulfils fulfills "
     "matched matches match entailed entails follows followed agrees agree right true valid useful clear coherent fluent "
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
-    "excellent best ideal fully".split()
+    "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
+    "upholds upheld conforms conformed".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
@@ -35,7 +36,8 @@ _BAD_WORDS = frozenset(
     "misses violates violated violation offensive rude fabricated fabricates invented unfaithful off-topic absent "
     "omitted omits incomplete unmet misaligned inappropriate insulting hateful false invalid unclear incoherent bad low "
     "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated impossible "
-    "confusing confused hard difficult unreadable poor terrible worst useless severe".split()
+    "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
+    "breached disobeys disobeyed noncompliant".split()
 )
 _NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
 #: Phrases that say as one word what their words do not: "made up" is "invented".

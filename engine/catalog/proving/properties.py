@@ -27,6 +27,7 @@ from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
 from .described_meaning import meaning_against_description
+from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
@@ -323,6 +324,8 @@ class ScorerProof(Placing):
             return
         if (best.score > worst.score) != higher:
             self._against(meanings, best, worst, declared)
+            return
+        if in_between_out_of_order(self, meanings, best):
             return
         for name in meanings:
             more = [trial.score for worse in range(1, 3) if (trial := self.trials.named(f"worse {name} {worse}")) is not None and trial.score is not None]

@@ -239,7 +239,8 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
     """The scenarios tried on a scorer whose judged steps have these choice fields: every
     combination of their values (one field at a time when there are too many), each value in
     each position, lists empty, of one item and as long as allowed, optional fields left out,
-    and, where the values' meanings are known, all good, all bad and worse one item at a time."""
+    and, where the values' meanings are known, all good, all bad, each field in between (where a
+    value is declared neither) and bad alone and worse one item at a time."""
     names = list(fields)
     found: list[Scenario] = [Scenario("first values", default=Pick(index=0))]
     sizes = [len(fields[name]) for name in names]
@@ -269,6 +270,12 @@ def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) 
     if meanings:
         found += [Scenario("all good", default=Pick(index=0), picks={name: Pick(polarity=("good",)) for name in meanings})]
         found += [Scenario("all bad", default=Pick(index=0), picks={name: Pick(polarity=("bad",)) for name in meanings})]
+        for name in (name for name, meaning in meanings.items() if "neutral" in (meaning.polarities or {}).values()):
+            # A field's in-between value, then its bad one, the others good: the first scores between all good and the second.
+            found += [
+                Scenario(f"{polarity} {name}", default=Pick(index=0), picks={other: Pick(polarity=(polarity if other == name else "good",)) for other in meanings})
+                for polarity in ("neutral", "bad")
+            ]
         for name in (name for name in meanings if "[]" in name):  # a field of list items gets worse item by item
             for worse in range(1, 3):  # 3 of 3 bad is "all bad"
                 polarity = (_BAD,) * worse + (_GOOD,) * (3 - worse)
