@@ -28,7 +28,7 @@ _GOOD_WORDS = frozenset(
     "matched matches match entailed entails follows followed agrees agree right true valid useful clear coherent fluent "
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
     "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
-    "upholds upheld conforms conformed".split()
+    "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
@@ -37,7 +37,8 @@ _BAD_WORDS = frozenset(
     "omitted omits incomplete unmet misaligned inappropriate insulting hateful false invalid unclear incoherent bad low "
     "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated impossible "
     "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
-    "breached disobeys disobeyed noncompliant".split()
+    "breached disobeys disobeyed noncompliant unfair one-sided prejudiced disparages disparaging demeans demeaning stereotypes "
+    "stereotyping discriminatory".split()
 )
 _NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
 #: Phrases that say as one word what their words do not: "made up" is "invented".
