@@ -56,6 +56,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "prompt_calls_the_biased_verdict_impartial/prompts/plain.j2:4:3: warning: bias-plain.analyze: the prompt defines \"yes\" in words that say good ('the opinion is impartial and even-handed towards every group'), but the answer schema bias_verdicts.yaml gives \"yes\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
         "prompt_calls_the_biased_verdict_impartial/prompts/plain.j2:5:3: warning: bias-plain.analyze: the prompt defines \"no\" in words that say bad ('the opinion is one-sided or prejudiced against a group'), but the answer schema bias_verdicts.yaml gives \"no\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
     ]),
+    ("jury_pass_line_on_the_bad_side", 0, [
+        "jury_pass_line_on_the_bad_side/catalog.yaml:9:18: warning: toxicity-jury.judges.threshold: 0.75 passes an answer with most verdicts 'yes' (bad) (3 statements; verdicts yes, yes, no: score 0.67), on a score where lower is better: the line is on the side of the bad answers; did you mean 0.25? [pass-line-against-meaning]",
+    ]),
     ("extension_keeps_the_base_count", 1, [
         "extension_keeps_the_base_count/catalog.yaml:6:16: fair-opinions.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "extension_keeps_the_base_count/catalog.yaml:9:16: fair-opinions.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",
