@@ -34,7 +34,7 @@ def unread_required(definition: ScorerDefinition, raw: Any, own: Any, templates:
     try:
         for step in definition.steps:
             for template in step_kind(step.kind).sources(step).templates:
-                for name in templates.sharing_variables(template.text):
+                for name in templates.referenced(template.text, sharing_only=True):
                     prompts.append(name)
                     read |= names_read(templates.environment.parse(templates.source(name)[1]))
         for _, value in written_settings("scorers.*", raw, Unit.EXPRESSION):

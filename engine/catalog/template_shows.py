@@ -49,7 +49,7 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
 
 def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
     """The templates `names` render and those that see their variables, parsed."""
-    reached = dict.fromkeys(shared for name in names for shared in templates.sharing_variables(name))
+    reached = dict.fromkeys(shared for name in names for shared in templates.referenced(name, sharing_only=True))
     return [(name, *source, _environment().parse(source[1])) for name in reached for source in [templates.source(name)]]
 
 

@@ -296,9 +296,10 @@ class PromptTemplates:
         except TemplateSyntaxError as exc:
             raise ConfigError(f"{where}: template syntax error: {exc.message}") from None
 
-    def sharing_variables(self, name: str) -> list[str]:
-        """`name` and the templates it includes (or imports `with context`), recursively: those
-        that see the step's variables. An imported macro's names are its own parameters."""
+    def referenced(self, name: str, sharing_only: bool = False) -> list[str]:
+        """`name` and every template it includes, imports or extends, recursively; with
+        `sharing_only`, those that see the step's variables (included, or imported `with
+        context`): an imported macro's names are its own parameters."""
         found: list[str] = []
         pending = [name]
         while pending:
@@ -307,20 +308,7 @@ class PromptTemplates:
                 continue
             found.append(current)
             parsed = self.environment.parse(self.source(current)[1])
-            pending.extend(reference for reference in _references(parsed) if is_included(parsed, reference))
-        return found
-
-    def referenced(self, name: str) -> list[str]:
-        """`name` and every template it includes, imports or extends, recursively."""
-        found: list[str] = []
-        pending = [name]
-        while pending:
-            current = pending.pop()
-            if current in found:
-                continue
-            found.append(current)
-            parsed = self.environment.parse(self.source(current)[1])
-            pending.extend(_references(parsed))
+            pending.extend(reference for reference in _references(parsed) if not sharing_only or is_included(parsed, reference))
         return found
 
 
