@@ -5,16 +5,14 @@ others, so a claim the second piece supports is judged unsupported. Named at the
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
-from .templates import PromptTemplates, sandbox
+from .templates import PromptTemplates
 from .warning import CatalogWarning
 
 #: The item's lists whose every piece is evidence the judge weighs (a conversation's last
@@ -50,12 +48,7 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
 def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
     """The templates `names` render and those that see their variables, parsed."""
     reached = dict.fromkeys(shared for name in names for shared in templates.referenced(name, sharing_only=True))
-    return [(name, *source, _environment().parse(source[1])) for name in reached for source in [templates.source(name)]]
-
-
-@functools.cache
-def _environment() -> Any:
-    return sandbox()
+    return [(name, *source, templates.environment.parse(source[1])) for name in reached for source in [templates.source(name)]]
 
 
 def _pieces(tree: nodes.Template) -> Iterator[tuple[str, str, int]]:
