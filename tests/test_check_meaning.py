@@ -195,9 +195,11 @@ AT_THE_AUTHORS_LINE: list[tuple[str, int, list[str]]] = [
         'pairwise_first_output_twice/prompts/compare.j2:5:4: clearer.compare: the scorer is pairwise, but it shows `output`, the first, a second time (first at line 3), and never the second output, `metadata.second_output`: the judge compares the first output with itself; show the second as `{{ metadata.second_output | untrusted("response_2") }}`',
     ]),
     ("text_option_looped", 1, [
+        'text_option_looped/catalog.yaml:10:15: scorers.polite.options.points.type: string, but `{% for %}` goes through `options.points` as a list, one character at a time, taking each character for an item; declare it `type: array` with `items: {type: string}` (and a list as its default)',
         'text_option_looped/prompts/polite.j2:2:17: polite.verdict: `options.points` is text: `{% for %}` goes through it one character at a time, taking each character for an item; make it a list (`type: array`, `items: {type: string}`), or show it whole (`{{ options.points }}`)',
     ]),
     ("text_option_joined", 1, [
+        'text_option_joined/catalog.yaml:10:15: scorers.polite.options.points.type: string, but `| join` goes through `options.points` as a list, one character at a time, taking each character for an item; declare it `type: array` with `items: {type: string}` (and a list as its default)',
         'text_option_joined/prompts/polite.j2:1:36: polite.verdict: `options.points` is text: `| join` goes through it one character at a time, taking each character for an item; make it a list (`type: array`, `items: {type: string}`), or show it whole (`{{ options.points }}`)',
     ]),
 ]

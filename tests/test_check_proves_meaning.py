@@ -25,6 +25,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("counts_the_bad_verdict", 1, [
         "counts_the_bad_verdict/catalog.yaml:6:16: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "counts_the_bad_verdict/catalog.yaml:24:20: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",
+        "counts_the_bad_verdict/schemas/verdicts.yaml:12:11: grounded: verdict's `meaning:` declares 'yes' (bad), 'no' (good), but the score counts it the other way with `direction: higher_is_better` (every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares): if the meaning is the slip, turn it round",
     ]),
     ("counts_the_verdict_described_bad", 0, [
         "counts_the_verdict_described_bad/catalog.yaml:6:16: warning: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination (the context contradicts it or is silent); \"no\": the context supports it) [score-against-meaning]",

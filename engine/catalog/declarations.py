@@ -74,12 +74,15 @@ class Uses:
     #: Each comparison an option's default decides: the option, the comparison, the range of
     #: what it is compared with, and where the expression is.
     defaults_deciding: list[tuple[str, str, Number, tuple[Any, ...] | None]] = field(default_factory=list)
+    #: Each option declared as text that a loop or a filter goes through as a list, and how.
+    gone_through: dict[str, str] = field(default_factory=dict)
 
     def add(self, checker: NameChecker, at: tuple[Any, ...] | None = None) -> None:
         self.paths |= checker.paths_read
         self.whole |= checker.read_whole
         self.enum_misses += [(subject, text, at) for subject, text in getattr(checker, "enum_misses", ())]
         self.defaults_deciding += [(option, text, other, at) for option, text, other in getattr(checker, "defaults_deciding", ())]
+        self.gone_through |= dict(getattr(checker, "options_gone_through", ()))
         if at is not None:
             self.at[at] = set(checker.paths_read)
 
@@ -285,6 +288,23 @@ class Declarations:
         self.unused(steps)
         self.option_enums()
         self.defaults_in_another_unit()
+        self.texts_gone_through()
+
+    def texts_gone_through(self) -> None:
+        """An option the author's file declares `type: string` that a template or expression
+        goes through as a list (said at the loop too): either line may be the slip, and the
+        declaration is the one to change when the option holds several things."""
+        own = self.compiler.source.scorers.get(self.definition.id)
+        options = own.get("options") if isinstance(own, Mapping) else None
+        for option, how in self.uses.gone_through.items():
+            declared = options.get(option.removeprefix("options.")) if isinstance(options, Mapping) else None
+            if not isinstance(declared, Mapping) or declared.get("type") != "string":
+                continue
+            self.compiler.problem(
+                f"{self.label}.{option}.type: string, but {how} goes through `{option}` as a list, one character at a time, "
+                f"taking each character for an item; declare it `type: array` with `items: {{type: string}}` (and a list as its default)",
+                position(own, [*option.split("."), "type"], value=True),
+            )
 
     def defaults_in_another_unit(self) -> None:
         """An option's default, written in the author's file, that decides a comparison for

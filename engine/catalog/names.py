@@ -75,6 +75,7 @@ class NameChecker(Operations):
         #: (`options.order`, 'strict'): the other side of the mismatch may be the enum's.
         self.enum_misses: list[tuple[str, str]] = []
         self.defaults_deciding = []
+        self.options_gone_through = []
         self._declared: set[str] = set(IMPLICIT_NAMES)
         self._base = False  # the name being read is the base of a field read
         self._quiet = 0  # looking a shape up to narrow it: nothing is reported

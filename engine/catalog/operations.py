@@ -68,6 +68,9 @@ class Operations:
     #: The options whose default decided a comparison (see constant_at_default): the option,
     #: the comparison as written, and the range of what it is compared with.
     defaults_deciding: list[tuple[str, str, Number]]
+    #: The options declared as text that a loop or a filter goes through as a list: the
+    #: option, and how (`{% for %}`), for their declaration's line (see declarations.py).
+    options_gone_through: list[tuple[str, str]]
 
     def infer(self, node: nodes.Node, local: Mapping[str, Shape]) -> Shape:
         raise NotImplementedError
@@ -198,6 +201,8 @@ class Operations:
         subject = f"`{bare(text)}`" if text else "this"
         whole = f"show it whole (`{{{{ {bare(text)} }}}}`)" if text else "show it whole"
         declared = " (`type: array`, `items: {type: string}`)" if text and text.startswith("options.") else ""
+        if text and declared:
+            self.options_gone_through.append((bare(text), what))
         self.report(
             node,
             f"{subject} is text: {what} goes through it one character at a time, taking each character for an item; "

@@ -49,19 +49,44 @@ class _Written(NamedTuple):
         return self.parent.get(name) if isinstance(self.parent, Mapping) else None
 
     def comment(self) -> str:
+        """The comment after the setting on its line, then those on the lines just above it
+        at its indentation (`# gpt-4o reads 128k tokens` over `max_input_chars: 120000`)."""
         place = position(self.parent, [self.loc[-1]])
-        if place is None:
+        if place is None or place.line is None:
             return ""
-        try:
-            line = Path(place.file).read_text(encoding="utf-8").splitlines()[place.line - 1]
-        except (OSError, IndexError, UnicodeDecodeError):
+        lines = _file_lines(place.file)
+        if not 0 < place.line <= len(lines):
             return ""
+        line = lines[place.line - 1]
         found = re.search(r"\s#\s*(.*)$", line)
-        return found.group(1).strip() if found else ""
+        said = [found.group(1).strip()] if found else []
+        indent = len(line) - len(line.lstrip())
+        above = place.line - 2
+        while above >= 0 and (comment := re.fullmatch(rf" {{{indent}}}#\s*(.*)", lines[above])) is not None:
+            said.insert(1 if found else 0, comment.group(1).strip())
+            above -= 1
+        return " ".join(said)
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
         return found(self.loc) if found is not None else None
+
+
+def _file_lines(file: str | None) -> list[str]:
+    """A catalog file's lines, read once for every setting written in it (again once it changes)."""
+    try:
+        path = Path(file or "")
+        return _lines_of(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return []
+
+
+@functools.lru_cache(maxsize=64)
+def _lines_of(path: str, modified: int) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def _written(data: Any, parts: Sequence[str], loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:

@@ -188,12 +188,47 @@ class CommentInOwnUnit(NamedTuple):
             return None
         other, size = named[0]
         numbers = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
-        if numbers and not any(abs(number - value) <= 0.05 * value for number in numbers):
-            return None  # the comment converts (`120  # 2 minutes`), or counts something else
+        # The number is the comment's figure, or a little under it (`100000  # the model reads
+        # 128k tokens; keep some room`), and no figure converts to it (`120  # 2 minutes`).
+        taken = [number for number in numbers if 0.5 * number <= value <= 1.05 * number and not 0.6 * number * size <= value <= 1.5 * number * size]
+        converts = any(0.6 * number * size <= value <= 1.5 * number * size for number in numbers)
+        if numbers and (converts or not taken):
+            return None  # the comment converts, or counts something else
+        figure = taken[0] if taken else value
         unit = setting.unit.value.removeprefix("a number of ")
         return Found(
-            f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {value:g} {other} are about "
-            f"{round(value * size, 3):g} {unit}; write the number in {unit}",
+            f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {figure:g} {other} are about "
+            f"{round(figure * size, 3):g} {unit}; write the number in {unit}",
+            "unit-against-comment",
+        )
+
+
+#: Words of a comment that speak of time, by the letter of a time span that writes them.
+_TIME_WORDS: Mapping[str, str] = {
+    **dict.fromkeys("sec secs second seconds".split(), "s"), **dict.fromkeys("min mins minute minutes".split(), "m"),
+    **dict.fromkeys("h hr hrs hour hours hourly".split(), "h"), **dict.fromkeys("day days daily".split(), "d"),
+    **dict.fromkeys("week weeks weekly".split(), "w"),
+}
+#: Words that say the comment counts outcomes after all (`50  # the last 50 scores, about an hour`).
+_OUTCOME_WORDS = frozenset("outcome outcomes result results score scores scored item items reply replies answer answers run runs call calls sample samples last labelled".split())
+
+
+class CountNotTimeSpan(NamedTuple):
+    """A window of the last N outcomes whose comment speaks of time: `window: 60  # an hour`
+    averages the last 60 outcomes however long they took (a minute at peak, a day at night),
+    where a time span (`window: 1h`) was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = _number(setting.value), setting.comment()
+        words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
+        times = [word for word in words if word in _TIME_WORDS]
+        if value is None or not times or set(words) & _OUTCOME_WORDS:
+            return None
+        before = words[words.index(times[0]) - 1] if words.index(times[0]) else ""
+        count = before if re.fullmatch(r"\d+(?:\.\d+)?", before) else "1"
+        return Found(
+            f"{value:g} is the last {value:g} outcomes, however long they took, but its comment speaks of time ({said!r}): a number "
+            f"counts outcomes, so the span it covers follows the traffic; write a time span: `{setting.label.rsplit('.', 1)[-1]}: {count}{_TIME_WORDS[times[0]]}`",
             "unit-against-comment",
         )
 

@@ -13,7 +13,7 @@ code a row may need.
 from typing import NamedTuple
 
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
+    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, CountNotTimeSpan, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, WholeNotEach, Within,
 )
 
@@ -196,7 +196,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
-    SettingRule("monitors.*.window", Unit.COUNT),
+    SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(),)),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
     SettingRule("monitors.*.run", Unit.NAME),
     SettingRule("monitors.*.source", Unit.WORD),

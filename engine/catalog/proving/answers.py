@@ -51,6 +51,9 @@ class Scenario:
     uneven: bool = False
     #: Whether the item's output is empty (tried on a scorer that scores an empty output).
     empty_output: bool = False
+    #: Whether answers are made from the step's own schema, not the request's bounds: lists a
+    #: bound asks items for (one per sentence of the output) empty, as for an output with none.
+    unbounded: bool = False
 
 
 

@@ -9,7 +9,7 @@ by that meaning is the meaning's mistake, named at the `meaning:` line rather th
 from __future__ import annotations
 
 from .empty_answer import ScorerProof, better_word, leaf
-from .meanings import Meaning
+from .meanings import Meaning, polarity_of_words
 
 
 def meaning_against_description(proof: ScorerProof, name: str, meaning: Meaning, moves: str) -> bool:
@@ -20,12 +20,52 @@ def meaning_against_description(proof: ScorerProof, name: str, meaning: Meaning,
     if not meaning.declared or described is None or not meaning.against_description() or meaning.place is None:
         return False
     higher = proof.plan.direction == "higher_is_better"
-    declared = ", ".join(f"{meaning.described(value)}" for value in meaning.polarities or {})
+    if meaning.better and described.better:
+        declared, fix = f"{meaning.better} is better", f"write `meaning: {described.better}_is_better`"
+    else:
+        declared, fix = ", ".join(f"{meaning.described(value)}" for value in meaning.polarities or {}), "swap the meaning's good and bad"
     proof._finding(
         True, "score-against-meaning",
         f"{proof.label}: {leaf(name)}'s `meaning:` declares {declared}, but its own description says the opposite "
-        f"({described.evidence}); read by the description the score goes with `direction: {proof.plan.direction}`, by the declared "
-        f"meaning against it ({moves.replace(', as its schema declares', '')}; {better_word(higher)} is better): swap the meaning's good and bad",
+        f"({described.evidence.rstrip('.')}); read by the description the score goes with `direction: {proof.plan.direction}`, by the declared "
+        f"meaning against it ({moves.replace(', as its schema declares', '')}; {better_word(higher)} is better): {fix}",
         meaning.place,
     )
     return True
+
+
+def description_against_name(proof: ScorerProof, name: str, meaning: Meaning) -> bool:
+    """The warning at the description of a yes-or-no field, when nothing is declared, the
+    description says true is the bad end (`on_topic`: "true when the sentence strays") and the
+    field's own name says true is the good one, as the score counts it: the description is
+    the odd one out, and the judge, who reads it, answers each value the other way. False
+    (nothing said) when the name says nothing or agrees with the description."""
+    polarities = meaning.polarities or {}
+    if meaning.declared or meaning.place is None or set(polarities) != {True, False}:
+        return False
+    named = polarity_of_words(leaf(name).replace("_", " ").replace("-", " ").removeprefix("is "))
+    if named not in ("good", "bad") or named == polarities[True]:
+        return False
+    proof._finding(
+        False, "score-against-meaning",
+        f"{proof.label}: {leaf(name)}'s description says true is {polarities[True]} ({meaning.evidence}), but its name says true is "
+        f"{named}, as the score counts it with `direction: {proof.plan.direction}`: the judge reads the description and answers each "
+        f"{leaf(name)} the other way, so the score counts the {polarities[True]} answers as {named}; make the description say what the name does",
+        meaning.place,
+    )
+    return True
+
+
+def meaning_may_be_the_slip(proof: ScorerProof, name: str, meaning: Meaning, moves: str) -> None:
+    """A declared `meaning:` in the author's own schema that the score and `direction:` both
+    go against (said at those two as well): the meaning, the direction and the score are all
+    the author's, and any of them may be the slip."""
+    if not meaning.declared or meaning.place is None or not proof._is_own(meaning.place):
+        return
+    declared = f"{meaning.better} is better" if meaning.better else ", ".join(meaning.described(value) for value in meaning.polarities or {})
+    proof._finding(
+        True, "score-against-meaning",
+        f"{proof.label}: {leaf(name)}'s `meaning:` declares {declared}, but the score counts it the other way with "
+        f"`direction: {proof.plan.direction}` ({moves}): if the meaning is the slip, turn it round",
+        meaning.place,
+    )

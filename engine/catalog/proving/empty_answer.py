@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ...errors import ConfigError
+from ...judge.bounds import LIST_KEYWORDS
 from ...scoring.plan import ScorerPlan
 from ...scoring.steps.score import ScoreStepPlan
 from ..silencing import marked
@@ -49,10 +50,12 @@ def empty_answer(proof: ScorerProof) -> None:
     """An answer with empty lists scoring the worst end while others reach the best
     (`empty-scores-worst`), or an `empty:` marked as the worst that no longer is."""
     trial = proof.trials.named("empty lists")
-    if trial is None or trial.score is None or proof.range is None or not proof.trials.fields:
+    if trial is not None and _holds_items(trial.answers):
+        # The bounds ask for items (one per sentence given ...): the lists are empty only for an
+        # item with none, which the author's `empty:` (when written) says what to score.
+        trial = proof.trials.nothing_to_judge if _written_empty(proof) and _counted_in_output(proof) else None
+    if trial is None or trial.score is None or proof.range is None or not proof.trials.fields or _holds_items(trial.answers):
         return
-    if _holds_items(trial.answers):
-        return  # the bounds ask for items (one per sentence given ...): no answer the judge may give is empty
     low, high = proof.range
     higher = proof.plan.direction == "higher_is_better"
     worst = low if higher else high
@@ -111,6 +114,21 @@ def empty_output_scores_best(proof: ScorerProof) -> None:
         "reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output "
         "the worst score in the score's expression",
         place,
+    )
+
+
+def _written_empty(proof: ScorerProof) -> bool:
+    """Whether the author's score says what an empty list scores (`empty:`)."""
+    return any(isinstance(value, Mapping) and "empty" in value for value in (proof._score_raw().get("values") or {}).values())
+
+
+def _counted_in_output(proof: ScorerProof) -> bool:
+    """Whether a judged step's list is as long as the output has pieces (`items: "sentences(output)
+    | length"`): its empty lists are then an output with nothing to judge, not an item with no
+    context retrieved, which may well be the bad end."""
+    return any(
+        bound.keyword in LIST_KEYWORDS and not isinstance(bound.value, (int, float)) and "output" in bound.value.names
+        for step in proof.plan.steps for bound in getattr(step, "bounds", ())
     )
 
 

@@ -28,7 +28,8 @@ _GOOD_WORDS = frozenset(
     "matched matches match entailed entails follows followed agrees agree right true valid useful clear coherent fluent "
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
     "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
-    "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed".split()
+    "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed "
+    "help helps helped helping on-point".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
@@ -38,9 +39,10 @@ _BAD_WORDS = frozenset(
     "misleading misled error errors mistake mistakes refuses refused unanswered ignores ignored deviates deviated impossible "
     "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
     "breached disobeys disobeyed noncompliant unfair one-sided prejudiced disparages disparaging demeans demeaning stereotypes "
-    "stereotyping discriminatory".split()
+    "stereotyping discriminatory "
+    "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated".split()
 )
-_NEGATIONS = frozenset("not no never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+_NEGATIONS = frozenset("not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
 #: Phrases that say as one word what their words do not: "made up" is "invented".
 _PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant"}
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
@@ -61,6 +63,8 @@ class Meaning:
     #: What the field's description says of its values, read as an undeclared meaning is
     #: (beside a declared meaning only: the two may disagree).
     description_says: Meaning | None = None
+    #: A number's least and greatest values, when its schema bounds both.
+    ends: tuple[float, float] | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
@@ -69,7 +73,10 @@ class Meaning:
 
     def against_description(self) -> bool:
         """Whether the field's description says each value it speaks of means the opposite
-        of what `meaning:` declares ("yes" when supported, declared bad)."""
+        of what `meaning:` declares ("yes" when supported, declared bad; a rating "from 1
+        (impossible to follow) to 5 (perfectly clear)" declared lower-is-better)."""
+        if self.description_says is not None and self.better is not None and self.description_says.better is not None:
+            return self.better != self.description_says.better
         said = {value: polarity for value, polarity in ((self.description_says.polarities or {}) if self.description_says else {}).items() if polarity != "neutral"}
         return bool(said) and all(self.polarity(value) not in (None, polarity, "neutral") for value, polarity in said.items())
 
@@ -144,7 +151,7 @@ def declared_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Mean
     written = node.get("meaning")
     place = position(data, [*loc, "meaning"])
     if isinstance(written, str) and written in NUMBER_MEANINGS:
-        return Meaning(better="higher" if written == "higher_is_better" else "lower", place=place)
+        return Meaning(better="higher" if written == "higher_is_better" else "lower", place=place, ends=number_ends(node))
     if not isinstance(written, Mapping):
         return None
     values = list(node.get("enum") or ([False, True] if node.get("type") == "boolean" else []))
@@ -177,7 +184,7 @@ def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning
     evidence: list[str] = []
     for value in values:
         polarity = _value_polarity(value)
-        clause = _clause_about(value, description) if polarity is None else None
+        clause = _clause_about(value, description, [other for other in values if other != value]) if polarity is None else None
         if clause is not None:
             polarity = _polarity_of_words(clause)
             if polarity is not None:
@@ -193,19 +200,35 @@ def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning
 def _read_number_meaning(node: Mapping[str, Any], description: str, data: Any, loc: list[Any]) -> Meaning | None:
     """Which way a rating is better, read from what its description says of its two ends:
     "from 1 (perfectly clear) to 5 (impossible to follow)" is lower-is-better."""
-    ends = [node.get("minimum"), node.get("maximum")]
-    said: list[Polarity | None] = []
+    ends = number_ends(node)
+    read = scale_read(description, ends) if ends is not None else None
+    if read is None:
+        return None
+    return Meaning(better=read[0], declared=False, place=position(data, [*loc, "description"]), evidence=description.strip(), ends=ends)
+
+
+def number_ends(node: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A number field's least and greatest values, when the schema bounds both."""
+    least, greatest = node.get("minimum"), node.get("maximum")
+    if isinstance(least, bool) or isinstance(greatest, bool) or not isinstance(least, (int, float)) or not isinstance(greatest, (int, float)):
+        return None
+    return float(least), float(greatest)
+
+
+def scale_read(text: str, ends: tuple[float, float]) -> tuple[Literal["higher", "lower"], int] | None:
+    """Which end of a scale from `ends[0]` to `ends[1]` a text calls good, by the words it ties
+    to each (`1 (rude)`, `5 = very polite`, `1: perfectly clear`), and where it ties words to
+    the least; None unless one end reads good and the other bad."""
+    said: list[tuple[Polarity | None, int]] = []
     for end in ends:
-        if not isinstance(end, (int, float)) or isinstance(end, bool):
-            return None
         shown = f"{end:g}"
-        found = re.search(rf"(?<![\d.]){re.escape(shown)}(?![\d.])\s*(?:\(([^)]*)\)|(?:=|:|means|is|for)\s*([^,;.()]+))", description)
-        said.append(_polarity_of_words(found.group(1) or found.group(2)) if found else None)
-    low, high = said
+        tied = re.finditer(rf"(?<![\w.]){re.escape(shown)}(?![\d.])[ \t]*(?:\(([^)\n]*)\)|(?:=|:|means|is|for|[-–—](?=\s))[ \t]*(?![ \t\d])([^,;.()\n]+))", text)
+        read = ((_polarity_of_words(found.group(1) or found.group(2)), found.start()) for found in tied)
+        said.append(next((pair for pair in read if pair[0] is not None), (None, 0)))
+    (low, where), (high, _) = said
     if {low, high} != {"good", "bad"}:
         return None
-    better: Literal["higher", "lower"] = "higher" if high == "good" else "lower"
-    return Meaning(better=better, declared=False, place=position(data, [*loc, "description"]), evidence=description.strip())
+    return ("higher" if high == "good" else "lower"), where
 
 
 def _quoted(value: Any) -> str:
@@ -223,16 +246,24 @@ def _value_polarity(value: Any) -> Polarity | None:
     return _polarity_of_words(word.replace("_", " ").replace("-", " "))
 
 
-def _clause_about(value: Any, description: str) -> str | None:
+def _clause_about(value: Any, description: str, others: Sequence[Any] = ()) -> str | None:
     """What the description says of `value`: the words after `"value" when|if|means|:` up to
-    the next value or the end of the sentence."""
-    word = str(value).lower() if isinstance(value, bool) else str(value)
+    the next value (`true when it strays, false when it helps`) or the end of the sentence."""
+    word = _word(value)
     quoted = rf"[\"'`]{re.escape(word)}[\"'`]\s*(?:when|if|means|meaning|for|=|:|-|–|—)?\s*([^\"'`;.]*)"
     bare = rf"\b{re.escape(word)}\s+(?:when|if|means)\s+([^\"'`;.]*)"
     found = re.search(quoted, description, re.IGNORECASE) or re.search(bare, description, re.IGNORECASE)
-    if found is None:
+    if found is None or not found.group(1):
         return None
-    return found.group(1) or None
+    clause = found.group(1)
+    for other in others:
+        clause = re.split(rf"[,\s]+(?:and\s+|or\s+|but\s+)?\b{re.escape(_word(other))}\b\s*(?:when|if|means|for|=|:)", clause, maxsplit=1, flags=re.IGNORECASE)[0]
+    return clause or None
+
+
+def _word(value: Any) -> str:
+    """A value as a description writes it: booleans in lower case."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _polarity_of_words(text: str) -> Polarity | None:

@@ -18,8 +18,10 @@ from ...scoring.steps import step_kind
 from ..source import CatalogSource, Place, span_of
 from ..spec import ScorerDefinition
 from ..templates import PromptTemplates
+from .empty_answer import leaf
+from .meanings import Meaning, scale_read
 from .trials import Trials
-from .value_sayings import Saying, fields_named, filtered_sayings, sayings, value_polarities
+from .value_sayings import Saying, fields_named, filtered_sayings, plain_text, sayings, value_polarities
 
 
 class ScorerProof(Protocol):
@@ -44,7 +46,7 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
     a heading that says the other (`The hallucinated claims:` over `verdict == 'no'`)."""
     templates: PromptTemplates | None = None
     meanings = proof.trials.meanings
-    if not value_polarities(meanings):
+    if not value_polarities(meanings) and not any(meaning.ends for meaning in meanings.values()):
         return
     own_folder = proof.source.templates_path[0].resolve()
     for index, step in enumerate(proof.definition.steps):
@@ -52,7 +54,9 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
         if not written.templates:
             continue
         # A judge's prompt defines the values of its own answer; other templates only list answers.
-        mine = value_polarities({name: meaning for name, meaning in meanings.items() if name.startswith(f"{step.id}.")}) if written.schema is not None else {}
+        own_meanings = {name: meaning for name, meaning in meanings.items() if name.startswith(f"{step.id}.")} if written.schema is not None else {}
+        mine = value_polarities(own_meanings)
+        scales = {name: meaning for name, meaning in own_meanings.items() if meaning.ends is not None and meaning.better is not None}
         schema = f"the answer schema {written.schema.text}" if written.schema is not None else ""
         templates = templates or PromptTemplates(proof.source.templates_path)
         try:
@@ -73,11 +77,36 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
                     if meant is not None and meant != saying.polarity:
                         _warn(proof, step.id, f"the prompt defines \"{saying.value}\" in words that say {saying.polarity}", saying, meant, schema,
                               Place(str(path), number, saying.offset) if own else None, pointed, name, number)
+            for field, meaning in scales.items():
+                _scale_against(proof, step.id, field, meaning, text, schema, Place(str(path), 0, 0) if own else None, pointed, name)
             for line_index, field, value, saying in filtered_sayings(lines):
                 meant = value_polarities(meanings, field).get(value)
                 if meant is not None and meant != saying.polarity:
                     _warn(proof, step.id, f"the template keeps the answers whose {field} is \"{value}\" under words that say {saying.polarity}", saying, meant, f"the schema of {fields_named(meanings, field)[0]}",
                           Place(str(path), line_index + 1, saying.offset) if own else None, pointed, name, line_index + 1)
+
+
+def _scale_against(proof: ScorerProof, step: str, field: str, meaning: Meaning, text: str, schema: str, own: Place | None, pointed: Place | None, template: str) -> None:
+    """`verdict-defined-against-meaning` where a prompt ties words to a rating's two ends the
+    other way round from its schema (`from 1 (very polite) to 5 (rude)` for a rating whose
+    greater values are better): the judge rates by the prompt and every score is turned round."""
+    assert meaning.ends is not None
+    read = scale_read(plain_text(text), meaning.ends)
+    if read is None or read[0] == meaning.better:
+        return
+    line = text.count("\n", 0, read[1]) + 1
+    low, high = (f"{end:g}" for end in meaning.ends)
+    words = text.splitlines()[line - 1].strip()
+    said = f"the prompt defines {leaf(field)} from {low} to {high} with {read[0]} values better ({words[:100]!r})"
+    if own is None:
+        said = f"{template}, which this `prompt:` points the step at, {said.removeprefix('the prompt ')} (line {line})"
+    start = read[1] - text.rfind("\n", 0, read[1]) - 1
+    proof.warning(
+        "verdict-defined-against-meaning",
+        f"{proof.label}.{step}: {said}, but {schema} declares {meaning.better} values better: the judge rates by the prompt and the "
+        f"score counts by the schema, so each rating counts the other way; make the two agree",
+        Place(own.file, line, start + 1) if own is not None else pointed,
+    )
 
 
 def _warn(proof: ScorerProof, step: str, said: str, saying: Saying, meant: str, schema: str, place: Place | None, pointed: Place | None, template: str, line: int) -> None:

@@ -26,7 +26,7 @@ from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
-from .described_meaning import meaning_against_description
+from .described_meaning import description_against_name, meaning_against_description, meaning_may_be_the_slip
 from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
@@ -351,7 +351,7 @@ class ScorerProof(Placing):
             f"every {leaf(name)} {self._good_value(meaning)} scores {best.score:g} and every {leaf(name)} "
             f"{self._bad_value(meaning)} scores {worst.score:g}, {said}"
         )
-        if meaning_against_description(self, name, meaning, moves):
+        if meaning_against_description(self, name, meaning, moves) or description_against_name(self, name, meaning):
             return
         reader = self._reader_of(name)
         own = self.source.scorers.get(self.definition.id)
@@ -370,6 +370,8 @@ class ScorerProof(Placing):
                 f"{self.label}.direction: {self.plan.direction} is the wrong way round for its score: {moves}",
                 direction,
             )
+        if reader_is_own or direction is not None:
+            meaning_may_be_the_slip(self, name, meaning, moves)
 
     def _is_own(self, place: Place) -> bool:
         """Whether `place` is in the author's own files (not the built-in catalog's)."""

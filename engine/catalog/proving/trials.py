@@ -97,6 +97,8 @@ class BoundaryJudge:
         model = request.response_model
         if model is None:
             return JudgeAnswer(value="A reason.")
+        if self.maker.scenario.unbounded:
+            model = self.unbounded[request.step]
         schema = schema_of(model)
         self.schemas[request.step] = schema
         answer = self.maker.answer(request.step, schema)
@@ -174,6 +176,10 @@ class Trials:
     meanings: Mapping[str, Meaning]
     #: The choice fields of the judged steps (qualified paths) and their values on the sample item.
     fields: Mapping[str, list[Any]]
+    #: The answers' lists empty though the request's bounds ask for items (an output with no
+    #: sentence, say), when they do: apart from `trials`, as no judge decoding under the bounds
+    #: sent for the sample item could answer so.
+    nothing_to_judge: Trial | None = None
 
     def scored(self) -> list[Trial]:
         return [trial for trial in self.trials if trial.scored]
@@ -330,8 +336,9 @@ async def _run_trials(plan: ScorerPlan, options: Mapping[str, Any], meanings: Ma
     chosen = {name: domain for name, domain in fields.items() if name not in positional}
     # An output scored though empty: a judge given it finds nothing in it (its lists empty).
     empty = [Scenario("empty output", lists="least", default=Pick(index=0), empty_output=True)] if plan.empty_output == "score" else []
-    tried = await asyncio.gather(*(_trial(made, scenario, meanings, positional, tallies) for scenario in [*scenarios(chosen, meanings), *empty]))
-    return Trials(plan, list(tried), list(tallies.values()), meanings, chosen)
+    unbounded = Scenario("nothing to judge", lists="least", default=Pick(index=0), unbounded=True)
+    *tried, nothing = await asyncio.gather(*(_trial(made, scenario, meanings, positional, tallies) for scenario in [*scenarios(chosen, meanings), *empty, unbounded]))
+    return Trials(plan, list(tried), list(tallies.values()), meanings, chosen, nothing)
 
 
 def _copies_texts(name: str, plan: ScorerPlan) -> bool:

@@ -42,9 +42,14 @@ class Saying:
     offset: int
 
 
+def plain_text(text: str) -> str:
+    """The text with its Jinja tags blanked out, each character where it was."""
+    return _JINJA.sub(lambda found: " " * len(found.group()), text)
+
+
 def sayings(text: str) -> Iterator[Saying]:
     """Each value the text ties to words that read good or bad (Jinja tags aside)."""
-    plain = _JINJA.sub(lambda found: " " * len(found.group()), text)
+    plain = plain_text(text)
     for pattern in (_VALUE_THEN_WORDS, _WORDS_THEN_VALUE):
         for found in pattern.finditer(plain):
             words = re.split(r"[.;!?](?:\s|$)", found["words"])[-1 if pattern is _WORDS_THEN_VALUE else 0]
