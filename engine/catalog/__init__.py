@@ -190,8 +190,8 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     hidden: list[ConfigError] = []
     plan_of = lambda scorer_id: _plan_of(scorer_id, source, compiled)  # noqa: E731 - one lookup for the queues' and monitors' checks
     if source.data.get("queues") is not None:
-        from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning
-        hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *instructions_against_meaning(source)]
+        from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning, text_not_what_is_judged
+        hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *text_not_what_is_judged(source, plan_of), *instructions_against_meaning(source)]
     if source.data.get("monitors") is not None:
         from .monitors import monitor_warnings
         hidden += monitor_warnings(source.data, source.path, plan_of)

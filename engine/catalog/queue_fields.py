@@ -2,7 +2,8 @@
 hides from its reviewers a field its scorer's judge reads (people told to label the judge's
 answers, each claim against the context, say, decide without what the judge saw, so their
 labels measure a guess against it; named at the queue's `show:`), and one whose `choices:`
-offer a value the field they label never holds (named at that choice), and one whose
+offer a value the field they label never holds (named at that choice), one whose `text:`
+shows each answer's other field than what it judges (the judge's reason for the claim), and one whose
 `instructions:` tell reviewers a value means the opposite of what the judged field's schema
 declares (`"yes" when it is made up` where "yes" is good: people label the other way from
 the judge, and agreement is measured backwards; named at that value in the instructions).
@@ -84,6 +85,40 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
             )
 
 
+def text_not_what_is_judged(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
+    """A warning at a queue's `steps.text` that shows reviewers another field of each answer
+    than the one the step copies from an earlier step's list (`verdicts[].statement: {enum:
+    preprocess.claims}`): the claim each verdict judges, which people are there to label;
+    `text: reason` shows them the judge's own words about it instead."""
+    from .queues import StepLabels
+
+    queues = source.data.get("queues")
+    for name, queue in queues.items() if isinstance(queues, Mapping) else ():
+        written = queue.get("steps") if isinstance(queue, Mapping) else None
+        plan = plan_of(str(queue.get("scorer", ""))) if isinstance(written, Mapping) and "text" in written else None
+        try:
+            labels = StepLabels.model_validate(written) if plan is not None else None
+        except ValidationError:
+            continue  # said by queues.py
+        step = next((step for step in plan.steps if labels is not None and step.id == labels.step), None) if plan is not None else None
+        if labels is None or step is None or labels.text is None:
+            continue
+        entry = f"{labels.field}[]."
+        copied = sorted({
+            bound.path.removeprefix(entry) for bound in getattr(step, "bounds", ())
+            if bound.keyword == "enum" and bound.path.startswith(entry) and not isinstance(bound.value, (int, float, list, tuple))
+        })
+        if len(copied) != 1 or labels.text in copied or "." in copied[0]:
+            continue
+        place = position(queues, [name, "steps", "text"], value=True)
+        yield CatalogWarning(
+            f"queues.{name}.steps.text: shows reviewers each answer's `{labels.text}`, but what each of {queue.get('scorer')}'s {labels.answers} judges is "
+            f"its `{copied[0]}`, copied from the step's earlier list: people label the judge's own words instead of what it judged; "
+            f"write `text: {copied[0]}`",
+            *(place or (str(source.path), None, None)), code="queue-shows-other-field",
+        )
+
+
 def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]:
     """A warning at each value a queue's `instructions:` tie to words that say good where the
     schema of the field its `steps:` label (`judged:`) declares the value bad, or the reverse."""
@@ -110,7 +145,9 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
                 continue
             span = span_of(queues, [name, "instructions"])
             before = len(re.findall(rf"[\"'`]{re.escape(saying.value)}[\"'`]", instructions[: saying.offset - 1]))
-            place = place_in(span, pattern=rf"(?:[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?){{{before}}}[\"'`]({re.escape(saying.value)})[\"'`]") if span else None
+            # At the words that give the value its meaning, which a folded text may carry to the next line.
+            first = re.escape(saying.words.split()[0]) if saying.words.split() else ""
+            place = place_in(span, pattern=rf"(?:[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?){{{before}}}[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?({first})") if span else None
             yield CatalogWarning(
                 f"queues.{name}.instructions: tell reviewers \"{saying.value}\" means {saying.polarity} ({saying.words[:80]!r}), but the {labels.judged} "
                 f"they label, {queue.get('scorer')}'s {labels.answers}, declares \"{saying.value}\" {meant}: people label the other way from the judge "

@@ -6,7 +6,9 @@ reads (item_trials.py):
   it a part (`always-equal`);
 - a scorer that `extends:` another and rewrites its score must not move against the other's
   in a value both read: the other's score rises with `check.similarity`, which says a higher
-  similarity is better; one that falls with it points the wrong way (`score-against-parent`).
+  similarity is better; one that falls with it points the wrong way (`score-against-parent`);
+- a score of the author's own stays within its range on every item (a share whose
+  denominator counts fewer things than its numerator does not).
 """
 
 from __future__ import annotations
@@ -37,15 +39,18 @@ class ComputedProof(Placing):
         # Run only when there is something to hold (running a scorer compiles its expressions,
         # most of a check's time): a value of the author's that reads what a value before it
         # reads, so that the two may be equal, or a base to follow.
-        items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None else {}
+        # The score's range is held on every item of a scorer of the author's own steps.
+        self.range = plan.scores_range(plan.options_model()) if self._rewrites_the_score() else None
+        items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None or self.range is not None else {}
         # Two items first: values that differ there are never equal on every item, and most do.
         first = dict(list(items.items())[:2])
         self.trials = [trial for trial in run_items(plan, first) if trial.results] if first else []
-        if self.parent is not None or self._equal_pair(changing=False) is not None:
+        if self.parent is not None or self.range is not None or self._equal_pair(changing=False) is not None:
             self.trials = [trial for trial in run_items(plan, items) if trial.results]
         self.parent_trials = {trial.label: trial for trial in run_items(self.parent, items) if trial.results} if self.parent is not None else {}
 
     def findings(self) -> list[ConfigError]:
+        self.within_range()
         if len(self.trials) > 1:
             self.always_equal()
             self.against_parent()
@@ -73,6 +78,24 @@ class ComputedProof(Placing):
                 place = position(values, [name], value=True)
                 if isinstance(written, str) and place is not None:
                     yield str(step.get("id")), str(name), written, place
+
+    def within_range(self) -> None:
+        """A score outside its range on an item tried: what the steps gave is said, as the
+        value that counts the wrong things (a share's denominator counting tool names, not
+        calls) is most often one of them."""
+        if self.range is None:
+            return
+        low, high = self.range
+        trial = next((trial for trial in self.trials if trial.score is not None and not low - 1e-9 <= trial.score <= high + 1e-9), None)
+        if trial is None or trial.score is None:
+            return
+        gave = ", ".join(f"{step}.{name} {_shown(value)}" for step, values in trial.results.items() if isinstance(values, Mapping)
+                         for name, value in values.items() if _is_number(value) and name != "score")
+        self.problem(
+            f"{self.definition.id}.score: on an item of {trial.label}, the score is {trial.score:g}, outside the range of its scores, "
+            f"{low:g} to {high:g}{f' (the steps gave {gave})' if gave else ''}: does a value count other things than the score takes it to?",
+            self._score_place(),
+        )
 
     def always_equal(self) -> None:
         """Two values equal on every item though each changes from item to item."""

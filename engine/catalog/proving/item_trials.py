@@ -48,26 +48,28 @@ def _result(call_id: str, failed: bool) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": failed}
 
 
-def _transcript(failures: tuple[bool | None, ...]) -> list[dict[str, Any]]:
+def _transcript(failures: tuple[bool | None, ...], tools: tuple[str, ...] = ("search", "fetch")) -> list[dict[str, Any]]:
     """An agent's transcript (Anthropic's message format) with a tool call per entry of
-    `failures`, its result flagged as an error where the entry is true, and no result where
-    it is None (a call left unanswered)."""
+    `failures` (naming `tools` in turn), its result flagged as an error where the entry is
+    true, and no result where it is None (a call left unanswered)."""
     ids = [f"c{index + 1}" for index in range(len(failures))]
     return [
         {"role": "user", "content": "When did the first iPhone go on sale?"},
-        {"role": "assistant", "content": [_call(call_id, "search" if index % 2 == 0 else "fetch") for index, call_id in enumerate(ids)]},
+        {"role": "assistant", "content": [_call(call_id, tools[index % len(tools)]) for index, call_id in enumerate(ids)]},
         {"role": "user", "content": [_result(call_id, failed) for call_id, failed in zip(ids, failures) if failed is not None]},
         {"role": "assistant", "content": "The first iPhone went on sale on June 29, 2007."},
     ]
 
 
-#: The tool calls of the items made for a scorer that reads them: which of them fail.
-_TOOL_RUNS: dict[str, tuple[bool | None, ...]] = {
-    "one tool, which succeeded": (False,),
-    "two tools, one unanswered": (False, None),
-    "two tools, one failed": (False, True),
-    "three tools, two failed": (True, False, True),
-    "two tools, both failed": (True, True),
+#: The tool calls of the items made for a scorer that reads them: which of them fail, and the
+#: tools they call in turn (one tool called again and again, as agents retry).
+_TOOL_RUNS: dict[str, tuple[tuple[bool | None, ...], tuple[str, ...]]] = {
+    "one tool, which succeeded": ((False,), ("search", "fetch")),
+    "two tools, one unanswered": ((False, None), ("search", "fetch")),
+    "two tools, one failed": ((False, True), ("search", "fetch")),
+    "three tools, two failed": ((True, False, True), ("search", "fetch")),
+    "two tools, both failed": ((True, True), ("search", "fetch")),
+    "one tool called three times, failing twice": ((True, True, False), ("search",)),
 }
 _TOOL_NAMES = frozenset({"tool_calls", "tool_results", "trajectory"})
 _NEAR = "It went on sale on June 29, 2007, after Steve Jobs introduced it at Macworld in January 2008."
@@ -79,7 +81,7 @@ def varied_items(plan: ScorerPlan) -> dict[str, RunInput]:
     else in how close the output is to the expected answer."""
     reads = frozenset().union(*(step.reads for step in plan.steps))
     if reads & _TOOL_NAMES:
-        return {label: dataclasses.replace(SAMPLE_ITEM, output=_transcript(failures)) for label, failures in _TOOL_RUNS.items()}
+        return {label: dataclasses.replace(SAMPLE_ITEM, output=_transcript(failures, tools)) for label, (failures, tools) in _TOOL_RUNS.items()}
     truth = SAMPLE_ITEM.ground_truth or ""
     return {
         "the output is the expected answer": dataclasses.replace(SAMPLE_ITEM, output=truth),
