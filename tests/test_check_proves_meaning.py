@@ -281,6 +281,30 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("stale_empty_ignore", 0, [
         "stale_empty_ignore/catalog.yaml:42:20: warning: toxicity-strict.score: `# scorers: ignore[empty-scores-worst]` on `empty: 0` says an output with nothing to judge scores the worst, but an answer with empty lists (no statements) scores 0, not the worst end of a lower-is-better score: the value or the comment is not what was meant; make them agree [stale-ignore]",
     ]),
+    ("rating_defined_upside_down", 0, [
+        "rating_defined_upside_down/prompts/polite/rate.j2:2:42: warning: politeness.rate: the prompt defines rating from 1 to 5 with lower values better ('Rate how polite the reply below is, from 1 (very polite and warm throughout) to 5 (rude, insulting o'), but the answer schema politeness.yaml declares higher values better: the judge rates by the prompt and the score counts by the schema, so each rating counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("rating_meaning_against_description", 1, [
+        "rating_meaning_against_description/schemas/clarity_rating.yaml:9:5: answer-clarity: rating's `meaning:` declares lower is better, but its own description says the opposite (From 1 (impossible to follow) to 5 (perfectly clear)); read by the description the score goes with `direction: higher_is_better`, by the declared meaning against it (every rating at its least (good) scores 0 and every rating at its greatest (bad) scores 1; higher is better): write `meaning: higher_is_better`",
+    ]),
+    ("flag_described_against_its_name", 0, [
+        "flag_described_against_its_name/schemas/on_topic.yaml:18:11: warning: on-topic: on_topic's description says true is bad (true: the sentence strays from the question asked; false: it helps answer it), but its name says true is good, as the score counts it with `direction: higher_is_better`: the judge reads the description and answers each on_topic the other way, so the score counts the bad answers as good; make the description say what the name does [score-against-meaning]",
+    ]),
+    ("window_commented_as_time", 0, [
+        "window_commented_as_time/catalog.yaml:9:13: warning: monitors.faithfulness_dropping.window: 60 is the last 60 outcomes, however long they took, but its comment speaks of time ('an hour of traffic'): a number counts outcomes, so the span it covers follows the traffic; write a time span: `window: 1h` [unit-against-comment]",
+    ]),
+    ("input_limit_from_a_token_budget", 0, [
+        "input_limit_from_a_token_budget/catalog.yaml:10:24: warning: scorers.manual-recall.judge.max_input_chars: 120000 counts characters, but its comment counts tokens ('gpt-4o reads 128k tokens; 8k of them kept for the prompt and the answer, the rest for the context pieces, all together'): 128000 tokens are about 512000 characters; write the number in characters [unit-against-comment]",
+    ]),
+    ("empty_share_of_sentences_worst", 0, [
+        "empty_share_of_sentences_worst/catalog.yaml:28:20: warning: off-topic-share.score: an answer with empty lists (no verdicts: nothing found to judge) scores 1, the worst end of a lower-is-better score: an output with nothing to judge is marked as bad as can be; if an output with nothing to judge is as bad as can be, say so with `# scorers: ignore[empty-scores-worst]` on this line [empty-scores-worst]",
+    ]),
+    ("queue_shows_the_reason", 0, [
+        "queue_shows_the_reason/catalog.yaml:12:13: warning: queues.faithfulness-review.steps.text: shows reviewers each answer's `reason`, but what each of faithfulness's analyze.verdicts judges is its `statement`, copied from the step's earlier list: people label the judge's own words instead of what it judged; write `text: statement` [queue-shows-other-field]",
+    ]),
+    ("tool_names_counted_for_calls", 1, [
+        "tool_names_counted_for_calls/catalog.yaml:21:16: tool-failure-rate.score: on an item of one tool called three times, failing twice, the score is 2, outside the range of its scores, 0 to 1 (the steps gave calls.failed 2, calls.made 1): does a value count other things than the score takes it to?",
+    ]),
 ]
 
 
