@@ -54,8 +54,8 @@ def empty_answer(proof: ScorerProof) -> None:
         # The bounds ask for items (one per sentence given ...): the lists are empty only for an
         # item with none, which the author's `empty:` (when written) says what to score.
         trial = proof.trials.nothing_to_judge if _written_empty(proof) and _counted_in_output(proof) else None
-    if trial is None or trial.score is None or proof.range is None or not proof.trials.fields or _holds_items(trial.answers):
-        return
+    if trial is None or trial.score is None or proof.range is None or not proof.trials.fields or _holds_items(trial.answers) or not _has_list(trial.answers):
+        return  # an answer with no list (a classifier's label) has nothing to leave empty
     low, high = proof.range
     higher = proof.plan.direction == "higher_is_better"
     worst = low if higher else high
@@ -130,6 +130,13 @@ def _counted_in_output(proof: ScorerProof) -> bool:
         bound.keyword in LIST_KEYWORDS and not isinstance(bound.value, (int, float)) and "output" in bound.value.names
         for step in proof.plan.steps for bound in getattr(step, "bounds", ())
     )
+
+
+def _has_list(answer: Any) -> bool:
+    """Whether an answer has a list, at any depth."""
+    if isinstance(answer, list):
+        return True
+    return isinstance(answer, Mapping) and any(_has_list(value) for value in answer.values())
 
 
 def _holds_items(answer: Any) -> bool:

@@ -65,6 +65,8 @@ class Meaning:
     description_says: Meaning | None = None
     #: A number's least and greatest values, when its schema bounds both.
     ends: tuple[float, float] | None = None
+    #: What the field's description says of each value it names ("the context supports the claim").
+    clauses: Mapping[Any, str] | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
@@ -114,6 +116,8 @@ def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
         meaning = declared_meaning(node, data, loc) if "meaning" in node else _read_meaning(node, data, loc)
         if meaning is not None and "meaning" in node and node.get("description"):
             meaning = dataclasses.replace(meaning, description_says=_read_meaning(node, data, loc))
+        if meaning is not None and node.get("description"):
+            meaning = dataclasses.replace(meaning, clauses=value_clauses(node))
         if meaning is not None:
             found[f"{step}.{field_path}"] = meaning
     return found
@@ -244,6 +248,14 @@ def _value_polarity(value: Any) -> Polarity | None:
     if word in ("yes", "no", "true", "false"):
         return None
     return _polarity_of_words(word.replace("_", " ").replace("-", " "))
+
+
+def value_clauses(node: Mapping[str, Any]) -> dict[Any, str]:
+    """What a choice field's description says of each of its values that it names."""
+    values = list(node.get("enum") or ([True, False] if node.get("type") == "boolean" else []))
+    description = str(node.get("description") or "")
+    said = {value: _clause_about(value, description, [other for other in values if other != value]) for value in values}
+    return {value: clause.strip(" ,:;(") for value, clause in said.items() if clause}
 
 
 def _clause_about(value: Any, description: str, others: Sequence[Any] = ()) -> str | None:

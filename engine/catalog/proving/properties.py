@@ -1,9 +1,9 @@
-"""What `scorers check` proves of a scorer by running it on answers made from its schemas
-(trials.py): the score stays in its range for every answer and reaches both ends; rounding
-keeps the range's resolution; each rule refuses some answers and accepts others; each skip
-condition can be true and false; nothing fails on an answer the schema accepts; the score
-moves the way `direction:` says as the answers get worse (by what their values mean); an
-empty answer scores the best end. Each finding is placed at the author's line to change.
+"""What `scorers check` proves of a scorer by running it on answers made from its schemas (trials.py):
+the score stays in its range for every answer and reaches both ends; rounding keeps the range's
+resolution; each rule refuses some answers and accepts others; each skip condition can be true and
+false; nothing fails on an answer the schema accepts; the score moves the way `direction:` says as the
+answers get worse (by what their values mean) and scores each as the description says; an empty
+answer scores the best end. Each finding is placed at the author's line to change.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..spec import ScorerDefinition
 from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
 from .meanings import Meaning
 from .described_meaning import description_against_name, meaning_against_description, meaning_may_be_the_slip
+from .described_scores import scores_against_description
 from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_meaning
 from .prompt_polarity import verdicts_defined_against
@@ -65,6 +66,7 @@ class ScorerProof(Placing):
         empty_output_scores_best(self)
         pass_line_against_meaning(self)
         verdicts_defined_against(self)
+        scores_against_description(self)
         where_mixes_meanings(self, self.trials.meanings)
         return self._placed()
 
@@ -260,7 +262,7 @@ class ScorerProof(Placing):
                     "well formed as they are: the judge would be asked again until its retries run out",
                     place,
                 )
-            elif (gap := _refused_between(tally.by_length)) is not None:
+            elif (gap := tally.refused_between()) is not None:
                 refused, below, above = gap
                 self.warning(
                     "rule-refuses-between",
@@ -458,18 +460,6 @@ class ScorerProof(Placing):
         if isinstance(expression, str) and re.search(rf"\b{re.escape(step_id)}\b", expression):
             return self.at("steps", self.score_index, "score") or self.score_at()
         return self.score_at()
-
-
-def _refused_between(by_length: Mapping[int, set[bool]]) -> tuple[int, int, int] | None:
-    """A length every answer of which a rule refused, between two lengths it always accepted
-    (refused, the length below, the length above); None when what it accepts is one range."""
-    accepted = sorted(length for length, held in by_length.items() if held == {True})
-    for length in sorted(length for length, held in by_length.items() if held == {False}):
-        below = [other for other in accepted if other < length]
-        above = [other for other in accepted if other > length]
-        if below and above:
-            return length, below[-1], above[0]
-    return None
 
 
 def _words_of(answer: Any) -> Iterator[str]:

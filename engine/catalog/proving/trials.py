@@ -73,6 +73,18 @@ class RuleTally:
     #: length the shapes below make, within the bounds or not).
     by_length: dict[int, set[bool]] = field(default_factory=dict)
 
+    def refused_between(self) -> tuple[int, int, int] | None:
+        """A length every answer of which the rule refused, between two lengths it always
+        accepted (refused, the length below, the length above); None when what it accepts is
+        one range."""
+        accepted = sorted(length for length, held in self.by_length.items() if held == {True})
+        for length in sorted(length for length, held in self.by_length.items() if held == {False}):
+            below = [other for other in accepted if other < length]
+            above = [other for other in accepted if other > length]
+            if below and above:
+                return length, below[-1], above[0]
+        return None
+
 
 class _Refused(Exception):
     def __init__(self, step: str, why: str) -> None:

@@ -1,0 +1,161 @@
+"""What a scorer's description says each answer scores, held to what it does score. A
+description such as "1 when the reply reveals no personal data, 0 when it reveals some" or "a
+claim the context supports counts 1, one it does not mention counts half, one it contradicts
+0" ties numbers to conditions. Each answer the score tells apart (a classifier's label with
+its description, a verdict with what its schema says of it) is matched to the condition that
+reads most like it, the one matching of them all that is clearly the closest, and a score
+other than the number tied to its condition is named where the score is given (the label's
+`score:`, the value that counts the verdict): the credit went to another answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from ..source import Place, position
+from .empty_answer import ScorerProof, leaf
+
+#: A number, then the condition it is given for: `1 when the reply ...`, `0 if it ...`.
+_NUMBER_WHEN = re.compile(r"(?<![\w.])(?P<number>\d+(?:\.\d+)?|half|full)\s+(?:when|if|for|means)\s+(?P<condition>[^,;.:]+)", re.IGNORECASE)
+#: A condition, then what it counts: `a claim the context supports counts 1`, and in a list
+#: of them a bare number closing an entry: `..., one it contradicts 0.`
+_COUNTS_NUMBER = re.compile(
+    r"(?:^|[,;:]\s*(?:and\s+)?)(?P<condition>[^,;.:]+?)\s+(?:(?:counts?|scores?|gets?|earns?|is\s+worth)\s+(?P<number>\d+(?:\.\d+)?|half|full|nothing)|(?P<bare>\d+(?:\.\d+)?)(?=\s*(?:[.;]|$)))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NUMBER_WORDS = {"half": 0.5, "full": 1.0, "nothing": 0.0}
+#: Words that say nothing of which answer is meant, and words that turn a condition round.
+_FILLER = frozenset("a an the it its of to in on and or is are be that this one any some reply output answer claim claims".split())
+_NEGATIONS = frozenset("no not none never without nothing neither nor isn't doesn't don't cannot".split())
+#: How much clearer than the next best the matching chosen must be (a similarity of 0 to 100
+#: per answer, summed), and what a condition turned round costs a match.
+_CLEARLY = 20.0
+_TURNED_ROUND = 40.0
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """An answer the score tells apart: how it is named, what it says, what it scores and
+    where that score is given."""
+
+    name: str
+    text: str
+    score: float
+    place: Place | None
+    #: What a message quotes of it (the text, without the name).
+    shown: str = ""
+
+
+def scores_against_description(proof: ScorerProof) -> None:
+    """`score-against-description` at each answer whose score is not the number the scorer's
+    description ties to the condition that clearly matches it."""
+    conditions = _conditions(proof.definition.description or "")
+    if len({number for number, _ in conditions}) < 2:
+        return
+    for answers in (_option_entries(proof), _field_values(proof)):
+        if 2 <= len(answers) <= 6 and len(conditions) <= 6:
+            _held(proof, answers, conditions)
+
+
+def _conditions(description: str) -> list[tuple[float, str]]:
+    plain = re.sub(r"\s*\([^()]*\)", "", " ".join(description.split()))
+    found: dict[str, float] = {}
+    for pattern in (_NUMBER_WHEN, _COUNTS_NUMBER):
+        for match in pattern.finditer(plain):
+            number = match["number"] or match.groupdict().get("bare") or ""
+            condition = match["condition"].strip()
+            value = _NUMBER_WORDS.get(number.lower()) if number.lower() in _NUMBER_WORDS else float(number)
+            if value is not None and len(_words(condition)) >= 2:
+                found.setdefault(condition, value)
+    return [(number, condition) for condition, number in found.items()]
+
+
+def _option_entries(proof: ScorerProof) -> list[_Answer]:
+    """A list option's entries the author wrote, each with a score and words (a classifier's
+    labels): what the judge picks from, and what each scores."""
+    own = proof.source.scorers.get(proof.definition.id)
+    options = own.get("options") if isinstance(own, Mapping) else None
+    for declared in options.values() if isinstance(options, Mapping) else ():
+        default = declared.get("default") if isinstance(declared, Mapping) else None
+        entries = [entry for entry in default if isinstance(entry, Mapping)] if isinstance(default, list) else []
+        answers = [
+            _Answer(str(entry.get("label", index)), " ".join(str(value) for key, value in entry.items() if key != "score"), float(entry["score"]),
+                    position(declared, ["default", index, "score"], value=True), str(entry.get("description") or ""))
+            for index, entry in enumerate(entries) if isinstance(entry.get("score"), (int, float)) and not isinstance(entry.get("score"), bool)
+        ]
+        if len(answers) >= 2:
+            return answers
+    return []
+
+
+def _field_values(proof: ScorerProof) -> list[_Answer]:
+    """The values of the one choice field the score reads, each with what its schema says of
+    it and what the score is when every answer holds it."""
+    fields = list(proof.trials.fields)
+    meaning = proof.trials.meanings.get(fields[0]) if len(fields) == 1 else None
+    if meaning is None or not meaning.clauses:
+        return []
+    name = fields[0]
+    answers: list[_Answer] = []
+    for index, value in enumerate(proof.trials.fields[name]):
+        trial = proof.trials.named("first values" if index == 0 else f"values ({index},)")
+        said = meaning.clauses.get(value)
+        if trial is None or trial.score is None or not said:
+            return []
+        answers.append(_Answer(f"{leaf(name)} {value!r}" if isinstance(value, str) else f"{leaf(name)} {value}", said, float(trial.score), _giver(proof, name)))
+    return answers
+
+
+def _giver(proof: ScorerProof, name: str) -> Place | None:
+    """Where the author's own score gives the field `name` its credit: a value of theirs
+    whose `value:` or `where:` reads it (an extension's `value: "{'yes': 1, 'no': 0.5}...`"),
+    else where the score reads the field."""
+    values = proof._score_raw().get("values")
+    for value_name, value in values.items() if isinstance(values, Mapping) else ():
+        for key in ("value", "where"):
+            place = position(value, [key], value=True) if isinstance(value, Mapping) and leaf(name) in str(value.get(key, "")) else None
+            if place is not None and proof._is_own(place):
+                return place
+    return proof._reader_of(name)
+
+
+def _held(proof: ScorerProof, answers: list[_Answer], conditions: list[tuple[float, str]]) -> None:
+    ranked = sorted(_matchings(answers, conditions), key=lambda pair: -pair[0])
+    if not ranked or (len(ranked) > 1 and ranked[0][0] - ranked[1][0] < _CLEARLY):
+        return
+    scale = proof.range[1] if proof.range is not None and proof.range[1] > 1 else 1.0
+    for answer, (number, condition) in zip(answers, ranked[0][1]):
+        if any(math.isclose(answer.score, wanted, abs_tol=1e-6) for wanted in (number, number * scale)):
+            continue
+        proof.warning(
+            "score-against-description",
+            f"{proof.label}: {answer.name} ({(answer.shown or answer.text)[:80]!r}) scores {answer.score:g}, but the scorer's description gives {number:g} "
+            f"to {condition!r}, which is what it says: the credit went to another answer; give it {number:g}, or make the description say what it scores",
+            answer.place,
+        )
+
+
+def _matchings(answers: list[_Answer], conditions: list[tuple[float, str]]) -> Iterator[tuple[float, tuple[tuple[float, str], ...]]]:
+    """Each way of giving every answer a condition of its own, with how well it reads."""
+    for chosen in itertools.permutations(conditions, len(answers)):
+        yield sum(_likeness(answer.text, condition) for answer, (_, condition) in zip(answers, chosen)), chosen
+
+
+def _likeness(text: str, condition: str) -> float:
+    turned = bool(set(_words(text)) & _NEGATIONS) != bool(set(_words(condition)) & _NEGATIONS)
+    return float(fuzz.token_set_ratio(_content(text), _content(condition))) - (_TURNED_ROUND if turned else 0.0)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z']+", text.lower())
+
+
+def _content(text: str) -> str:
+    return " ".join(word for word in _words(text) if word not in _FILLER and word not in _NEGATIONS)
