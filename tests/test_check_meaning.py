@@ -46,7 +46,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         'context_never_read/catalog.yaml:9:13: warning: politeness.verdict: the step declares that it uses the context, but nothing in it reads `context`: the context is fetched for it (get_context called) for nothing; show it in the prompt, or drop the declaration [unread-context]',
     ]),
     ("counter_in_loop", 0, [
-        "counter_in_loop/prompts/tone/reason.j2:7:55: warning: professional-tone.explain: 'flagged' is set inside the `{% for %}` at line 2 (line 4), which changes only the loop's own copy: after the loop it still holds what it held before; keep a count in a namespace (`{% set ns = namespace(flagged=...) %}`, then `ns.flagged`) [set-in-loop]",
+        "counter_in_loop/prompts/tone/reason.j2:4:8: warning: professional-tone.explain: 'flagged' is set inside the `{% for %}` at line 2, which changes only the loop's own copy: read after the loop (line 7), it still holds what it held before; keep a count in a namespace (`{% set ns = namespace(flagged=...) %}`, then `ns.flagged`) [set-in-loop]",
     ]),
     ("examples_never_shown", 0, [
         'examples_never_shown/catalog.yaml:17:9: warning: professional-tone.judgements.examples: the step\'s prompt never shows its worked examples: put `{% include "partials/examples.j2" %}` in tone/judge.j2 [examples-not-shown]',
@@ -353,7 +353,7 @@ def test_the_docs_silencing_comments_silence(tmp_path: Path, monkeypatch: pytest
     shutil.copytree(HERE / "counter_in_loop", tmp_path / "counter_in_loop")
     template = tmp_path / "counter_in_loop" / "prompts" / "tone" / "reason.j2"
     lines = template.read_text(encoding="utf-8").splitlines()
-    lines.insert(6, jinja_line.group(1))  # alone on the line above the warned one (line 7)
+    lines.insert(3, jinja_line.group(1))  # alone on the line above the warned one (line 4)
     template.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert check(monkeypatch, tmp_path, "comparison_never_true", "counter_in_loop") == (0, [])
 

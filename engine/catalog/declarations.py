@@ -171,6 +171,7 @@ class Declarations:
         hint, place = self._binding_hint(loc)
         if on_scale:
             self.compiler.problem(f"{where}: {what}, outside the scale of the scores, {scale}{hint}", place)
+            self.bounds_described_otherwise(what)
             return
         self.compiler.warning(
             "score-off-scale",
@@ -184,6 +185,26 @@ class Declarations:
         if index is None or index >= len(self.definition.steps):
             return list(loc)
         return [self.definition.steps[index].id, *loc[2:]]
+
+    def bounds_described_otherwise(self, what: str) -> None:
+        """A number of an answer this scorer's steps give, in the author's own schema, whose
+        minimum or maximum its own description contradicts (`maximum: 10` beside "From 1 (...)
+        to 5 (...)"): the score, written for the described range, leaves the scale, and the
+        bound is the line to change."""
+        from .proving.meanings import bounds_described_otherwise
+        from .proving.properties import schema_paths
+
+        own = self.compiler.source.schemas_path[0].resolve()
+        for _, path in schema_paths(self.compiler.source, self.definition):
+            if not path.resolve().is_relative_to(own):
+                continue
+            for field, ends, described, place in bounds_described_otherwise(path):
+                self.compiler.problem(
+                    f"{field}: runs from {ends[0]:g} to {ends[1]:g} by its minimum and maximum, but its own description says from "
+                    f"{described[0]:g} to {described[1]:g}, and {self.definition.id}'s score, written for that, {what.removeprefix('the score ')}, "
+                    f"outside its scale: make the bounds and the description agree",
+                    place,
+                )
 
     def _binding_hint(self, loc: Sequence[Any]) -> tuple[str, Place | None]:
         """When the expression applies a number filter to the right of an operator, how Jinja

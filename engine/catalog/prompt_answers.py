@@ -188,7 +188,7 @@ def _read(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, i
 
 #: A range of numbers as a prompt gives one: "from 1 (rude) to 10", "between 0 and 100", "1-5".
 _NUMBER = r"-?\d+(?:\.\d+)?"
-_RANGE = re.compile(
+RANGE_SAID = re.compile(
     rf"\bfrom\s+(?P<from>{_NUMBER})(?:\s*\([^)\n]*\))?\s+to\s+(?P<to>{_NUMBER})(?!\d|\.\d)"
     rf"|\bbetween\s+(?P<between>{_NUMBER})(?:\s*\([^)\n]*\))?\s+and\s+(?P<and>{_NUMBER})(?!\d|\.\d)"
     r"|(?<![\w.-])(?P<low>\d+(?:\.\d+)?)\s*[-\u2013]\s*(?P<high>\d+(?:\.\d+)?)(?!\w|\.\d|-\d)",
@@ -210,7 +210,7 @@ def _ranges_asked(text: str, fields: AnswerFields, schema: str) -> Iterator[tupl
         if len(named) != 1:
             continue
         field, least, most = named[0]
-        for found in _RANGE.finditer(line_text):
+        for found in RANGE_SAID.finditer(line_text):
             low, high = (float(end) for end in [value for value in found.groups() if value is not None])
             if low >= high or least <= low and high <= most:
                 continue

@@ -19,7 +19,7 @@ from jinja2 import TemplateSyntaxError, nodes
 from .schema_limits import least_answer, least_tokens
 from .setting_relations import Found, Unit
 from .setting_rules import RULES, rules_under
-from .source import Place, position
+from .source import Place, builtin_catalog_path, position
 from .templates import parse_expression
 
 if TYPE_CHECKING:
@@ -174,8 +174,27 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "threshold": threshold,
         "temperature": lambda _: max(temperatures) if temperatures else None,
         "judge_model": lambda _: plan.judge_defaults.model,
+        "direction": lambda _: plan.direction,
+        "samples": lambda _: _most_samples(raw),
+        "inherited": lambda loc: _in_builtin(position(raw, list(loc))),
         "least_answer": lambda loc: _least_answer(plan, raw, loc),
     }
+
+
+def _in_builtin(place: Place | None) -> bool:
+    """Whether a setting is written in the built-in catalog (a base the author extends)."""
+    return place is not None and place.file is not None and Path(place.file).resolve() == builtin_catalog_path().resolve()
+
+
+def _most_samples(raw: Any) -> tuple[float, str] | None:
+    """The most samples of its judge the scorer asks for, and the setting that asks."""
+    written: list[tuple[Any, str]] = []
+    if isinstance(raw, Mapping):
+        for section, key in (("cascade", "samples"), ("judge", "confidence_samples")):
+            part = raw.get(section)
+            written.append((part.get(key) if isinstance(part, Mapping) else None, f"{section}.{key}"))
+    numbers = [(float(value), where) for value, where in written if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    return max(numbers) if numbers else None
 
 
 def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, int, list[str], str] | None:

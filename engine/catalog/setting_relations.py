@@ -78,7 +78,8 @@ class Relation(Protocol):
     def check(self, setting: Setting) -> Found | None: ...
 
 
-def _number(value: Any) -> float | None:
+def number_value(value: Any) -> float | None:
+    """A setting's value as a number (None for text, a flag or nothing)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -87,7 +88,7 @@ class Within(NamedTuple):
     the range of the scores."""
 
     def check(self, setting: Setting) -> Found | None:
-        value = _number(setting.value)
+        value = number_value(setting.value)
         if value is None:
             return None
         if setting.unit is Unit.SHARE and not 0 <= value <= 1:
@@ -114,7 +115,7 @@ class NotAFraction(NamedTuple):
     def check(self, setting: Setting) -> Found | None:
         if self.unit_by is not None and self.units.get(str(setting.sibling(self.unit_by))) is not Unit.SCORE:
             return None
-        value, span = _number(setting.value), setting.fact("score_range")
+        value, span = number_value(setting.value), setting.fact("score_range")
         if value is None or span is None or value == int(value):
             return None
         low, high = span
@@ -144,132 +145,12 @@ class NotMilliseconds(NamedTuple):
     most: float = 3600
 
     def check(self, setting: Setting) -> Found | None:
-        value = _number(setting.value)
+        value = number_value(setting.value)
         if value is None or value <= self.most:
             return None
         return Found(
             f"{value:g} is in {Unit.SECONDS.value}, {value / 3600:.3g} hours: were milliseconds meant? write {value / 1000:g}",
             "seconds-as-milliseconds",
-        )
-
-
-#: The words that name a unit in a comment, and how much of a setting's own unit one of each
-#: other unit is (about four characters make a token, six a word with its space).
-_UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], float]]]] = {
-    Unit.CHARACTERS: (frozenset("char chars character characters".split()), {
-        "tokens": (frozenset({"token", "tokens"}), 4), "words": (frozenset({"word", "words"}), 6)}),
-    Unit.TOKENS: (frozenset({"token", "tokens"}), {
-        "characters": (frozenset("char chars character characters".split()), 0.25), "words": (frozenset({"word", "words"}), 4 / 3)}),
-    Unit.SECONDS: (frozenset("s sec secs second seconds".split()), {
-        "milliseconds": (frozenset({"ms", "millisecond", "milliseconds"}), 0.001), "minutes": (frozenset("min mins minute minutes".split()), 60)}),
-}
-
-
-#: Words of a comment that name a jury's judges or their votes, words that count how many of
-#: them, and words that speak of one judge's score (a comment naming those may well mean it).
-_VOTE_WORDS = frozenset("judge judges juror jurors model models vote votes voting voters".split())
-_HOW_MANY = frozenset("majority most all agree agrees agreement consensus unanimous unanimously percent of".split())
-_SCORE_WORDS = frozenset("score scores scored rating ratings point points claim claims verdicts each per line cutoff bar".split())
-
-
-class CommentInOwnUnit(NamedTuple):
-    """A number whose own comment counts another unit: `max_input_chars: 128000  # the model
-    reads 128k tokens` cuts the input at a quarter of what the comment meant; a pass line whose
-    comment counts judges (`threshold: 0.67  # two of three judges agree`) is no share of votes."""
-
-    def check(self, setting: Setting) -> Found | None:
-        value, said = _number(setting.value), setting.comment()
-        if setting.unit is Unit.SCORE:
-            return _votes_for_a_pass_line(setting, value, said)
-        own, others = _UNIT_WORDS[setting.unit]
-        words = set(re.findall(r"[a-z]+", said.lower()))
-        named = [(other, size) for other, (names, size) in others.items() if words & names]
-        if value is None or not value or words & own or len(named) != 1:
-            return None
-        other, size = named[0]
-        numbers = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
-        # The number is the comment's figure, or a little under it (`100000  # the model reads
-        # 128k tokens; keep some room`), and no figure converts to it (`120  # 2 minutes`).
-        taken = [number for number in numbers if 0.5 * number <= value <= 1.05 * number and not 0.6 * number * size <= value <= 1.5 * number * size]
-        converts = any(0.6 * number * size <= value <= 1.5 * number * size for number in numbers)
-        if numbers and (converts or not taken):
-            return None  # the comment converts, or counts something else
-        figure = taken[0] if taken else value
-        unit = setting.unit.value.removeprefix("a number of ")
-        return Found(
-            f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {figure:g} {other} are about "
-            f"{round(figure * size, 3):g} {unit}; write the number in {unit}",
-            "unit-against-comment",
-        )
-
-
-#: Words of a comment that speak of time, by the letter of a time span that writes them.
-_TIME_WORDS: Mapping[str, str] = {
-    **dict.fromkeys("sec secs second seconds".split(), "s"), **dict.fromkeys("min mins minute minutes".split(), "m"),
-    **dict.fromkeys("h hr hrs hour hours hourly".split(), "h"), **dict.fromkeys("day days daily".split(), "d"),
-    **dict.fromkeys("week weeks weekly".split(), "w"),
-}
-#: Words that say the comment counts outcomes after all (`50  # the last 50 scores, about an hour`).
-_OUTCOME_WORDS = frozenset("outcome outcomes result results score scores scored item items reply replies answer answers run runs call calls sample samples last labelled".split())
-
-
-class CountNotTimeSpan(NamedTuple):
-    """A window of the last N outcomes whose comment speaks of time: `window: 60  # an hour`
-    averages the last 60 outcomes however long they took (a minute at peak, a day at night),
-    where a time span (`window: 1h`) was meant."""
-
-    def check(self, setting: Setting) -> Found | None:
-        value, said = _number(setting.value), setting.comment()
-        words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
-        times = [word for word in words if word in _TIME_WORDS]
-        if value is None or not times or set(words) & _OUTCOME_WORDS:
-            return None
-        before = words[words.index(times[0]) - 1] if words.index(times[0]) else ""
-        count = before if re.fullmatch(r"\d+(?:\.\d+)?", before) else "1"
-        return Found(
-            f"{value:g} is the last {value:g} outcomes, however long they took, but its comment speaks of time ({said!r}): a number "
-            f"counts outcomes, so the span it covers follows the traffic; write a time span: `{setting.label.rsplit('.', 1)[-1]}: {count}{_TIME_WORDS[times[0]]}`",
-            "unit-against-comment",
-        )
-
-
-def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
-    """A pass line whose comment counts the judges of a jury or their votes, and not scores."""
-    words = set(re.findall(r"[a-z]+", said.lower()))
-    if value is None or not words & _VOTE_WORDS or not (words & _HOW_MANY or "%" in said) or words & _SCORE_WORDS:
-        return None
-    span = setting.fact("score_range")
-    runs = f" ({span[0]:g} to {span[1]:g})" if span is not None else ""
-    return Found(
-        f"{value:g} is a pass line {Unit.SCORE.value}{runs}, which each judge's score is held to, but its comment counts judges or votes "
-        f"({said!r}): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); "
-        f"write the score an answer must reach, e.g. the scorer's own pass line",
-        "unit-against-comment",
-    )
-
-
-#: Words of a comment that count one piece of a field (a retrieved chunk, a turn), and words
-#: that say the number holds for each of them.
-_PIECE_WORDS = frozenset("chunk chunks piece pieces passage passages document documents doc docs page pages turn turns message messages".split())
-_EACH_WORDS = frozenset("each per every apiece".split())
-
-
-class WholeNotEach(NamedTuple):
-    """A limit on a whole field (all its pieces together) whose comment counts one piece:
-    `max_input_chars: 4000  # our chunks are at most 4000 characters each` cuts five chunks to
-    about the first one."""
-
-    whole: str
-
-    def check(self, setting: Setting) -> Found | None:
-        value, said = _number(setting.value), setting.comment()
-        words = set(re.findall(r"[a-z]+", said.lower()))
-        if value is None or not words & _PIECE_WORDS or not words & _EACH_WORDS:
-            return None
-        return Found(
-            f"{value:g} bounds {self.whole}, but its comment counts one piece ({said!r}): several pieces together pass it, and are "
-            f"refused or cut to about the first; write the limit for all the pieces together (the most pieces times {value:g})",
-            "unit-against-comment",
         )
 
 
@@ -282,12 +163,12 @@ class MarginBelow(NamedTuple):
     around_pass_line: bool
 
     def check(self, setting: Setting) -> Found | None:
-        value, span = _number(setting.value), setting.fact("score_range")
+        value, span = number_value(setting.value), setting.fact("score_range")
         if value is None or span is None:
             return None
         low, high = span
         if self.around_pass_line:
-            line = _number(setting.sibling("threshold"))
+            line = number_value(setting.sibling("threshold"))
             line = line if line is not None else setting.fact("threshold")
             limit = max(line - low, high - line) if line is not None and low <= line <= high else (high - low) / 2
         else:
@@ -315,10 +196,27 @@ class NeedsAbove(NamedTuple):
     idle_below: bool = True
 
     def check(self, setting: Setting) -> Found | None:
-        value, other = _number(setting.value), setting.fact(self.other)
+        value, other = number_value(setting.value), setting.fact(self.other)
         if value is None or value == self.idle or (self.idle_below and value < self.idle) or other is None or other > self.above:
             return None
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
+
+
+class IdlesSamples(NamedTuple):
+    """A temperature of 0 where the scorer asks for several samples of its judge (a cascade's
+    `samples: 3`): said at the samples too, and here, since raising the temperature is as
+    likely the fix as taking one sample."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, samples = number_value(setting.value), setting.fact("samples")
+        if value != 0 or samples is None or samples[0] <= 1 or setting.fact("inherited"):
+            return None
+        count, where = samples
+        return Found(
+            f"0 ({setting.unit.value}) gives the same answer every time, but the scorer asks for {count:g} samples ({where}): they never "
+            f"disagree and only cost more; give the judge a temperature above 0 (e.g. 0.7), or take 1 sample",
+            "samples-never-differ",
+        )
 
 
 class DearerThan(NamedTuple):
@@ -384,7 +282,7 @@ class AtMostSibling(NamedTuple):
     why: str
 
     def check(self, setting: Setting) -> Found | None:
-        value, other = _number(setting.value), setting.sibling(self.other)
+        value, other = number_value(setting.value), setting.sibling(self.other)
         if value is None or not isinstance(other, int) or isinstance(other, bool) or value <= other:
             return None
         return Found(f"{value:g} outcomes are needed before it alerts, but its {self.other} holds at most {other}: {self.why}")
@@ -452,7 +350,7 @@ class HoldsLeastAnswer(NamedTuple):
     `least_answer`: its tokens, characters, what makes it long, and the step)."""
 
     def check(self, setting: Setting) -> Found | None:
-        value, least = _number(setting.value), setting.fact("least_answer")
+        value, least = number_value(setting.value), setting.fact("least_answer")
         if value is None or least is None or value >= least[0]:
             return None
         tokens, characters, long, step = least
@@ -473,7 +371,7 @@ class CanHold(NamedTuple):
     units: Mapping[str, Unit]
 
     def check(self, setting: Setting) -> Found | None:
-        value, watched = _number(setting.value), str(setting.sibling(self.unit_by))
+        value, watched = number_value(setting.value), str(setting.sibling(self.unit_by))
         unit = self.units.get(watched)
         span = (0.0, 1.0) if unit is Unit.SHARE else setting.fact("score_range") if unit is Unit.SCORE else None
         if value is None or span is None:

@@ -4,17 +4,18 @@ top of a catalog file, `*` standing for any key of a mapping or item of a list
 (`scorers.*.cascade.margin`).
 
 A new setting adds a row here (tests/test_setting_rules.py fails for a field of the spec's
-models that has none); a new kind of relation is a class in setting_relations.py, the only
-code a row may need.
+models that has none); a new kind of relation is a class in setting_relations.py (or, read
+from the setting's comment, in setting_comments.py), the only code a row may need.
 """
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
+from .setting_comments import CommentInOwnUnit, CountNotTimeSpan, WholeNotEach
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, CommentInOwnUnit, CountNotTimeSpan, DearerThan, Distinct, HoldsLeastAnswer, MarginBelow, NeedsAbove,
-    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, WholeNotEach, Within,
+    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
 
@@ -68,7 +69,7 @@ _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min
 def _sampling(prefix: str) -> tuple[SettingRule, ...]:
     """The sampling settings of a judge (the scorer's, a step's, the file's defaults)."""
     return (
-        SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE),
+        SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE, (IdlesSamples(),)),
         SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.top_p", Unit.SHARE, (_TOP_P_AT_ZERO,)),
         SettingRule(f"{prefix}.seed", Unit.NUMBER),

@@ -26,6 +26,8 @@ from .names import NameChecker, declared_in, family
 
 #: Keys of `local` holding what the walk knows of a name beside its shape (see `_Note`).
 _MAYBE, _GONE, _REBOUND = "\x01maybe\x00", "\x01gone\x00", "\x01rebound\x00"
+#: Where a note's message names the line that reads the name, filled in there.
+_READ_AT = "\x01read\x00"
 #: Filters after which a value that is none no longer shows as 'None'.
 _DEFAULTS = {"default", "d"}
 
@@ -39,6 +41,8 @@ class _Note(Shape):
     why: str = ""
     shape: Shape = ANY
     condition: str | None = None
+    #: Where the name was set, when the slip is there rather than where it is read.
+    line: int | None = None
 
 
 class TemplateChecker(NameChecker):
@@ -55,7 +59,9 @@ class TemplateChecker(NameChecker):
     def name(self, node: nodes.Name, local: Mapping[str, Shape]) -> Shape:
         rebound = local.get(_REBOUND + node.name)
         if isinstance(rebound, _Note) and node.name in local:
-            self.warn(node, "set-in-loop", f"{node.name!r} {rebound.why}", name_pattern(node.name))
+            # Said where the name is set inside the loop: that `{% set %}` is the line to change.
+            set_at = nodes.Name(node.name, "store", lineno=rebound.line or node.lineno)
+            self.warn(set_at, "set-in-loop", f"{node.name!r} {rebound.why.replace(_READ_AT, str(node.lineno))}", name_pattern(node.name))
         return super().name(node, local)
 
     def unknown(self, node: nodes.Name, name: str, local: Mapping[str, Shape]) -> Shape:
@@ -172,8 +178,9 @@ class TemplateChecker(NameChecker):
         for name, set_at in assigned.items():
             if name in local and name not in targets:
                 local[_REBOUND + name] = _Note(
-                    why=f"is set inside the `{{% for %}}` at line {node.lineno} (line {set_at}), which changes only the loop's own copy: "
-                    f"after the loop it still holds what it held before; keep a count in a namespace (`{{% set ns = namespace({name}=...) %}}`, then `ns.{name}`)",
+                    why=f"is set inside the `{{% for %}}` at line {node.lineno}, which changes only the loop's own copy: read after the loop "
+                    f"(line {_READ_AT}), it still holds what it held before; keep a count in a namespace (`{{% set ns = namespace({name}=...) %}}`, then `ns.{name}`)",
+                    line=set_at,
                 )
             elif name not in local and name not in self.scope.names:
                 at = f" (line {set_at})" if set_at != node.lineno else ""

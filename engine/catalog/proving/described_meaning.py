@@ -8,6 +8,8 @@ by that meaning is the meaning's mistake, named at the `meaning:` line rather th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from .empty_answer import ScorerProof, better_word, leaf
 from .meanings import Meaning, polarity_of_words
 
@@ -69,3 +71,19 @@ def meaning_may_be_the_slip(proof: ScorerProof, name: str, meaning: Meaning, mov
         f"`direction: {proof.plan.direction}` ({moves}): if the meaning is the slip, turn it round",
         meaning.place,
     )
+
+
+def optional_choice(proof: ScorerProof, meanings: Mapping[str, Meaning], read_by_the_score: Callable[[str], bool]) -> None:
+    """`optional-choice` where the author's schema leaves out of `required:` a choice field
+    whose meaning the score counts: a judge may answer without it, and the score then reads
+    it as none (`where: item.on_topic` false, a lookup its default), counting a verdict never given."""
+    for name, meaning in meanings.items():
+        if meaning.optional_at is None or not proof._is_own(meaning.optional_at) or not read_by_the_score(name):
+            continue
+        proof.warning(
+            "optional-choice",
+            f"{proof.label}: `{leaf(name)}` is not in its object's `required:`, so the judge may leave it out, and the score then counts "
+            f"the answer as if it held none of its values: a verdict never given is scored; add `{leaf(name)}` to `required:`",
+            meaning.optional_at,
+        )
+

@@ -43,6 +43,8 @@ _BAD_WORDS = frozenset(
     "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated".split()
 )
 _NEGATIONS = frozenset("not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: Words after a good word that point it at something else than what is judged.
+_ELSEWHERE = frozenset({"different", "another", "other", "wrong"})
 #: Phrases that say as one word what their words do not: "made up" is "invented".
 _PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant"}
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
@@ -67,6 +69,12 @@ class Meaning:
     ends: tuple[float, float] | None = None
     #: What the field's description says of each value it names ("the context supports the claim").
     clauses: Mapping[Any, str] | None = None
+    #: Where its object's `required:` leaves the field out (a judge may then answer without it).
+    optional_at: Place | None = None
+    #: A number's range as its own description gives it ("From 1 (...) to 5 (...)") when that
+    #: is not its minimum and maximum, and where the bound that differs is written.
+    described_ends: tuple[float, float] | None = None
+    bound_at: Place | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
@@ -119,8 +127,48 @@ def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
         if meaning is not None and node.get("description"):
             meaning = dataclasses.replace(meaning, clauses=value_clauses(node))
         if meaning is not None:
-            found[f"{step}.{field_path}"] = meaning
+            found[f"{step}.{field_path}"] = dataclasses.replace(meaning, optional_at=_left_optional(data, loc), **_bounds_described(node, data, loc))
     return found
+
+
+def bounds_described_otherwise(path: Path) -> Iterator[tuple[str, tuple[float, float], tuple[float, float], Place]]:
+    """Each number of the answer schema at `path` whose description gives another range than
+    its minimum and maximum: its path, its bounds, the described range and where the bound
+    that differs is written."""
+    data = load_shared(path)
+    for field_path, node, loc in choice_field_nodes(data) if isinstance(data, Mapping) else ():
+        found, ends = _bounds_described(node, data, loc), number_ends(node)
+        if found and ends is not None and found["bound_at"] is not None:
+            yield field_path, ends, found["described_ends"], found["bound_at"]
+
+
+def _bounds_described(node: Mapping[str, Any], data: Any, loc: list[Any]) -> dict[str, Any]:
+    """The range a number's description gives, when it differs from its minimum and maximum,
+    with where the differing bound is written (the maximum when both differ)."""
+    from ..prompt_answers import RANGE_SAID
+
+    ends = number_ends(node)
+    said = RANGE_SAID.search(str(node.get("description") or "")) if ends is not None else None
+    if ends is None or said is None or said["low"] is not None:
+        return {}  # a band ("4-5: polite") is part of a range, not the range
+    low, high = (float(end) for end in (said["from"] or said["between"], said["to"] or said["and"]))
+    if (low, high) == ends or low >= high:
+        return {}
+    differing = "maximum" if high != ends[1] else "minimum"
+    return {"described_ends": (low, high), "bound_at": position(data, [*loc, differing], value=True)}
+
+
+def _left_optional(data: Any, loc: list[Any]) -> Place | None:
+    """Where the object holding the field at `loc` lists what it requires (or the field
+    itself, when it lists nothing), when the field is not among them; None when it is."""
+    if len(loc) < 2 or loc[-2] != "properties":
+        return None
+    parent: Any = data
+    for key in loc[:-2]:
+        parent = parent.get(key) if isinstance(parent, Mapping) else parent[key] if isinstance(parent, list) and isinstance(key, int) else None
+    if not isinstance(parent, Mapping) or loc[-1] in (parent.get("required") or []):
+        return None
+    return position(data, [*loc[:-2], "required"], value=True) or position(data, loc)
 
 
 def choice_field_nodes(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
@@ -287,7 +335,7 @@ def _polarity_of_words(text: str) -> Polarity | None:
     tokens = [_singular(token) for token in re.findall(r"[a-z'_-]+", lowered)]
     score = 0
     negated = False
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if token in _NEGATIONS:
             negated = True
             continue
@@ -295,6 +343,8 @@ def _polarity_of_words(text: str) -> Polarity | None:
         if token.startswith(("un", "in", "ir", "not_", "non")) and sign == 0:
             stem = token.removeprefix("not_").removeprefix("non").removeprefix("un").removeprefix("in").removeprefix("ir")
             sign = -1 if stem in _GOOD_WORDS else 0
+        if sign > 0 and set(tokens[index + 1:index + 3]) & _ELSEWHERE:
+            sign = -sign  # "answers a different question" does not answer this one
         if sign:
             score += -sign if negated else sign
             negated = False

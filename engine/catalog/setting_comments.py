@@ -1,0 +1,155 @@
+"""Relations read from a setting's comment (the one on its line and those just above it): a
+number whose comment counts another unit, a window of outcomes commented as a time span, a pass
+line whose comment counts judges or bounds what is wrong, a limit on a whole field commented
+per piece. Each is a row's relation in setting_rules.py, as those of setting_relations.py are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from .setting_relations import Found, Setting, Unit, number_value
+
+
+#: The words that name a unit in a comment, and how much of a setting's own unit one of each
+#: other unit is (about four characters make a token, six a word with its space).
+_UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], float]]]] = {
+    Unit.CHARACTERS: (frozenset("char chars character characters".split()), {
+        "tokens": (frozenset({"token", "tokens"}), 4), "words": (frozenset({"word", "words"}), 6)}),
+    Unit.TOKENS: (frozenset({"token", "tokens"}), {
+        "characters": (frozenset("char chars character characters".split()), 0.25), "words": (frozenset({"word", "words"}), 4 / 3)}),
+    Unit.SECONDS: (frozenset("s sec secs second seconds".split()), {
+        "milliseconds": (frozenset({"ms", "millisecond", "milliseconds"}), 0.001), "minutes": (frozenset("min mins minute minutes".split()), 60)}),
+}
+
+
+#: Words of a comment that name a jury's judges or their votes, words that count how many of
+#: them, and words that speak of one judge's score (a comment naming those may well mean it).
+_VOTE_WORDS = frozenset("judge judges juror jurors model models vote votes voting voters".split())
+_HOW_MANY = frozenset("majority most all agree agrees agreement consensus unanimous unanimously percent of".split())
+_SCORE_WORDS = frozenset("score scores scored rating ratings point points claim claims verdicts each per line cutoff bar".split())
+
+
+class CommentInOwnUnit(NamedTuple):
+    """A number whose own comment counts another unit: `max_input_chars: 128000  # the model
+    reads 128k tokens` cuts the input at a quarter of what the comment meant; a pass line whose
+    comment counts judges (`threshold: 0.67  # two of three judges agree`) is no share of votes."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        if setting.unit is Unit.SCORE:
+            return _votes_for_a_pass_line(setting, value, said) or _tolerance_for_a_pass_line(setting, value, said)
+        own, others = _UNIT_WORDS[setting.unit]
+        words = set(re.findall(r"[a-z]+", said.lower()))
+        named = [(other, size) for other, (names, size) in others.items() if words & names]
+        if value is None or not value or words & own or len(named) != 1:
+            return None
+        other, size = named[0]
+        numbers = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
+        # The number is the comment's figure, or a little under it (`100000  # the model reads
+        # 128k tokens; keep some room`), and no figure converts to it (`120  # 2 minutes`).
+        taken = [number for number in numbers if 0.5 * number <= value <= 1.05 * number and not 0.6 * number * size <= value <= 1.5 * number * size]
+        converts = any(0.6 * number * size <= value <= 1.5 * number * size for number in numbers)
+        if numbers and (converts or not taken):
+            return None  # the comment converts, or counts something else
+        figure = taken[0] if taken else value
+        unit = setting.unit.value.removeprefix("a number of ")
+        return Found(
+            f"{value:g} counts {unit}, but its comment counts {other} ({said!r}): {figure:g} {other} are about "
+            f"{round(figure * size, 3):g} {unit}; write the number in {unit}",
+            "unit-against-comment",
+        )
+
+
+#: Words of a comment that speak of time, by the letter of a time span that writes them.
+_TIME_WORDS: Mapping[str, str] = {
+    **dict.fromkeys("sec secs second seconds".split(), "s"), **dict.fromkeys("min mins minute minutes".split(), "m"),
+    **dict.fromkeys("h hr hrs hour hours hourly".split(), "h"), **dict.fromkeys("day days daily".split(), "d"),
+    **dict.fromkeys("week weeks weekly".split(), "w"),
+}
+#: Words that say the comment counts outcomes after all (`50  # the last 50 scores, about an hour`).
+_OUTCOME_WORDS = frozenset("outcome outcomes result results score scores scored item items reply replies answer answers run runs call calls sample samples last labelled".split())
+
+
+class CountNotTimeSpan(NamedTuple):
+    """A window of the last N outcomes whose comment speaks of time: `window: 60  # an hour`
+    averages the last 60 outcomes however long they took (a minute at peak, a day at night),
+    where a time span (`window: 1h`) was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
+        times = [word for word in words if word in _TIME_WORDS]
+        if value is None or not times or set(words) & _OUTCOME_WORDS:
+            return None
+        before = words[words.index(times[0]) - 1] if words.index(times[0]) else ""
+        count = before if re.fullmatch(r"\d+(?:\.\d+)?", before) else "1"
+        return Found(
+            f"{value:g} is the last {value:g} outcomes, however long they took, but its comment speaks of time ({said!r}): a number "
+            f"counts outcomes, so the span it covers follows the traffic; write a time span: `{setting.label.rsplit('.', 1)[-1]}: {count}{_TIME_WORDS[times[0]]}`",
+            "unit-against-comment",
+        )
+
+
+def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
+    """A pass line whose comment counts the judges of a jury or their votes, and not scores."""
+    words = set(re.findall(r"[a-z]+", said.lower()))
+    if value is None or not words & _VOTE_WORDS or not (words & _HOW_MANY or "%" in said) or words & _SCORE_WORDS:
+        return None
+    span = setting.fact("score_range")
+    runs = f" ({span[0]:g} to {span[1]:g})" if span is not None else ""
+    return Found(
+        f"{value:g} is a pass line {Unit.SCORE.value}{runs}, which each judge's score is held to, but its comment counts judges or votes "
+        f"({said!r}): it is no share of the judges (a jury's `aggregate: majority` counts their votes, each a score against this line); "
+        f"write the score an answer must reach, e.g. the scorer's own pass line",
+        "unit-against-comment",
+    )
+
+
+#: Words of a comment that bound how much is wrong rather than how good a score must be.
+_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|max(?:imum)?|tolerat\w*|allow\w*)\b", re.IGNORECASE)
+_WRONG_WORDS = frozenset("difference differences differ distance error errors mismatch mismatches wrong off unsupported hallucinated made-up".split())
+
+
+def _tolerance_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
+    """A pass line of a higher-is-better score whose comment bounds what is wrong (`0.15  #
+    tolerate up to 15% difference`): the line is the least score that passes, so it lets
+    nearly everything through where its complement was meant."""
+    words = set(re.findall(r"[a-z-]+", said.lower()))
+    span = setting.fact("score_range")
+    if value is None or span is None or setting.fact("direction") != "higher_is_better" or not words & _WRONG_WORDS or not _AT_MOST.search(said):
+        return None
+    low, high = span
+    return Found(
+        f"{value:g} is the least score that passes {Unit.SCORE.value} ({low:g} to {high:g}, higher is better), but its comment bounds what "
+        f"is wrong ({said!r}): as written, an answer {value:g} of the way up passes; if that much wrong is what may pass, write "
+        f"{round(high - (value - low), 6):g}",
+        "unit-against-comment",
+    )
+
+
+#: Words of a comment that count one piece of a field (a retrieved chunk, a turn), and words
+#: that say the number holds for each of them.
+_PIECE_WORDS = frozenset("chunk chunks piece pieces passage passages document documents doc docs page pages turn turns message messages".split())
+_EACH_WORDS = frozenset("each per every apiece".split())
+
+
+class WholeNotEach(NamedTuple):
+    """A limit on a whole field (all its pieces together) whose comment counts one piece:
+    `max_input_chars: 4000  # our chunks are at most 4000 characters each` cuts five chunks to
+    about the first one."""
+
+    whole: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        words = set(re.findall(r"[a-z]+", said.lower()))
+        if value is None or not words & _PIECE_WORDS or not words & _EACH_WORDS:
+            return None
+        return Found(
+            f"{value:g} bounds {self.whole}, but its comment counts one piece ({said!r}): several pieces together pass it, and are "
+            f"refused or cut to about the first; write the limit for all the pieces together (the most pieces times {value:g})",
+            "unit-against-comment",
+        )
