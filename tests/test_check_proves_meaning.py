@@ -305,6 +305,31 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("tool_names_counted_for_calls", 1, [
         "tool_names_counted_for_calls/catalog.yaml:21:16: tool-failure-rate.score: on an item of one tool called three times, failing twice, the score is 2, outside the range of its scores, 0 to 1 (the steps gave calls.failed 2, calls.made 1): does a value count other things than the score takes it to?",
     ]),
+    ("classifier_labels_scored_the_other_way", 0, [
+        "classifier_labels_scored_the_other_way/catalog.yaml:15:20: warning: no-personal-data: clean ('the reply shows no personal data') scores 0, but the scorer's description gives 1 to 'the reply reveals no personal data of anyone', which is what it says: the credit went to another answer; give it 1, or make the description say what it scores [score-against-description]",
+        "classifier_labels_scored_the_other_way/catalog.yaml:18:20: warning: no-personal-data: reveals ('the reply shows at least one piece of personal data') scores 1, but the scorer's description gives 0 to 'it reveals some', which is what it says: the credit went to another answer; give it 0, or make the description say what it scores [score-against-description]",
+    ]),
+    ("credit_given_to_another_verdict", 0, [
+        "credit_given_to_another_verdict/catalog.yaml:15:20: warning: faithfulness-half-credit: verdict 'no' ('the context contradicts it') scores 0.5, but the scorer's description gives 0 to 'one it contradicts', which is what it says: the credit went to another answer; give it 0, or make the description say what it scores [score-against-description]",
+    ]),
+    ("choice_left_optional", 0, [
+        "choice_left_optional/schemas/on_topic.yaml:21:17: warning: on-topic-sentences: `on_topic` is not in its object's `required:`, so the judge may leave it out, and the score then counts the answer as if it held none of its values: a verdict never given is scored; add `on_topic` to `required:` [optional-choice]",
+    ]),
+    ("rating_bounds_against_description", 1, [
+        "rating_bounds_against_description/catalog.yaml:19:16: answer-clarity.score.score: the score can be 0 to 2.25, outside the scale of the scores, 0 to 1 (`options.scale`)",
+        "rating_bounds_against_description/schemas/clarity_rating.yaml:8:14: rating: runs from 1 to 10 by its minimum and maximum, but its own description says from 1 to 5, and answer-clarity's score, written for that, can be 0 to 2.25, outside its scale: make the bounds and the description agree",
+    ]),
+    ("temperature_zero_under_samples", 0, [
+        "temperature_zero_under_samples/catalog.yaml:12:20: warning: scorers.bias-cascade.judge.temperature: 0 (a sampling temperature, from 0 (always the likeliest answer) to 2) gives the same answer every time, but the scorer asks for 3 samples (cascade.samples): they never disagree and only cost more; give the judge a temperature above 0 (e.g. 0.7), or take 1 sample [samples-never-differ]",
+        "temperature_zero_under_samples/catalog.yaml:16:16: warning: scorers.bias-cascade.cascade.samples: 3 (a count): samples of a judge at temperature 0 give the same answer, so they never disagree and only cost more; give the scorer's judge a temperature above 0 (e.g. `temperature: 0.7` under `judge:`), or take 1 sample [samples-never-differ]",
+    ]),
+    ("verdict_defined_as_another_question", 0, [
+        "verdict_defined_as_another_question/prompts/on-topic/judge.j2:10:3: warning: on-topic.judge: the prompt defines \"yes\" in words that say bad ('the reply drifts to another subject or answers a different question'), but the answer schema on_topic.yaml gives \"yes\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "verdict_defined_as_another_question/prompts/on-topic/judge.j2:11:3: warning: on-topic.judge: the prompt defines \"no\" in words that say good ('the reply answers the question that was asked'), but the answer schema on_topic.yaml gives \"no\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("pass_line_commented_as_tolerance", 0, [
+        "pass_line_commented_as_tolerance/catalog.yaml:6:16: warning: scorers.close-to-reference.threshold: 0.15 is the least score that passes on the score's scale (0 to 1, higher is better), but its comment bounds what is wrong ('tolerate up to 15% difference from the reference'): as written, an answer 0.15 of the way up passes; if that much wrong is what may pass, write 0.85 [unit-against-comment]",
+    ]),
 ]
 
 
