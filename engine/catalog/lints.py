@@ -29,7 +29,7 @@ from .option_text import text_options_as_lists, whole_numbers_for_parts
 from .pattern_text import anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_shows import one_piece_shown
+from .template_shows import one_piece_shown, part_of_a_counted_list
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
@@ -116,6 +116,14 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     return sorted(kept, key=lambda warning: (warning.path or "", warning.line or 0, warning.column or 0))
 
 
+def _counted(step: Any) -> frozenset[str]:
+    """The lists a step's bounds ask one answer per item of (`items: "preprocess.claims |
+    length"`, `enum: preprocess.claims`)."""
+    written = getattr(step, "bounds", None) or {}
+    texts = [bound for field in written.values() for bound in (getattr(field, "items", None), getattr(field, "enum", None)) if isinstance(bound, str)]
+    return frozenset(found[1] for text in texts if (found := re.fullmatch(r"\s*([A-Za-z_][\w.]*)\s*(?:\|\s*length\s*)?", text)))
+
+
 def _place_and_kind(warning: ConfigError) -> tuple[str | None, int | None, int | None, str]:
     """What makes a warning one: a shared template's warning is found for every step that
     renders it, and is one warning (an enum's value is one per value: its message says which)."""
@@ -184,6 +192,7 @@ class ScorerLints:
                 self.schemas[schema] = load_shared(schema)
             names = [template.text for template in written.templates]
             self.warnings += one_piece_shown(self.templates, self.source.templates_path[0], names, f"{self.definition.id}.{step.id}")
+            self.warnings += part_of_a_counted_list(self.templates, self.source.templates_path[0], names, _counted(step), f"{self.definition.id}.{step.id}")
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 

@@ -1,6 +1,8 @@
 """What a judge's prompt shows of the item: a prompt that shows one piece of the item's
 context (`context[0]`, `context | first`) and never the rest has the judge decide without the
-others, so a claim the second piece supports is judged unsupported. Named at the piece.
+others, so a claim the second piece supports is judged unsupported. Named at the piece. And a
+prompt that shows part of a list (`preprocess.claims[:5]`) whose every item the step's bounds
+ask an answer for: the judge answers for items it was never shown. Named at the slice.
 """
 
 from __future__ import annotations
@@ -43,6 +45,41 @@ def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[st
             f"so what only another piece holds is judged missing; show every piece (`{{% for piece in {field} %}}`)",
             str(path), line, match.start() + 1 if match else None, code="shows-one-piece",
         )
+
+
+def part_of_a_counted_list(templates: PromptTemplates, own_folder: Path, names: list[str], counted: frozenset[str], label: str) -> Iterator[ConfigError]:
+    """A warning at each slice (`LIST[:5]`) of a list in `counted` (those the step's bounds ask
+    one answer per item of) that the templates `names` reach, when none of them loops over the
+    whole list."""
+    try:
+        trees = sharing(templates, names)
+    except (ConfigError, TemplateSyntaxError):
+        return  # reported by the compiler
+    looped = {_dotted(loop.iter) for *_, tree in trees for loop in tree.find_all(nodes.For)}
+    for _, path, text, tree in trees:
+        if not path.resolve().is_relative_to(own_folder.resolve()):
+            continue
+        for node in tree.find_all(nodes.Getitem):
+            listed = _dotted(node.node)
+            if not isinstance(node.arg, nodes.Slice) or listed not in counted or listed in looped:
+                continue
+            line = text.splitlines()[node.lineno - 1] if 0 < node.lineno <= len(text.splitlines()) else ""
+            match = re.search(rf"\b{re.escape(listed)}\s*\[", line)
+            yield CatalogWarning(
+                f"{label}: the prompt shows a slice of `{listed}`, whose every item the step's bounds ask an answer for: the judge answers "
+                f"for items it was never shown; show the whole list (`{{% for item in {listed} %}}`), or bound the answers by the slice",
+                str(path), node.lineno, match.start() + 1 if match else None, code="shows-one-piece",
+            )
+
+
+def _dotted(node: nodes.Node | None) -> str | None:
+    """`preprocess.claims` of a name with its attributes; None for anything else."""
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Getattr):
+        base = _dotted(node.node)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
 
 
 def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
