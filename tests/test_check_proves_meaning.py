@@ -330,6 +330,29 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("pass_line_commented_as_tolerance", 0, [
         "pass_line_commented_as_tolerance/catalog.yaml:6:16: warning: scorers.close-to-reference.threshold: 0.15 is the least score that passes on the score's scale (0 to 1, higher is better), but its comment bounds what is wrong ('tolerate up to 15% difference from the reference'): as written, an answer 0.15 of the way up passes; if that much wrong is what may pass, write 0.85 [unit-against-comment]",
     ]),
+    ("input_limit_from_a_model_window", 0, [
+        "input_limit_from_a_model_window/catalog.yaml:9:24: warning: scorers.local-hallucination.judge.max_input_chars: 32000 counts characters, but its comment counts tokens ('llama3.1 served with a 32k window'): 32000 tokens are about 128000 characters; write the number in characters [unit-against-comment]",
+    ]),
+    ("queue_calls_the_bad_verdict_fine", 0, [
+        "queue_calls_the_bad_verdict_fine/catalog.yaml:7:77: warning: queues.toxicity-review.instructions: tell reviewers \"yes\" means good ('it is fine to send to a customer'), but the verdict they label, toxicity's analyze.verdicts, declares \"yes\" bad: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
+        "queue_calls_the_bad_verdict_fine/catalog.yaml:8:40: warning: queues.toxicity-review.instructions: tell reviewers \"no\" means bad ('it is toxic (an insult, a threat, hate or contempt)'), but the verdict they label, toxicity's analyze.verdicts, declares \"no\" good: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
+    ]),
+    ("classifier_labels_given_as_the_option", 0, [
+        "classifier_labels_given_as_the_option/catalog.yaml:13:18: warning: no-medical-advice: yes ('The reply diagnoses the user, recommends a dose, or prescribes a treatment.') scores 1, but the scorer's description gives 0 to 'it does', which is what it says: the credit went to another answer; give it 0, or make the description say what it scores [score-against-description]",
+        "classifier_labels_given_as_the_option/catalog.yaml:16:18: warning: no-medical-advice: no ('The reply gives no medical advice, or only tells the user to see a doctor.') scores 0, but the scorer's description gives 1 to 'the reply gives no medical advice', which is what it says: the credit went to another answer; give it 1, or make the description say what it scores [score-against-description]",
+    ]),
+    ("description_copied_against_the_meaning", 0, [
+        "description_copied_against_the_meaning/schemas/grounded_verdicts.yaml:20:11: warning: supported-claims: verdict's description says the opposite of its `meaning:` ('yes' (good), 'no' (bad)), which the score and `direction: higher_is_better` go with (\"yes\": the claim is a hallucination (contradicted by or absent from the context); \"no\": the context supports it): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
+    ]),
+    ("prompt_range_short_of_the_schema", 0, [
+        "prompt_range_short_of_the_schema/prompts/helpfulness/rate.j2:2:29: warning: helpfulness-ten.rate: the prompt asks for rating 'from 1 to 5', but rating in helpfulness_rating.yaml runs from 0 to 10 (its minimum and maximum): the judge answers only from 1 to 5, so a score written for 0 to 10 never reaches its ends; give the schema's range in the prompt, or narrow the schema's [prompt-range]",
+    ]),
+    ("pattern_anchored_at_both_ends", 0, [
+        "pattern_anchored_at_both_ends/catalog.yaml:8:16: warning: scorers.gives-phone-number.options.pattern: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends) starts with `^` and ends with `$`: it matches only an output that is nothing but its match, so one that gives it inside a sentence scores as if it never did, but the scorer's description does not ask for the output to be only that; drop the anchors (`\\b` marks a word's edge), or say so in the description [anchored-to-the-whole-text]",
+    ]),
+    ("prompt_shows_a_slice_of_the_claims", 0, [
+        "prompt_shows_a_slice_of_the_claims/prompts/policy/analyze.j2:10:17: warning: keeps-refund-policy.analyze: the prompt shows a slice of `preprocess.claims`, whose every item the step's bounds ask an answer for: the judge answers for items it was never shown; show the whole list (`{% for item in preprocess.claims %}`), or bound the answers by the slice [shows-one-piece]",
+    ]),
 ]
 
 

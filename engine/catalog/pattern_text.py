@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import nodes
 
@@ -32,18 +32,37 @@ def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, 
     """(code, message, place) for each value the scorer uses as a pattern that holds a doubled
     backslash before a class letter. `raw`: the scorer as merged; `own`: as written in the
     author's file, where an option's default is."""
+    for pattern in used_patterns(raw, own):
+        where = "inside the expression's quotes" if pattern.written_in_call else "outside YAML double quotes"
+        message = _doubled(pattern.value, pattern.called, where)
+        if message is not None:
+            yield "doubled-escape", f"{label}.{pattern.at}: {message}", pattern.place
+
+
+class UsedPattern(NamedTuple):
+    """A value a scorer uses as a regular expression: written in the call, or an option's."""
+
+    value: str
+    #: How a message names it: `the pattern '...' of matches()`, `options.pattern, a pattern of matches() (line 9),`.
+    called: str
+    #: Where it is written, as a dotted path under the scorer (`steps.0.values.found`, `options.pattern.default`).
+    at: str
+    place: Place | None
+    written_in_call: bool
+
+
+def used_patterns(raw: Any, own: Any) -> Iterator[UsedPattern]:
+    """Each pattern a scorer's expressions give a function that reads one (`matches()`), once."""
     options = own.get("options") if isinstance(own, Mapping) else None
     said: set[str] = set()
-    for loc, value, expression in written_expressions(raw, "("):
+    for loc, _, expression in written_expressions(raw, "("):
         for call in (node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)):
             index = PATTERN_ARGUMENTS.get(call.node.name) if isinstance(call.node, nodes.Name) else None
             if index is None or len(call.args) <= index:
                 continue
-            argument = call.args[index]
+            function, argument = call.node.name, call.args[index]  # type: ignore[attr-defined]
             if isinstance(argument, nodes.Const) and isinstance(argument.value, str):
-                message = _doubled(argument.value, f"the pattern {argument.value!r} of {call.node.name}()", "inside the expression's quotes")  # type: ignore[attr-defined]
-                if message is not None:
-                    yield "doubled-escape", f"{label}.{'.'.join(map(str, loc))}: {message}", position(raw, list(loc), value=True)
+                yield UsedPattern(argument.value, f"the pattern {argument.value!r} of {function}()", ".".join(map(str, loc)), position(raw, list(loc), value=True), True)
             elif isinstance(argument, nodes.Getattr) and isinstance(argument.node, nodes.Name) and argument.node.name == "options":
                 option = options.get(argument.attr) if isinstance(options, Mapping) else None
                 default = option.get("default") if isinstance(option, Mapping) else option
@@ -52,10 +71,30 @@ def doubled_escapes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, 
                 said.add(argument.attr)
                 at = [argument.attr, "default"] if isinstance(option, Mapping) else [argument.attr]
                 written = position(options, at, value=True)
-                used = _used_at(raw, loc, written)
-                message = _doubled(default, f"options.{argument.attr}, a pattern of {call.node.name}() ({used}),", "outside YAML double quotes")  # type: ignore[attr-defined]
-                if message is not None:
-                    yield "doubled-escape", f"{label}.options.{'.'.join(at)}: {message}", written
+                yield UsedPattern(default, f"options.{argument.attr}, a pattern of {function}() ({_used_at(raw, loc, written)}),", "options." + ".".join(at), written, False)
+
+
+#: Words of a description that say the whole output is to be the pattern's match.
+_WHOLE_WORDS = frozenset("only exactly entire entirely whole solely nothing just consists".split())
+
+
+def anchored_at_both_ends(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each pattern a scorer uses that starts with `^` and ends with
+    `$`, without `(?m)`, in a scorer whose description does not say the output is to be nothing
+    but the match: "1 when the reply gives a phone number" with `^\\d{3}-\\d{4}$` scores 0 for
+    a reply that gives the number inside a sentence."""
+    description = str(raw.get("description") or "") if isinstance(raw, Mapping) else ""
+    if set(re.findall(r"[a-z]+", description.lower())) & (_WHOLE_WORDS | _LINE_WORDS):
+        return  # the whole output is meant, or a line of it (said by anchored_to_the_whole_text)
+    for pattern in used_patterns(raw, own):
+        value = pattern.value
+        if not value.startswith("^") or not value.endswith("$") or value.endswith("\\$") or re.match(r"\(\?[a-z]*m", value):
+            continue
+        yield "anchored-to-the-whole-text", (
+            f"{label}.{pattern.at}: {pattern.called.rstrip(',')} starts with `^` and ends with `$`: it matches only an output that is "
+            f"nothing but its match, so one that gives it inside a sentence scores as if it never did, but the scorer's description "
+            f"does not ask for the output to be only that; drop the anchors (`\\b` marks a word's edge), or say so in the description"
+        ), pattern.place
 
 
 #: Words of a description that speak of one line of a text, somewhere in it.

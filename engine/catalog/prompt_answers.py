@@ -212,9 +212,20 @@ def _ranges_asked(text: str, fields: AnswerFields, schema: str) -> Iterator[tupl
         field, least, most = named[0]
         for found in RANGE_SAID.finditer(line_text):
             low, high = (float(end) for end in [value for value in found.groups() if value is not None])
-            if low >= high or least <= low and high <= most:
-                continue
             asked = line_text[found.start() : found.end()]
+            if low >= high:
+                continue
+            if least <= low and high <= most:
+                # A range told as the whole scale ("from 1 to 5", not a band "4-5: polite") that
+                # is a good part of the field's, short of it: the judge never answers the rest.
+                if found["low"] is not None or (low, high) == (least, most) or high - low < (most - least) / 3:
+                    continue
+                yield number, found.start(), (
+                    f"the prompt asks for {field} {asked!r}, but {field} in {schema} runs from {least:g} to {most:g} (its minimum and maximum): "
+                    f"the judge answers only from {low:g} to {high:g}, so a score written for {least:g} to {most:g} never reaches its ends; "
+                    f"give the schema's range in the prompt, or narrow the schema's"
+                ), "prompt-range"
+                continue
             past = f"above {most:g}" if high > most else f"below {least:g}"
             yield number, found.start(), (
                 f"the prompt asks for {field} {asked!r}, but {field} in {schema} runs from {least:g} to {most:g} (its minimum and maximum): "

@@ -17,7 +17,8 @@ from .setting_relations import Found, Setting, Unit, number_value
 #: other unit is (about four characters make a token, six a word with its space).
 _UNIT_WORDS: dict[Unit, tuple[frozenset[str], dict[str, tuple[frozenset[str], float]]]] = {
     Unit.CHARACTERS: (frozenset("char chars character characters".split()), {
-        "tokens": (frozenset({"token", "tokens"}), 4), "words": (frozenset({"word", "words"}), 6)}),
+        # A model's window (its context) is counted in tokens.
+        "tokens": (frozenset({"token", "tokens", "window", "ctx"}), 4), "words": (frozenset({"word", "words"}), 6)}),
     Unit.TOKENS: (frozenset({"token", "tokens"}), {
         "characters": (frozenset("char chars character characters".split()), 0.25), "words": (frozenset({"word", "words"}), 4 / 3)}),
     Unit.SECONDS: (frozenset("s sec secs second seconds".split()), {

@@ -87,3 +87,30 @@ def optional_choice(proof: ScorerProof, meanings: Mapping[str, Meaning], read_by
             meaning.optional_at,
         )
 
+
+
+def description_against_declared(proof: ScorerProof, meanings: Mapping[str, Meaning], read_by_the_score: Callable[[str], bool]) -> None:
+    """`score-against-meaning` at the description of a field, in the author's own schema, that
+    says each value means the opposite of its declared `meaning:` while the score goes with the
+    meaning and `direction:`: a description copied from another schema ("yes" when the claim
+    is a hallucination, where "yes" is declared good). The judge is sent the description and
+    answers by it, so every verdict counts the other way."""
+    best, worst = proof.trials.named("all good"), proof.trials.named("all bad")
+    if best is None or worst is None or best.score is None or worst.score is None or best.score == worst.score:
+        return
+    if (best.score > worst.score) != (proof.plan.direction == "higher_is_better"):
+        return  # the score goes against the meaning: said at the meaning, the direction and the score
+    for name, meaning in meanings.items():
+        described = meaning.description_says
+        if not meaning.declared or described is None or described.place is None or not meaning.against_description():
+            continue
+        if not proof._is_own(described.place) or not read_by_the_score(name):
+            continue
+        declared = f"{meaning.better} is better" if meaning.better else ", ".join(meaning.described(value) for value in meaning.polarities or {})
+        proof.warning(
+            "score-against-meaning",
+            f"{proof.label}: {leaf(name)}'s description says the opposite of its `meaning:` ({declared}), which the score and "
+            f"`direction: {proof.plan.direction}` go with ({described.evidence.rstrip('.')[:120]}): the judge is sent the description and "
+            f"answers by it, so every verdict counts the other way; make the description say what the meaning does",
+            described.place,
+        )

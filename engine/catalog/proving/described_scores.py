@@ -82,12 +82,14 @@ def _option_entries(proof: ScorerProof) -> list[_Answer]:
     labels): what the judge picks from, and what each scores."""
     own = proof.source.scorers.get(proof.definition.id)
     options = own.get("options") if isinstance(own, Mapping) else None
-    for declared in options.values() if isinstance(options, Mapping) else ():
-        default = declared.get("default") if isinstance(declared, Mapping) else None
+    for name, declared in options.items() if isinstance(options, Mapping) else ():
+        # An option given as its value (`labels: [...]`) or with a default (`labels: {default: [...]}`).
+        default, at = (declared.get("default"), ["default"]) if isinstance(declared, Mapping) else (declared, [])
+        holder = declared if at else options
         entries = [entry for entry in default if isinstance(entry, Mapping)] if isinstance(default, list) else []
         answers = [
             _Answer(str(entry.get("label", index)), " ".join(str(value) for key, value in entry.items() if key != "score"), float(entry["score"]),
-                    position(declared, ["default", index, "score"], value=True), str(entry.get("description") or ""))
+                    position(holder, [*(at or [name]), index, "score"], value=True), str(entry.get("description") or ""))
             for index, entry in enumerate(entries) if isinstance(entry.get("score"), (int, float)) and not isinstance(entry.get("score"), bool)
         ]
         if len(answers) >= 2:

@@ -29,7 +29,7 @@ _GOOD_WORDS = frozenset(
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
     "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
     "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed "
-    "help helps helped helping on-point".split()
+    "help helps helped helping on-point fine okay harmless benign civil innocuous".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
@@ -43,6 +43,8 @@ _BAD_WORDS = frozenset(
     "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated".split()
 )
 _NEGATIONS = frozenset("not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: Verbs that start what is said of a subject anew, past a negation of the words before them.
+_NEW_CLAUSE = frozenset({"are", "is", "was", "were", "but"})
 #: Words after a good word that point it at something else than what is judged.
 _ELSEWHERE = frozenset({"different", "another", "other", "wrong"})
 #: Phrases that say as one word what their words do not: "made up" is "invented".
@@ -338,6 +340,9 @@ def _polarity_of_words(text: str) -> Polarity | None:
     for index, token in enumerate(tokens):
         if token in _NEGATIONS:
             negated = True
+            continue
+        if token in _NEW_CLAUSE:
+            negated = False  # "arguments that change nothing are fine": the negation was the verb's before it
             continue
         sign = 1 if token in _GOOD_WORDS else -1 if token in _BAD_WORDS else 0
         if token.startswith(("un", "in", "ir", "not_", "non")) and sign == 0:
