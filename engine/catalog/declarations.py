@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError
 from ..scoring import ranges
-from ..scoring.plan import ScorerPlan, StepPlan
+from ..scoring.plan import StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
 from .findings import bare, loose_pattern, operator_symbol, written
@@ -198,9 +198,9 @@ class Declarations:
         for _, path in schema_paths(self.compiler.source, self.definition):
             if not path.resolve().is_relative_to(own):
                 continue
-            for field, ends, described, place in bounds_described_otherwise(path):
+            for answer_field, ends, described, place in bounds_described_otherwise(path):
                 self.compiler.problem(
-                    f"{field}: runs from {ends[0]:g} to {ends[1]:g} by its minimum and maximum, but its own description says from "
+                    f"{answer_field}: runs from {ends[0]:g} to {ends[1]:g} by its minimum and maximum, but its own description says from "
                     f"{described[0]:g} to {described[1]:g}, and {self.definition.id}'s score, written for that, {what.removeprefix('the score ')}, "
                     f"outside its scale: make the bounds and the description agree",
                     place,

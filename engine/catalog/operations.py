@@ -12,7 +12,6 @@ it: warnings. A test narrows what it tests for the code it guards (`a / n if n e
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType

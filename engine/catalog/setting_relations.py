@@ -5,7 +5,6 @@ only code a row of that table may need.
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
-import re
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, NamedTuple, Protocol

@@ -15,7 +15,6 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from rapidfuzz import fuzz
 

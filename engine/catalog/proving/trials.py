@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
