@@ -4,8 +4,8 @@ line whose comment counts judges or bounds what is wrong, a limit on a whole fie
 per piece. Each is a row's relation in setting_rules.py, as those of setting_relations.py are.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as text, as in setting_relations.py: NamedTuple
+# would compile each text into a ForwardRef when the module loads.
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
