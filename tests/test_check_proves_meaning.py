@@ -28,8 +28,8 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "counts_the_bad_verdict/schemas/verdicts.yaml:12:11: grounded: verdict's `meaning:` declares 'yes' (bad), 'no' (good), but the score counts it the other way with `direction: higher_is_better` (every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares): if the meaning is the slip, turn it round",
     ]),
     ("counts_the_verdict_described_bad", 0, [
-        "counts_the_verdict_described_bad/catalog.yaml:6:16: warning: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination (the context contradicts it or is silent); \"no\": the context supports it) [score-against-meaning]",
-        "counts_the_verdict_described_bad/catalog.yaml:24:20: warning: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination (the context contradicts it or is silent); \"no\": the context supports it); a higher-is-better score counts the good answers [score-against-meaning]",
+        "counts_the_verdict_described_bad/catalog.yaml:6:16: warning: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination; \"no\": the context supports it) [score-against-meaning]",
+        "counts_the_verdict_described_bad/catalog.yaml:24:20: warning: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema describes them (\"yes\": the claim is a hallucination; \"no\": the context supports it); a higher-is-better score counts the good answers [score-against-meaning]",
     ]),
     ("direction_flipped", 1, [
         "direction_flipped/catalog.yaml:5:16: my-hallucination.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
@@ -342,7 +342,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "classifier_labels_given_as_the_option/catalog.yaml:16:18: warning: no-medical-advice: no ('The reply gives no medical advice, or only tells the user to see a doctor.') scores 0, but the scorer's description gives 1 to 'the reply gives no medical advice', which is what it says: the credit went to another answer; give it 1, or make the description say what it scores [score-against-description]",
     ]),
     ("description_copied_against_the_meaning", 0, [
-        "description_copied_against_the_meaning/schemas/grounded_verdicts.yaml:20:11: warning: supported-claims: verdict's description says the opposite of its `meaning:` ('yes' (good), 'no' (bad)), which the score and `direction: higher_is_better` go with (\"yes\": the claim is a hallucination (contradicted by or absent from the context); \"no\": the context supports it): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
+        "description_copied_against_the_meaning/schemas/grounded_verdicts.yaml:20:11: warning: supported-claims: verdict's description says the opposite of its `meaning:` ('yes' (good), 'no' (bad)), which the score and `direction: higher_is_better` go with (\"yes\": the claim is a hallucination; \"no\": the context supports it): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
     ]),
     ("prompt_range_short_of_the_schema", 0, [
         "prompt_range_short_of_the_schema/prompts/helpfulness/rate.j2:2:29: warning: helpfulness-ten.rate: the prompt asks for rating 'from 1 to 5', but rating in helpfulness_rating.yaml runs from 0 to 10 (its minimum and maximum): the judge answers only from 1 to 5, so a score written for 0 to 10 never reaches its ends; give the schema's range in the prompt, or narrow the schema's [prompt-range]",
@@ -352,6 +352,15 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ]),
     ("prompt_shows_a_slice_of_the_claims", 0, [
         "prompt_shows_a_slice_of_the_claims/prompts/policy/analyze.j2:10:17: warning: keeps-refund-policy.analyze: the prompt shows a slice of `preprocess.claims`, whose every item the step's bounds ask an answer for: the judge answers for items it was never shown; show the whole list (`{% for item in preprocess.claims %}`), or bound the answers by the slice [shows-one-piece]",
+    ]),
+    ("window_commented_as_the_last_hour", 0, [
+        "window_commented_as_the_last_hour/catalog.yaml:8:13: warning: monitors.faithfulness_falling.window: 60 is the last 60 outcomes, however long they took, but its comment speaks of time ('the last hour'): a number counts outcomes, so the span it covers follows the traffic; write a time span: `window: 1h` [unit-against-comment]",
+    ]),
+    ("flag_described_on_one_side", 0, [
+        "flag_described_on_one_side/schemas/claim_support.yaml:15:11: warning: supported-claims: supported's description says true is bad (true: the context does not support the claim), but its name says true is good, as the score counts it with `direction: higher_is_better`: the judge reads the description and answers each supported the other way, so the score counts the bad answers as good; make the description say what the name does [score-against-meaning]",
+    ]),
+    ("list_printed_in_its_own_loop", 0, [
+        "list_printed_in_its_own_loop/prompts/sources/check.j2:8:23: warning: cites-right-source.check: inside `{% for passage in context %}` (line 7), `context` shows the whole list at each turn of the loop, so every piece it numbers shows all of them; show the piece: `{{ passage }}` [shows-one-piece]",
     ]),
 ]
 
@@ -525,3 +534,15 @@ def test_a_branch_is_not_read_by_the_branch_above_it() -> None:
     lines = ["{% if v.verdict == 'yes' %}", "Supported:", "{% elif v.verdict == 'no' %}", "Contradicted:", "{% endif %}",
              "{% if v.verdict == 'yes' %}supported{% elif v.verdict == 'no' %}contradicted{% endif %}"]
     assert list(filtered_sayings(lines)) == []
+
+
+def test_comments_that_agree_with_their_setting_stay_quiet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Spelled-out figures convert (600 seconds are ten minutes), and a window of the last 60
+    # scores counts outcomes: none of them is a unit slip.
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n"
+        "  slow-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 600  # ten minutes\n"
+        "  slower-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 120  # wait up to two minutes\n"
+        "monitors:\n  faithfulness_low:\n    scorer: faithfulness\n    statistic: mean\n    below: 0.7\n    window: 60  # the last 60 scores\n",
+        encoding="utf-8")
+    assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])

@@ -48,7 +48,7 @@ class CommentInOwnUnit(NamedTuple):
         if value is None or not value or words & own or len(named) != 1:
             return None
         other, size = named[0]
-        numbers = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
+        numbers = _figures(said)
         # The number is the comment's figure, or a little under it (`100000  # the model reads
         # 128k tokens; keep some room`), and no figure converts to it (`120  # 2 minutes`).
         taken = [number for number in numbers if 0.5 * number <= value <= 1.05 * number and not 0.6 * number * size <= value <= 1.5 * number * size]
@@ -71,7 +71,7 @@ _TIME_WORDS: Mapping[str, str] = {
     **dict.fromkeys("week weeks weekly".split(), "w"),
 }
 #: Words that say the comment counts outcomes after all (`50  # the last 50 scores, about an hour`).
-_OUTCOME_WORDS = frozenset("outcome outcomes result results score scores scored item items reply replies answer answers run runs call calls sample samples last labelled".split())
+_OUTCOME_WORDS = frozenset("outcome outcomes result results score scores scored item items reply replies answer answers run runs call calls sample samples labelled".split())
 
 
 class CountNotTimeSpan(NamedTuple):
@@ -92,6 +92,20 @@ class CountNotTimeSpan(NamedTuple):
             f"counts outcomes, so the span it covers follows the traffic; write a time span: `{setting.label.rsplit('.', 1)[-1]}: {count}{_TIME_WORDS[times[0]]}`",
             "unit-against-comment",
         )
+
+
+#: Numbers a comment may spell out ("two minutes", "ten minutes").
+_NUMBER_WORDS = {
+    word: float(index) for index, word in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+} | {"fifteen": 15.0, "twenty": 20.0, "thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "ninety": 90.0, "hundred": 100.0}
+
+
+def _figures(said: str) -> list[float]:
+    """The numbers a comment gives, in figures (`128k` is 128000) or spelled out."""
+    written = [float(number) * (1000 if thousands else 1) for number, thousands in re.findall(r"(\d+(?:\.\d+)?)\s*([kK])?\b", said)]
+    words = re.findall(r"[a-z]+", said.lower())
+    # "one word each" counts a piece, not the whole the setting bounds.
+    return written + [_NUMBER_WORDS[word] for index, word in enumerate(words) if word in _NUMBER_WORDS and not set(words[index + 1:index + 3]) & _EACH_WORDS]
 
 
 def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:

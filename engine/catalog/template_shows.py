@@ -2,7 +2,9 @@
 context (`context[0]`, `context | first`) and never the rest has the judge decide without the
 others, so a claim the second piece supports is judged unsupported. Named at the piece. And a
 prompt that shows part of a list (`preprocess.claims[:5]`) whose every item the step's bounds
-ask an answer for: the judge answers for items it was never shown. Named at the slice.
+ask an answer for: the judge answers for items it was never shown. Named at the slice. And a
+loop over a list that prints the list itself at each turn (`{% for passage in context %}[{{
+loop.index }}] {{ context }}`): every numbered piece shows them all. Named at the print.
 """
 
 from __future__ import annotations
@@ -70,6 +72,36 @@ def part_of_a_counted_list(templates: PromptTemplates, own_folder: Path, names: 
                 f"for items it was never shown; show the whole list (`{{% for item in {listed} %}}`), or bound the answers by the slice",
                 str(path), node.lineno, match.start() + 1 if match else None, code="shows-one-piece",
             )
+
+
+def list_in_its_own_loop(templates: PromptTemplates, own_folder: Path, names: list[str], label: str) -> Iterator[ConfigError]:
+    """A warning at each print, inside `{% for ITEM in LIST %}`, of LIST itself (its length
+    aside), in the author's templates that `names` reach."""
+    try:
+        trees = sharing(templates, names)
+    except (ConfigError, TemplateSyntaxError):
+        return  # reported by the compiler
+    for _, path, text, tree in trees:
+        if not path.resolve().is_relative_to(own_folder.resolve()):
+            continue
+        for loop in tree.find_all(nodes.For):
+            listed, item = _dotted(loop.iter), loop.target.name if isinstance(loop.target, nodes.Name) else None
+            if listed is None or item is None:
+                continue
+            for output in (node for statement in loop.body for node in ([statement] if isinstance(statement, nodes.Output) else statement.find_all(nodes.Output))):
+                for shown in output.nodes:
+                    base = shown
+                    while isinstance(base, nodes.Filter) and base.name not in _COUNTING and base.node is not None:
+                        base = base.node
+                    if isinstance(base, nodes.Filter) or _dotted(base) != listed:
+                        continue
+                    line = text.splitlines()[shown.lineno - 1] if 0 < shown.lineno <= len(text.splitlines()) else ""
+                    match = re.search(rf"{{{{-?\s*({re.escape(listed)})\b", line)
+                    yield CatalogWarning(
+                        f"{label}: inside `{{% for {item} in {listed} %}}` (line {loop.lineno}), `{listed}` shows the whole list at each turn of "
+                        f"the loop, so every piece it numbers shows all of them; show the piece: `{{{{ {item} }}}}`",
+                        str(path), shown.lineno, match.start(1) + 1 if match else None, code="shows-one-piece",
+                    )
 
 
 def _dotted(node: nodes.Node | None) -> str | None:

@@ -34,9 +34,8 @@ _NUMBER_WORDS = {"half": 0.5, "full": 1.0, "nothing": 0.0}
 _FILLER = frozenset("a an the it its of to in on and or is are be that this one any some reply output answer claim claims".split())
 _NEGATIONS = frozenset("no not none never without nothing neither nor isn't doesn't don't cannot".split())
 #: How much clearer than the next best the matching chosen must be (a similarity of 0 to 100
-#: per answer, summed), and what a condition turned round costs a match.
+#: per answer, summed).
 _CLEARLY = 20.0
-_TURNED_ROUND = 40.0
 
 
 @dataclass(frozen=True)
@@ -135,6 +134,8 @@ def _held(proof: ScorerProof, answers: list[_Answer], conditions: list[tuple[flo
     for answer, (number, condition) in zip(answers, ranked[0][1]):
         if any(math.isclose(answer.score, wanted, abs_tol=1e-6) for wanted in (number, number * scale)):
             continue
+        if answer.place is None or not proof._is_own(answer.place):
+            continue  # the credit is the base scorer's, not the author's to change
         proof.warning(
             "score-against-description",
             f"{proof.label}: {answer.name} ({(answer.shown or answer.text)[:80]!r}) scores {answer.score:g}, but the scorer's description gives {number:g} "
@@ -144,14 +145,16 @@ def _held(proof: ScorerProof, answers: list[_Answer], conditions: list[tuple[flo
 
 
 def _matchings(answers: list[_Answer], conditions: list[tuple[float, str]]) -> Iterator[tuple[float, tuple[tuple[float, str], ...]]]:
-    """Each way of giving every answer a condition of its own, with how well it reads."""
+    """Each way of giving every answer a condition of its own that is not turned round from
+    it (a negation on one side only), with how well it reads."""
     for chosen in itertools.permutations(conditions, len(answers)):
-        yield sum(_likeness(answer.text, condition) for answer, (_, condition) in zip(answers, chosen)), chosen
+        if any(_turned(answer.text, condition) for answer, (_, condition) in zip(answers, chosen)):
+            continue
+        yield sum(float(fuzz.token_set_ratio(_content(answer.text), _content(condition))) for answer, (_, condition) in zip(answers, chosen)), chosen
 
 
-def _likeness(text: str, condition: str) -> float:
-    turned = bool(set(_words(text)) & _NEGATIONS) != bool(set(_words(condition)) & _NEGATIONS)
-    return float(fuzz.token_set_ratio(_content(text), _content(condition))) - (_TURNED_ROUND if turned else 0.0)
+def _turned(text: str, condition: str) -> bool:
+    return bool(set(_words(text)) & _NEGATIONS) != bool(set(_words(condition)) & _NEGATIONS)
 
 
 def _words(text: str) -> list[str]:

@@ -245,6 +245,12 @@ def _read_meaning(node: Mapping[str, Any], data: Any, loc: list[Any]) -> Meaning
                 evidence.append(f"{_quoted(value)}: {clause.strip(' ,:;(')}")
         if polarity is not None:
             polarities[value] = polarity
+    if set(values) == {True, False} and len(polarities) == 1:
+        # A yes-or-no field whose description says what one value means ("true when the context
+        # does not support the claim, false when it does"): the other means the opposite.
+        [(said, polarity)] = polarities.items()
+        if polarity in ("good", "bad"):
+            polarities[not said] = "good" if polarity == "bad" else "bad"
     if "good" not in polarities.values() or "bad" not in polarities.values():
         return None
     place = position(data, [*loc, "description"]) if description else position(data, [*loc, "enum"])
@@ -317,7 +323,8 @@ def _clause_about(value: Any, description: str, others: Sequence[Any] = ()) -> s
     found = re.search(quoted, description, re.IGNORECASE) or re.search(bare, description, re.IGNORECASE)
     if found is None or not found.group(1):
         return None
-    clause = found.group(1)
+    # An aside in brackets lists examples ("contact details, addresses"), whose words are no verdict.
+    clause = re.sub(r"\s*\([^()]*\)", "", found.group(1))
     for other in others:
         clause = re.split(rf"[,\s]+(?:and\s+|or\s+|but\s+)?\b{re.escape(_word(other))}\b\s*(?:when|if|means|for|=|:)", clause, maxsplit=1, flags=re.IGNORECASE)[0]
     return clause or None
