@@ -29,7 +29,7 @@ from .option_text import text_options_as_lists, whole_numbers_for_parts
 from .pattern_text import anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_shows import list_in_its_own_loop, one_piece_shown, part_of_a_counted_list
+from .template_shows import list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, shared_trees
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
@@ -191,9 +191,10 @@ class ScorerLints:
             if schema not in self.schemas:
                 self.schemas[schema] = load_shared(schema)
             names = [template.text for template in written.templates]
-            self.warnings += one_piece_shown(self.templates, self.source.templates_path[0], names, f"{self.definition.id}.{step.id}")
-            self.warnings += list_in_its_own_loop(self.templates, self.source.templates_path[0], names, f"{self.definition.id}.{step.id}")
-            self.warnings += part_of_a_counted_list(self.templates, self.source.templates_path[0], names, _counted(step), f"{self.definition.id}.{step.id}")
+            trees, own, label = shared_trees(self.templates, names), self.source.templates_path[0], f"{self.definition.id}.{step.id}"
+            self.warnings += one_piece_shown(trees, own, label)
+            self.warnings += list_in_its_own_loop(trees, own, label)
+            self.warnings += part_of_a_counted_list(trees, own, _counted(step), label)
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from jinja2 import TemplateSyntaxError, nodes
 
 from ..errors import ConfigError
+from .findings import path_of
 from .templates import PromptTemplates
 from .warning import CatalogWarning
 
@@ -26,66 +27,63 @@ _LISTS = frozenset({"context"})
 _COUNTING = frozenset({"length", "count"})
 
 
-def one_piece_shown(templates: PromptTemplates, own_folder: Path, names: list[str], label: str) -> Iterator[ConfigError]:
-    """A warning at each piece of an item's list that the templates `names` reach show alone,
-    when none of them shows the whole list."""
+#: A template that a step's prompt renders or that sees its variables: its name, file, text and tree.
+SharedTree = tuple[str, Path, str, nodes.Template]
+
+
+def shared_trees(templates: PromptTemplates, names: list[str]) -> list[SharedTree]:
+    """The templates `names` reach (see `sharing`), parsed once for every check of what a
+    prompt shows; none when one cannot be read or parsed, which the compiler reports."""
     try:
-        trees = sharing(templates, names)
+        return sharing(templates, names)
     except (ConfigError, TemplateSyntaxError):
-        return  # reported by the compiler
+        return []
+
+
+def one_piece_shown(trees: list[SharedTree], own_folder: Path, label: str) -> Iterator[ConfigError]:
+    """A warning at each piece of an item's list that the templates `trees` show alone,
+    when none of them shows the whole list."""
     pieces = [(path, text, found) for _, path, text, tree in trees for found in _pieces(tree)]
     if not pieces:
         return
     whole = {field for *_, tree in trees for field in _shown_whole(tree)}
     for path, text, (field, written, line) in pieces:
-        if field in whole or not path.resolve().is_relative_to(own_folder.resolve()):
+        if field in whole or not _is_own(path, own_folder):
             continue
-        source_line = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
-        match = re.search(rf"\b{re.escape(field)}\b", source_line)
-        yield CatalogWarning(
+        yield _warning(
             f"{label}: the prompt shows {written}, one piece of the item's `{field}`, and never the others: the judge decides without them, "
             f"so what only another piece holds is judged missing; show every piece (`{{% for piece in {field} %}}`)",
-            str(path), line, match.start() + 1 if match else None, code="shows-one-piece",
+            path, text, line, rf"\b({re.escape(field)})\b",
         )
 
 
-def part_of_a_counted_list(templates: PromptTemplates, own_folder: Path, names: list[str], counted: frozenset[str], label: str) -> Iterator[ConfigError]:
+def part_of_a_counted_list(trees: list[SharedTree], own_folder: Path, counted: frozenset[str], label: str) -> Iterator[ConfigError]:
     """A warning at each slice (`LIST[:5]`) of a list in `counted` (those the step's bounds ask
-    one answer per item of) that the templates `names` reach, when none of them loops over the
-    whole list."""
-    try:
-        trees = sharing(templates, names)
-    except (ConfigError, TemplateSyntaxError):
-        return  # reported by the compiler
-    looped = {_dotted(loop.iter) for *_, tree in trees for loop in tree.find_all(nodes.For)}
+    one answer per item of) in the templates `trees`, when none of them loops over the whole
+    list."""
+    looped = {path_of(loop.iter) for *_, tree in trees for loop in tree.find_all(nodes.For)}
     for _, path, text, tree in trees:
-        if not path.resolve().is_relative_to(own_folder.resolve()):
+        if not _is_own(path, own_folder):
             continue
         for node in tree.find_all(nodes.Getitem):
-            listed = _dotted(node.node)
+            listed = path_of(node.node)
             if not isinstance(node.arg, nodes.Slice) or listed not in counted or listed in looped:
                 continue
-            line = text.splitlines()[node.lineno - 1] if 0 < node.lineno <= len(text.splitlines()) else ""
-            match = re.search(rf"\b{re.escape(listed)}\s*\[", line)
-            yield CatalogWarning(
+            yield _warning(
                 f"{label}: the prompt shows a slice of `{listed}`, whose every item the step's bounds ask an answer for: the judge answers "
                 f"for items it was never shown; show the whole list (`{{% for item in {listed} %}}`), or bound the answers by the slice",
-                str(path), node.lineno, match.start() + 1 if match else None, code="shows-one-piece",
+                path, text, node.lineno, rf"\b({re.escape(listed)})\s*\[",
             )
 
 
-def list_in_its_own_loop(templates: PromptTemplates, own_folder: Path, names: list[str], label: str) -> Iterator[ConfigError]:
+def list_in_its_own_loop(trees: list[SharedTree], own_folder: Path, label: str) -> Iterator[ConfigError]:
     """A warning at each print, inside `{% for ITEM in LIST %}`, of LIST itself (its length
-    aside), in the author's templates that `names` reach."""
-    try:
-        trees = sharing(templates, names)
-    except (ConfigError, TemplateSyntaxError):
-        return  # reported by the compiler
+    aside), in the author's templates among `trees`."""
     for _, path, text, tree in trees:
-        if not path.resolve().is_relative_to(own_folder.resolve()):
+        if not _is_own(path, own_folder):
             continue
         for loop in tree.find_all(nodes.For):
-            listed, item = _dotted(loop.iter), loop.target.name if isinstance(loop.target, nodes.Name) else None
+            listed, item = path_of(loop.iter), loop.target.name if isinstance(loop.target, nodes.Name) else None
             if listed is None or item is None:
                 continue
             for output in (node for statement in loop.body for node in ([statement] if isinstance(statement, nodes.Output) else statement.find_all(nodes.Output))):
@@ -93,28 +91,29 @@ def list_in_its_own_loop(templates: PromptTemplates, own_folder: Path, names: li
                     base = shown
                     while isinstance(base, nodes.Filter) and base.name not in _COUNTING and base.node is not None:
                         base = base.node
-                    if isinstance(base, nodes.Filter) or _dotted(base) != listed:
+                    if isinstance(base, nodes.Filter) or path_of(base) != listed:
                         continue
-                    line = text.splitlines()[shown.lineno - 1] if 0 < shown.lineno <= len(text.splitlines()) else ""
-                    match = re.search(rf"{{{{-?\s*({re.escape(listed)})\b", line)
-                    yield CatalogWarning(
+                    yield _warning(
                         f"{label}: inside `{{% for {item} in {listed} %}}` (line {loop.lineno}), `{listed}` shows the whole list at each turn of "
                         f"the loop, so every piece it numbers shows all of them; show the piece: `{{{{ {item} }}}}`",
-                        str(path), shown.lineno, match.start(1) + 1 if match else None, code="shows-one-piece",
+                        path, text, shown.lineno, rf"{{{{-?\s*({re.escape(listed)})\b",
                     )
 
 
-def _dotted(node: nodes.Node | None) -> str | None:
-    """`preprocess.claims` of a name with its attributes; None for anything else."""
-    if isinstance(node, nodes.Name):
-        return node.name
-    if isinstance(node, nodes.Getattr):
-        base = _dotted(node.node)
-        return f"{base}.{node.attr}" if base is not None else None
-    return None
+def _is_own(path: Path, own_folder: Path) -> bool:
+    """Whether a template is the author's (not the built-in catalog's, theirs only to point at)."""
+    return path.resolve().is_relative_to(own_folder.resolve())
 
 
-def sharing(templates: PromptTemplates, names: list[str]) -> list[tuple[str, Path, str, nodes.Template]]:
+def _warning(message: str, path: Path, text: str, line: int, pattern: str) -> CatalogWarning:
+    """A `shows-one-piece` warning at `line` of a template, at the column where `pattern`'s
+    first group starts on it."""
+    lines = text.splitlines()
+    match = re.search(pattern, lines[line - 1]) if 0 < line <= len(lines) else None
+    return CatalogWarning(message, str(path), line, match.start(1) + 1 if match else None, code="shows-one-piece")
+
+
+def sharing(templates: PromptTemplates, names: list[str]) -> list[SharedTree]:
     """The templates `names` render and those that see their variables, parsed."""
     reached = dict.fromkeys(shared for name in names for shared in templates.referenced(name, sharing_only=True))
     return [(name, *source, templates.environment.parse(source[1])) for name in reached for source in [templates.source(name)]]

@@ -22,10 +22,8 @@ def meaning_against_description(proof: ScorerProof, name: str, meaning: Meaning,
     if not meaning.declared or described is None or not meaning.against_description() or meaning.place is None:
         return False
     higher = proof.plan.direction == "higher_is_better"
-    if meaning.better and described.better:
-        declared, fix = f"{meaning.better} is better", f"write `meaning: {described.better}_is_better`"
-    else:
-        declared, fix = ", ".join(f"{meaning.described(value)}" for value in meaning.polarities or {}), "swap the meaning's good and bad"
+    declared = meaning.declared_as()
+    fix = f"write `meaning: {described.better}_is_better`" if meaning.better and described.better else "swap the meaning's good and bad"
     proof._finding(
         True, "score-against-meaning",
         f"{proof.label}: {leaf(name)}'s `meaning:` declares {declared}, but its own description says the opposite "
@@ -64,10 +62,9 @@ def meaning_may_be_the_slip(proof: ScorerProof, name: str, meaning: Meaning, mov
     the author's, and any of them may be the slip."""
     if not meaning.declared or meaning.place is None or not proof._is_own(meaning.place):
         return
-    declared = f"{meaning.better} is better" if meaning.better else ", ".join(meaning.described(value) for value in meaning.polarities or {})
     proof._finding(
         True, "score-against-meaning",
-        f"{proof.label}: {leaf(name)}'s `meaning:` declares {declared}, but the score counts it the other way with "
+        f"{proof.label}: {leaf(name)}'s `meaning:` declares {meaning.declared_as()}, but the score counts it the other way with "
         f"`direction: {proof.plan.direction}` ({moves}): if the meaning is the slip, turn it round",
         meaning.place,
     )
@@ -88,7 +85,6 @@ def optional_choice(proof: ScorerProof, meanings: Mapping[str, Meaning], read_by
         )
 
 
-
 def description_against_declared(proof: ScorerProof, meanings: Mapping[str, Meaning], read_by_the_score: Callable[[str], bool]) -> None:
     """`score-against-meaning` at the description of a field, in the author's own schema, that
     says each value means the opposite of its declared `meaning:` while the score goes with the
@@ -106,10 +102,9 @@ def description_against_declared(proof: ScorerProof, meanings: Mapping[str, Mean
             continue
         if not proof._is_own(described.place) or not read_by_the_score(name):
             continue
-        declared = f"{meaning.better} is better" if meaning.better else ", ".join(meaning.described(value) for value in meaning.polarities or {})
         proof.warning(
             "score-against-meaning",
-            f"{proof.label}: {leaf(name)}'s description says the opposite of its `meaning:` ({declared}), which the score and "
+            f"{proof.label}: {leaf(name)}'s description says the opposite of its `meaning:` ({meaning.declared_as()}), which the score and "
             f"`direction: {proof.plan.direction}` go with ({described.evidence.rstrip('.')[:120]}): the judge is sent the description and "
             f"answers by it, so every verdict counts the other way; make the description say what the meaning does",
             described.place,

@@ -73,10 +73,6 @@ class Meaning:
     clauses: Mapping[Any, str] | None = None
     #: Where its object's `required:` leaves the field out (a judge may then answer without it).
     optional_at: Place | None = None
-    #: A number's range as its own description gives it ("From 1 (...) to 5 (...)") when that
-    #: is not its minimum and maximum, and where the bound that differs is written.
-    described_ends: tuple[float, float] | None = None
-    bound_at: Place | None = None
 
     def polarity(self, value: Any) -> Polarity | None:
         if self.polarities is not None:
@@ -104,6 +100,10 @@ class Meaning:
                 return value
         return NOTHING
 
+    def declared_as(self) -> str:
+        """What the meaning says, as a message quotes it: `higher is better`, `'yes' (good), 'no' (bad)`."""
+        return f"{self.better} is better" if self.better else ", ".join(self.described(value) for value in self.polarities or {})
+
     def described(self, value: Any) -> str:
         """How a message names a value and what it means: `'yes' (bad)`."""
         shown = f"'{value}'" if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else f"{value:g}"
@@ -129,35 +129,27 @@ def schema_meanings(path: Path, step: str) -> dict[str, Meaning]:
         if meaning is not None and node.get("description"):
             meaning = dataclasses.replace(meaning, clauses=value_clauses(node))
         if meaning is not None:
-            found[f"{step}.{field_path}"] = dataclasses.replace(meaning, optional_at=_left_optional(data, loc), **_bounds_described(node, data, loc))
+            found[f"{step}.{field_path}"] = dataclasses.replace(meaning, optional_at=_left_optional(data, loc))
     return found
 
 
 def bounds_described_otherwise(path: Path) -> Iterator[tuple[str, tuple[float, float], tuple[float, float], Place]]:
     """Each number of the answer schema at `path` whose description gives another range than
-    its minimum and maximum: its path, its bounds, the described range and where the bound
-    that differs is written."""
-    data = load_shared(path)
-    for field_path, node, loc in choice_field_nodes(data) if isinstance(data, Mapping) else ():
-        found, ends = _bounds_described(node, data, loc), number_ends(node)
-        if found and ends is not None and found["bound_at"] is not None:
-            yield field_path, ends, found["described_ends"], found["bound_at"]
-
-
-def _bounds_described(node: Mapping[str, Any], data: Any, loc: list[Any]) -> dict[str, Any]:
-    """The range a number's description gives, when it differs from its minimum and maximum,
-    with where the differing bound is written (the maximum when both differ)."""
+    its minimum and maximum ("From 1 (...) to 5 (...)" beside `maximum: 10`; a band such as
+    "4-5: polite" is part of a range, not the range): its path, its bounds, the described range
+    and where the bound that differs is written (the maximum when both differ)."""
     from ..prompt_answers import RANGE_SAID
 
-    ends = number_ends(node)
-    said = RANGE_SAID.search(str(node.get("description") or "")) if ends is not None else None
-    if ends is None or said is None or said["low"] is not None:
-        return {}  # a band ("4-5: polite") is part of a range, not the range
-    low, high = (float(end) for end in (said["from"] or said["between"], said["to"] or said["and"]))
-    if (low, high) == ends or low >= high:
-        return {}
-    differing = "maximum" if high != ends[1] else "minimum"
-    return {"described_ends": (low, high), "bound_at": position(data, [*loc, differing], value=True)}
+    data = load_shared(path)
+    for field_path, node, loc in choice_field_nodes(data) if isinstance(data, Mapping) else ():
+        ends = number_ends(node)
+        said = RANGE_SAID.search(str(node.get("description") or "")) if ends is not None else None
+        if ends is None or said is None or said["low"] is not None:
+            continue
+        low, high = (float(end) for end in (said["from"] or said["between"], said["to"] or said["and"]))
+        place = position(data, [*loc, "maximum" if high != ends[1] else "minimum"], value=True)
+        if (low, high) != ends and low < high and place is not None:
+            yield field_path, ends, (low, high), place
 
 
 def _left_optional(data: Any, loc: list[Any]) -> Place | None:
