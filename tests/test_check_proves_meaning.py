@@ -214,6 +214,9 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
     ("empty_output_scores_best", 0, [
         "empty_output_scores_best/catalog.yaml:7:19: warning: reply-toxicity.empty_output: score runs the scorer on an empty output, where its judged steps (analyze, generate_reason, preprocess) are skipped with nothing to judge, and it scores 0, the best end of a lower-is-better score: an empty reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output the worst score in the score's expression [empty-output-scores-best]",
     ]),
+    ("queue_leaves_out_a_value", 0, [
+        "queue_leaves_out_a_value/catalog.yaml:11:16: warning: queues.faithfulness-review.steps.choices: leaves out 'unsure', which `verdict` may hold ('yes', 'no', 'unsure'): a reviewer can never agree with an answer the judge gave 'unsure', so agreement is measured low on each; offer every value of the field [choice-left-out]",
+    ]),
     ("queue_offers_a_choice_the_field_lacks", 0, [
         "queue_offers_a_choice_the_field_lacks/catalog.yaml:14:11: warning: queues.faithfulness-review.steps.choices: 'maybe' is not a value of `verdict`, the field it labels ('yes', 'no', 'unsure'): a reviewer's 'maybe' never agrees with the judge's answer; and 'unsure', which the judge may answer, is no choice; offer the field's own values [choice-not-a-value]",
     ]),

@@ -73,6 +73,9 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
             continue
         folded = {value.casefold() for value in values}
         missing = [value for value in values if value not in labels.choices]
+        if missing and all(choice in values for choice in labels.choices):
+            yield _value_left_out(source, name, labels.judged, values, missing)
+            continue
         for index, choice in enumerate(labels.choices):
             if choice in values or choice.casefold() in folded:
                 continue
@@ -83,6 +86,19 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
                 f"a reviewer's {choice!r} never agrees with the judge's answer{unoffered}; offer the field's own values",
                 *(place or (str(source.path), None, None)), code="choice-not-a-value",
             )
+
+
+def _value_left_out(source: CatalogSource, queue: str, field: str, values: list[str], missing: list[str]) -> ConfigError:
+    """The warning at a queue's `choices:` that offers only some of the values its field holds:
+    an answer the judge gave one of the others is one no reviewer can agree with, so the
+    agreement the queue measures is lowered by every such answer, not by the judge's mistakes."""
+    place = position(source.data["queues"], [queue, "steps", "choices"], value=True)
+    left_out = ", ".join(map(repr, missing))
+    return CatalogWarning(
+        f"queues.{queue}.steps.choices: leaves out {left_out}, which `{field}` may hold ({', '.join(map(repr, values))}): "
+        f"a reviewer can never agree with an answer the judge gave {left_out}, so agreement is measured low on each; offer every value of the field",
+        *(place or (str(source.path), None, None)), code="choice-left-out",
+    )
 
 
 def text_not_what_is_judged(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
