@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("reason_tells_another_scale", 0, [
+        "reason_tells_another_scale/prompts/short-faithfulness/reason.j2:2:60: warning: short-faithfulness.generate_reason: the prompt says the score is 'out of 10', but the scores run from 0 to 1 (options.scale): the judge explains a 0.9, near the best, as 0.9 out of 10; write `out of {{ options.scale | number }}` [scale-told]",
+    ]),
     ("counts_the_bad_verdict", 1, [
         "counts_the_bad_verdict/catalog.yaml:6:16: grounded.direction: higher_is_better is the wrong way round for its score: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares",
         "counts_the_bad_verdict/catalog.yaml:24:20: grounded.score: the score moves against `direction: higher_is_better`: every verdict 'no' (good) scores 0 and every verdict 'yes' (bad) scores 1, as its schema declares; a higher-is-better score counts the good answers",

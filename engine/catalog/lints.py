@@ -29,7 +29,7 @@ from .option_text import text_options_as_lists, whole_numbers_for_parts
 from .pattern_text import anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_shows import list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, shared_trees
+from .template_shows import list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
@@ -102,7 +102,7 @@ def catalog_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerD
     files = {source.path}
     for scorer_id in source.scorers:
         if scorer_id in compiled:
-            lints = ScorerLints(compiled[scorer_id][0], source, templates, schemas)
+            lints = ScorerLints(*compiled[scorer_id], source, templates, schemas)
             for warning in lints.run():
                 unique.setdefault(_place_and_kind(warning), warning)
             files |= lints.schema_files()
@@ -134,8 +134,9 @@ def _place_and_kind(warning: ConfigError) -> tuple[str | None, int | None, int |
 class ScorerLints:
     """The warnings of one scorer of `source` as written (`raw`, with places), compiled clean."""
 
-    def __init__(self, definition: ScorerDefinition, source: CatalogSource, templates: PromptTemplates, schemas: dict[Path, Any]) -> None:
+    def __init__(self, definition: ScorerDefinition, plan: ScorerPlan, source: CatalogSource, templates: PromptTemplates, schemas: dict[Path, Any]) -> None:
         self.definition = definition
+        self.plan = plan
         self.source = source
         self.raw = source.raw_definition(definition.id)
         self.templates = templates
@@ -195,8 +196,15 @@ class ScorerLints:
             self.warnings += one_piece_shown(trees, own, label)
             self.warnings += list_in_its_own_loop(trees, own, label)
             self.warnings += part_of_a_counted_list(trees, own, _counted(step), label)
+            self.warnings += scale_told(trees, own, self._top(), self.plan.on_scale, label)
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
+
+    def _top(self) -> float | None:
+        """The most the scorer's scores reach with its default options."""
+        scale = self.definition.options.get("scale")
+        found = self.plan.scores_range({"scale": scale.get("default") if isinstance(scale, Mapping) else None})
+        return found[1] if found is not None else None
 
     # -- a label over another field of the item
 

@@ -139,3 +139,43 @@ def _shown_whole(tree: nodes.Template) -> Iterator[str]:
     for name in tree.find_all(nodes.Name):
         if name.ctx == "load" and name.name in _LISTS and id(name) not in parts:
             yield name.name
+
+
+#: What follows a printed score to tell its scale: "out of 10", "/10", "on a scale of 0 to 10".
+_SCALE_AFTER = re.compile(r"^\s*(?:out of|/|on a scale (?:of|from) \d+(?:\.\d+)? to)\s*(?P<top>\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
+def scale_told(trees: list[SharedTree], own_folder: Path, top: float | None, on_scale: bool, label: str) -> Iterator[ConfigError]:
+    """A warning where the author's template prints `{{ score }}` and then gives its scale in
+    words ("out of 10") other than `top`, the most the scorer's scores reach: a judge asked to
+    explain a 0.9 "out of 10" explains a near-total failure."""
+    if top is None:
+        return
+    for _, path, text, tree in trees:
+        if not _is_own(path, own_folder):
+            continue
+        for output in tree.find_all(nodes.Output):
+            for shown, after in zip(output.nodes, output.nodes[1:]):
+                told = _SCALE_AFTER.match(after.data) if isinstance(after, nodes.TemplateData) and _prints_score(shown) else None
+                if told is None or float(told["top"]) == top:
+                    continue
+                said = told.group(0).strip()
+                write = "`out of {{ options.scale | number }}`" if on_scale else f"`out of {top:g}`"
+                message = (
+                    f"{label}: the prompt says the score is {said!r}, but the scores run from 0 to {top:g}"
+                    f"{' (options.scale)' if on_scale else ''}: the judge explains a {top * 0.9:g}, near the best, as {top * 0.9:g} {said}; write {write}"
+                )
+                yield CatalogWarning(message, str(path), after.lineno, _column(text, after.lineno, said), code="scale-told")
+
+
+def _prints_score(node: nodes.Node) -> bool:
+    """Whether a printed expression is the score (`score`, `score | number`, `score | round(2)`)."""
+    while isinstance(node, nodes.Filter) and node.node is not None:
+        node = node.node
+    return isinstance(node, nodes.Name) and node.name == "score"
+
+
+def _column(text: str, line: int, said: str) -> int | None:
+    lines = text.splitlines()
+    found = lines[line - 1].find(said) if 0 < line <= len(lines) else -1
+    return found + 1 if found >= 0 else None
