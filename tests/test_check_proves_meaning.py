@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("copied_claim_capped", 0, [
+        "copied_claim_capped/schemas/brief_verdicts.yaml:14:22: warning: faithfulness-brief.analyze: verdicts[].statement must copy an item of preprocess.claims word for word (its `enum:` bound), but it is capped at 60 characters while those items may be up to `sentences(output) | map('length') | max * 2 + 40` characters, worked out from the item: an item longer than that can never be copied, so the judge's answer is refused at every try; drop the cap (the `enum:` bounds it), or make it hold the longest item [copied-field-capped]",
+    ]),
     ("reason_tells_another_scale", 0, [
         "reason_tells_another_scale/prompts/short-faithfulness/reason.j2:2:60: warning: short-faithfulness.generate_reason: the prompt says the score is 'out of 10', but the scores run from 0 to 1 (options.scale): the judge explains a 0.9, near the best, as 0.9 out of 10; write `out of {{ options.scale | number }}` [scale-told]",
     ]),

@@ -182,7 +182,7 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
     """The warnings of the catalog (lints.py's, with those `found` while compiling) and of
     the answer fields of its own scorers left to a default bound (bound_lints.py), each once,
     in file order."""
-    from .bound_lints import unbounded_answer_fields
+    from .bound_lints import copied_fields_capped, unbounded_answer_fields
     from .lints import catalog_warnings
     from .compile import ScorerCompiler
     from .proving import prove_catalog
@@ -196,7 +196,7 @@ def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefin
         from .monitors import monitor_warnings
         hidden += monitor_warnings(source.data, source.path, plan_of)
     proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
-    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *proved, *hidden])
+    return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *copied_fields_capped(source, compiled), *proved, *hidden])
 
 
 def _plan_of(scorer_id: str, source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> ScorerPlan | None:

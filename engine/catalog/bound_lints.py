@@ -8,6 +8,7 @@ default; a bound from the inputs ends it where a right answer ends. Its code,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from ..scoring.steps.bounds import FieldBounds
 from .answers import field_path, schema_file
-from .source import CatalogSource, position
+from .schema_limits import subschemas
+from .source import CatalogSource, Place, position
 from .spec import ScorerDefinition
 from .warning import CatalogWarning
 
@@ -73,3 +75,65 @@ def _line_of(data: Any, loc: list[Any]) -> tuple[int, int]:
     """Where a field is written, for the warnings' order (a list before its items)."""
     place = position(data, loc)
     return (place.line or 0, place.column or 0) if place is not None else (0, 0)
+
+
+def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> list[ConfigError]:
+    """A warning at the `maxLength` (or `max_length:` bound) of a field a step's bounds tie to
+    an earlier step's list (`verdicts[].statement: {enum: preprocess.claims}`), when that cap is
+    shorter than the items it must copy may be: a claim longer than the cap can never be copied,
+    so every answer to an output holding one is refused, re-asked and lost."""
+    warnings: list[ConfigError] = []
+    for scorer_id in source.scorers:
+        if scorer_id not in compiled:
+            continue
+        definition = compiled[scorer_id][0]
+        raw = source.raw_definition(scorer_id)
+        earlier: dict[str, Any] = {}
+        for index, step in enumerate(definition.steps):
+            bounds: Mapping[str, FieldBounds] = getattr(step, "bounds", None) or {}
+            for path, written in bounds.items():
+                copied = re.fullmatch(r"\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*", written.enum or "")
+                origin = earlier.get(copied[1]) if copied else None
+                cap = _cap(source, step, path, written, raw, index) if origin is not None else None
+                if cap is None or copied is None:
+                    continue
+                length, place = cap
+                longest = _cap(source, origin, f"{copied[2]}[]", (getattr(origin, "bounds", None) or {}).get(f"{copied[2]}[]"), None, None)
+                most = longest[0] if longest is not None else _DEFAULT_LENGTH
+                if isinstance(most, int) and most <= length:
+                    continue
+                may_be = f"up to `{most}` characters, worked out from the item" if isinstance(most, str) else f"up to {most} characters"
+                file, line, column = place or (str(source.path), None, None)
+                warnings.append(CatalogWarning(
+                    f"{definition.id}.{step.id}: {path} must copy an item of {written.enum} word for word (its `enum:` bound), but it is capped at "
+                    f"{length} characters while those items may be {may_be}: an item longer than that can never be copied, so the judge's "
+                    f"answer is refused at every try; drop the cap (the `enum:` bounds it), or make it hold the longest item",
+                    file, line, column, code="copied-field-capped",
+                ))
+            earlier[step.id] = step
+    return warnings
+
+
+#: The characters a string of an answer holds when nothing bounds it (see answers.py).
+_DEFAULT_LENGTH = 1000
+
+
+def _cap(source: CatalogSource, step: Any, path: str, written: FieldBounds | None, raw: Any, index: int | None) -> tuple[int | str, Place | None] | None:
+    """A string field's cap, and where it is written: the step's `max_length:` bound (a number,
+    or an expression), else its schema's `maxLength`; None when neither caps it."""
+    if written is not None and written.max_length is not None:
+        place = position(raw, ["steps", index, "bounds", path, "max_length"], value=True) if raw is not None and index is not None else None
+        return written.max_length, place
+    name = getattr(step, "answer_schema", None)
+    found = source.schema_file(name) if isinstance(name, str) else None
+    if found is None:
+        return None
+    try:
+        data = schema_file(found).data
+    except ConfigError:
+        return None  # reported by the compiler
+    for field, node in subschemas(data, []):
+        length = node.get("maxLength")
+        if field == path.replace("[]", "") and isinstance(length, int) and not isinstance(length, bool):
+            return length, position(node, ["maxLength"], value=True)
+    return None
