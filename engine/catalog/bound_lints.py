@@ -81,7 +81,9 @@ def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[Sco
     """A warning at the `maxLength` (or `max_length:` bound) of a field a step's bounds tie to
     an earlier step's list (`verdicts[].statement: {enum: preprocess.claims}`), when that cap is
     shorter than the items it must copy may be: a claim longer than the cap can never be copied,
-    so every answer to an output holding one is refused, re-asked and lost."""
+    so every answer to an output holding one is refused, re-asked and lost. Where the items
+    are bounded by an expression of the item, a cap of `_LONG_ITEM` characters or more is
+    taken as meant."""
     warnings: list[ConfigError] = []
     for scorer_id in source.scorers:
         if scorer_id not in compiled:
@@ -100,7 +102,7 @@ def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[Sco
                 length, place = cap
                 longest = _cap(source, origin, f"{copied[2]}[]", (getattr(origin, "bounds", None) or {}).get(f"{copied[2]}[]"), None, None)
                 most = longest[0] if longest is not None else _DEFAULT_LENGTH
-                if isinstance(most, int) and most <= length:
+                if isinstance(length, str) or (most if isinstance(most, int) else _LONG_ITEM) <= length:
                     continue
                 may_be = f"up to `{most}` characters, worked out from the item" if isinstance(most, str) else f"up to {most} characters"
                 file, line, column = place or (str(source.path), None, None)
@@ -116,6 +118,9 @@ def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[Sco
 
 #: The characters a string of an answer holds when nothing bounds it (see answers.py).
 _DEFAULT_LENGTH = 1000
+#: A cap of a copied field that a long sentence of a real output may pass, where the items it
+#: copies are bounded by what the output holds (an expression): a cap this long is a choice.
+_LONG_ITEM = 500
 
 
 def _cap(source: CatalogSource, step: Any, path: str, written: FieldBounds | None, raw: Any, index: int | None) -> tuple[int | str, Place | None] | None:
