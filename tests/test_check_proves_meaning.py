@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("claims_split_from_the_input", 0, [
+        "claims_split_from_the_input/prompts/kb/claims.j2:3:4: warning: kb-faithfulness.preprocess: the step's bounds are worked out from `output`, but its prompt shows `input` and never `output`: the judge answers about another text than its answer is bounded by; show `{{ output }}` [shows-other-text]",
+    ]),
     ("copied_claim_capped", 0, [
         "copied_claim_capped/schemas/brief_verdicts.yaml:14:22: warning: faithfulness-brief.analyze: verdicts[].statement must copy an item of preprocess.claims word for word (its `enum:` bound), but it is capped at 60 characters while those items may be up to `sentences(output) | map('length') | max * 2 + 40` characters, worked out from the item: an item longer than that can never be copied, so the judge's answer is refused at every try; drop the cap (the `enum:` bounds it), or make it hold the longest item [copied-field-capped]",
     ]),

@@ -29,7 +29,7 @@ from .option_text import text_options_as_lists, whole_numbers_for_parts
 from .pattern_text import anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_shows import list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees
+from .template_shows import bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings
@@ -124,6 +124,13 @@ def _counted(step: Any) -> frozenset[str]:
     return frozenset(found[1] for text in texts if (found := re.fullmatch(r"\s*([A-Za-z_][\w.]*)\s*(?:\|\s*length\s*)?", text)))
 
 
+def _bounded_by(step: Any) -> frozenset[str]:
+    """The names a step's bounds read (the item's texts among them)."""
+    written = getattr(step, "bounds", None) or {}
+    parsed = [_parsed(bound) for field in written.values() for bound in field.model_dump(exclude_none=True).values() if isinstance(bound, str)]
+    return frozenset(name.name for tree in parsed if tree is not None for name in [tree, *tree.find_all(nodes.Name)] if isinstance(name, nodes.Name))
+
+
 def _place_and_kind(warning: ConfigError) -> tuple[str | None, int | None, int | None, str]:
     """What makes a warning one: a shared template's warning is found for every step that
     renders it, and is one warning (an enum's value is one per value: its message says which)."""
@@ -197,6 +204,7 @@ class ScorerLints:
             self.warnings += list_in_its_own_loop(trees, own, label)
             self.warnings += part_of_a_counted_list(trees, own, _counted(step), label)
             self.warnings += scale_told(trees, own, self._top(), self.plan.on_scale, label)
+            self.warnings += bounded_by_unshown(trees, own, _bounded_by(step), label)
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 

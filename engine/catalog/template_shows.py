@@ -179,3 +179,34 @@ def _column(text: str, line: int, said: str) -> int | None:
     lines = text.splitlines()
     found = lines[line - 1].find(said) if 0 < line <= len(lines) else -1
     return found + 1 if found >= 0 else None
+
+
+#: The item's texts a step's answer may be bounded by and its prompt should then show.
+_ITEM_TEXTS = ("output", "input", "context", "ground_truth", "turns", "tool_calls")
+
+
+def bounded_by_unshown(trees: list[SharedTree], own_folder: Path, bounded_by: frozenset[str], label: str) -> Iterator[ConfigError]:
+    """A warning where the author's prompt shows another of the item's texts than the ones the
+    step's bounds read (`bounded_by`): a sentence splitter bounded by `sentences(output)` that
+    is shown `input` splits the user's message, and the scorer judges what the user wrote.
+    Named at the other text."""
+    if not trees or not bounded_by:
+        return
+    read = {name.name for *_, tree in trees for name in tree.find_all(nodes.Name) if name.ctx == "load"}
+    texts = [field for field in _ITEM_TEXTS if field in bounded_by]
+    shown = [field for field in _ITEM_TEXTS if field in read and field not in bounded_by]
+    unshown = texts if texts and not any(field in read for field in texts) else []
+    if not unshown or len(shown) != 1:
+        return
+    for _, path, text, tree in trees:
+        if not _is_own(path, own_folder):
+            continue
+        instead = next((name for name in tree.find_all(nodes.Name) if name.name == shown[0] and name.ctx == "load"), None)
+        if instead is None:
+            continue
+        yield CatalogWarning(
+            f"{label}: the step's bounds are worked out from `{unshown[0]}`, but its prompt shows `{shown[0]}` and never "
+            f"`{unshown[0]}`: the judge answers about another text than its answer is bounded by; show `{{{{ {unshown[0]} }}}}`",
+            str(path), instead.lineno, _column(text, instead.lineno, shown[0]), code="shows-other-text",
+        )
+        return
