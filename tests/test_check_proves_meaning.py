@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("turns_labelled_as_the_agent", 0, [
+        "turns_labelled_as_the_agent/prompts/patience/rate.j2:4:1: warning: agent-patience: the loop over `turns` (line 3) labels every turn 'Agent', whatever its role: the judge reads the other side's messages as written by the agent; label each turn with its role (`{{ turn.role }}`), or keep only that role's turns [turns-under-one-role]",
+    ]),
     ("claims_split_from_the_input", 0, [
         "claims_split_from_the_input/prompts/kb/claims.j2:3:4: warning: kb-faithfulness.preprocess: the step's bounds are worked out from `output`, but its prompt shows `input` and never `output`: the judge answers about another text than its answer is bounded by; show `{{ output }}` [shows-other-text]",
     ]),

@@ -32,7 +32,7 @@ from .quantity_units import counts_in_other_units
 from .template_shows import bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
-from .template_labels import labels_against_fields, swapped_headings
+from .template_labels import labels_against_fields, swapped_headings, turns_under_one_role
 from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
@@ -228,6 +228,8 @@ class ScorerLints:
             if path.resolve().is_relative_to(own):
                 for message, place in labels_against_fields(path, text):
                     self.warn("label-shows-other-field", f"{self.definition.id}: {message}", place)
+                for message, place in turns_under_one_role(path, text, self.templates.environment.parse(text)):
+                    self.warn("turns-under-one-role", f"{self.definition.id}: {message}", place)
 
     # -- enum values nobody explains
 

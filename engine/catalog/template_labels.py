@@ -195,3 +195,56 @@ def _column(lines: list[str], found: _Shown) -> int | None:
     written = lines[found.line - 1] if 0 < found.line <= len(lines) else ""
     match = re.search(rf"\b{re.escape(found.what.removeprefix('options.'))}\b", written)
     return match.start() + 1 - (len("options.") if match.start() >= len("options.") else 0) if match else None
+
+
+#: The words a prompt labels a conversation's turns with, by the role they name.
+_ROLE_WORDS: Mapping[str, frozenset[str]] = {
+    "assistant": frozenset({"assistant", "agent", "bot", "ai", "model"}),
+    "user": frozenset({"user", "customer", "client", "caller"}),
+}
+_ROLE_OF_WORD = {word: role for role, words in _ROLE_WORDS.items() for word in words}
+_ROLE_WORD = re.compile(rf"\b({'|'.join(sorted(_ROLE_OF_WORD))})s?\b", re.IGNORECASE)
+
+
+def turns_under_one_role(path: Path, text: str, tree: nodes.Template) -> Iterator[tuple[str, Place]]:
+    """A loop over a conversation's `turns` that labels each turn with one role's word
+    ("Agent:", "assistant:") without reading the turn's own `role`: the other side's messages
+    are shown as that role's, and the judge weighs what the customer wrote as the agent's. And
+    a loop keeping only one role's turns (`if turn.role == 'user'`) that labels them as the
+    other role's. Named at the label."""
+    for loop in tree.find_all(nodes.For):
+        item = loop.target.name if isinstance(loop.target, nodes.Name) else None
+        if item is None or not isinstance(loop.iter, nodes.Name) or loop.iter.name != "turns":
+            continue
+        kept = _role_kept(loop.test, item) if loop.test is not None else None
+        reads_role = any(
+            isinstance(node.node, nodes.Name) and node.node.name == item and node.attr == "role"
+            for statement in loop.body for node in [statement, *statement.find_all(nodes.Getattr)] if isinstance(node, nodes.Getattr)
+        )
+        labels = [(data, found) for statement in loop.body for data in [statement, *statement.find_all(nodes.TemplateData)]
+                  if isinstance(data, nodes.TemplateData) for found in _ROLE_WORD.finditer(data.data)]
+        roles = {_ROLE_OF_WORD[found[1].lower()] for _, found in labels}
+        if reads_role or len(roles) != 1 or (kept is not None and kept in roles):
+            continue
+        data, found = labels[0]
+        line = data.lineno + data.data[: found.start()].count("\n")
+        written = found[0]
+        if kept is not None:
+            message = (f"the loop over `turns` (line {loop.lineno}) keeps only the turns whose role is {kept!r} but labels each {written!r}: "
+                       f"the judge reads the {kept}'s messages as written by the {written.lower()}; keep the turns the label names")
+        else:
+            message = (f"the loop over `turns` (line {loop.lineno}) labels every turn {written!r}, whatever its role: the judge reads the other side's "
+                       f"messages as written by the {written.lower()}; label each turn with its role (`{{{{ {item}.role }}}}`), or keep only that role's turns")
+        lines = text.splitlines()
+        column = lines[line - 1].find(written) + 1 if 0 < line <= len(lines) else 0
+        yield message, Place(str(path), line, column or None)
+
+
+def _role_kept(test: nodes.Node, item: str) -> str | None:
+    """The role a loop's `if ITEM.role == 'x'` keeps."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0].op == "eq" and isinstance(test.ops[0].expr, nodes.Const):
+        side = test.expr
+        if isinstance(side, nodes.Getattr) and side.attr == "role" and isinstance(side.node, nodes.Name) and side.node.name == item:
+            value = test.ops[0].expr.value
+            return _ROLE_OF_WORD.get(str(value).lower(), str(value))
+    return None
