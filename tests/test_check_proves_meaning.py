@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("includes_all_against_at_least_one", 0, [
+        "includes_all_against_at_least_one/catalog.yaml:9:12: warning: names-a-payment-method.options.all: the description says 'at least one', so one of the texts is enough, but with `all: true` an output holding only 'card' of `texts` scores 0, not the best; write `all: false`, or say in the description what it counts [count-against-description]",
+    ]),
     ("turns_labelled_as_the_agent", 0, [
         "turns_labelled_as_the_agent/prompts/patience/rate.j2:4:1: warning: agent-patience: the loop over `turns` (line 3) labels every turn 'Agent', whatever its role: the judge reads the other side's messages as written by the agent; label each turn with its role (`{{ turn.role }}`), or keep only that role's turns [turns-under-one-role]",
     ]),

@@ -219,4 +219,7 @@ def _at(score: float | None, value: float) -> str:
 
 
 def prove_computed(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, parent: ScorerPlan | None) -> list[ConfigError]:
-    return ComputedProof(source, definition, plan, parent).findings()
+    from .described_quantifier import quantifier_against_description
+
+    counted = [found for found in quantifier_against_description(source, definition, plan) if not silenced(found)]
+    return [*ComputedProof(source, definition, plan, parent).findings(), *counted]

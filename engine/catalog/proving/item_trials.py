@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,10 +92,11 @@ def varied_items(plan: ScorerPlan) -> dict[str, RunInput]:
     }
 
 
-def run_items(plan: ScorerPlan, items: dict[str, RunInput]) -> list[ItemTrial]:
-    """`plan` run on each item (an empty list when it cannot run without options the author must give)."""
+def run_items(plan: ScorerPlan, items: dict[str, RunInput], options: Mapping[str, Any] | None = None) -> list[ItemTrial]:
+    """`plan` run on each item, with `options` (an empty list when it cannot run without
+    options the author must give)."""
     try:
-        scorer = Scorer(plan, _NoJudge(), {})
+        scorer = Scorer(plan, _NoJudge(), dict(options or {}))
     except ConfigError:
         return []
     return asyncio.run(_run(scorer, items))

@@ -1,0 +1,79 @@
+"""A judge-free scorer that looks for texts of a list option in the output, held to what its
+description says of how many must be found: "at least one of our support channels" where
+the score asks for every text (`all: true` kept from the base), or "every one of the
+disclaimers" where one is enough. The scorer is run on an output holding only the first of
+the texts and on one holding them all; the boolean option whose other value would make the
+first score as described is named at its line (else the description is).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import ConfigError
+from ...scoring.plan import ScorerPlan
+from ...scoring.preview import SAMPLE_ITEM
+from ..source import CatalogSource, position
+from ..spec import ScorerDefinition
+from ..warning import CatalogWarning
+from .item_trials import run_items
+
+#: Words of a description that ask for one of several texts, and for each of them.
+_SOME = re.compile(r"\b(?:at least one|any one|any of|one or more|(?<!every )(?<!each )one of (?:our|the|these|its))\b", re.IGNORECASE)
+_EVERY = re.compile(r"\b(?:every one of|each one of|all of the|each of the|every)\b", re.IGNORECASE)
+#: Words that say no text may be found: such a scorer is another's to hold.
+_NONE = re.compile(r"\b(?:none of|no one of|never)\b", re.IGNORECASE)
+
+
+def quantifier_against_description(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan) -> list[ConfigError]:
+    """The warning of a texts-finding scorer whose score counts its texts otherwise than its
+    description says (one is enough, or every one is needed)."""
+    description = " ".join(definition.description.split())
+    some, every = _SOME.search(description), _EVERY.search(description)
+    if bool(some) == bool(every) or _NONE.search(description):
+        return []
+    defaults = _defaults(plan)
+    texts = [(name, value) for name, value in defaults.items() if isinstance(value, list) and len(value) > 1 and all(isinstance(text, str) and text for text in value)]
+    found = plan.scores_range(defaults)
+    if len(texts) != 1 or found is None:
+        return []
+    option, wanted = texts[0]
+    best = found[1] if plan.direction == "higher_is_better" else found[0]
+    one, whole = _score(plan, wanted[:1], {}), _score(plan, wanted, {})
+    if whole != best or one is None or (one == best) == bool(some):
+        return []
+    flags = [name for name, value in defaults.items() if isinstance(value, bool) and (_score(plan, wanted[:1], {name: not value}) == best) == bool(some)]
+    said = f"the description says {(some or every)[0]!r}, so {'one of the texts is enough' if some else 'every text is needed'}"  # type: ignore[index]
+    scored = f"an output holding only {wanted[0]!r} of `{option}` scores {one:g}, {'not the best' if some else 'the best'}"
+    own = source.scorers.get(definition.id)
+    if flags:
+        flag = flags[0]
+        place = position(own, ["options", flag], value=True) or position(own, ["description"], value=True) if isinstance(own, Mapping) else None
+        message = (f"{definition.id}.options.{flag}: {said}, but with `{flag}: {_yaml(defaults[flag])}` "
+                   f"{scored}; write `{flag}: {_yaml(not defaults[flag])}`, or say in the description what it counts")
+    else:
+        place = position(own, ["description"], value=True) if isinstance(own, Mapping) else None
+        message = f"{definition.id}.description: {said}, but {scored}; say what the score counts"
+    file, line, column = place or (str(source.path), None, None)
+    return [CatalogWarning(message, file, line, column, code="count-against-description")]
+
+
+def _defaults(plan: ScorerPlan) -> dict[str, Any]:
+    try:
+        return dict(plan.options_model().model_dump())
+    except (ConfigError, ValueError):
+        return {}
+
+
+def _score(plan: ScorerPlan, texts: list[str], options: Mapping[str, Any]) -> float | None:
+    """The score of an output that holds `texts`, with `options` changed."""
+    output = f"{SAMPLE_ITEM.output} " + " ".join(f"{text}." for text in texts)
+    trials = run_items(plan, {"texts": dataclasses.replace(SAMPLE_ITEM, output=output)}, options)
+    return trials[0].score if trials else None
+
+
+def _yaml(value: bool) -> str:
+    return "true" if value else "false"
