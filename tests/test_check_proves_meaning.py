@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("flag_described_as_its_old_name", 0, [
+        "flag_described_as_its_old_name/schemas/solved.yaml:10:5: warning: solves-the-problem: solved's description says true is bad (false: the reply fixes the problem), but its name says true is good, as the score counts it with `direction: higher_is_better`: the judge reads the description and answers each solved the other way, so the score counts the bad answers as good; make the description say what the name does [score-against-meaning]",
+    ]),
     ("includes_all_against_at_least_one", 0, [
         "includes_all_against_at_least_one/catalog.yaml:9:12: warning: names-a-payment-method.options.all: the description says 'at least one', so one of the texts is enough, but with `all: true` an output holding only 'card' of `texts` scores 0, not the best; write `all: false`, or say in the description what it counts [count-against-description]",
     ]),
