@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("prompt_defines_yes_as_unbacked", 0, [
+        "prompt_defines_yes_as_unbacked/prompts/handbook/analyze.j2:5:3: warning: handbook-faithfulness.analyze: the prompt defines \"yes\" in words that say bad ('the handbook does not back the claim'), but the answer schema faithfulness_verdicts.yaml gives \"yes\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
     ("flag_described_as_its_old_name", 0, [
         "flag_described_as_its_old_name/schemas/solved.yaml:10:5: warning: solves-the-problem: solved's description says true is bad (false: the reply fixes the problem), but its name says true is good, as the score counts it with `direction: higher_is_better`: the judge reads the description and answers each solved the other way, so the score counts the bad answers as good; make the description say what the name does [score-against-meaning]",
     ]),

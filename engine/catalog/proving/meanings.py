@@ -29,7 +29,7 @@ _GOOD_WORDS = frozenset(
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
     "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
     "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed "
-    "help helps helped helping on-point fine okay harmless benign civil innocuous resolved resolves solved solves settles settled fixed fixes".split()
+    "help helps helped helping on-point fine okay harmless benign civil innocuous resolved resolves solved solves settles settled fixed fixes back backs backed".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
@@ -40,7 +40,7 @@ _BAD_WORDS = frozenset(
     "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
     "breached disobeys disobeyed noncompliant unfair one-sided prejudiced disparages disparaging demeans demeaning stereotypes "
     "stereotyping discriminatory "
-    "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated unresolved unsolved unsettled".split()
+    "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated unresolved unsolved unsettled unbacked".split()
 )
 _NEGATIONS = frozenset("not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
 #: Verbs that start what is said of a subject anew, past a negation of the words before them.
