@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("similarity_option_commented_as_difference", 0, [
+        "similarity_option_commented_as_difference/catalog.yaml:8:18: warning: scorers.restates-the-template.options.threshold.default: 0.1 is the least similarity that passes (0 to 1), but its comment bounds what is wrong ('allow at most 10% difference from the template'): as written, an answer only 0.1 of the way there passes; if that much wrong is what may pass, write 0.9 [unit-against-comment]",
+    ]),
     ("prompt_defines_yes_as_unbacked", 0, [
         "prompt_defines_yes_as_unbacked/prompts/handbook/analyze.j2:5:3: warning: handbook-faithfulness.analyze: the prompt defines \"yes\" in words that say bad ('the handbook does not back the claim'), but the answer schema faithfulness_verdicts.yaml gives \"yes\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
     ]),

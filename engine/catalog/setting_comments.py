@@ -128,13 +128,17 @@ _AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|max(?:imum)?|tol
 _WRONG_WORDS = frozenset("difference differences differ distance error errors mismatch mismatches wrong off unsupported hallucinated made-up".split())
 
 
+def _bounds_what_is_wrong(said: str) -> bool:
+    """Whether a comment bounds how much is wrong (`tolerate up to 15% difference`)."""
+    return bool(set(re.findall(r"[a-z-]+", said.lower())) & _WRONG_WORDS) and _AT_MOST.search(said) is not None
+
+
 def _tolerance_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
     """A pass line of a higher-is-better score whose comment bounds what is wrong (`0.15  #
     tolerate up to 15% difference`): the line is the least score that passes, so it lets
     nearly everything through where its complement was meant."""
-    words = set(re.findall(r"[a-z-]+", said.lower()))
     span = setting.fact("score_range")
-    if value is None or span is None or setting.fact("direction") != "higher_is_better" or not words & _WRONG_WORDS or not _AT_MOST.search(said):
+    if value is None or span is None or setting.fact("direction") != "higher_is_better" or not _bounds_what_is_wrong(said):
         return None
     low, high = span
     return Found(
@@ -166,5 +170,26 @@ class WholeNotEach(NamedTuple):
         return Found(
             f"{value:g} bounds {self.whole}, but its comment counts one piece ({said!r}): several pieces together pass it, and are "
             f"refused or cut to about the first; write the limit for all the pieces together (the most pieces times {value:g})",
+            "unit-against-comment",
+        )
+
+
+class LeastCommentedAsWrong(NamedTuple):
+    """An option's default whose declaration makes it the least of a good thing that passes
+    (`description: The least similarity that passes.`, from its `minimum:` to its `maximum:`)
+    commented as the wrong it tolerates (`threshold: 0.15  # tolerate up to 15% difference`):
+    a reply 15% like the reference passes, where 85% alike was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said, described = number_value(setting.value), setting.comment(), setting.sibling("description")
+        if value is None or not isinstance(described, str) or not re.search(r"\bleast\b", described, re.IGNORECASE) or not _bounds_what_is_wrong(said):
+            return None
+        low, high = (number_value(setting.sibling(end)) for end in ("minimum", "maximum"))
+        if low is None or high is None:
+            return None
+        return Found(
+            f"{value:g} is {described.strip().rstrip('.')[:1].lower()}{described.strip().rstrip('.')[1:]} ({low:g} to {high:g}), but its comment bounds what is "
+            f"wrong ({said!r}): as written, an answer only {value:g} of the way there passes; if that much wrong is what may pass, "
+            f"write {round(high - (value - low), 6):g}",
             "unit-against-comment",
         )
