@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("option_default_commented_in_seconds", 0, [
+        "option_default_commented_in_seconds/catalog.yaml:13:18: warning: scorers.answers-in-time.options.budget_ms.default: 3 is read in milliseconds, as the option's declaration says, but its comment says seconds ('seconds'): 3 seconds are 3000 milliseconds; write 3000 [unit-against-comment]",
+    ]),
+    ("pass_line_commented_as_successes", 0, [
+        "pass_line_commented_as_successes/catalog.yaml:8:16: warning: scorers.failed-lookups.threshold: 0.9 is the most score that passes on the score's scale (0 to 1, lower is better), but its comment asks for so much that is right ('at least 90% of lookups must succeed'): as written, an answer 0.9 of the way to the worst passes; if that much right is what must be reached, write 0.1 [unit-against-comment]",
+    ]),
     ("similarity_option_commented_as_difference", 0, [
         "similarity_option_commented_as_difference/catalog.yaml:8:18: warning: scorers.restates-the-template.options.threshold.default: 0.1 is the least similarity that passes (0 to 1), but its comment bounds what is wrong ('allow at most 10% difference from the template'): as written, an answer only 0.1 of the way there passes; if that much wrong is what may pass, write 0.9 [unit-against-comment]",
     ]),
@@ -564,12 +570,15 @@ def test_a_branch_is_not_read_by_the_branch_above_it() -> None:
 
 
 def test_comments_that_agree_with_their_setting_stay_quiet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Spelled-out figures convert (600 seconds are ten minutes), and a window of the last 60
-    # scores counts outcomes: none of them is a unit slip.
+    # Spelled-out figures convert (600 seconds are ten minutes), a window of the last 60
+    # scores counts outcomes, and a pass line written from the complement its comment gives
+    # (0.2 for "at least 80% clean"): none of them is a slip.
     (tmp_path / "catalog.yaml").write_text(
         "scorers:\n"
         "  slow-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 600  # ten minutes\n"
         "  slower-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 120  # wait up to two minutes\n"
+        "  clean-enough:\n    extends: toxicity\n    threshold: 0.2  # a reply passes when at least 80% of its statements are clean\n"
+        "  near-the-reference:\n    extends: similarity\n    options:\n      threshold: 0.85  # tolerate up to 15% difference\n"
         "monitors:\n  faithfulness_low:\n    scorer: faithfulness\n    statistic: mean\n    below: 0.7\n    window: 60  # the last 60 scores\n",
         encoding="utf-8")
     assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])

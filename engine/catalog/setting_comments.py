@@ -133,14 +133,39 @@ def _bounds_what_is_wrong(said: str) -> bool:
     return bool(set(re.findall(r"[a-z-]+", said.lower())) & _WRONG_WORDS) and _AT_MOST.search(said) is not None
 
 
+#: Words of a comment that ask for at least so much that is right.
+_AT_LEAST = re.compile(r"\b(?:at\s+least|no\s+less\s+than|min(?:imum)?|or\s+more)\b", re.IGNORECASE)
+_RIGHT_WORDS = frozenset("succeed succeeds succeeded success successful correct right pass passes passing ok work works clean accurate supported".split())
+
+
+def _complement_given(said: str, value: float, low: float, high: float) -> bool:
+    """Whether a comment's figure is the complement of the number on the range (`0.2  # at least
+    80% clean`): the number was written from it, as meant."""
+    shares = [figure / 100 * (high - low) + low if "%" in said and figure > 1 else figure for figure in _figures(said)]
+    return any(abs(share - (high - (value - low))) < 1e-6 for share in shares) and not any(abs(share - value) < 1e-6 for share in shares)
+
+
 def _tolerance_for_a_pass_line(setting: Setting, value: float | None, said: str) -> Found | None:
     """A pass line of a higher-is-better score whose comment bounds what is wrong (`0.15  #
     tolerate up to 15% difference`): the line is the least score that passes, so it lets
-    nearly everything through where its complement was meant."""
+    nearly everything through where its complement was meant. And the mirror: a pass line of
+    a lower-is-better score whose comment asks for so much that is right (`0.95  # at least 95%
+    of tool calls must succeed`): the line is the most that passes, so a run failing 95% passes."""
     span = setting.fact("score_range")
-    if value is None or span is None or setting.fact("direction") != "higher_is_better" or not _bounds_what_is_wrong(said):
+    if value is None or span is None:
         return None
     low, high = span
+    if _complement_given(said, value, low, high):
+        return None
+    if setting.fact("direction") == "lower_is_better" and _AT_LEAST.search(said) and set(re.findall(r"[a-z]+", said.lower())) & _RIGHT_WORDS:
+        return Found(
+            f"{value:g} is the most score that passes {Unit.SCORE.value} ({low:g} to {high:g}, lower is better), but its comment asks for "
+            f"so much that is right ({said!r}): as written, an answer {value:g} of the way to the worst passes; if that much right is what "
+            f"must be reached, write {round(high - (value - low), 6):g}",
+            "unit-against-comment",
+        )
+    if setting.fact("direction") != "higher_is_better" or not _bounds_what_is_wrong(said):
+        return None
     return Found(
         f"{value:g} is the least score that passes {Unit.SCORE.value} ({low:g} to {high:g}, higher is better), but its comment bounds what "
         f"is wrong ({said!r}): as written, an answer {value:g} of the way up passes; if that much wrong is what may pass, write "
@@ -185,11 +210,49 @@ class LeastCommentedAsWrong(NamedTuple):
         if value is None or not isinstance(described, str) or not re.search(r"\bleast\b", described, re.IGNORECASE) or not _bounds_what_is_wrong(said):
             return None
         low, high = (number_value(setting.sibling(end)) for end in ("minimum", "maximum"))
-        if low is None or high is None:
+        if low is None or high is None or _complement_given(said, value, low, high):
             return None
         return Found(
             f"{value:g} is {described.strip().rstrip('.')[:1].lower()}{described.strip().rstrip('.')[1:]} ({low:g} to {high:g}), but its comment bounds what is "
             f"wrong ({said!r}): as written, an answer only {value:g} of the way there passes; if that much wrong is what may pass, "
             f"write {round(high - (value - low), 6):g}",
+            "unit-against-comment",
+        )
+
+
+#: Units an option's declaration may name and a comment may name otherwise, each family with
+#: the size of each unit in the family's first.
+_DECLARED_UNITS: tuple[dict[str, tuple[frozenset[str], float]], ...] = (
+    {"seconds": (frozenset("sec secs second seconds".split()), 1), "milliseconds": (frozenset("ms msec millisecond milliseconds".split()), 0.001),
+     "minutes": (frozenset("min mins minute minutes".split()), 60), "hours": (frozenset("hr hrs hour hours".split()), 3600)},
+    {"characters": (frozenset("char chars character characters".split()), 1), "tokens": (frozenset({"token", "tokens"}), 4),
+     "words": (frozenset({"word", "words"}), 6)},
+)
+
+
+def _units_named(words: set[str]) -> list[tuple[int, str, float]]:
+    """(family, unit, size) of each unit `words` name."""
+    return [(family, unit, size) for family, units in enumerate(_DECLARED_UNITS) for unit, (names, size) in units.items() if words & names]
+
+
+class CommentAgainstDeclaredUnit(NamedTuple):
+    """An option's default commented in another unit than the option's name or description
+    gives (`max_latency_ms` "in milliseconds", `default: 2.5  # seconds`): the number is read
+    in the declared unit, a thousandth of what was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said, described = number_value(setting.value), setting.comment(), setting.sibling("description")
+        name = setting.label.rsplit(".", 2)[-2] if setting.label.count(".") >= 2 else ""
+        declared = _units_named({*re.findall(r"[a-z]+", str(described or "").lower()), *name.lower().split("_")})
+        commented = _units_named(set(re.findall(r"[a-z]+", said.lower())))
+        if value is None or not value or len(declared) != 1 or len(commented) != 1 or commented[0][0] != declared[0][0] or commented[0][1] == declared[0][1]:
+            return None
+        (_, unit, size), (_, other, other_size) = declared[0], commented[0]
+        meant = value * other_size / size
+        if any(abs(figure * other_size / size - value) <= 0.05 * value for figure in _figures(said)):
+            return None  # the comment gives the figure in its unit, and the number converts it
+        return Found(
+            f"{value:g} is read in {unit}, as the option's declaration says, but its comment says {other} ({said!r}): {value:g} {other} "
+            f"are {round(meant, 6):g} {unit}; write {round(meant, 6):g}",
             "unit-against-comment",
         )

@@ -12,7 +12,7 @@ from the setting's comment, in setting_comments.py), the only code a row may nee
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
-from .setting_comments import CommentInOwnUnit, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
+from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
 from .setting_relations import (
     AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
@@ -137,7 +137,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.requires", Unit.WORD),
     SettingRule("scorers.*.options", Unit.JSON_SCHEMA),
     # An option's default: the value a scorer that extends another gives the option.
-    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(),)),
+    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit())),
     *_judge("scorers.*.judge"),
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
