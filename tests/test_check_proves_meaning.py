@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("pattern_anchored_at_the_start_found_anywhere", 0, [
+        "pattern_anchored_at_the_start_found_anywhere/catalog.yaml:8:16: warning: scorers.gives-order-number.options.pattern: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends) starts with `^`, which without (?m) holds only at the start of the whole text, but the scorer's description speaks of finding it anywhere: a match with other words before it never counts; drop the `^` (`\\b` marks a word's edge) [anchored-to-the-whole-text]",
+    ]),
     ("option_default_commented_in_seconds", 0, [
         "option_default_commented_in_seconds/catalog.yaml:13:18: warning: scorers.answers-in-time.options.budget_ms.default: 3 is read in milliseconds, as the option's declaration says, but its comment says seconds ('seconds'): 3 seconds are 3000 milliseconds; write 3000 [unit-against-comment]",
     ]),

@@ -101,13 +101,24 @@ def anchored_at_both_ends(raw: Any, own: Any, label: str) -> Iterator[tuple[str,
 _LINE_WORDS = frozenset("line lines anywhere".split())
 
 
-def anchored_to_the_whole_text(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
-    """(code, message, place) for each pattern written in a `matches()` call that starts with
-    `^` or ends with `$`, without `(?m)`, in a scorer whose description speaks of a line."""
+def anchored_to_the_whole_text(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each pattern written in a `matches()` call, or given as an
+    option's default, that starts with `^` or ends with `$`, without `(?m)`, in a scorer whose
+    description speaks of a line or of finding it anywhere."""
     description = str(raw.get("description") or "") if isinstance(raw, Mapping) else ""
     said = next((word for word in re.findall(r"[a-z]+", description.lower()) if word in _LINE_WORDS), None)
     if said is None:
         return
+    for pattern in used_patterns(raw, own):
+        anchor = _anchor(pattern.value)
+        if pattern.written_in_call or anchor is None:
+            continue
+        end = "start" if anchor == "^" else "end"
+        yield "anchored-to-the-whole-text", (
+            f"{label}.{pattern.at}: {pattern.called.rstrip(',')} {'starts' if anchor == '^' else 'ends'} with `{anchor}`, which without (?m) holds "
+            f"only at the {end} of the whole text, but the scorer's description speaks of {'finding it anywhere' if said == 'anywhere' else 'a line of it'}: "
+            f"a match {'with other words before it' if anchor == '^' else 'with other words after it'} never counts; drop the `{anchor}` (`\\b` marks a word's edge)"
+        ), pattern.place
     for loc, _, expression in written_expressions(raw, "matches("):
         for call in (node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)):
             if not isinstance(call.node, nodes.Name) or call.node.name != "matches" or len(call.args) < 2:
@@ -124,6 +135,14 @@ def anchored_to_the_whole_text(raw: Any, label: str) -> Iterator[tuple[str, str,
                 f"without (?m) holds only at the {end} of the whole text, but the scorer's description speaks of {'finding it anywhere' if said == 'anywhere' else 'a line of it'}: "
                 f"a line further {'down' if anchor == '^' else 'up'} never matches; write `(?m)` at the pattern's start for the {end} of any line"
             ), position(raw, list(loc), value=True)
+
+
+def _anchor(pattern: str) -> str | None:
+    """The one end a pattern is anchored at without (?m) (`^` or `$`), None for neither or both."""
+    if re.match(r"\(\?[a-z]*m", pattern):
+        return None
+    starts, ends = pattern.startswith("^"), pattern.endswith("$") and not pattern.endswith("\\$")
+    return None if starts == ends else "^" if starts else "$"
 
 
 def doubled_in_schema_pattern(pattern: str) -> str | None:
