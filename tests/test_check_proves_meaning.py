@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("reply_cut_short_in_the_prompt", 0, [
+        "reply_cut_short_in_the_prompt/prompts/refunds/judge.j2:3:4: warning: no-refund-promise.judge: the prompt shows `output | truncate(...)`, the item's `output` cut short, and never the whole of it: what it says past the cut is never judged, and scores as if it were not there; show `{{ output }}` (the scorer's `max_input_chars:` and `long_input:` bound what a judge is sent) [text-cut-short]",
+    ]),
     ("pattern_anchored_at_the_start_found_anywhere", 0, [
         "pattern_anchored_at_the_start_found_anywhere/catalog.yaml:8:16: warning: scorers.gives-order-number.options.pattern: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends) starts with `^`, which without (?m) holds only at the start of the whole text, but the scorer's description speaks of finding it anywhere: a match with other words before it never counts; drop the `^` (`\\b` marks a word's edge) [anchored-to-the-whole-text]",
     ]),

@@ -210,3 +210,40 @@ def bounded_by_unshown(trees: list[SharedTree], own_folder: Path, bounded_by: fr
             str(path), instead.lineno, _column(text, instead.lineno, shown[0]), code="shows-other-text",
         )
         return
+
+
+#: The item's texts a judge weighs as a whole; a prompt that cuts one has it judge a part.
+_WHOLE_TEXTS = frozenset({"output", "input", "ground_truth"})
+
+
+def text_cut_short(trees: list[SharedTree], own_folder: Path, label: str) -> Iterator[ConfigError]:
+    """A warning at each `TEXT | truncate(N)` or `TEXT[:N]` of an item's text in the author's
+    templates, when none of the step's templates shows that text whole: what the text says
+    past the cut is never judged (a promise in a reply's last paragraph scores as none)."""
+    cuts: list[tuple[Path, str, str, str, int]] = []
+    whole: set[str] = set()
+    for _, path, text, tree in trees:
+        cut_names: set[int] = set()
+        for node in tree.find_all((nodes.Filter, nodes.Getitem)):
+            inner = node.node
+            if not isinstance(inner, nodes.Name) or inner.name not in _WHOLE_TEXTS:
+                continue
+            if isinstance(node, nodes.Filter) and node.name == "truncate":
+                cut_names.add(id(inner))
+                cuts.append((path, text, inner.name, "truncate", node.lineno))
+            elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Slice):
+                cut_names.add(id(inner))
+                cuts.append((path, text, inner.name, "slice", node.lineno))
+            elif isinstance(node, nodes.Filter) and node.name in _COUNTING:
+                cut_names.add(id(inner))
+        whole |= {name.name for name in tree.find_all(nodes.Name) if name.ctx == "load" and name.name in _WHOLE_TEXTS and id(name) not in cut_names}
+    for path, text, field, how, line in cuts:
+        if field in whole or not _is_own(path, own_folder):
+            continue
+        written = f"`{field} | truncate(...)`" if how == "truncate" else f"`{field}[...]`"
+        yield CatalogWarning(
+            f"{label}: the prompt shows {written}, the item's `{field}` cut short, and never the whole of it: what it says past the cut "
+            f"is never judged, and scores as if it were not there; show `{{{{ {field} }}}}` (the scorer's `max_input_chars:` and "
+            f"`long_input:` bound what a judge is sent)",
+            str(path), line, _column(text, line, field), code="text-cut-short",
+        )
