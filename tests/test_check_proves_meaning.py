@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("claims_capped_by_the_schema", 0, [
+        "claims_capped_by_the_schema/schemas/few_claims.yaml:7:15: warning: faithfulness-first-claims.preprocess: claims is capped at 5 items by its schema's maxItems, but the step's bounds count it from the item (`sentences(output) | length + 2`): what the item holds past the first 5 is never judged; drop the maxItems (the bound keeps a looping judge short), or raise it past any item's count [list-capped]",
+    ]),
     ("reply_cut_short_in_the_prompt", 0, [
         "reply_cut_short_in_the_prompt/prompts/refunds/judge.j2:3:4: warning: no-refund-promise.judge: the prompt shows `output | truncate(...)`, the item's `output` cut short, and never the whole of it: what it says past the cut is never judged, and scores as if it were not there; show `{{ output }}` (the scorer's `max_input_chars:` and `long_input:` bound what a judge is sent) [text-cut-short]",
     ]),

@@ -113,7 +113,49 @@ def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[Sco
                     file, line, column, code="copied-field-capped",
                 ))
             earlier[step.id] = step
+            warnings += _lists_capped(source, definition, step)
     return warnings
+
+
+#: A schema's `maxItems` below this many, on a list whose count the step's bounds work out from
+#: the item, is taken for a cap on what an item holds rather than a guard against a loop.
+_FEW_ITEMS = 20
+
+
+def _lists_capped(source: CatalogSource, definition: ScorerDefinition, step: Any) -> list[ConfigError]:
+    """A warning at a schema's `maxItems` that caps a list whose count the step's bounds work
+    out from the item (`verdicts: {items: "tool_calls | length"}`, `claims: {max_items:
+    "sentences(output) | length + 2"}`): an item with more has no answer the schema accepts, or
+    has its claims past the cap never judged."""
+    bounds: Mapping[str, FieldBounds] = getattr(step, "bounds", None) or {}
+    data = _schema_data(source, step)
+    found: list[ConfigError] = []
+    for path, written in bounds.items():
+        counted = written.items if isinstance(written.items, str) else written.max_items if isinstance(written.max_items, str) else None
+        if counted is None or data is None:
+            continue
+        for field, node in subschemas(data, []):
+            cap = node.get("maxItems")
+            if field != path.replace("[]", "") or not isinstance(cap, int) or isinstance(cap, bool) or cap >= _FEW_ITEMS:
+                continue
+            what = "an item with more has no answer the schema accepts" if written.items is not None else f"what the item holds past the first {cap} is never judged"
+            file, line, column = position(node, ["maxItems"], value=True) or (str(source.path), None, None)
+            found.append(CatalogWarning(
+                f"{definition.id}.{step.id}: {path} is capped at {cap} items by its schema's maxItems, but the step's bounds count it from the item "
+                f"(`{counted}`): {what}; drop the maxItems (the bound keeps a looping judge short), or raise it past any item's count",
+                file, line, column, code="list-capped",
+            ))
+    return found
+
+
+def _schema_data(source: CatalogSource, step: Any) -> Any:
+    """The answer schema file of a step as written (None when it has none or it does not compile)."""
+    name = getattr(step, "answer_schema", None)
+    found = source.schema_file(name) if isinstance(name, str) else None
+    try:
+        return schema_file(found).data if found is not None else None
+    except ConfigError:
+        return None  # reported by the compiler
 
 
 #: The characters a string of an answer holds when nothing bounds it (see answers.py).
@@ -129,15 +171,8 @@ def _cap(source: CatalogSource, step: Any, path: str, written: FieldBounds | Non
     if written is not None and written.max_length is not None:
         place = position(raw, ["steps", index, "bounds", path, "max_length"], value=True) if raw is not None and index is not None else None
         return written.max_length, place
-    name = getattr(step, "answer_schema", None)
-    found = source.schema_file(name) if isinstance(name, str) else None
-    if found is None:
-        return None
-    try:
-        data = schema_file(found).data
-    except ConfigError:
-        return None  # reported by the compiler
-    for field, node in subschemas(data, []):
+    data = _schema_data(source, step)
+    for field, node in subschemas(data, []) if data is not None else ():
         length = node.get("maxLength")
         if field == path.replace("[]", "") and isinstance(length, int) and not isinstance(length, bool):
             return length, position(node, ["maxLength"], value=True)
