@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("rating_described_effortless_to_hard", 0, [
+        "rating_described_effortless_to_hard/schemas/reading.yaml:13:5: warning: reads-easily: rating's description says the opposite of its `meaning:` (higher is better), which the score and `direction: higher_is_better` go with (How hard the reply is to read, from 1 (effortless) to 5 (very hard to follow)): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
+    ]),
+    ("case_sensitive_over_lower_case_texts", 0, [
+        "case_sensitive_over_lower_case_texts/catalog.yaml:9:23: warning: no-internal-markers.options.case_sensitive: with `case_sensitive: true` the texts are told apart by case, but every one of them is written in lower case: an output that writes 'Confidential' (at a sentence's start) scores 1, where 'confidential' scores 0; write `case_sensitive: false`, or write each text as outputs write it [case-against-texts]",
+    ]),
     ("claims_capped_by_the_schema", 0, [
         "claims_capped_by_the_schema/schemas/few_claims.yaml:7:15: warning: faithfulness-first-claims.preprocess: claims is capped at 5 items by its schema's maxItems, but the step's bounds count it from the item (`sentences(output) | length + 2`): what the item holds past the first 5 is never judged; drop the maxItems (the bound keeps a looping judge short), or raise it past any item's count [list-capped]",
     ]),

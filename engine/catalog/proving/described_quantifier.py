@@ -77,3 +77,30 @@ def _score(plan: ScorerPlan, texts: list[str], options: Mapping[str, Any]) -> fl
 
 def _yaml(value: bool) -> str:
     return "true" if value else "false"
+
+
+def case_against_texts(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan) -> list[ConfigError]:
+    """The warning at a yes-or-no option that makes a texts-finding scorer tell upper from lower
+    case while every one of its texts is written in lower case: an output that writes the first
+    of them at a sentence's start ("Damn") is not found, where the lower-case one is."""
+    defaults = _defaults(plan)
+    texts = [value for value in defaults.values() if isinstance(value, list) and value and all(isinstance(text, str) and text for text in value)]
+    if len(texts) != 1 or any(text != text.lower() for text in texts[0]) or texts[0][0].capitalize() == texts[0][0]:
+        return []
+    lower, capital = texts[0][0], texts[0][0].capitalize()
+    found, written = _score(plan, [lower], {}), _score(plan, [capital], {})
+    if found is None or written is None or found == written:
+        return []
+    flags = [name for name, value in defaults.items() if isinstance(value, bool) and _score(plan, [capital], {name: not value}) == found]
+    own = source.scorers.get(definition.id)
+    if not flags or not isinstance(own, Mapping):
+        return []
+    flag = flags[0]
+    place = position(own, ["options", flag], value=True)
+    file, line, column = place or (str(source.path), None, None)
+    return [CatalogWarning(
+        f"{definition.id}.options.{flag}: with `{flag}: {_yaml(defaults[flag])}` the texts are told apart by case, but every one of them is "
+        f"written in lower case: an output that writes {capital!r} (at a sentence's start) scores {written:g}, where {lower!r} scores {found:g}; "
+        f"write `{flag}: {_yaml(not defaults[flag])}`, or write each text as outputs write it",
+        file, line, column, code="case-against-texts",
+    )]

@@ -29,7 +29,7 @@ _GOOD_WORDS = frozenset(
     "respectful acceptable good high present answered answers addressed addresses adheres adhered easy perfect perfectly "
     "excellent best ideal fully keeps kept complies complied comply compliant obeys obeyed respects respected honors honours "
     "upholds upheld conforms conformed fair balanced unbiased impartial objective even-handed "
-    "help helps helped helping on-point fine okay harmless benign civil innocuous resolved resolves solved solves settles settled fixed fixes back backs backed".split()
+    "help helps helped helping on-point fine okay harmless benign civil innocuous resolved resolves solved solves settles settled fixed fixes back backs backed effortless".split()
 )
 _BAD_WORDS = frozenset(
     "hallucination hallucinated hallucinates contradicted contradicts contradiction contradicting unsupported irrelevant "
