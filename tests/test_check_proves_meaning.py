@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("pass_line_commented_as_failures", 0, [
+        "pass_line_commented_as_failures/catalog.yaml:6:16: warning: scorers.sound-tool-choices.threshold: 0.25 is the least score that passes on the score's scale (0 to 1, higher is better), but its comment bounds what is wrong ('fail when more than 25% of the calls are inappropriate'): as written, an answer 0.25 of the way up passes; if that much wrong is what may pass, write 0.75 [unit-against-comment]",
+    ]),
     ("rating_described_effortless_to_hard", 0, [
         "rating_described_effortless_to_hard/schemas/reading.yaml:13:5: warning: reads-easily: rating's description says the opposite of its `meaning:` (higher is better), which the score and `direction: higher_is_better` go with (How hard the reply is to read, from 1 (effortless) to 5 (very hard to follow)): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
     ]),
@@ -592,6 +595,7 @@ def test_comments_that_agree_with_their_setting_stay_quiet(monkeypatch: pytest.M
         "scorers:\n"
         "  slow-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 600  # ten minutes\n"
         "  slower-relevancy:\n    extends: answer-relevancy\n    judge:\n      timeout: 120  # wait up to two minutes\n"
+        "  right-tools:\n    extends: tool-call-accuracy\n    threshold: 0.7  # fail when more than 30% of the calls are inappropriate\n"
         "  clean-enough:\n    extends: toxicity\n    threshold: 0.2  # a reply passes when at least 80% of its statements are clean\n"
         "  near-the-reference:\n    extends: similarity\n    options:\n      threshold: 0.85  # tolerate up to 15% difference\n"
         "monitors:\n  faithfulness_low:\n    scorer: faithfulness\n    statistic: mean\n    below: 0.7\n    window: 60  # the last 60 scores\n",

@@ -124,8 +124,11 @@ def _votes_for_a_pass_line(setting: Setting, value: float | None, said: str) -> 
 
 
 #: Words of a comment that bound how much is wrong rather than how good a score must be.
-_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|max(?:imum)?|tolerat\w*|allow\w*)\b", re.IGNORECASE)
-_WRONG_WORDS = frozenset("difference differences differ distance error errors mismatch mismatches wrong off unsupported hallucinated made-up".split())
+_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|max(?:imum)?|tolerat\w*|allow\w*|fails?\s+(?:when|if)\s+more\s+than)\b", re.IGNORECASE)
+_WRONG_WORDS = frozenset(
+    "difference differences differ distance error errors mismatch mismatches wrong off unsupported hallucinated made-up "
+    "inappropriate incorrect failed bad".split()
+)
 
 
 def _bounds_what_is_wrong(said: str) -> bool:
