@@ -109,16 +109,16 @@ def anchored_to_the_whole_text(raw: Any, own: Any, label: str) -> Iterator[tuple
     said = next((word for word in re.findall(r"[a-z]+", description.lower()) if word in _LINE_WORDS), None)
     if said is None:
         return
-    for pattern in used_patterns(raw, own):
-        anchor = _anchor(pattern.value)
-        if pattern.written_in_call or anchor is None:
+    for used in used_patterns(raw, own):
+        anchor = _anchor(used.value)
+        if used.written_in_call or anchor is None:
             continue
         end = "start" if anchor == "^" else "end"
         yield "anchored-to-the-whole-text", (
-            f"{label}.{pattern.at}: {pattern.called.rstrip(',')} {'starts' if anchor == '^' else 'ends'} with `{anchor}`, which without (?m) holds "
+            f"{label}.{used.at}: {used.called.rstrip(',')} {'starts' if anchor == '^' else 'ends'} with `{anchor}`, which without (?m) holds "
             f"only at the {end} of the whole text, but the scorer's description speaks of {'finding it anywhere' if said == 'anywhere' else 'a line of it'}: "
             f"a match {'with other words before it' if anchor == '^' else 'with other words after it'} never counts; drop the `{anchor}` (`\\b` marks a word's edge)"
-        ), pattern.place
+        ), used.place
     for loc, _, expression in written_expressions(raw, "matches("):
         for call in (node for node in (expression, *expression.find_all(nodes.Call)) if isinstance(node, nodes.Call)):
             if not isinstance(call.node, nodes.Name) or call.node.name != "matches" or len(call.args) < 2:

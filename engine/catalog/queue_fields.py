@@ -74,7 +74,7 @@ def choices_not_values(source: CatalogSource, plan_of: Callable[[str], ScorerPla
         folded = {value.casefold() for value in values}
         missing = [value for value in values if value not in labels.choices]
         if missing and all(choice in values for choice in labels.choices):
-            yield _value_left_out(source, name, labels.judged, values, missing)
+            yield _value_left_out(source, name, str(labels.judged), values, missing)
             continue
         for index, choice in enumerate(labels.choices):
             if choice in values or choice.casefold() in folded:

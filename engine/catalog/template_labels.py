@@ -236,8 +236,8 @@ def turns_under_one_role(path: Path, text: str, tree: nodes.Template) -> Iterato
             message = (f"the loop over `turns` (line {loop.lineno}) labels every turn {written!r}, whatever its role: the judge reads the other side's "
                        f"messages as written by the {written.lower()}; label each turn with its role (`{{{{ {item}.role }}}}`), or keep only that role's turns")
         lines = text.splitlines()
-        column = lines[line - 1].find(written) + 1 if 0 < line <= len(lines) else 0
-        yield message, Place(str(path), line, column or None)
+        column = lines[line - 1].find(written) + 1 if 0 < line <= len(lines) else 1
+        yield message, Place(str(path), line, max(column, 1))
 
 
 def _role_kept(test: nodes.Node, item: str) -> str | None:

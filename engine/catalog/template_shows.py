@@ -225,7 +225,7 @@ def text_cut_short(trees: list[SharedTree], own_folder: Path, label: str) -> Ite
     for _, path, text, tree in trees:
         cut_names: set[int] = set()
         for node in tree.find_all((nodes.Filter, nodes.Getitem)):
-            inner = node.node
+            inner = node.node if isinstance(node, (nodes.Filter, nodes.Getitem)) else None
             if not isinstance(inner, nodes.Name) or inner.name not in _WHOLE_TEXTS:
                 continue
             if isinstance(node, nodes.Filter) and node.name == "truncate":
