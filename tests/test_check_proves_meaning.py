@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("statements_judged_without_being_shown", 0, [
+        "statements_judged_without_being_shown/prompts/harsh/analyze.j2:4:4: warning: harsh-statements.analyze: the step's bounds ask one answer per item of `preprocess.statements`, but its prompt never shows them (it shows `output` in its place): the judge is to answer for items it was never given; show them (`{% for item in preprocess.statements %}`) [shows-one-piece]",
+    ]),
     ("pass_line_commented_as_failures", 0, [
         "pass_line_commented_as_failures/catalog.yaml:6:16: warning: scorers.sound-tool-choices.threshold: 0.25 is the least score that passes on the score's scale (0 to 1, higher is better), but its comment bounds what is wrong ('fail when more than 25% of the calls are inappropriate'): as written, an answer 0.25 of the way up passes; if that much wrong is what may pass, write 0.75 [unit-against-comment]",
     ]),

@@ -29,7 +29,7 @@ from .option_text import text_options_as_lists, whole_numbers_for_parts
 from .pattern_text import anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
-from .template_shows import bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
+from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings, turns_under_one_role
@@ -206,6 +206,7 @@ class ScorerLints:
             self.warnings += scale_told(trees, own, self._top(), self.plan.on_scale, label)
             self.warnings += bounded_by_unshown(trees, own, _bounded_by(step), label)
             self.warnings += text_cut_short(trees, own, label)
+            self.warnings += answered_list_unshown(trees, own, _counted(step), label)
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 

@@ -247,3 +247,32 @@ def text_cut_short(trees: list[SharedTree], own_folder: Path, label: str) -> Ite
             f"`long_input:` bound what a judge is sent)",
             str(path), line, _column(text, line, field), code="text-cut-short",
         )
+
+
+def answered_list_unshown(trees: list[SharedTree], own_folder: Path, counted: frozenset[str], label: str) -> Iterator[ConfigError]:
+    """A warning where the step's bounds ask one answer per item of an earlier step's list
+    (`enum: preprocess.statements`) that its prompt never shows (its length aside): the judge
+    is to copy items it was never given, and judges what the prompt shows instead. Named at the
+    item's text the prompt shows in its place, else at the count."""
+    earlier = sorted(name for name in counted if "." in name)
+    if not trees or not earlier:
+        return
+    counting = {id(node.node) for *_, tree in trees for node in tree.find_all(nodes.Filter) if node.name in _COUNTING}
+    shown = {path_of(node) for *_, tree in trees for node in tree.find_all(nodes.Getattr) if id(node) not in counting}
+    for listed in earlier:
+        if listed in shown:
+            continue
+        for _, path, text, tree in trees:
+            if not _is_own(path, own_folder):
+                continue
+            instead = next((name for name in tree.find_all(nodes.Name) if name.name in _ITEM_TEXTS and name.ctx == "load"), None)
+            where = instead or next((node for node in tree.find_all(nodes.Getattr) if path_of(node) == listed), None)
+            if where is None:
+                continue
+            shows = f"it shows `{instead.name}` in its place" if instead is not None else "it shows only how many there are"
+            yield CatalogWarning(
+                f"{label}: the step's bounds ask one answer per item of `{listed}`, but its prompt never shows them ({shows}): the judge is "
+                f"to answer for items it was never given; show them (`{{% for item in {listed} %}}`)",
+                str(path), where.lineno, _column(text, where.lineno, instead.name if instead is not None else listed), code="shows-one-piece",
+            )
+            return
