@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("monitor_pass_line_against_the_scorer", 0, [
+        "monitor_pass_line_against_the_scorer/catalog.yaml:12:16: warning: monitors.forum_toxicity_passing_less.threshold: 0.8 is on the other side of the middle of forum-toxicity's scores from the scorer's own pass line, 0.2 (lower is better): the monitor counts as passing what the scorer flags, and the other way round; write a line on the scorer's side, e.g. 0.2 [pass-line-against-scorer]",
+    ]),
     ("statements_judged_without_being_shown", 0, [
         "statements_judged_without_being_shown/prompts/harsh/analyze.j2:4:4: warning: harsh-statements.analyze: the step's bounds ask one answer per item of `preprocess.statements`, but its prompt never shows them (it shows `output` in its place): the judge is to answer for items it was never given; show them (`{% for item in preprocess.statements %}`) [shows-one-piece]",
     ]),

@@ -319,7 +319,10 @@ def _watched_facts(plan: ScorerPlan) -> dict[str, Fact]:
     """What a monitor's settings are held to, from the plan of the scorer it watches."""
     span = plan.scores_range(plan.options_model())
     said = " (the `scale` option)" if plan.on_scale else ""
-    return {"score_range": lambda _: span, "scores": lambda _: f"{plan.id}'s scores", "scale_said": lambda _: said}
+    return {
+        "score_range": lambda _: span, "scores": lambda _: f"{plan.id}'s scores", "scale_said": lambda _: said,
+        "own_pass_line": lambda _: plan.threshold, "direction": lambda _: plan.direction,
+    }
 
 
 def as_monitors(monitors: Any) -> list[Monitor]:

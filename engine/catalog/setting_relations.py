@@ -385,3 +385,24 @@ class CanHold(NamedTuple):
         return Found(
             f"the {watched} of {setting.fact('scores')} is never {condition} {value:g} (its scores run {span[0]:g} to {span[1]:g}): the monitor would never alert"
         )
+
+
+class AgainstOwnPassLine(NamedTuple):
+    """A pass line of a monitor (or a gate over a scorer) on the other side of the middle of the
+    scores from the scorer's own pass line: `threshold: 0.8` copied from a higher-is-better
+    scorer onto toxicity, whose own line is 0.2, counts answers up to 0.8 toxic as passing."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, own, span = number_value(setting.value), setting.fact("own_pass_line"), setting.fact("score_range")
+        if value is None or own is None or span is None or span[1] <= span[0]:
+            return None
+        low, high = span
+        middle, room = (low + high) / 2, (high - low) / 10
+        if abs(value - middle) <= room or abs(own - middle) <= room or (value > middle) == (own > middle):
+            return None
+        better = "lower" if setting.fact("direction") == "lower_is_better" else "higher"
+        return Found(
+            f"{value:g} is on the other side of the middle of {setting.fact('scores')} from the scorer's own pass line, {own:g} ({better} is better): the monitor counts as passing what the scorer flags, and the other way round; "
+            f"write a line on the scorer's side, e.g. {own:g}",
+            "pass-line-against-scorer",
+        )

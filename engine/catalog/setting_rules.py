@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
 from .setting_relations import (
-    AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    AgainstOwnPassLine, AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
@@ -198,7 +198,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
-    SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction())),
+    SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),
     SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(),)),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
     SettingRule("monitors.*.run", Unit.NAME),
