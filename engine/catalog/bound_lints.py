@@ -9,7 +9,7 @@ default; a bound from the inputs ends it where a right answer ends. Its code,
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,7 @@ def unbounded_answer_fields(source: CatalogSource, compiled: Mapping[str, tuple[
     to the default bound, at the step's `schema:`."""
     defaulted: dict[Path, list[tuple[str, str, int]]] = {}
     warnings: list[ConfigError] = []
-    for scorer_id in source.scorers:
-        if scorer_id not in compiled:
-            continue
-        definition = compiled[scorer_id][0]
-        raw = source.raw_definition(scorer_id)
+    for definition, raw in _own_scorers(source, compiled):
         for index, step in enumerate(definition.steps):
             name = getattr(step, "answer_schema", None)
             found = source.schema_file(name) if isinstance(name, str) else None
@@ -59,6 +55,13 @@ def unbounded_answer_fields(source: CatalogSource, compiled: Mapping[str, tuple[
                 file, line, column = place or (str(source.path), None, None)
                 warnings.append(CatalogWarning(message, file, line, column, code="unbounded-answer"))
     return warnings
+
+
+def _own_scorers(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]]) -> Iterator[tuple[ScorerDefinition, Any]]:
+    """The catalog's own scorers that compiled clean, each with its definition as written (merged, with places)."""
+    for scorer_id in source.scorers:
+        if scorer_id in compiled:
+            yield compiled[scorer_id][0], source.raw_definition(scorer_id)
 
 
 def _defaulted(path: Path) -> list[tuple[str, str, int]]:
@@ -85,11 +88,7 @@ def copied_fields_capped(source: CatalogSource, compiled: Mapping[str, tuple[Sco
     are bounded by an expression of the item, a cap of `_LONG_ITEM` characters or more is
     taken as meant."""
     warnings: list[ConfigError] = []
-    for scorer_id in source.scorers:
-        if scorer_id not in compiled:
-            continue
-        definition = compiled[scorer_id][0]
-        raw = source.raw_definition(scorer_id)
+    for definition, raw in _own_scorers(source, compiled):
         earlier: dict[str, Any] = {}
         for index, step in enumerate(definition.steps):
             bounds: Mapping[str, FieldBounds] = getattr(step, "bounds", None) or {}
@@ -132,11 +131,9 @@ def _lists_capped(source: CatalogSource, definition: ScorerDefinition, step: Any
     found: list[ConfigError] = []
     for path, written in bounds.items():
         counted = written.items if isinstance(written.items, str) else written.max_items if isinstance(written.max_items, str) else None
-        if counted is None or data is None:
-            continue
-        for field, node in subschemas(data, []):
+        for node in _schema_nodes(data, path) if counted is not None else []:
             cap = node.get("maxItems")
-            if field != path.replace("[]", "") or not isinstance(cap, int) or isinstance(cap, bool) or cap >= _FEW_ITEMS:
+            if not isinstance(cap, int) or isinstance(cap, bool) or cap >= _FEW_ITEMS:
                 continue
             what = "an item with more has no answer the schema accepts" if written.items is not None else f"what the item holds past the first {cap} is never judged"
             file, line, column = position(node, ["maxItems"], value=True) or (str(source.path), None, None)
@@ -172,8 +169,13 @@ def _cap(source: CatalogSource, step: Any, path: str, written: FieldBounds | Non
         place = position(raw, ["steps", index, "bounds", path, "max_length"], value=True) if raw is not None and index is not None else None
         return written.max_length, place
     data = _schema_data(source, step)
-    for field, node in subschemas(data, []) if data is not None else ():
+    for node in _schema_nodes(data, path):
         length = node.get("maxLength")
-        if field == path.replace("[]", "") and isinstance(length, int) and not isinstance(length, bool):
+        if isinstance(length, int) and not isinstance(length, bool):
             return length, position(node, ["maxLength"], value=True)
     return None
+
+
+def _schema_nodes(data: Any, path: str) -> list[Any]:
+    """The schemas of the field a step's `bounds:` names (`verdicts[].statement`) in a schema file as written."""
+    return [node for field, node in subschemas(data, []) if field == path.replace("[]", "")] if data is not None else []

@@ -202,11 +202,12 @@ class ScorerLints:
             trees, own, label = shared_trees(self.templates, names), self.source.templates_path[0], f"{self.definition.id}.{step.id}"
             self.warnings += one_piece_shown(trees, own, label)
             self.warnings += list_in_its_own_loop(trees, own, label)
-            self.warnings += part_of_a_counted_list(trees, own, _counted(step), label)
+            counted = _counted(step)
+            self.warnings += part_of_a_counted_list(trees, own, counted, label)
             self.warnings += scale_told(trees, own, self._top(), self.plan.on_scale, label)
             self.warnings += bounded_by_unshown(trees, own, _bounded_by(step), label)
             self.warnings += text_cut_short(trees, own, label)
-            self.warnings += answered_list_unshown(trees, own, _counted(step), label)
+            self.warnings += answered_list_unshown(trees, own, counted, label)
             self.warnings += swapped_headings(self.templates, self.source.templates_path[0], names, self.definition.options, f"{self.definition.id}.{step.id}")
             self.warnings += prompt_asks(self.templates, self.source.templates_path[0], names, self.schemas[schema], named, f"{self.definition.id}.{step.id}")
 

@@ -105,12 +105,12 @@ def _is_own(path: Path, own_folder: Path) -> bool:
     return path.resolve().is_relative_to(own_folder.resolve())
 
 
-def _warning(message: str, path: Path, text: str, line: int, pattern: str) -> CatalogWarning:
-    """A `shows-one-piece` warning at `line` of a template, at the column where `pattern`'s
-    first group starts on it."""
+def _warning(message: str, path: Path, text: str, line: int, pattern: str, code: str = "shows-one-piece") -> CatalogWarning:
+    """A warning (`shows-one-piece` unless said) at `line` of a template, at the column where
+    `pattern`'s first group starts on it."""
     lines = text.splitlines()
     match = re.search(pattern, lines[line - 1]) if 0 < line <= len(lines) else None
-    return CatalogWarning(message, str(path), line, match.start(1) + 1 if match else None, code="shows-one-piece")
+    return CatalogWarning(message, str(path), line, match.start(1) + 1 if match else None, code=code)
 
 
 def sharing(templates: PromptTemplates, names: list[str]) -> list[SharedTree]:
@@ -165,7 +165,7 @@ def scale_told(trees: list[SharedTree], own_folder: Path, top: float | None, on_
                     f"{label}: the prompt says the score is {said!r}, but the scores run from 0 to {top:g}"
                     f"{' (options.scale)' if on_scale else ''}: the judge explains a {top * 0.9:g}, near the best, as {top * 0.9:g} {said}; write {write}"
                 )
-                yield CatalogWarning(message, str(path), after.lineno, _column(text, after.lineno, said), code="scale-told")
+                yield _warning(message, path, text, after.lineno, f"({re.escape(said)})", "scale-told")
 
 
 def _prints_score(node: nodes.Node) -> bool:
@@ -173,12 +173,6 @@ def _prints_score(node: nodes.Node) -> bool:
     while isinstance(node, nodes.Filter) and node.node is not None:
         node = node.node
     return isinstance(node, nodes.Name) and node.name == "score"
-
-
-def _column(text: str, line: int, said: str) -> int | None:
-    lines = text.splitlines()
-    found = lines[line - 1].find(said) if 0 < line <= len(lines) else -1
-    return found + 1 if found >= 0 else None
 
 
 #: The item's texts a step's answer may be bounded by and its prompt should then show.
@@ -204,10 +198,10 @@ def bounded_by_unshown(trees: list[SharedTree], own_folder: Path, bounded_by: fr
         instead = next((name for name in tree.find_all(nodes.Name) if name.name == shown[0] and name.ctx == "load"), None)
         if instead is None:
             continue
-        yield CatalogWarning(
+        yield _warning(
             f"{label}: the step's bounds are worked out from `{unshown[0]}`, but its prompt shows `{shown[0]}` and never "
             f"`{unshown[0]}`: the judge answers about another text than its answer is bounded by; show `{{{{ {unshown[0]} }}}}`",
-            str(path), instead.lineno, _column(text, instead.lineno, shown[0]), code="shows-other-text",
+            path, text, instead.lineno, f"({re.escape(shown[0])})", "shows-other-text",
         )
         return
 
@@ -241,11 +235,11 @@ def text_cut_short(trees: list[SharedTree], own_folder: Path, label: str) -> Ite
         if field in whole or not _is_own(path, own_folder):
             continue
         written = f"`{field} | truncate(...)`" if how == "truncate" else f"`{field}[...]`"
-        yield CatalogWarning(
+        yield _warning(
             f"{label}: the prompt shows {written}, the item's `{field}` cut short, and never the whole of it: what it says past the cut "
             f"is never judged, and scores as if it were not there; show `{{{{ {field} }}}}` (the scorer's `max_input_chars:` and "
             f"`long_input:` bound what a judge is sent)",
-            str(path), line, _column(text, line, field), code="text-cut-short",
+            path, text, line, f"({re.escape(field)})", "text-cut-short",
         )
 
 
@@ -270,9 +264,9 @@ def answered_list_unshown(trees: list[SharedTree], own_folder: Path, counted: fr
             if where is None:
                 continue
             shows = f"it shows `{instead.name}` in its place" if instead is not None else "it shows only how many there are"
-            yield CatalogWarning(
+            yield _warning(
                 f"{label}: the step's bounds ask one answer per item of `{listed}`, but its prompt never shows them ({shows}): the judge is "
                 f"to answer for items it was never given; show them (`{{% for item in {listed} %}}`)",
-                str(path), where.lineno, _column(text, where.lineno, instead.name if instead is not None else listed), code="shows-one-piece",
+                path, text, where.lineno, f"({re.escape(instead.name if instead is not None else listed)})",
             )
             return
