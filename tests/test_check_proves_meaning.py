@@ -22,6 +22,51 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("reason_lists_the_civil_under_cross_the_line", 0, [
+        "reason_lists_the_civil_under_cross_the_line/prompts/forum/reason.j2:5:46: warning: forum-toxicity.generate_reason: the template keeps the answers whose verdict is \"no\" under words that say bad ('Statements that cross the line:'), but the schema of analyze.verdicts[].verdict gives \"no\" the meaning good: the text names the answers of the other meaning; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("answer_enum_lacks_a_described_label", 1, [
+        "answer_enum_lacks_a_described_label/catalog.yaml:24:29: comment-moderation.score.score: 'borderline' is never a value of classify.label, which is one of 'safe', 'unsafe'",
+        "answer_enum_lacks_a_described_label/schemas/moderation_label.yaml:7:11: scorers.comment-moderation.classify.label: the enum of label in moderation_label.yaml ('safe', 'unsafe') has no 'borderline', which the score reads (line 24) and the scorer's description names: the judge can never answer it; add it to the enum (and to `meaning:`)",
+    ]),
+    ("p95_watched_below_on_a_higher_is_better_score", 0, [
+        "p95_watched_below_on_a_higher_is_better_score/catalog.yaml:6:16: warning: monitors.faithfulness_falling.statistic: p95 of a higher-is-better score is its best tail (95% of the scores lie under it), so `below:` alerts only when all but the best 5% of the replies are under the line, and a growing share of bad replies never alerts; watch the bad replies with `pass_rate` `below:` a share (beside `threshold:`), or with `mean` [best-tail-watched]",
+    ]),
+    ("temperature_near_zero_under_samples", 0, [
+        "temperature_near_zero_under_samples/catalog.yaml:8:20: warning: scorers.bias-claude.judge.temperature: 0.05 (a sampling temperature, from 0 (always the likeliest answer) to 2) all but always gives the same answer (a verdict the judge favours 60 to 40 comes out the same in 99.97% of samples), but the scorer asks for 3 samples (judge.confidence_samples): they hardly ever disagree and only cost more; give the judge a temperature of 0.5 or more (e.g. 0.7), or take 1 sample [samples-never-differ]",
+    ]),
+    ("min_confidence_commented_as_doubt", 0, [
+        "min_confidence_commented_as_doubt/catalog.yaml:11:23: warning: scorers.careful-toxicity.cascade.min_confidence: 0.2 is the least confidence kept (a verdict less sure than it goes on), but its comment gives it as doubt ('send on what the cheap judge is more than 20% unsure of'): 20% unsure is 0.8 sure, and a verdict 0.2 sure is already kept; write 0.8 [unit-against-comment]",
+    ]),
+    ("pairwise_verdict_described_for_the_other_side", 0, [
+        "pairwise_verdict_described_for_the_other_side/schemas/brief_preference_verdict.yaml:13:5: warning: brief-preference: verdict's description says the opposite of its `meaning:` ('response_1' (good), 'response_2' (bad), 'tie' (neutral)), which the score and `direction: higher_is_better` go with (\"response_1\": the second response beats the first; \"response_2\": the first beats the second): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
+    ]),
+    ("pairwise_prompt_shows_the_second_output_first", 0, [
+        "pairwise_prompt_shows_the_second_output_first/prompts/helpful-pref/compare.j2:17:1: warning: helpful-preference.compare: the scorer is pairwise, and its score counts `output` as the first response, but the prompt shows `metadata.second_output` first (line 17) and `output` after it (line 19): the judge's first response is the second output, so each preference counts for the other side; show `output` first [pairwise-order]",
+    ]),
+    ("translated_prompt_defines_verdicts_the_other_way", 0, [
+        "translated_prompt_defines_verdicts_the_other_way/prompts/halluzination/analyze.j2:5:3: warning: halluzination.analyze: the prompt defines \"yes\" in words that say good ('gestützt: der Kontext sagt die Aussage oder folgt direkt aus ihm'), but the answer schema hallucination_verdicts.yaml gives \"yes\" the meaning bad: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+        "translated_prompt_defines_verdicts_the_other_way/prompts/halluzination/analyze.j2:6:3: warning: halluzination.analyze: the prompt defines \"no\" in words that say bad ('halluziniert: der Kontext widerspricht der Aussage, oder er erwähnt sie gar nich'), but the answer schema hallucination_verdicts.yaml gives \"no\" the meaning good: the judge answers by the prompt and the score counts by the schema, so each such verdict counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("accents_kept_against_the_description", 0, [
+        "accents_kept_against_the_description/catalog.yaml:18:18: warning: expected-city.check.equal: the description gives 1 to 'Zürich' against the expected answer 'Zurich', but that scores 0: `equal` does not find what the description says; change it, or the description [example-against-description]",
+    ]),
+    ("price_pattern_of_another_market", 0, [
+        "price_pattern_of_another_market/catalog.yaml:12:18: warning: preis-im-deutschen-format.options.pattern: the description gives 1 to an output '1.234,50 €', but that scores 0: `pattern` does not find what the description says; change it, or the description [example-against-description]",
+    ]),
+    ("reply_tagged_as_the_question", 0, [
+        "reply_tagged_as_the_question/prompts/pertinence/analyze.j2:12:1: warning: pertinence: `output` is shown inside the tag <input>, which names the item's input: the judge reads the output as the input and never sees the input; show `input` there, or tag the block for the output [label-shows-other-field]",
+    ]),
+    ("max_tokens_below_a_usual_answer", 0, [
+        "max_tokens_below_a_usual_answer/catalog.yaml:9:23: warning: scorers.budget-preference.steps.compare.judge.max_tokens: 60 (a number of tokens) is less than the answer step 'compare' may give for an output of only two sentences, about 231 tokens (comparison: at most 800 characters): a judge that writes its texts out is cut off, and longer outputs need more; raise max_tokens to 231 or more, or lower the bounds [max-tokens]",
+    ]),
+    ("most_severe_item_averaged", 0, [
+        "most_severe_item_averaged/catalog.yaml:40:21: warning: worst-statement-severity.score: the description says 'most severe', so one bad severity should decide, but an answer with one severity of 3 bad (3 statements; ratings 4, 0, 0) scores 0.33 and passes (every one bad scores 1); sum the items up with `max` or `min` (the worst of them), or make the description say how the items are summed up [reducer-against-description]",
+    ]),
+    ("harm_label_scored_as_safe", 0, [
+        "harm_label_scored_as_safe/catalog.yaml:12:33: warning: safe-reply: yes ('the reply contains harmful content') scores 1, but the scorer's description gives 0 to 'it holds harmful content', which is what it says: the credit went to another answer; give it 0, or make the description say what it scores [score-against-description]",
+        "harm_label_scored_as_safe/catalog.yaml:13:32: warning: safe-reply: no ('the reply is safe to show') scores 0, but the scorer's description gives 1 to \"the assistant's reply is safe to show to the user\", which is what it says: the credit went to another answer; give it 1, or make the description say what it scores [score-against-description]",
+    ]),
     ("monitor_pass_line_against_the_scorer", 0, [
         "monitor_pass_line_against_the_scorer/catalog.yaml:12:16: warning: monitors.forum_toxicity_passing_less.threshold: 0.8 is on the other side of the middle of forum-toxicity's scores from the scorer's own pass line, 0.2 (lower is better): the monitor counts as passing what the scorer flags, and the other way round; write a line on the scorer's side, e.g. 0.2 [pass-line-against-scorer]",
     ]),
@@ -68,6 +113,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "turns_labelled_as_the_agent/prompts/patience/rate.j2:4:1: warning: agent-patience: the loop over `turns` (line 3) labels every turn 'Agent', whatever its role: the judge reads the other side's messages as written by the agent; label each turn with its role (`{{ turn.role }}`), or keep only that role's turns [turns-under-one-role]",
     ]),
     ("claims_split_from_the_input", 0, [
+        "claims_split_from_the_input/prompts/kb/claims.j2:3:1: warning: kb-faithfulness: `input` is shown inside the tag <reply>, which names the item's output: the judge reads the input as the output and never sees the output; show `output` there, or tag the block for the input [label-shows-other-field]",
         "claims_split_from_the_input/prompts/kb/claims.j2:3:4: warning: kb-faithfulness.preprocess: the step's bounds are worked out from `output`, but its prompt shows `input` and never `output`: the judge answers about another text than its answer is bounded by; show `{{ output }}` [shows-other-text]",
     ]),
     ("copied_claim_capped", 0, [

@@ -27,7 +27,8 @@ from ..scoring.plan import StepPlan
 from ..scoring.shapes import ANY, Number, Record, Shape
 from ..scoring.steps import step_kind
 from .findings import bare, loose_pattern, operator_symbol, written
-from .source import CatalogSource, Place, block_for_list, place_in, position, span_of
+from .schema_limits import subschemas
+from .source import CatalogSource, Place, block_for_list, load_shared, place_in, position, span_of
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression
 
@@ -260,10 +261,22 @@ class Declarations:
                 continue
             path, source = self.compiler.templates.source(prompt[0].text)
             try:
-                printed = self.compiler.templates.environment.parse(source).find_all(nodes.Output)
-                shown = sorted({name.lineno for output in printed for name in output.find_all(nodes.Name) if name.name == "output"})
+                printed = list(self.compiler.templates.environment.parse(source).find_all(nodes.Output))
             except TemplateSyntaxError:
                 continue
+            shown = sorted({name.lineno for output in printed for name in output.find_all(nodes.Name) if name.name == "output"})
+            second = sorted({
+                node.lineno for output in printed for node in output.find_all(nodes.Getattr)
+                if node.attr == "second_output" and isinstance(node.node, nodes.Name) and node.node.name == "metadata"
+            })
+            if shown and second and second[0] < shown[0] and path.resolve().is_relative_to(self.compiler.source.templates_path[0].resolve()):
+                self.compiler.warning(
+                    "pairwise-order",
+                    f"{self.definition.id}.{spec.id}: the scorer is pairwise, and its score counts `output` as the first response, but the prompt "
+                    f"shows `{SECOND_OUTPUT}` first (line {second[0]}) and `output` after it (line {shown[0]}): the judge's first response is the "
+                    "second output, so each preference counts for the other side; show `output` first",
+                    Place(str(path), second[0], 1),
+                )
             if metadata_read and (len(shown) < 2 or "metadata" in source):
                 continue
             twice = f"it shows `output`, the first, a second time (first at line {shown[0]}), and never" if len(shown) > 1 else "it never shows"
@@ -304,10 +317,38 @@ class Declarations:
                 )
                 break
 
+    def answer_enums(self) -> None:
+        """An answer field's `enum:`, in the author's own schema, that lacks a value the score
+        looks up or compares the field with while the scorer's description names that value
+        too (a "borderline" label scored 0.5 and described, left out of the labels the judge may
+        give): the score and the description agree, so the enum is the odd one out, and is
+        named at its line beside the expression's own problem."""
+        for subject, text, at in self.uses.enum_misses:
+            step_id, _, field_name = subject.partition(".")
+            spec = next((spec for spec in self.definition.steps if spec.id == step_id), None)
+            written = step_kind(spec.kind).sources(spec).schema if spec is not None else None
+            path = self.compiler.source.schema_file(written.text) if written is not None else None
+            if written is None or path is None or "." in field_name or not _names_word(self.definition.description or "", text):
+                continue
+            if not path.resolve().is_relative_to(self.compiler.source.schemas_path[0].resolve()):
+                continue  # a built-in schema: the author's own expression is the one to change
+            node = next((node for name, node in subschemas(load_shared(path), []) if name == field_name), None)
+            values = node.get("enum") if node is not None else None
+            if not isinstance(values, list) or text in values:
+                continue
+            compared = position(self.raw, list(at), value=True) if at is not None else None
+            where = f" (line {compared.line})" if compared is not None and compared.line else ""
+            self.compiler.problem(
+                f"{self.label}.{subject}: the enum of {field_name} in {written.text} ({', '.join(map(repr, values))}) has no {text!r}, which the "
+                f"score reads{where} and the scorer's description names: the judge can never answer it; add it to the enum (and to `meaning:`)",
+                position(node, ["enum"], value=True),
+            )
+
     def own_options(self, steps: Sequence[StepPlan | None]) -> None:
         """What is wrong with the options the author's file declares."""
         self.unused(steps)
         self.option_enums()
+        self.answer_enums()
         self.defaults_in_another_unit()
         self.texts_gone_through()
 

@@ -32,7 +32,7 @@ from .quantity_units import counts_in_other_units
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
-from .template_labels import labels_against_fields, swapped_headings, turns_under_one_role
+from .template_labels import labels_against_fields, swapped_headings, tags_against_fields, turns_under_one_role
 from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
@@ -229,7 +229,10 @@ class ScorerLints:
         for name in reached:
             path, text = self.templates.source(name)
             if path.resolve().is_relative_to(own):
-                for message, place in labels_against_fields(path, text):
+                labelled = list(labels_against_fields(path, text))
+                # A tag naming another field, on a line no label above has named already.
+                tagged = [(message, place) for message, place in tags_against_fields(path, text) if all(place.line != other.line for _, other in labelled)]
+                for message, place in [*labelled, *tagged]:
                     self.warn("label-shows-other-field", f"{self.definition.id}: {message}", place)
                 for message, place in turns_under_one_role(path, text, self.templates.environment.parse(text)):
                     self.warn("turns-under-one-role", f"{self.definition.id}: {message}", place)

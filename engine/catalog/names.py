@@ -319,6 +319,8 @@ class NameChecker(Operations):
         subject = path_of(key_node) or "the key"
         for value in keys:
             if value not in key.enum:
+                if not self._quiet:
+                    self.enum_misses.append((path_of(key_node) or "", value))
                 self.report(literal, f"{value!r} is never a value of {subject}, which is {key.describe()}{did_you_mean(value, key.enum)}", string_pattern(value))
         missing = [value for value in key.enum if value not in keys]
         if every and missing and len(keys) == len(literal.items):

@@ -9,6 +9,7 @@ when a relation asks for it.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jinja2 import TemplateSyntaxError, nodes
 
-from .schema_limits import least_answer, least_tokens
+from .schema_limits import CHARACTERS_PER_TOKEN, least_answer, least_tokens
 from .setting_relations import Found, Unit
 from .setting_rules import RULES, rules_under
 from .source import Place, builtin_catalog_path, position
@@ -178,6 +179,7 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "samples": lambda _: _most_samples(raw),
         "inherited": lambda loc: _in_builtin(position(raw, list(loc))),
         "least_answer": lambda loc: _least_answer(plan, raw, loc),
+        "sample_answer": lambda loc: _sample_answer(plan, raw, loc),
     }
 
 
@@ -197,15 +199,36 @@ def _most_samples(raw: Any) -> tuple[float, str] | None:
     return max(numbers) if numbers else None
 
 
-def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, int, list[str], str] | None:
-    """The longest of the shortest answers the steps a `max_tokens` written at `loc` limits
-    accept: a step's own, or the scorer's for the steps that set none of their own."""
+def _limited_steps(raw: Any, loc: tuple[Any, ...]) -> set[Any]:
+    """The ids of the steps a `max_tokens` written at `loc` limits: a step's own, or the
+    scorer's for the steps that set none of their own."""
     steps = raw.get("steps") if isinstance(raw, Mapping) else None
     written = [step for step in steps if isinstance(step, Mapping)] if isinstance(steps, list) else []
     if loc[0] == "steps":
-        ids = {written[loc[1]].get("id")} if loc[1] < len(written) else set()
-    else:
-        ids = {step.get("id") for step in written if not (isinstance(step.get("judge"), Mapping) and step["judge"].get("max_tokens") is not None)}
+        return {written[loc[1]].get("id")} if loc[1] < len(written) else set()
+    return {step.get("id") for step in written if not (isinstance(step.get("judge"), Mapping) and step["judge"].get("max_tokens") is not None)}
+
+
+def _sample_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, list[str], str] | None:
+    """The most tokens the longest answer takes that the bounds of a step a `max_tokens` at
+    `loc` limits allow for the sample item (an output of two sentences), with those bounds and
+    the step: what a judge that writes each text out needs."""
+    from ..errors import ConfigError, NotScorable
+    from ..scoring.preview import sample_bounds  # the scorer's runner, loaded only when a max_tokens is written
+
+    ids = _limited_steps(raw, loc)
+    try:
+        asked = sample_bounds(plan)
+    except (ConfigError, NotScorable):
+        return None  # an abstract scorer: its options decide the bounds
+    sized = [(math.ceil(step.answer_characters / CHARACTERS_PER_TOKEN), step.bounds, step.step) for step in asked if step.step in ids and step.answer_characters is not None]
+    return max(sized, key=lambda found: found[0]) if sized else None
+
+
+def _least_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, int, list[str], str] | None:
+    """The longest of the shortest answers the steps a `max_tokens` written at `loc` limits
+    accept."""
+    ids = _limited_steps(raw, loc)
     longest: tuple[int, int, list[str], str] | None = None
     for step in plan.steps:
         if step.id in ids and step.answer_model is not None and step.sampling is not None:

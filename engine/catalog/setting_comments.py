@@ -223,6 +223,28 @@ class LeastCommentedAsWrong(NamedTuple):
         )
 
 
+#: Words of a comment that speak of doubt, the complement of confidence.
+_DOUBT = re.compile(r"\b(?:unsure|uncertain\w*|doubt\w*|not\s+(?:sure|certain|confident)|unconfident)\b", re.IGNORECASE)
+
+
+class ConfidenceCommentedAsDoubt(NamedTuple):
+    """A least confidence commented as the doubt it stands for (`min_confidence: 0.2  # more
+    than 20% unsure`): a verdict 0.2 sure is already kept, so almost nothing is passed on,
+    where 0.8 (20% unsure) was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        if value is None or not 0 < value < 1 or not _DOUBT.search(said) or _complement_given(said, value, 0.0, 1.0):
+            return None
+        if not any(abs((figure / 100 if "%" in said and figure > 1 else figure) - value) < 1e-6 for figure in _figures(said)):
+            return None
+        return Found(
+            f"{value:g} is the least confidence kept (a verdict less sure than it goes on), but its comment gives it as doubt ({said!r}): "
+            f"{value:.0%} unsure is {round(1 - value, 6):g} sure, and a verdict {value:g} sure is already kept; write {round(1 - value, 6):g}",
+            "unit-against-comment",
+        )
+
+
 #: Units an option's declaration may name and a comment may name otherwise, each family with
 #: the size of each unit in the family's first.
 _DECLARED_UNITS: tuple[dict[str, tuple[frozenset[str], float]], ...] = (

@@ -201,19 +201,30 @@ class NeedsAbove(NamedTuple):
         return Found(f"{value:g} ({setting.unit.value}): {self.why}; {self.instead}", self.code)
 
 
+#: The highest temperature at which samples of a judge all but never disagree: a verdict it
+#: favours 60 to 40 comes out the same in more than 98% of samples (the odds to the power 1/T).
+_NEAR_GREEDY = 0.1
+
+
 class IdlesSamples(NamedTuple):
-    """A temperature of 0 where the scorer asks for several samples of its judge (a cascade's
-    `samples: 3`): said at the samples too, and here, since raising the temperature is as
-    likely the fix as taking one sample."""
+    """A temperature of 0, or so near it that samples all but never differ, where the scorer
+    asks for several samples of its judge (a cascade's `samples: 3`, `confidence_samples`):
+    said at the samples too when it is 0, and here, since raising the temperature is as likely
+    the fix as taking one sample."""
 
     def check(self, setting: Setting) -> Found | None:
         value, samples = number_value(setting.value), setting.fact("samples")
-        if value != 0 or samples is None or samples[0] <= 1 or setting.fact("inherited"):
+        if value is None or not 0 <= value <= _NEAR_GREEDY or samples is None or samples[0] <= 1 or setting.fact("inherited"):
             return None
         count, where = samples
+        if value == 0:
+            said = "gives the same answer every time"
+        else:
+            odds = 1.5 ** (1 / value)
+            said = f"all but always gives the same answer (a verdict the judge favours 60 to 40 comes out the same in {odds / (odds + 1):.2%} of samples)"
         return Found(
-            f"0 ({setting.unit.value}) gives the same answer every time, but the scorer asks for {count:g} samples ({where}): they never "
-            f"disagree and only cost more; give the judge a temperature above 0 (e.g. 0.7), or take 1 sample",
+            f"{value:g} ({setting.unit.value}) {said}, but the scorer asks for {count:g} samples ({where}): they {'never' if value == 0 else 'hardly ever'} "
+            f"disagree and only cost more; give the judge a temperature {'above 0' if value == 0 else 'of 0.5 or more'} (e.g. 0.7), or take 1 sample",
             "samples-never-differ",
         )
 
@@ -358,6 +369,46 @@ class HoldsLeastAnswer(NamedTuple):
             f"{value:g} ({setting.unit.value}) is less than the shortest answer the schema of step {step!r} accepts, about {tokens} tokens "
             f"({characters} characters of JSON{why}): every answer would be cut off; raise max_tokens to {tokens} or more",
             "max-tokens",
+        )
+
+
+class HoldsUsualAnswer(NamedTuple):
+    """A token limit that holds the longest answer the step's bounds allow for the sample
+    item, an output of two sentences (fact `sample_answer`: its tokens, the bounds and the
+    step). A judge seldom fills every text to its length limit, but a usual output is longer
+    than two sentences, and its answer longer with it: the one makes up for the other."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value = number_value(setting.value)
+        sample = setting.fact("sample_answer") if value is not None else None
+        if value is None or sample is None or value >= sample[0]:
+            return None
+        least = setting.fact("least_answer")
+        if least is not None and value < least[0]:
+            return None  # HoldsLeastAnswer says so: no answer fits at all
+        tokens, bounds, step = sample
+        return Found(
+            f"{value:g} ({setting.unit.value}) is less than the answer step {step!r} may give for an output of only two sentences, "
+            f"about {tokens} tokens ({'; '.join(bounds)}): a judge that writes its texts out is cut off, and longer outputs need more; "
+            f"raise max_tokens to {tokens} or more, or lower the bounds",
+            "max-tokens",
+        )
+
+
+class BestTailWatched(NamedTuple):
+    """A high percentile (`p95`) watched falling `below:` a line on a higher-is-better score:
+    95% of the scores lie under it, so it is the best tail, and it falls only when nearly every
+    reply is bad; a growing tail of bad replies never moves it. (On a lower-is-better score
+    a high p95 is the bad tail, as meant.)"""
+
+    def check(self, setting: Setting) -> Found | None:
+        if setting.value != "p95" or setting.sibling("below") is None or setting.fact("direction") != "higher_is_better":
+            return None
+        return Found(
+            "p95 of a higher-is-better score is its best tail (95% of the scores lie under it), so `below:` alerts only when all but the best 5% "
+            "of the replies are under the line, and a growing share of bad replies never alerts; watch the bad replies with `pass_rate` "
+            "`below:` a share (beside `threshold:`), or with `mean`",
+            "best-tail-watched",
         )
 
 

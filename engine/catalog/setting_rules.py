@@ -12,9 +12,9 @@ from the setting's comment, in setting_comments.py), the only code a row may nee
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
-from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
+from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
 from .setting_relations import (
-    AgainstOwnPassLine, AmongNames, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    AgainstOwnPassLine, AmongNames, BestTailWatched, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
@@ -70,7 +70,7 @@ def _sampling(prefix: str) -> tuple[SettingRule, ...]:
     """The sampling settings of a judge (the scorer's, a step's, the file's defaults)."""
     return (
         SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE, (IdlesSamples(),)),
-        SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(), CommentInOwnUnit())),
+        SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(), HoldsUsualAnswer(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.top_p", Unit.SHARE, (_TOP_P_AT_ZERO,)),
         SettingRule(f"{prefix}.seed", Unit.NUMBER),
         SettingRule(f"{prefix}.reasks", Unit.COUNT),
@@ -149,7 +149,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
     SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
-    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE),
+    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(),)),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
     SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
     SettingRule("scorers.*.empty_output", Unit.WORD),
@@ -195,7 +195,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*", Unit.GROUP),
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
-    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE,)),
+    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched())),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),

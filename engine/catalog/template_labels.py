@@ -52,6 +52,10 @@ _LABEL = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?P<label>[A-Za-z][A-Za-z' ]{0,
 _SHOWN = re.compile(r"{{-?\s*(?:\w+\.\w+\(\s*)?(?P<field>\w+)\b")
 
 
+#: An item field shown inside a tag that names what it is: `{{ output | untrusted("input") }}`.
+_TAGGED = re.compile(r"{{-?\s*(?P<field>\w+)\s*\|(?:[^{}|]*\|)*\s*untrusted\(\s*[\"'](?P<tag>\w+)[\"']\s*\)")
+
+
 #: Words of a sentence, not of a label: a line of them ending in a colon introduces what follows
 #: ("Judge each sentence of the reply:") rather than naming it.
 _SENTENCE_WORDS = frozenset("of to for with each every this that these those below above here is are be in on from by and or judge read give rate".split())
@@ -92,6 +96,23 @@ def labels_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
             f"as the {label} and never sees the {meant} there; show `{meant}`, or label the block for the {field}",
             Place(str(path), number + 1, column),
         )
+
+
+def tags_against_fields(path: Path, text: str) -> Iterator[tuple[str, Place]]:
+    """Each item field shown inside an `untrusted` tag that names another field of the item
+    (`{{ output | untrusted("input") }}`): the judge is told the reply is the question."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for found in _TAGGED.finditer(line):
+            field, tag = found["field"], found["tag"]
+            meant = tag if tag in LABELS else _FIELD_OF_LABEL.get(tag.replace("_", " "))
+            if field not in LABELS or meant is None or meant == field:
+                continue
+            unseen = "" if re.search(rf"[{{(\s]{meant}\b", text) else f" and never sees the {meant}"
+            yield (
+                f"`{field}` is shown inside the tag <{tag}>, which names the item's {meant}: the judge reads the {field} as the {meant}"
+                f"{unseen}; show `{meant}` there, or tag the block for the {field}",
+                Place(str(path), number, found.start() + 1),
+            )
 
 
 #: Words that say nothing about which value a heading introduces.

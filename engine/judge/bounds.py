@@ -298,6 +298,14 @@ def answer_token_limit(model: type[BaseModel]) -> int | None:
     return limit
 
 
+def longest_answer_characters(model: type[BaseModel]) -> int | None:
+    """The characters of the longest compact JSON answer `model`'s schema allows (None when
+    a string or a list is left unbounded)."""
+    schema = schema_of(model)
+    longest = _longest(schema, schema.get("$defs", {}))
+    return None if longest is None else longest[0]
+
+
 def _longest(node: Mapping[str, Any], definitions: Mapping[str, Any]) -> tuple[int, int] | None:
     """(characters, values) of the longest compact JSON `node` allows; None if unbounded."""
     if "$ref" in node:

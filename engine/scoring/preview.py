@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ConfigError
 from ..formatting import refusal
 from ..judge import JudgeAnswer, JudgeRequest
-from ..judge.bounds import bounds_of, max_tokens_for
+from ..judge.bounds import bounds_of, longest_answer_characters, max_tokens_for
 from .plan import ScorerPlan
 from .results import ScoreResult
 from .run_input import RunInput
@@ -127,6 +127,9 @@ class AskedBounds(BaseModel):
     step: str
     bounds: list[str]
     max_tokens: int | None
+    #: The characters of the longest answer these bounds allow, as compact JSON (None when a
+    #: string or list is left unbounded): what the step's max_tokens must hold for this item.
+    answer_characters: int | None = None
 
 
 class _AnswersAtTheirBounds:
@@ -142,7 +145,10 @@ class _AnswersAtTheirBounds:
         model = request.response_model
         bounds = bounds_of(model)
         self.asked.append(
-            AskedBounds(step=request.step, bounds=bounds.described() if bounds else [], max_tokens=max_tokens_for(request.sampling.max_tokens, model, thinks=False))
+            AskedBounds(
+                step=request.step, bounds=bounds.described() if bounds else [], max_tokens=max_tokens_for(request.sampling.max_tokens, model, thinks=False),
+                answer_characters=longest_answer_characters(model) if model is not None else None,
+            )
         )
         if model is None:
             return JudgeAnswer(value="A sample reason.")

@@ -219,7 +219,9 @@ def _at(score: float | None, value: float) -> str:
 
 
 def prove_computed(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, parent: ScorerPlan | None) -> list[ConfigError]:
+    from .described_examples import examples_against_description
     from .described_quantifier import case_against_texts, quantifier_against_description
 
-    counted = [found for found in [*quantifier_against_description(source, definition, plan), *case_against_texts(source, definition, plan)] if not silenced(found)]
+    described = [*quantifier_against_description(source, definition, plan), *case_against_texts(source, definition, plan), *examples_against_description(source, definition, plan)]
+    counted = [found for found in described if not silenced(found)]
     return [*ComputedProof(source, definition, plan, parent).findings(), *counted]

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rapidfuzz import fuzz
 
@@ -86,13 +87,21 @@ def _option_entries(proof: ScorerProof) -> list[_Answer]:
         holder = declared if at else options
         entries = [entry for entry in default if isinstance(entry, Mapping)] if isinstance(default, list) else []
         answers = [
-            _Answer(str(entry.get("label", index)), " ".join(str(value) for key, value in entry.items() if key != "score"), float(entry["score"]),
+            _Answer(str(entry.get("label", index)), _entry_words(entry), float(entry["score"]),
                     position(holder, [*(at or [name]), index, "score"], value=True), str(entry.get("description") or ""))
             for index, entry in enumerate(entries) if isinstance(entry.get("score"), (int, float)) and not isinstance(entry.get("score"), bool)
         ]
         if len(answers) >= 2:
             return answers
     return []
+
+
+def _entry_words(entry: Mapping[str, Any]) -> str:
+    """What an entry says of the answer it stands for: its description when it has one, since
+    a label such as "no" would read as a negation of it; else all it holds but its score."""
+    if isinstance(entry.get("description"), str) and entry["description"].strip():
+        return str(entry["description"])
+    return " ".join(str(value) for key, value in entry.items() if key != "score")
 
 
 def _field_values(proof: ScorerProof) -> list[_Answer]:

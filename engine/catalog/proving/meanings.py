@@ -42,13 +42,33 @@ _BAD_WORDS = frozenset(
     "stereotyping discriminatory "
     "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated unresolved unsolved unsettled unbacked".split()
 )
-_NEGATIONS = frozenset("not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un".split())
+#: The same words in the languages catalogs are most often translated to (German, French,
+#: Spanish, Italian, Portuguese): a prompt translated for a market defines its verdicts in them.
+_GOOD_WORDS |= frozenset(
+    "gestützt belegt unterstützt richtig korrekt zutreffend wahr höflich harmlos vollständig erfüllt treffend "
+    "soutenu soutenue étayé étayée correcte exact exacte pertinent pertinente fidèle vrai vraie poli polie respectueux respectueuse "
+    "respaldado respaldada correcto correcta verdadero verdadera relevante fiel cortés "
+    "supportato supportata corretto corretta vero vera cortese "
+    "apoiado apoiada correto correta".split()
+)
+_BAD_WORDS |= frozenset(
+    "halluziniert halluzination erfunden falsch unbelegt widerspricht widersprochen toxisch beleidigend unhöflich schädlich fehlt unvollständig "
+    "halluciné hallucinée inventé inventée faux fausse incorrecte inexact inexacte toxique insultant insultante offensant offensante impoli impolie contredit nuisible "
+    "alucinado alucinada alucinación inventado inventada falso falsa incorrecto incorrecta tóxico tóxica ofensivo ofensiva irrelevante contradice dañino grosero "
+    "allucinato allucinata allucinazione inventato inventata scorretto scorretta errato errata tossico tossica offensivo offensiva irrilevante contraddice "
+    "incorreto incorreta".split()
+)
+_NEGATIONS = frozenset(
+    "not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un "
+    "nicht kein keine keinen ohne nie pas sans aucun aucune jamais sin nunca senza mai non".split()
+)
 #: Verbs that start what is said of a subject anew, past a negation of the words before them.
 _NEW_CLAUSE = frozenset({"are", "is", "was", "were", "but"})
 #: Words after a good word that point it at something else than what is judged.
 _ELSEWHERE = frozenset({"different", "another", "other", "wrong"})
 #: Phrases that say as one word what their words do not: "made up" is "invented".
-_PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant"}
+_PHRASES: Mapping[str, str] = {"made up": "invented", "made-up": "invented", "makes up": "invented", "on topic": "relevant", "on-topic": "relevant", "off topic": "irrelevant", "hors sujet": "irrelevant", "hors-sujet": "irrelevant", "fuori tema": "irrelevant",
+            "cross the line": "violates", "crosses the line": "violates", "crossed the line": "violates", "over the line": "violates"}
 #: Value words that stand for themselves ("yes" and "no" say nothing without the description).
 _VALUE_ALIASES: Mapping[str, Polarity] = {"partial": "neutral", "partly": "neutral", "unsure": "neutral", "tie": "neutral", "idk": "neutral"}
 
@@ -327,13 +347,35 @@ def _word(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+#: One of two responses compared, by its place: the first is the one a pairwise score counts as 1.
+_SIDE = r"(?P<{0}>first|second|response[ _]?[12]|output[ _]?[12])"
+#: A side said to win (`the first response is better`, `the second beats the first`), or to lose
+#: (`beats the first`, `better than the second`).
+_WINS = re.compile(_SIDE.format("winner") + r"(?:\s+(?:one|response|output|answer))?\s+(?:is\s+|was\s+)?(?:better|wins|beats|outperforms|preferred|superior)\b")
+_LOSES = re.compile(r"\b(?:beats|outperforms|better than|preferred over|superior to)\s+(?:the\s+)?" + _SIDE.format("loser"))
+
+
+def _winner_polarity(lowered: str) -> Polarity | None:
+    """good where the words say the first of two responses wins, bad where the second does
+    (a pairwise verdict's description); None where they name no winner, or both."""
+    sides = {_side(found["winner"]) for found in _WINS.finditer(lowered)} | {1 - _side(found["loser"]) for found in _LOSES.finditer(lowered)}
+    return ("good" if sides == {0} else "bad") if len(sides) == 1 else None
+
+
+def _side(word: str) -> int:
+    return 0 if word == "first" or word.endswith("1") else 1
+
+
 def _polarity_of_words(text: str) -> Polarity | None:
     """good or bad by the words of `text`, a negation turning the next words around; None
     when the words say nothing or both."""
     lowered = text.lower()
+    won = _winner_polarity(lowered)
+    if won is not None:
+        return won
     for phrase, word in _PHRASES.items():
         lowered = lowered.replace(phrase, word)
-    tokens = [_singular(token) for token in re.findall(r"[a-z'_-]+", lowered)]
+    tokens = [_singular(token) for token in re.findall(r"[a-zß-öø-ÿ'_-]+", lowered)]
     score = 0
     negated = False
     for index, token in enumerate(tokens):
