@@ -284,6 +284,34 @@ def test_interrupted_run_resumes_with_only_the_missing_items(judge: JudgeServer,
         assert len(saved.query(run="nightly")) == 10
 
 
+def test_a_run_cancelled_while_a_batch_is_being_written_keeps_that_batch(judge: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script_hallucination(judge, delay=0.05)
+    store = tmp_path / "results.sqlite"
+    data = [{"input": f"q{n}", "output": f"answer {n}. WRONG", "context": ["facts"]} for n in range(40)]
+    writing = threading.Event()
+    save_many = SQLiteStore.save_many
+
+    def slow_to_save(self: SQLiteStore, records: Any) -> None:
+        writing.set()
+        threading.Event().wait(1.0)  # the batch is on its way when Ctrl-C comes
+        save_many(self, records)
+
+    monkeypatch.setattr(SQLiteStore, "save_many", slow_to_save)
+
+    async def cancelled_mid_write() -> None:
+        task = asyncio.create_task(arun_evals(data, [create_hallucination_scorer()], concurrency=2, store=store, run="nightly"))
+        while not writing.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_mid_write())
+    with SQLiteStore(store) as saved:
+        kept = saved.query(run="nightly", errors=False)
+    assert kept, "the batch being written when the run was cancelled was lost (its store was closed under it)"
+
+
 def test_rerun_scores_failed_items_again_and_reuses_the_saved_reply(judge: JudgeServer, tmp_path: Path) -> None:
     store = tmp_path / "results.sqlite"
     catalog = load_scorers(copy_catalog(tmp_path, "copy_a", "copy_b"))

@@ -4,6 +4,7 @@ few dozen results, not one per result."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 
 from ...errors import StoreError
@@ -30,6 +31,9 @@ class BatchedWrites:
         self.every = every
         self.waiting: list[ResultRecord] = []
         self._lock = asyncio.Lock()
+        # Held by the thread writing a batch: the last write waits for it, so that a run
+        # interrupted mid-write does not end (and its store close) before the batch is kept.
+        self._writing = threading.Lock()
 
     async def add(self, record: ResultRecord) -> None:
         self.waiting.append(record)
@@ -50,12 +54,17 @@ class BatchedWrites:
             await self.flush()
 
     def flush_now(self) -> None:
-        """The last write, at the end of a run (also when it is interrupted)."""
+        """The last write, at the end of a run (also when it is interrupted), once a write
+        already under way on its thread is done."""
         batch, self.waiting = self.waiting, []
-        if batch:
-            self._write(batch)
+        self._write(batch)
 
     def _write(self, batch: list[ResultRecord]) -> None:
+        with self._writing:
+            if batch:
+                self._write_batch(batch)
+
+    def _write_batch(self, batch: list[ResultRecord]) -> None:
         """One transaction for the batch; when it fails, each result on its own, so that only
         the results that really cannot be saved are counted as failures."""
         try:
