@@ -22,6 +22,36 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("text_written_as_a_glob", 0, [
+        "text_written_as_a_glob/catalog.yaml:12:11: warning: no-internal-addresses.options.texts: '*@internal.acme-support.com' is found as written, `*` and all: an output holding 'jane.doe@internal.acme-support.com' scores 1, as one holding none of the texts; texts are plain text, not globs: write the part every match shares ('@internal.acme-support.com'), or a pattern [text-never-found]",
+    ]),
+    ("terms_with_capitals_in_a_lower_cased_output", 0, [
+        "terms_with_capitals_in_a_lower_cased_output/catalog.yaml:22:19: warning: key-figures-mentioned.options.terms: 'EBITDA' is never found: an output holding it as written scores 0, as one holding none of the texts, and one holding every text scores 0.5 with it or without it; is the output turned to lower case and not the texts, or the text written otherwise than outputs write it? [text-never-found]",
+    ]),
+    ("anchor_on_the_first_alternative", 0, [
+        "anchor_on_the_first_alternative/catalog.yaml:11:18: warning: scorers.opens-with-lead-in.options.pattern.default: options.pattern, a pattern of matches() (used by the step `check` of the scorer it extends) starts with `^` and has alternatives (`|`) outside a group: the `^` binds only to the first of them, and the others match anywhere in the text; group them: `^(?:TL;DR|Summary:)` [anchor-on-one-alternative]",
+    ]),
+    ("distance_where_closeness_was_meant", 0, [
+        "distance_where_closeness_was_meant/catalog.yaml:19:22: warning: post-edit-closeness.score: an output that is the expected answer scores 0, the worst end of a higher-is-better score, and an unrelated output 0.82: the score measures how far the output is from the expected answer, not how close; turn it round (`1 - ...`), or the direction [expected-answer-scores-worst]",
+    ]),
+    ("judge_free_share_rounded_to_whole", 1, [
+        "judge_free_share_rounded_to_whole/catalog.yaml:26:16: short-sentences.score.round: rounding to 0 decimals on a score from 0 to 1 leaves only 0, 1: a share of 0.3 shows as 0; round to 2",
+    ]),
+    ("prompt_scale_with_one_end_named", 0, [
+        "prompt_scale_with_one_end_named/prompts/fluency/judge.j2:5:121: warning: translation-fluency.fluency: the prompt defines rating from 1 to 5 with lower values better ('Write a short \"explanation\", then give \"rating\" from 1 to 5, where 1 means it reads as if a native s'), but the answer schema fluency.yaml declares higher values better: the judge rates by the prompt and the score counts by the schema, so each rating counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
+    ("error_flag_described_as_accurate", 0, [
+        "error_flag_described_as_accurate/schemas/sentence_errors.yaml:17:11: warning: accurate-sentences: has_error's description says the opposite of its `meaning:` (true (bad), false (good)), which the score and `direction: higher_is_better` go with (true: the sentence renders the source accurately; false: it mistranslates it): the judge is sent the description and answers by it, so every verdict counts the other way; make the description say what the meaning does [score-against-meaning]",
+    ]),
+    ("window_commented_as_a_day_of_replies", 0, [
+        "window_commented_as_a_day_of_replies/catalog.yaml:8:13: warning: monitors.rude_replies_rising.window: 24 is the last 24 outcomes, however long they took, but its comment speaks of time ('the last day of replies'): a number counts outcomes, so the span it covers follows the traffic; write a time span: `window: 1d` [unit-against-comment]",
+    ]),
+    ("empty_one_under_empty_output_score", 0, [
+        "empty_one_under_empty_output_score/catalog.yaml:17:20: warning: follows-customer-requests.empty_output: score runs the scorer on an empty output, where its judged steps (analyze, generate_reason, requirements) are skipped with nothing to judge, and it scores 1, the best end of a higher-is-better score: an empty reply passes as perfect, by `empty: 1`; give an empty list the worst score here, or leave an empty output unscored (`empty_output: not_scorable`, the default) [empty-output-scores-best]",
+    ]),
+    ("reason_lists_the_answered_under_unanswered", 0, [
+        "reason_lists_the_answered_under_unanswered/prompts/questions/reason.j2:5:37: warning: answers-every-question.explain: the template keeps the answers whose answered is \"true\" under words that say bad ('Questions the reply left unanswered:'), but the schema of questions.questions[].answered gives \"true\" the meaning good: the text names the answers of the other meaning; make the two agree [verdict-defined-against-meaning]",
+    ]),
     ("reason_lists_the_civil_under_cross_the_line", 0, [
         "reason_lists_the_civil_under_cross_the_line/prompts/forum/reason.j2:5:46: warning: forum-toxicity.generate_reason: the template keeps the answers whose verdict is \"no\" under words that say bad ('Statements that cross the line:'), but the schema of analyze.verdicts[].verdict gives \"no\" the meaning good: the text names the answers of the other meaning; make the two agree [verdict-defined-against-meaning]",
     ]),

@@ -26,7 +26,7 @@ from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
 from .option_text import text_options_as_lists, whole_numbers_for_parts
-from .pattern_text import anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
+from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
@@ -167,7 +167,7 @@ class ScorerLints:
                 self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
-            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
+            for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),

@@ -137,6 +137,45 @@ def anchored_to_the_whole_text(raw: Any, own: Any, label: str) -> Iterator[tuple
             ), position(raw, list(loc), value=True)
 
 
+def anchor_on_one_alternative(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each pattern a scorer uses that starts with `^` (or ends with
+    `$`) and has alternatives outside any group (`^TL;DR|Summary:`): the anchor binds only to the
+    first (last) alternative, so the others match anywhere."""
+    for used in used_patterns(raw, own):
+        if not _top_level_alternatives(used.value):
+            continue
+        anchor = "^" if used.value.startswith("^") else "$" if used.value.endswith("$") and not used.value.endswith("\\$") else None
+        if anchor is None:
+            continue
+        which = "first" if anchor == "^" else "last"
+        yield "anchor-on-one-alternative", (
+            f"{label}.{used.at}: {used.called.rstrip(',')} {'starts' if anchor == '^' else 'ends'} with `{anchor}` and has alternatives (`|`) "
+            f"outside a group: the `{anchor}` binds only to the {which} of them, and the others match anywhere in the text; "
+            f"group them: `{'^(?:' + used.value[1:] + ')' if anchor == '^' else '(?:' + used.value[:-1] + ')$'}`"
+        ), used.place
+
+
+def _top_level_alternatives(pattern: str) -> bool:
+    """Whether a regular expression has a `|` outside every group and character class."""
+    depth, in_class, escaped = 0, False, False
+    for character in pattern:
+        if escaped:
+            escaped = False
+        elif character == "\\":
+            escaped = True
+        elif in_class:
+            in_class = character != "]"
+        elif character == "[":
+            in_class = True
+        elif character == "(":
+            depth += 1
+        elif character == ")":
+            depth = max(depth - 1, 0)
+        elif character == "|" and depth == 0:
+            return True
+    return False
+
+
 def _anchor(pattern: str) -> str | None:
     """The one end a pattern is anchored at without (?m) (`^` or `$`), None for neither or both."""
     if re.match(r"\(\?[a-z]*m", pattern):

@@ -219,8 +219,8 @@ def _sample_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[in
     ids = _limited_steps(raw, loc)
     try:
         asked = sample_bounds(plan)
-    except (ConfigError, NotScorable):
-        return None  # an abstract scorer: its options decide the bounds
+    except (ConfigError, NotScorable, ValueError):
+        return None  # an abstract scorer (its options decide the bounds), or a step no answer at its bounds passes (said elsewhere)
     sized = [(math.ceil(step.answer_characters / CHARACTERS_PER_TOKEN), step.bounds, step.step) for step in asked if step.step in ids and step.answer_characters is not None]
     return max(sized, key=lambda found: found[0]) if sized else None
 

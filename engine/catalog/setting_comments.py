@@ -83,7 +83,9 @@ class CountNotTimeSpan(NamedTuple):
         value, said = number_value(setting.value), setting.comment()
         words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
         times = [word for word in words if word in _TIME_WORDS]
-        if value is None or not times or set(words) & _OUTCOME_WORDS:
+        # "a day of replies" measures the replies by time; "the last 50 replies" counts them.
+        counted = {word for index, word in enumerate(words) if word in _OUTCOME_WORDS and not (index >= 2 and words[index - 1] == "of" and words[index - 2] in _TIME_WORDS)}
+        if value is None or not times or counted:
             return None
         before = words[words.index(times[0]) - 1] if words.index(times[0]) else ""
         count = before if re.fullmatch(r"\d+(?:\.\d+)?", before) else "1"

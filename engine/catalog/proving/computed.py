@@ -14,6 +14,7 @@ reads (item_trials.py):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from .item_trials import ItemTrial, run_items, varied_items
+from .rounding import rounding_too_coarse
 
 
 class ComputedProof(Placing):
@@ -35,6 +37,7 @@ class ComputedProof(Placing):
         self.own = source.scorers.get(definition.id)
         self.problems: list[ConfigError] = []
         self.warnings: list[ConfigError] = []
+        self.plan = plan
         self.parent = parent if parent is not None and self._rewrites_the_score() else None
         # Run only when there is something to hold (running a scorer compiles its expressions,
         # most of a check's time): a value of the author's that reads what a value before it
@@ -50,10 +53,13 @@ class ComputedProof(Placing):
         self.parent_trials = {trial.label: trial for trial in run_items(self.parent, items) if trial.results} if self.parent is not None else {}
 
     def findings(self) -> list[ConfigError]:
+        self.rounding()
         self.within_range()
         if len(self.trials) > 1:
             self.always_equal()
             self.against_parent()
+            if not self.warnings and not self.problems:
+                self.expected_answer_scores_worst()
         kept = [found for found in [*self.problems, *self.warnings] if not silenced(found)]
         return [self.in_own_file(found, self.definition.id) for found in kept]
 
@@ -96,6 +102,41 @@ class ComputedProof(Placing):
             f"{low:g} to {high:g}{f' (the steps gave {gave})' if gave else ''}: does a value count other things than the score takes it to?",
             self._score_place(),
         )
+
+    def rounding(self) -> None:
+        score = self.plan.steps[-1]
+        found = rounding_too_coarse(self.definition.id, getattr(score, "round", None), self.range)
+        if found is not None:
+            self.problem(found, self._score_place("round"))
+
+    def expected_answer_scores_worst(self) -> None:
+        """An output that is the expected answer scoring the worst end of the author's score
+        while an unrelated output scores better: the score measures the distance where the
+        closeness was meant (a `1 -` lost), or points against `direction:`."""
+        if self.range is None or not any("ground_truth" in step.reads for step in self.plan.steps):
+            return
+        tried = {trial.label: trial.score for trial in self.trials}
+        same, unrelated = tried.get("the output is the expected answer"), tried.get("the output is unrelated")
+        if same is None or unrelated is None:
+            return
+        higher = self.definition.direction == "higher_is_better"
+        worst = self.range[0] if higher else self.range[1]
+        if abs(same - worst) > 1e-9 or (unrelated > same) != higher or unrelated == same:
+            return
+        self.warning(
+            "expected-answer-scores-worst",
+            f"{self.definition.id}.score: an output that is the expected answer scores {same:g}, the worst end of a "
+            f"{'higher' if higher else 'lower'}-is-better score, and an unrelated output {unrelated:g}: the score measures how far the "
+            "output is from the expected answer, not how close; turn it round (`1 - ...`), or the direction",
+            self._read_value_place() or self._score_place(),
+        )
+
+    def _read_value_place(self) -> Place | None:
+        """Where the one value of the author's that the score reads is written: the number the
+        score passes on, and the likelier slip."""
+        score = next((step.get("score") for step in (self.own or {}).get("steps") or [] if isinstance(step, Mapping) and "score" in step), None)
+        read = [place for step, name, _, place in self._own_values() if isinstance(score, str) and re.search(rf"\b{re.escape(step)}\.{re.escape(name)}\b", score)]
+        return read[0] if len(read) == 1 else None
 
     def always_equal(self) -> None:
         """Two values equal on every item though each changes from item to item."""
@@ -169,10 +210,10 @@ class ComputedProof(Placing):
     def _rewrites_the_score(self) -> bool:
         return any(isinstance(step, Mapping) and "score" in step for step in (self.own or {}).get("steps") or [])
 
-    def _score_place(self) -> Place | None:
+    def _score_place(self, key: str = "score") -> Place | None:
         for index, step in enumerate((self.own or {}).get("steps") or []):
             if isinstance(step, Mapping) and "score" in step:
-                return position(self.own, ["steps", index, "score"], value=True)
+                return position(self.own, ["steps", index, key if key in step else "score"], value=True)
         return position(self.source.scorers, [self.definition.id])
 
 
@@ -220,8 +261,11 @@ def _at(score: float | None, value: float) -> str:
 
 def prove_computed(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan, parent: ScorerPlan | None) -> list[ConfigError]:
     from .described_examples import examples_against_description
-    from .described_quantifier import case_against_texts, quantifier_against_description
+    from .described_quantifier import case_against_texts, quantifier_against_description, texts_never_found
 
-    described = [*quantifier_against_description(source, definition, plan), *case_against_texts(source, definition, plan), *examples_against_description(source, definition, plan)]
+    described = [
+        *quantifier_against_description(source, definition, plan), *case_against_texts(source, definition, plan), *texts_never_found(source, definition, plan),
+        *examples_against_description(source, definition, plan),
+    ]
     counted = [found for found in described if not silenced(found)]
     return [*ComputedProof(source, definition, plan, parent).findings(), *counted]

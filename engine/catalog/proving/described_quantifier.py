@@ -16,7 +16,7 @@ from typing import Any
 from ...errors import ConfigError
 from ...scoring.plan import ScorerPlan
 from ...scoring.preview import SAMPLE_ITEM
-from ..source import CatalogSource, position
+from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from ..warning import CatalogWarning
 from .item_trials import run_items
@@ -104,3 +104,74 @@ def case_against_texts(source: CatalogSource, definition: ScorerDefinition, plan
         f"write `{flag}: {_yaml(not defaults[flag])}`, or write each text as outputs write it",
         file, line, column, code="case-against-texts",
     )]
+
+
+def texts_never_found(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan) -> list[ConfigError]:
+    """The warning of a texts-finding scorer one of whose texts is never found: an output that
+    holds it as written scores as one holding none, and one holding every text scores as one
+    holding every other (a text with capitals looked for in an output turned to lower case)."""
+    defaults = _defaults(plan)
+    texts = [(name, value) for name, value in defaults.items() if isinstance(value, list) and len(value) > 1 and all(isinstance(text, str) and text for text in value)]
+    if len(texts) != 1:
+        return []
+    option, wanted = texts[0]
+    none, every = _score(plan, [], {}), _score(plan, wanted, {})
+    if none is None or every is None or none == every:
+        return []
+    for text in wanted[:_MOST_TEXTS_TRIED]:
+        globbed = _globbed(plan, text, none)
+        if globbed is not None:
+            return [_at_option(source, definition, option, globbed, wanted.index(text))]
+        alone, without = _score(plan, [text], {}), _score(plan, [other for other in wanted if other != text], {})
+        if alone != none or without != every:
+            continue
+        return [_at_option(source, definition, option, (
+            f"{text!r} is never found: an output holding it as written scores {alone:g}, as one holding none of the texts, and one holding "
+            f"every text scores {every:g} with it or without it; is the output turned to lower case and not the texts, or the text written "
+            "otherwise than outputs write it?"
+        ))]
+    return []
+
+
+def _globbed(plan: ScorerPlan, text: str, none: float) -> str | None:
+    """Why a text written as a glob (`*@internal.example.com`) is never found, if it is one:
+    texts are found as written, so an output holding what the `*` stands for scores as one
+    holding none of them."""
+    if "*" not in text or not text.strip("*"):
+        return None
+    filled = text.replace("*", "jane.doe")
+    if _score(plan, [filled], {}) != none or _score(plan, [text], {}) == none:
+        return None
+    return (
+        f"{text!r} is found as written, `*` and all: an output holding {filled!r} scores {none:g}, as one holding none of the texts; texts "
+        f"are plain text, not globs: write the part every match shares ({text.strip('*')!r}), or a pattern"
+    )
+
+
+def _at_option(source: CatalogSource, definition: ScorerDefinition, option: str, said: str, entry: int | None = None) -> ConfigError:
+    """The warning at the option's entry `entry` when the author wrote it, else at the value of
+    theirs that reads the option, else at the option."""
+    own = source.scorers.get(definition.id)
+    options = own.get("options") if isinstance(own, Mapping) else None
+    declared = options.get(option) if isinstance(options, Mapping) else None
+    written = [option, "default", entry] if isinstance(declared, Mapping) else [option, entry]
+    place = position(options, written, value=True) if entry is not None and declared is not None else None
+    place = place or _reader_of_option(own, option) or (position(own, ["options", option], value=True) if isinstance(own, Mapping) else None)
+    file, line, column = place or (str(source.path), None, None)
+    return CatalogWarning(f"{definition.id}.options.{option}: {said}", file, line, column, code="text-never-found")
+
+
+#: The texts of an option tried one by one, to keep `check` quick.
+_MOST_TEXTS_TRIED = 6
+
+
+def _reader_of_option(own: Any, option: str) -> Place | None:
+    """Where the one computed value of the author's that reads the option is written."""
+    found: list[Place] = []
+    for index, step in enumerate(own.get("steps") or [] if isinstance(own, Mapping) else []):
+        values = step.get("values") if isinstance(step, Mapping) else None
+        for name, written in values.items() if isinstance(values, Mapping) else ():
+            place = position(own, ["steps", index, "values", name], value=True)
+            if isinstance(written, str) and re.search(rf"\boptions\.{re.escape(option)}\b", written) and place is not None:
+                found.append(place)
+    return found[0] if len(found) == 1 else None

@@ -107,12 +107,18 @@ def empty_output_scores_best(proof: ScorerProof) -> None:
     if place is None or not proof._is_own(place):
         return
     skipped = ", ".join(sorted(judged))
+    said = (f"{proof.label}.empty_output: score runs the scorer on an empty output, where its judged steps ({skipped}) are skipped "
+            f"with nothing to judge, and it scores {trial.score:g}, the best end of a {better_word(higher)}-is-better score: an empty reply passes as perfect")
+    written = [(name, value["empty"]) for name, value in (proof._score_raw().get("values") or {}).items() if isinstance(value, Mapping) and "empty" in value]
+    given = proof.at("steps", proof.score_index, "values", written[0][0], "empty") if len(written) == 1 else None
+    if given is not None and proof._is_own(given) and given != place:
+        # The author wrote both; the `empty:` is what gives the nothing judged its score.
+        proof.warning("empty-output-scores-best", f"{said}, by `empty: {written[0][1]}`; give an empty list the worst score here, or leave an empty "
+                      "output unscored (`empty_output: not_scorable`, the default)", given)
+        return
     proof.warning(
         "empty-output-scores-best",
-        f"{proof.label}.empty_output: score runs the scorer on an empty output, where its judged steps ({skipped}) are skipped "
-        f"with nothing to judge, and it scores {trial.score:g}, the best end of a {better_word(higher)}-is-better score: an empty "
-        "reply passes as perfect; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output "
-        "the worst score in the score's expression",
+        f"{said}; leave it unscored (`empty_output: not_scorable`, the default), or give an empty output the worst score in the score's expression",
         place,
     )
 

@@ -40,6 +40,7 @@ _BAD_WORDS = frozenset(
     "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
     "breached disobeys disobeyed noncompliant unfair one-sided prejudiced disparages disparaging demeans demeaning stereotypes "
     "stereotyping discriminatory "
+    "mistranslates mistranslated mistranslation misrepresents misrepresented misquotes misquoted "
     "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated unresolved unsolved unsettled unbacked".split()
 )
 #: The same words in the languages catalogs are most often translated to (German, French,
@@ -58,6 +59,7 @@ _BAD_WORDS |= frozenset(
     "allucinato allucinata allucinazione inventato inventata scorretto scorretta errato errata tossico tossica offensivo offensiva irrilevante contraddice "
     "incorreto incorreta".split()
 )
+_KNOWN_WORDS = _GOOD_WORDS | _BAD_WORDS
 _NEGATIONS = frozenset(
     "not no nothing never neither nor without isn't doesn't don't wasn't aren't cannot can't fails_to un "
     "nicht kein keine keinen ohne nie pas sans aucun aucune jamais sin nunca senza mai non".split()
@@ -287,17 +289,26 @@ def number_ends(node: Mapping[str, Any]) -> tuple[float, float] | None:
     return float(least), float(greatest)
 
 
-def scale_read(text: str, ends: tuple[float, float]) -> tuple[Literal["higher", "lower"], int] | None:
+def scale_read(text: str, ends: tuple[float, float], one_end: bool = False) -> tuple[Literal["higher", "lower"], int] | None:
     """Which end of a scale from `ends[0]` to `ends[1]` a text calls good, by the words it ties
     to each (`1 (rude)`, `5 = very polite`, `1: perfectly clear`), and where it ties words to
-    the least; None unless one end reads good and the other bad."""
+    the least; None unless one end reads good and the other bad (or, with `one_end`, one end
+    reads good or bad and the other says nothing)."""
     said: list[tuple[Polarity | None, int]] = []
     for end in ends:
         shown = f"{end:g}"
-        tied = re.finditer(rf"(?<![\w.]){re.escape(shown)}(?![\d.])[ \t]*(?:\(([^)\n]*)\)|(?:=|:|means|is|for|[-–—](?=\s))[ \t]*(?![ \t\d])([^,;.()\n]+))", text)
+        tied = re.finditer(rf"(?<![\w.]){re.escape(shown)}(?![\d.])[ \t]*(?:\(([^)\n]*)\)|(?:=|:|means|is|for|[-–—](?=\s))[ \t]*(?![ \t\d])((?:(?!\s(?:and|or|while|whereas)\s+-?\d)[^,;.()\n])+))", text)
         read = ((_polarity_of_words(found.group(1) or found.group(2)), found.start()) for found in tied)
         said.append(next((pair for pair in read if pair[0] is not None), (None, 0)))
-    (low, where), (high, _) = said
+    (low, where), (high, high_where) = said
+    where = where if low is not None else high_where
+    # With `one_end` (a prompt telling the judge how to rate), one end tied to words that say
+    # good or bad and the other to words that say nothing ("5 means it is hard to understand",
+    # "1 means a native speaker wrote it"): the other end is the opposite.
+    if one_end and low is None and high in ("good", "bad"):
+        low = "bad" if high == "good" else "good"
+    if one_end and high is None and low in ("good", "bad"):
+        high = "bad" if low == "good" else "good"
     if {low, high} != {"good", "bad"}:
         return None
     return ("higher" if high == "good" else "lower"), where
@@ -402,9 +413,14 @@ def _polarity_of_words(text: str) -> Polarity | None:
 
 
 def _singular(token: str) -> str:
-    """A plural of a word of the table as that word ("hallucinations")."""
-    if token.endswith("s") and token not in _GOOD_WORDS and token not in _BAD_WORDS and (token[:-1] in _GOOD_WORDS or token[:-1] in _BAD_WORDS):
+    """A plural of a word of the table as that word ("hallucinations"), and an adverb made
+    of one ("accurately", "faithfully")."""
+    if token in _KNOWN_WORDS:
+        return token
+    if token.endswith("s") and token[:-1] in _KNOWN_WORDS:
         return token[:-1]
+    if token.endswith("ly") and token[:-2] in _KNOWN_WORDS:
+        return token[:-2]
     return token
 
 

@@ -46,7 +46,7 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
     a heading that says the other (`The hallucinated claims:` over `verdict == 'no'`)."""
     templates: PromptTemplates | None = None
     meanings = proof.trials.meanings
-    if not value_polarities(meanings) and not any(meaning.ends for meaning in meanings.values()):
+    if not value_polarities(meanings, truths=True) and not any(meaning.ends for meaning in meanings.values()):
         return
     own_folder = proof.source.templates_path[0].resolve()
     for index, step in enumerate(proof.definition.steps):
@@ -80,7 +80,7 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
             for field, meaning in scales.items():
                 _scale_against(proof, step.id, field, meaning, text, schema, Place(str(path), 0, 0) if own else None, pointed, name)
             for line_index, field, value, saying in filtered_sayings(lines):
-                meant = value_polarities(meanings, field).get(value)
+                meant = value_polarities(meanings, field, truths=True).get(value)
                 if meant is not None and meant != saying.polarity:
                     _warn(proof, step.id, f"the template keeps the answers whose {field} is \"{value}\" under words that say {saying.polarity}", saying, meant, f"the schema of {fields_named(meanings, field)[0]}",
                           Place(str(path), line_index + 1, saying.offset) if own else None, pointed, name, line_index + 1)
@@ -91,7 +91,7 @@ def _scale_against(proof: ScorerProof, step: str, field: str, meaning: Meaning, 
     other way round from its schema (`from 1 (very polite) to 5 (rude)` for a rating whose
     greater values are better): the judge rates by the prompt and every score is turned round."""
     assert meaning.ends is not None
-    read = scale_read(plain_text(text), meaning.ends)
+    read = scale_read(plain_text(text), meaning.ends, one_end=True)
     if read is None or read[0] == meaning.better:
         return
     line = text.count("\n", 0, read[1]) + 1

@@ -31,6 +31,7 @@ from .described_reducer import reducer_against_description
 from .described_scores import scores_against_description
 from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_meaning
+from .rounding import rounding_too_coarse
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
 from .truth_table import answer_in_short
@@ -231,18 +232,9 @@ class ScorerProof(Placing):
         return not reads
 
     def rounding(self) -> None:
-        digits = self.score_step.round
-        if digits is None or self.range is None:
-            return
-        low, high = self.range
-        step = 10.0 ** -digits
-        if high > low and step * 2 > high - low:
-            shown = ", ".join(f"{value:g}" for value in sorted({low, high, round((low + high) / 2, digits)}))
-            self.problem(
-                f"{self.label}.score.round: rounding to {digits} decimal{'s' if digits != 1 else ''} on a score from {low:g} to {high:g} "
-                f"leaves only {shown}: a share of 0.3 shows as {round(low + 0.3 * (high - low), digits):g}; round to 2",
-                self.at("steps", self.score_index, "round") if "round" in self._score_raw() else self.score_at(),
-            )
+        found = rounding_too_coarse(self.label, self.score_step.round, self.range)
+        if found is not None:
+            self.problem(found, self.at("steps", self.score_index, "round") if "round" in self._score_raw() else self.score_at())
 
     def _score_raw(self) -> Mapping[str, Any]:
         steps = self.raw.get("steps") or []

@@ -27,6 +27,8 @@ _VALUE_THEN_WORDS = re.compile(
 _WORDS_THEN_VALUE = re.compile(r"(?P<words>[^\"'`()\n.;:!?]{3,}?)\(\s*(?:[\w-]+\s+){0,2}(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*\)")
 #: A comparison of a field with a text in a template tag: `v.verdict == 'no'`, `verdict != "yes"`.
 _COMPARED = re.compile(r"(?:\b\w+\.)?\b(?P<field>\w+)\s*(?P<operator>==|!=)\s*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,30})(?P=quote)")
+#: A test of a yes-or-no field's truth closing a tag: `if v.answered`, `if not q.answered`.
+_TESTED = re.compile(r"\bif\s+(?P<negated>not\s+)?(?:\w+\.)+(?P<field>\w+)\s*-?%}")
 _TAG = re.compile(r"{%-?\s*(?P<keyword>for|if|elif)\b.*?-?%}")
 _JINJA = re.compile(r"{[{%#].*?[}%#]}")
 
@@ -66,7 +68,7 @@ def filtered_sayings(lines: list[str]) -> Iterator[tuple[int, str, str, Saying]]
     round for `!=`). The heading is the words on the tag's line, else the line above it when
     that ends with a colon; a line comparing more than once is passed over."""
     for index, line in enumerate(lines):
-        tags = [(tag, compared) for tag in _TAG.finditer(line) if (compared := _COMPARED.search(tag.group())) is not None]
+        tags = [(tag, compared) for tag in _TAG.finditer(line) if (compared := _COMPARED.search(tag.group()) or _TESTED.search(tag.group())) is not None]
         if len(tags) != 1:
             continue  # words beside several comparisons may belong to any of them
         for tag, compared in tags:
@@ -77,9 +79,14 @@ def filtered_sayings(lines: list[str]) -> Iterator[tuple[int, str, str, Saying]]
             polarity = polarity_of_words(heading) if heading else None
             if polarity not in ("good", "bad"):
                 continue
-            if compared["operator"] == "!=":
-                polarity = "bad" if polarity == "good" else "good"
-            yield index, compared["field"], compared["value"], Saying(compared["value"], heading, polarity, tag.start() + compared.start("value"))
+            if "negated" in compared.groupdict():
+                # A truth test keeps the answers whose field is true (false under `not`).
+                value, at = ("false" if compared["negated"] else "true"), compared.start("field")
+            else:
+                value, at = compared["value"], compared.start("value")
+                if compared["operator"] == "!=":
+                    polarity = "bad" if polarity == "good" else "good"
+            yield index, compared["field"], value, Saying(value, heading, polarity, tag.start() + at)
 
 
 def fields_named(meanings: Mapping[str, Meaning], field: str) -> list[str]:
@@ -87,15 +94,18 @@ def fields_named(meanings: Mapping[str, Meaning], field: str) -> list[str]:
     return [name for name in meanings if re.split(r"[.\[\]]+", name.rstrip("[]"))[-1] == field]
 
 
-def value_polarities(meanings: Mapping[str, Meaning], field: str | None = None) -> dict[str, str]:
+def value_polarities(meanings: Mapping[str, Meaning], field: str | None = None, truths: bool = False) -> dict[str, str]:
     """Each text value of the choice fields (those whose last name is `field`, when given)
-    that means good or bad, when every such field holding it gives it the same meaning."""
+    that means good or bad, when every such field holding it gives it the same meaning; with
+    `truths`, a yes-or-no field's true and false too, as "true" and "false"."""
     found: dict[str, str] = {}
     clashing: set[str] = set()
     for name, meaning in meanings.items():
         if field is not None and name not in fields_named(meanings, field):
             continue
         for value, polarity in (meaning.polarities or {}).items():
+            if truths and isinstance(value, bool):
+                value = "true" if value else "false"
             if not isinstance(value, str) or polarity not in ("good", "bad"):
                 continue
             if found.setdefault(value, polarity) != polarity:
