@@ -596,7 +596,19 @@ SURFACES = [
         "name of another kind": STORES_NO_RUN, "kill -9, then again": STORES_NO_RUN, "two processes on one PostgreSQL run": STORES_NO_RUN,
     }, statuses={"SIGTERM": -signal.SIGTERM}),
 ]
-CELLS = [pytest.param(surface, fault, id=f"{surface.name} / {fault}") for surface in SURFACES for fault in surface.faults]
+#: Cells left to `pytest -m slow`, to keep CI's run within its 12 minutes on 2 cores: a process
+#: killed, stopped or doubled on the surfaces that are eval run with one option more, or eval
+#: from Python. Each goes through the runner, store and lease of eval's own cells, which stay;
+#: 15 to 20 seconds each, two processes a cell.
+SLOW_CELLS = frozenset(
+    (surface, fault)
+    for surface in ("eval --reasons on-demand", "a cascade (eval --escalate-to)", "run_evals")
+    for fault in ("kill -9, then again", "two processes on one PostgreSQL run", "SIGTERM")
+)
+CELLS = [
+    pytest.param(surface, fault, id=f"{surface.name} / {fault}", marks=[pytest.mark.slow] if (surface.name, fault) in SLOW_CELLS else [])
+    for surface in SURFACES for fault in surface.faults
+]
 
 
 # ----------------------------------------------------------------------------------- the cells
