@@ -162,7 +162,8 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
             span = span_of(queues, [name, "instructions"])
             before = len(re.findall(rf"[\"'`]{re.escape(saying.value)}[\"'`]", instructions[: saying.offset - 1]))
             # At the words that give the value its meaning, which a folded text may carry to the next line.
-            first = re.escape(saying.words.split()[0]) if saying.words.split() else ""
+            content = [word for word in saying.words.split() if word.lower() not in _ARTICLES] or saying.words.split()
+            first = re.escape(content[0]) if content else ""
             place = place_in(span, pattern=rf"(?:[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?){{{before}}}[\"'`]{re.escape(saying.value)}[\"'`][\s\S]*?({first})") if span else None
             yield CatalogWarning(
                 f"queues.{name}.instructions: tell reviewers \"{saying.value}\" means {saying.polarity} ({saying.words[:80]!r}), but the {labels.judged} "
@@ -170,6 +171,10 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
                 "and their agreement with it is measured backwards; make the instructions say what the schema means",
                 *(place or position(queues, [name, "instructions"], value=True) or (str(source.path), None, None)), code="verdict-defined-against-meaning",
             )
+
+
+#: Words that open what a text says of a value without saying anything yet.
+_ARTICLES = frozenset("the a an it its this that".split())
 
 
 def _meanings_of(source: CatalogSource, scorer: str, step: str) -> Mapping[str, Meaning]:
