@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("error_rate_watched_on_a_judge_free_scorer", 0, [
+        "error_rate_watched_on_a_judge_free_scorer/catalog.yaml:7:16: warning: monitors.tool_failures_rising.statistic: error_rate is the share of outcomes no-tool-errors could not score, and it asks no judge, so it stays near 0 whatever the replies are: what it finds is in its score; watch `mean` (or `pass_rate` beside `threshold:`) [rate-of-a-judge-free-scorer]",
+    ]),
+    ("flag_described_as_differing", 0, [
+        "flag_described_as_differing/schemas/refund_grounded.yaml:7:5: warning: refund-amount-grounded: consistent's description says true is bad (true: the amount in the reply differs from the amount the refund tool returned), but its name says true is good, as the score counts it with `direction: higher_is_better`: the judge reads the description and answers each consistent the other way, so the score counts the bad answers as good; make the description say what the name does [score-against-meaning]",
+    ]),
     ("text_written_as_a_glob", 0, [
         "text_written_as_a_glob/catalog.yaml:12:11: warning: no-internal-addresses.options.texts: '*@internal.acme-support.com' is found as written, `*` and all: an output holding 'jane.doe@internal.acme-support.com' scores 1, as one holding none of the texts; texts are plain text, not globs: write the part every match shares ('@internal.acme-support.com'), or a pattern [text-never-found]",
     ]),

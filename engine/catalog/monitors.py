@@ -322,6 +322,7 @@ def _watched_facts(plan: ScorerPlan) -> dict[str, Fact]:
     return {
         "score_range": lambda _: span, "scores": lambda _: f"{plan.id}'s scores", "scale_said": lambda _: said,
         "own_pass_line": lambda _: plan.threshold, "direction": lambda _: plan.direction,
+        "asks_judge": lambda _: any(step.sampling is not None for step in plan.steps), "scorer_id": lambda _: plan.id,
     }
 
 

@@ -412,6 +412,21 @@ class BestTailWatched(NamedTuple):
         )
 
 
+class FailuresOfAJudgeFreeScorer(NamedTuple):
+    """`error_rate` (or `not_scorable_rate`) watched on a scorer that asks no judge: it counts
+    the outcomes the scorer could not score, which for a computed score are next to none,
+    whatever the replies are; what the scorer finds (a failing tool) is its score."""
+
+    def check(self, setting: Setting) -> Found | None:
+        if setting.value not in ("error_rate", "not_scorable_rate") or setting.fact("asks_judge") is not False:
+            return None
+        return Found(
+            f"{setting.value} is the share of outcomes {setting.fact('scorer_id')} could not score, and it asks no judge, so it stays near 0 "
+            "whatever the replies are: what it finds is in its score; watch `mean` (or `pass_rate` beside `threshold:`)",
+            "rate-of-a-judge-free-scorer",
+        )
+
+
 class CanHold(NamedTuple):
     """A condition (`above:` or `below:`, by the setting's name) that some value of what it
     watches meets: the sibling `unit_by` decides the unit (a share runs 0 to 1, a score the

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
 from .setting_relations import (
-    AgainstOwnPassLine, AmongNames, BestTailWatched, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
@@ -195,7 +195,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*", Unit.GROUP),
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
-    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched())),
+    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched(), FailuresOfAJudgeFreeScorer())),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),

@@ -40,7 +40,7 @@ _BAD_WORDS = frozenset(
     "confusing confused hard difficult unreadable poor terrible worst useless severe breaks broke breaking breach breaches "
     "breached disobeys disobeyed noncompliant unfair one-sided prejudiced disparages disparaging demeans demeaning stereotypes "
     "stereotyping discriminatory "
-    "mistranslates mistranslated mistranslation misrepresents misrepresented misquotes misquoted "
+    "differs mismatched mistranslates mistranslated mistranslation misrepresents misrepresented misquotes misquoted "
     "strays strayed straying drifts drifted drifting digresses digressed digression tangent tangential unrelated unresolved unsolved unsettled unbacked".split()
 )
 #: The same words in the languages catalogs are most often translated to (German, French,
