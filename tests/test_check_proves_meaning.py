@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("output_text_given_the_reference", 0, [
+        "output_text_given_the_reference/catalog.yaml:14:24: warning: translation-closeness: every output tried scores 0.42 (the output is the expected answer, the output is nearly the expected answer, the output is the sample's, the output is unrelated): the score never reads the output it requires; is a value that should read `output` given another text? [output-never-read]",
+    ]),
     ("error_rate_watched_on_a_judge_free_scorer", 0, [
         "error_rate_watched_on_a_judge_free_scorer/catalog.yaml:7:16: warning: monitors.tool_failures_rising.statistic: error_rate is the share of outcomes no-tool-errors could not score, and it asks no judge, so it stays near 0 whatever the replies are: what it finds is in its score; watch `mean` (or `pass_rate` beside `threshold:`) [rate-of-a-judge-free-scorer]",
     ]),

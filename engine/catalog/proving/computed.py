@@ -44,11 +44,12 @@ class ComputedProof(Placing):
         # reads, so that the two may be equal, or a base to follow.
         # The score's range is held on every item of a scorer of the author's own steps.
         self.range = plan.scores_range(plan.options_model()) if self._rewrites_the_score() else None
-        items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None or self.range is not None else {}
+        overrides = "ground_truth" in plan.requires and any(True for _ in self._own_values())
+        items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None or self.range is not None or overrides else {}
         # Two items first: values that differ there are never equal on every item, and most do.
         first = dict(list(items.items())[:2])
         self.trials = [trial for trial in run_items(plan, first) if trial.results] if first else []
-        if self.parent is not None or self.range is not None or self._equal_pair(changing=False) is not None:
+        if self.parent is not None or self.range is not None or self._equal_pair(changing=False) is not None or overrides:
             self.trials = [trial for trial in run_items(plan, items) if trial.results]
         self.parent_trials = {trial.label: trial for trial in run_items(self.parent, items) if trial.results} if self.parent is not None else {}
 
@@ -60,6 +61,8 @@ class ComputedProof(Placing):
             self.against_parent()
             if not self.warnings and not self.problems:
                 self.expected_answer_scores_worst()
+            if not self.warnings and not self.problems:
+                self.output_never_read()
         kept = [found for found in [*self.problems, *self.warnings] if not silenced(found)]
         return [self.in_own_file(found, self.definition.id) for found in kept]
 
@@ -129,6 +132,25 @@ class ComputedProof(Placing):
             f"{'higher' if higher else 'lower'}-is-better score, and an unrelated output {unrelated:g}: the score measures how far the "
             "output is from the expected answer, not how close; turn it round (`1 - ...`), or the direction",
             self._read_value_place() or self._score_place(),
+        )
+
+    def output_never_read(self) -> None:
+        """A scorer that compares the output with the expected answer scoring every output
+        alike, the expected answer itself and an unrelated text among them: a value of the
+        author's that should read the output reads another text (an override of `output_text`
+        given the expected answer)."""
+        scores = {trial.score for trial in self.trials}
+        compares = "output" in self.plan.requires and any("ground_truth" in step.reads for step in self.plan.steps)
+        labels = {trial.label for trial in self.trials}
+        if not compares or not {"the output is the expected answer", "the output is unrelated"} <= labels or len(scores) != 1 or None in scores:
+            return
+        # The author's value named for the output that does not read it, else the score.
+        named = [place for step, name, written, place in self._own_values() if "output" in name and not re.search(r"\boutput\b", written)]
+        self.warning(
+            "output-never-read",
+            f"{self.definition.id}: every output tried scores {next(iter(scores)):g} ({', '.join(trial.label for trial in self.trials)}): the score "
+            "never reads the output it requires; is a value that should read `output` given another text?",
+            named[0] if len(named) == 1 else self._score_place(),
         )
 
     def _read_value_place(self) -> Place | None:
