@@ -19,7 +19,7 @@ from ...scoring.preview import SAMPLE_ITEM
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from ..warning import CatalogWarning
-from .item_trials import run_items
+from .item_trials import option_defaults, run_items
 
 _QUOTED = r"[\"“](?P<{0}>[^\"”]{{1,80}})[\"”]"
 #: Two texts the description calls the same: `"Zürich" equals "Zurich"`, `"A" and "B" match`.
@@ -39,7 +39,7 @@ def examples_against_description(source: CatalogSource, definition: ScorerDefini
     """`example-against-description` at the author's setting when an example the description
     quotes scores otherwise than the description says."""
     description = " ".join((definition.description or "").split())
-    defaults = _defaults(plan)
+    defaults = option_defaults(plan)
     found = plan.scores_range(defaults)
     if found is None or '"' not in description and "“" not in description:
         return []
@@ -72,13 +72,6 @@ def _examples(description: str, best: float, scale: float) -> Iterator[tuple[str
             continue
         for quoted in re.finditer(_QUOTED.format("text"), clause["clause"]):
             yield f"an output {quoted['text']!r}", float(clause["number"]) * scale, dataclasses.replace(SAMPLE_ITEM, output=quoted["text"])
-
-
-def _defaults(plan: ScorerPlan) -> dict[str, Any]:
-    try:
-        return dict(plan.options_model().model_dump())
-    except (ConfigError, ValueError):
-        return {}
 
 
 def _setting_of(source: CatalogSource, definition: ScorerDefinition) -> tuple[str, Place | None]:

@@ -19,7 +19,7 @@ from ...scoring.preview import SAMPLE_ITEM
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from ..warning import CatalogWarning
-from .item_trials import run_items
+from .item_trials import option_defaults, run_items
 
 #: Words of a description that ask for one of several texts, and for each of them.
 _SOME = re.compile(r"\b(?:at least one|any one|any of|one or more|(?<!every )(?<!each )one of (?:our|the|these|its))\b", re.IGNORECASE)
@@ -35,7 +35,7 @@ def quantifier_against_description(source: CatalogSource, definition: ScorerDefi
     some, every = _SOME.search(description), _EVERY.search(description)
     if bool(some) == bool(every) or _NONE.search(description):
         return []
-    defaults = _defaults(plan)
+    defaults = option_defaults(plan)
     texts = [(name, value) for name, value in defaults.items() if isinstance(value, list) and len(value) > 1 and all(isinstance(text, str) and text for text in value)]
     found = plan.scores_range(defaults)
     if len(texts) != 1 or found is None:
@@ -61,13 +61,6 @@ def quantifier_against_description(source: CatalogSource, definition: ScorerDefi
     return [CatalogWarning(message, file, line, column, code="count-against-description")]
 
 
-def _defaults(plan: ScorerPlan) -> dict[str, Any]:
-    try:
-        return dict(plan.options_model().model_dump())
-    except (ConfigError, ValueError):
-        return {}
-
-
 def _score(plan: ScorerPlan, texts: list[str], options: Mapping[str, Any]) -> float | None:
     """The score of an output that holds `texts`, with `options` changed."""
     output = f"{SAMPLE_ITEM.output} " + " ".join(f"{text}." for text in texts)
@@ -83,7 +76,7 @@ def case_against_texts(source: CatalogSource, definition: ScorerDefinition, plan
     """The warning at a yes-or-no option that makes a texts-finding scorer tell upper from lower
     case while every one of its texts is written in lower case: an output that writes the first
     of them at a sentence's start ("Damn") is not found, where the lower-case one is."""
-    defaults = _defaults(plan)
+    defaults = option_defaults(plan)
     texts = [value for value in defaults.values() if isinstance(value, list) and value and all(isinstance(text, str) and text for text in value)]
     if len(texts) != 1 or any(text != text.lower() for text in texts[0]) or texts[0][0].capitalize() == texts[0][0]:
         return []
@@ -110,7 +103,7 @@ def texts_never_found(source: CatalogSource, definition: ScorerDefinition, plan:
     """The warning of a texts-finding scorer one of whose texts is never found: an output that
     holds it as written scores as one holding none, and one holding every text scores as one
     holding every other (a text with capitals looked for in an output turned to lower case)."""
-    defaults = _defaults(plan)
+    defaults = option_defaults(plan)
     texts = [(name, value) for name, value in defaults.items() if isinstance(value, list) and len(value) > 1 and all(isinstance(text, str) and text for text in value)]
     if len(texts) != 1:
         return []

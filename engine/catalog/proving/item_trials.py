@@ -115,3 +115,11 @@ async def _one(scorer: Scorer, label: str, item: RunInput) -> ItemTrial:
     trial.score = result.score
     trial.results = {step: record.result for step, record in result.steps.items() if not record.skipped}
     return trial
+
+
+def option_defaults(plan: ScorerPlan) -> dict[str, Any]:
+    """The scorer's options as it runs without any given (empty when it needs some)."""
+    try:
+        return dict(plan.options_model().model_dump())
+    except (ConfigError, ValueError):
+        return {}
