@@ -598,12 +598,14 @@ SURFACES = [
 ]
 #: Cells left to `pytest -m slow`, to keep CI's run within its 12 minutes on 2 cores: a process
 #: killed, stopped or doubled on the surfaces that are eval run with one option more, or eval
-#: from Python. Each goes through the runner, store and lease of eval's own cells, which stay;
-#: 15 to 20 seconds each, two processes a cell.
+#: from Python (each goes through the runner, store and lease of eval's own cells, which stay;
+#: 15 to 20 seconds each, two processes a cell), and two of the pytest plugin's partial
+#: failures, whose verdict is the one function its "judge fails every call" cell goes through.
 SLOW_CELLS = frozenset(
-    (surface, fault)
-    for surface in ("eval --reasons on-demand", "a cascade (eval --escalate-to)", "run_evals")
-    for fault in ("kill -9, then again", "two processes on one PostgreSQL run", "SIGTERM")
+    [(surface, fault)
+     for surface in ("eval --reasons on-demand", "a cascade (eval --escalate-to)", "run_evals")
+     for fault in ("kill -9, then again", "two processes on one PostgreSQL run", "SIGTERM")]
+    + [("the pytest plugin", "judge fails half"), ("the pytest plugin", "all but one not scorable")]
 )
 CELLS = [
     pytest.param(surface, fault, id=f"{surface.name} / {fault}", marks=[pytest.mark.slow] if (surface.name, fault) in SLOW_CELLS else [])
