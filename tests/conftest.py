@@ -16,11 +16,11 @@ from engine.testing.postgres import PostgresCluster, postgres_binaries
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers more than the machine has cores. Many tests wait on processes,
+    """`-n auto`: one worker more than the machine has cores. Many tests wait on processes,
     servers and browsers they started; with one worker a core, a 2-core CI run kept its CPU
-    busy only about 70% of the time, and with four workers it ran in 585 s, against 631 s with
-    three."""
-    return (os.cpu_count() or 1) + 2
+    busy only about 70% of the time. Four workers on 2 cores ran the suite in 585 to 636 s
+    against 631 s with three: the run is now bound by its CPU, not by waiting."""
+    return (os.cpu_count() or 1) + 1
 
 
 # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment; the CLI's
