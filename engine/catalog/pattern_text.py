@@ -88,7 +88,7 @@ def anchored_at_both_ends(raw: Any, own: Any, label: str) -> Iterator[tuple[str,
         return  # the whole output is meant, or a line of it (said by anchored_to_the_whole_text)
     for pattern in used_patterns(raw, own):
         value = pattern.value
-        if not value.startswith("^") or not value.endswith("$") or value.endswith("\\$") or re.match(r"\(\?[a-z]*m", value):
+        if _anchored_ends(value) != (True, True) or re.match(r"\(\?[a-z]*m", value):
             continue
         yield "anchored-to-the-whole-text", (
             f"{label}.{pattern.at}: {pattern.called.rstrip(',')} starts with `^` and ends with `$`: it matches only an output that is "
@@ -126,7 +126,7 @@ def anchored_to_the_whole_text(raw: Any, own: Any, label: str) -> Iterator[tuple
             pattern = call.args[1]
             if not isinstance(pattern, nodes.Const) or not isinstance(pattern.value, str) or re.match(r"\(\?[a-z]*m", pattern.value):
                 continue
-            anchor = "^" if pattern.value.startswith("^") else "$" if pattern.value.endswith("$") and not pattern.value.endswith("\\$") else None
+            anchor = _leading_anchor(pattern.value)
             if anchor is None:
                 continue
             end = "start" if anchor == "^" else "end"
@@ -144,7 +144,7 @@ def anchor_on_one_alternative(raw: Any, own: Any, label: str) -> Iterator[tuple[
     for used in used_patterns(raw, own):
         if not _top_level_alternatives(used.value):
             continue
-        anchor = "^" if used.value.startswith("^") else "$" if used.value.endswith("$") and not used.value.endswith("\\$") else None
+        anchor = _leading_anchor(used.value)
         if anchor is None:
             continue
         which = "first" if anchor == "^" else "last"
@@ -180,8 +180,19 @@ def _anchor(pattern: str) -> str | None:
     """The one end a pattern is anchored at without (?m) (`^` or `$`), None for neither or both."""
     if re.match(r"\(\?[a-z]*m", pattern):
         return None
-    starts, ends = pattern.startswith("^"), pattern.endswith("$") and not pattern.endswith("\\$")
+    starts, ends = _anchored_ends(pattern)
     return None if starts == ends else "^" if starts else "$"
+
+
+def _leading_anchor(pattern: str) -> str | None:
+    """`^` for a pattern that starts with it, else `$` for one that ends with it, else None."""
+    starts, ends = _anchored_ends(pattern)
+    return "^" if starts else "$" if ends else None
+
+
+def _anchored_ends(pattern: str) -> tuple[bool, bool]:
+    """Whether a pattern starts with `^`, and whether it ends with a `$` that is not escaped."""
+    return pattern.startswith("^"), pattern.endswith("$") and not pattern.endswith("\\$")
 
 
 def doubled_in_schema_pattern(pattern: str) -> str | None:
