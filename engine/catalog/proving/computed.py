@@ -24,7 +24,7 @@ from ..placing import Placing
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
-from .item_trials import ItemTrial, run_items, varied_items
+from .item_trials import ItemTrial, own_values, run_items, varied_items
 from .rounding import rounding_too_coarse
 
 
@@ -44,7 +44,7 @@ class ComputedProof(Placing):
         # reads, so that the two may be equal, or a base to follow.
         # The score's range is held on every item of a scorer of the author's own steps.
         self.range = plan.scores_range(plan.options_model()) if self._rewrites_the_score() else None
-        overrides = "ground_truth" in plan.requires and any(True for _ in self._own_values())
+        overrides = "ground_truth" in plan.requires and any(True for _ in own_values(self.own))
         items = varied_items(plan) if self._may_be_equal(plan) or self.parent is not None or self.range is not None or overrides else {}
         # Two items first: values that differ there are never equal on every item, and most do.
         first = dict(list(items.items())[:2])
@@ -68,7 +68,7 @@ class ComputedProof(Placing):
 
     def _may_be_equal(self, plan: ScorerPlan) -> bool:
         """Whether a value of the author's reads the same names as a value before it."""
-        own = {(step, name) for step, name, _, _ in self._own_values()}
+        own = {(step, name) for step, name, _, _ in own_values(self.own)}
         read = [
             (step.id, str(name), frozenset(getattr(value, "names", ())))
             for step in plan.steps for name, value in (getattr(step, "values", None) or {}).items()
@@ -77,16 +77,6 @@ class ComputedProof(Placing):
             names and names == later_names and (later_step, later) in own
             for index, (_, _, names) in enumerate(read) for later_step, later, later_names in read[index + 1:]
         )
-
-    def _own_values(self) -> Iterator[tuple[str, str, str, Place]]:
-        """Each value the author wrote in a step (step id, name, expression, where)."""
-        steps = self.own.get("steps") if isinstance(self.own, Mapping) else None
-        for step in steps if isinstance(steps, list) else []:
-            values = step.get("values") if isinstance(step, Mapping) else None
-            for name, written in (values.items() if isinstance(values, Mapping) else ()):
-                place = position(values, [name], value=True)
-                if isinstance(written, str) and place is not None:
-                    yield str(step.get("id")), str(name), written, place
 
     def within_range(self) -> None:
         """A score outside its range on an item tried: what the steps gave is said, as the
@@ -145,7 +135,7 @@ class ComputedProof(Placing):
         if not compares or not {"the output is the expected answer", "the output is unrelated"} <= labels or len(scores) != 1 or None in scores:
             return
         # The author's value named for the output that does not read it, else the score.
-        named = [place for step, name, written, place in self._own_values() if "output" in name and not re.search(r"\boutput\b", written)]
+        named = [place for step, name, written, place in own_values(self.own) if "output" in name and not re.search(r"\boutput\b", written)]
         self.warning(
             "output-never-read",
             f"{self.definition.id}: every output tried scores {next(iter(scores)):g} ({', '.join(trial.label for trial in self.trials)}): the score "
@@ -157,7 +147,7 @@ class ComputedProof(Placing):
         """Where the one value of the author's that the score reads is written: the number the
         score passes on, and the likelier slip."""
         score = next((step.get("score") for step in (self.own or {}).get("steps") or [] if isinstance(step, Mapping) and "score" in step), None)
-        read = [place for step, name, _, place in self._own_values() if isinstance(score, str) and re.search(rf"\b{re.escape(step)}\.{re.escape(name)}\b", score)]
+        read = [place for step, name, _, place in own_values(self.own) if isinstance(score, str) and re.search(rf"\b{re.escape(step)}\.{re.escape(name)}\b", score)]
         return read[0] if len(read) == 1 else None
 
     def always_equal(self) -> None:
@@ -181,7 +171,7 @@ class ComputedProof(Placing):
         name, expression, place and the other's name); `changing`: only a value that is not
         the same on every item."""
         computed = [(step, str(name)) for trial in self.trials[:1] for step, values in trial.results.items() if isinstance(values, Mapping) for name in values]
-        for step, name, written, place in self._own_values():
+        for step, name, written, place in own_values(self.own):
             mine = self._across(step, name)
             if mine is None or (changing and len({_key(value) for value in mine}) < 2):
                 continue

@@ -19,7 +19,7 @@ from ...scoring.preview import SAMPLE_ITEM
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from ..warning import CatalogWarning
-from .item_trials import option_defaults, run_items
+from .item_trials import option_defaults, own_values, run_items
 
 _QUOTED = r"[\"“](?P<{0}>[^\"”]{{1,80}})[\"”]"
 #: Two texts the description calls the same: `"Zürich" equals "Zurich"`, `"A" and "B" match`.
@@ -90,9 +90,8 @@ def _setting_of(source: CatalogSource, definition: ScorerDefinition) -> tuple[st
         declared = options[written[0]]
         place = position(declared, ["default"], value=True) if isinstance(declared, Mapping) else position(options, [written[0]], value=True)
         return f"options.{written[0]}", place
-    for index, step in enumerate(own.get("steps") or []):
-        values = step.get("values") if isinstance(step, Mapping) and step.get("kind") == "compute" else None
-        if isinstance(values, Mapping) and values:
-            name = next(iter(values))
-            return f"{step.get('id')}.{name}", position(own, ["steps", index, "values", name], value=True)
+    computed = next(own_values(own, "compute"), None)
+    if computed is not None:
+        step, name, _, place = computed
+        return f"{step}.{name}", place
     return "description", position(own, ["description"], value=True)

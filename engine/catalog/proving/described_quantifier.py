@@ -19,7 +19,7 @@ from ...scoring.preview import SAMPLE_ITEM
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
 from ..warning import CatalogWarning
-from .item_trials import option_defaults, run_items
+from .item_trials import option_defaults, own_values, run_items
 
 #: Words of a description that ask for one of several texts, and for each of them.
 _SOME = re.compile(r"\b(?:at least one|any one|any of|one or more|(?<!every )(?<!each )one of (?:our|the|these|its))\b", re.IGNORECASE)
@@ -160,11 +160,5 @@ _MOST_TEXTS_TRIED = 6
 
 def _reader_of_option(own: Any, option: str) -> Place | None:
     """Where the one computed value of the author's that reads the option is written."""
-    found: list[Place] = []
-    for index, step in enumerate(own.get("steps") or [] if isinstance(own, Mapping) else []):
-        values = step.get("values") if isinstance(step, Mapping) else None
-        for name, written in values.items() if isinstance(values, Mapping) else ():
-            place = position(own, ["steps", index, "values", name], value=True)
-            if isinstance(written, str) and re.search(rf"\boptions\.{re.escape(option)}\b", written) and place is not None:
-                found.append(place)
+    found = [place for _, _, written, place in own_values(own) if re.search(rf"\boptions\.{re.escape(option)}\b", written)]
     return found[0] if len(found) == 1 else None

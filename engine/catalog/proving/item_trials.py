@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from ...scoring.plan import ScorerPlan
 from ...scoring.preview import SAMPLE_ITEM
 from ...scoring.run_input import RunInput
 from ...scoring.scorer import Scorer
+from ..source import Place, position
 
 
 @dataclass
@@ -123,3 +124,15 @@ def option_defaults(plan: ScorerPlan) -> dict[str, Any]:
         return dict(plan.options_model().model_dump())
     except (ConfigError, ValueError):
         return {}
+
+
+def own_values(own: Any, kind: str | None = None) -> Iterator[tuple[str, str, str, Place]]:
+    """Each value the author wrote as an expression in a step of their scorer (of `kind`, when
+    given): the step's id, the value's name, its expression and where it is written."""
+    steps = own.get("steps") if isinstance(own, Mapping) else None
+    for step in steps if isinstance(steps, list) else []:
+        values = step.get("values") if isinstance(step, Mapping) and (kind is None or step.get("kind") == kind) else None
+        for name, written in (values.items() if isinstance(values, Mapping) else ()):
+            place = position(values, [name], value=True)
+            if isinstance(written, str) and place is not None:
+                yield str(step.get("id")), str(name), written, place
