@@ -25,6 +25,7 @@ from .templates import parse_expression
 
 if TYPE_CHECKING:
     from ..scoring.plan import ScorerPlan, StepPlan
+    from ..scoring.preview import AskedBounds
 
 #: A fact of a setting's owner, from where the setting is written (its keys below the owner).
 Fact = Callable[[tuple[Any, ...]], Any]
@@ -168,6 +169,10 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         return plan.threshold if plan.threshold is not None else (found[0] + found[1]) / 2 if found else None
 
     temperatures = [step.sampling.temperature for step in plan.steps if step.sampling is not None]
+    # Read by two relations of each max_tokens (the least answer), and by every max_tokens of
+    # the scorer (the sample item's bounds): worked out once.
+    least = functools.cache(lambda loc: _least_answer(plan, raw, loc))
+    asked = functools.cache(lambda: _sample_bounds(plan))
     return {
         "score_range": lambda _: span(),
         "scores": lambda _: f"{plan.id}'s scores",
@@ -178,8 +183,8 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "direction": lambda _: plan.direction,
         "samples": lambda _: _most_samples(raw),
         "inherited": lambda loc: _in_builtin(position(raw, list(loc))),
-        "least_answer": lambda loc: _least_answer(plan, raw, loc),
-        "sample_answer": lambda loc: _sample_answer(plan, raw, loc),
+        "least_answer": least,
+        "sample_answer": lambda loc: _sample_answer(asked(), raw, loc),
     }
 
 
@@ -209,19 +214,24 @@ def _limited_steps(raw: Any, loc: tuple[Any, ...]) -> set[Any]:
     return {step.get("id") for step in written if not (isinstance(step.get("judge"), Mapping) and step["judge"].get("max_tokens") is not None)}
 
 
-def _sample_answer(plan: ScorerPlan, raw: Any, loc: tuple[Any, ...]) -> tuple[int, list[str], str] | None:
-    """The most tokens the longest answer takes that the bounds of a step a `max_tokens` at
-    `loc` limits allow for the sample item (an output of two sentences), with those bounds and
-    the step: what a judge that writes each text out needs."""
+def _sample_bounds(plan: ScorerPlan) -> list[AskedBounds] | None:
+    """What each judged step asks for on the sample item (an output of two sentences), or None
+    when the scorer cannot run on it."""
     from ..errors import ConfigError, NotScorable
     from ..scoring.preview import sample_bounds  # the scorer's runner, loaded only when a max_tokens is written
 
-    ids = _limited_steps(raw, loc)
     try:
-        asked = sample_bounds(plan)
+        return sample_bounds(plan)
     except (ConfigError, NotScorable, ValueError):
         return None  # an abstract scorer (its options decide the bounds), or a step no answer at its bounds passes (said elsewhere)
-    sized = [(math.ceil(step.answer_characters / CHARACTERS_PER_TOKEN), step.bounds, step.step) for step in asked if step.step in ids and step.answer_characters is not None]
+
+
+def _sample_answer(asked: list[AskedBounds] | None, raw: Any, loc: tuple[Any, ...]) -> tuple[int, list[str], str] | None:
+    """The most tokens the longest answer takes that the bounds of a step a `max_tokens` at
+    `loc` limits allow for the sample item, with those bounds and the step: what a judge that
+    writes each text out needs."""
+    ids = _limited_steps(raw, loc)
+    sized = [(math.ceil(step.answer_characters / CHARACTERS_PER_TOKEN), step.bounds, step.step) for step in asked or [] if step.step in ids and step.answer_characters is not None]
     return max(sized, key=lambda found: found[0]) if sized else None
 
 
