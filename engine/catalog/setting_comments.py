@@ -143,10 +143,15 @@ _AT_LEAST = re.compile(r"\b(?:at\s+least|no\s+less\s+than|min(?:imum)?|or\s+more
 _RIGHT_WORDS = frozenset("succeed succeeds succeeded success successful correct right pass passes passing ok work works clean accurate supported".split())
 
 
+def _shares_said(said: str, low: float, high: float) -> list[float]:
+    """The numbers a comment gives, a percentage read as that share of the range `low` to `high`."""
+    return [figure / 100 * (high - low) + low if "%" in said and figure > 1 else figure for figure in _figures(said)]
+
+
 def _complement_given(said: str, value: float, low: float, high: float) -> bool:
     """Whether a comment's figure is the complement of the number on the range (`0.2  # at least
     80% clean`): the number was written from it, as meant."""
-    shares = [figure / 100 * (high - low) + low if "%" in said and figure > 1 else figure for figure in _figures(said)]
+    shares = _shares_said(said, low, high)
     return any(abs(share - (high - (value - low))) < 1e-6 for share in shares) and not any(abs(share - value) < 1e-6 for share in shares)
 
 
@@ -238,7 +243,7 @@ class ConfidenceCommentedAsDoubt(NamedTuple):
         value, said = number_value(setting.value), setting.comment()
         if value is None or not 0 < value < 1 or not _DOUBT.search(said) or _complement_given(said, value, 0.0, 1.0):
             return None
-        if not any(abs((figure / 100 if "%" in said and figure > 1 else figure) - value) < 1e-6 for figure in _figures(said)):
+        if not any(abs(share - value) < 1e-6 for share in _shares_said(said, 0.0, 1.0)):
             return None
         return Found(
             f"{value:g} is the least confidence kept (a verdict less sure than it goes on), but its comment gives it as doubt ({said!r}): "
