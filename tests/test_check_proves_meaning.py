@@ -22,6 +22,18 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("agent_scorer_on_llm_spans", 0, [
+        "agent_scorer_on_llm_spans/catalog.yaml:7:29: warning: traces.llm.scorers.1: task-completion reads the tool calls' results (`tool_calls`, `tool_results`), but each LLM span is one model call: it holds no tool results, and no calls when it also wrote text, so every item is judged as if no tool had run; list it under `agent:`, whose items are whole runs with every call and its result [reads-what-spans-lack]",
+    ]),
+    ("span_output_read_from_its_input", 0, [
+        "span_output_read_from_its_input/catalog.yaml:10:15: warning: traces.agent.fields.output: the item's output is read from `input.value`, but the openinference convention writes the input there: every item's output is then its input, and the scores judge the wrong text; remove the line to read it as the preset does (`attributes.\"output.value\"`) [field-reads-another]",
+    ]),
+    ("sampling_against_its_comment", 0, [
+        "sampling_against_its_comment/catalog.yaml:9:20: warning: traces.sampling.hallucination: 0.01 scores one trace in 100, but its comment says one trace in 10 ('one trace in ten is enough to watch hallucinations'): the rate is the share itself, from 0 to 1; write 0.1 [unit-against-comment]",
+    ]),
+    ("expected_trajectory_from_traces", 0, [
+        "expected_trajectory_from_traces/catalog.yaml:7:32: warning: traces.agent.scorers.1: trajectory-match needs `expected_trajectory`, which no span of a trace gives: every item is left not scorable, and the scores you see are only of other scorers; score it with `scorers eval` on a data set that holds `expected_trajectory` [reads-what-spans-lack]",
+    ]),
     ("output_text_given_the_reference", 0, [
         "output_text_given_the_reference/catalog.yaml:14:24: warning: translation-closeness: every output tried scores 0.42 (the output is the expected answer, the output is nearly the expected answer, the output is the sample's, the output is unrelated): the score never reads the output it requires; is a value that should read `output` given another text? [output-never-read]",
     ]),
@@ -689,6 +701,9 @@ def test_comments_that_agree_with_their_setting_stay_quiet(monkeypatch: pytest.M
         "  right-tools:\n    extends: tool-call-accuracy\n    threshold: 0.7  # fail when more than 30% of the calls are inappropriate\n"
         "  clean-enough:\n    extends: toxicity\n    threshold: 0.2  # a reply passes when at least 80% of its statements are clean\n"
         "  near-the-reference:\n    extends: similarity\n    options:\n      threshold: 0.85  # tolerate up to 15% difference\n"
-        "monitors:\n  faithfulness_low:\n    scorer: faithfulness\n    statistic: mean\n    below: 0.7\n    window: 60  # the last 60 scores\n",
+        "monitors:\n  faithfulness_low:\n    scorer: faithfulness\n    statistic: mean\n    below: 0.7\n    window: 60  # the last 60 scores\n"
+        # A rate its comment gives as a share or as what is skipped, and the input read as the docs read it.
+        "traces:\n  convention: openinference\n  llm:\n    scorers: [faithfulness]\n    fields:\n      input: 'attributes.\"input.value\"'\n"
+        "  sampling:\n    faithfulness: 0.9  # skip one trace in ten\n",
         encoding="utf-8")
     assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from engine.catalog.monitors import Monitor
 from engine.catalog.queues import QueueSpec
+from engine.catalog.traces import TracesSpec
 from engine.catalog.setting_rules import BY_PATH
 from engine.catalog.spec import CatalogFile, ScorerDefinition
 
@@ -54,11 +55,13 @@ def _members(annotation: Any) -> list[Any]:
 
 def settings() -> set[str]:
     found = set(_fields(CatalogFile, ""))
-    for prefix, model in (("scorers.*", ScorerDefinition), ("monitors.*", Monitor), ("queues.*", QueueSpec)):
+    for prefix, model in (("scorers.*", ScorerDefinition), ("monitors.*", Monitor), ("queues.*", QueueSpec), ("traces", TracesSpec)):
         found |= {prefix, *_fields(model, prefix)}
     # An option's declaration is JSON Schema; its default is the value a scorer that extends
-    # another gives the option, held to what the declaration says of it.
-    return found | {"scorers.*.options.*.default"}
+    # another gives the option, held to what the declaration says of it. The traces section's
+    # lists and maps of plain values are held item by item: each scorer, field and rate.
+    items = {f"traces.{kind}.{part}.*" for kind in ("llm", "agent") for part in ("scorers", "fields")}
+    return found | {"scorers.*.options.*.default", "traces.sampling.*", *items}
 
 
 def test_every_setting_of_the_format_has_a_row() -> None:

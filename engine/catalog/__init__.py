@@ -179,22 +179,16 @@ class Catalog:
 
 
 def all_warnings(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], found: Sequence[ConfigError] = ()) -> list[ConfigError]:
-    """The warnings of the catalog (lints.py's, with those `found` while compiling) and of
-    the answer fields of its own scorers left to a default bound (bound_lints.py), each once,
-    in file order."""
+    """The warnings of the catalog (lints.py's, with those `found` while compiling), of its
+    sections beside the scorers (section_warnings.py) and of the answer fields of its own
+    scorers left to a default bound (bound_lints.py), each once, in file order."""
     from .bound_lints import copied_fields_capped, unbounded_answer_fields
     from .lints import catalog_warnings
     from .compile import ScorerCompiler
     from .proving import prove_catalog
+    from .section_warnings import section_warnings
 
-    hidden: list[ConfigError] = []
-    plan_of = lambda scorer_id: _plan_of(scorer_id, source, compiled)  # noqa: E731 - one lookup for the queues' and monitors' checks
-    if source.data.get("queues") is not None:
-        from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning, text_not_what_is_judged
-        hidden = [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *text_not_what_is_judged(source, plan_of), *instructions_against_meaning(source)]
-    if source.data.get("monitors") is not None:
-        from .monitors import monitor_warnings
-        hidden += monitor_warnings(source.data, source.path, plan_of)
+    hidden = section_warnings(source, lambda scorer_id: _plan_of(scorer_id, source, compiled))
     proved = prove_catalog(source, compiled, ScorerCompiler(source).compile)
     return catalog_warnings(source, compiled, [*found, *unbounded_answer_fields(source, compiled), *copied_fields_capped(source, compiled), *proved, *hidden])
 

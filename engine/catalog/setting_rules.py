@@ -12,6 +12,7 @@ from the setting's comment, in setting_comments.py), the only code a row may nee
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
+from .trace_relations import ReadsItsOwnField, ShareAgainstComment, TakesItsItem
 from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
@@ -106,6 +107,18 @@ def _bounds(prefix: str) -> tuple[SettingRule, ...]:
 
 
 _STEP = "scorers.*.steps.*"
+_SAMPLED = ShareAgainstComment("trace")
+
+
+def _trace_items(kind: str) -> tuple[SettingRule, ...]:
+    """The settings of one kind of item made from traces (`traces.llm`, `traces.agent`)."""
+    return (
+        SettingRule(f"traces.{kind}", Unit.GROUP),
+        SettingRule(f"traces.{kind}.scorers", Unit.GROUP),
+        SettingRule(f"traces.{kind}.scorers.*", Unit.NAME, (TakesItsItem(kind),)),
+        SettingRule(f"traces.{kind}.fields", Unit.GROUP),
+        SettingRule(f"traces.{kind}.fields.*", Unit.EXPRESSION, (ReadsItsOwnField(),)),
+    )
 
 RULES: tuple[SettingRule, ...] = (
     # -- the catalog file
@@ -127,7 +140,14 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers", Unit.GROUP),
     SettingRule("monitors", Unit.GROUP),
     SettingRule("queues", Unit.GROUP),
-    SettingRule("traces", Unit.GROUP),  # its mappings are checked at their lines by catalog/traces.py
+    SettingRule("traces", Unit.GROUP),  # its structure is checked at its lines by catalog/traces.py
+    SettingRule("traces.convention", Unit.WORD),
+    *_trace_items("llm"),
+    *_trace_items("agent"),
+    SettingRule("traces.sampling", Unit.SHARE, (_SAMPLED,)),
+    SettingRule("traces.sampling.*", Unit.SHARE, (_SAMPLED,)),
+    SettingRule("traces.where", Unit.GROUP),
+    SettingRule("traces.export", Unit.URL),
     # -- a scorer
     SettingRule("scorers.*", Unit.GROUP),
     SettingRule("scorers.*.id", Unit.NAME),

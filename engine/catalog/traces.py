@@ -24,15 +24,18 @@ with indexes (`llm.input_messages.0.message.content`) are read as lists
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ConfigError
-from .source import locate, validation_error
+from .source import locate, position, validation_error
 from .suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from ..scoring.plan import ScorerPlan
 
 SpanKind = Literal["llm", "retrieval", "tool", "agent"]
 #: The fields a mapping may read, per kind of span.
@@ -221,3 +224,37 @@ def expression_problem(expression: str) -> str | None:
     except JMESPathError as exc:
         return f"not a JMESPath expression: {str(exc).splitlines()[0]}"
     return None
+
+
+def trace_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str], ScorerPlan | None]) -> list[ConfigError]:
+    """The warnings of the `traces:` section's settings (their rows in setting_rules.py): a
+    scorer given items that never hold what it reads, a field read from the attribute of
+    another, a rate against its comment; its problems are traces_in's."""
+    from .setting_checks import held
+    from .trace_relations import attributes_read
+    from .warning import CatalogWarning
+
+    section = data.get("traces")
+    if not isinstance(section, Mapping):
+        return []
+    convention = str(section.get("convention", ""))
+    readers: dict[str, set[str]] = {}
+    for fields in PRESETS[convention].fields.values() if convention in PRESETS else ():
+        for field, expression in fields.items():
+            for attribute in attributes_read(expression):
+                readers.setdefault(attribute, set()).add(field)
+
+    def run_reads(loc: tuple[Any, ...]) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        plan = plan_of(str(section[loc[0]][loc[1]][loc[2]]))
+        if plan is None:
+            return None
+        return frozenset().union(*(step.reads for step in plan.steps)), tuple(plan.requires)
+
+    preset = PRESETS[convention].fields if convention in PRESETS else {}
+    facts = {"run_reads": run_reads, "convention": lambda _: (convention, readers, preset)}
+    found: list[ConfigError] = []
+    for each in held("traces", "traces", section, facts):
+        if each.code is not None:
+            place = position(section, list(each.loc), value=True)
+            found.append(CatalogWarning(each.message, *(place or (str(path), None, None)), code=each.code))
+    return found

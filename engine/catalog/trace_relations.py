@@ -1,0 +1,136 @@
+"""Relations of the `traces:` section's settings (rows of setting_rules.py): a scorer listed
+for items that never hold what it reads, a field read from the attribute that holds another
+field. What they know of the section (what each scorer reads, which attribute the convention
+writes each field in) are facts traces.py gives.
+"""
+
+# Annotations are evaluated here, not kept as text, as in setting_relations.py: NamedTuple
+# would compile each text into a ForwardRef when the module loads.
+import re
+from typing import NamedTuple
+
+from .setting_relations import Found, Setting
+
+#: What an item made from traces never holds: no span carries an expected answer, an
+#: expected trajectory or a conversation's turns.
+_NEVER_GIVEN = ("ground_truth", "expected_trajectory", "turns")
+
+#: Words of an attribute's name that say which side of a call it holds.
+_INPUT_WORDS = frozenset("input inputs prompt prompts request question query".split())
+_OUTPUT_WORDS = frozenset("output outputs response responses completion completions answer choice choices result".split())
+
+
+class TakesItsItem(NamedTuple):
+    """Each scorer of a kind of item reads what those items hold: an LLM span is one model
+    call, with no tool results and, when it wrote text, no tool calls, so a scorer of a whole
+    run listed under `llm:` judges every run as if no tool was called (`no-tool-errors` then
+    scores every span as clean); and no span gives an expected answer."""
+
+    kind: str
+
+    def check(self, setting: Setting) -> Found | None:
+        scorer = setting.value
+        reads, requires = setting.fact("run_reads") or (frozenset(), ())
+        needed = [name for name in _NEVER_GIVEN if name in requires]
+        if needed:
+            return Found(
+                f"{scorer} needs `{needed[0]}`, which no span of a trace gives: every item is left not scorable, and the "
+                f"scores you see are only of other scorers; score it with `scorers eval` on a data set that holds `{needed[0]}`",
+                "reads-what-spans-lack",
+            )
+        tools = sorted(reads & {"tool_calls", "tool_results"})
+        if self.kind != "llm" or not tools:
+            return None
+        what = "the tool calls' results" if "tool_results" in tools else "the tool calls"
+        return Found(
+            f"{scorer} reads {what} (`{'`, `'.join(tools)}`), but each LLM span is one model call: it holds no tool results, and no "
+            f"calls when it also wrote text, so every item is judged as if no tool had run; list it under `agent:`, whose items "
+            f"are whole runs with every call and its result",
+            "reads-what-spans-lack",
+        )
+
+
+def attributes_read(expression: str) -> list[str]:
+    """The span attributes a JMESPath expression reads (`attributes."input.value"`)."""
+    return re.findall(r'attributes\s*\.\s*"([^"]+)"', expression) + re.findall(r"attributes\s*\.\s*([A-Za-z_]\w*)", expression)
+
+
+class ReadsItsOwnField(NamedTuple):
+    """A field read from an attribute that holds another field: `output:
+    'attributes."input.value"'` scores the question the user asked as if the app had answered
+    it, so a faithful answer is never what is judged."""
+
+    def check(self, setting: Setting) -> Found | None:
+        field, expression = setting.label.rsplit(".", 1)[-1], setting.value
+        if not isinstance(expression, str) or field not in ("input", "output"):
+            return None
+        known: tuple[str, dict[str, set[str]], dict[str, dict[str, str]]] = setting.fact("convention") or ("", {}, {})
+        convention, readers, preset = known
+        for attribute in attributes_read(expression):
+            fields = readers.get(attribute, set())
+            words = set(re.split(r"[._\-\s]+", attribute.lower()))
+            other = "output" if field == "input" else "input"
+            if fields and field not in fields and other in fields:
+                said = f"the {convention} convention writes the {other} there"
+            elif not fields and words & (_OUTPUT_WORDS if field == "input" else _INPUT_WORDS) and not words & (_INPUT_WORDS if field == "input" else _OUTPUT_WORDS):
+                said = f"its name says it holds the {other}"
+            else:
+                continue
+            own = preset.get(setting.label.rsplit(".", 3)[-3], {}).get(field)
+            fix = f"remove the line to read it as the preset does (`{own}`)" if own else f"read the attribute that holds the {field}"
+            return Found(
+                f"the item's {field} is read from `{attribute}`, but {said}: every item's {field} is then its {other}, and the "
+                f"scores judge the wrong text; {fix}",
+                "field-reads-another",
+            )
+        return None
+
+
+#: Shares a comment spells out.
+_FRACTION_WORDS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "twentieth": 0.05, "hundredth": 0.01, "thousandth": 0.001}
+_COUNT_WORDS = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "twenty": 20, "fifty": 50, "hundred": 100, "thousand": 1000}
+_COUNT = r"(\d[\d,]*|" + "|".join(_COUNT_WORDS) + r")"
+_SKIPPED = re.compile(r"\b(?:skip\w*|drop\w*|discard\w*|ignor\w*|left\s+out|leave\s+out|not\s+scored)\b", re.IGNORECASE)
+
+
+def _count(word: str) -> float:
+    return float(word.replace(",", "")) if word[0].isdigit() else float(_COUNT_WORDS[word])
+
+
+def shares_said(said: str) -> list[float]:
+    """The shares a comment gives as shares: `one trace in ten`, `1/20`, `5%`, `a tenth`
+    (a bare number is left out: it may be anything)."""
+    text = said.lower()
+    found = [_count(part) / _count(whole) for part, whole in re.findall(rf"\b{_COUNT}\s+(?:[a-z]+\s+){{0,2}}(?:in|out\s+of|of\s+every)\s+(?:a\s+|every\s+)?{_COUNT}\b", text)]
+    found += [float(part) / float(whole) for part, whole in re.findall(r"(?<![\w.{:])(\d+)\s*/\s*(\d+)\b", text) if float(whole)]
+    found += [float(number) / 100 for number in re.findall(r"(\d+(?:\.\d+)?)\s*%", text)]
+    found += [share for word, share in _FRACTION_WORDS.items() if re.search(rf"\b(?:a|one)\s+{word}\b", text) or (word == "half" and re.search(r"\bhalf\b", text))]
+    return [share for share in found if 0 < share <= 1]
+
+
+class ShareAgainstComment(NamedTuple):
+    """A rate whose comment gives another share: `sampling: 0.01  # one trace in ten` scores
+    a tenth of what was meant (a tail that alerts late, a bill that is not what was planned)."""
+
+    #: What is counted, one of them (`trace`).
+    noun: str
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = setting.value, setting.comment()
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < 1:
+            return None
+        shares = shares_said(said)
+        meant = 1 - value if _SKIPPED.search(said) else value
+        if not shares or any(share / 2 < meant < share * 2 for share in shares):
+            return None
+        share = shares[0]
+        written = round(1 - share if _SKIPPED.search(said) else share, 6)
+        return Found(
+            f"{value:g} scores {_as_one_in(value, self.noun)}, but its comment says {_as_one_in(share, self.noun)} ({said!r}): the rate is the "
+            f"share itself, from 0 to 1; write {written:g}",
+            "unit-against-comment",
+        )
+
+
+def _as_one_in(share: float, noun: str) -> str:
+    return f"one {noun} in {round(1 / share):g}" if share <= 0.5 and abs(1 / share - round(1 / share)) < 0.01 else f"{share:.0%} of {noun}s"
