@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
-from .setting_checks import Fact, first_problem, held
+from .setting_checks import Fact, block_said, first_problem, held
 from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
 
@@ -308,7 +308,8 @@ def monitor_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str
         plan = plan_of(str(written.get("scorer", "")).split("@", 1)[0]) if isinstance(written, Mapping) else None
         if plan is None:
             continue
-        for each in held("monitors.*", f"monitors.{name}", written, _watched_facts(plan)):
+        facts: dict[str, Fact] = {**_watched_facts(plan), "said_of_owner": lambda _, name=name: block_said(section, name)}
+        for each in held("monitors.*", f"monitors.{name}", written, facts):
             if each.code is not None:
                 place = position(section, [name, *each.loc], value=True)
                 found.append(CatalogWarning(each.message, *(place or (str(path), None, None)), code=each.code))

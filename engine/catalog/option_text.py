@@ -14,6 +14,7 @@ from typing import Any
 
 from jinja2 import nodes
 
+from .schema_limits import subschemas
 from .setting_checks import written_expressions
 from .source import Place, position
 
@@ -61,20 +62,39 @@ def whole_numbers_for_parts(own: Any, label: str) -> Iterator[tuple[str, str, Pl
     says it is a part of a whole (a weight, a share, a credit): every part between is refused."""
     options = own.get("options") if isinstance(own, Mapping) else None
     for name, declared in options.items() if isinstance(options, Mapping) else ():
-        if not isinstance(declared, Mapping) or declared.get("type") != "integer":
-            continue
-        described = str(declared.get("description") or "")
-        shown = _DECIMAL.search(described)
-        words = {*re.findall(r"[a-z]+", described.lower()), *str(name).lower().split("_")}
-        unit_range = declared.get("minimum") == 0 and declared.get("maximum") == 1
-        if shown is None and not (unit_range and words & _PART_WORDS):
-            continue
-        why = f"its description shows {shown.group(0)}" if shown is not None else f"it is a {sorted(words & _PART_WORDS)[0]}"
-        only = ", and from 0 to 1 it can only be 0 or 1" if unit_range else ""
-        yield "whole-number-part", (
-            f"{label}.options.{name}.type: integer takes whole numbers only, but {why}{only}: every value between is refused "
-            f"(a user's {shown.group(0) if shown is not None else '0.5'} is an error); declare `type: number`"
-        ), position(options, [name, "type"], value=True)
+        found = _whole_number_for_a_part(str(name), declared)
+        if found is not None:
+            yield "whole-number-part", (
+                f"{label}.options.{name}.type: integer takes whole numbers only, but {found[0]}{found[1]}: every value between is refused "
+                f"(a user's {found[2]} is an error); declare `type: number`"
+            ), position(options, [name, "type"], value=True)
+
+
+def whole_numbers_in_answers(schema: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """The same of each field of an answer schema: a judge decoding under it can only give the
+    whole numbers, so a share "counting in part" comes back as its ends."""
+    for name, declared in subschemas(schema, []):
+        found = _whole_number_for_a_part(name.rsplit(".", 1)[-1], declared) if name else None
+        if found is not None:
+            yield "whole-number-part", (
+                f"{label}: {name} is declared `type: integer`, which takes whole numbers only, but {found[0]}{found[1]}: the judge "
+                f"can answer no value between, so every part comes back as an end; declare `type: number`"
+            ), position(declared, ["type"], value=True)
+
+
+def _whole_number_for_a_part(name: str, declared: Any) -> tuple[str, str, str] | None:
+    """Why a declaration of `type: integer` is a part of a whole, what its range then allows,
+    and a value between it refuses; None when it is not one."""
+    if not isinstance(declared, Mapping) or declared.get("type") != "integer":
+        return None
+    described = str(declared.get("description") or "")
+    shown = _DECIMAL.search(described)
+    words = {*re.findall(r"[a-z]+", described.lower()), *name.lower().split("_")}
+    unit_range = declared.get("minimum") == 0 and declared.get("maximum") == 1
+    if shown is None and not (unit_range and words & _PART_WORDS):
+        return None
+    why = f"its description shows {shown.group(0)}" if shown is not None else f"it is a {sorted(words & _PART_WORDS)[0]}"
+    return why, ", and from 0 to 1 it can only be 0 or 1" if unit_range else "", shown.group(0) if shown is not None else "0.5"
 
 
 def _looked_up_in(expression: nodes.Node) -> Iterator[tuple[str, bool]]:

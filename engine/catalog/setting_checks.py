@@ -74,6 +74,28 @@ class _Written(NamedTuple):
         return found(self.loc) if found is not None else None
 
 
+def block_said(data: Any, key: Any) -> str:
+    """What the author says of the entry `key` of `data` (a monitor): its name, words apart,
+    the comments just above it and every comment inside its block."""
+    place = position(data, [key])
+    name = re.sub(r"[_-]+", " ", str(key))
+    lines = _file_lines(place.file) if place is not None else []
+    if place is None or place.line is None or not 0 < place.line <= len(lines):
+        return name
+    first = place.line - 1
+    indent = len(lines[first]) - len(lines[first].lstrip())
+    while first > 0 and lines[first - 1].strip().startswith("#"):
+        first -= 1
+    said = [name]
+    for index in range(first, min(len(lines), place.line + 200)):
+        line = lines[index]
+        if index >= place.line and line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
+            break  # the next entry
+        found = re.search(r"(?:^|\s)#\s*(.*)$", line)
+        said += [found.group(1).strip()] if found else []
+    return " ".join(said)
+
+
 def _file_lines(file: str | None) -> list[str]:
     """A catalog file's lines, read once for every setting written in it (again once it changes)."""
     try:

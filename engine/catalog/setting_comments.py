@@ -288,3 +288,36 @@ class CommentAgainstDeclaredUnit(NamedTuple):
             f"are {round(meant, 6):g} {unit}; write {round(meant, 6):g}",
             "unit-against-comment",
         )
+
+
+class WordAgainstComment(NamedTuple):
+    """A word setting whose comment says what another of its words does: `aggregate: majority
+    # one judge finding it ungrounded is enough to fail it` is `strictest`'s rule, and a monitor
+    of `error_rate` whose comments speak of questions the retriever found nothing for watches
+    failed calls, not those items (`not_scorable_rate`)."""
+
+    #: Each word of the setting: the phrases (a pattern over the comment, lower case, `_` and
+    #: `-` as spaces) that say it, and what it does, as a message says it.
+    words: Mapping[str, tuple[str, str]]
+    #: Whether the owner's name and every comment of its block count too (a monitor's).
+    whole_block: bool = False
+
+    def check(self, setting: Setting) -> Found | None:
+        value = setting.value
+        if not isinstance(value, str) or value not in self.words:
+            return None
+        said = "; ".join(part for part in (setting.comment(), setting.fact("said_of_owner") if self.whole_block else "") if part)
+        text = re.sub(r"[_-]+", " ", said.lower())
+        meant = [word for word, (pattern, _) in self.words.items() if re.search(pattern, text)]
+        if value in meant or len(meant) != 1:
+            return None
+        return Found(
+            f"{value} is the rule where {self.words[value][1]}, but what is written of it says {self.words[meant[0]][1]} ({_quoted(said)}): "
+            f"that is `{meant[0]}`; write it, or say in the comment what `{value}` does",
+            "word-against-comment",
+        )
+
+
+def _quoted(said: str, most: int = 140) -> str:
+    """A comment as a message quotes it, cut at `most` characters."""
+    return repr(said if len(said) <= most else said[: most - 1].rstrip() + "…")

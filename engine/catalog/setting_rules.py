@@ -13,7 +13,7 @@ from the setting's comment, in setting_comments.py), the only code a row may nee
 from typing import NamedTuple
 
 from .trace_relations import ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
+from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach, WordAgainstComment
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
@@ -60,6 +60,20 @@ _PASS_RATE = NeedsSibling(
     "pass_rate", "threshold", "a pass rate is the share of scores on the good side of a pass line",
     "add `threshold:` beside `statistic:`, on the score's scale (e.g. the scorer's own pass line)",
 )
+_AGGREGATE_SAID = WordAgainstComment({
+    "strictest": (r"\b(?:any|one|a single|single|either)\s+(?:one\s+)?(?:judge|juror|model)s?\b|\bstrict|\bharsh|\bveto|\bas soon as one\b|\bworst (?:judge|score|verdict)", "the worst judge's score decides"),
+    "majority": (r"\bmajority\b|\bmost (?:of the )?(?:judges|votes|jurors)\b|\b(?:two|2) (?:of|out of) (?:the )?(?:three|3)\b|\bmore than half\b|\bvot(?:e|es|ing)\b", "most of the judges' pass or fail votes decide"),
+    "mean": (r"\baverag|\bmean\b", "the judges' scores are averaged"),
+    "median": (r"\bmedian\b|\bmiddle (?:judge|score)", "the middle judge's score decides"),
+})
+_STATISTIC_SAID = WordAgainstComment({
+    "not_scorable_rate": (
+        r"not scorable|unscor|no context|without context|missing context|\bno (?:retrieved |relevant )?(?:document|passage|guideline|source|chunk|result)s?\b"
+        r"|\b(?:finds?|found|finding|returns?|returned|returning) (?:no|nothing)\b|nothing (?:was )?found|comes? back empty|empty retriev|cannot be scored",
+        "the items that could not be scored (nothing to judge, a field missing) are counted",
+    ),
+    "error_rate": (r"\berrors?\b|\bfailed (?:call|request)s?|\bjudge (?:is |goes )?(?:down|failing|fails)|\btime ?outs?\b|\boutage|\bcrash|\brate limit", "the calls that failed (an error, a refused answer) are counted"),
+}, whole_block=True)
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
 _WHOLE_INPUT = WholeNotEach("the longest text sent to the judge, a field's pieces together (every context piece, every turn)")
 _CONDITION_ON_SCALE = NotAFraction(unit_by="statistic", units=_STATISTIC_UNITS)
@@ -161,7 +175,7 @@ RULES: tuple[SettingRule, ...] = (
     *_judge("scorers.*.judge"),
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
-    SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY,)),
+    SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY, _AGGREGATE_SAID)),
     SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
@@ -215,7 +229,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*", Unit.GROUP),
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
-    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched(), FailuresOfAJudgeFreeScorer())),
+    SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched(), FailuresOfAJudgeFreeScorer(), _STATISTIC_SAID)),
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),

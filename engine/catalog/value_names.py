@@ -198,3 +198,56 @@ def direction_against_description(own: Any, label: str) -> Iterator[tuple[str, s
         f"take the direction, so the best answers are ranked worst; write `direction: {way}_is_better`, or correct the description"
     ), position(own, ["direction"], value=True)
 
+
+
+#: Words that name one end of what `min` or `max` keeps; those of worth (`weakest`, `best`)
+#: name the low end of a higher-is-better score and the high end of a lower-is-better one.
+_LOW_WORDS = frozenset("lower lowest lesser least smaller smallest minimum min".split())
+_HIGH_WORDS = frozenset("higher highest greater greatest larger largest maximum max".split())
+_WORSE_WORDS = frozenset("weaker weakest worse worst poorer poorest".split())
+_BETTER_WORDS = frozenset("stronger strongest better best".split())
+_OF_THE_TWO = re.compile(r"\b(?:the\s+)?([a-z]+)\s+of\b|\bwhichever\s+is\s+([a-z]+)", re.IGNORECASE)
+
+
+def _extreme_of(word: str, direction: Any) -> str | None:
+    """`min` or `max` for a word that names one end, None for another word."""
+    word = word.lower()
+    worth_low = direction != "lower_is_better"
+    if word in _LOW_WORDS or word in (_WORSE_WORDS if worth_low else _BETTER_WORDS):
+        return "min"
+    if word in _HIGH_WORDS or word in (_BETTER_WORDS if worth_low else _WORSE_WORDS):
+        return "max"
+    return None
+
+
+def extremes_against_words(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each value or score that keeps one end with `min` or `max`
+    while its name (`weakest`), or the scorer's own description ("the lower of alignment and
+    coverage"), names the other: the score then takes the better of two ratings where the
+    weaker was to decide."""
+    direction = raw.get("direction") if isinstance(raw, Mapping) else None
+    described = own.get("description") if isinstance(own, Mapping) and isinstance(own.get("description"), str) else ""
+    said = {_extreme_of(found[1] or found[2], direction) for found in _OF_THE_TWO.finditer(described)} - {None}
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if not isinstance(value, str) or not re.search(r"\b(?:min|max)\b", value):
+            continue
+        try:
+            expression = parse_expression(value)
+        except TemplateSyntaxError:
+            continue
+        every = [expression, *expression.find_all(nodes.Expr)]
+        kept = {node.name for node in every if isinstance(node, nodes.Filter) and node.name in ("min", "max")}
+        kept |= {node.node.name for node in every if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in ("min", "max")}
+        if len(kept) != 1:
+            continue
+        used = next(iter(kept))
+        named = {_extreme_of(word, direction) for word in str(loc[-1]).split("_")} - {None} if len(loc) >= 2 and loc[-2] == "values" else set()
+        whose, meant = ("its name", named) if named else ("the scorer's description", said if loc[-1] == "score" or (len(loc) >= 2 and loc[-2] == "values") else set())
+        if len(meant) != 1 or used in meant:
+            continue
+        quoted = repr(str(loc[-1])) if named else repr(next(found.group(0) for found in _OF_THE_TWO.finditer(described) if _extreme_of(found[1] or found[2], direction)))
+        yield "extreme-against-words", (
+            f"{label}.{'.'.join(_value_where(raw, loc))}: `{used}` keeps the {'greatest' if used == 'max' else 'least'}, but {whose} ({quoted}) "
+            f"names the other end: the {'better' if (used == 'max') == (direction != 'lower_is_better') else 'worse'} of the values decides where the other "
+            f"was meant; write `{'min' if used == 'max' else 'max'}`"
+        ), position(raw, list(loc), value=True)

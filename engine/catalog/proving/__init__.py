@@ -26,6 +26,7 @@ from .meanings import Meaning, schema_meanings
 from .properties import proved, schema_paths
 from .trials import Trials, run_trials
 from .truth_table import TruthRow, truth_table
+from .worked_examples import examples_against_meanings
 
 
 def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: ScorerPlan) -> Trials | None:
@@ -33,10 +34,15 @@ def scorer_trials(source: CatalogSource, definition: ScorerDefinition, plan: Sco
     without options an author must give, and for one that asks no judge)."""
     if not plan.needs_judge:
         return None
+    return run_trials(plan, {}, scorer_meanings(source, definition))
+
+
+def scorer_meanings(source: CatalogSource, definition: ScorerDefinition) -> dict[str, Meaning]:
+    """What the values of each judged step's answers mean, by field path (`analyze.verdicts[].verdict`)."""
     meanings: dict[str, Meaning] = {}
     for step_id, path in schema_paths(source, definition):
         meanings |= schema_meanings(path, step_id)
-    return run_trials(plan, {}, meanings)
+    return meanings
 
 
 def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefinition, ScorerPlan]], compile: Compile) -> list[ConfigError]:
@@ -56,6 +62,7 @@ def prove_catalog(source: CatalogSource, compiled: Mapping[str, tuple[ScorerDefi
         trials = scorer_trials(source, definition, plan)
         if trials is not None:
             found += proved(source, definition, trials, plan.scores_range(plan.options_model()), compile)
+            found += examples_against_meanings(source, scorer_id, trials.meanings)
     return found
 
 
