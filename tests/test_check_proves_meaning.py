@@ -22,6 +22,57 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("requires_leaving_out_the_context", 0, [
+        "requires_leaving_out_the_context/catalog.yaml:5:15: warning: scorers.guideline-faithfulness.requires: leaves out 'context', which faithfulness requires and its steps read: `requires:` replaces the base's list, so an item without context is judged with it missing instead of left not scorable; list every field: [output, context] [required-dropped]",
+    ]),
+    ("on_skip_scored_where_not_scorable", 0, [
+        "on_skip_scored_where_not_scorable/catalog.yaml:11:18: warning: ward-hallucination.steps.score.on_skip: 0 is the score of every item the step skips (the best score), but the scorer's description says such items are not scored ('is not scorable'): they count in the mean and the pass rate as if judged; write `on_skip: {not_scorable: \"why\"}` [skip-scored]",
+    ]),
+    ("where_naming_what_to_leave_out", 0, [
+        "where_naming_what_to_leave_out/catalog.yaml:9:29: warning: traces.where.deployment.environment: 'staging' keeps only the spans whose deployment.environment is 'staging', but its comment leaves them out ('leave the staging traffic out'): `where:` keeps what it names and drops the rest; name the value to keep [kept-not-left-out]",
+    ]),
+    ("tools_described_alike", 0, [
+        "tools_described_alike/catalog.yaml:9:47: warning: scorers.order-desk-tools.options.available_tools[1].description: 'cancel_order' is given the same description as 'get_order' ('Look up an order by its id and give its status.'): the judge reads the two as one thing and tells them apart by name only; write what 'cancel_order' is [entries-alike]",
+    ]),
+    ("sampled_rate_past_the_sampling", 0, [
+        "sampled_rate_past_the_sampling/catalog.yaml:14:12: warning: monitors.scoring_falls_behind.below: 0.9 is past the share the scorer is sampled at, 0.1 (`traces: sampling:`): sampled_rate is the share of every reply seen that was queued, at most 0.1, so the monitor alerts all the time; write the line as a share of every reply (a tenth of the sampled dropped: 0.09) [beyond-sampled-share]",
+    ]),
+    ("queue_source_against_its_comment", 0, [
+        "queue_source_against_its_comment/catalog.yaml:9:13: warning: monitors.judge_drifts_from_people.source: live is the rule where the outcomes of live scoring are read, but what is written of it says the outcomes of batch runs (`scorers eval`) are read ('people label the nightly `scorers eval` runs; judge drifts from people; people label the nightly `scorers eval` runs'): that is `batch`; write it, or say in the comment what `live` does [word-against-comment]",
+    ]),
+    ("weight_commented_as_what_is_lost", 0, [
+        "weight_commented_as_what_is_lost/catalog.yaml:6:27: warning: scorers.on-topic-replies.options.uncertainty_weight.default: 0.8 is the share kept, as its declaration says ('What a statement judged \"unsure\" (partly relevant) counts, between 0 (nothing) and 1 (ful…'), but its comment gives the share lost ('a half-relevant statement loses 80% of its credit'): as written, it keeps 80% and loses 20%; write 0.2 [unit-against-comment]",
+    ]),
+    ("pass_line_apart_from_its_comment", 0, [
+        "pass_line_apart_from_its_comment/catalog.yaml:5:16: warning: scorers.calibrated-relevancy.threshold: 0.46 is the pass line, but its comment gives the line as 0.64 (\"calibrate's best line on queue:review: 0.64\"): the scores between them pass or fail otherwise than the line it was taken from; write 0.64, or say in the comment why it differs [unit-against-comment]",
+    ]),
+    ("cascade_line_apart_from_the_pass_line", 0, [
+        "cascade_line_apart_from_the_pass_line/catalog.yaml:8:18: warning: scorers.order-faithfulness.cascade.threshold: 0.5 is not the scorer's own pass line, 0.8: the replies sent on to the strong judge are those near 0.5, and those near 0.8, where pass and fail are decided, keep the cheaper judge's verdict; write 0.8, or leave it out [cascade-line-apart]",
+    ]),
+    ("confidence_from_a_judge_without_probabilities", 0, [
+        "confidence_from_a_judge_without_probabilities/catalog.yaml:9:23: warning: scorers.careful-completion.cascade.min_confidence: 0.8 never acts: anthropic/claude-3-5-haiku-latest (Claude) returns no log-probabilities of its answer, so no verdict has a confidence to send on; give the judge `confidence_samples: 3`, or a judge that returns them [no-confidence]",
+    ]),
+    ("direction_against_its_pass_line_comment", 0, [
+        "direction_against_its_pass_line_comment/catalog.yaml:6:16: warning: scorers.internal-jargon.direction: higher_is_better, but the comment of its pass line has the lower scores pass ('more than 2% jargon flags the reply'): reports, pass lines and monitors take the direction, so the best answers are ranked worst; write `direction: lower_is_better`, or correct the description [direction-against-description]",
+    ]),
+    ("worked_example_against_its_meaning", 0, [
+        "worked_example_against_its_meaning/catalog.yaml:12:21: warning: returns-faithfulness.steps.analyze.examples[0]: the worked example answers 'no', bad by the meaning of `verdicts[].verdict`, with a reason that reads good ('the policy says members return items free of charge'): the judge learns to give 'no' where its meaning is the other, and such verdicts count the other way; give the value the reason means [example-against-meaning]",
+    ]),
+    ("jury_aggregate_against_its_comment", 0, [
+        "jury_aggregate_against_its_comment/catalog.yaml:7:18: warning: scorers.toxicity-panel.judges.aggregate: majority is the rule where most of the judges' pass or fail votes decide, but what is written of it says the worst judge's score decides ('flag a reply as soon as any one judge flags it'): that is `strictest`; write it, or say in the comment what `majority` does [word-against-comment]",
+    ]),
+    ("monitor_statistic_against_its_comments", 0, [
+        "monitor_statistic_against_its_comments/catalog.yaml:9:16: warning: monitors.retrieval_found_nothing.statistic: error_rate is the rule where the calls that failed (an error, a refused answer) are counted, but what is written of it says the items that could not be scored (nothing to judge, a field missing) are counted ('retrieval found nothing; An answer whose retrieval found no passage has no context and is left not scorable: page the search team when that…'): that is `not_scorable_rate`; write it, or say in the comment what `error_rate` does [word-against-comment]",
+    ]),
+    ("share_answered_as_a_whole_number", 0, [
+        "share_answered_as_a_whole_number/schemas/questions_answered.yaml:8:11: warning: questions_answered.yaml: answered is declared `type: integer`, which takes whole numbers only, but its description shows 0.5, and from 0 to 1 it can only be 0 or 1: the judge can answer no value between, so every part comes back as an end; declare `type: number` [whole-number-part]",
+    ]),
+    ("weakest_rating_taken_with_max", 0, [
+        "weakest_rating_taken_with_max/catalog.yaml:18:20: warning: scorers.product-answer.score.values.weakest: `max` keeps the greatest, but its name ('weakest') names the other end: the better of the values decides where the other was meant; write `min` [extreme-against-words]",
+    ]),
+    ("lower_of_two_described_taken_with_max", 0, [
+        "lower_of_two_described_taken_with_max/catalog.yaml:10:16: warning: scorers.guideline-summary.score.score: `max` keeps the greatest, but the scorer's description ('the lower of') names the other end: the better of the values decides where the other was meant; write `min` [extreme-against-words]",
+    ]),
     ("agent_scorer_on_llm_spans", 0, [
         "agent_scorer_on_llm_spans/catalog.yaml:7:29: warning: traces.llm.scorers.1: task-completion reads the tool calls' results (`tool_calls`, `tool_results`), but each LLM span is one model call: it holds no tool results, and no calls when it also wrote text, so every item is judged as if no tool had run; list it under `agent:`, whose items are whole runs with every call and its result [reads-what-spans-lack]",
     ]),
@@ -35,6 +86,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "expected_trajectory_from_traces/catalog.yaml:7:32: warning: traces.agent.scorers.1: trajectory-match needs `expected_trajectory`, which no span of a trace gives: every item is left not scorable, and the scores you see are only of other scorers; score it with `scorers eval` on a data set that holds `expected_trajectory` [reads-what-spans-lack]",
     ]),
     ("output_text_given_the_reference", 0, [
+        "output_text_given_the_reference/catalog.yaml:10:15: warning: scorers.translation-closeness.requires: leaves out 'input', which content-similarity requires and its steps read: `requires:` replaces the base's list, so an item without input is judged with it missing instead of left not scorable; list every field: [output, ground_truth, input] [required-dropped]",
         "output_text_given_the_reference/catalog.yaml:14:24: warning: translation-closeness: every output tried scores 0.42 (the output is the expected answer, the output is nearly the expected answer, the output is the sample's, the output is unrelated): the score never reads the output it requires; is a value that should read `output` given another text? [output-never-read]",
     ]),
     ("error_rate_watched_on_a_judge_free_scorer", 0, [

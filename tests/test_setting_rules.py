@@ -61,7 +61,7 @@ def settings() -> set[str]:
     # another gives the option, held to what the declaration says of it. The traces section's
     # lists and maps of plain values are held item by item: each scorer, field and rate.
     items = {f"traces.{kind}.{part}.*" for kind in ("llm", "agent") for part in ("scorers", "fields")}
-    return found | {"scorers.*.options.*.default", "traces.sampling.*", *items}
+    return found | {"scorers.*.options.*.default", "traces.sampling.*", "traces.where.*", *items}
 
 
 def test_every_setting_of_the_format_has_a_row() -> None:

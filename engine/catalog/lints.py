@@ -25,9 +25,9 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
-from .option_text import text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
+from .option_text import entries_described_alike, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
-from .required_fields import unread_required
+from .required_fields import required_dropped, unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
 from .value_names import direction_against_description, extremes_against_words, names_against_filters, reducers_against_description
@@ -167,8 +167,10 @@ class ScorerLints:
                 self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
+            self.warnings += required_dropped(frozenset().union(*(step.reads for step in self.plan.steps)), own, self._base(own), f"scorers.{self.definition.id}")
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
+                                       *entries_described_alike(own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
                                        *direction_against_description(own, f"scorers.{self.definition.id}"),
@@ -177,6 +179,14 @@ class ScorerLints:
                                        *self.own_answers_whole()]:
                 self.warn(code, message, place)
         return self.warnings
+
+    def _base(self, own: Any) -> Any:
+        """The mapping of the scorer `own` extends, with `extends` applied (None for none)."""
+        base = own.get("extends") if isinstance(own, Mapping) else None
+        try:
+            return self.source.raw_definition(str(base)) if base and base != self.definition.id else self.source.fallback.resolved().get(str(base)) if base and self.source.fallback else None
+        except ConfigError:
+            return None
 
     def own_answers_whole(self) -> Iterator[tuple[str, str, Place | None]]:
         """whole_numbers_in_answers of the answer schemas in the author's own folder."""

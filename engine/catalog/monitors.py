@@ -308,12 +308,21 @@ def monitor_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str
         plan = plan_of(str(written.get("scorer", "")).split("@", 1)[0]) if isinstance(written, Mapping) else None
         if plan is None:
             continue
-        facts: dict[str, Fact] = {**_watched_facts(plan), "said_of_owner": lambda _, name=name: block_said(section, name)}
+        said, rate = block_said(section, name), _sampled_at(data, plan.id)
+        facts: dict[str, Fact] = {**_watched_facts(plan), "said_of_owner": lambda _: said, "sampling_rate": lambda _: rate}
         for each in held("monitors.*", f"monitors.{name}", written, facts):
             if each.code is not None:
                 place = position(section, [name, *each.loc], value=True)
                 found.append(CatalogWarning(each.message, *(place or (str(path), None, None)), code=each.code))
     return found
+
+
+def _sampled_at(data: Mapping[str, Any], scorer_id: str) -> float | None:
+    """The share of replies the catalog's `traces:` section samples a scorer at, when it says."""
+    traces = data.get("traces")
+    rate = traces.get("sampling") if isinstance(traces, Mapping) else None
+    rate = rate.get(scorer_id) if isinstance(rate, Mapping) else rate
+    return float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
 
 
 def _watched_facts(plan: ScorerPlan) -> dict[str, Fact]:

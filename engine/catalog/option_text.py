@@ -117,3 +117,29 @@ def _option(node: nodes.Node) -> str | None:
     if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "options":
         return node.attr
     return None
+
+
+def entries_described_alike(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each entry of a list option (tools, criteria, labels) whose
+    text is another entry's word for word under another name: a description pasted twice
+    tells the judge two different things are the same one."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    for name, declared in options.items() if isinstance(options, Mapping) else ():
+        entries = declared.get("default") if isinstance(declared, Mapping) else declared
+        if not isinstance(entries, list):
+            continue
+        seen: dict[tuple[str, str], Any] = {}
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, Mapping):
+                continue
+            named = next((str(entry[key]) for key in ("name", "id", "label", "tool", "title") if key in entry), None)
+            for key, text in entry.items():
+                if not isinstance(text, str) or len(text.split()) < 3 or named is None or text == named:
+                    continue
+                other = seen.setdefault((str(key), " ".join(text.lower().split())), named)
+                if other != named:
+                    where = [name, "default", index, key] if isinstance(declared, Mapping) and "default" in declared else [name, index, key]
+                    yield "entries-alike", (
+                        f"{label}.options.{name}[{index}].{key}: {named!r} is given the same {key} as {other!r} ({text!r}): the judge reads the "
+                        f"two as one thing and tells them apart by name only; write what {named!r} is"
+                    ), position(options, where, value=True)

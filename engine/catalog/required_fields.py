@@ -6,7 +6,7 @@ second showing is named at its line, and the field nothing reads at `requires:`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +84,21 @@ def _shown_again(parsed: nodes.Template) -> Iterator[tuple[int, str, int]]:
             if root.name in first and child.lineno != first[root.name]:
                 yield child.lineno, root.name, first[root.name]
             first.setdefault(root.name, child.lineno)
+
+
+def required_dropped(reads: frozenset[str], own: Any, base: Any, label: str) -> Iterator[CatalogWarning]:
+    """An extension's `requires:` (which replaces its base's list, not adds to it) that leaves
+    out a field the base requires and the steps still read: an item without it is no longer
+    left not scorable, but judged with the field missing (every claim against "no context")."""
+    if not isinstance(own, Mapping) or not isinstance(base, Mapping) or not isinstance(own.get("requires"), list) or not isinstance(base.get("requires"), list):
+        return
+    dropped = [name for name in base["requires"] if name not in own["requires"] and name in reads]
+    if not dropped:
+        return
+    place = position(own, ["requires"], value=True)
+    yield CatalogWarning(
+        f"{label}.requires: leaves out {', '.join(map(repr, dropped))}, which {own.get('extends')} requires and its steps read: `requires:` "
+        f"replaces the base's list, so an item without {dropped[0]} is judged with it missing instead of left not scorable; "
+        f"list every field: [{', '.join(dict.fromkeys([*map(str, own['requires']), *map(str, base['requires'])]))}]",
+        *(place or (None, None, None)), code="required-dropped",
+    )

@@ -51,27 +51,31 @@ class _Written(NamedTuple):
         return self.parent.get(name) if isinstance(self.parent, Mapping) else None
 
     def comment(self) -> str:
-        """The comment after the setting on its line, then those on the lines just above it
-        at its indentation (`# gpt-4o reads 128k tokens` over `max_input_chars: 120000`)."""
-        place = position(self.parent, [self.loc[-1]])
-        if place is None or place.line is None:
-            return ""
-        lines = _file_lines(place.file)
-        if not 0 < place.line <= len(lines):
-            return ""
-        line = lines[place.line - 1]
-        found = re.search(r"\s#\s*(.*)$", line)
-        said = [found.group(1).strip()] if found else []
-        indent = len(line) - len(line.lstrip())
-        above = place.line - 2
-        while above >= 0 and (comment := re.fullmatch(rf" {{{indent}}}#\s*(.*)", lines[above])) is not None:
-            said.insert(1 if found else 0, comment.group(1).strip())
-            above -= 1
-        return " ".join(said)
+        return comment_at(self.parent, self.loc[-1])
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
         return found(self.loc) if found is not None else None
+
+
+def comment_at(parent: Any, key: Any) -> str:
+    """The comment after the setting `key` of `parent` on its line, then those on the lines just
+    above it at its indentation (`# gpt-4o reads 128k tokens` over `max_input_chars: 120000`)."""
+    place = position(parent, [key])
+    if place is None or place.line is None:
+        return ""
+    lines = _file_lines(place.file)
+    if not 0 < place.line <= len(lines):
+        return ""
+    line = lines[place.line - 1]
+    found = re.search(r"\s#\s*(.*)$", line)
+    said = [found.group(1).strip()] if found else []
+    indent = len(line) - len(line.lstrip())
+    above = place.line - 2
+    while above >= 0 and (comment := re.fullmatch(rf" {{{indent}}}#\s*(.*)", lines[above])) is not None:
+        said.insert(1 if found else 0, comment.group(1).strip())
+        above -= 1
+    return " ".join(said)
 
 
 def block_said(data: Any, key: Any) -> str:
@@ -86,14 +90,14 @@ def block_said(data: Any, key: Any) -> str:
     indent = len(lines[first]) - len(lines[first].lstrip())
     while first > 0 and lines[first - 1].strip().startswith("#"):
         first -= 1
-    said = [name]
+    said: list[str] = []
     for index in range(first, min(len(lines), place.line + 200)):
         line = lines[index]
         if index >= place.line and line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
             break  # the next entry
         found = re.search(r"(?:^|\s)#\s*(.*)$", line)
         said += [found.group(1).strip()] if found else []
-    return " ".join(said)
+    return "; ".join([name, " ".join(said)] if said else [name])
 
 
 def _file_lines(file: str | None) -> list[str]:
@@ -200,6 +204,8 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "scores": lambda _: f"{plan.id}'s scores",
         "scale_said": lambda _: " (the `scale` option)" if plan.on_scale else "",
         "threshold": threshold,
+        "own_threshold": lambda _: plan.threshold,
+        "no_probabilities": lambda _: _gives_no_probabilities(plan.judge_defaults.model if isinstance(plan.judge_defaults.model, str) else None),
         "temperature": lambda _: max(temperatures) if temperatures else None,
         "judge_model": lambda _: plan.judge_defaults.model,
         "direction": lambda _: plan.direction,
@@ -208,6 +214,17 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "least_answer": least,
         "sample_answer": lambda loc: _sample_answer(asked(), raw, loc),
     }
+
+
+def _gives_no_probabilities(model: str | None) -> str | None:
+    """Why a judge returns no token log-probabilities (Claude, OpenAI's reasoning models), or None."""
+    from ..judge.capabilities import is_reasoning_family
+    from ..judge.config import PROVIDERS
+
+    provider = PROVIDERS.get((model or "").split("/", 1)[0])
+    if provider is not None and provider.adapter == "anthropic":
+        return f"{model} (Claude) returns no log-probabilities of its answer"
+    return f"{model}, a reasoning model, returns no log-probabilities of its answer" if model and is_reasoning_family(model) else None
 
 
 def _in_builtin(place: Place | None) -> bool:

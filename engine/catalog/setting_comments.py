@@ -321,3 +321,54 @@ class WordAgainstComment(NamedTuple):
 def _quoted(said: str, most: int = 140) -> str:
     """A comment as a message quotes it, cut at `most` characters."""
     return repr(said if len(said) <= most else said[: most - 1].rstrip() + "…")
+
+
+#: A comment giving the share a thing loses: "loses 80% of its credit", "a 30% penalty".
+_LOST_SHARE = re.compile(r"\b(?:loses?|losing|lost|drops?|cuts?|minus|docked|penalt(?:y|ies)|discount(?:ed)?)\b[^.;]*?(\d+(?:\.\d+)?)\s*%|(\d+(?:\.\d+)?)\s*%\s*(?:penalty|less|off|discount)", re.IGNORECASE)
+
+
+class LostShareGiven(NamedTuple):
+    """A share kept commented as the share lost: `uncertainty_weight: 0.8  # an indirect
+    statement loses 80% of its credit` keeps 80% of the credit, where 0.2 was meant, when the
+    option's declaration says what the thing counts (not what it loses)."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        described = str(setting.sibling("description") or setting.fact("option_description") or "")
+        found = _LOST_SHARE.search(said)
+        if value is None or not 0 < value < 1 or found is None or re.search(r"\b(?:penalt|los[ets]|deduct|discount)", described, re.IGNORECASE):
+            return None
+        lost = float(found.group(1) or found.group(2)) / 100
+        if abs(lost - value) > 1e-6 or abs(lost - 0.5) < 1e-6:
+            return None
+        return Found(
+            f"{value:g} is the share kept, as its declaration says ({_quoted(described.strip(), 90)}), but its comment gives the share lost ({said!r}): as "
+            f"written, it keeps {value:.0%} and loses {1 - value:.0%}; write {round(1 - value, 6):g}",
+            "unit-against-comment",
+        )
+
+
+#: A comment naming the line it gives: "calibrate's best line: 0.64", "threshold 0.7".
+_LINE_GIVEN = re.compile(r"\b(?:line|threshold|cut-?off|pass(?:es)?\s+at|bar)\b[^\d;]{0,40}?(?<![\d.])(\d*\.\d+)", re.IGNORECASE)
+_CONTRAST = re.compile(r"\b(?:was|were|old|older|previous\w*|instead|raised|lowered|from|rather|not|above|below|stricter|looser|than|over|under|except|before|until)\b", re.IGNORECASE)
+
+
+class CommentGivesAnotherLine(NamedTuple):
+    """A pass line whose comment gives the line it was taken from, and another figure: `0.46  #
+    calibrate's best line: 0.64` (digits turned round in the copy) passes what the line found
+    was meant to fail."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        found = _LINE_GIVEN.search(said)
+        if value is None or found is None or _CONTRAST.search(said):
+            return None
+        figure = float(found.group(1))
+        places = len(found.group(1).split(".")[1])
+        if abs(figure - value) < 10 ** -places / 2 or abs(round(figure, 2) - round(value, 2)) < 1e-9:
+            return None
+        return Found(
+            f"{value:g} is the pass line, but its comment gives the line as {figure:g} ({said!r}): the scores between them pass or fail "
+            f"otherwise than the line it was taken from; write {figure:g}, or say in the comment why it differs",
+            "unit-against-comment",
+        )

@@ -12,11 +12,11 @@ from the setting's comment, in setting_comments.py), the only code a row may nee
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
-from .trace_relations import ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach, WordAgainstComment
+from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
+from .setting_comments import CommentAgainstDeclaredUnit, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, WholeNotEach, WordAgainstComment
 from .setting_relations import (
-    AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
-    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
+    AgainstOwnPassLine, AmongNames, AtOwnPassLine, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    NeedsProbabilities, NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
 
@@ -73,6 +73,11 @@ _STATISTIC_SAID = WordAgainstComment({
         "the items that could not be scored (nothing to judge, a field missing) are counted",
     ),
     "error_rate": (r"\berrors?\b|\bfailed (?:call|request)s?|\bjudge (?:is |goes )?(?:down|failing|fails)|\btime ?outs?\b|\boutage|\bcrash|\brate limit", "the calls that failed (an error, a refused answer) are counted"),
+}, whole_block=True)
+_SOURCE_SAID = WordAgainstComment({
+    "batch": (r"\bnightly\b|\bbatch\b|scorers eval\b|\beval(?:uation)? runs?\b|from[- ]run\b|\bdata ?sets?\b", "the outcomes of batch runs (`scorers eval`) are read"),
+    "live": (r"\blive\b|\bproduction traffic\b|\bas they come\b|\breal[- ]time\b", "the outcomes of live scoring are read"),
+    "any": (r"\blive\b[^.;]*\b(?:and|or|as well as)\b[^.;]*\b(?:nightly|batch|eval)|\b(?:nightly|batch|eval)\b[^.;]*\b(?:and|or|as well as)\b[^.;]*\blive\b|\bboth\b", "the outcomes of both are read"),
 }, whole_block=True)
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
 _WHOLE_INPUT = WholeNotEach("the longest text sent to the judge, a field's pieces together (every context piece, every turn)")
@@ -161,6 +166,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("traces.sampling", Unit.SHARE, (_SAMPLED,)),
     SettingRule("traces.sampling.*", Unit.SHARE, (_SAMPLED,)),
     SettingRule("traces.where", Unit.GROUP),
+    SettingRule("traces.where.*", Unit.ANY, (KeptNotLeftOut(),)),
     SettingRule("traces.export", Unit.URL),
     # -- a scorer
     SettingRule("scorers.*", Unit.GROUP),
@@ -171,21 +177,21 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.requires", Unit.WORD),
     SettingRule("scorers.*.options", Unit.JSON_SCHEMA),
     # An option's default: the value a scorer that extends another gives the option.
-    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit())),
+    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit(), LostShareGiven())),
     *_judge("scorers.*.judge"),
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY, _AGGREGATE_SAID)),
-    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
+    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
     SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE,)),
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
-    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
-    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(),)),
+    SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine(), AtOwnPassLine())),
+    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(), NeedsProbabilities())),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
-    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit())),
+    SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
     SettingRule("scorers.*.empty_output", Unit.WORD),
     SettingRule("scorers.*.option_rules", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*", Unit.GROUP),
@@ -230,13 +236,13 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.name", Unit.NAME),
     SettingRule("monitors.*.scorer", Unit.NAME),
     SettingRule("monitors.*.statistic", Unit.WORD, (_PASS_RATE, BestTailWatched(), FailuresOfAJudgeFreeScorer(), _STATISTIC_SAID)),
-    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
-    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE)),
+    SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE, BeyondTheSampledShare())),
+    SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE, BeyondTheSampledShare())),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),
     SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(),)),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
     SettingRule("monitors.*.run", Unit.NAME),
-    SettingRule("monitors.*.source", Unit.WORD),
+    SettingRule("monitors.*.source", Unit.WORD, (_SOURCE_SAID,)),
     SettingRule("monitors.*.worst", Unit.COUNT),
     SettingRule("monitors.*.alert", Unit.GROUP),
     SettingRule("monitors.*.alert.*", Unit.GROUP),

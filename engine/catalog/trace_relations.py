@@ -134,3 +134,47 @@ class ShareAgainstComment(NamedTuple):
 
 def _as_one_in(share: float, noun: str) -> str:
     return f"one {noun} in {round(1 / share):g}" if share <= 0.5 and abs(1 / share - round(1 / share)) < 0.01 else f"{share:.0%} of {noun}s"
+
+
+#: Words of a comment that leave something out.
+_LEAVES_OUT = re.compile(r"\b(?:leave\w*|left|keep\w*)\b[^.;:]*?\bout\b|\b(?:exclud\w*|skip\w*|drop\w*|ignor\w*|except|without|filter\w*\s+out|not)\b", re.IGNORECASE)
+
+
+class KeptNotLeftOut(NamedTuple):
+    """A `where:` value its comment means to leave out: `deployment.environment: staging  #
+    leave the staging traffic out` scores the staging spans only, since `where:` keeps the
+    spans that match."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = setting.value, setting.comment()
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or not str(value).strip():
+            return None
+        for clause in re.split(r"[.;:]", said):
+            left = _LEAVES_OUT.search(clause)
+            if left is not None and re.search(rf"\b{re.escape(str(value))}\b", clause, re.IGNORECASE):
+                return Found(
+                    f"{value!r} keeps only the spans whose {setting.label.partition('where.')[2]} is {value!r}, but its comment leaves them out "
+                    f"({said!r}): `where:` keeps what it names and drops the rest; name the value to keep",
+                    "kept-not-left-out",
+                )
+        return None
+
+
+class BeyondTheSampledShare(NamedTuple):
+    """A `sampled_rate` condition past the share the scorer is sampled at: with `sampling:
+    0.1`, at most a tenth of the replies are queued, so `below: 0.9` holds all the time (and
+    `above: 0.2` never does); the rate is of every reply seen, not of those sampled."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, rate = setting.value, setting.fact("sampling_rate")
+        if setting.sibling("statistic") != "sampled_rate" or not isinstance(value, (int, float)) or isinstance(value, bool) or not isinstance(rate, (int, float)) or rate >= 1:
+            return None
+        below = setting.label.endswith(".below")
+        if (below and value <= rate) or (not below and value < rate):
+            return None
+        return Found(
+            f"{value:g} is past the share the scorer is sampled at, {rate:g} (`traces: sampling:`): sampled_rate is the share of every "
+            f"reply seen that was queued, at most {rate:g}, so the monitor {'alerts all the time' if below else 'never alerts'}; write the "
+            f"line as a share of every reply (a tenth of the sampled dropped: {round(rate * 0.9, 6):g})",
+            "beyond-sampled-share",
+        )

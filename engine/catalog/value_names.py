@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 
-from .setting_checks import written_settings
+from .setting_checks import comment_at, written_settings
 from .setting_relations import Unit
 from .source import Place, position
 from .templates import parse_expression
@@ -182,22 +182,53 @@ _SAYS_BETTER = re.compile(r"\b(higher|lower|greater|smaller|larger|bigger)\b[^.;
 _UP = frozenset({"higher", "greater", "larger", "bigger"})
 
 
+_MORE = r"(?:more than|above|over|exceed\w*|or more|at least|beyond)"
+_LESS = r"(?:less than|fewer than|below|under|or less|at most)"
+_FAILS = r"(?:flag\w*|fail\w*|reject\w*|block\w*)"
+#: A pass line's comment saying which side of it fails or passes ("more than 2% jargon flags
+#: the reply": lower is better), each with the end it makes better.
+_SIDES_SAID = (
+    (re.compile(rf"\b{_MORE}\b[^.;]*?\b{_FAILS}\b|\b{_FAILS}\b[^.;]*?\b{_MORE}\b", re.IGNORECASE), "lower"),
+    (re.compile(rf"\b{_LESS}\b[^.;]*?\b{_FAILS}\b|\b{_FAILS}\b[^.;]*?\b{_LESS}\b", re.IGNORECASE), "higher"),
+    (re.compile(rf"\b{_MORE}\b[^.;]*?\bpass\w*|\bpass\w*\b[^.;]*?\b{_MORE}\b", re.IGNORECASE), "higher"),
+    (re.compile(rf"\b{_LESS}\b[^.;]*?\bpass\w*|\bpass\w*\b[^.;]*?\b{_LESS}\b", re.IGNORECASE), "lower"),
+)
+
+
+def _better_by_pass_line(own: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """Which end the comment of the scorer's own pass line makes better, with the comment;
+    nothing where the comment speaks of the complement (`0.7  # fail when more than 30% are
+    wrong` counts what is wrong, as meant)."""
+    written = own.get("threshold")
+    if not isinstance(written, (int, float)) or isinstance(written, bool):
+        return set()
+    threshold, said = float(written), comment_at(own, "threshold")
+    shares = [float(number) / 100 for number in re.findall(r"(\d+(?:\.\d+)?)\s*%", said)]
+    if not said or any(abs(share - (1 - threshold)) < 1e-6 and abs(share - threshold) > 1e-6 for share in shares):
+        return set()
+    return {(way, said) for pattern, way in _SIDES_SAID if pattern.search(said)}
+
+
 def direction_against_description(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
     """(code, message, place) at the `direction:` of a scorer whose own description says, in
     one way only, that the other end of the score is better ("Higher is better" beside
-    `direction: lower_is_better`): reports, pass lines and monitors follow the direction."""
-    if not isinstance(own, Mapping) or not isinstance(own.get("description"), str) or own.get("direction") not in ("higher_is_better", "lower_is_better"):
+    `direction: lower_is_better`), or, where the description says neither, whose own pass
+    line's comment does ("more than 2% jargon flags the reply"): reports, pass lines and
+    monitors follow the direction."""
+    if not isinstance(own, Mapping) or own.get("direction") not in ("higher_is_better", "lower_is_better"):
         return
-    said = {("higher" if (found[1].lower() in _UP) == (found[2].lower() == "better") else "lower", found[0]) for found in _SAYS_BETTER.finditer(own["description"])}
+    said = {("higher" if (found[1].lower() in _UP) == (found[2].lower() == "better") else "lower", found[0]) for found in _SAYS_BETTER.finditer(str(own.get("description") or ""))}
+    whose = "the scorer's description says {} is better"
+    if not said:
+        said, whose = _better_by_pass_line(own), "the comment of its pass line has the {} scores pass"
     ways = {way for way, _ in said}
     if len(ways) != 1 or f"{next(iter(ways))}_is_better" == own["direction"]:
         return
     way, quoted = sorted(said)[0]
     yield "direction-against-description", (
-        f"{label}.direction: {own['direction']}, but the scorer's description says {way} is better ({quoted!r}): reports, pass lines and monitors "
+        f"{label}.direction: {own['direction']}, but {whose.format(way)} ({quoted!r}): reports, pass lines and monitors "
         f"take the direction, so the best answers are ranked worst; write `direction: {way}_is_better`, or correct the description"
     ), position(own, ["direction"], value=True)
-
 
 
 #: Words that name one end of what `min` or `max` keeps; those of worth (`weakest`, `best`)
@@ -226,7 +257,7 @@ def extremes_against_words(raw: Any, own: Any, label: str) -> Iterator[tuple[str
     coverage"), names the other: the score then takes the better of two ratings where the
     weaker was to decide."""
     direction = raw.get("direction") if isinstance(raw, Mapping) else None
-    described = own.get("description") if isinstance(own, Mapping) and isinstance(own.get("description"), str) else ""
+    described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
     said = {_extreme_of(found[1] or found[2], direction) for found in _OF_THE_TWO.finditer(described)} - {None}
     for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
         if not isinstance(value, str) or not re.search(r"\b(?:min|max)\b", value):

@@ -172,3 +172,28 @@ def _words(text: str) -> list[str]:
 
 def _content(text: str) -> str:
     return " ".join(word for word in _words(text) if word not in _FILLER and word not in _NEGATIONS)
+
+
+#: A description saying some items are left unscored.
+_NOT_SCORED = re.compile(r"\b(?:is|are|left|counts? as|stays?)\s+(?:not\s+scorable|unscored|not\s+scored)\b|\bnot\s+scorable\b", re.IGNORECASE)
+
+
+def skip_scored_against_description(proof: ScorerProof) -> None:
+    """`skip-scored` at a step's `on_skip:` number when the scorer's description says the items
+    skipped are left not scorable: each such item gets that number as its score (the best end,
+    and it passes) instead of staying out of the run's figures."""
+    said = _NOT_SCORED.search(proof.definition.description or "")
+    steps = proof.raw.get("steps") if isinstance(proof.raw, Mapping) else None
+    if said is None or not isinstance(steps, list):
+        return
+    for index, step in enumerate(steps):
+        skipped = step.get("on_skip") if isinstance(step, Mapping) else None
+        if not isinstance(skipped, (int, float)) or isinstance(skipped, bool) or "skip_if" not in step:
+            continue
+        ends = proof.range
+        best = "" if ends is None else " (the best score)" if skipped == (ends[1] if proof.plan.direction == "higher_is_better" else ends[0]) else ""
+        proof.warning("skip-scored", (
+            f"{proof.label}.steps.{step.get('id')}.on_skip: {skipped:g} is the score of every item the step skips{best}, but the scorer's "
+            f"description says such items are not scored ({said.group(0)!r}): they count in the mean and the pass rate as if judged; "
+            f"write `on_skip: {{not_scorable: \"why\"}}`"
+        ), proof.at("steps", index, "on_skip"))

@@ -28,7 +28,7 @@ from .empty_answer import better_word, empty_answer, empty_output_scores_best, e
 from .meanings import Meaning
 from .described_meaning import description_against_name, meaning_against_description, meaning_may_be_the_slip, optional_choice, description_against_declared
 from .described_reducer import reducer_against_description
-from .described_scores import scores_against_description
+from .described_scores import scores_against_description, skip_scored_against_description
 from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_meaning
 from .rounding import rounding_too_coarse
@@ -69,6 +69,7 @@ class ScorerProof(Placing):
         pass_line_against_meaning(self)
         verdicts_defined_against(self)
         scores_against_description(self)
+        skip_scored_against_description(self)
         reducer_against_description(self)
         optional_choice(self, self.trials.meanings, self._read_by_the_score)
         description_against_declared(self, self.trials.meanings, self._read_by_the_score)
