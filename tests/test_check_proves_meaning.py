@@ -759,3 +759,21 @@ def test_comments_that_agree_with_their_setting_stay_quiet(monkeypatch: pytest.M
         "  sampling:\n    faithfulness: 0.9  # skip one trace in ten\n",
         encoding="utf-8")
     assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])
+
+
+def test_a_skip_whose_score_step_leaves_the_item_unscored_is_seen_to_skip(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # With no claims, the verdicts step is skipped and the score step leaves the item not
+    # scorable: the steps skipped before it are skipped, not "never", though no score came out.
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  grounded-claims:\n    name: Grounded claims\n    description: Share of the claims the context supports. Higher is better.\n"
+        "    direction: higher_is_better\n    requires: [output, context]\n    steps:\n"
+        "      - id: preprocess\n        kind: llm\n        prompt: claims/extract.j2\n        schema: claims.yaml\n"
+        "        bounds:\n          claims: {max_items: \"sentences(output) | length + 2\"}\n          claims[]: {max_length: 300}\n"
+        "      - id: analyze\n        kind: llm\n        prompt: faithfulness/analyze.j2\n        schema: faithfulness_verdicts.yaml\n        uses_context: true\n"
+        "        bounds:\n          verdicts: {items: \"preprocess.claims | length\"}\n          verdicts[].statement: {enum: preprocess.claims}\n          verdicts[].reason: {max_length: 300}\n"
+        "        skip_if: \"not preprocess.claims\"\n        on_skip: {verdicts: []}\n"
+        "      - id: score\n        kind: score\n        skip_if: \"not preprocess.claims\"\n        on_skip: {not_scorable: \"the answer makes no claim\"}\n"
+        "        values:\n          supported:\n            reduce: ratio\n            items: analyze.verdicts\n            where: \"item.verdict == 'yes'\"\n"
+        "        score: \"supported * options.scale\"\n        round: 2\n",
+        encoding="utf-8")
+    assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])

@@ -234,6 +234,7 @@ async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meanin
         trial.refused = (refused.step, refused.why)
     except NotScorable as exc:
         trial.not_scorable = exc.message
+        trial.ran, trial.skipped = _before_a_skip_left_unscored(plan, exc.message, frozenset(judge.answers))
     except (ConfigError, ExpressionError) as exc:
         trial.error = exc.message
         # An expression's error leads with where it is written (FILE:LINE:COLUMN: ...), after
@@ -251,6 +252,18 @@ async def _trial(made: Scorer, scenario: Scenario, meanings: Mapping[str, Meanin
         trial.results = {step: record.result for step, record in result.steps.items()}
     trial.answers = judge.answers
     return trial
+
+
+def _before_a_skip_left_unscored(plan: ScorerPlan, message: str, asked: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The steps that ran and those skipped, when a step's skip left the item not scorable
+    (its `on_skip` is `message`): the judged steps before it ran when the judge was asked and
+    were skipped when not. Nothing is known of a run stopped before any step."""
+    ids = [step.id for step in plan.steps]
+    stopping = next((step for step in plan.steps if step.skip_if is not None and getattr(step, "on_skip", None) == message), None)
+    if stopping is None:
+        return frozenset(), frozenset()
+    before = [step for step in plan.steps[: ids.index(stopping.id)] if step.sampling is not None]
+    return frozenset(step.id for step in before if step.id in asked), frozenset({stopping.id, *(step.id for step in before if step.id not in asked)})
 
 
 def scenarios(fields: Mapping[str, list[Any]], meanings: Mapping[str, Meaning]) -> list[Scenario]:
