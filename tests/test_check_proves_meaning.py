@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("pass_line_failing_the_rating_its_comment_passes", 0, [
+        "pass_line_failing_the_rating_its_comment_passes/catalog.yaml:5:16: warning: advice-quality.threshold: 0.8 fails an answer rated 4 (it scores 0.75), but the comment says a 4 passes ('a rating of 4 or 5 passes'): write the line the comment means, at or below 0.75 [pass-line-against-comment]",
+    ]),
+    ("queue_definitions_swapped", 0, [
+        "queue_definitions_swapped/catalog.yaml:8:64: warning: queues.claims-review.instructions: tell reviewers \"no\" and \"unsure\" each in the words the verdict they label gives the other ('no': 'the context contradicts it'; 'unsure': 'the context does not mention it'): people answer the one where the judge answers the other, and their agreement with it is measured on crossed labels; swap the two definitions [verdict-defined-against-meaning]",
+    ]),
     ("requires_leaving_out_the_context", 0, [
         "requires_leaving_out_the_context/catalog.yaml:5:15: warning: scorers.guideline-faithfulness.requires: leaves out 'context', which faithfulness requires and its steps read: `requires:` replaces the base's list, so an item without context is judged with it missing instead of left not scorable; list every field: [output, context] [required-dropped]",
     ]),

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..scoring.plan import ScorerPlan
 from .proving.meanings import Meaning, schema_meanings
-from .proving.value_sayings import sayings, value_polarities
+from .proving.value_sayings import fields_named, sayings, swapped_definitions, value_polarities
 from .silencing import marked
 from .source import CatalogSource, place_in, position, span_of
 from .warning import CatalogWarning
@@ -155,6 +156,18 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
             continue  # a comment cannot sit inside the text: the key's line silences what is found in it
         meanings = _meanings_of(source, str(queue.get("scorer", "")), labels.step)
         polarities = value_polarities({key: meaning for key, meaning in meanings.items() if key.startswith(f"{labels.answers}[].")}, labels.judged)
+        swapped = _swapped(meanings, labels.answers, labels.judged, instructions) if labels.judged else None
+        if swapped is not None:
+            first, second, clauses = swapped
+            span = span_of(queues, [name, "instructions"])
+            # At the first of the two definitions, which a folded text may carry to another line.
+            place = place_in(span, pattern=rf"([\"'`]{re.escape(first)}[\"'`])\s*(?:when|if|means|:)") if span else position(queues, [name, "instructions"], value=True)
+            yield CatalogWarning(
+                f"queues.{name}.instructions: tell reviewers \"{first}\" and \"{second}\" each in the words the {labels.judged} they label "
+                f"gives the other ({first!r}: {clauses[first]!r}; {second!r}: {clauses[second]!r}): people answer the one where the judge "
+                "answers the other, and their agreement with it is measured on crossed labels; swap the two definitions",
+                *(place or (str(source.path), None, None)), code="verdict-defined-against-meaning",
+            )
         for saying in sayings(instructions):
             meant = polarities.get(saying.value)
             if meant is None or meant == saying.polarity:
@@ -171,6 +184,16 @@ def instructions_against_meaning(source: CatalogSource) -> Iterator[ConfigError]
                 "and their agreement with it is measured backwards; make the instructions say what the schema means",
                 *(place or position(queues, [name, "instructions"], value=True) or (str(source.path), None, None)), code="verdict-defined-against-meaning",
             )
+
+
+def _swapped(meanings: Mapping[str, Meaning], answers: str, judged: str, text: str) -> tuple[str, str, Mapping[Any, str]] | None:
+    """Two values the text defines in each other's words, by the description of the field it labels."""
+    for name in fields_named({key: meaning for key, meaning in meanings.items() if key.startswith(f"{answers}[].")}, judged):
+        clauses = meanings[name].clauses or {}
+        pair = swapped_definitions(text, clauses)
+        if pair is not None:
+            return pair[0], pair[1], clauses
+    return None
 
 
 #: Words that open what a text says of a value without saying anything yet.

@@ -7,10 +7,12 @@ jury's (each judge votes against it) or a cascade's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...scoring.pass_line import PassLine, scale_of
+from ..setting_checks import comment_at
 from ..source import Place
 from .empty_answer import ScorerProof, better_word, leaf
 from .truth_table import answer_in_short
@@ -66,3 +68,53 @@ def _held_to_meaning(proof: ScorerProof, line: PassLine, setting: str, place: Pl
             place,
         )
         return
+
+
+#: A comment saying which ratings pass or fail: "a rating of 4 or 5 passes", "3 and below fail".
+_RATINGS_SAID = re.compile(
+    r"\b(?:a\s+)?(?:rating|score|grade|mark)s?\s+of\s+(?P<listed>\d+(?:\s*(?:,|or|and)\s*\d+)*)\s+(?P<verb>pass|fail)"
+    r"|\b(?P<edge>\d+)\s+(?:and|or)\s+(?P<side>below|under|lower|less|above|over|higher|more|up)\s+(?P<verb2>pass|fail)",
+    re.IGNORECASE,
+)
+
+
+def pass_line_against_comment(proof: ScorerProof) -> None:
+    """`pass-line-against-comment`: the comment of the author's own pass line says a rating
+    passes (or fails) that the scorer, run on an answer giving that rating, fails (or passes):
+    "a rating of 4 passes" at 0.8, where the score makes a 4 of 1 to 5 into 0.75."""
+    written, place = _written(proof.raw, ("threshold",)), proof.at("threshold")
+    numbers = [name for name, domain in proof.trials.fields.items() if domain and all(isinstance(value, int) and not isinstance(value, bool) for value in domain)]
+    if written is None or place is None or not proof._is_own(place) or len(numbers) != 1:
+        return
+    said = comment_at(proof.raw, "threshold")
+    line = proof.plan.pass_line.on_scale(scale_of(proof.plan.options_model()))
+    for rating, passes in _ratings_said(said, proof.trials.fields[numbers[0]]):
+        trial = next((trial for trial in proof.trials.trials if trial.score is not None and _rating_of(trial.answers, numbers[0]) == rating), None)
+        if trial is None or trial.score is None or line.passes(trial.score) == passes:
+            continue
+        proof.warning("pass-line-against-comment", (
+            f"{proof.label}.threshold: {written:g} {'fails' if passes else 'passes'} an answer rated {rating} (it scores {trial.score:g}), but "
+            f"the comment says a {rating} {'passes' if passes else 'fails'} ({said!r}): write the line the comment means, at or "
+            f"{'below' if passes == (proof.plan.direction == 'higher_is_better') else 'above'} {trial.score:g}"
+        ), place)
+        return
+
+
+def _ratings_said(said: str, domain: list[Any]) -> Iterator[tuple[int, bool]]:
+    """Each rating of `domain` the comment says passes (True) or fails (False)."""
+    for found in _RATINGS_SAID.finditer(said):
+        if found["listed"]:
+            for number in re.findall(r"\d+", found["listed"]):
+                yield int(number), found["verb"].lower() == "pass"
+        else:
+            edge, up = int(found["edge"]), found["side"].lower() in ("above", "over", "higher", "more", "up")
+            for value in domain:
+                if (value >= edge) if up else (value <= edge):
+                    yield int(value), found["verb2"].lower() == "pass"
+
+
+def _rating_of(answers: Mapping[str, Any], name: str) -> Any:
+    """The value an answer gives the field `name` (`rate.rating`), when it gives one."""
+    step, _, field = name.partition(".")
+    answer = answers.get(step)
+    return answer.get(field) if isinstance(answer, Mapping) and "[]" not in field and "." not in field else None

@@ -30,7 +30,7 @@ from .described_meaning import description_against_name, meaning_against_descrip
 from .described_reducer import reducer_against_description
 from .described_scores import scores_against_description, skip_scored_against_description
 from .in_between import in_between_out_of_order
-from .pass_line_meaning import pass_line_against_meaning
+from .pass_line_meaning import pass_line_against_comment, pass_line_against_meaning
 from .rounding import rounding_too_coarse
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
@@ -67,6 +67,7 @@ class ScorerProof(Placing):
         empty_answer(self)
         empty_output_scores_best(self)
         pass_line_against_meaning(self)
+        pass_line_against_comment(self)
         verdicts_defined_against(self)
         scores_against_description(self)
         skip_scored_against_description(self)

@@ -111,3 +111,48 @@ def value_polarities(meanings: Mapping[str, Meaning], field: str | None = None, 
             if found.setdefault(value, polarity) != polarity:
                 clashing.add(value)
     return {value: polarity for value, polarity in found.items() if value not in clashing}
+
+
+#: Words that say nothing of which value is meant, and the names of the text judged against.
+_FILLER = frozenset("a an the it its it's is are be that this when if or and of to by in on as any claim statement passage passages context guideline guidelines source sources document documents text record policy".split())
+_NEGATION = frozenset("no not never none nothing neither nor without doesn't does don't isn't".split())
+
+
+def _gist(words: str) -> tuple[frozenset[str], bool]:
+    """The content words of a value's definition, cut to their stems, and whether it is negated."""
+    tokens = re.findall(r"[a-z']+", words.lower())
+    stems = frozenset(re.sub(r"(?:ing|ed|es|s)$", "", token) for token in tokens if token not in _FILLER and token not in _NEGATION and len(token) > 2)
+    return stems, any(token in _NEGATION for token in tokens)
+
+
+def _likeness(one: tuple[frozenset[str], bool], other: tuple[frozenset[str], bool]) -> float:
+    shared = len(one[0] & other[0])
+    return shared / max(1, min(len(one[0]), len(other[0]))) if shared else 0.0
+
+
+def definitions(text: str) -> dict[str, tuple[str, int]]:
+    """Each value a text defines (`"no" when no passage mentions it`), with its words and where
+    the value is written, whatever the words say (the first definition of each value)."""
+    found: dict[str, tuple[str, int]] = {}
+    for definition in _VALUE_THEN_WORDS.finditer(plain_text(text)):
+        words = re.split(r"[.;!?,](?:\s|$)", definition["words"])[0].strip()
+        if words:
+            found.setdefault(definition["value"], (words, definition.start("value")))
+    return found
+
+
+def swapped_definitions(text: str, clauses: Mapping[object, str]) -> tuple[str, str] | None:
+    """Two values a text defines each in the words the schema's description gives the other
+    ("no" when nothing mentions it, "unsure" when it is contradicted, where the schema says the
+    reverse): the pair, first as the text writes them; None when none is so."""
+    written = definitions(text)
+    values = [value for value in written if value in clauses]
+    for index, first in enumerate(values):
+        for second in values[index + 1:]:
+            mine = {value: _gist(written[value][0]) for value in (first, second)}
+            theirs = {value: _gist(str(clauses[value])) for value in (first, second)}
+            crossed = min(_likeness(mine[first], theirs[second]), _likeness(mine[second], theirs[first]))
+            kept = max(_likeness(mine[first], theirs[first]), _likeness(mine[second], theirs[second]))
+            if crossed >= 0.5 and kept == 0:
+                return first, second
+    return None
