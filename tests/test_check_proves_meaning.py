@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("rank_below_the_first_n", 0, [
+        "rank_below_the_first_n/catalog.yaml:14:20: warning: scorers.top3-precision.score.values.useful.where: `rank < 3` keeps the first 2, since `rank` counts from 1, but 'first three' speaks of the first 3; write `rank <= 3` [rank-from-one]",
+    ]),
+    ("convention_against_the_apps_instrumentation", 0, [
+        "convention_against_the_apps_instrumentation/catalog.yaml:6:15: warning: traces.convention: `openinference` means the spans carry OpenInference's attributes, but what is written of it says the spans carry the GenAI conventions' gen_ai.* attributes (\"the app is traced by opentelemetry-instrumentation-openai-v2: gen_ai.* attributes; traces; A convention other than the one the app's instru…\"): that is `genai`; write it, or say in the comment what `openinference` does [word-against-comment]",
+    ]),
     ("pass_line_failing_the_rating_its_comment_passes", 0, [
         "pass_line_failing_the_rating_its_comment_passes/catalog.yaml:5:16: warning: advice-quality.threshold: 0.8 fails an answer rated 4 (it scores 0.75), but the comment says a 4 passes ('a rating of 4 or 5 passes'): write the line the comment means, at or below 0.75 [pass-line-against-comment]",
     ]),
@@ -44,7 +50,7 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "sampled_rate_past_the_sampling/catalog.yaml:14:12: warning: monitors.scoring_falls_behind.below: 0.9 is past the share the scorer is sampled at, 0.1 (`traces: sampling:`): sampled_rate is the share of every reply seen that was queued, at most 0.1, so the monitor alerts all the time; write the line as a share of every reply (a tenth of the sampled dropped: 0.09) [beyond-sampled-share]",
     ]),
     ("queue_source_against_its_comment", 0, [
-        "queue_source_against_its_comment/catalog.yaml:9:13: warning: monitors.judge_drifts_from_people.source: live is the rule where the outcomes of live scoring are read, but what is written of it says the outcomes of batch runs (`scorers eval`) are read ('people label the nightly `scorers eval` runs; judge drifts from people; people label the nightly `scorers eval` runs'): that is `batch`; write it, or say in the comment what `live` does [word-against-comment]",
+        "queue_source_against_its_comment/catalog.yaml:9:13: warning: monitors.judge_drifts_from_people.source: `live` means the outcomes of live scoring are read, but what is written of it says the outcomes of batch runs (`scorers eval`) are read ('people label the nightly `scorers eval` runs; judge drifts from people; people label the nightly `scorers eval` runs'): that is `batch`; write it, or say in the comment what `live` does [word-against-comment]",
     ]),
     ("weight_commented_as_what_is_lost", 0, [
         "weight_commented_as_what_is_lost/catalog.yaml:6:27: warning: scorers.on-topic-replies.options.uncertainty_weight.default: 0.8 is the share kept, as its declaration says ('What a statement judged \"unsure\" (partly relevant) counts, between 0 (nothing) and 1 (ful…'), but its comment gives the share lost ('a half-relevant statement loses 80% of its credit'): as written, it keeps 80% and loses 20%; write 0.2 [unit-against-comment]",
@@ -65,10 +71,10 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "worked_example_against_its_meaning/catalog.yaml:12:21: warning: returns-faithfulness.steps.analyze.examples[0]: the worked example answers 'no', bad by the meaning of `verdicts[].verdict`, with a reason that reads good ('the policy says members return items free of charge'): the judge learns to give 'no' where its meaning is the other, and such verdicts count the other way; give the value the reason means [example-against-meaning]",
     ]),
     ("jury_aggregate_against_its_comment", 0, [
-        "jury_aggregate_against_its_comment/catalog.yaml:7:18: warning: scorers.toxicity-panel.judges.aggregate: majority is the rule where most of the judges' pass or fail votes decide, but what is written of it says the worst judge's score decides ('flag a reply as soon as any one judge flags it'): that is `strictest`; write it, or say in the comment what `majority` does [word-against-comment]",
+        "jury_aggregate_against_its_comment/catalog.yaml:7:18: warning: scorers.toxicity-panel.judges.aggregate: `majority` means most of the judges' pass or fail votes decide, but what is written of it says the worst judge's score decides ('flag a reply as soon as any one judge flags it'): that is `strictest`; write it, or say in the comment what `majority` does [word-against-comment]",
     ]),
     ("monitor_statistic_against_its_comments", 0, [
-        "monitor_statistic_against_its_comments/catalog.yaml:9:16: warning: monitors.retrieval_found_nothing.statistic: error_rate is the rule where the calls that failed (an error, a refused answer) are counted, but what is written of it says the items that could not be scored (nothing to judge, a field missing) are counted ('retrieval found nothing; An answer whose retrieval found no passage has no context and is left not scorable: page the search team when that…'): that is `not_scorable_rate`; write it, or say in the comment what `error_rate` does [word-against-comment]",
+        "monitor_statistic_against_its_comments/catalog.yaml:9:16: warning: monitors.retrieval_found_nothing.statistic: `error_rate` means the calls that failed (an error, a refused answer) are counted, but what is written of it says the items that could not be scored (nothing to judge, a field missing) are counted ('retrieval found nothing; An answer whose retrieval found no passage has no context and is left not scorable: page the search team when that…'): that is `not_scorable_rate`; write it, or say in the comment what `error_rate` does [word-against-comment]",
     ]),
     ("share_answered_as_a_whole_number", 0, [
         "share_answered_as_a_whole_number/schemas/questions_answered.yaml:8:11: warning: questions_answered.yaml: answered is declared `type: integer`, which takes whole numbers only, but its description shows 0.5, and from 0 to 1 it can only be 0 or 1: the judge can answer no value between, so every part comes back as an end; declare `type: number` [whole-number-part]",

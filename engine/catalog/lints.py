@@ -30,7 +30,7 @@ from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anch
 from .required_fields import required_dropped, unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
-from .value_names import direction_against_description, extremes_against_words, names_against_filters, reducers_against_description
+from .value_names import direction_against_description, extremes_against_words, ranks_counted_from_zero, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings, tags_against_fields, turns_under_one_role
 from .warning import CatalogWarning
@@ -175,6 +175,7 @@ class ScorerLints:
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
                                        *direction_against_description(own, f"scorers.{self.definition.id}"),
                                        *extremes_against_words(self.raw, own, f"scorers.{self.definition.id}"),
+                                       *ranks_counted_from_zero(self.raw, own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
                                        *self.own_answers_whole()]:
                 self.warn(code, message, place)

@@ -9,6 +9,7 @@ when a relation asks for it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -78,9 +79,10 @@ def comment_at(parent: Any, key: Any) -> str:
     return " ".join(said)
 
 
-def block_said(data: Any, key: Any) -> str:
+def block_said(data: Any, key: Any, header: bool = False) -> str:
     """What the author says of the entry `key` of `data` (a monitor): its name, words apart,
-    the comments just above it and every comment inside its block."""
+    the comments just above it and every comment inside its block; with `header`, the
+    comments that open the file too (what a catalog says of the app it scores)."""
     place = position(data, [key])
     name = re.sub(r"[_-]+", " ", str(key))
     lines = _file_lines(place.file) if place is not None else []
@@ -91,6 +93,8 @@ def block_said(data: Any, key: Any) -> str:
     while first > 0 and lines[first - 1].strip().startswith("#"):
         first -= 1
     said: list[str] = []
+    if header:
+        said += [line.lstrip("# ").strip() for line in itertools.takewhile(lambda line: line.startswith("#") or not line.strip(), lines) if line.strip()]
     for index in range(first, min(len(lines), place.line + 200)):
         line = lines[index]
         if index >= place.line and line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:

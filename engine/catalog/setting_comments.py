@@ -312,7 +312,7 @@ class WordAgainstComment(NamedTuple):
         if value in meant or len(meant) != 1:
             return None
         return Found(
-            f"{value} is the rule where {self.words[value][1]}, but what is written of it says {self.words[meant[0]][1]} ({_quoted(said)}): "
+            f"`{value}` means {self.words[value][1]}, but what is written of it says {self.words[meant[0]][1]} ({_quoted(said)}): "
             f"that is `{meant[0]}`; write it, or say in the comment what `{value}` does",
             "word-against-comment",
         )

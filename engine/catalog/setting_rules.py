@@ -79,6 +79,11 @@ _SOURCE_SAID = WordAgainstComment({
     "live": (r"\blive\b|\bproduction traffic\b|\bas they come\b|\breal[- ]time\b", "the outcomes of live scoring are read"),
     "any": (r"\blive\b[^.;]*\b(?:and|or|as well as)\b[^.;]*\b(?:nightly|batch|eval)|\b(?:nightly|batch|eval)\b[^.;]*\b(?:and|or|as well as)\b[^.;]*\blive\b|\bboth\b", "the outcomes of both are read"),
 }, whole_block=True)
+_CONVENTION_SAID = WordAgainstComment({
+    "genai": (r"\bgen ai\b|\bgenai\b|\bgen_ai\.|opentelemetry instrumentation|\binvoke agent\b|\bexecute tool\b|semantic conventions?", "the spans carry the GenAI conventions' gen_ai.* attributes"),
+    "openinference": (r"\bopeninference\b|\barize\b|\bphoenix\b|\bllm\.input messages\b", "the spans carry OpenInference's attributes"),
+    "vercel": (r"\bvercel\b|\bai sdk\b|\bmastra\b|\bai\.generatetext\b|\bai\.streamtext\b", "the spans carry the Vercel AI SDK's ai.* attributes"),
+}, whole_block=True)
 _CONDITION = CanHold("statistic", _STATISTIC_UNITS)
 _WHOLE_INPUT = WholeNotEach("the longest text sent to the judge, a field's pieces together (every context piece, every turn)")
 _CONDITION_ON_SCALE = NotAFraction(unit_by="statistic", units=_STATISTIC_UNITS)
@@ -160,7 +165,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors", Unit.GROUP),
     SettingRule("queues", Unit.GROUP),
     SettingRule("traces", Unit.GROUP),  # its structure is checked at its lines by catalog/traces.py
-    SettingRule("traces.convention", Unit.WORD),
+    SettingRule("traces.convention", Unit.WORD, (_CONVENTION_SAID,)),
     *_trace_items("llm"),
     *_trace_items("agent"),
     SettingRule("traces.sampling", Unit.SHARE, (_SAMPLED,)),

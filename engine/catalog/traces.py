@@ -230,7 +230,7 @@ def trace_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str],
     """The warnings of the `traces:` section's settings (their rows in setting_rules.py): a
     scorer given items that never hold what it reads, a field read from the attribute of
     another, a rate against its comment; its problems are traces_in's."""
-    from .setting_checks import held
+    from .setting_checks import block_said, held
     from .trace_relations import attributes_read
     from .warning import CatalogWarning
 
@@ -251,7 +251,8 @@ def trace_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str],
         return frozenset().union(*(step.reads for step in plan.steps)), tuple(plan.requires)
 
     preset = PRESETS[convention].fields if convention in PRESETS else {}
-    facts = {"run_reads": run_reads, "convention": lambda _: (convention, readers, preset)}
+    said = block_said(data, "traces", header=True)
+    facts = {"run_reads": run_reads, "convention": lambda _: (convention, readers, preset), "said_of_owner": lambda _: said}
     found: list[ConfigError] = []
     for each in held("traces", "traces", section, facts):
         if each.code is not None:

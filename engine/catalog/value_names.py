@@ -282,3 +282,27 @@ def extremes_against_words(raw: Any, own: Any, label: str) -> Iterator[tuple[str
             f"names the other end: the {'better' if (used == 'max') == (direction != 'lower_is_better') else 'worse'} of the values decides where the other "
             f"was meant; write `{'min' if used == 'max' else 'max'}`"
         ), position(raw, list(loc), value=True)
+
+
+_SPELLED = {word: index for index, word in enumerate("zero one two three four five six seven eight nine ten".split())}
+#: "the first three", "top 5", "top-3": how many ranked items a text speaks of.
+_FIRST_N = re.compile(r"\b(?:first|top)[\s_-]*(\d+|" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
+
+
+def ranks_counted_from_zero(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a `where:` that keeps `rank < N` where the value's name or the
+    scorer's description speaks of the first N: `rank` counts from 1, so it keeps N - 1."""
+    described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if loc[-1] != "where" or not isinstance(value, str) or "rank" not in value:
+            continue
+        kept = re.search(r"\brank\s*<\s*(\d+)\b(?!\s*=)", value)
+        said = [found for text in (" ".join(map(str, loc)), described) for found in _FIRST_N.finditer(text)]
+        counts = {int(found[1]) if found[1].isdigit() else _SPELLED[found[1].lower()] for found in said}
+        if kept is None or counts != {int(kept[1])}:
+            continue
+        number = int(kept[1])
+        yield "rank-from-one", (
+            f"{label}.{'.'.join(_value_where(raw, loc))}: `rank < {number}` keeps the first {number - 1}, since `rank` counts from 1, but "
+            f"{said[0].group(0)!r} speaks of the first {number}; write `rank <= {number}`"
+        ), position(raw, list(loc), value=True)
