@@ -22,6 +22,50 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("monitor_named_for_another_scorer", 0, [
+        "monitor_named_for_another_scorer/catalog.yaml:18:13: warning: monitors.secrets_leaked.scorer: code-in-fences, but the name speaks of leaked-secrets, another scorer of this catalog: copied from its neighbour, it watches what its name does not say; name leaked-secrets [named-for-another-scorer]",
+    ]),
+    ("live_monitor_of_a_scorer_traces_never_run", 0, [
+        "live_monitor_of_a_scorer_traces_never_run/catalog.yaml:11:13: warning: monitors.grounding_falls.scorer: hallucination is not among the scorers the `traces:` section runs live (faithfulness): the monitor reads live outcomes of hallucination, which this catalog never makes; watch one of those [named-for-another-scorer]",
+    ]),
+    ("weight_against_its_comment", 0, [
+        "weight_against_its_comment/catalog.yaml:6:27: warning: scorers.travel-relevancy.options.uncertainty_weight.default: 0.3 is what it counts, but its comment gives 0.5 ('an indirect statement counts half as much as a direct one'): write 0.5, or the comment the number means [unit-against-comment]",
+    ]),
+    ("window_of_a_minute_for_a_month", 0, [
+        "window_of_a_minute_for_a_month/catalog.yaml:9:13: warning: monitors.bias_creeping_up.window: 1m is 1 minutes, but its comment speaks of about 30d ('the last month of replies'): `m` is minutes, a month `30d`; write `30d` [unit-against-comment]",
+    ]),
+    ("rounded_onto_the_pass_line", 0, [
+        "rounded_onto_the_pass_line/catalog.yaml:8:16: warning: kb-faithfulness.score.round: rounding to 1 decimal moves scores up to 0.05 onto the pass line, 0.8: a 0.75 shows as 0.8 and passes; round to 2 [round-across-the-line]",
+    ]),
+    ("median_of_two_judges", 0, [
+        "median_of_two_judges/catalog.yaml:6:15: warning: scorers.jury-hallucination.judges.models: two judges under `aggregate: median`: the median of two scores is their mean, so one judge that goes astray is never outvoted; add a third judge (an odd number), or write the rule two judges follow (`mean`, `strictest`) [too-few-judges]",
+    ]),
+    ("zero_as_no_cap", 0, [
+        "zero_as_no_cap/catalog.yaml:6:12: warning: scorers.tool-call-budget.options.max.default: 0 is the tightest limit, not none ('no cap yet: every run passes while we collect the baseline'): everything above 0 is held to it and fails; for no limit, write a number no item reaches, or leave the option to a scorer without it [zero-as-no-limit]",
+    ]),
+    ("last_call_taken_first", 0, [
+        "last_call_taken_first/catalog.yaml:14:22: warning: scorers.ends-with-tests.calls.values.last_call: takes the first item, but its name says the last: write `[-1]` (or `| last`) [end-against-name]",
+    ]),
+    ("problems_at_least_one", 0, [
+        "problems_at_least_one/schemas/patch_problems.yaml:7:15: warning: patch_problems.yaml: problems has `minItems: 1`, but its description lets it be empty ('The problems a careful reviewer finds in the patch; empty when it has none.'): a judge decoding under the schema must name 1 or more where there are none, and the best score is out of reach; write `minItems: 0` [bound-against-description]",
+    ]),
+    ("one_category_of_every", 0, [
+        "one_category_of_every/catalog.yaml:15:16: warning: policy-breaches.score: no answer its schema accepts scores 1, the highest of its range (0 to 1): the most any scores is 0.17; check what the score divides or multiplies by [score-never-reaches]",
+        "one_category_of_every/schemas/policy_categories.yaml:7:15: warning: policy_categories.yaml: categories has `maxItems: 1`, but its description asks for every one ('Every policy category the reply breaks, each once.'): the judge can give only one, and the rest are never counted; write the most there can be [bound-against-description]",
+    ]),
+    ("queue_flagging_on_most", 0, [
+        "queue_flagging_on_most/catalog.yaml:11:7: warning: queues.forum-review.instructions: tell reviewers 'Flag a reply only when most' (a count of bad verdicts), but forum-toxicity's pass line flags an answer with one bad verdict of three (it scores 0.33): people and the judge flag by two rules, and their agreement measures the rule, not the judge; make the instructions say what the pass line does [flag-rule-against-pass-line]",
+    ]),
+    ("more_than_one_for_a_single", 0, [
+        "more_than_one_for_a_single/catalog.yaml:11:21: warning: any-toxic-statement.score: the description says 'at least one', so one bad verdict should decide, but an answer with one verdict of 3 bad (3 statements; verdicts yes, no, no) scores 0 and passes (every one bad scores 1); sum the items up with `max` or `min` (the worst of them), or make the description say how the items are summed up [reducer-against-description]",
+        "more_than_one_for_a_single/catalog.yaml:14:16: warning: scorers.any-toxic-statement.score.score: `toxic > 1` holds from two on, but the scorer's description speaks of 'at least one': a count of one is not above 1; write `toxic >= 1` [more-than-one-for-one]",
+    ]),
+    ("one_branch_off_the_scale", 0, [
+        "one_branch_off_the_scale/catalog.yaml:15:16: warning: scorers.grounding-of-10.score.score: one branch is multiplied by `options.scale` and the other is 1, not on the scale (on a scale to 10 it is 1 of 10): bracket the condition, `(... if ... else 1) * options.scale` [branch-off-the-scale]",
+    ]),
+    ("empty_output_scored_against_the_description", 0, [
+        "empty_output_scored_against_the_description/catalog.yaml:9:19: warning: scorers.commit-subject-length.empty_output: score runs the scorer on an empty output, but the description says such an output is not scored ('A reply with no message at all is not scored here'): it gets a score and counts in the mean and the pass rate; write `empty_output: not_scorable` [empty-scored-against-description]",
+    ]),
     ("rank_below_the_first_n", 0, [
         "rank_below_the_first_n/catalog.yaml:14:20: warning: scorers.top3-precision.score.values.useful.where: `rank < 3` keeps the first 2, since `rank` counts from 1, but 'first three' speaks of the first 3; write `rank <= 3` [rank-from-one]",
     ]),

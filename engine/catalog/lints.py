@@ -25,12 +25,12 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, escapes_in_expressions, wrong_codes
-from .option_text import entries_described_alike, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
+from .option_text import entries_described_alike, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import required_dropped, unread_required
 from .quantity_units import counts_in_other_units
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
-from .value_names import direction_against_description, extremes_against_words, ranks_counted_from_zero, names_against_filters, reducers_against_description
+from .value_names import branch_off_the_scale, direction_against_description, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings, tags_against_fields, turns_under_one_role
 from .warning import CatalogWarning
@@ -176,6 +176,9 @@ class ScorerLints:
                                        *direction_against_description(own, f"scorers.{self.definition.id}"),
                                        *extremes_against_words(self.raw, own, f"scorers.{self.definition.id}"),
                                        *ranks_counted_from_zero(self.raw, own, f"scorers.{self.definition.id}"),
+                                       *ends_against_names(self.raw, f"scorers.{self.definition.id}"),
+                                       *branch_off_the_scale(self.raw, f"scorers.{self.definition.id}"),
+                                       *more_than_one_for_at_least_one(self.raw, own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
                                        *self.own_answers_whole()]:
                 self.warn(code, message, place)
@@ -190,11 +193,13 @@ class ScorerLints:
             return None
 
     def own_answers_whole(self) -> Iterator[tuple[str, str, Place | None]]:
-        """whole_numbers_in_answers of the answer schemas in the author's own folder."""
+        """What the answer schemas in the author's own folder declare against their own words."""
         own = self.source.schemas_path[0].resolve()
         for path in sorted(self.schema_files()):
             if path.resolve().is_relative_to(own):
-                yield from whole_numbers_in_answers(self.schemas.setdefault(path, load_shared(path)), path.name)
+                schema = self.schemas.setdefault(path, load_shared(path))
+                yield from whole_numbers_in_answers(schema, path.name)
+                yield from list_bounds_against_description(schema, path.name)
 
     def schema_files(self) -> set[Path]:
         """The schema files the scorer's steps answer with."""

@@ -143,3 +143,32 @@ def entries_described_alike(own: Any, label: str) -> Iterator[tuple[str, str, Pl
                         f"{label}.options.{name}[{index}].{key}: {named!r} is given the same {key} as {other!r} ({text!r}): the judge reads the "
                         f"two as one thing and tells them apart by name only; write what {named!r} is"
                     ), position(options, where, value=True)
+
+
+_MAY_BE_EMPTY = re.compile(r"\bempty\b|\bif any\b|\bor none\b|\bwhen (?:it|there) (?:has|are|is) (?:none|no)\b", re.IGNORECASE)
+_EVERY = re.compile(r"\b(?:every|all|each)\b", re.IGNORECASE)
+
+
+def list_bounds_against_description(schema: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each list of an answer schema whose bound its description
+    denies: `minItems: 1` on a list "empty when there are none" makes the judge invent one (a
+    flawless answer can no longer score best), `maxItems: 1` on "every category broken" keeps
+    only one."""
+    every = list(subschemas(schema, []))
+    objects = {name: node for name, node in every if node.get("type") == "object"}
+    arrays = [(name, node) for name, node in every if node.get("type") == "array"]
+    for name, declared in arrays:
+        parent = objects.get(name.rpartition(".")[0])
+        lists = [other for other, _ in arrays if other.rpartition(".")[0] == name.rpartition(".")[0]]
+        described = str(declared.get("description") or (parent.get("description") if parent is not None and len(lists) == 1 else "") or "")
+        least, most = declared.get("minItems"), declared.get("maxItems")
+        if isinstance(least, int) and least >= 1 and _MAY_BE_EMPTY.search(described):
+            yield "bound-against-description", (
+                f"{label}: {name} has `minItems: {least}`, but its description lets it be empty ({described!r}): a judge decoding under the "
+                f"schema must name {least} or more where there are none, and the best score is out of reach; write `minItems: 0`"
+            ), position(declared, ["minItems"], value=True)
+        if most == 1 and _EVERY.search(described):
+            yield "bound-against-description", (
+                f"{label}: {name} has `maxItems: 1`, but its description asks for every one ({described!r}): the judge can give only one, "
+                f"and the rest are never counted; write the most there can be"
+            ), position(declared, ["maxItems"], value=True)

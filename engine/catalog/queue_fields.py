@@ -210,3 +210,51 @@ def _meanings_of(source: CatalogSource, scorer: str, step: str) -> Mapping[str, 
     spec = next((entry for entry in steps or [] if isinstance(entry, Mapping) and entry.get("id") == step), None)
     schema = source.schema_file(str(spec.get("schema"))) if isinstance(spec, Mapping) and spec.get("schema") else None
     return schema_meanings(schema, step) if schema is not None else {}
+
+
+#: Instructions telling reviewers when to flag an item: "flag it only when most of its
+#: statements are toxic" (many), "flag it as soon as one is" (one).
+_FLAG_WHEN = re.compile(
+    r"\bflag\w*\s+(?:it|them|the\s+\w+|an?\s+\w+)?\s*(?:only\s+)?(?:when|if|as\s+soon\s+as)\s+(?P<how>most|all|every|the\s+majority|more\s+than\s+half|any|one|a\s+single|at\s+least\s+one)\b",
+    re.IGNORECASE,
+)
+
+
+def flagging_against_pass_line(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
+    """A warning where a queue's instructions tell reviewers to flag an item on another count of
+    bad answers than the scorer's pass line flags it: "only when most of its statements are
+    toxic" beside a pass line that one toxic statement fails. People's pass or flag is then
+    compared with the judge's under two rules, and the calibration moves the line to theirs."""
+    from .proving.trials import run_trials
+    from .queues import StepLabels
+
+    queues = source.data.get("queues")
+    for name, queue in queues.items() if isinstance(queues, Mapping) else ():
+        instructions = queue.get("instructions") if isinstance(queue, Mapping) else None
+        said = _FLAG_WHEN.search(instructions) if isinstance(instructions, str) else None
+        plan = plan_of(str(queue.get("scorer", ""))) if said is not None else None
+        try:
+            labels = StepLabels.model_validate(queue.get("steps")) if plan is not None else None
+        except ValidationError:
+            continue
+        if labels is None or said is None or plan is None or not labels.judged:
+            continue
+        meanings: dict[str, Meaning] = {}
+        for step in plan.steps:
+            meanings |= _meanings_of(source, plan.id, step.id)
+        trials = run_trials(plan, {}, meanings)
+        one = trials.named(f"worse {labels.answers}[].{labels.judged} 1") if trials is not None else None
+        if one is None or one.score is None:
+            continue
+        flagged = not plan.pass_line.passes(one.score)
+        many = said["how"].lower().split()[-1] not in ("any", "one", "single")
+        if flagged != many:
+            continue
+        span = span_of(queues, [name, "instructions"])
+        place = place_in(span, pattern=re.escape(said.group(0))) if span else position(queues, [name, "instructions"], value=True)
+        yield CatalogWarning(
+            f"queues.{name}.instructions: tell reviewers {said.group(0)!r} (a count of bad {labels.judged}s), but {plan.id}'s pass line "
+            f"{'flags' if flagged else 'passes'} an answer with one bad {labels.judged} of three (it scores {one.score:g}): people and the judge "
+            "flag by two rules, and their agreement measures the rule, not the judge; make the instructions say what the pass line does",
+            *(place or (str(source.path), None, None)), code="flag-rule-against-pass-line",
+        )

@@ -4,11 +4,13 @@ catalog of scorers alone pays for none of them. A new section's warnings join he
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .source import CatalogSource
+from .source import CatalogSource, position
+from .warning import CatalogWarning
 
 if TYPE_CHECKING:
     from ..scoring.plan import ScorerPlan
@@ -16,11 +18,12 @@ if TYPE_CHECKING:
 
 def section_warnings(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> list[ConfigError]:
     """What the queues, monitors and traces a catalog file writes would do otherwise than meant."""
-    found: list[ConfigError] = []
+    found: list[ConfigError] = [*named_for_another_scorer(source)]
     if source.data.get("queues") is not None:
-        from .queue_fields import choices_not_values, fields_hidden, instructions_against_meaning, text_not_what_is_judged
+        from .queue_fields import choices_not_values, fields_hidden, flagging_against_pass_line, instructions_against_meaning, text_not_what_is_judged
 
         found += [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *text_not_what_is_judged(source, plan_of), *instructions_against_meaning(source)]
+        found += flagging_against_pass_line(source, plan_of)
     if source.data.get("monitors") is not None:
         from .monitors import monitor_warnings
 
@@ -30,3 +33,41 @@ def section_warnings(source: CatalogSource, plan_of: Callable[[str], ScorerPlan 
 
         found += trace_warnings(source.data, source.path, plan_of)
     return found
+
+
+#: Words of an entry's name that say what it does, not what it watches.
+_DOING = frozenset("review reviews queue monitor alert alerts rising falling drop drops drift drifts low high rate check checks no not watch the of and".split())
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(re.sub(r"(?:ing|ed|es|s)$", "", word) for word in re.split(r"[-_\s.]+", name.lower()) if len(word) > 2 and word not in _DOING)
+
+
+def named_for_another_scorer(source: CatalogSource) -> Iterator[ConfigError]:
+    """A monitor or queue whose name speaks of another scorer of the catalog than the one it
+    names (`secret_leaked` watching `code-in-fences` beside `no-leaked-secrets`): copied from
+    its neighbour, it watches or labels what its name does not say; and, where the catalog
+    scores traces, a live monitor of a scorer its `traces:` section never runs."""
+    traces = source.data.get("traces")
+    live = {str(name) for kind in ("llm", "agent") for name in (((traces.get(kind) or {}).get("scorers") or []) if isinstance(traces, Mapping) and isinstance(traces.get(kind), Mapping) else [])}
+    for section in ("monitors", "queues"):
+        entries = source.data.get(section)
+        for name, entry in entries.items() if isinstance(entries, Mapping) else ():
+            scorer = str(entry.get("scorer", "")).split("@", 1)[0] if isinstance(entry, Mapping) else ""
+            place = position(entries, [name, "scorer"], value=True)
+            if not scorer or place is None:
+                continue
+            said = _words(str(name))
+            others = [other for other in source.scorers if other != scorer and len(said & _words(other)) >= min(2, len(_words(other)))]
+            if said and not said & _words(scorer) and len(others) == 1:
+                yield CatalogWarning(
+                    f"{section}.{name}.scorer: {scorer}, but the name speaks of {others[0]}, another scorer of this catalog: copied from "
+                    f"its neighbour, it {'watches' if section == 'monitors' else 'labels'} what its name does not say; name {others[0]}",
+                    *place, code="named-for-another-scorer",
+                )
+            elif section == "monitors" and live and scorer not in live and entry.get("source", "live") == "live":
+                yield CatalogWarning(
+                    f"monitors.{name}.scorer: {scorer} is not among the scorers the `traces:` section runs live ({', '.join(sorted(live))}): "
+                    f"the monitor reads live outcomes of {scorer}, which this catalog never makes; watch one of those",
+                    *place, code="named-for-another-scorer",
+                )

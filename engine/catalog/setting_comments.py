@@ -372,3 +372,116 @@ class CommentGivesAnotherLine(NamedTuple):
             f"otherwise than the line it was taken from; write {figure:g}, or say in the comment why it differs",
             "unit-against-comment",
         )
+
+
+#: Shares a comment spells out.
+_FRACTION_WORDS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "twentieth": 0.05, "hundredth": 0.01, "thousandth": 0.001}
+_COUNT_WORDS = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "twenty": 20, "fifty": 50, "hundred": 100, "thousand": 1000}
+_COUNT = r"(\d[\d,]*|" + "|".join(_COUNT_WORDS) + r")"
+SKIPPED = re.compile(r"\b(?:skip\w*|drop\w*|discard\w*|ignor\w*|left\s+out|leave\s+out|not\s+scored)\b", re.IGNORECASE)
+
+
+def _count(word: str) -> float:
+    return float(word.replace(",", "")) if word[0].isdigit() else float(_COUNT_WORDS[word])
+
+
+def shares_said(said: str) -> list[float]:
+    """The shares a comment gives as shares: `one trace in ten`, `1/20`, `5%`, `a tenth`
+    (a bare number is left out: it may be anything)."""
+    text = said.lower()
+    found = [_count(part) / _count(whole) for part, whole in re.findall(rf"\b{_COUNT}\s+(?:[a-z]+\s+){{0,2}}(?:in|out\s+of|of\s+every)\s+(?:a\s+|every\s+)?{_COUNT}\b", text)]
+    found += [float(part) / float(whole) for part, whole in re.findall(r"(?<![\w.{:])(\d+)\s*/\s*(\d+)\b", text) if float(whole)]
+    found += [float(number) / 100 for number in re.findall(r"(\d+(?:\.\d+)?)\s*%", text)]
+    found += [share for word, share in _FRACTION_WORDS.items() if re.search(rf"\b(?:a|one)\s+{word}\b", text) or (word == "half" and re.search(r"\bhalf\b", text))]
+    return [share for share in found if 0 < share <= 1]
+
+
+class ShareCommented(NamedTuple):
+    """A share whose comment gives another: `uncertainty_weight: 0.3  # an indirect statement
+    counts half` counts it at 0.3, where 0.5 was meant (a share from 0 to 1 by its declaration)."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        if value is None or setting.sibling("maximum") != 1 or setting.sibling("minimum") not in (0, None) or not re.search(r"\b(?:counts?|worth|weighs?|weight|as much)\b", said, re.IGNORECASE):
+            return None
+        shares = shares_said(said) + [float(number) for number in re.findall(r"(?<![\w.])(0?\.\d+)\b", said)]
+        if not shares or any(abs(share - value) < 1e-6 or abs(share - (1 - value)) < 1e-6 for share in shares) or _LOST_SHARE.search(said):
+            return None
+        return Found(
+            f"{value:g} is what it counts, but its comment gives {shares[0]:g} ({said!r}): write {shares[0]:g}, or the comment the number means",
+            "unit-against-comment",
+        )
+
+
+_SPAN_NAMES = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_MONTHS = frozenset("month months monthly".split())
+_SPAN_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "30d": 2592000}
+
+
+class SpanAgainstComment(NamedTuple):
+    """A time span far from the one its comment speaks of: `window: 1m  # the last month` is
+    one minute (`m` is minutes; a month is `30d`), so the window holds almost nothing."""
+
+    def check(self, setting: Setting) -> Found | None:
+        written = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", str(setting.value)) if isinstance(setting.value, str) else None
+        said = setting.comment()
+        words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
+        spans = [(index, _SPAN_SECONDS["30d" if word in _MONTHS else _TIME_WORDS[word]]) for index, word in enumerate(words) if word in _TIME_WORDS or word in _MONTHS]
+        if written is None or len({seconds for _, seconds in spans}) != 1:
+            return None
+        index, unit = spans[0]
+        before = words[index - 1] if index else ""
+        count = float(before) if re.fullmatch(r"\d+(?:\.\d+)?", before) else _NUMBER_WORDS.get(before, 1.0)
+        meant, value = count * unit, float(written[1]) * _SPAN_SECONDS[written[2]]
+        if meant / 2 <= value <= meant * 2:
+            return None
+        fix = next(f"{meant / seconds:g}{letter}" for letter, seconds in sorted(_SPAN_SECONDS.items(), key=lambda found: -found[1]) if len(letter) == 1 and meant % seconds == 0)
+        return Found(
+            f"{setting.value} is {written[1]} {_SPAN_NAMES[written[2]]}, but its comment speaks of about {fix} ({said!r}): "
+            f"`m` is minutes, a month `30d`; write `{fix}`",
+            "unit-against-comment",
+        )
+
+
+#: A comment saying a limit is off: "no cap yet", "unlimited", "every run passes".
+_NO_LIMIT = re.compile(r"\b(?:no\s+(?:cap|limit|maximum|max|bound|ceiling)|unlimited|uncapped|without\s+(?:a\s+)?(?:cap|limit)|(?:every|all)\s+\w+\s+pass(?:es)?|(?:cap|limit)\s+(?:is\s+)?off|disabled?)\b", re.IGNORECASE)
+_LIMIT_NAMES = re.compile(r"(?:^|_)(?:max|most|limit|cap|at_most|maximum)(?:_|$)|\b(?:at most|the most|maximum|limit|cap)\b", re.IGNORECASE)
+
+
+class ZeroCommentedAsNoLimit(NamedTuple):
+    """A limit of 0 commented as no limit: `max: 0  # no cap yet` is the tightest cap, so
+    every run that makes a single call fails where every run was to pass."""
+
+    def check(self, setting: Setting) -> Found | None:
+        name = setting.label.rsplit(".", 2)[-2] if setting.label.endswith(".default") else setting.label.rsplit(".", 1)[-1]
+        described = str(setting.sibling("description") or setting.fact("option_description") or "")
+        if number_value(setting.value) != 0 or not _NO_LIMIT.search(setting.comment()) or not (_LIMIT_NAMES.search(name) or _LIMIT_NAMES.search(described)):
+            return None
+        return Found(
+            f"0 is the tightest limit, not none ({setting.comment()!r}): everything above 0 is held to it and fails; for no limit, "
+            f"write a number no item reaches, or leave the option to a scorer without it",
+            "zero-as-no-limit",
+        )
+
+
+#: A sentence of a description leaving an empty output unscored: "a reply with no message at
+#: all ... is not scored here and shows up in the coverage".
+_EMPTY_UNSCORED = re.compile(
+    r"[^.]*\b(?:empty|no (?:message|output|reply|answer|text)|nothing|blank)\b[^.]*\b(?:not (?:scored|scorable)|unscored|left out of|coverage)\b[^.]*",
+    re.IGNORECASE,
+)
+
+
+class EmptyScoredAgainstDescription(NamedTuple):
+    """`empty_output: score` where the scorer's description says an empty output is not scored:
+    an empty reply then gets a score (often the best) instead of counting against coverage."""
+
+    def check(self, setting: Setting) -> Found | None:
+        said = _EMPTY_UNSCORED.search(" ".join(str(setting.sibling("description") or "").split()))
+        if setting.value != "score" or said is None:
+            return None
+        return Found(
+            f"score runs the scorer on an empty output, but the description says such an output is not scored ({said.group(0).strip()!r}): "
+            f"it gets a score and counts in the mean and the pass rate; write `empty_output: not_scorable`",
+            "empty-scored-against-description",
+        )

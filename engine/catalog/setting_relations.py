@@ -473,28 +473,3 @@ class AgainstOwnPassLine(NamedTuple):
             "pass-line-against-scorer",
         )
 
-
-class AtOwnPassLine(NamedTuple):
-    """A cascade's line apart from the scorer's own pass line: the replies it sends on are those
-    near its own line, so those near the pass line that decides are left to the cheaper judge."""
-
-    def check(self, setting: Setting) -> Found | None:
-        value, own = number_value(setting.value), setting.fact("own_threshold")
-        if value is None or own is None or abs(value - own) < 1e-9:
-            return None
-        return Found(
-            f"{value:g} is not the scorer's own pass line, {own:g}: the replies sent on to the strong judge are those near {value:g}, and "
-            f"those near {own:g}, where pass and fail are decided, keep the cheaper judge's verdict; write {own:g}, or leave it out",
-            "cascade-line-apart",
-        )
-
-
-class NeedsProbabilities(NamedTuple):
-    """A least confidence where the judge gives no confidence to hold to it: Claude returns no
-    token log-probabilities, so without repeated samples no verdict is ever sent on."""
-
-    def check(self, setting: Setting) -> Found | None:
-        why, samples = setting.fact("no_probabilities"), setting.fact("samples")
-        if number_value(setting.value) is None or why is None or (samples is not None and samples[0] > 1):
-            return None
-        return Found(f"{setting.value:g} never acts: {why}, so no verdict has a confidence to send on; give the judge `confidence_samples: 3`, or a judge that returns them", "no-confidence")

@@ -4,19 +4,21 @@ top of a catalog file, `*` standing for any key of a mapping or item of a list
 (`scorers.*.cascade.margin`).
 
 A new setting adds a row here (tests/test_setting_rules.py fails for a field of the spec's
-models that has none); a new kind of relation is a class in setting_relations.py (or, read
-from the setting's comment, in setting_comments.py), the only code a row may need.
+models that has none); a new kind of relation is a class, the only code a row may need: in
+setting_relations.py, or read from the setting's comment in setting_comments.py, or of a
+scorer's judges in judge_relations.py, or of the `traces:` section in trace_relations.py.
 """
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
+from .judge_relations import AtOwnPassLine, NeedsProbabilities, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, WholeNotEach, WordAgainstComment
+from .setting_comments import CommentAgainstDeclaredUnit, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
 from .setting_relations import (
-    AgainstOwnPassLine, AmongNames, AtOwnPassLine, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
-    NeedsProbabilities, NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
+    AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
+    NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
 )
 
 
@@ -182,10 +184,10 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.requires", Unit.WORD),
     SettingRule("scorers.*.options", Unit.JSON_SCHEMA),
     # An option's default: the value a scorer that extends another gives the option.
-    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit(), LostShareGiven())),
+    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit(), LostShareGiven(), ShareCommented(), ZeroCommentedAsNoLimit())),
     *_judge("scorers.*.judge"),
     SettingRule("scorers.*.judges", Unit.GROUP),
-    SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS,)),
+    SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS, TooFewJudges())),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY, _AGGREGATE_SAID)),
     SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
@@ -197,7 +199,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(), NeedsProbabilities())),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
     SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
-    SettingRule("scorers.*.empty_output", Unit.WORD),
+    SettingRule("scorers.*.empty_output", Unit.WORD, (EmptyScoredAgainstDescription(),)),
     SettingRule("scorers.*.option_rules", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*.check", Unit.EXPRESSION),
@@ -244,7 +246,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.above", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE, BeyondTheSampledShare())),
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE, BeyondTheSampledShare())),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),
-    SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(),)),
+    SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(), SpanAgainstComment())),
     SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
     SettingRule("monitors.*.run", Unit.NAME),
     SettingRule("monitors.*.source", Unit.WORD, (_SOURCE_SAID,)),
@@ -278,7 +280,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("queues.*.show", Unit.WORD),
     SettingRule("queues.*.labels_per_item", Unit.COUNT),
     SettingRule("queues.*.blind", Unit.FLAG),
-    SettingRule("queues.*.lease", Unit.DURATION),
+    SettingRule("queues.*.lease", Unit.DURATION, (SpanAgainstComment(),)),
 )
 
 BY_PATH: dict[str, SettingRule] = {rule.path: rule for rule in RULES}

@@ -9,6 +9,7 @@ writes each field in) are facts traces.py gives.
 import re
 from typing import NamedTuple
 
+from .setting_comments import SKIPPED, shares_said
 from .setting_relations import Found, Setting
 
 #: What an item made from traces never holds: no span carries an expected answer, an
@@ -86,28 +87,6 @@ class ReadsItsOwnField(NamedTuple):
         return None
 
 
-#: Shares a comment spells out.
-_FRACTION_WORDS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "twentieth": 0.05, "hundredth": 0.01, "thousandth": 0.001}
-_COUNT_WORDS = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "twenty": 20, "fifty": 50, "hundred": 100, "thousand": 1000}
-_COUNT = r"(\d[\d,]*|" + "|".join(_COUNT_WORDS) + r")"
-_SKIPPED = re.compile(r"\b(?:skip\w*|drop\w*|discard\w*|ignor\w*|left\s+out|leave\s+out|not\s+scored)\b", re.IGNORECASE)
-
-
-def _count(word: str) -> float:
-    return float(word.replace(",", "")) if word[0].isdigit() else float(_COUNT_WORDS[word])
-
-
-def shares_said(said: str) -> list[float]:
-    """The shares a comment gives as shares: `one trace in ten`, `1/20`, `5%`, `a tenth`
-    (a bare number is left out: it may be anything)."""
-    text = said.lower()
-    found = [_count(part) / _count(whole) for part, whole in re.findall(rf"\b{_COUNT}\s+(?:[a-z]+\s+){{0,2}}(?:in|out\s+of|of\s+every)\s+(?:a\s+|every\s+)?{_COUNT}\b", text)]
-    found += [float(part) / float(whole) for part, whole in re.findall(r"(?<![\w.{:])(\d+)\s*/\s*(\d+)\b", text) if float(whole)]
-    found += [float(number) / 100 for number in re.findall(r"(\d+(?:\.\d+)?)\s*%", text)]
-    found += [share for word, share in _FRACTION_WORDS.items() if re.search(rf"\b(?:a|one)\s+{word}\b", text) or (word == "half" and re.search(r"\bhalf\b", text))]
-    return [share for share in found if 0 < share <= 1]
-
-
 class ShareAgainstComment(NamedTuple):
     """A rate whose comment gives another share: `sampling: 0.01  # one trace in ten` scores
     a tenth of what was meant (a tail that alerts late, a bill that is not what was planned)."""
@@ -120,11 +99,11 @@ class ShareAgainstComment(NamedTuple):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < 1:
             return None
         shares = shares_said(said)
-        meant = 1 - value if _SKIPPED.search(said) else value
+        meant = 1 - value if SKIPPED.search(said) else value
         if not shares or any(share / 2 < meant < share * 2 for share in shares):
             return None
         share = shares[0]
-        written = round(1 - share if _SKIPPED.search(said) else share, 6)
+        written = round(1 - share if SKIPPED.search(said) else share, 6)
         return Found(
             f"{value:g} scores {_as_one_in(value, self.noun)}, but its comment says {_as_one_in(share, self.noun)} ({said!r}): the rate is the "
             f"share itself, from 0 to 1; write {written:g}",

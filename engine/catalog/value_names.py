@@ -306,3 +306,87 @@ def ranks_counted_from_zero(raw: Any, own: Any, label: str) -> Iterator[tuple[st
             f"{label}.{'.'.join(_value_where(raw, loc))}: `rank < {number}` keeps the first {number - 1}, since `rank` counts from 1, but "
             f"{said[0].group(0)!r} speaks of the first {number}; write `rank <= {number}`"
         ), position(raw, list(loc), value=True)
+
+
+_LAST_WORDS = frozenset("last final latest newest recent closing".split())
+_FIRST_WORDS = frozenset("first initial earliest oldest opening".split())
+
+
+def ends_against_names(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a value named for the last item (`last_call`) that takes the
+    first (`called[0]`, `| first`), or the reverse."""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str):
+            continue
+        words = set(str(loc[-1]).lower().split("_"))
+        wants = "last" if words & _LAST_WORDS else "first" if words & _FIRST_WORDS else None
+        if wants is None:
+            continue
+        try:
+            expression = parse_expression(value)
+        except TemplateSyntaxError:
+            continue
+        every = [expression, *expression.find_all(nodes.Expr)]
+        taken = {"first" if _index_of(node) == 0 else "last" for node in every if isinstance(node, nodes.Getitem) and _index_of(node) in (0, -1)}
+        taken |= {node.name for node in every if isinstance(node, nodes.Filter) and node.name in ("first", "last")}
+        if taken == {"first" if wants == "last" else "last"}:
+            yield "end-against-name", (
+                f"{label}.{'.'.join(_value_where(raw, loc))}: takes the {next(iter(taken))} item, but its name says the {wants}: write "
+                f"{'`[-1]` (or `| last`)' if wants == 'last' else '`[0]` (or `| first`)'}"
+            ), position(raw, list(loc), value=True)
+
+
+def _index_of(node: nodes.Getitem) -> int | None:
+    """The whole number a subscript takes (`[0]`, `[-1]`), or None."""
+    argument = node.arg
+    if isinstance(argument, nodes.Const) and isinstance(argument.value, int):
+        return argument.value
+    if isinstance(argument, nodes.Neg) and isinstance(argument.node, nodes.Const) and isinstance(argument.node.value, int):
+        return -argument.node.value
+    return None
+
+
+_AT_LEAST_ONE = re.compile(r"\b(?:at least one|a single|any one|even one|one or more|as soon as one)\b", re.IGNORECASE)
+
+
+def more_than_one_for_at_least_one(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a count compared `> 1` where the scorer's description speaks of
+    at least one ("a single insult is enough"): a count of one is not above 1."""
+    described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
+    said = _AT_LEAST_ONE.search(described)
+    if said is None:
+        return
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        found = re.search(r"\b(\w+)\s*>\s*1\b(?!\s*[.\d])", value) if isinstance(value, str) else None
+        if found is not None:
+            yield "more-than-one-for-one", (
+                f"{label}.{'.'.join(_value_where(raw, loc))}: `{found.group(0)}` holds from two on, but the scorer's description speaks of "
+                f"{said.group(0)!r}: a count of one is not above 1; write `{found[1]} >= 1`"
+            ), position(raw, list(loc), value=True)
+            return
+
+
+def _reads_scale(node: nodes.Node) -> bool:
+    return any(isinstance(found, nodes.Getattr) and found.attr == "scale" and isinstance(found.node, nodes.Name) and found.node.name == "options" for found in [node, *node.find_all(nodes.Getattr)])
+
+
+def branch_off_the_scale(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a score on the `scale` option whose one branch is scaled and
+    the other a bare number (`x * options.scale if judged else 1`): the bare branch is 1 on a
+    scale to 10, where 10 was meant; brackets around the condition put both on the scale."""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if loc[-1] != "score" or not isinstance(value, str) or "options.scale" not in value:
+            continue
+        try:
+            expression = parse_expression(value)
+        except TemplateSyntaxError:
+            continue
+        if not isinstance(expression, nodes.CondExpr) or expression.expr2 is None:
+            continue
+        for scaled, bare in ((expression.expr1, expression.expr2), (expression.expr2, expression.expr1)):
+            if _reads_scale(scaled) and isinstance(bare, nodes.Const) and isinstance(bare.value, (int, float)) and bare.value != 0:
+                yield "branch-off-the-scale", (
+                    f"{label}.{'.'.join(_value_where(raw, loc))}: one branch is multiplied by `options.scale` and the other is {bare.value:g}, "
+                    f"not on the scale (on a scale to 10 it is 1 of 10): bracket the condition, `(... if ... else {bare.value:g}) * options.scale`"
+                ), position(raw, list(loc), value=True)
+                break

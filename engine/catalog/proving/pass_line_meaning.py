@@ -70,9 +70,11 @@ def _held_to_meaning(proof: ScorerProof, line: PassLine, setting: str, place: Pl
         return
 
 
-#: A comment saying which ratings pass or fail: "a rating of 4 or 5 passes", "3 and below fail".
+#: A comment saying which ratings pass or fail: "a rating of 4 or 5 passes", "a 4 out of 5 or
+#: better passes", "rated 4 or more passes", "3 and below fail".
 _RATINGS_SAID = re.compile(
-    r"\b(?:a\s+)?(?:rating|score|grade|mark)s?\s+of\s+(?P<listed>\d+(?:\s*(?:,|or|and)\s*\d+)*)\s+(?P<verb>pass|fail)"
+    r"\b(?:(?:a\s+)?(?:rating|score|grade|mark)s?\s+of|rated|an?|gets?|given)\s+(?P<listed>\d+(?:\s*(?:,|or|and)\s*\d+)*)(?:\s+out\s+of\s+\d+)?"
+    r"(?P<upward>\s+(?:or\s+(?:better|more|higher|above)|and\s+(?:up|above|over)))?[^.;\d]{0,20}?\b(?P<verb>pass|fail)"
     r"|\b(?P<edge>\d+)\s+(?:and|or)\s+(?P<side>below|under|lower|less|above|over|higher|more|up)\s+(?P<verb2>pass|fail)",
     re.IGNORECASE,
 )
@@ -104,7 +106,8 @@ def _ratings_said(said: str, domain: list[Any]) -> Iterator[tuple[int, bool]]:
     """Each rating of `domain` the comment says passes (True) or fails (False)."""
     for found in _RATINGS_SAID.finditer(said):
         if found["listed"]:
-            for number in re.findall(r"\d+", found["listed"]):
+            listed = [int(number) for number in re.findall(r"\d+", found["listed"])]
+            for number in [value for value in domain if value >= min(listed)] if found["upward"] else listed:
                 yield int(number), found["verb"].lower() == "pass"
         else:
             edge, up = int(found["edge"]), found["side"].lower() in ("above", "over", "higher", "more", "up")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
+from ...scoring.pass_line import scale_of
 from ...scoring.plan import ScorerPlan
 from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
@@ -31,7 +32,7 @@ from .described_reducer import reducer_against_description
 from .described_scores import scores_against_description, skip_scored_against_description
 from .in_between import in_between_out_of_order
 from .pass_line_meaning import pass_line_against_comment, pass_line_against_meaning
-from .rounding import rounding_too_coarse
+from .rounding import rounding_across_the_line, rounding_too_coarse
 from .prompt_polarity import verdicts_defined_against
 from .trials import RuleTally, Trial, Trials, run_trials
 from .truth_table import answer_in_short
@@ -235,8 +236,13 @@ class ScorerProof(Placing):
 
     def rounding(self) -> None:
         found = rounding_too_coarse(self.label, self.score_step.round, self.range)
+        place = self.at("steps", self.score_index, "round") if "round" in self._score_raw() else self.score_at()
         if found is not None:
-            self.problem(found, self.at("steps", self.score_index, "round") if "round" in self._score_raw() else self.score_at())
+            self.problem(found, place)
+        line = self.plan.pass_line.on_scale(scale_of(self.plan.options_model())).value if "round" in self._score_raw() else None
+        across = rounding_across_the_line(self.label, self.score_step.round, self.range, line, self.plan.direction == "higher_is_better")
+        if found is None and across is not None:
+            self.warning("round-across-the-line", across, place)
 
     def _score_raw(self) -> Mapping[str, Any]:
         steps = self.raw.get("steps") or []
