@@ -22,6 +22,13 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("case_kept_where_the_option_says_fold", 0, [
+        "case_kept_where_the_option_says_fold/catalog.yaml:17:17: warning: scorers.intent-label-match.check.values.same: `case=options.case_sensitive` takes away what `case_sensitive` says to keep: normalize's `case` removes it when true, so it is removed exactly when the option asks to keep it; write `case=not options.case_sensitive` [flag-inverted]",
+        "case_kept_where_the_option_says_fold/catalog.yaml:20:16: warning: intent-label-match: every output tried scores 0 (the output is the expected answer, the output is nearly the expected answer, the output is the sample's, the output is unrelated): the score never reads the output it requires; is a value that should read `output` given another text? [output-never-read]",
+    ]),
+    ("characters_times_characters_per_token", 0, [
+        "characters_times_characters_per_token/catalog.yaml:21:19: warning: scorers.fits-the-slot.size.values.tokens: multiplies characters (`output | length` counts characters) by `options.chars_per_token`, characters per one of tokens: that is no number of tokens; divide: `... / options.chars_per_token` [rate-turned-round]",
+    ]),
     ("monitor_named_for_another_scorer", 0, [
         "monitor_named_for_another_scorer/catalog.yaml:18:13: warning: monitors.secrets_leaked.scorer: code-in-fences, but the name speaks of leaked-secrets, another scorer of this catalog: copied from its neighbour, it watches what its name does not say; name leaked-secrets [named-for-another-scorer]",
     ]),

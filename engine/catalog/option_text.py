@@ -172,3 +172,37 @@ def list_bounds_against_description(schema: Any, label: str) -> Iterator[tuple[s
                 f"{label}: {name} has `maxItems: 1`, but its description asks for every one ({described!r}): the judge can give only one, "
                 f"and the rest are never counted; write the most there can be"
             ), position(declared, ["maxItems"], value=True)
+
+
+#: Flags of the function library that take something away when true: normalize's `case`
+#: folds case, `punctuation` removes it ...; matches' third argument ignores case.
+_REMOVING_FLAGS = {"normalize": ("case", "punctuation", "whitespace", "accents"), "matches": ("ignore_case",), "similarity": ()}
+#: Words of an option's name or description that keep what such a flag takes away.
+_KEEPING = re.compile(r"\b(?:sensitive|keep\w*|preserv\w*|respect\w*|distinguish\w*|tell\b[^.]*\bapart|tell\s+upper\s+from\s+lower|strict)\b", re.IGNORECASE)
+
+
+def keeping_options_passed_to_removing_flags(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for an option that keeps something (`case_sensitive`: tell upper
+    from lower case) passed as it is to a flag that takes it away when true (`normalize(...,
+    case=options.case_sensitive)` folds case exactly when the option says to keep it)."""
+    options = raw.get("options") if isinstance(raw, Mapping) else None
+    for loc, value, expression in written_expressions(raw, "options."):
+        for call in [expression, *expression.find_all(nodes.Call)]:
+            if not isinstance(call, nodes.Call) or not isinstance(call.node, nodes.Name) or call.node.name not in _REMOVING_FLAGS:
+                continue
+            flags = _REMOVING_FLAGS[call.node.name]
+            given = [(keyword.key, keyword.value) for keyword in call.kwargs if keyword.key in flags]
+            if call.node.name == "matches" and len(call.args) >= 3:
+                given.append(("ignore_case", call.args[2]))
+            for flag, argument in given:
+                name = _option(argument)
+                declared = options.get(name) if isinstance(options, Mapping) and name else None
+                said = f"{name} {declared.get('description') or ''}" if isinstance(declared, Mapping) else str(name or "")
+                if name is None or not _KEEPING.search(said.replace("_", " ")):
+                    continue
+                steps = raw.get("steps") if isinstance(raw, Mapping) else None
+                where = [str(steps[part].get("id", part)) if index == 1 and isinstance(steps, list) and isinstance(part, int) and part < len(steps) and isinstance(steps[part], Mapping) else str(part) for index, part in enumerate(loc)]
+                yield "flag-inverted", (
+                    f"{label}.{'.'.join(where[1:] if where[:1] == ['steps'] else where)}: `{flag}=options.{name}` takes away what `{name}` says to keep: {call.node.name}'s "
+                    f"`{flag}` removes it when true, so it is removed exactly when the option asks to keep it; write `{flag}=not options.{name}`"
+                ), position(raw, list(loc), value=True)

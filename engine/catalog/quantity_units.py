@@ -166,3 +166,39 @@ def counts_in_other_units(raw: Any, options: Mapping[str, Any], label: str) -> I
                     f"({bound.said}){suggestion}"
                 ), position(raw, list(counted.value_at), value=True)
             break
+
+
+#: A rate option's name: `chars_per_token` is so many of its first unit to one of its second.
+_PER = re.compile(r"^(?P<of>[a-z]+?)s?_per_(?P<each>[a-z]+?)s?$")
+
+
+def _unit_word(word: str) -> str | None:
+    return _unit_named({word, f"{word}s", word.rstrip("s")})
+
+
+def rates_turned_round(raw: Any, options: Mapping[str, Any], label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a count multiplied by a rate of its own unit per another
+    (`(output | length) * options.chars_per_token`: characters times characters per token),
+    which is no count of the other unit: the count was to be divided by it."""
+    scorer = _Scorer(raw, options)
+    for step, name, loc, text in scorer.expressions:
+        if "_per_" not in text:
+            continue
+        try:
+            expression = parse_expression(text)
+        except TemplateSyntaxError:
+            continue
+        for product in (expression, *expression.find_all(nodes.Mul)):
+            if not isinstance(product, nodes.Mul):
+                continue
+            for counted, rate in ((product.left, product.right), (product.right, product.left)):
+                per = _PER.match(rate.attr) if isinstance(rate, nodes.Getattr) and isinstance(rate.node, nodes.Name) and rate.node.name == "options" else None
+                count = scorer.count(counted, step) if per is not None else None
+                if per is None or count is None or _unit_word(per["of"]) != count.unit or _unit_word(per["each"]) in (None, count.unit):
+                    continue
+                each = _unit_word(per["each"])
+                yield "rate-turned-round", (
+                    f"{label}.{step}.{name}: multiplies {count.unit} ({count.said}) by `options.{rate.attr}`, {count.unit} per one of {each}: "
+                    f"that is no number of {each}; divide: `... / options.{rate.attr}`"
+                ), position(raw, list(loc), value=True)
+                return
