@@ -192,13 +192,14 @@ def rates_turned_round(raw: Any, options: Mapping[str, Any], label: str) -> Iter
             if not isinstance(product, nodes.Mul):
                 continue
             for counted, rate in ((product.left, product.right), (product.right, product.left)):
-                per = _PER.match(rate.attr) if isinstance(rate, nodes.Getattr) and isinstance(rate.node, nodes.Name) and rate.node.name == "options" else None
+                option = rate.attr if isinstance(rate, nodes.Getattr) and isinstance(rate.node, nodes.Name) and rate.node.name == "options" else ""
+                per = _PER.match(option)
                 count = scorer.count(counted, step) if per is not None else None
                 if per is None or count is None or _unit_word(per["of"]) != count.unit or _unit_word(per["each"]) in (None, count.unit):
                     continue
                 each = _unit_word(per["each"])
                 yield "rate-turned-round", (
-                    f"{label}.{step}.{name}: multiplies {count.unit} ({count.said}) by `options.{rate.attr}`, {count.unit} per one of {each}: "
-                    f"that is no number of {each}; divide: `... / options.{rate.attr}`"
+                    f"{label}.{step}.{name}: multiplies {count.unit} ({count.said}) by `options.{option}`, {count.unit} per one of {each}: "
+                    f"that is no number of {each}; divide: `... / options.{option}`"
                 ), position(raw, list(loc), value=True)
                 return
