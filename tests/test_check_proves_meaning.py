@@ -22,6 +22,15 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("queue_hides_the_reference_of_a_computed_scorer", 0, [
+        "queue_hides_the_reference_of_a_computed_scorer/catalog.yaml:10:11: warning: queues.command-review.show: leaves out `ground_truth`, which command-matches's computation reads (step check): reviewers labelling its answers decide without what the computation saw; add it to `show:` [queue-hides-field]",
+    ]),
+    ("market_keyed_by_a_reserved_code", 0, [
+        "market_keyed_by_a_reserved_code/catalog.yaml:16:22: warning: scorers.market-bias.options.market_notes[1].market: 'UK' is no ISO 3166-1 country code: United Kingdom is 'GB' [country-code]",
+    ]),
+    ("glossary_of_another_market", 0, [
+        "glossary_of_another_market/prompts/toxicity-br/analyze.j2:2:13: warning: toxicity-br/analyze.j2: includes 'partials/glossary_de.j2', named for 'de', in a prompt named for 'br', beside 'partials/glossary_br.j2': the judge is shown the other market's text; include 'partials/glossary_br.j2' [partial-of-another-locale]",
+    ]),
     ("case_kept_where_the_option_says_fold", 0, [
         "case_kept_where_the_option_says_fold/catalog.yaml:17:17: warning: scorers.intent-label-match.check.values.same: `case=options.case_sensitive` takes away what `case_sensitive` says to keep: normalize's `case` removes it when true, so it is removed exactly when the option asks to keep it; write `case=not options.case_sensitive` [flag-inverted]",
         "case_kept_where_the_option_says_fold/catalog.yaml:20:16: warning: intent-label-match: every output tried scores 0 (the output is the expected answer, the output is nearly the expected answer, the output is the sample's, the output is unrelated): the score never reads the output it requires; is a value that should read `output` given another text? [output-never-read]",

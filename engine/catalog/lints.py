@@ -24,7 +24,7 @@ from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
-from .literal_text import control_characters, escapes_in_expressions, wrong_codes
+from .literal_text import control_characters, country_codes, escapes_in_expressions, partials_of_another_locale, wrong_codes
 from .option_text import entries_described_alike, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import required_dropped, unread_required
@@ -163,9 +163,10 @@ class ScorerLints:
         if self.source.fallback is not None:  # the built-in catalog's codes are held by tests/test_literal_text.py
             for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
-            for code, message, place in escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"):
+            for code, message, place in [*escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"), *country_codes(self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}")]:
                 self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
+            self.warnings += partials_of_another_locale(self.templates, self.own_prompts())
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
             self.warnings += required_dropped(frozenset().union(*(step.reads for step in self.plan.steps)), own, self._base(own), f"scorers.{self.definition.id}")
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
@@ -202,6 +203,18 @@ class ScorerLints:
                 schema = self.schemas.setdefault(path, load_shared(path))
                 yield from whole_numbers_in_answers(schema, path.name)
                 yield from list_bounds_against_description(schema, path.name)
+
+    def own_prompts(self) -> list[str]:
+        """The prompt files of the scorer's steps in the author's own folder."""
+        own = self.source.templates_path[0].resolve()
+        names = dict.fromkeys(template.text for step in self.definition.steps for template in step_kind(step.kind).sources(step).templates)
+        return [name for name, path in ((name, self._found(name)) for name in names) if path is not None and path.resolve().is_relative_to(own)]
+
+    def _found(self, name: str) -> Path | None:
+        try:
+            return self.templates.path_of(name)
+        except ConfigError:
+            return None
 
     def schema_files(self) -> set[Path]:
         """The schema files the scorer's steps answer with."""

@@ -8,7 +8,7 @@ when asked (`scorers check`, the workbench), in the author's own files only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -137,6 +137,38 @@ def wrong_codes(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Plac
             yield "language-code", f"{label}.options.{'.'.join(map(str, at))}: {message}", position(options, at, value=True)
 
 
+#: Codes the standard reserves for other uses than a country, with the country's own code.
+_RESERVED_COUNTRIES = {"UK": "GB", "EL": "GR", "EU": None, "UN": None}
+_SAYS_COUNTRY = re.compile(r"\b(?:country|countries|iso[ -]?3166|market|region)\b", re.IGNORECASE)
+
+
+def country_codes(own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each value of a list option's entries that its declaration
+    says is a country code (ISO 3166-1 alpha-2) and that is none (`UK`, where the United
+    Kingdom is `GB`): an item keyed by the country's own code never finds its entry."""
+    import pycountry
+
+    options = own.get("options") if isinstance(own, Mapping) else None
+    for name, declared in options.items() if isinstance(options, Mapping) else ():
+        items = declared.get("items") if isinstance(declared, Mapping) else None
+        properties = items.get("properties") if isinstance(items, Mapping) else None
+        entries = declared.get("default") if isinstance(declared, Mapping) else None
+        if not isinstance(properties, Mapping) or not isinstance(entries, list):
+            continue
+        keys = [key for key, node in properties.items() if _SAYS_COUNTRY.search(f"{key} {node.get('description', '') if isinstance(node, Mapping) else ''}")]
+        for index, entry in enumerate(entries):
+            for key in keys:
+                value = entry.get(key) if isinstance(entry, Mapping) else None
+                if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2}", value) or pycountry.countries.get(alpha_2=value.upper()) is not None:
+                    continue
+                meant = _RESERVED_COUNTRIES.get(value.upper())
+                country = pycountry.countries.get(alpha_2=meant) if meant else None
+                yield "country-code", (
+                    f"{label}.options.{name}[{index}].{key}: {value!r} is no ISO 3166-1 country code"
+                    + (f": {country.name} is {meant!r}" if country is not None else "; write the country's two-letter code")
+                ), position(entries, [index, key], value=True)
+
+
 def _model_maker(model: str) -> str | None:
     prefix, _, name = model.partition("/")
     if prefix not in MAKERS or not name:
@@ -195,3 +227,36 @@ def _language(value: str, around: str) -> str | None:
     if not meant or written in meant:
         return None
     return f"{value!r} is {names[written]}, but the scorer's text names {mentioned[0]}: {mentioned[0]} is {meant[0]!r}"
+
+
+def _locale_tokens(name: str) -> list[str]:
+    """The two-letter parts of a template's name (`toxicity-br/analyze.j2`: br), which name a
+    language or a market."""
+    return [part for part in re.split(r"[/_\-.]+", name) if len(part) == 2 and part.isalpha() and part.islower()]
+
+
+def partials_of_another_locale(templates: Any, names: Iterable[str]) -> Iterator[CatalogWarning]:
+    """A warning where a template named for one language or market (`toxicity-br/analyze.j2`)
+    includes one named for another (`partials/glossary_de.j2`) while the one named for its own
+    exists (`partials/glossary_br.j2`): copied from the other market's prompt, it shows the
+    judge that market's words."""
+    for name in names:
+        own = _locale_tokens(name)
+        if len(own) != 1:
+            continue
+        path, text = templates.source(name)
+        for found in re.finditer(r"{%-?\s*(?:include|import|from)\s+[\"']([^\"']+)[\"']", text):
+            other = _locale_tokens(found[1])
+            if len(other) != 1 or other[0] == own[0]:
+                continue
+            meant = re.sub(rf"(?<![a-z]){other[0]}(?![a-z])", own[0], found[1])
+            try:
+                templates.path_of(meant)
+            except ConfigError:
+                continue
+            line = text.count("\n", 0, found.start()) + 1
+            yield CatalogWarning(
+                f"{name}: includes {found[1]!r}, named for {other[0]!r}, in a prompt named for {own[0]!r}, beside {meant!r}: the judge "
+                f"is shown the other market's text; include {meant!r}",
+                str(path), line, found.start(1) - (text.rfind("\n", 0, found.start()) + 1) + 1, code="partial-of-another-locale",
+            )

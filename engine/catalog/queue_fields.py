@@ -31,7 +31,8 @@ _NEVER_NEEDED = frozenset({"metadata"})
 
 def fields_hidden(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
     """A warning at each queue's written `show:` that leaves out a field of the item that
-    the judge steps of its scorer read."""
+    the judge steps of its scorer read (every step of a scorer that asks no judge: people
+    then check what it computed from them)."""
     from .queues import FIELDS
 
     queues = source.data.get("queues")
@@ -41,6 +42,8 @@ def fields_hidden(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | N
         if plan is None or not isinstance(shown, list):
             continue
         judged = [step for step in plan.steps if step.sampling is not None]
+        who = "judge" if judged else "computation"
+        judged = judged or list(plan.steps)
         hidden = [field for field in FIELDS if field not in shown and field not in _NEVER_NEEDED and any(field in step.reads for step in judged)]
         if not hidden:
             continue
@@ -48,8 +51,8 @@ def fields_hidden(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | N
         steps = f"step{'s' if len(readers) > 1 else ''} {', '.join(readers)}"
         place = position(queues, [name, "show"], value=True)
         yield CatalogWarning(
-            f"queues.{name}.show: leaves out {', '.join(f'`{field}`' for field in hidden)}, which {plan.id}'s judge reads ({steps}): "
-            f"reviewers labelling its answers decide without what the judge saw; add {'it' if len(hidden) == 1 else 'them'} to `show:`",
+            f"queues.{name}.show: leaves out {', '.join(f'`{field}`' for field in hidden)}, which {plan.id}'s {who} reads ({steps}): "
+            f"reviewers labelling its answers decide without what the {who} saw; add {'it' if len(hidden) == 1 else 'them'} to `show:`",
             *(place or (str(source.path), None, None)), code="queue-hides-field",
         )
 
