@@ -22,6 +22,25 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("german_instructions_against_the_meaning", 0, [
+        "german_instructions_against_the_meaning/catalog.yaml:9:19: warning: queues.teaser-review.instructions: tell reviewers \"yes\" means bad ('die Aussage im Kontext nicht belegt ist'), but the verdict they label, faithfulness's analyze.verdicts, declares \"yes\" good: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
+    ]),
+    ("rating_exclusive_of_its_described_end", 0, [
+        "rating_exclusive_of_its_described_end/catalog.yaml:17:16: warning: helpfulness.score: no answer its schema accepts scores 0, the lowest of its range (0 to 1): the least any scores is 0.25; check what the score divides or multiplies by [score-never-reaches]",
+        "rating_exclusive_of_its_described_end/schemas/helpfulness_rating.yaml:9:23: warning: helpfulness_rating.yaml: rating has `exclusiveMinimum: 1`, which refuses 1, but its description gives 1 as an end ('from 1 (no help at all) to 5'): the judge can never answer it; write `minimum: 1` [bound-against-description]",
+    ]),
+    ("cascade_escalating_to_its_first_judge", 0, [
+        "cascade_escalating_to_its_first_judge/catalog.yaml:8:20: warning: scorers.careful-hallucination.cascade.escalate_to: openai/gpt-4o-mini is the judge that judged first: an item sent on is judged again by the same model, which gives it the same verdict, and only costs; name the stronger model [cascade-to-itself]",
+    ]),
+    ("least_confidence_at_an_even_chance", 0, [
+        "least_confidence_at_an_even_chance/catalog.yaml:7:23: warning: scorers.careful-hallucination.cascade.min_confidence: 0.5 never acts: a verdict's confidence is the chance of its likelier side, 0.5 at the least, so no verdict is ever less sure than 0.5 and nothing is sent on; write the confidence below which a verdict goes on (e.g. 0.8) [no-confidence]",
+    ]),
+    ("weights_crossed_between_parts", 0, [
+        "weights_crossed_between_parts/catalog.yaml:26:18: warning: scorers.trajectory-shape.score.score: `options.order_weight` weighs `necessary`, which `necessity_weight` is named for: each part counts at the other's weight; swap them [weights-crossed]",
+    ]),
+    ("weights_against_the_description", 0, [
+        "weights_against_the_description/catalog.yaml:11:16: warning: scorers.teaser-summary.score.score: weighs alignment 0.3, coverage 0.7, but the scorer's description gives alignment 70%, coverage 30%: the weights are crossed; swap them [weights-against-description]",
+    ]),
     ("queue_hides_the_reference_of_a_computed_scorer", 0, [
         "queue_hides_the_reference_of_a_computed_scorer/catalog.yaml:10:11: warning: queues.command-review.show: leaves out `ground_truth`, which command-matches's computation reads (step check): reviewers labelling its answers decide without what the computation saw; add it to `show:` [queue-hides-field]",
     ]),

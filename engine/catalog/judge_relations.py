@@ -8,6 +8,7 @@ setting_checks.py gives.
 # would compile each text into a ForwardRef when the module loads.
 from typing import NamedTuple
 
+from .setting_comments import ConfidenceCommentedAsDoubt
 from .setting_relations import Found, Setting, number_value
 
 
@@ -50,4 +51,33 @@ class TooFewJudges(NamedTuple):
             f"two judges under `aggregate: {aggregate}`: {said}, so one judge that goes astray is never outvoted; add a third judge "
             f"(an odd number), or write the rule two judges follow (`mean`, `strictest`)",
             "too-few-judges",
+        )
+
+
+class NotTheFirstJudge(NamedTuple):
+    """A cascade whose strong judge is the model that judged first: every item sent on is
+    judged again by the same model, which gives it the same verdict, at twice the cost."""
+
+    def check(self, setting: Setting) -> Found | None:
+        if not isinstance(setting.value, str) or setting.value != setting.fact("judge_model"):
+            return None
+        return Found(
+            f"{setting.value} is the judge that judged first: an item sent on is judged again by the same model, which gives it the "
+            f"same verdict, and only costs; name the stronger model",
+            "cascade-to-itself",
+        )
+
+
+class AboveAnEvenChance(NamedTuple):
+    """A least confidence at or below an even chance: the confidence of a pass or fail is that
+    of the likelier side, never below 0.5, so nothing is ever sent on."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value = number_value(setting.value)
+        if value is None or value > 0.5 or ConfidenceCommentedAsDoubt().check(setting) is not None:
+            return None  # a doubt written for the confidence says what to write instead
+        return Found(
+            f"{value:g} never acts: a verdict's confidence is the chance of its likelier side, 0.5 at the least, so no verdict is ever "
+            f"less sure than {value:g} and nothing is sent on; write the confidence below which a verdict goes on (e.g. 0.8)",
+            "no-confidence",
         )

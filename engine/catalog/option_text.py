@@ -206,3 +206,24 @@ def keeping_options_passed_to_removing_flags(raw: Any, own: Any, label: str) -> 
                     f"{label}.{'.'.join(where[1:] if where[:1] == ['steps'] else where)}: `{flag}=options.{name}` takes away what `{name}` says to keep: {call.node.name}'s "
                     f"`{flag}` removes it when true, so it is removed exactly when the option asks to keep it; write `{flag}=not options.{name}`"
                 ), position(raw, list(loc), value=True)
+
+
+def exclusive_ends_against_description(schema: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a number of an answer schema whose `exclusiveMinimum` or
+    `exclusiveMaximum` is an end its description gives ("from 1 (no help) to 5"): that end is
+    refused, so the judge can never give it, and the score never reaches that end."""
+    from .prompt_answers import RANGE_SAID
+
+    for name, declared in subschemas(schema, []):
+        said = RANGE_SAID.search(str(declared.get("description") or "")) if declared.get("type") in ("integer", "number") else None
+        if said is None or said["low"] is not None:
+            continue
+        ends = {"exclusiveMinimum": float(said["from"] or said["between"]), "exclusiveMaximum": float(said["to"] or said["and"])}
+        for key, end in ends.items():
+            bound = declared.get(key)
+            if isinstance(bound, (int, float)) and not isinstance(bound, bool) and float(bound) == end:
+                kept = key.removeprefix("exclusive").lower()
+                yield "bound-against-description", (
+                    f"{label}: {name} has `{key}: {bound:g}`, which refuses {bound:g}, but its description gives {bound:g} as an end "
+                    f"({said.group(0)!r}): the judge can never answer it; write `{kept}: {bound:g}`"
+                ), position(declared, [key], value=True)

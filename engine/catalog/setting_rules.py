@@ -13,7 +13,7 @@ scorer's judges in judge_relations.py, or of the `traces:` section in trace_rela
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
-from .judge_relations import AtOwnPassLine, NeedsProbabilities, TooFewJudges
+from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
 from .setting_comments import CommentAgainstDeclaredUnit, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
 from .setting_relations import (
@@ -192,11 +192,11 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
-    SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE,)),
+    SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE, NotTheFirstJudge())),
     SettingRule("scorers.*.cascade.margin", Unit.SCORE, (_CASCADE_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
     SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine(), AtOwnPassLine())),
-    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(), NeedsProbabilities())),
+    SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(), NeedsProbabilities(), AboveAnEvenChance())),
     SettingRule("scorers.*.context_from_tool_results", Unit.FLAG),
     SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
     SettingRule("scorers.*.empty_output", Unit.WORD, (EmptyScoredAgainstDescription(),)),

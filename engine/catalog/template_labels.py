@@ -46,6 +46,18 @@ LABELS: Mapping[str, frozenset[str]] = {
     "turns": frozenset({"conversation", "dialogue", "transcript", "turns"}),
     "tool_calls": frozenset({"tool calls", "tools called"}),
 }
+#: The same labels in the languages prompts are most often written in (German, French,
+#: Spanish, Italian, Portuguese), and what a summary's or a translation's scorer calls its output.
+_TRANSLATED: Mapping[str, frozenset[str]] = {
+    "input": frozenset("frage anfrage nachricht pregunta consulta domanda richiesta pergunta".split()),
+    "output": frozenset(
+        "summary translation antwort zusammenfassung übersetzung uebersetzung réponse reponse résumé traduction respuesta resumen "
+        "traducción traduccion risposta riassunto traduzione resposta resumo tradução traducao".split()
+    ),
+    "context": frozenset("kontext contexte contexto contesto quellen fuentes fonti fontes".split()),
+    "ground_truth": frozenset("referenz référence referencia riferimento referência musterlösung".split()),
+}
+LABELS = {field: labels | _TRANSLATED.get(field, frozenset()) for field, labels in LABELS.items()}
 _FIELD_OF_LABEL = {label: field for field, labels in LABELS.items() for label in labels}
 _LABEL = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?P<label>[A-Za-z][A-Za-z' ]{0,40}?)(?:\s*\([^()]*\))?(?:\*\*)?\s*(?P<colon>:)?(?:\*\*)?\s*(?P<rest>{{.*)?$")
 #: The item field an expression shows first: `{{ input | ... }}`, `{{ blocks.context_pieces(context) }}`.

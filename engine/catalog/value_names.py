@@ -15,7 +15,7 @@ from jinja2 import TemplateSyntaxError, nodes
 
 from .setting_checks import comment_at, written_settings
 from .setting_relations import Unit
-from .source import Place, position
+from .source import Place, place_in, position, span_of
 from .templates import parse_expression
 
 #: Words of a value's name that say which half of a list it holds, by the kind of test that
@@ -390,3 +390,77 @@ def branch_off_the_scale(raw: Any, label: str) -> Iterator[tuple[str, str, Place
                     f"not on the scale (on a scale to 10 it is 1 of 10): bracket the condition, `(... if ... else {bare.value:g}) * options.scale`"
                 ), position(raw, list(loc), value=True)
                 break
+
+
+def _alike(one: str, other: str) -> bool:
+    """Whether two words name one thing (`necessity`, `necessary`; `order`, `ordered`)."""
+    shared = len(next((prefix for prefix in (one[:index] for index in range(min(len(one), len(other)), 0, -1)) if other.startswith(prefix)), ""))
+    return shared >= min(5, len(one), len(other))
+
+
+def weights_crossed(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a weight option named for one value that multiplies another
+    named for a second weight (`options.order_weight * necessary` beside
+    `options.necessity_weight * ordered`): each part of the score counts at the other's weight."""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if not isinstance(value, str) or "_weight" not in value:
+            continue
+        try:
+            expression = parse_expression(value)
+        except TemplateSyntaxError:
+            continue
+        products = [(node.left, node.right) for node in [expression, *expression.find_all(nodes.Mul)] if isinstance(node, nodes.Mul)]
+        pairs: list[tuple[str, str]] = []
+        for left, right in products:
+            for factor, other in ((left, right), (right, left)):
+                if isinstance(factor, nodes.Getattr) and factor.attr.endswith("_weight") and isinstance(other, (nodes.Name, nodes.Getattr)):
+                    pairs.append((factor.attr.removesuffix("_weight"), other.name if isinstance(other, nodes.Name) else other.attr))
+        weights = [name for name, _ in pairs]
+        for weight, weighed in pairs:
+            meant = [other for other in weights if other != weight and _alike(other, weighed)]
+            if not _alike(weight, weighed) and len(meant) == 1:
+                span = span_of(raw, list(loc))
+                yield "weights-crossed", (
+                    f"{label}.{'.'.join(_value_where(raw, loc))}: `options.{weight}_weight` weighs `{weighed}`, which "
+                    f"`{meant[0]}_weight` is named for: each part counts at the other's weight; swap them"
+                ), place_in(span, pattern=rf"options\.{weight}_weight") if span else position(raw, list(loc), value=True)
+                break
+
+
+def _weights_written(expression: nodes.Node) -> dict[str, float]:
+    """The number each named value is multiplied by in a sum (`0.3 * alignment + 0.7 * coverage`)."""
+    found: dict[str, float] = {}
+    for node in [expression, *expression.find_all(nodes.Mul)]:
+        if not isinstance(node, nodes.Mul):
+            continue
+        for weight, weighed in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(weight, nodes.Const) and isinstance(weight.value, (int, float)) and isinstance(weighed, nodes.Name):
+                found[weighed.name] = float(weight.value)
+    return found
+
+
+def weights_against_description(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a score weighing two values by numbers the scorer's own
+    description gives the other way round ("alignment weighs 70%" beside `0.3 * alignment`)."""
+    described = " ".join(str(own.get("description") or "").split()) if isinstance(own, Mapping) else ""
+    if "%" not in described:
+        return
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if loc[-1] != "score" or not isinstance(value, str):
+            continue
+        try:
+            written = _weights_written(parse_expression(value))
+        except TemplateSyntaxError:
+            continue
+        said = {}
+        for name in written:
+            # The first share the description gives after naming the value, before the next one is named.
+            found = re.search(rf"\b{re.escape(name)}\b(?:(?!\b(?:{'|'.join(map(re.escape, written))})\b)[^%])*?(\d+(?:\.\d+)?)\s*%", described, re.IGNORECASE)
+            if found is not None:
+                said[name] = float(found[1]) / 100
+        wrong = [name for name in said if abs(said[name] - written[name]) > 1e-6]
+        if len(said) >= 2 and wrong and sorted(said.values()) == sorted(written[name] for name in said):
+            yield "weights-against-description", (
+                f"{label}.{'.'.join(_value_where(raw, loc))}: weighs {', '.join(f'{name} {written[name]:g}' for name in said)}, but the "
+                f"scorer's description gives {', '.join(f'{name} {said[name]:.0%}' for name in said)}: the weights are crossed; swap them"
+            ), position(raw, list(loc), value=True)

@@ -46,6 +46,7 @@ _BAD_WORDS = frozenset(
 #: The same words in the languages catalogs are most often translated to (German, French,
 #: Spanish, Italian, Portuguese): a prompt translated for a market defines its verdicts in them.
 _GOOD_WORDS |= frozenset(
+    "gut ausgezeichnet hervorragend flüssig bien bueno buena excelente bon bonne excellente ottimo ottima buono buona ótimo ótima bom boa "
     "gestützt belegt unterstützt richtig korrekt zutreffend wahr höflich harmlos vollständig erfüllt treffend "
     "soutenu soutenue étayé étayée correcte exact exacte pertinent pertinente fidèle vrai vraie poli polie respectueux respectueuse "
     "respaldado respaldada correcto correcta verdadero verdadera relevante fiel cortés "
@@ -53,6 +54,7 @@ _GOOD_WORDS |= frozenset(
     "apoiado apoiada correto correta".split()
 )
 _BAD_WORDS |= frozenset(
+    "mangelhaft ungenügend schlecht schwer holprig mauvais mauvaise malo mala pésimo pésima scarso scarsa cattivo cattiva ruim péssimo péssima "
     "halluziniert halluzination erfunden falsch unbelegt widerspricht widersprochen toxisch beleidigend unhöflich schädlich fehlt unvollständig "
     "halluciné hallucinée inventé inventée faux fausse incorrecte inexact inexacte toxique insultant insultante offensant offensante impoli impolie contredit nuisible "
     "alucinado alucinada alucinación inventado inventada falso falsa incorrecto incorrecta tóxico tóxica ofensivo ofensiva irrelevante contradice dañino grosero "

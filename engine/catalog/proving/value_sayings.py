@@ -20,7 +20,7 @@ from .meanings import Meaning, Polarity, polarity_of_words
 #: `decide "yes": ...` goes on with something else.
 _VALUE_THEN_WORDS = re.compile(
     r"(?:(?P<start>^\s*(?:[-*•]|\d+[.)])?\s*)|)(?P<quote>[\"'`])(?P<value>[^\"'`\n]{1,30})(?P=quote)\s*(?:\((?P<label>[^()\n]{1,40})\)\s*)?"
-    r"(?:(?:when|if|means|meaning|marks|stands\s+for)\b|(?(start)(?:[:=]|\s[-–—])|(?!)))\s*(?P<words>[^\"'`\n]*)",
+    r"(?:,\s*(?=(?:when|if|wenn|falls|si|cuando|quand|quando|se)\b))?(?:(?:when|if|means|meaning|marks|stands\s+for|wenn|falls|si|cuando|quand|quando|se|bedeutet|signifie|significa)\b|(?(start)(?:[:=]|\s[-–—])|(?!)))\s*(?P<words>[^\"'`\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
 #: Words, then the value in brackets closing them: `A claim IS a hallucination (verdict "yes")`.
