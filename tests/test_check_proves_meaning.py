@@ -22,6 +22,21 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("sampling_where_the_same_verdict_is_meant", 0, [
+        "sampling_where_the_same_verdict_is_meant/catalog.yaml:6:20: warning: scorers.gate-relevancy.judge.temperature: 0.7 samples the judge's answer, but its comment wants the same one every time ('deterministic verdicts: the pytest gate must not flake'): at a temperature above 0 the judge may answer the same item otherwise on the next run; write `temperature: 0` [unit-against-comment]",
+    ]),
+    ("travellers_turns_counted_from_the_assistant", 0, [
+        "travellers_turns_counted_from_the_assistant/catalog.yaml:12:31: warning: scorers.traveller-effort.count.values.traveller_messages: keeps the assistant's turns, but its name speaks of the user's: write `selectattr('role', 'equalto', 'user')` [role-against-name]",
+    ]),
+    ("at_most_written_as_less_than", 0, [
+        "at_most_written_as_less_than/catalog.yaml:21:16: warning: scorers.no-double-booking.score.score: `< options.max_bookings` refuses the bound itself, but 'at most' takes it in: an item exactly at the limit fails; write `<=` [strict-where-inclusive]",
+    ]),
+    ("mode_against_its_comment", 0, [
+        "mode_against_its_comment/catalog.yaml:6:13: warning: scorers.booking-path-covered.options.mode: 'subset' is, by the description, 'every call made is an expected one (expected calls may be left out)', but its comment says what 'superset' does ('every expected call was made (other calls may come too)'): write `mode: superset` [word-against-comment]",
+    ]),
+    ("needed_calls_asked_as_unneeded", 0, [
+        "needed_calls_asked_as_unneeded/prompts/efficiency/analyze.j2:10:6: warning: trip-efficiency.analyze: the prompt asks for least_steps as 'the number of calls that were not needed', but step_efficiency.yaml describes it as \"How many of the agent's calls were needed.\": one of them turns 'need' round, so the judge answers the complement of what the score reads; make the two say the same [field-asked-as-complement]",
+    ]),
     ("german_instructions_against_the_meaning", 0, [
         "german_instructions_against_the_meaning/catalog.yaml:9:19: warning: queues.teaser-review.instructions: tell reviewers \"yes\" means bad ('die Aussage im Kontext nicht belegt ist'), but the verdict they label, faithfulness's analyze.verdicts, declares \"yes\" good: people label the other way from the judge and their agreement with it is measured backwards; make the instructions say what the schema means [verdict-defined-against-meaning]",
     ]),
@@ -452,7 +467,8 @@ MISTAKES: list[tuple[str, int, list[str]]] = [
         "count_lost_its_filter/catalog.yaml:16:19: warning: clean-tool-runs.results.values.failed: `tool_results | map(attribute='tool_name') | list | length` equals `answered` on every item tried (one tool, which succeeded: 1; two tools, one unanswered: 1; two tools, one failed: 2; three tools, two failed: 3; two tools, both failed: 2; one tool called three times, failing twice: 3): the two say the same, so one of them lost what makes it a part of the other (a `selectattr(...)`, a `select`, a `where`) [always-equal]",
     ]),
     ("score_turned_against_its_base", 0, [
-        'score_turned_against_its_base/catalog.yaml:10:16: warning: matches-reference.score: the score falls as `check.similarity` rises (1 at 0.29, 0 at 1), where the score of `similarity`, which it extends, rises with it (0 at 0.29, 1 at 1): there a higher `similarity` is better; is a comparison the wrong way round? [score-against-parent]',
+        "score_turned_against_its_base/catalog.yaml:10:16: warning: matches-reference.score: the score falls as `check.similarity` rises (1 at 0.29, 0 at 1), where the score of `similarity`, which it extends, rises with it (0 at 0.29, 1 at 1): there a higher `similarity` is better; is a comparison the wrong way round? [score-against-parent]",
+        "score_turned_against_its_base/catalog.yaml:10:16: warning: scorers.matches-reference.score.score: `> options.threshold` refuses the bound itself, but 'The least' takes it in: an item exactly at the limit fails; write `>=` [strict-where-inclusive]",
     ]),
     ("option_default_divides_by_zero", 1, [
         "option_default_divides_by_zero/catalog.yaml:10:18: claims-coverage.options.expected_claims: `default: 0` is where this starts: at line 21, '[supported / options.expected_claims, 1] | min * options.scale' failed: division by zero; when options.expected_claims can be 0, guard the division: `supported / options.expected_claims if options.expected_claims else 0` (with 3 claims; verdicts yes, yes, yes: answers its schema accepts); with `default: 1` it does not",

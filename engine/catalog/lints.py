@@ -25,12 +25,12 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, country_codes, escapes_in_expressions, partials_of_another_locale, wrong_codes
-from .option_text import entries_described_alike, exclusive_ends_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
+from .option_text import entries_described_alike, exclusive_ends_against_description, option_words_against_comments, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import required_dropped, unread_required
 from .quantity_units import counts_in_other_units, rates_turned_round
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
-from .value_names import branch_off_the_scale, weights_against_description, weights_crossed, direction_against_description, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, names_against_filters, reducers_against_description
+from .value_names import branch_off_the_scale, roles_against_names, strict_where_inclusive, weights_against_description, weights_crossed, direction_against_description, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, names_against_filters, reducers_against_description
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings, tags_against_fields, turns_under_one_role
 from .warning import CatalogWarning
@@ -172,6 +172,7 @@ class ScorerLints:
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *entries_described_alike(own, f"scorers.{self.definition.id}"),
+                                       *option_words_against_comments(own, self._base(own), f"scorers.{self.definition.id}"),
                                        *keeping_options_passed_to_removing_flags(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
@@ -181,6 +182,8 @@ class ScorerLints:
                                        *ends_against_names(self.raw, f"scorers.{self.definition.id}"),
                                        *branch_off_the_scale(self.raw, f"scorers.{self.definition.id}"),
                                        *weights_crossed(self.raw, f"scorers.{self.definition.id}"),
+                                       *roles_against_names(self.raw, f"scorers.{self.definition.id}"),
+                                       *strict_where_inclusive(self.raw, own, f"scorers.{self.definition.id}"),
                                        *weights_against_description(self.raw, own, f"scorers.{self.definition.id}"),
                                        *more_than_one_for_at_least_one(self.raw, own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}"),

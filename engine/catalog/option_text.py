@@ -227,3 +227,39 @@ def exclusive_ends_against_description(schema: Any, label: str) -> Iterator[tupl
                     f"{label}: {name} has `{key}: {bound:g}`, which refuses {bound:g}, but its description gives {bound:g} as an end "
                     f"({said.group(0)!r}): the judge can never answer it; write `{kept}: {bound:g}`"
                 ), position(declared, [key], value=True)
+
+
+_STEM_FILLER = frozenset("the a an of to in on is are be it its and or by with for from as that this".split())
+
+
+def _stems(text: str) -> set[str]:
+    return {re.sub(r"(?:ing|ed|es|s)$", "", word) for word in re.findall(r"[a-z]+", text.lower()) if word not in _STEM_FILLER and len(word) > 2}
+
+
+def option_words_against_comments(own: Any, base: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for an option given one of its words (`mode: subset`) with a
+    comment that says, in the words the base scorer's description gives each of them, what
+    another does ("every expected call must be made; other calls may come too" is superset)."""
+    from .setting_checks import comment_at
+
+    options = own.get("options") if isinstance(own, Mapping) else None
+    declared = base.get("options") if isinstance(base, Mapping) else None
+    described = " ".join(str(base.get("description") or "").split()) if isinstance(base, Mapping) else ""
+    if not isinstance(options, Mapping) or not isinstance(declared, Mapping):
+        return
+    for name, value in options.items():
+        declaration = declared.get(name)
+        words = declaration.get("enum") if isinstance(declaration, Mapping) else None
+        if not isinstance(value, str) or not isinstance(words, list) or value not in words:
+            continue
+        said = _stems(comment_at(options, name))
+        texts = {str(word): found[1] for word in words if (found := re.search(rf"\b{re.escape(str(word))}:\s*([^;.]+)", described))}
+        if value not in texts or len(said) < 3:
+            continue
+        likeness = {word: len(said & _stems(text)) for word, text in texts.items()}
+        best = max(likeness, key=lambda word: likeness[word])
+        if best != value and likeness[best] >= likeness[value] + 3:
+            yield "word-against-comment", (
+                f"{label}.options.{name}: {value!r} is, by the description, {texts[value].strip()!r}, but its comment says what {best!r} "
+                f"does ({texts[best].strip()!r}): write `{name}: {best}`"
+            ), position(options, [name], value=True)

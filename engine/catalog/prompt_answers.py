@@ -49,17 +49,22 @@ class AnswerFields(NamedTuple):
     named: re.Pattern[str] | None
     #: The numeric fields with both a minimum and a maximum: (name, minimum, maximum).
     ranges: tuple[tuple[str, float, float], ...] = ()
+    #: Each field's description, where it has one.
+    descriptions: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, schema: Any) -> AnswerFields:
         names: set[str] = set()
         enums: dict[str, tuple[str, ...]] = {}
         ranges: dict[str, tuple[float, float]] = {}
+        descriptions: dict[str, str] = {}
         for path, node in subschemas(schema, []):
             if not path:
                 continue
             name = path.rsplit(".", 1)[-1]
             names.add(name)
+            if isinstance(node, Mapping) and isinstance(node.get("description"), str):
+                descriptions.setdefault(name, node["description"])
             values = node.get("enum") if isinstance(node, Mapping) else None
             if isinstance(values, list) and values and all(isinstance(value, str) for value in values):
                 enums[name] = tuple(values)
@@ -67,7 +72,7 @@ class AnswerFields(NamedTuple):
             if all(isinstance(end, (int, float)) and not isinstance(end, bool) for end in (low, high)):
                 ranges[name] = (float(low), float(high))  # type: ignore[arg-type]
         named = re.compile(rf"(?<![\w-])({'|'.join(re.escape(name) for name in enums)})(?![\w-])") if enums else None
-        return cls(frozenset(names), tuple(sorted(enums.items())), named, tuple(sorted((name, *ends) for name, ends in ranges.items())))
+        return cls(frozenset(names), tuple(sorted(enums.items())), named, tuple(sorted((name, *ends) for name, ends in ranges.items())), tuple(sorted(descriptions.items())))
 
 
 def prompt_asks(
@@ -121,8 +126,41 @@ def _column_of(lines: list[str], number: int, data: str) -> int:
     return 0
 
 
+_NOT = frozenset("not no never without none un".split())
+
+
+def _negated_stems(text: str) -> tuple[set[str], set[str]]:
+    """The stems of a definition's words, and those of them a negation just before turns round."""
+    words = re.findall(r"[a-z']+", text.lower())
+    stems = [re.sub(r"(?:ing|ed|es|s)$", "", word) for word in words]
+    negated = {stem for index, stem in enumerate(stems) if set(words[max(0, index - 2):index]) & _NOT}
+    return {stem for stem, word in zip(stems, words) if len(word) > 3 and word not in _NOT}, negated
+
+
+def _complements_asked(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, int, str, str]]:
+    """A prompt defining a field as the complement of what its schema's description says: the
+    description counts "how many of the agent's calls were needed" and the prompt asks for
+    "the number of calls that were not needed": the score reads the one as the other."""
+    for name, described in fields.descriptions:
+        for found in re.finditer(rf"[\"'`]{re.escape(name)}[\"'`]\s*[,:(]\s*(?P<clause>[^;.()\n]{{8,}})", text):
+            clause = re.split(r",\s*(?:a|an|from|then|one)\b", found["clause"])[0]
+            if re.match(r"\s*(?:then|and|or|followed|after|before|next)\b", clause):
+                continue  # the next thing asked, not what the field is
+            mine, mine_negated = _negated_stems(clause)
+            theirs, theirs_negated = _negated_stems(described)
+            turned = sorted((mine & theirs) & (mine_negated ^ theirs_negated) - _negated_stems(name.replace("_", " "))[0])
+            if len(mine & theirs) >= 2 and turned:
+                line, column = _where(text, found.start())
+                yield line, column, (
+                    f"the prompt asks for {name} as {clause.strip()!r}, but {schema} describes it as {described.strip()!r}: one of them "
+                    f"turns {turned[0]!r} round, so the judge answers the complement of what the score reads; make the two say the same"
+                ), "field-asked-as-complement"
+                break
+
+
 def _read(text: str, fields: AnswerFields, schema: str) -> Iterator[tuple[int, int, str, str]]:
     """(line offset, column, message, code) of what `text` asks that the schema refuses."""
+    yield from _complements_asked(text, fields, schema)
     pairs = list(_JSON_PAIR.finditer(text))
     known = [pair for pair in pairs if pair["key"] in fields.names]
     for pair in pairs:

@@ -485,3 +485,23 @@ class EmptyScoredAgainstDescription(NamedTuple):
             f"it gets a score and counts in the mean and the pass rate; write `empty_output: not_scorable`",
             "empty-scored-against-description",
         )
+
+
+#: A comment asking a judge for the same answer every time.
+_SAME_EVERY_TIME = re.compile(r"\b(?:determinis\w*|reproducib\w*|repeatabl\w*|greedy|must not (?:flake|vary|change)|no randomness)\b", re.IGNORECASE)
+
+
+class SamplesWhereSameMeant(NamedTuple):
+    """A temperature above 0 whose comment wants the same verdict every time: `temperature: 0.7
+    # deterministic verdicts` samples, so a gate built on it passes and fails the same reply."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        found = _SAME_EVERY_TIME.search(said)
+        if value is None or value <= 0 or found is None:
+            return None
+        return Found(
+            f"{value:g} samples the judge's answer, but its comment wants the same one every time ({said!r}): at a temperature above 0 "
+            f"the judge may answer the same item otherwise on the next run; write `temperature: 0`",
+            "unit-against-comment",
+        )

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
+from .setting_comments import CommentAgainstDeclaredUnit, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
@@ -96,7 +96,7 @@ _MIN_SAMPLES = AtMostSibling("window", "the monitor would never alert; lower min
 def _sampling(prefix: str) -> tuple[SettingRule, ...]:
     """The sampling settings of a judge (the scorer's, a step's, the file's defaults)."""
     return (
-        SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE, (IdlesSamples(),)),
+        SettingRule(f"{prefix}.temperature", Unit.TEMPERATURE, (IdlesSamples(), SamplesWhereSameMeant())),
         SettingRule(f"{prefix}.max_tokens", Unit.TOKENS, (HoldsLeastAnswer(), HoldsUsualAnswer(), CommentInOwnUnit())),
         SettingRule(f"{prefix}.top_p", Unit.SHARE, (_TOP_P_AT_ZERO,)),
         SettingRule(f"{prefix}.seed", Unit.NUMBER),

@@ -464,3 +464,55 @@ def weights_against_description(raw: Any, own: Any, label: str) -> Iterator[tupl
                 f"{label}.{'.'.join(_value_where(raw, loc))}: weighs {', '.join(f'{name} {written[name]:g}' for name in said)}, but the "
                 f"scorer's description gives {', '.join(f'{name} {said[name]:.0%}' for name in said)}: the weights are crossed; swap them"
             ), position(raw, list(loc), value=True)
+
+
+#: Words of a value's name that say whose turns it holds, by the role that writes them.
+_ROLE_NAMED = {
+    "user": frozenset("user users customer customers traveller travellers traveler travelers client clients guest guests patient patients caller callers human".split()),
+    "assistant": frozenset("assistant assistants agent agents bot bots model reply replies".split()),
+}
+
+
+def roles_against_names(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a value named for one side of a conversation that keeps the
+    turns of the other (`traveller_messages: "turns | selectattr('role', 'equalto', 'assistant')"`)."""
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str) or "role" not in value:
+            continue
+        words = set(str(loc[-1]).lower().split("_"))
+        named = [role for role, names in _ROLE_NAMED.items() if words & names]
+        kept = re.search(r"(selectattr|rejectattr)\(\s*['\"]role['\"]\s*,\s*['\"](?:equalto|eq|==)['\"]\s*,\s*['\"](\w+)['\"]", value)
+        if len(named) != 1 or kept is None or kept[2] not in _ROLE_NAMED:
+            continue
+        keeps = kept[2] if kept[1] == "selectattr" else next(role for role in _ROLE_NAMED if role != kept[2])
+        if keeps != named[0]:
+            yield "role-against-name", (
+                f"{label}.{'.'.join(_value_where(raw, loc))}: keeps the {keeps}'s turns, but its name speaks of the {named[0]}'s: write "
+                f"`{kept[1]}('role', 'equalto', '{named[0] if kept[1] == 'selectattr' else keeps}')`"
+            ), position(raw, list(loc), value=True)
+
+
+_INCLUSIVE = {"<": re.compile(r"\b(?:at most|no more than|up to|or fewer|or less|the most)\b", re.IGNORECASE),
+              ">": re.compile(r"\b(?:at least|no fewer than|no less than|or more|the least)\b", re.IGNORECASE)}
+
+
+def strict_where_inclusive(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for `x < options.y` where the scorer's description or the
+    option's says "at most `y`" (and `>` for "at least"): the bound itself is refused, so an
+    item exactly at the limit fails."""
+    described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
+    options = raw.get("options") if isinstance(raw, Mapping) else None
+    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
+        if loc[0] != "steps":
+            continue  # an option rule compares options with each other, not an item with a bound
+        for found in re.finditer(r"(?<![<>=!])(?P<op>[<>])(?!=)\s*options\.(?P<name>\w+)", value if isinstance(value, str) else ""):
+            declared = options.get(found["name"]) if isinstance(options, Mapping) else None
+            said = f"{described} {declared.get('description') or '' if isinstance(declared, Mapping) else ''}"
+            inclusive = _INCLUSIVE[found["op"]].search(said)
+            if inclusive is None or found["name"] not in said and not isinstance(declared, Mapping):
+                continue
+            yield "strict-where-inclusive", (
+                f"{label}.{'.'.join(_value_where(raw, loc))}: `{found['op']} options.{found['name']}` refuses the bound itself, but "
+                f"{inclusive.group(0)!r} takes it in: an item exactly at the limit fails; write `{found['op']}=`"
+            ), position(raw, list(loc), value=True)
+            break
