@@ -22,6 +22,16 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("mode_against_the_own_description", 0, [
+        "mode_against_the_own_description/catalog.yaml:9:13: warning: scorers.refund-flow-calls.options.mode: 'subset' is, by the description, 'every call made is an expected one (expected calls may be left out)', but the scorer's own description says what 'unordered' does ('the same calls in any order'): write `mode: unordered` [word-against-comment]",
+    ]),
+    ("context_read_but_not_required", 0, [
+        "context_read_but_not_required/catalog.yaml:9:15: warning: scorers.order-facts.requires: leaves out 'context', which the steps read, while the description leaves items without such a thing unscored: an item without context is judged with it missing; add it: [output, context] [required-dropped]",
+        "context_read_but_not_required/catalog.yaml:26:20: warning: order-facts.score: `empty: 1` gives an answer with empty lists (no facts: nothing found to judge) the best score, 1, but `confirmed` is a share of the good answers (all good gives it 1, all bad 0): an output that says nothing has earned nothing good, and is called perfect; write `empty: 0`, or, if nothing to judge means nothing wrong (as a share of supported claims may), say so with `# scorers: ignore[empty-scores-best]` on this line [empty-scores-best]",
+    ]),
+    ("skip_never_true_under_min_items", 0, [
+        "skip_never_true_under_min_items/schemas/next_steps.yaml:7:15: warning: next-steps-backed.score.skip_if: `not announced.next_steps` is never true for every answer tried (empty and long lists among them): the step always runs; the answer schema's `minItems: 1` keeps the list from ever being empty (is it 0?) [skip-never]",
+    ]),
     ("sampling_where_the_same_verdict_is_meant", 0, [
         "sampling_where_the_same_verdict_is_meant/catalog.yaml:6:20: warning: scorers.gate-relevancy.judge.temperature: 0.7 samples the judge's answer, but its comment wants the same one every time ('deterministic verdicts: the pytest gate must not flake'): at a temperature above 0 the judge may answer the same item otherwise on the next run; write `temperature: 0` [unit-against-comment]",
     ]),

@@ -27,7 +27,7 @@ from .findings import bare, written
 from .literal_text import control_characters, country_codes, escapes_in_expressions, partials_of_another_locale, wrong_codes
 from .option_text import entries_described_alike, exclusive_ends_against_description, option_words_against_comments, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
-from .required_fields import required_dropped, unread_required
+from .required_fields import read_but_not_required, required_dropped, unread_required
 from .quantity_units import counts_in_other_units, rates_turned_round
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
 from .value_names import branch_off_the_scale, roles_against_names, strict_where_inclusive, weights_against_description, weights_crossed, direction_against_description, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, names_against_filters, reducers_against_description
@@ -168,7 +168,10 @@ class ScorerLints:
             own = self.source.scorers.get(self.definition.id)
             self.warnings += partials_of_another_locale(self.templates, self.own_prompts())
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
-            self.warnings += required_dropped(frozenset().union(*(step.reads for step in self.plan.steps)), own, self._base(own), f"scorers.{self.definition.id}")
+            reads = frozenset().union(*(step.reads for step in self.plan.steps))
+            self.warnings += required_dropped(reads, own, self._base(own), f"scorers.{self.definition.id}")
+            if not (isinstance(own, Mapping) and own.get("extends")):
+                self.warnings += read_but_not_required(reads, own, f"scorers.{self.definition.id}")
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *entries_described_alike(own, f"scorers.{self.definition.id}"),

@@ -252,14 +252,17 @@ def option_words_against_comments(own: Any, base: Any, label: str) -> Iterator[t
         words = declaration.get("enum") if isinstance(declaration, Mapping) else None
         if not isinstance(value, str) or not isinstance(words, list) or value not in words:
             continue
-        said = _stems(comment_at(options, name))
+        comment = comment_at(options, name)
+        said = _stems(comment or str(own.get("description") or ""))
         texts = {str(word): found[1] for word in words if (found := re.search(rf"\b{re.escape(str(word))}:\s*([^;.]+)", described))}
         if value not in texts or len(said) < 3:
             continue
-        likeness = {word: len(said & _stems(text)) for word, text in texts.items()}
+        # What only one word's definition says (superset's "other calls may come too").
+        own_words = {word: _stems(text) - set().union(*(_stems(other) for key, other in texts.items() if key != word)) for word, text in texts.items()}
+        likeness = {word: len(said & stems) for word, stems in own_words.items()}
         best = max(likeness, key=lambda word: likeness[word])
-        if best != value and likeness[best] >= likeness[value] + 3:
+        if best != value and likeness[value] == 0 and likeness[best] >= (2 if comment else 1):
             yield "word-against-comment", (
-                f"{label}.options.{name}: {value!r} is, by the description, {texts[value].strip()!r}, but its comment says what {best!r} "
+                f"{label}.options.{name}: {value!r} is, by the description, {texts[value].strip()!r}, but {'its comment' if comment else 'the scorer' + chr(39) + 's own description'} says what {best!r} "
                 f"does ({texts[best].strip()!r}): write `{name}: {best}`"
             ), position(options, [name], value=True)

@@ -6,6 +6,7 @@ second showing is named at its line, and the field nothing reads at `requires:`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -100,5 +101,26 @@ def required_dropped(reads: frozenset[str], own: Any, base: Any, label: str) -> 
         f"{label}.requires: leaves out {', '.join(map(repr, dropped))}, which {own.get('extends')} requires and its steps read: `requires:` "
         f"replaces the base's list, so an item without {dropped[0]} is judged with it missing instead of left not scorable; "
         f"list every field: [{', '.join(dict.fromkeys([*map(str, own['requires']), *map(str, base['requires'])]))}]",
+        *(place or (None, None, None)), code="required-dropped",
+    )
+
+
+_LEFT_UNSCORED = re.compile(r"\b(?:not scorable|unscored|not scored|left out)\b", re.IGNORECASE)
+
+
+def read_but_not_required(reads: frozenset[str], own: Any, label: str) -> Iterator[CatalogWarning]:
+    """A field the steps read that `requires:` leaves out while the scorer's description says
+    the items without such a thing are not scored: an item without it is judged with it
+    missing (every fact against no record) instead of left not scorable."""
+    if not isinstance(own, Mapping) or not isinstance(own.get("requires"), list) or not _LEFT_UNSCORED.search(str(own.get("description") or "")):
+        return
+    missing = [name for name in ("context", "ground_truth", "input", "expected_trajectory", "turns") if name in reads and name not in own["requires"]]
+    if not missing:
+        return
+    place = position(own, ["requires"], value=True)
+    yield CatalogWarning(
+        f"{label}.requires: leaves out {', '.join(map(repr, missing))}, which the steps read, while the description leaves items "
+        f"without such a thing unscored: an item without {missing[0]} is judged with it missing; add it: "
+        f"[{', '.join(dict.fromkeys([*map(str, own['requires']), *missing]))}]",
         *(place or (None, None, None)), code="required-dropped",
     )

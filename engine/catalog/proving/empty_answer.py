@@ -7,7 +7,9 @@ that no longer says what its `# scorers: ignore[empty-scores-worst]` says, and a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from ...errors import ConfigError
@@ -15,7 +17,7 @@ from ...judge.bounds import LIST_KEYWORDS
 from ...scoring.plan import ScorerPlan
 from ...scoring.steps.score import ScoreStepPlan
 from ..silencing import marked
-from ..source import CatalogSource, Place
+from ..source import CatalogSource, Place, load_shared, position
 from ..spec import ScorerDefinition
 from .meanings import Meaning
 from .trials import Trial, Trials
@@ -279,3 +281,20 @@ def leaf(name: str) -> str:
 
 def better_word(higher: bool) -> str:
     return "higher" if higher else "lower"
+
+
+def list_kept_from_empty(schemas: Mapping[str, Path], own_folder: Path, skip: str) -> tuple[int, Place | None] | None:
+    """The `minItems` (and where it is written, in the author's own schema: `schemas` by step,
+    `own_folder` the author's) that keeps the list a skip tests for emptiness (`not
+    announced.next_steps`) from ever being empty: the skip can never hold, and the bound is the
+    line to change."""
+    tested = re.fullmatch(r"\s*not\s+(\w+)\.(\w+)\s*", skip)
+    path = schemas.get(tested[1]) if tested else None
+    if tested is None or path is None or not path.resolve().is_relative_to(own_folder.resolve()):
+        return None
+    schema = load_shared(path)
+    node = schema.get("properties", {}).get(tested[2]) if isinstance(schema, Mapping) else None
+    least = node.get("minItems") if isinstance(node, Mapping) else None
+    if not isinstance(least, int) or least < 1:
+        return None
+    return least, position(node, ["minItems"], value=True)

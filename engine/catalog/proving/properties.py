@@ -25,7 +25,7 @@ from ..root_setting import Compile, root_setting, said_at_root
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
-from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf
+from .empty_answer import better_word, empty_answer, empty_output_scores_best, empty_scores_nothing_relevant, leaf, list_kept_from_empty
 from .meanings import Meaning
 from .described_meaning import description_against_name, meaning_against_description, meaning_may_be_the_slip, optional_choice, description_against_declared
 from .described_reducer import reducer_against_description
@@ -304,11 +304,13 @@ class ScorerProof(Placing):
             skipped = sum(step.id in trial.skipped for trial in reached)
             if (skipped == 0 and on_answers) or skipped == len(reached):
                 never = skipped == 0
+                forced = list_kept_from_empty(dict(schema_paths(self.source, self.definition)), self.source.schemas_path[0], self._skip_text(step.id)) if never else None
                 self.warning(
                     "skip-never" if never else "skip-always",
                     f"{self.label}.{step.id}.skip_if: `{self._skip_text(step.id)}` is {'never' if never else 'always'} true for every answer "
-                    f"tried (empty and long lists among them): the step {'always runs' if never else 'never runs'}",
-                    self.step_at(step.id, "skip_if"),
+                    f"tried (empty and long lists among them): the step {'always runs' if never else 'never runs'}"
+                    + (f"; the answer schema's `minItems: {forced[0]}` keeps the list from ever being empty (is it 0?)" if forced else ""),
+                    forced[1] if forced else self.step_at(step.id, "skip_if"),
                 )
 
     def _skip_text(self, step_id: str) -> str:
