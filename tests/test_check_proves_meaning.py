@@ -22,6 +22,19 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("token_set_where_every_word_counts", 0, [
+        "token_set_where_every_word_counts/catalog.yaml:9:15: warning: scorers.redline-close.options.method.default: token_set leaves aside words one text has and the other lacks (extra or missing words), but the words around it ask for them to count ('every word' in \"phrase order aside 1 when the redline is at least `threshold` similar to the lawyer's, the order of…\"): such differences never lower the similarity; `ratio` counts every character in order, `token_sort` sets only the order aside [method-against-words]",
+    ]),
+    ("min_samples_against_its_comment", 0, [
+        "min_samples_against_its_comment/catalog.yaml:10:18: warning: monitors.rude_replies_rising.min_samples: 2, but its comment gives 20 ('never page on fewer than 20 replies'): write 20, or the comment the number means [unit-against-comment]",
+    ]),
+    ("min_samples_above_what_the_window_holds", 0, [
+        "min_samples_above_what_the_window_holds/catalog.yaml:10:18: warning: monitors.memo_faithfulness_falling.min_samples: 50 outcomes, but the window (1d) holds about 40 by its comment: the monitor never has enough and never alerts; lower min_samples below 40, or widen the window [never-alerts]",
+    ]),
+    ("count_that_cannot_be_zero", 0, [
+        "count_that_cannot_be_zero/catalog.yaml:18:16: warning: obligations-stated.score: no answer its schema accepts scores 0, the lowest of its range (0 to 1): the least any scores is 0.05; check what the score divides or multiplies by [score-never-reaches]",
+        "count_that_cannot_be_zero/schemas/misstated.yaml:9:14: warning: misstated.yaml: misstated has `minimum: 1`, but its description gives 0 ('How many obligations the memo misstates; 0 when it states every one as the contract does.'): the judge can never answer 0; write `minimum: 0` [bound-against-description]",
+    ]),
     ("mode_against_the_own_description", 0, [
         "mode_against_the_own_description/catalog.yaml:9:13: warning: scorers.refund-flow-calls.options.mode: 'subset' is, by the description, 'every call made is an expected one (expected calls may be left out)', but the scorer's own description says what 'unordered' does ('the same calls in any order'): write `mode: unordered` [word-against-comment]",
     ]),

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
-from .setting_checks import Fact, block_said, first_problem, held
+from .setting_checks import Fact, block_said, comment_at, first_problem, held
 from .source import load_yaml, locate, position, validation_error
 from .suggest import did_you_mean
 
@@ -309,7 +309,8 @@ def monitor_warnings(data: Mapping[str, Any], path: Path, plan_of: Callable[[str
         if plan is None:
             continue
         said, rate = block_said(section, name), _sampled_at(data, plan.id)
-        facts: dict[str, Fact] = {**_watched_facts(plan), "said_of_owner": lambda _: said, "sampling_rate": lambda _: rate}
+        window_said = comment_at(written, "window") if isinstance(written, Mapping) else ""
+        facts: dict[str, Fact] = {**_watched_facts(plan), "said_of_owner": lambda _: said, "sampling_rate": lambda _: rate, "window_comment": lambda _: window_said}
         for each in held("monitors.*", f"monitors.{name}", written, facts):
             if each.code is not None:
                 place = position(section, [name, *each.loc], value=True)

@@ -266,3 +266,27 @@ def option_words_against_comments(own: Any, base: Any, label: str) -> Iterator[t
                 f"{label}.options.{name}: {value!r} is, by the description, {texts[value].strip()!r}, but {'its comment' if comment else 'the scorer' + chr(39) + 's own description'} says what {best!r} "
                 f"does ({texts[best].strip()!r}): write `{name}: {best}`"
             ), position(options, [name], value=True)
+
+
+def described_values_refused(schema: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a number of an answer schema whose `minimum` or `maximum`
+    refuses a value its own description gives ("0 when it states every obligation" beside
+    `minimum: 1`, "from 0 (not relevant)" beside `minimum: 1`): the judge can never answer it."""
+    from .prompt_answers import RANGE_SAID
+
+    for name, declared in subschemas(schema, []):
+        if declared.get("type") not in ("integer", "number"):
+            continue
+        described = str(declared.get("description") or "")
+        ranged = RANGE_SAID.search(described)
+        given = [float(found) for found in re.findall(r"(?<![\w.])(\d+(?:\.\d+)?)\s+(?:when|if|for|means)\b", described)]
+        if ranged is not None and ranged["low"] is None:
+            given += [float(ranged["from"] or ranged["between"]), float(ranged["to"] or ranged["and"])]
+        for key, below in (("minimum", True), ("maximum", False)):
+            bound = declared.get(key)
+            outside = [value for value in given if isinstance(bound, (int, float)) and not isinstance(bound, bool) and (value < bound if below else value > bound)]
+            if outside:
+                yield "bound-against-description", (
+                    f"{label}: {name} has `{key}: {bound:g}`, but its description gives {outside[0]:g} ({described.strip()!r}): the judge "
+                    f"can never answer {outside[0]:g}; write `{key}: {outside[0]:g}`"
+                ), position(declared, [key], value=True)

@@ -209,6 +209,7 @@ def scorer_facts(plan: ScorerPlan, raw: Any, score_range: Callable[[], tuple[flo
         "scale_said": lambda _: " (the `scale` option)" if plan.on_scale else "",
         "threshold": threshold,
         "own_threshold": lambda _: plan.threshold,
+        "scorer_description": lambda _: raw.get("description") if isinstance(raw, Mapping) else None,
         "no_probabilities": lambda _: _gives_no_probabilities(plan.judge_defaults.model if isinstance(plan.judge_defaults.model, str) else None),
         "temperature": lambda _: max(temperatures) if temperatures else None,
         "judge_model": lambda _: plan.judge_defaults.model,

@@ -505,3 +505,67 @@ class SamplesWhereSameMeant(NamedTuple):
             f"the judge may answer the same item otherwise on the next run; write `temperature: 0`",
             "unit-against-comment",
         )
+
+
+#: What each similarity method leaves aside (the function library's `similarity`), and words
+#: that ask for it to count.
+_METHOD_IGNORES = {
+    "token_set": ("words one text has and the other lacks (extra or missing words)", r"\b(?:extra|added|missing|dropped|padd\w*|every word|no other|each word|all (?:the )?words)\b"),
+    "partial": ("text around the best-matching part", r"\b(?:extra|added|padd\w*|whole|every word|no other|all (?:the )?words)\b"),
+    "token_sort": ("the order of the words", r"\b(?:in (?:the same )?order|word order (?:counts|matters)|order matters)\b"),
+}
+
+
+class MethodAgainstWords(NamedTuple):
+    """A similarity method that leaves aside what the comment or the scorer's description asks
+    to count: `method: token_set  # phrase order aside` where "every word, and no other, must
+    be there" (token_set ignores extra and missing words; token_sort only the order)."""
+
+    def check(self, setting: Setting) -> Found | None:
+        if not setting.label.endswith("method.default") or setting.value not in _METHOD_IGNORES:
+            return None
+        said = " ".join(part for part in (setting.comment(), str(setting.fact("scorer_description") or "")) if part)
+        ignores, counted = _METHOD_IGNORES[str(setting.value)]
+        found = re.search(counted, said, re.IGNORECASE)
+        if found is None:
+            return None
+        return Found(
+            f"{setting.value} leaves aside {ignores}, but the words around it ask for them to count ({found.group(0)!r} in "
+            f"{_quoted(said, 100)}): such differences never lower the similarity; `ratio` counts every character in order, "
+            f"`token_sort` sets only the order aside",
+            "method-against-words",
+        )
+
+
+class CountAgainstComment(NamedTuple):
+    """A count whose comment gives another (`min_samples: 2  # never page on fewer than 20
+    replies`): the setting acts at a tenth of what was meant."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value, said = number_value(setting.value), setting.comment()
+        words = re.findall(r"[a-z]+|\d+(?:\.\d+)?", said.lower())
+        # The counts the comment gives of things (a figure or a number word before a noun), not of time.
+        figures = {float(word) if word[0].isdigit() else _NUMBER_WORDS[word] for index, word in enumerate(words)
+                   if (word[0].isdigit() or word in _NUMBER_WORDS) and index + 1 < len(words) and words[index + 1] not in _TIME_WORDS and words[index + 1] not in _MONTHS}
+        if value is None or len(figures) != 1 or value in figures or re.search(r"\b(?:of|per|each|every|out)\b", said.lower()):
+            return None
+        figure = next(iter(figures))
+        return Found(f"{value:g}, but its comment gives {figure:g} ({said!r}): write {figure:g}, or the comment the number means", "unit-against-comment")
+
+
+class WindowTooSmallForMinimum(NamedTuple):
+    """A least number of outcomes above what a time window holds by its own comment (`window:
+    1d  # about 40 contracts a day` under `min_samples: 50`): the monitor never has enough and
+    never alerts."""
+
+    def check(self, setting: Setting) -> Found | None:
+        value = number_value(setting.value)
+        window = setting.sibling("window")
+        held = re.search(r"(?:about|around|some|roughly|~)?\s*(\d+)\s+[a-z]+", setting.fact("window_comment") or "") if isinstance(window, str) else None
+        if value is None or held is None or value <= float(held[1]):
+            return None
+        return Found(
+            f"{value:g} outcomes, but the window ({window}) holds about {held[1]} by its comment: the monitor never has enough and never "
+            f"alerts; lower min_samples below {held[1]}, or widen the window",
+            "never-alerts",
+        )

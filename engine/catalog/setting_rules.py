@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
+from .setting_comments import CommentAgainstDeclaredUnit, CountAgainstComment, WindowTooSmallForMinimum, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, MethodAgainstWords, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
@@ -184,7 +184,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.requires", Unit.WORD),
     SettingRule("scorers.*.options", Unit.JSON_SCHEMA),
     # An option's default: the value a scorer that extends another gives the option.
-    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit(), LostShareGiven(), ShareCommented(), ZeroCommentedAsNoLimit())),
+    SettingRule("scorers.*.options.*.default", Unit.ANY, (LeastCommentedAsWrong(), CommentAgainstDeclaredUnit(), LostShareGiven(), ShareCommented(), ZeroCommentedAsNoLimit(), MethodAgainstWords())),
     *_judge("scorers.*.judge"),
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS, TooFewJudges())),
@@ -247,7 +247,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("monitors.*.below", Unit.NUMBER, (_CONDITION, _CONDITION_ON_SCALE, BeyondTheSampledShare())),
     SettingRule("monitors.*.threshold", Unit.SCORE, (Within(), NotAFraction(), AgainstOwnPassLine())),
     SettingRule("monitors.*.window", Unit.COUNT, (CountNotTimeSpan(), SpanAgainstComment())),
-    SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES,)),
+    SettingRule("monitors.*.min_samples", Unit.COUNT, (_MIN_SAMPLES, CountAgainstComment(), WindowTooSmallForMinimum())),
     SettingRule("monitors.*.run", Unit.NAME),
     SettingRule("monitors.*.source", Unit.WORD, (_SOURCE_SAID,)),
     SettingRule("monitors.*.worst", Unit.COUNT),
@@ -278,7 +278,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("queues.*.steps.choices", Unit.NAME, (AmongValues("judged_values", "the field it labels"),)),
     SettingRule("queues.*.highlight", Unit.NAME),
     SettingRule("queues.*.show", Unit.WORD),
-    SettingRule("queues.*.labels_per_item", Unit.COUNT),
+    SettingRule("queues.*.labels_per_item", Unit.COUNT, (CountAgainstComment(),)),
     SettingRule("queues.*.blind", Unit.FLAG),
     SettingRule("queues.*.lease", Unit.DURATION, (SpanAgainstComment(),)),
 )
