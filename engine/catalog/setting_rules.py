@@ -5,8 +5,9 @@ top of a catalog file, `*` standing for any key of a mapping or item of a list
 
 A new setting adds a row here (tests/test_setting_rules.py fails for a field of the spec's
 models that has none); a new kind of relation is a class, the only code a row may need: in
-setting_relations.py, or read from the setting's comment in setting_comments.py, or of a
-scorer's judges in judge_relations.py, or of the `traces:` section in trace_relations.py.
+setting_relations.py, or read from the setting's comment in setting_comments.py (from the
+words around it, in setting_words.py), or of a scorer's judges in judge_relations.py, or of the
+`traces:` section in trace_relations.py.
 """
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
@@ -15,7 +16,8 @@ from typing import NamedTuple
 
 from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
-from .setting_comments import CommentAgainstDeclaredUnit, CountAgainstComment, WindowTooSmallForMinimum, EmptyScoredAgainstDescription, CommentGivesAnotherLine, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, LostShareGiven, MethodAgainstWords, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WholeNotEach, ZeroCommentedAsNoLimit, WordAgainstComment
+from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
+from .setting_words import CommentGivesAnotherLine, CountAgainstComment, EmptyScoredAgainstDescription, LostShareGiven, MethodAgainstWords, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WindowTooSmallForMinimum, WordAgainstComment, ZeroCommentedAsNoLimit
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,

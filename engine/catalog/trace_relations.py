@@ -9,7 +9,7 @@ writes each field in) are facts traces.py gives.
 import re
 from typing import NamedTuple
 
-from .setting_comments import SKIPPED, shares_said
+from .setting_words import SKIPPED, shares_said
 from .setting_relations import Found, Setting
 
 #: What an item made from traces never holds: no span carries an expected answer, an
