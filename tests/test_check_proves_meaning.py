@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("tool_order_against_the_description", 0, [
+        "tool_order_against_the_description/catalog.yaml:9:14: warning: scorers.looks-up-before-replacing.options.tools: create_replacement, get_order, but the scorer's description names them in the order get_order, create_replacement: runs that keep the described order fail; write [get_order, create_replacement] [order-against-description]",
+    ]),
     ("token_set_where_every_word_counts", 0, [
         "token_set_where_every_word_counts/catalog.yaml:9:15: warning: scorers.redline-close.options.method.default: token_set leaves aside words one text has and the other lacks (extra or missing words), but the words around it ask for them to count ('every word' in \"phrase order aside 1 when the redline is at least `threshold` similar to the lawyer's, the order of…\"): such differences never lower the similarity; `ratio` counts every character in order, `token_sort` sets only the order aside [method-against-words]",
     ]),

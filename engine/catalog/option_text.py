@@ -290,3 +290,34 @@ def described_values_refused(schema: Any, label: str) -> Iterator[tuple[str, str
                     f"{label}: {name} has `{key}: {bound:g}`, but its description gives {outside[0]:g} ({described.strip()!r}): the judge "
                     f"can never answer {outside[0]:g}; write `{key}: {outside[0]:g}`"
                 ), position(declared, [key], value=True)
+
+
+def order_against_description(own: Any, base: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a list option the declaration says is an order ("Tool names
+    in the order they must be called") whose items the scorer's own description names in
+    another order ("searched ... read the fare rules before it booked"): the order is turned
+    round, and the runs that keep the described one fail."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    declared = base.get("options") if isinstance(base, Mapping) else None
+    described = " ".join(str(own.get("description") or "").lower().split()) if isinstance(own, Mapping) else ""
+    if not isinstance(options, Mapping) or not isinstance(declared, Mapping):
+        return
+    for name, value in options.items():
+        declaration = declared.get(name)
+        items = value.get("default") if isinstance(value, Mapping) else value
+        if not isinstance(declaration, Mapping) or "order" not in str(declaration.get("description") or "") or not isinstance(items, list) or len(items) < 2:
+            continue
+        words = {str(item): {word.rstrip("s") for word in re.split(r"[_\W]+", str(item).lower()) if len(word) >= 4} for item in items}
+        shared = {word for item, stems in words.items() for word in stems if any(word in other for key, other in words.items() if key != item)}
+        where: dict[str, int] = {}
+        for item, stems in words.items():
+            found = [described.find(str(item).lower())] + [match.start() for stem in stems - shared for match in [re.search(rf"\b{re.escape(stem)}", described)] if match]
+            places = [place for place in found if place >= 0]
+            if places:
+                where[item] = min(places)
+        if len(where) == len(items) and sorted(where, key=lambda item: where[item]) != [str(item) for item in items]:
+            said = sorted(where, key=lambda item: where[item])
+            yield "order-against-description", (
+                f"{label}.options.{name}: {', '.join(map(str, items))}, but the scorer's description names them in the order "
+                f"{', '.join(said)}: runs that keep the described order fail; write [{', '.join(said)}]"
+            ), position(options, [name], value=True)
