@@ -307,6 +307,8 @@ def order_against_description(own: Any, base: Any, label: str) -> Iterator[tuple
         items = value.get("default") if isinstance(value, Mapping) else value
         if not isinstance(declaration, Mapping) or "order" not in str(declaration.get("description") or "") or not isinstance(items, list) or len(items) < 2:
             continue
+        if not all(isinstance(item, str) and re.fullmatch(r"[\w.:-]+", item) for item in items):
+            continue  # names only (tools, steps): sentences share words in any order
         words = {str(item): {word.rstrip("s") for word in re.split(r"[_\W]+", str(item).lower()) if len(word) >= 4} for item in items}
         shared = {word for item, stems in words.items() for word in stems if any(word in other for key, other in words.items() if key != item)}
         where: dict[str, int] = {}
