@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("one_label_where_two_people_were_meant", 0, [
+        "one_label_where_two_people_were_meant/catalog.yaml:13:22: warning: queues.claims-golden.labels_per_item: 1, but its comment gives 2 (\"two people label each answer: their agreement is the ceiling for the judge's\"): write 2, or the comment the number means [unit-against-comment]",
+    ]),
     ("tool_order_against_the_description", 0, [
         "tool_order_against_the_description/catalog.yaml:9:14: warning: scorers.looks-up-before-replacing.options.tools: create_replacement, get_order, but the scorer's description names them in the order get_order, create_replacement: runs that keep the described order fail; write [get_order, create_replacement] [order-against-description]",
     ]),

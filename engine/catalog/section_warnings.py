@@ -24,6 +24,7 @@ def section_warnings(source: CatalogSource, plan_of: Callable[[str], ScorerPlan 
 
         found += [*fields_hidden(source, plan_of), *choices_not_values(source, plan_of), *text_not_what_is_judged(source, plan_of), *instructions_against_meaning(source)]
         found += flagging_against_pass_line(source, plan_of)
+        found += _settings_held(source, "queues")
     if source.data.get("monitors") is not None:
         from .monitors import monitor_warnings
 
@@ -71,3 +72,18 @@ def named_for_another_scorer(source: CatalogSource) -> Iterator[ConfigError]:
                     f"the monitor reads live outcomes of {scorer}, which this catalog never makes; watch one of those",
                     *place, code="named-for-another-scorer",
                 )
+
+
+def _settings_held(source: CatalogSource, section: str) -> list[ConfigError]:
+    """The warnings of the rows of setting_rules.py that a section's settings fail on their own
+    (a queue's `labels_per_item` against its comment); their problems are the section's module's."""
+    from .setting_checks import held
+
+    entries = source.data.get(section)
+    found: list[ConfigError] = []
+    for name, written in entries.items() if isinstance(entries, Mapping) else ():
+        for each in held(f"{section}.*", f"{section}.{name}", written, {}):
+            place = position(entries, [name, *each.loc], value=True)
+            if each.code is not None and place is not None:
+                found.append(CatalogWarning(each.message, *place, code=each.code))
+    return found

@@ -272,7 +272,7 @@ class CountAgainstComment(NamedTuple):
         # The counts the comment gives of things (a figure or a number word before a noun), not of time.
         figures = {float(word) if word[0].isdigit() else NUMBER_WORDS[word] for index, word in enumerate(words)
                    if (word[0].isdigit() or word in NUMBER_WORDS) and index + 1 < len(words) and words[index + 1] not in TIME_WORDS and words[index + 1] not in _MONTHS}
-        if value is None or len(figures) != 1 or value in figures or re.search(r"\b(?:of|per|each|every|out)\b", said.lower()):
+        if value is None or len(figures) != 1 or value in figures or re.search(r"\b(?:of|per|out)\b", said.lower()):
             return None
         figure = next(iter(figures))
         return Found(f"{value:g}, but its comment gives {figure:g} ({said!r}): write {figure:g}, or the comment the number means", "unit-against-comment")
