@@ -10,12 +10,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 
-from .setting_checks import written_settings
+from .setting_checks import written_expressions, written_settings
 from .setting_relations import Unit
 from .source import Place, place_in, position, span_of
-from .templates import parse_expression
 from .value_names import value_where
 
 
@@ -26,6 +25,11 @@ _HIGH_WORDS = frozenset("higher highest greater greatest larger largest maximum 
 _WORSE_WORDS = frozenset("weaker weakest worse worst poorer poorest".split())
 _BETTER_WORDS = frozenset("stronger strongest better best".split())
 _OF_THE_TWO = re.compile(r"\b(?:the\s+)?([a-z]+)\s+of\b|\bwhichever\s+is\s+([a-z]+)", re.IGNORECASE)
+
+
+def _every(expression: nodes.Expr) -> list[nodes.Node]:
+    """An expression and every expression inside it."""
+    return [expression, *expression.find_all(nodes.Expr)]
 
 
 def _extreme_of(word: str, direction: Any) -> str | None:
@@ -47,14 +51,8 @@ def extremes_against_words(raw: Any, own: Any, label: str) -> Iterator[tuple[str
     direction = raw.get("direction") if isinstance(raw, Mapping) else None
     described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
     said = {_extreme_of(found[1] or found[2], direction) for found in _OF_THE_TWO.finditer(described)} - {None}
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if not isinstance(value, str) or not re.search(r"\b(?:min|max)\b", value):
-            continue
-        try:
-            expression = parse_expression(value)
-        except TemplateSyntaxError:
-            continue
-        every = [expression, *expression.find_all(nodes.Expr)]
+    for loc, _, expression in written_expressions(raw, "m"):
+        every = _every(expression)
         kept = {node.name for node in every if isinstance(node, nodes.Filter) and node.name in ("min", "max")}
         kept |= {node.node.name for node in every if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in ("min", "max")}
         if len(kept) != 1:
@@ -103,18 +101,12 @@ _FIRST_WORDS = frozenset("first initial earliest oldest opening".split())
 def ends_against_names(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
     """(code, message, place) for a value named for the last item (`last_call`) that takes the
     first (`called[0]`, `| first`), or the reverse."""
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if len(loc) < 2 or loc[-2] != "values" or not isinstance(value, str):
-            continue
-        words = set(str(loc[-1]).lower().split("_"))
+    for loc, _, expression in written_expressions(raw, ""):
+        words = set(str(loc[-1]).lower().split("_")) if len(loc) >= 2 and loc[-2] == "values" else set()
         wants = "last" if words & _LAST_WORDS else "first" if words & _FIRST_WORDS else None
         if wants is None:
             continue
-        try:
-            expression = parse_expression(value)
-        except TemplateSyntaxError:
-            continue
-        every = [expression, *expression.find_all(nodes.Expr)]
+        every = _every(expression)
         taken = {"first" if _index_of(node) == 0 else "last" for node in every if isinstance(node, nodes.Getitem) and _index_of(node) in (0, -1)}
         taken |= {node.name for node in every if isinstance(node, nodes.Filter) and node.name in ("first", "last")}
         if taken == {"first" if wants == "last" else "last"}:
@@ -162,14 +154,8 @@ def branch_off_the_scale(raw: Any, label: str) -> Iterator[tuple[str, str, Place
     """(code, message, place) for a score on the `scale` option whose one branch is scaled and
     the other a bare number (`x * options.scale if judged else 1`): the bare branch is 1 on a
     scale to 10, where 10 was meant; brackets around the condition put both on the scale."""
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if loc[-1] != "score" or not isinstance(value, str) or "options.scale" not in value:
-            continue
-        try:
-            expression = parse_expression(value)
-        except TemplateSyntaxError:
-            continue
-        if not isinstance(expression, nodes.CondExpr) or expression.expr2 is None:
+    for loc, _, expression in written_expressions(raw, "options.scale"):
+        if loc[-1] != "score" or not isinstance(expression, nodes.CondExpr) or expression.expr2 is None:
             continue
         for scaled, bare in ((expression.expr1, expression.expr2), (expression.expr2, expression.expr1)):
             if _reads_scale(scaled) and isinstance(bare, nodes.Const) and isinstance(bare.value, (int, float)) and bare.value != 0:
@@ -190,13 +176,7 @@ def weights_crossed(raw: Any, label: str) -> Iterator[tuple[str, str, Place | No
     """(code, message, place) for a weight option named for one value that multiplies another
     named for a second weight (`options.order_weight * necessary` beside
     `options.necessity_weight * ordered`): each part of the score counts at the other's weight."""
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if not isinstance(value, str) or "_weight" not in value:
-            continue
-        try:
-            expression = parse_expression(value)
-        except TemplateSyntaxError:
-            continue
+    for loc, _, expression in written_expressions(raw, "_weight"):
         products = [(node.left, node.right) for node in [expression, *expression.find_all(nodes.Mul)] if isinstance(node, nodes.Mul)]
         pairs: list[tuple[str, str]] = []
         for left, right in products:
@@ -233,13 +213,10 @@ def weights_against_description(raw: Any, own: Any, label: str) -> Iterator[tupl
     described = " ".join(str(own.get("description") or "").split()) if isinstance(own, Mapping) else ""
     if "%" not in described:
         return
-    for loc, value in written_settings("scorers.*", raw, Unit.EXPRESSION):
-        if loc[-1] != "score" or not isinstance(value, str):
+    for loc, _, expression in written_expressions(raw, ""):
+        if loc[-1] != "score":
             continue
-        try:
-            written = _weights_written(parse_expression(value))
-        except TemplateSyntaxError:
-            continue
+        written = _weights_written(expression)
         said = {}
         for name in written:
             # The first share the description gives after naming the value, before the next one is named.

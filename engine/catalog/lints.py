@@ -164,20 +164,21 @@ class ScorerLints:
         if self.source.fallback is not None:  # the built-in catalog's codes are held by tests/test_literal_text.py
             for code, message, place in wrong_codes(self.raw, self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}"):
                 self.warn(code, message, place)
-            for code, message, place in [*escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"), *country_codes(self.source.scorers.get(self.definition.id), f"scorers.{self.definition.id}")]:
-                self.warn(code, message, place)
             own = self.source.scorers.get(self.definition.id)
+            base = self._base(own)
+            for code, message, place in [*escapes_in_expressions(self.raw, f"scorers.{self.definition.id}"), *country_codes(own, f"scorers.{self.definition.id}")]:
+                self.warn(code, message, place)
             self.warnings += partials_of_another_locale(self.templates, self.own_prompts())
             self.warnings += unread_required(self.definition, self.raw, own, self.templates, self.source.templates_path[0], self.definition.id)
             reads = frozenset().union(*(step.reads for step in self.plan.steps))
-            self.warnings += required_dropped(reads, own, self._base(own), f"scorers.{self.definition.id}")
+            self.warnings += required_dropped(reads, own, base, f"scorers.{self.definition.id}")
             if not (isinstance(own, Mapping) and own.get("extends")):
                 self.warnings += read_but_not_required(reads, own, f"scorers.{self.definition.id}")
             for code, message, place in [*doubled_escapes(self.raw, own, f"scorers.{self.definition.id}"), *anchored_to_the_whole_text(self.raw, own, f"scorers.{self.definition.id}"), *anchored_at_both_ends(self.raw, own, f"scorers.{self.definition.id}"), *anchor_on_one_alternative(self.raw, own, f"scorers.{self.definition.id}"), *text_options_as_lists(self.raw, own, f"scorers.{self.definition.id}"),
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *entries_described_alike(own, f"scorers.{self.definition.id}"),
-                                       *option_words_against_comments(own, self._base(own), f"scorers.{self.definition.id}"),
-                                       *order_against_description(own, self._base(own), f"scorers.{self.definition.id}"),
+                                       *option_words_against_comments(own, base, f"scorers.{self.definition.id}"),
+                                       *order_against_description(own, base, f"scorers.{self.definition.id}"),
                                        *keeping_options_passed_to_removing_flags(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),
                                        *reducers_against_description(self.raw, f"scorers.{self.definition.id}"),
@@ -193,7 +194,7 @@ class ScorerLints:
                                        *more_than_one_for_at_least_one(self.raw, own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
                                        *rates_turned_round(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
-                                       *self.own_answers_whole()]:
+                                       *self.own_schemas_against_their_words()]:
                 self.warn(code, message, place)
         return self.warnings
 
@@ -205,7 +206,7 @@ class ScorerLints:
         except ConfigError:
             return None
 
-    def own_answers_whole(self) -> Iterator[tuple[str, str, Place | None]]:
+    def own_schemas_against_their_words(self) -> Iterator[tuple[str, str, Place | None]]:
         """What the answer schemas in the author's own folder declare against their own words."""
         own = self.source.schemas_path[0].resolve()
         for path in sorted(self.schema_files()):

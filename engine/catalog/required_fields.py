@@ -7,7 +7,7 @@ second showing is named at its line, and the field nothing reads at `requires:`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,15 +94,11 @@ def required_dropped(reads: frozenset[str], own: Any, base: Any, label: str) -> 
     if not isinstance(own, Mapping) or not isinstance(base, Mapping) or not isinstance(own.get("requires"), list) or not isinstance(base.get("requires"), list):
         return
     dropped = [name for name in base["requires"] if name not in own["requires"] and name in reads]
-    if not dropped:
-        return
-    place = position(own, ["requires"], value=True)
-    yield CatalogWarning(
-        f"{label}.requires: leaves out {', '.join(map(repr, dropped))}, which {own.get('extends')} requires and its steps read: `requires:` "
-        f"replaces the base's list, so an item without {dropped[0]} is judged with it missing instead of left not scorable; "
-        f"list every field: [{', '.join(dict.fromkeys([*map(str, own['requires']), *map(str, base['requires'])]))}]",
-        *(place or (None, None, None)), code="required-dropped",
-    )
+    if dropped:
+        yield _left_out(own, label, dropped, base["requires"], (
+            f"which {own.get('extends')} requires and its steps read: `requires:` replaces the base's list, so an item without "
+            f"{dropped[0]} is judged with it missing instead of left not scorable; list every field"
+        ))
 
 
 _LEFT_UNSCORED = re.compile(r"\b(?:not scorable|unscored|not scored|left out)\b", re.IGNORECASE)
@@ -115,12 +111,17 @@ def read_but_not_required(reads: frozenset[str], own: Any, label: str) -> Iterat
     if not isinstance(own, Mapping) or not isinstance(own.get("requires"), list) or not _LEFT_UNSCORED.search(str(own.get("description") or "")):
         return
     missing = [name for name in ("context", "ground_truth", "input", "expected_trajectory", "turns") if name in reads and name not in own["requires"]]
-    if not missing:
-        return
+    if missing:
+        yield _left_out(own, label, missing, missing, (
+            f"which the steps read, while the description leaves items without such a thing unscored: an item without "
+            f"{missing[0]} is judged with it missing; add it"
+        ))
+
+
+def _left_out(own: Mapping[str, Any], label: str, missing: Sequence[str], added: Sequence[Any], why: str) -> CatalogWarning:
+    """`required-dropped` at the author's `requires:`, with the list to write (theirs, then `added`)."""
     place = position(own, ["requires"], value=True)
-    yield CatalogWarning(
-        f"{label}.requires: leaves out {', '.join(map(repr, missing))}, which the steps read, while the description leaves items "
-        f"without such a thing unscored: an item without {missing[0]} is judged with it missing; add it: "
-        f"[{', '.join(dict.fromkeys([*map(str, own['requires']), *missing]))}]",
+    return CatalogWarning(
+        f"{label}.requires: leaves out {', '.join(map(repr, missing))}, {why}: [{', '.join(dict.fromkeys([*map(str, own['requires']), *map(str, added)]))}]",
         *(place or (None, None, None)), code="required-dropped",
     )
