@@ -22,6 +22,15 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("value_copied_from_the_block_above", 0, [
+        "value_copied_from_the_block_above/catalog.yaml:13:16: warning: reply-manners.threshold: 0.8 passes an answer with most verdicts 'no' (bad) (verdicts yes, yes; verdicts no, no: score 1), on a score where higher is better: the line is on the side of the bad answers [pass-line-against-meaning]",
+        "value_copied_from_the_block_above/catalog.yaml:23:13: warning: reply-manners.tone: no later step reads 'tone', so its judge call is paid for nothing: read its answer in the score (or a prompt), or remove the step [unread-answer]",
+        "value_copied_from_the_block_above/catalog.yaml:41:20: warning: scorers.reply-manners.score.values.polite: written exactly as `on_topic` is (line 34), so the two compute one number under two names; the judged step `tone` never reaches the score: should `polite` read it? [value-copied]",
+    ]),
+    ("step_only_the_reason_shows", 0, [
+        "step_only_the_reason_shows/catalog.yaml:13:16: warning: reply-manners.threshold: 0.8 passes an answer with most verdicts 'no' (bad) (verdicts yes, yes; verdicts no, no: score 1), on a score where higher is better: the line is on the side of the bad answers [pass-line-against-meaning]",
+        "step_only_the_reason_shows/catalog.yaml:23:13: warning: reply-manners.tone: only the reason shows 'tone', and no step toward the score reads it, so its judge call changes no score: read its answer in the score, or remove the step [unread-answer]",
+    ]),
     ("one_label_where_two_people_were_meant", 0, [
         "one_label_where_two_people_were_meant/catalog.yaml:13:22: warning: queues.claims-golden.labels_per_item: 1, but its comment gives 2 (\"two people label each answer: their agreement is the ceiling for the judge's\"): write 2, or the comment the number means [unit-against-comment]",
     ]),

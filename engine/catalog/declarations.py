@@ -29,6 +29,7 @@ from ..scoring.steps import step_kind
 from .findings import bare, loose_pattern, operator_symbol, written
 from .schema_limits import subschemas
 from .source import CatalogSource, Place, block_for_list, load_shared, place_in, position, span_of
+from .step_reads import never_scored
 from .spec import ScorerDefinition
 from .templates import PromptTemplates, parse_expression
 
@@ -407,6 +408,7 @@ class Declarations:
                 position(own, ["options", name]),
             )
         plans = [step for step in steps if step is not None]
+        unscored = never_scored(plans)
         for index, spec in enumerate(self.definition.steps):
             plan = next((step for step in plans if step.id == spec.id), None)
             if plan is None:
@@ -414,10 +416,16 @@ class Declarations:
             kind = step_kind(spec.kind)
             label = f"{self.definition.id}.{spec.id}"
             later = plans[plans.index(plan) + 1 :]
-            if kind.asks_judge and kind.result_part is None and not any(plan.provides() & step.reads for step in later):
+            if kind.asks_judge and kind.result_part is None and plan in unscored:
+                message = (
+                    f"{label}: only the reason shows {spec.id!r}, and no step toward the score reads it, so its judge call changes no score: "
+                    f"read its answer in the score, or remove the step"
+                ) if any(plan.provides() & step.reads for step in later) else (
+                    f"{label}: no later step reads {spec.id!r}, so its judge call is paid for nothing: read its answer in the score (or a prompt), or remove the step"
+                )
                 self.compiler.warning(
                     "unread-answer",
-                    f"{label}: no later step reads {spec.id!r}, so its judge call is paid for nothing: read its answer in the score (or a prompt), or remove the step",
+                    message,
                     self.place(["steps", index, "id"]),
                 )
             examples = getattr(spec, kind.examples_key, None) if kind.examples_key else None
