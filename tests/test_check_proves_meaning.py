@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("queue_labelling_the_step_above", 0, [
+        "queue_labelling_the_step_above/catalog.yaml:66:16: warning: queues.tone-review.steps.answers: topic.verdicts, but the queue's name speaks of tone, another step of reply-manners: copied from its neighbour, it has people label the topic step's answers; did you mean tone.verdicts? [named-for-another-step]",
+    ]),
     ("value_copied_from_the_block_above", 0, [
         "value_copied_from_the_block_above/catalog.yaml:13:16: warning: reply-manners.threshold: 0.8 passes an answer with most verdicts 'no' (bad) (verdicts yes, yes; verdicts no, no: score 1), on a score where higher is better: the line is on the side of the bad answers [pass-line-against-meaning]",
         "value_copied_from_the_block_above/catalog.yaml:23:13: warning: reply-manners.tone: no later step reads 'tone', so its judge call is paid for nothing: read its answer in the score (or a prompt), or remove the step [unread-answer]",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def section_warnings(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> list[ConfigError]:
     """What the queues, monitors and traces a catalog file writes would do otherwise than meant."""
-    found: list[ConfigError] = [*named_for_another_scorer(source)]
+    found: list[ConfigError] = [*named_for_another_scorer(source), *labelling_another_step(source, plan_of)]
     if source.data.get("queues") is not None:
         from .queue_fields import choices_not_values, fields_hidden, flagging_against_pass_line, instructions_against_meaning, text_not_what_is_judged
 
@@ -87,3 +87,27 @@ def _settings_held(source: CatalogSource, section: str) -> list[ConfigError]:
             if each.code is not None and place is not None:
                 found.append(CatalogWarning(each.message, *place, code=each.code))
     return found
+
+
+def labelling_another_step(source: CatalogSource, plan_of: Callable[[str], ScorerPlan | None]) -> Iterator[ConfigError]:
+    """A queue whose name speaks of one step of its scorer while its `steps.answers` reads
+    another's (`delivery-review` labelling `policy.verdicts` beside a `delivery` step): copied
+    from the queue of the other step, people label answers their instructions are not about,
+    and their agreement is measured against the wrong verdicts."""
+    queues = source.data.get("queues")
+    for name, queue in queues.items() if isinstance(queues, Mapping) else ():
+        written = queue.get("steps") if isinstance(queue, Mapping) else None
+        answers = written.get("answers") if isinstance(written, Mapping) else None
+        plan = plan_of(str(queue.get("scorer", "")).split("@", 1)[0]) if isinstance(answers, str) else None
+        if plan is None or not isinstance(answers, str):
+            continue
+        read = answers.split(".", 1)[0]
+        said = _words(str(name)) - _words(str(queue.get("scorer", "")))  # the words naming the scorer say no step
+        judged = [step.id for step in plan.steps if step.id != read and step.id != "score" and len(said & _words(step.id)) >= min(2, len(_words(step.id)))]
+        place = position(queues, [name, "steps", "answers"], value=True)
+        if len(judged) == 1 and not said & _words(read) and place is not None:
+            yield CatalogWarning(
+                f"queues.{name}.steps.answers: {answers}, but the queue's name speaks of {judged[0]}, another step of {queue.get('scorer')}: "
+                f"copied from its neighbour, it has people label the {read} step's answers; did you mean {judged[0]}{answers[len(read):]}?",
+                *place, code="named-for-another-step",
+            )
