@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("cascade_to_the_first_judges_snapshot", 0, [
+        "cascade_to_the_first_judges_snapshot/catalog.yaml:8:20: warning: scorers.careful-hallucination.cascade.escalate_to: openai/gpt-4o-mini-2024-07-18 is openai/gpt-4o-mini, the judge that judged first: an item sent on is judged again by the same model, which gives it the same verdict, and only costs; name the stronger model [cascade-to-itself]",
+    ]),
+    ("jury_of_a_model_and_its_snapshot", 0, [
+        "jury_of_a_model_and_its_snapshot/catalog.yaml:7:64: warning: scorers.faithfulness-panel.judges.models: 'openai/gpt-4o-mini-2024-07-18' is 'openai/gpt-4o-mini' again, under another name of the same model: the same model twice is one judge counted twice (at temperature 0 its answers are the same) [repeated-judge]",
+    ]),
     ("queue_labelling_the_step_above", 0, [
         "queue_labelling_the_step_above/catalog.yaml:66:16: warning: queues.tone-review.steps.answers: topic.verdicts, but the queue's name speaks of tone, another step of reply-manners: copied from its neighbour, it has people label the topic step's answers; did you mean tone.verdicts? [named-for-another-step]",
     ]),

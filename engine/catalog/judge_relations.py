@@ -8,6 +8,7 @@ setting_checks.py gives.
 # would compile each text into a ForwardRef when the module loads.
 from typing import NamedTuple
 
+from ..judge.prices import undated
 from .setting_comments import ConfidenceCommentedAsDoubt
 from .setting_relations import Found, Setting, number_value
 
@@ -59,10 +60,11 @@ class NotTheFirstJudge(NamedTuple):
     judged again by the same model, which gives it the same verdict, at twice the cost."""
 
     def check(self, setting: Setting) -> Found | None:
-        if not isinstance(setting.value, str) or setting.value != setting.fact("judge_model"):
+        first = setting.fact("judge_model")
+        if not isinstance(setting.value, str) or not isinstance(first, str) or undated(setting.value) != undated(first):
             return None
         return Found(
-            f"{setting.value} is the judge that judged first: an item sent on is judged again by the same model, which gives it the "
+            f"{setting.value} is {'' if setting.value == first else f'{first}, '}the judge that judged first: an item sent on is judged again by the same model, which gives it the "
             f"same verdict, and only costs; name the stronger model",
             "cascade-to-itself",
         )

@@ -5,7 +5,7 @@ only code a row of that table may need.
 
 # Annotations are evaluated here, not kept as text: NamedTuple would compile each text
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
@@ -258,17 +258,23 @@ class DearerThan(NamedTuple):
 
 
 class Distinct(NamedTuple):
-    """The items of a list differ."""
+    """The items of a list differ, read through `same` (what each one is: the model a dated
+    snapshot names)."""
 
     why: str
     code: str
+    same: Callable[[Any], Any] | None = None
 
     def check(self, setting: Setting) -> Found | None:
         items = setting.value if isinstance(setting.value, list) else []
-        again = next((index for index, item in enumerate(items) if item in items[:index]), None)
+        read = [self.same(item) if self.same is not None and isinstance(item, str) else item for item in items]
+        again = next((index for index, item in enumerate(read) if item in read[:index]), None)
         if again is None:
             return None
-        return Found(f"{items[again]!r} is named more than once: {self.why}", self.code, (again,))
+        first = items[read.index(read[again])]
+        if first == items[again]:
+            return Found(f"{items[again]!r} is named more than once: {self.why}", self.code, (again,))
+        return Found(f"{items[again]!r} is {first!r} again, under another name of the same model: {self.why}", self.code, (again,))
 
 
 class NeedsSibling(NamedTuple):

@@ -14,6 +14,7 @@ words around it, in setting_words.py), or of a scorer's judges in judge_relation
 # into a ForwardRef when the module loads, which every `scorers check` pays for.
 from typing import NamedTuple
 
+from ..judge.prices import undated
 from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
 from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
@@ -51,7 +52,7 @@ _STRONG_JUDGE = DearerThan(
 )
 _CASCADE_MARGIN = MarginBelow("sends every item to the strong judge", around_pass_line=True)
 _JURY_MARGIN = MarginBelow("is wider than any two scores can be apart, so the judges never disagree", around_pass_line=False)
-_JURY_MODELS = Distinct("the same model twice is one judge counted twice (at temperature 0 its answers are the same)", "repeated-judge")
+_JURY_MODELS = Distinct("the same model twice is one judge counted twice (at temperature 0 its answers are the same)", "repeated-judge", undated)
 _MAJORITY = NeedsSibling(
     "majority", "threshold", "each judge's verdict is its score against the pass line",
     "add `threshold:` beside `aggregate:`, on the score's scale (e.g. the scorer's own pass line), or aggregate by `mean`",

@@ -16,6 +16,15 @@ from ..errors import ConfigError
 from .protocol import TokenUsage
 
 _SHIPPED = Path(__file__).with_name("prices.yaml")
+#: The end of a dated snapshot's name ('-2024-07-18', '-20241022', '-0613') or of an alias
+#: that follows the newest one ('-latest').
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$")
+
+
+def undated(model: str) -> str:
+    """The model a dated snapshot or a `-latest` alias names ('openai/gpt-4o-mini' for
+    'openai/gpt-4o-mini-2024-07-18'); any other name as it is."""
+    return _SNAPSHOT.sub("", model)
 
 
 class Price(BaseModel):
@@ -48,8 +57,7 @@ class PriceTable(BaseModel):
         """The price of `model` ('provider/model'), or of the model it is a dated snapshot of."""
         if model in self.models:
             return self.models[model]
-        matches = [name for name in self.models if re.match(rf"{re.escape(name)}-(\d{{4}}-\d{{2}}-\d{{2}}|\d{{8}}|\d{{4}}|latest)$", model)]
-        return self.models[max(matches, key=len)] if matches else None
+        return self.models.get(undated(model))
 
     def cost(self, model: str, usage: TokenUsage, batch: bool = False) -> float | None:
         price = self.price(model)
