@@ -22,6 +22,14 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("steps_rating_on_another_range", 0, [
+        "steps_rating_on_another_range/catalog.yaml:15:13: warning: scorers.refund-explained.options.evaluation_steps: gives 5 for the best case, but max_score is 10 (the judge is held to 1..10 for score): an output the texts give their best, 5, is scored as if it were not the best; write the ratings on that range, or max_score: 5 [ratings-against-range]",
+        "steps_rating_on_another_range/catalog.yaml:16:28: warning: scorers.refund-explained.options.max_score: 10, but `evaluation_steps` rates from 1 to 5 ('Rate 5 when both checks pass, 3 when one fails, 1 when both fail.'): the judge is held to 1..10 for score, so an output the texts give their best, 5, is scored as if it were not the best; write max_score: 5, or the texts on the 1 to 10 range [ratings-against-range]",
+    ]),
+    ("steps_rating_past_the_range", 0, [
+        "steps_rating_past_the_range/catalog.yaml:15:13: warning: scorers.refund-explained.options.evaluation_steps: gives 5 for the best case, but max_score is 3 (the judge is held to 1..3 for score): the judge may never give the texts' best, 5, which the schema refuses; write the ratings on that range, or max_score: 5 [ratings-against-range]",
+        "steps_rating_past_the_range/catalog.yaml:16:28: warning: scorers.refund-explained.options.max_score: 3, but `evaluation_steps` rates from 1 to 5 ('Rate 5 when both checks pass, 3 when one fails, 1 when both fail.'): the judge is held to 1..3 for score, so the judge may never give the texts' best, 5, which the schema refuses; write max_score: 5, or the texts on the 1 to 3 range [ratings-against-range]",
+    ]),
     ("cascade_to_the_first_judges_snapshot", 0, [
         "cascade_to_the_first_judges_snapshot/catalog.yaml:8:20: warning: scorers.careful-hallucination.cascade.escalate_to: openai/gpt-4o-mini-2024-07-18 is openai/gpt-4o-mini, the judge that judged first: an item sent on is judged again by the same model, which gives it the same verdict, and only costs; name the stronger model [cascade-to-itself]",
     ]),

@@ -38,6 +38,7 @@ from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
 from .step_reads import values_copied
+from .rating_texts import ratings_against_range
 from .yaml_surprises import surprises_in
 from .source import CatalogSource, LocatedList, Place, load_shared, position
 from .spec import ScorerDefinition
@@ -195,6 +196,7 @@ class ScorerLints:
                                        *more_than_one_for_at_least_one(self.raw, own, f"scorers.{self.definition.id}"),
                                        *counts_in_other_units(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
                                        *rates_turned_round(self.raw, self.definition.options, f"scorers.{self.definition.id}"),
+                                       *ratings_against_range(self.definition, own, f"scorers.{self.definition.id}"),
                                        *values_copied(self.plan.steps, self.raw, f"scorers.{self.definition.id}"),
                                        *self.own_schemas_against_their_words()]:
                 self.warn(code, message, place)
