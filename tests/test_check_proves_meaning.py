@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("monitor_of_the_base_not_its_extension", 0, [
+        "monitor_of_the_base_not_its_extension/catalog.yaml:10:13: warning: monitors.replies_straying_from_policy.scorer: faithfulness is the base that policy-faithfulness, this catalog's scorer, extends: outcomes are kept under the scorer that ran, so it watches the base's, never policy-faithfulness's; name policy-faithfulness [named-for-another-scorer]",
+    ]),
     ("steps_rating_on_another_range", 0, [
         "steps_rating_on_another_range/catalog.yaml:15:13: warning: scorers.refund-explained.options.evaluation_steps: gives 5 for the best case, but max_score is 10 (the judge is held to 1..10 for score): an output the texts give their best, 5, is scored as if it were not the best; write the ratings on that range, or max_score: 5 [ratings-against-range]",
         "steps_rating_on_another_range/catalog.yaml:16:28: warning: scorers.refund-explained.options.max_score: 10, but `evaluation_steps` rates from 1 to 5 ('Rate 5 when both checks pass, 3 when one fails, 1 when both fail.'): the judge is held to 1..10 for score, so an output the texts give their best, 5, is scored as if it were not the best; write max_score: 5, or the texts on the 1 to 10 range [ratings-against-range]",

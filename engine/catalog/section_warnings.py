@@ -66,6 +66,12 @@ def named_for_another_scorer(source: CatalogSource) -> Iterator[ConfigError]:
                     f"its neighbour, it {'watches' if section == 'monitors' else 'labels'} what its name does not say; name {others[0]}",
                     *place, code="named-for-another-scorer",
                 )
+            elif scorer not in source.scorers and not said & _words(scorer) and len(extending := [own for own, written in source.scorers.items() if isinstance(written, Mapping) and written.get("extends") == scorer]) == 1:
+                yield CatalogWarning(
+                    f"{section}.{name}.scorer: {scorer} is the base that {extending[0]}, this catalog's scorer, extends: outcomes are kept under the "
+                    f"scorer that ran, so it {'watches' if section == 'monitors' else 'labels'} the base's, never {extending[0]}'s; name {extending[0]}",
+                    *place, code="named-for-another-scorer",
+                )
             elif section == "monitors" and live and scorer not in live and entry.get("source", "live") == "live":
                 yield CatalogWarning(
                     f"monitors.{name}.scorer: {scorer} is not among the scorers the `traces:` section runs live ({', '.join(sorted(live))}): "
