@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("abs_of_the_last_operand", 0, [
+        "abs_of_the_last_operand/catalog.yaml:22:18: warning: scorers.count-close-enough.compare.values.close: `| abs` takes only `reference`, what is directly on its left, so the difference stays signed and every value on one side of it passes a bound on its size; write `(given - reference) | abs` [abs-of-one-operand]",
+    ]),
     ("monitor_of_the_base_not_its_extension", 0, [
         "monitor_of_the_base_not_its_extension/catalog.yaml:10:13: warning: monitors.replies_straying_from_policy.scorer: faithfulness is the base that policy-faithfulness, this catalog's scorer, extends: outcomes are kept under the scorer that ran, so it watches the base's, never policy-faithfulness's; name policy-faithfulness [named-for-another-scorer]",
     ]),
@@ -942,3 +945,12 @@ def test_a_skip_whose_score_step_leaves_the_item_unscored_is_seen_to_skip(monkey
         "        score: \"supported * options.scale\"\n        round: 2\n",
         encoding="utf-8")
     assert check(monkeypatch, tmp_path, "catalog.yaml") == (0, [])
+
+
+def test_a_scorer_of_numbers_written_as_text_is_tried_on_numbers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Every text reads as 0 through `| int`, so texts alone scored every output alike and the
+    # scorer was said never to read its output; numbers show that it does.
+    catalog = (HERE / "abs_of_the_last_operand" / "catalog.yaml").read_text(encoding="utf-8")
+    (tmp_path / "catalog.yaml").write_text(catalog.replace("given - reference | abs", "(given - reference) | abs"), encoding="utf-8")
+    status, lines = check(monkeypatch, tmp_path, "catalog.yaml")
+    assert (status, [line for line in lines if "warning:" in line]) == (0, [])

@@ -281,3 +281,23 @@ def strict_where_inclusive(raw: Any, own: Any, label: str) -> Iterator[tuple[str
                 f"{inclusive.group(0)!r} takes it in: an item exactly at the limit fails; write `{found['op']}=`"
             ), position(raw, list(loc), value=True)
             break
+
+
+#: `| abs` right after a bare operand of `-` or `+`: `a - b | abs` is `a - (b | abs)`.
+_ABS_OF_THE_LAST = re.compile(r"[-+]\s*([\w.\[\]'\"]+)\s*\|\s*abs\b")
+
+
+def abs_of_the_last_operand(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a difference whose `| abs` takes only its last operand
+    (`a - b | abs <= tolerance`): a filter binds to what is directly on its left, so the
+    difference stays signed, and one side of it always passes a bound."""
+    for loc, value, expression in written_expressions(raw, "abs"):
+        sums = [node for node in expression.find_all((nodes.Sub, nodes.Add)) if isinstance(node.right, nodes.Filter) and node.right.name == "abs"]
+        found = _ABS_OF_THE_LAST.search(value) if sums else None
+        if found is None:
+            continue
+        whole = value[: found.start()].strip()
+        yield "abs-of-one-operand", (
+            f"{label}.{'.'.join(value_where(raw, loc))}: `| abs` takes only `{found[1]}`, what is directly on its left, so the difference stays "
+            f"signed and every value on one side of it passes a bound on its size; write `({whole.split()[-1] if whole else '…'} {found.group(0)[0]} {found[1]}) | abs`"
+        ), position(raw, list(loc), value=True)

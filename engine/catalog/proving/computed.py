@@ -24,7 +24,7 @@ from ..placing import Placing
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
-from .item_trials import ItemTrial, own_values, run_items, varied_items
+from .item_trials import ItemTrial, numbers_items, own_values, run_items, varied_items
 from .rounding import rounding_too_coarse
 
 
@@ -51,6 +51,11 @@ class ComputedProof(Placing):
         self.trials = [trial for trial in run_items(plan, first) if trial.results] if first else []
         if self.parent is not None or self.range is not None or self._equal_pair(changing=False) is not None or overrides:
             self.trials = [trial for trial in run_items(plan, items) if trial.results]
+        as_numbers = any(re.search(r"\|\s*(?:int|float)\b|\b(?:int|float)\(", written) for _, _, written, _ in own_values(self.own))
+        if len({trial.score for trial in self.trials}) == 1 and "ground_truth" in plan.requires and as_numbers:
+            numbers = [trial for trial in run_items(plan, numbers_items()) if trial.results]
+            if len({trial.score for trial in numbers}) > 1:
+                self.trials = numbers  # a scorer of numbers written as text: every text reads as 0
         self.parent_trials = {trial.label: trial for trial in run_items(self.parent, items) if trial.results} if self.parent is not None else {}
 
     def findings(self) -> list[ConfigError]:

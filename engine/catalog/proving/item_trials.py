@@ -93,6 +93,18 @@ def varied_items(plan: ScorerPlan) -> dict[str, RunInput]:
     }
 
 
+def numbers_items() -> dict[str, RunInput]:
+    """The items tried on a scorer that reads its output and expected answer as numbers (a
+    grade, a count): on texts, each reads as 0 and every output scores alike."""
+    return {
+        "the output is the expected answer": dataclasses.replace(SAMPLE_ITEM, output="4", ground_truth="4"),
+        "the output is nearly the expected answer": dataclasses.replace(SAMPLE_ITEM, output="5", ground_truth="4"),
+        "the output is unrelated": dataclasses.replace(SAMPLE_ITEM, output="1", ground_truth="4"),
+        "the output is far below the expected answer": dataclasses.replace(SAMPLE_ITEM, output="1", ground_truth="9"),
+        "the output is far above the expected answer": dataclasses.replace(SAMPLE_ITEM, output="9", ground_truth="1"),
+    }
+
+
 def run_items(plan: ScorerPlan, items: dict[str, RunInput], options: Mapping[str, Any] | None = None) -> list[ItemTrial]:
     """`plan` run on each item, with `options` (an empty list when it cannot run without
     options the author must give)."""
