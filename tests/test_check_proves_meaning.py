@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("answer_key_read_but_not_required", 0, [
+        "answer_key_read_but_not_required/catalog.yaml:12:15: warning: scorers.marked-against-the-key.requires: leaves out 'ground_truth', which the steps read and the description judges against ('answer key'): an item without it is judged without it (a guarded prompt drops it) instead of left not scorable; add it: [input, output, ground_truth] [required-dropped]",
+    ]),
     ("abs_of_the_last_operand", 0, [
         "abs_of_the_last_operand/catalog.yaml:22:18: warning: scorers.count-close-enough.compare.values.close: `| abs` takes only `reference`, what is directly on its left, so the difference stays signed and every value on one side of it passes a bound on its size; write `(given - reference) | abs` [abs-of-one-operand]",
     ]),

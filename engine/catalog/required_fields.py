@@ -101,21 +101,37 @@ def required_dropped(reads: frozenset[str], own: Any, base: Any, label: str) -> 
         ))
 
 
+#: The fields a verdict is measured against, by the words a description names each with.
+_JUDGED_AGAINST = {
+    "ground_truth": ("expected answer", "expected output", "reference answer", "ground truth", "gold answer", "ideal answer", "answer key", "mark scheme", "marking scheme"),
+    "context": ("the context", "retrieved context", "the passages", "retrieved passages", "the documents", "the sources", "the record"),
+}
 _LEFT_UNSCORED = re.compile(r"\b(?:not scorable|unscored|not scored|left out)\b", re.IGNORECASE)
 
 
 def read_but_not_required(reads: frozenset[str], own: Any, label: str) -> Iterator[CatalogWarning]:
     """A field the steps read that `requires:` leaves out while the scorer's description says
-    the items without such a thing are not scored: an item without it is judged with it
+    the items without such a thing are not scored, or judges against it by name (an expected
+    answer's "answer key", a context's "passages"): an item without it is judged with it
     missing (every fact against no record) instead of left not scorable."""
-    if not isinstance(own, Mapping) or not isinstance(own.get("requires"), list) or not _LEFT_UNSCORED.search(str(own.get("description") or "")):
+    if not isinstance(own, Mapping) or not isinstance(own.get("requires"), list):
         return
+    description = str(own.get("description") or "")
     missing = [name for name in ("context", "ground_truth", "input", "expected_trajectory", "turns") if name in reads and name not in own["requires"]]
-    if missing:
+    if missing and _LEFT_UNSCORED.search(description):
         yield _left_out(own, label, missing, missing, (
             f"which the steps read, while the description leaves items without such a thing unscored: an item without "
             f"{missing[0]} is judged with it missing; add it"
         ))
+        return
+    for name in (name for name in missing if name in _JUDGED_AGAINST):
+        named = next((found.group(0) for found in (re.search(rf"\b{re.escape(words)}\b", description, re.IGNORECASE) for words in _JUDGED_AGAINST[name]) if found), None)
+        if named is not None:
+            yield _left_out(own, label, [name], [name], (
+                f"which the steps read and the description judges against ({named!r}): an item without it is judged without it (a guarded "
+                f"prompt drops it) instead of left not scorable; add it"
+            ))
+            return
 
 
 def _left_out(own: Mapping[str, Any], label: str, missing: Sequence[str], added: Sequence[Any], why: str) -> CatalogWarning:

@@ -41,7 +41,7 @@ LABELS: Mapping[str, frozenset[str]] = {
     "context": frozenset({"context", "document", "documents", "passage", "passages", "sources", "retrieved context", "retrieval context", "retrieved documents", "retrieved passages", "context pieces"}),
     "ground_truth": frozenset({
         "expected", "expected answer", "expected output", "expected response", "reference", "reference answer", "ground truth", "gold answer",
-        "ideal answer", "correct answer",
+        "ideal answer", "correct answer", "answer key", "mark scheme", "marking scheme",
     }),
     "turns": frozenset({"conversation", "dialogue", "transcript", "turns"}),
     "tool_calls": frozenset({"tool calls", "tools called"}),
