@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("turns_kept_for_one_role_told_apart", 0, [
+        "turns_kept_for_one_role_told_apart/prompts/patience/rate.j2:3:1: warning: agent-patience: the loop over `turns` keeps only the turns whose role is 'assistant', yet its body tells 'user' turns apart from them: the user's messages never reach the judge; keep every turn (drop the `if`), or the role the rule is about [turns-under-one-role]",
+    ]),
     ("answer_key_read_but_not_required", 0, [
         "answer_key_read_but_not_required/catalog.yaml:12:15: warning: scorers.marked-against-the-key.requires: leaves out 'ground_truth', which the steps read and the description judges against ('answer key'): an item without it is judged without it (a guarded prompt drops it) instead of left not scorable; add it: [input, output, ground_truth] [required-dropped]",
     ]),

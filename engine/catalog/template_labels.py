@@ -257,6 +257,14 @@ def turns_under_one_role(path: Path, text: str, tree: nodes.Template) -> Iterato
         labels = [(data, found) for statement in loop.body for data in [statement, *statement.find_all(nodes.TemplateData)]
                   if isinstance(data, nodes.TemplateData) for found in _ROLE_WORD.finditer(data.data)]
         roles = {_ROLE_OF_WORD[found[1].lower()] for _, found in labels}
+        other = next((role for role in _roles_compared(loop.body, item) if role != kept), None) if kept is not None and reads_role else None
+        if other is not None:
+            yield (
+                f"the loop over `turns` keeps only the turns whose role is {kept!r}, yet its body tells {other!r} turns apart from them: "
+                f"the {other}'s messages never reach the judge; keep every turn (drop the `if`), or the role the rule is about",
+                Place(str(path), loop.lineno, 1),
+            )
+            continue
         if reads_role or len(roles) != 1 or (kept is not None and kept in roles):
             continue
         data, found = labels[0]
@@ -271,6 +279,15 @@ def turns_under_one_role(path: Path, text: str, tree: nodes.Template) -> Iterato
         lines = text.splitlines()
         column = lines[line - 1].find(written) + 1 if 0 < line <= len(lines) else 1
         yield message, Place(str(path), line, max(column, 1))
+
+
+def _roles_compared(body: list[nodes.Node], item: str) -> Iterator[str]:
+    """The roles a loop's body compares `ITEM.role` with (`"student" if turn.role == "user"`)."""
+    for statement in body:
+        for test in statement.find_all(nodes.Compare):
+            kept = _role_kept(test, item)
+            if kept is not None:
+                yield kept
 
 
 def _role_kept(test: nodes.Node, item: str) -> str | None:
