@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("rating_ends_turned_round_through_options", 0, [
+        "rating_ends_turned_round_through_options/prompts/clarity/evaluate.j2:6:87: warning: plain-language.evaluate: the prompt defines score from 1 to 5 with lower values better ('Write your \"evaluation\" first, quoting the letter. Then give \"score\": an integer from 1 (clear: anyo'), but the answer schema criteria_evaluation.yaml declares higher values better: the judge rates by the prompt and the score counts by the schema, so each rating counts the other way; make the two agree [verdict-defined-against-meaning]",
+    ]),
     ("turns_kept_for_one_role_told_apart", 0, [
         "turns_kept_for_one_role_told_apart/prompts/patience/rate.j2:3:1: warning: agent-patience: the loop over `turns` keeps only the turns whose role is 'assistant', yet its body tells 'user' turns apart from them: the user's messages never reach the judge; keep every turn (drop the `if`), or the role the rule is about [turns-under-one-role]",
     ]),

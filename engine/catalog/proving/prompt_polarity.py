@@ -9,6 +9,9 @@ author points a step at, named at that `prompt:`): a warning at each line that s
 
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from jinja2 import TemplateSyntaxError
@@ -46,7 +49,7 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
     a heading that says the other (`The hallucinated claims:` over `verdict == 'no'`)."""
     templates: PromptTemplates | None = None
     meanings = proof.trials.meanings
-    if not value_polarities(meanings, truths=True) and not any(meaning.ends for meaning in meanings.values()):
+    if not value_polarities(meanings, truths=True) and not any(meaning.ends or meaning.better for meaning in meanings.values()):
         return
     own_folder = proof.source.templates_path[0].resolve()
     for index, step in enumerate(proof.definition.steps):
@@ -56,7 +59,11 @@ def verdicts_defined_against(proof: ScorerProof) -> None:
         # A judge's prompt defines the values of its own answer; other templates only list answers.
         own_meanings = {name: meaning for name, meaning in meanings.items() if name.startswith(f"{step.id}.")} if written.schema is not None else {}
         mine = value_polarities(own_meanings)
-        scales = {name: meaning for name, meaning in own_meanings.items() if meaning.ends is not None and meaning.better is not None}
+        scales = {
+            name: meaning if meaning.ends is not None else dataclasses.replace(meaning, ends=_bound_ends(step, name.split(".", 1)[1], proof.definition.options))
+            for name, meaning in own_meanings.items() if meaning.better is not None
+        }
+        scales = {name: meaning for name, meaning in scales.items() if meaning.ends is not None}
         schema = f"the answer schema {written.schema.text}" if written.schema is not None else ""
         templates = templates or PromptTemplates(proof.source.templates_path)
         try:
@@ -91,6 +98,7 @@ def _scale_against(proof: ScorerProof, step: str, field: str, meaning: Meaning, 
     other way round from its schema (`from 1 (very polite) to 5 (rude)` for a rating whose
     greater values are better): the judge rates by the prompt and every score is turned round."""
     assert meaning.ends is not None
+    text = _options_shown(text, proof.definition.options)
     read = scale_read(plain_text(text), meaning.ends, one_end=True)
     if read is None or read[0] == meaning.better:
         return
@@ -107,6 +115,37 @@ def _scale_against(proof: ScorerProof, step: str, field: str, meaning: Meaning, 
         f"score counts by the schema, so each rating counts the other way; make the two agree",
         Place(own.file, line, start + 1) if own is not None else pointed,
     )
+
+
+def _bound_ends(step: Any, field: str, options: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A number field's ends as the step's `bounds:` give them (`minimum: options.min_score`),
+    with the options' defaults, where its schema gives none."""
+    bounds = getattr(step, "bounds", None)
+    bound = bounds.get(field) if isinstance(bounds, Mapping) else None
+    ends = []
+    for written in (getattr(bound, "minimum", None), getattr(bound, "maximum", None)):
+        named = re.fullmatch(r"options\.(\w+)", written) if isinstance(written, str) else None
+        declared = options.get(named[1]) if named is not None else None
+        value = declared.get("default") if isinstance(declared, Mapping) else written
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        ends.append(float(value))
+    return (ends[0], ends[1]) if ends[0] < ends[1] else None
+
+
+#: An option printed as it is (`{{ options.max_score }}`, `{{ options.min_score | number }}`).
+_OPTION_SHOWN = re.compile(r"{{-?\s*options\.(\w+)(?:\s*\|\s*(?:number|int|string))?\s*-?}}")
+
+
+def _options_shown(text: str, options: Mapping[str, Any]) -> str:
+    """`text` with each number option it prints written as its default, as the judge reads it
+    (a scale's ends are most often `{{ options.min_score }}` to `{{ options.max_score }}`)."""
+    def default(found: re.Match[str]) -> str:
+        declared = options.get(found[1])
+        value = declared.get("default") if isinstance(declared, Mapping) else None
+        return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else found[0]
+
+    return _OPTION_SHOWN.sub(default, text)
 
 
 def _warn(proof: ScorerProof, step: str, said: str, saying: Saying, meant: str, schema: str, place: Place | None, pointed: Place | None, template: str, line: int) -> None:
