@@ -22,6 +22,12 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("exclusive_false_where_other_calls_count", 0, [
+        "exclusive_false_where_other_calls_count/catalog.yaml:12:18: warning: scorers.refund-lookup-only.options.exclusive: false, but the scorer's description says what `exclusive: true` does ('A call to a tool that was not expected counts against the score.'; the option: 'Calls to tools that were not expected count against the score.'): write `exclusive: true`, or the words the value means [flag-against-words]",
+    ]),
+    ("tool_results_where_missing_context_is_unscored", 0, [
+        "tool_results_where_missing_context_is_unscored/catalog.yaml:10:32: warning: scorers.policy-grounded.context_from_tool_results: true judges an item that comes without context against the tool results in its output, but the description leaves such an item unscored ('Web search results are not evidence, and a reply that comes without its policy text is not scored'): it is scored on evidence the description excludes; remove the line (false) [tool-results-against-description]",
+    ]),
     ("rating_ends_turned_round_through_options", 0, [
         "rating_ends_turned_round_through_options/prompts/clarity/evaluate.j2:6:87: warning: plain-language.evaluate: the prompt defines score from 1 to 5 with lower values better ('Write your \"evaluation\" first, quoting the letter. Then give \"score\": an integer from 1 (clear: anyo'), but the answer schema criteria_evaluation.yaml declares higher values better: the judge rates by the prompt and the score counts by the schema, so each rating counts the other way; make the two agree [verdict-defined-against-meaning]",
     ]),
@@ -963,3 +969,14 @@ def test_a_scorer_of_numbers_written_as_text_is_tried_on_numbers(monkeypatch: py
     (tmp_path / "catalog.yaml").write_text(catalog.replace("given - reference | abs", "(given - reference) | abs"), encoding="utf-8")
     status, lines = check(monkeypatch, tmp_path, "catalog.yaml")
     assert (status, [line for line in lines if "warning:" in line]) == (0, [])
+
+
+def test_a_flag_set_against_a_denial_of_what_it_does_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The description denies what `exclusive: true` does ("does not count"): true is the slip.
+    catalog = (HERE / "exclusive_false_where_other_calls_count" / "catalog.yaml").read_text(encoding="utf-8")
+    catalog = catalog.replace("counts against the score", "does not count against the score").replace("exclusive: false", "exclusive: true")
+    (tmp_path / "catalog.yaml").write_text(catalog, encoding="utf-8")
+    status, lines = check(monkeypatch, tmp_path, "catalog.yaml")
+    assert status == 0 and [line.split(": warning: ")[1].split(" (")[0] for line in lines if "[flag-against-words]" in line] == [
+        "scorers.refund-lookup-only.options.exclusive: true, but the scorer's description says the opposite of what `exclusive: true` does"
+    ], lines

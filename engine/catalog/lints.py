@@ -38,6 +38,7 @@ from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
 from .step_reads import values_copied
+from .flag_words import flags_against_words
 from .rating_texts import ratings_against_range
 from .yaml_surprises import surprises_in
 from .source import CatalogSource, LocatedList, Place, load_shared, position
@@ -180,6 +181,7 @@ class ScorerLints:
                                        *whole_numbers_for_parts(own, f"scorers.{self.definition.id}"),
                                        *entries_described_alike(own, f"scorers.{self.definition.id}"),
                                        *option_words_against_comments(own, base, f"scorers.{self.definition.id}"),
+                                       *flags_against_words(own, base, f"scorers.{self.definition.id}"),
                                        *order_against_description(own, base, f"scorers.{self.definition.id}"),
                                        *keeping_options_passed_to_removing_flags(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),

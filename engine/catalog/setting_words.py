@@ -212,6 +212,27 @@ class EmptyScoredAgainstDescription(NamedTuple):
         )
 
 
+#: A sentence leaving an item without its context unscored: "an answer that comes without its
+#: catalog entry is not scored", "a summary whose transcript is missing is left not scorable".
+_WITHOUT_UNSCORED = re.compile(r"[^.;:]*\b(?:without|missing|lacks?|lacking)\b[^.;:]*\b(?:not scor\w*|unscored|left out|never judged|not judged|skipped)[^.;]*", re.IGNORECASE)
+
+
+class ToolResultsAgainstDescription(NamedTuple):
+    """`context_from_tool_results: true` where the scorer's description leaves an item without
+    its context unscored: such an item is then judged against the tool results its output
+    read, evidence the description excludes, instead of being left not scorable."""
+
+    def check(self, setting: Setting) -> Found | None:
+        said = _WITHOUT_UNSCORED.search(" ".join(str(setting.sibling("description") or "").split()))
+        if setting.value is not True or said is None:
+            return None
+        return Found(
+            f"true judges an item that comes without context against the tool results in its output, but the description leaves such an "
+            f"item unscored ({said.group(0).strip()!r}): it is scored on evidence the description excludes; remove the line (false)",
+            "tool-results-against-description",
+        )
+
+
 #: A comment asking a judge for the same answer every time.
 _SAME_EVERY_TIME = re.compile(r"\b(?:determinis\w*|reproducib\w*|repeatabl\w*|greedy|must not (?:flake|vary|change)|no randomness)\b", re.IGNORECASE)
 
