@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("schema_field_described_as_its_sibling", 0, [
+        "schema_field_described_as_its_sibling/schemas/listing_facts.yaml:13:18: warning: listing_facts.yaml: missing is described word for word as present is ('The required facts (price, size, delivery time) the listing states plainly.'): the judge reads the two fields as one and fills them alike; write what goes in missing [entries-alike]",
+    ]),
     ("exclusive_false_where_other_calls_count", 0, [
         "exclusive_false_where_other_calls_count/catalog.yaml:12:18: warning: scorers.refund-lookup-only.options.exclusive: false, but the scorer's description says what `exclusive: true` does ('A call to a tool that was not expected counts against the score.'; the option: 'Calls to tools that were not expected count against the score.'): write `exclusive: true`, or the words the value means [flag-against-words]",
     ]),

@@ -25,7 +25,7 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, country_codes, escapes_in_expressions, partials_of_another_locale, wrong_codes
-from .option_text import described_values_refused, entries_described_alike, exclusive_ends_against_description, option_words_against_comments, order_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
+from .option_text import described_values_refused, entries_described_alike, fields_described_alike, exclusive_ends_against_description, option_words_against_comments, order_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import read_but_not_required, required_dropped, unread_required
 from .quantity_units import counts_in_other_units, rates_turned_round
@@ -223,6 +223,7 @@ class ScorerLints:
                 yield from list_bounds_against_description(schema, path.name)
                 yield from exclusive_ends_against_description(schema, path.name)
                 yield from described_values_refused(schema, path.name)
+                yield from fields_described_alike(schema, path.name)
 
     def own_prompts(self) -> list[str]:
         """The prompt files of the scorer's steps in the author's own folder."""

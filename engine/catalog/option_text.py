@@ -145,6 +145,30 @@ def entries_described_alike(own: Any, label: str) -> Iterator[tuple[str, str, Pl
                     ), position(options, where, value=True)
 
 
+def fields_described_alike(schema: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for each field of an answer schema whose description is a
+    sibling's word for word under another name: the judge, told what goes in each field by
+    its description, is told the same of both and cannot tell them apart."""
+    for _, node in subschemas(schema, []):
+        properties = node.get("properties")
+        seen: dict[str, str] = {}
+        for name, field in properties.items() if isinstance(properties, Mapping) else ():
+            text = field.get("description") if isinstance(field, Mapping) else None
+            if not isinstance(text, str) or len(text.split()) < 4:
+                continue
+            first = seen.setdefault(" ".join(text.lower().split()), str(name))
+            if first != name:
+                yield "entries-alike", (
+                    f"{label}: {name} is described word for word as {first} is ({_short(text)}): the judge reads the two fields as one "
+                    f"and fills them alike; write what goes in {name}"
+                ), position(field, ["description"], value=True)
+
+
+def _short(text: str) -> str:
+    said = " ".join(text.split())
+    return repr(said if len(said) <= 90 else said[:89] + "…")
+
+
 _MAY_BE_EMPTY = re.compile(r"\bempty\b|\bif any\b|\bor none\b|\bwhen (?:it|there) (?:has|are|is) (?:none|no)\b", re.IGNORECASE)
 _EVERY = re.compile(r"\b(?:every|all|each)\b", re.IGNORECASE)
 
