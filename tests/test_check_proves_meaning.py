@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("rank_picked_in_a_ratio_where", 0, [
+        "rank_picked_in_a_ratio_where/catalog.yaml:19:20: warning: scorers.top-passages-useful.score.values.precision.items: the ratio is taken over every item of `analyze.verdicts`, while its `where:` picks the items that count by rank: the items not picked count as failing, and the share shrinks with the list; pick them in `items:` (`analyze.verdicts[:options.k]`) and leave `where:` to judge them [picked-in-a-ratio-where]",
+    ]),
     ("schema_field_described_as_its_sibling", 0, [
         "schema_field_described_as_its_sibling/schemas/listing_facts.yaml:13:18: warning: listing_facts.yaml: missing is described word for word as present is ('The required facts (price, size, delivery time) the listing states plainly.'): the judge reads the two fields as one and fills them alike; write what goes in missing [entries-alike]",
     ]),

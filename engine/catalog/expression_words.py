@@ -301,3 +301,51 @@ def abs_of_the_last_operand(raw: Any, label: str) -> Iterator[tuple[str, str, Pl
             f"{label}.{'.'.join(value_where(raw, loc))}: `| abs` takes only `{found[1]}`, what is directly on its left, so the difference stays "
             f"signed and every value on one side of it passes a bound on its size; write `({whole.split()[-1] if whole else '…'} {found.group(0)[0]} {found[1]}) | abs`"
         ), position(raw, list(loc), value=True)
+
+
+#: What an item of a ratio is picked by rather than judged by: its place in the list, or its role.
+_PICKED_BY = frozenset({"rank", "index", "position"})
+_PICKED_BY_FIELD = frozenset({"role", "speaker", "author", "kind", "type"})
+
+
+def _conjuncts(node: nodes.Node) -> list[nodes.Node]:
+    return [*_conjuncts(node.left), *_conjuncts(node.right)] if isinstance(node, nodes.And) else [node]
+
+
+def _picks(node: nodes.Node) -> str | None:
+    """What a comparison picks items by (`rank <= options.k`: rank; `item.role == 'assistant'`: role)."""
+    if not isinstance(node, nodes.Compare):
+        return None
+    side = node.expr
+    if isinstance(side, nodes.Name) and side.name in _PICKED_BY:
+        return side.name
+    if isinstance(side, nodes.Getattr) and isinstance(side.node, nodes.Name) and side.node.name == "item" and side.attr in _PICKED_BY_FIELD:
+        return side.attr
+    return None
+
+
+def picked_in_a_ratio_where(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a `reduce: ratio` whose `where:` both picks the items that
+    count (`rank <= options.k`, `item.role == 'assistant'`) and judges them: the share is
+    still taken over every item, so the items not picked count as failing (precision@k over
+    the whole ranking, a tutor's questions over every turn). Named at `items:`, where the
+    pick belongs."""
+    for loc, _, expression in written_expressions(raw, "item"):
+        if loc[-1] != "where" or len(loc) < 3 or loc[-3] != "values":
+            continue
+        value = raw
+        for key in loc[:-1]:
+            value = value[key] if isinstance(value, (Mapping, list)) else None
+        if not isinstance(value, Mapping) or value.get("reduce") != "ratio" or not re.fullmatch(r"\s*[\w.]+\s*", str(value.get("items", ""))):
+            continue  # a list already cut or filtered in `items:` is picked there
+        parts = _conjuncts(expression)
+        picked = [(part, by) for part in parts if (by := _picks(part)) is not None]
+        if not picked or len(picked) == len(parts):
+            continue
+        by = picked[0][1]
+        into = f"{value.get('items')}[:options.k]" if by in _PICKED_BY else f"{value.get('items')} | selectattr('{by}', 'equalto', …) | list"
+        yield "picked-in-a-ratio-where", (
+            f"{label}.{'.'.join(value_where(raw, loc[:-1]))}.items: the ratio is taken over every item of `{value.get('items')}`, while its `where:` "
+            f"picks the items that count by {by}: the items not picked count as failing, and the share shrinks with the list; "
+            f"pick them in `items:` (`{into}`) and leave `where:` to judge them"
+        ), position(raw, [*loc[:-1], "items"], value=True)
