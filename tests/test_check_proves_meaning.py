@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("jury_vote_line_apart_from_the_pass_line", 0, [
+        "jury_vote_line_apart_from_the_pass_line/catalog.yaml:9:18: warning: scorers.faithfulness-jury.judges.threshold: 0.5 is each judge's vote line, apart from the scorer's own pass line, 0.8: the majority passes an item each judge scores between the two, which the pass line would fail; write 0.8 [vote-line-apart]",
+    ]),
     ("rank_picked_in_a_ratio_where", 0, [
         "rank_picked_in_a_ratio_where/catalog.yaml:19:20: warning: scorers.top-passages-useful.score.values.precision.items: the ratio is taken over every item of `analyze.verdicts`, while its `where:` picks the items that count by rank: the items not picked count as failing, and the share shrinks with the list; pick them in `items:` (`analyze.verdicts[:options.k]`) and leave `where:` to judge them [picked-in-a-ratio-where]",
     ]),

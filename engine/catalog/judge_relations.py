@@ -15,12 +15,22 @@ from .setting_relations import Found, Setting, number_value
 
 class AtOwnPassLine(NamedTuple):
     """A cascade's line apart from the scorer's own pass line: the replies it sends on are those
-    near its own line, so those near the pass line that decides are left to the cheaper judge."""
+    near its own line, so those near the pass line that decides are left to the cheaper judge.
+    And a majority jury's vote line apart from it: each judge votes pass by another line than
+    the one the scorer passes items by."""
+
+    votes: bool = False
 
     def check(self, setting: Setting) -> Found | None:
         value, own = number_value(setting.value), setting.fact("own_threshold")
         if value is None or own is None or abs(value - own) < 1e-9:
             return None
+        if self.votes:
+            return None if setting.sibling("aggregate") != "majority" else Found(
+                f"{value:g} is each judge's vote line, apart from the scorer's own pass line, {own:g}: the majority passes an item each judge "
+                f"scores between the two, which the pass line would {'fail' if value < own else 'pass'}; write {own:g}",
+                "vote-line-apart",
+            )
         return Found(
             f"{value:g} is not the scorer's own pass line, {own:g}: the replies sent on to the strong judge are those near {value:g}, and "
             f"those near {own:g}, where pass and fail are decided, keep the cheaper judge's verdict; write {own:g}, or leave it out",

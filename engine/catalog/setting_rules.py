@@ -192,7 +192,7 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.judges", Unit.GROUP),
     SettingRule("scorers.*.judges.models", Unit.MODEL, (_JURY_MODELS, TooFewJudges())),
     SettingRule("scorers.*.judges.aggregate", Unit.WORD, (_MAJORITY, _AGGREGATE_SAID)),
-    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
+    SettingRule("scorers.*.judges.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine(), AtOwnPassLine(votes=True))),
     SettingRule("scorers.*.judges.margin", Unit.SCORE, (_JURY_MARGIN, NotAFraction(distance=True))),
     SettingRule("scorers.*.cascade", Unit.GROUP),
     SettingRule("scorers.*.cascade.escalate_to", Unit.MODEL, (_STRONG_JUDGE, NotTheFirstJudge())),
