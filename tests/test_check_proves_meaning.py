@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("typographic_apostrophe_in_a_matched_text", 0, [
+        "typographic_apostrophe_in_a_matched_text/catalog.yaml:10:13: warning: scorers.carries-the-disclaimer.options.texts: 'This isn’t financial advice' holds a typographic '’', and it is matched as written: an output that writes the plain ' never matches; write ', or compare through `normalize()` [typographic-quote]",
+    ]),
     ("jury_vote_line_apart_from_the_pass_line", 0, [
         "jury_vote_line_apart_from_the_pass_line/catalog.yaml:9:18: warning: scorers.faithfulness-jury.judges.threshold: 0.5 is each judge's vote line, apart from the scorer's own pass line, 0.8: the majority passes an item each judge scores between the two, which the pass line would fail; write 0.8 [vote-line-apart]",
     ]),

@@ -24,7 +24,7 @@ from ..scoring.plan import ScorerPlan
 from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
-from .literal_text import control_characters, country_codes, escapes_in_expressions, partials_of_another_locale, wrong_codes
+from .literal_text import control_characters, country_codes, typographic_quotes, escapes_in_expressions, partials_of_another_locale, wrong_codes
 from .option_text import described_values_refused, entries_described_alike, fields_described_alike, exclusive_ends_against_description, option_words_against_comments, order_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import read_but_not_required, required_dropped, unread_required
@@ -182,6 +182,7 @@ class ScorerLints:
                                        *entries_described_alike(own, f"scorers.{self.definition.id}"),
                                        *option_words_against_comments(own, base, f"scorers.{self.definition.id}"),
                                        *flags_against_words(own, base, f"scorers.{self.definition.id}"),
+                                       *typographic_quotes(own, base, f"scorers.{self.definition.id}"),
                                        *order_against_description(own, base, f"scorers.{self.definition.id}"),
                                        *keeping_options_passed_to_removing_flags(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),

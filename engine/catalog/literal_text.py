@@ -260,3 +260,43 @@ def partials_of_another_locale(templates: Any, names: Iterable[str]) -> Iterator
                 f"is shown the other market's text; include {meant!r}",
                 str(path), line, found.start(1) - (text.rfind("\n", 0, found.start()) + 1) + 1, code="partial-of-another-locale",
             )
+
+
+#: Typographic quotes, which a text written in plain ASCII never holds.
+_TYPOGRAPHIC = re.compile(r"[‘’“”]")
+
+
+def typographic_quotes(own: Any, base: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a text of the author's options that an expression compares
+    with the output as written (not through `normalize()`, which drops every quote) and that
+    holds a typographic quote (`We’re`): an output that writes the plain `'` never matches."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    expressions = [text for data in (own, base) if isinstance(data, Mapping) for text in _strings(data.get("steps"))]
+    for name, written in options.items() if isinstance(options, Mapping) else ():
+        reading = [text for text in expressions if re.search(rf"\boptions\.{re.escape(str(name))}\b", text)]
+        if not reading or any("normalize(" in text for text in reading):
+            continue
+        at: list[Any] = [name, "default"] if isinstance(written, Mapping) and "default" in written else [name]
+        value = written.get("default") if isinstance(written, Mapping) else written
+        for index, text in ([(None, value)] if isinstance(value, str) else list(enumerate(value)) if isinstance(value, list) else []):
+            found = _TYPOGRAPHIC.search(text) if isinstance(text, str) else None
+            if found is None:
+                continue
+            plain = "'" if found[0] in "‘’" else '"'
+            yield "typographic-quote", (
+                f"{label}.options.{name}: {text!r} holds a typographic {found[0]!r}, and it is matched as written: an output that writes the plain "
+                f"{plain} never matches; write {plain}, or compare through `normalize()`"
+            ), position(options, [*at, *([] if index is None else [index])], value=True)
+            break
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every text under `node` (a scorer's steps: its expressions, among others)."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, Mapping):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
