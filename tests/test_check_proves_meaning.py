@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("tool_named_otherwise_than_the_file_does", 0, [
+        "tool_named_otherwise_than_the_file_does/catalog.yaml:10:13: warning: scorers.never-cancels.options.tool: 'cancel_bookings' is named nowhere else in the file, which names the tool 'cancel_booking': calls are matched by their exact name, so 'cancel_bookings' is never found; write 'cancel_booking' [tool-named-otherwise]",
+    ]),
     ("typographic_apostrophe_in_a_matched_text", 0, [
         "typographic_apostrophe_in_a_matched_text/catalog.yaml:10:13: warning: scorers.carries-the-disclaimer.options.texts: 'This isn’t financial advice' holds a typographic '’', and it is matched as written: an output that writes the plain ' never matches; write ', or compare through `normalize()` [typographic-quote]",
     ]),

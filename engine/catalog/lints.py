@@ -25,7 +25,7 @@ from ..scoring.shapes import Scope
 from ..scoring.steps import StepSources, step_kind
 from .findings import bare, written
 from .literal_text import control_characters, country_codes, typographic_quotes, escapes_in_expressions, partials_of_another_locale, wrong_codes
-from .option_text import described_values_refused, entries_described_alike, fields_described_alike, exclusive_ends_against_description, option_words_against_comments, order_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
+from .option_text import tools_named_otherwise, described_values_refused, entries_described_alike, fields_described_alike, exclusive_ends_against_description, option_words_against_comments, order_against_description, keeping_options_passed_to_removing_flags, list_bounds_against_description, text_options_as_lists, whole_numbers_for_parts, whole_numbers_in_answers
 from .pattern_text import anchor_on_one_alternative, anchored_at_both_ends, anchored_to_the_whole_text, doubled_escapes
 from .required_fields import read_but_not_required, required_dropped, unread_required
 from .quantity_units import counts_in_other_units, rates_turned_round
@@ -37,6 +37,7 @@ from .template_labels import labels_against_fields, swapped_headings, tags_again
 from .warning import CatalogWarning
 from .schema_limits import subschemas
 from .silencing import silenced
+from .setting_checks import file_lines
 from .step_reads import values_copied
 from .flag_words import flags_against_words
 from .rating_texts import ratings_against_range
@@ -183,6 +184,7 @@ class ScorerLints:
                                        *option_words_against_comments(own, base, f"scorers.{self.definition.id}"),
                                        *flags_against_words(own, base, f"scorers.{self.definition.id}"),
                                        *typographic_quotes(own, base, f"scorers.{self.definition.id}"),
+                                       *tools_named_otherwise(own, "\n".join(file_lines(str(self.source.path))), f"scorers.{self.definition.id}"),
                                        *order_against_description(own, base, f"scorers.{self.definition.id}"),
                                        *keeping_options_passed_to_removing_flags(self.raw, own, f"scorers.{self.definition.id}"),
                                        *names_against_filters(self.raw, f"scorers.{self.definition.id}"),

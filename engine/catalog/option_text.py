@@ -347,3 +347,29 @@ def order_against_description(own: Any, base: Any, label: str) -> Iterator[tuple
                 f"{label}.options.{name}: {', '.join(map(str, items))}, but the scorer's description names them in the order "
                 f"{', '.join(said)}: runs that keep the described order fail; write [{', '.join(said)}]"
             ), position(options, [name], value=True)
+
+
+_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def tools_named_otherwise(own: Any, text: str, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a tool an option names (`tool: websearch`) that the catalog
+    file never names, where it names one alike (`web_search`, `show_worked_solution` for
+    `show_solution`): a call is matched by its exact name, so the tool is never found."""
+    options = own.get("options") if isinstance(own, Mapping) else None
+    named = set(_IDENTIFIER.findall(text))
+    for name, written in options.items() if isinstance(options, Mapping) else ():
+        if not re.search(r"(?:^|_)tools?$", str(name)):
+            continue
+        at: list[Any] = [name, "default"] if isinstance(written, Mapping) and "default" in written else [name]
+        value = written.get("default") if isinstance(written, Mapping) else written
+        for index, tool in ([(None, value)] if isinstance(value, str) else list(enumerate(value)) if isinstance(value, list) else []):
+            if not isinstance(tool, str) or text.count(tool) > 1:
+                continue
+            words = set(tool.split("_"))
+            alike = sorted(other for other in named if other != tool and (other.replace("_", "") == tool.replace("_", "") or other.rstrip("s") == tool.rstrip("s") or len(words) > 1 and words < set(other.split("_"))))
+            if len(alike) == 1:
+                yield "tool-named-otherwise", (
+                    f"{label}.options.{name}: {tool!r} is named nowhere else in the file, which names the tool {alike[0]!r}: calls are matched "
+                    f"by their exact name, so {tool!r} is never found; write {alike[0]!r}"
+                ), position(options, [*at, *([] if index is None else [index])], value=True)

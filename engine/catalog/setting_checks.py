@@ -65,7 +65,7 @@ def comment_at(parent: Any, key: Any) -> str:
     place = position(parent, [key])
     if place is None or place.line is None:
         return ""
-    lines = _file_lines(place.file)
+    lines = file_lines(place.file)
     if not 0 < place.line <= len(lines):
         return ""
     line = lines[place.line - 1]
@@ -85,7 +85,7 @@ def block_said(data: Any, key: Any, header: bool = False) -> str:
     comments that open the file too (what a catalog says of the app it scores)."""
     place = position(data, [key])
     name = re.sub(r"[_-]+", " ", str(key))
-    lines = _file_lines(place.file) if place is not None else []
+    lines = file_lines(place.file) if place is not None else []
     if place is None or place.line is None or not 0 < place.line <= len(lines):
         return name
     first = place.line - 1
@@ -104,7 +104,7 @@ def block_said(data: Any, key: Any, header: bool = False) -> str:
     return "; ".join([name, " ".join(said)] if said else [name])
 
 
-def _file_lines(file: str | None) -> list[str]:
+def file_lines(file: str | None) -> list[str]:
     """A catalog file's lines, read once for every setting written in it (again once it changes)."""
     try:
         path = Path(file or "")
