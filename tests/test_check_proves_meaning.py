@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("parts_multiplied_where_the_lowest_decides", 0, [
+        "parts_multiplied_where_the_lowest_decides/catalog.yaml:20:16: warning: scorers.grounded-and-brief.score.score: combines brevity, supported by `*`, but the scorer's description takes 'The lower of' them: the parts are multiplied where one was to decide; write `[brevity, supported] | min` (times the scale) [extreme-against-words]",
+    ]),
     ("tool_named_otherwise_than_the_file_does", 0, [
         "tool_named_otherwise_than_the_file_does/catalog.yaml:10:13: warning: scorers.never-cancels.options.tool: 'cancel_bookings' is named nowhere else in the file, which names the tool 'cancel_booking': calls are matched by their exact name, so 'cancel_bookings' is never found; write 'cancel_booking' [tool-named-otherwise]",
     ]),

@@ -349,3 +349,35 @@ def picked_in_a_ratio_where(raw: Any, label: str) -> Iterator[tuple[str, str, Pl
             f"picks the items that count by {by}: the items not picked count as failing, and the share shrinks with the list; "
             f"pick them in `items:` (`{into}`) and leave `where:` to judge them"
         ), position(raw, [*loc[:-1], "items"], value=True)
+
+
+def extreme_said_none_kept(raw: Any, own: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for a score that combines its parts by `*` or `+` while the
+    scorer's own description takes one end of them ("the lowest of alignment, coverage and
+    brevity") and nothing keeps an end: two parts at 0.75 multiply to 0.56, under a line
+    both pass."""
+    direction = raw.get("direction") if isinstance(raw, Mapping) else None
+    described = str(own.get("description") or "") if isinstance(own, Mapping) else ""
+    said = [(found.group(0), end) for found in _OF_THE_TWO.finditer(described) if (end := _extreme_of(found[1] or found[2], direction)) is not None]
+    if len({end for _, end in said}) != 1:
+        return
+    steps = own.get("steps") if isinstance(own, Mapping) else None
+    own_scores = {step.get("score") for step in steps if isinstance(step, Mapping)} if isinstance(steps, list) else set()
+    for loc, text, expression in written_expressions(raw, ""):
+        if loc[-1] != "score" or text not in own_scores:
+            continue  # only the score the author's file writes
+        every = _every(expression)
+        if any(isinstance(node, nodes.Filter) and node.name in ("min", "max") or isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in ("min", "max") for node in every):
+            return
+        attributes = [(node, node.node) for node in every if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name)]
+        parts = {f"{owner.name}.{node.attr}" for node, owner in attributes if owner.name != "options"}
+        parts |= {node.name for node in every if isinstance(node, nodes.Name) and node.name != "options" and not any(node is owner for _, owner in attributes)}
+        combined = [node for node in every if isinstance(node, (nodes.Mul, nodes.Add))]
+        if len(parts) < 2 or not combined:
+            continue
+        end = said[0][1]
+        yield "extreme-against-words", (
+            f"{label}.{'.'.join(value_where(raw, loc))}: combines {', '.join(sorted(parts))} by {'`*`' if isinstance(combined[0], nodes.Mul) else '`+`'}, but the scorer's "
+            f"description takes {said[0][0]!r} them: the parts are {'multiplied' if isinstance(combined[0], nodes.Mul) else 'added'} where one was to decide; "
+            f"write `[{', '.join(sorted(parts))}] | {end}` (times the scale)"
+        ), position(raw, list(loc), value=True)
