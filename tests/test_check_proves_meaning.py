@@ -22,6 +22,9 @@ UNRELATED = ("[unbounded-answer]", ": note: ")
 
 # (catalog folder, exit status, the lines `scorers check` prints for it)
 MISTAKES: list[tuple[str, int, list[str]]] = [
+    ("share_by_whole_division", 0, [
+        "share_by_whole_division/catalog.yaml:18:16: warning: scorers.short-sentences.score.score: `//` rounds the quotient down to a whole number: a part over its whole is 0 until the part is all of it, so the share is 0 or 1; write `/` [whole-division-of-counts]",
+    ]),
     ("parts_multiplied_where_the_lowest_decides", 0, [
         "parts_multiplied_where_the_lowest_decides/catalog.yaml:20:16: warning: scorers.grounded-and-brief.score.score: combines brevity, supported by `*`, but the scorer's description takes 'The lower of' them: the parts are multiplied where one was to decide; write `[brevity, supported] | min` (times the scale) [extreme-against-words]",
     ]),

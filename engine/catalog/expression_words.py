@@ -381,3 +381,16 @@ def extreme_said_none_kept(raw: Any, own: Any, label: str) -> Iterator[tuple[str
             f"description takes {said[0][0]!r} them: the parts are {'multiplied' if isinstance(combined[0], nodes.Mul) else 'added'} where one was to decide; "
             f"write `[{', '.join(sorted(parts))}] | {end}` (times the scale)"
         ), position(raw, list(loc), value=True)
+
+
+def whole_division_of_counts(raw: Any, label: str) -> Iterator[tuple[str, str, Place | None]]:
+    """(code, message, place) for `a // b` where `b` is not a number written out (a count, a
+    value): the quotient of two counts rounded down is 0 until the first reaches the second,
+    so a share taken so is 0 or 1. Named at the expression; `a / b` keeps the share."""
+    for loc, value, expression in written_expressions(raw, "//"):
+        divided = [node for node in _every(expression) if isinstance(node, nodes.FloorDiv) and not isinstance(node.right, nodes.Const)]
+        if divided:
+            yield "whole-division-of-counts", (
+                f"{label}.{'.'.join(value_where(raw, loc))}: `//` rounds the quotient down to a whole number: a part over its whole is 0 until "
+                f"the part is all of it, so the share is 0 or 1; write `/`"
+            ), position(raw, list(loc), value=True)

@@ -31,7 +31,7 @@ from .required_fields import read_but_not_required, required_dropped, unread_req
 from .quantity_units import counts_in_other_units, rates_turned_round
 from .template_shows import answered_list_unshown, bounded_by_unshown, list_in_its_own_loop, one_piece_shown, part_of_a_counted_list, scale_told, shared_trees, text_cut_short
 from .value_names import direction_against_description, names_against_filters, reducers_against_description
-from .expression_words import abs_of_the_last_operand, extreme_said_none_kept, picked_in_a_ratio_where, branch_off_the_scale, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, roles_against_names, strict_where_inclusive, weights_against_description, weights_crossed
+from .expression_words import abs_of_the_last_operand, whole_division_of_counts, extreme_said_none_kept, picked_in_a_ratio_where, branch_off_the_scale, ends_against_names, extremes_against_words, more_than_one_for_at_least_one, ranks_counted_from_zero, roles_against_names, strict_where_inclusive, weights_against_description, weights_crossed
 from .prompt_answers import prompt_asks
 from .template_labels import labels_against_fields, swapped_headings, tags_against_fields, turns_under_one_role
 from .warning import CatalogWarning
@@ -196,6 +196,7 @@ class ScorerLints:
                                        *ends_against_names(self.raw, f"scorers.{self.definition.id}"),
                                        *branch_off_the_scale(self.raw, f"scorers.{self.definition.id}"),
                                        *abs_of_the_last_operand(self.raw, f"scorers.{self.definition.id}"),
+                                       *whole_division_of_counts(self.raw, f"scorers.{self.definition.id}"),
                                        *picked_in_a_ratio_where(self.raw, f"scorers.{self.definition.id}"),
                                        *weights_crossed(self.raw, f"scorers.{self.definition.id}"),
                                        *roles_against_names(self.raw, f"scorers.{self.definition.id}"),
