@@ -376,3 +376,14 @@ def test_a_huge_monitor_window_is_one_line_at_its_place(tmp_path: Path, monkeypa
     assert check(monkeypatch, tmp_path, "catalog.yaml") == (1, [expected])
     monitors = runner.invoke(app, ["monitor", "--monitors", "catalog.yaml", "--store", str(tmp_path / "r.sqlite")])
     assert monitors.exit_code == 2 and expected in monitors.output and "internal error" not in monitors.output
+
+
+def test_a_test_a_select_names_is_one_jinja_has(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Jinja looks up the test of `select('name', ...)` only when it runs: every item then failed.
+    (tmp_path / "catalog.yaml").write_text(
+        "scorers:\n  short-sentences:\n    name: Short sentences\n    description: Share of short sentences. Higher is better.\n"
+        "    direction: higher_is_better\n    requires: [output]\n    steps:\n      - id: count\n        kind: compute\n        values:\n"
+        "          lengths: \"sentences(output) | map('length') | list\"\n          short: \"lengths | select('lesser', 120) | list | length\"\n"
+        "      - id: score\n        kind: score\n        score: \"1 if count.short else 0\"\n", encoding="utf-8")
+    status, lines = check(monkeypatch, tmp_path, "catalog.yaml")
+    assert status == 1 and [line.split(": ", 2)[2] for line in lines if "catalog.yaml:12:" in line] == ["unknown test 'lesser'"], lines

@@ -12,6 +12,7 @@ it: warnings. A test narrows what it tests for the code it guards (`a / n if n e
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -53,6 +54,10 @@ def _described(shape: Shape) -> str:
     if isinstance(shape, Number) and shape.bounded:
         return f"the number {shape.span()}" if shape.low == shape.high else f"a number from {shape.span()}"
     return shape.describe()
+
+
+#: The filters whose argument names a test.
+_TAKES_A_TEST = frozenset({"select", "reject", "selectattr", "rejectattr"})
 
 
 class Operations:
@@ -108,6 +113,11 @@ class Operations:
         if not self.taken(node, base, row):
             return ANY
         strings = [argument.value for argument in node.args if isinstance(argument, nodes.Const) and isinstance(argument.value, str)]
+        # The test a select names (`select('odd')`, `selectattr('x', 'equalto', 1)`): Jinja looks it up only when it runs.
+        named = node.args[0 if node.name in ("select", "reject") else 1] if node.name in _TAKES_A_TEST and len(node.args) > (0 if node.name in ("select", "reject") else 1) else None
+        if isinstance(named, nodes.Const) and isinstance(named.value, str) and named.value not in self.environment.tests:
+            self.report(node, f"unknown test {named.value!r}{did_you_mean(named.value, self.environment.tests)}", rf"[\"']({re.escape(named.value)})[\"']")
+            return ANY
         if node.name == "attr":
             return self.attribute(node, base, strings[0]) if strings else ANY
         fields = self.fields_taken(node, base, strings)
