@@ -271,7 +271,7 @@ def typographic_quotes(own: Any, base: Any, label: str) -> Iterator[tuple[str, s
     with the output as written (not through `normalize()`, which drops every quote) and that
     holds a typographic quote (`We’re`): an output that writes the plain `'` never matches."""
     options = own.get("options") if isinstance(own, Mapping) else None
-    expressions = [text for data in (own, base) if isinstance(data, Mapping) for text in _strings(data.get("steps"))]
+    expressions = [text for data in (own, base) if isinstance(data, Mapping) for text in texts_in(data.get("steps"))]
     for name, written in options.items() if isinstance(options, Mapping) else ():
         reading = [text for text in expressions if re.search(rf"\boptions\.{re.escape(str(name))}\b", text)]
         if not reading or any("normalize(" in text for text in reading):
@@ -290,13 +290,14 @@ def typographic_quotes(own: Any, base: Any, label: str) -> Iterator[tuple[str, s
             break
 
 
-def _strings(node: Any) -> Iterator[str]:
-    """Every text under `node` (a scorer's steps: its expressions, among others)."""
+def texts_in(node: Any) -> Iterator[str]:
+    """Every text under `node`, at any depth (a scorer's steps: its expressions; an answer:
+    its labels and reasons)."""
     if isinstance(node, str):
         yield node
     elif isinstance(node, Mapping):
         for value in node.values():
-            yield from _strings(value)
+            yield from texts_in(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _strings(value)
+            yield from texts_in(value)

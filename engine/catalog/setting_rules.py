@@ -18,7 +18,7 @@ from ..judge.prices import undated
 from .judge_relations import AboveAnEvenChance, AtOwnPassLine, NeedsProbabilities, NotTheFirstJudge, TooFewJudges
 from .trace_relations import BeyondTheSampledShare, KeptNotLeftOut, ReadsItsOwnField, ShareAgainstComment, TakesItsItem
 from .setting_comments import CommentAgainstDeclaredUnit, CommentInOwnUnit, ConfidenceCommentedAsDoubt, CountNotTimeSpan, LeastCommentedAsWrong, WholeNotEach
-from .setting_words import CommentGivesAnotherLine, CountAgainstComment, EmptyScoredAgainstDescription, LostShareGiven, MethodAgainstWords, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, ToolResultsAgainstDescription, WindowTooSmallForMinimum, WordAgainstComment, ZeroCommentedAsNoLimit
+from .setting_words import EMPTY_SCORED, TOOL_RESULTS_SCORED, CommentGivesAnotherLine, CountAgainstComment, LostShareGiven, MethodAgainstWords, SamplesWhereSameMeant, ShareCommented, SpanAgainstComment, WindowTooSmallForMinimum, WordAgainstComment, ZeroCommentedAsNoLimit
 from .setting_relations import (
     AgainstOwnPassLine, AmongNames, BestTailWatched, FailuresOfAJudgeFreeScorer, AmongSibling, AmongValues, AtMostSibling, CanHold, DearerThan, Distinct, HoldsLeastAnswer, HoldsUsualAnswer, IdlesSamples, MarginBelow, NeedsAbove,
     NeedsSibling, NotAFraction, NotMilliseconds, Relation, Unit, Within,
@@ -200,9 +200,9 @@ RULES: tuple[SettingRule, ...] = (
     SettingRule("scorers.*.cascade.samples", Unit.COUNT, (_SAMPLES_AT_ZERO,)),
     SettingRule("scorers.*.cascade.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine(), AtOwnPassLine())),
     SettingRule("scorers.*.cascade.min_confidence", Unit.SHARE, (ConfidenceCommentedAsDoubt(), NeedsProbabilities(), AboveAnEvenChance())),
-    SettingRule("scorers.*.context_from_tool_results", Unit.FLAG, (ToolResultsAgainstDescription(),)),
+    SettingRule("scorers.*.context_from_tool_results", Unit.FLAG, (TOOL_RESULTS_SCORED,)),
     SettingRule("scorers.*.threshold", Unit.SCORE, (Within(), NotAFraction(), CommentInOwnUnit(), CommentGivesAnotherLine())),
-    SettingRule("scorers.*.empty_output", Unit.WORD, (EmptyScoredAgainstDescription(),)),
+    SettingRule("scorers.*.empty_output", Unit.WORD, (EMPTY_SCORED,)),
     SettingRule("scorers.*.option_rules", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*", Unit.GROUP),
     SettingRule("scorers.*.option_rules.*.check", Unit.EXPRESSION),

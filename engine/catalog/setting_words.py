@@ -197,40 +197,42 @@ _EMPTY_UNSCORED = re.compile(
 )
 
 
-class EmptyScoredAgainstDescription(NamedTuple):
-    """`empty_output: score` where the scorer's description says an empty output is not scored:
-    an empty reply then gets a score (often the best) instead of counting against coverage."""
+class ValueDeniedByDescription(NamedTuple):
+    """A setting's value whose effect the scorer's own description denies, by a sentence
+    `said` finds in it: `empty_output: score` where "an empty reply is not scored", and
+    `context_from_tool_results: true` where "an answer that comes without its catalog entry is
+    not scored" (such items are then scored, on what the description excludes)."""
+
+    value: str | bool
+    said: re.Pattern[str]
+    #: What is wrong, as the message says it after the value; `{said}` is the sentence found.
+    why: str
+    code: str
 
     def check(self, setting: Setting) -> Found | None:
-        said = _EMPTY_UNSCORED.search(" ".join(str(setting.sibling("description") or "").split()))
-        if setting.value != "score" or said is None:
+        said = self.said.search(" ".join(str(setting.sibling("description") or "").split()))
+        if type(setting.value) is not type(self.value) or setting.value != self.value or said is None:
             return None
-        return Found(
-            f"score runs the scorer on an empty output, but the description says such an output is not scored ({said.group(0).strip()!r}): "
-            f"it gets a score and counts in the mean and the pass rate; write `empty_output: not_scorable`",
-            "empty-scored-against-description",
-        )
+        return Found(self.why.format(said=repr(said.group(0).strip())), self.code)
 
 
+EMPTY_SCORED = ValueDeniedByDescription(
+    "score", _EMPTY_UNSCORED,
+    "score runs the scorer on an empty output, but the description says such an output is not scored ({said}): "
+    "it gets a score and counts in the mean and the pass rate; write `empty_output: not_scorable`",
+    "empty-scored-against-description",
+)
 #: A sentence leaving an item without its context unscored: "an answer that comes without its
 #: catalog entry is not scored", "a summary whose transcript is missing is left not scorable".
 _WITHOUT_UNSCORED = re.compile(r"[^.;:]*\b(?:without|missing|lacks?|lacking)\b[^.;:]*\b(?:not scor\w*|unscored|left out|never judged|not judged|skipped)[^.;]*", re.IGNORECASE)
 
 
-class ToolResultsAgainstDescription(NamedTuple):
-    """`context_from_tool_results: true` where the scorer's description leaves an item without
-    its context unscored: such an item is then judged against the tool results its output
-    read, evidence the description excludes, instead of being left not scorable."""
-
-    def check(self, setting: Setting) -> Found | None:
-        said = _WITHOUT_UNSCORED.search(" ".join(str(setting.sibling("description") or "").split()))
-        if setting.value is not True or said is None:
-            return None
-        return Found(
-            f"true judges an item that comes without context against the tool results in its output, but the description leaves such an "
-            f"item unscored ({said.group(0).strip()!r}): it is scored on evidence the description excludes; remove the line (false)",
-            "tool-results-against-description",
-        )
+TOOL_RESULTS_SCORED = ValueDeniedByDescription(
+    True, _WITHOUT_UNSCORED,
+    "true judges an item that comes without context against the tool results in its output, but the description leaves such an "
+    "item unscored ({said}): it is scored on evidence the description excludes; remove the line (false)",
+    "tool-results-against-description",
+)
 
 
 #: A comment asking a judge for the same answer every time.

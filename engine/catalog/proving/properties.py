@@ -22,6 +22,7 @@ from ...scoring.steps import step_kind
 from ...scoring.steps.score import ScoreStepPlan
 from ..placing import Placing
 from ..root_setting import Compile, root_setting, said_at_root
+from ..literal_text import texts_in
 from ..silencing import silenced
 from ..source import CatalogSource, Place, position
 from ..spec import ScorerDefinition
@@ -470,14 +471,7 @@ class ScorerProof(Placing):
 
 def _words_of(answer: Any) -> Iterator[str]:
     """The short texts of an answer (a label, a verdict), at any depth."""
-    if isinstance(answer, str) and len(answer) <= 80:
-        yield answer
-    elif isinstance(answer, Mapping):
-        for value in answer.values():
-            yield from _words_of(value)
-    elif isinstance(answer, list):
-        for value in answer:
-            yield from _words_of(value)
+    return (text for text in texts_in(answer) if len(text) <= 80)
 
 
 def proved(source: CatalogSource, definition: ScorerDefinition, trials: Trials, score_range: tuple[float, float] | None, compile: Compile) -> list[ConfigError]:
